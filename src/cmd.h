@@ -1,0 +1,41 @@
+/* cmd.h: the subcommands of the collsim program and the helpers they share. */
+#ifndef CS_CMD_H
+#define CS_CMD_H
+
+#include "error.h"
+#include "sched.h"
+
+/* Exit codes shared by every subcommand. */
+enum {
+    CS_EXIT_OK = 0,       /* success */
+    CS_EXIT_NEGATIVE = 1, /* valid input, negative answer (verify failed, prediction deadlocked) */
+    CS_EXIT_USAGE = 2,    /* usage error, or unreadable or invalid input */
+};
+
+/* A subcommand: takes argv with argv[0] the subcommand name, returns an exit code. */
+struct cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *usage; /* full help text, printed by `collsim help NAME` and `NAME --help` */
+};
+
+/* The table, NULL-terminated (main.c). */
+extern const struct cmd cs_cmds[];
+
+/* Print "collsim: <err>" on stderr. */
+void cmd_print_error(const struct cs_error *err);
+/* Print "collsim: <fmt...>" on stderr and return CS_EXIT_USAGE. */
+int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a subcommand's usage text on stdout. */
+void cmd_print_help(const char *name);
+/* Read a schedule from a path, or from stdin when path is "-". Prints the error and returns NULL
+ * on failure. */
+struct cs_sched *cmd_load_sched(const char *path);
+/* True when argv holds -h or --help before any "--". */
+int cmd_wants_help(int argc, char **argv);
+
+int cmd_fmt(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,26 @@
+/* cmd_fmt.c: `collsim fmt`: read a schedule and print it back as MSCCL XML. */
+#include <stdio.h>
+
+#include "cmd.h"
+#include "xml.h"
+
+int cmd_fmt(int argc, char **argv)
+{
+    struct cs_sched *sched;
+    struct cs_error err;
+    int rc;
+
+    if (argc != 2)
+        return cmd_usage_error("fmt takes one schedule file (or -); see 'collsim help fmt'");
+    sched = cmd_load_sched(argv[1]);
+    if (sched == NULL)
+        return CS_EXIT_USAGE;
+    cs_error_init(&err);
+    rc = cs_sched_write_xml_file(sched, "-", &err);
+    cs_sched_free(sched);
+    if (rc != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    return CS_EXIT_OK;
+}

@@ -1,0 +1,53 @@
+/* error.c: error records with file and line. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void cs_error_init(struct cs_error *err)
+{
+    if (err == NULL)
+        return;
+    err->file[0] = '\0';
+    err->line = 0;
+    err->msg[0] = '\0';
+}
+
+void cs_error_set(struct cs_error *err, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || err->msg[0] != '\0')
+        return;
+    snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+    err->line = line;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+}
+
+const char *cs_error_format(const struct cs_error *err, char *buf, unsigned long len)
+{
+    if (err->file[0] != '\0' && err->line > 0)
+        snprintf(buf, len, "%s:%d: %s", err->file, err->line, err->msg);
+    else if (err->file[0] != '\0')
+        snprintf(buf, len, "%s: %s", err->file, err->msg);
+    else
+        snprintf(buf, len, "%s", err->msg);
+    return buf;
+}
+
+const char *cs_error_name(int code)
+{
+    switch (code) {
+    case CS_OK: return "success";
+    case CS_ERR_NOMEM: return "out of memory";
+    case CS_ERR_IO: return "input/output error";
+    case CS_ERR_PARSE: return "malformed input";
+    case CS_ERR_INVALID: return "invalid input";
+    case CS_ERR_USAGE: return "usage error";
+    case CS_ERR_SIM: return "simulation error";
+    default: return "unknown error";
+    }
+}

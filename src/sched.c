@@ -1,0 +1,328 @@
+/* sched.c: construction, lookup and naming for the schedule model. */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct cs_sched *cs_sched_new(void)
+{
+    struct cs_sched *sched = calloc(1, sizeof(*sched));
+
+    if (sched == NULL)
+        return NULL;
+    sched->proto = CS_PROTO_SIMPLE;
+    sched->coll = CS_COLL_ALLREDUCE;
+    return sched;
+}
+
+static void tb_cleanup(struct cs_tb *tb)
+{
+    free(tb->steps);
+}
+
+static void gpu_cleanup(struct cs_gpu *gpu)
+{
+    for (int t = 0; t < gpu->ntbs; t++)
+        tb_cleanup(&gpu->tbs[t]);
+    free(gpu->tbs);
+}
+
+void cs_sched_free(struct cs_sched *sched)
+{
+    if (sched == NULL)
+        return;
+    for (int g = 0; g < sched->ngpus_alloc; g++)
+        gpu_cleanup(&sched->gpus[g]);
+    free(sched->gpus);
+    free(sched->name);
+    free(sched->path);
+    free(sched);
+}
+
+int cs_sched_set_name(struct cs_sched *sched, const char *name)
+{
+    char *copy = strdup(name);
+
+    if (copy == NULL)
+        return CS_ERR_NOMEM;
+    free(sched->name);
+    sched->name = copy;
+    return 0;
+}
+
+/* Grow *arr (n used, *cap allocated, elements of size sz) by one zeroed element. */
+static void *grow(void **arr, int n, int *cap, size_t sz)
+{
+    if (n == *cap) {
+        int ncap = *cap ? *cap * 2 : 8;
+        void *p = realloc(*arr, (size_t)ncap * sz);
+
+        if (p == NULL)
+            return NULL;
+        *arr = p;
+        *cap = ncap;
+    }
+    memset((char *)*arr + (size_t)n * sz, 0, sz);
+    return (char *)*arr + (size_t)n * sz;
+}
+
+struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched)
+{
+    struct cs_gpu *gpu = grow((void **)&sched->gpus, sched->ngpus_alloc, &sched->cap_gpus,
+                              sizeof(*gpu));
+
+    if (gpu != NULL)
+        sched->ngpus_alloc++;
+    return gpu;
+}
+
+struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu)
+{
+    struct cs_tb *tb = grow((void **)&gpu->tbs, gpu->ntbs, &gpu->cap_tbs, sizeof(*tb));
+
+    if (tb != NULL) {
+        gpu->ntbs++;
+        tb->send = -1;
+        tb->recv = -1;
+    }
+    return tb;
+}
+
+struct cs_step *cs_tb_add_step(struct cs_tb *tb)
+{
+    struct cs_step *st = grow((void **)&tb->steps, tb->nsteps, &tb->cap_steps, sizeof(*st));
+
+    if (st != NULL) {
+        tb->nsteps++;
+        st->depid = -1;
+        st->deps = -1;
+    }
+    return st;
+}
+
+struct cs_sched *cs_sched_dup(const struct cs_sched *src)
+{
+    struct cs_sched *dst = cs_sched_new();
+
+    if (dst == NULL)
+        return NULL;
+    *dst = *src;
+    dst->name = NULL;
+    dst->path = NULL;
+    dst->gpus = NULL;
+    dst->ngpus_alloc = 0;
+    dst->cap_gpus = 0;
+    if ((src->name && (dst->name = strdup(src->name)) == NULL) ||
+        (src->path && (dst->path = strdup(src->path)) == NULL))
+        goto oom;
+    for (int g = 0; g < src->ngpus_alloc; g++) {
+        const struct cs_gpu *sg = &src->gpus[g];
+        struct cs_gpu *dg = cs_sched_add_gpu(dst);
+
+        if (dg == NULL)
+            goto oom;
+        *dg = *sg;
+        dg->tbs = NULL;
+        dg->ntbs = 0;
+        dg->cap_tbs = 0;
+        for (int t = 0; t < sg->ntbs; t++) {
+            const struct cs_tb *stb = &sg->tbs[t];
+            struct cs_tb *dtb = cs_gpu_add_tb(dg);
+
+            if (dtb == NULL)
+                goto oom;
+            *dtb = *stb;
+            dtb->steps = NULL;
+            dtb->nsteps = 0;
+            dtb->cap_steps = 0;
+            if (stb->nsteps > 0) {
+                dtb->steps = malloc((size_t)stb->nsteps * sizeof(*dtb->steps));
+                if (dtb->steps == NULL)
+                    goto oom;
+                memcpy(dtb->steps, stb->steps, (size_t)stb->nsteps * sizeof(*dtb->steps));
+                dtb->nsteps = dtb->cap_steps = stb->nsteps;
+            }
+        }
+    }
+    return dst;
+oom:
+    cs_sched_free(dst);
+    return NULL;
+}
+
+struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id)
+{
+    if (id >= 0 && id < sched->ngpus_alloc && sched->gpus[id].id == id)
+        return &sched->gpus[id];
+    for (int g = 0; g < sched->ngpus_alloc; g++)
+        if (sched->gpus[g].id == id)
+            return &sched->gpus[g];
+    return NULL;
+}
+
+struct cs_tb *cs_gpu_find_tb(const struct cs_gpu *gpu, int id)
+{
+    if (id >= 0 && id < gpu->ntbs && gpu->tbs[id].id == id)
+        return &gpu->tbs[id];
+    for (int t = 0; t < gpu->ntbs; t++)
+        if (gpu->tbs[t].id == id)
+            return &gpu->tbs[t];
+    return NULL;
+}
+
+int cs_tb_step_deps(const struct cs_tb *tb, int i, struct cs_dep *out, int max)
+{
+    int first = i, n = 0;
+
+    if (tb->steps[i].type == CS_STEP_NOP)
+        return 0;
+    while (first > 0 && tb->steps[first - 1].type == CS_STEP_NOP)
+        first--;
+    for (int k = first; k <= i; k++) {
+        const struct cs_step *st = &tb->steps[k];
+
+        if (st->depid < 0)
+            continue;
+        if (n < max) {
+            out[n].tb = st->depid;
+            out[n].step = st->deps;
+        }
+        n++;
+    }
+    return n;
+}
+
+static const char *const coll_names[] = {
+    [CS_COLL_ALLREDUCE] = "allreduce", [CS_COLL_ALLGATHER] = "allgather",
+    [CS_COLL_REDUCE_SCATTER] = "reduce_scatter", [CS_COLL_ALLTOALL] = "alltoall",
+    [CS_COLL_CUSTOM] = "custom",
+};
+
+static const char *const proto_names[] = {
+    [CS_PROTO_LL] = "LL", [CS_PROTO_LL128] = "LL128", [CS_PROTO_SIMPLE] = "Simple",
+};
+
+static const char *const step_names[] = {
+    [CS_STEP_S] = "s",     [CS_STEP_R] = "r",     [CS_STEP_RCS] = "rcs",
+    [CS_STEP_RRC] = "rrc", [CS_STEP_RRS] = "rrs", [CS_STEP_RRCS] = "rrcs",
+    [CS_STEP_CPY] = "cpy", [CS_STEP_RE] = "re",   [CS_STEP_NOP] = "nop",
+};
+
+#define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *cs_coll_name(enum cs_coll coll)
+{
+    return (int)coll > 0 && (int)coll < NELEMS(coll_names) ? coll_names[coll] : NULL;
+}
+
+const char *cs_proto_name(enum cs_proto proto)
+{
+    return (int)proto > 0 && (int)proto < NELEMS(proto_names) ? proto_names[proto] : NULL;
+}
+
+const char *cs_step_type_name(enum cs_step_type type)
+{
+    return (int)type > 0 && (int)type < NELEMS(step_names) ? step_names[type] : NULL;
+}
+
+char cs_buf_char(enum cs_buf buf)
+{
+    switch (buf) {
+    case CS_BUF_INPUT: return 'i';
+    case CS_BUF_OUTPUT: return 'o';
+    case CS_BUF_SCRATCH: return 's';
+    }
+    return '?';
+}
+
+enum cs_coll cs_coll_parse(const char *s, int *exec_spelling)
+{
+    if (exec_spelling)
+        *exec_spelling = 0;
+    if (strcmp(s, "reducescatter") == 0) {
+        if (exec_spelling)
+            *exec_spelling = 1;
+        return CS_COLL_REDUCE_SCATTER;
+    }
+    for (int i = 1; i < NELEMS(coll_names); i++)
+        if (strcmp(s, coll_names[i]) == 0)
+            return (enum cs_coll)i;
+    return 0;
+}
+
+enum cs_proto cs_proto_parse(const char *s)
+{
+    for (int i = 1; i < NELEMS(proto_names); i++)
+        if (strcmp(s, proto_names[i]) == 0)
+            return (enum cs_proto)i;
+    return 0;
+}
+
+enum cs_step_type cs_step_type_parse(const char *s)
+{
+    for (int i = 1; i < NELEMS(step_names); i++)
+        if (strcmp(s, step_names[i]) == 0)
+            return (enum cs_step_type)i;
+    return 0;
+}
+
+enum cs_buf cs_buf_parse(const char *s)
+{
+    if (strcmp(s, "i") == 0)
+        return CS_BUF_INPUT;
+    if (strcmp(s, "o") == 0)
+        return CS_BUF_OUTPUT;
+    if (strcmp(s, "s") == 0)
+        return CS_BUF_SCRATCH;
+    return 0;
+}
+
+int cs_step_sends(enum cs_step_type t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
+}
+
+int cs_step_recvs(enum cs_step_type t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
+           t == CS_STEP_RRCS;
+}
+
+int cs_step_reduces(enum cs_step_type t)
+{
+    return t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS || t == CS_STEP_RE;
+}
+
+int cs_step_reads_src(enum cs_step_type t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+int cs_step_writes_dst(enum cs_step_type t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+long cs_sched_count_steps(const struct cs_sched *sched)
+{
+    long n = 0;
+
+    for (int g = 0; g < sched->ngpus_alloc; g++)
+        for (int t = 0; t < sched->gpus[g].ntbs; t++)
+            n += sched->gpus[g].tbs[t].nsteps;
+    return n;
+}
+
+int cs_sched_max_tbs(const struct cs_sched *sched)
+{
+    int m = 0;
+
+    for (int g = 0; g < sched->ngpus_alloc; g++)
+        if (sched->gpus[g].ntbs > m)
+            m = sched->gpus[g].ntbs;
+    return m;
+}

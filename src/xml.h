@@ -1,0 +1,32 @@
+/* xml.h: read and write MSCCL XML schedules (the msccl-tools form), safely. */
+#ifndef CS_XML_H
+#define CS_XML_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "sched.h"
+
+/* Largest schedule file accepted, in bytes (the biggest generated corpus file is 2.3 MB). */
+#define CS_XML_MAX_BYTES (64L * 1024 * 1024)
+
+/* Read a schedule from `path` ("-" reads stdin). Checks the syntax, every attribute's presence,
+ * type and range, unique dense ids and that every peer and dependency names something that exists.
+ * No network, no DTD, no entities. On success stores a new schedule in *out (caller frees) and
+ * returns 0; otherwise returns a CS_ERR_* code and describes the problem, with file and line, in
+ * err (may be NULL). */
+int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err);
+
+/* The same for a buffer in memory; `name` is used in messages. */
+int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
+                          struct cs_error *err);
+
+/* Write the schedule as msccl-tools does (attribute order, two-space indent, nop form). Returns 0,
+ * or CS_ERR_IO when the stream reports an error. */
+int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
+
+/* Write to a path ("-" writes stdout). 0 or CS_ERR_IO with err set. */
+int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err);
+
+#endif

@@ -1,0 +1,162 @@
+/* check_xml.c: the XML reader and writer: round trips, attribute checks, safety. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "xml.h"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (fp == NULL)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+        free(buf);
+        fclose(fp);
+        return NULL;
+    }
+    fclose(fp);
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Read path, write it back to memory, compare bytes. Returns 1 when identical. */
+static int round_trips(const char *path)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+    size_t len, olen;
+    char *in = read_file(path, &len), *out = NULL;
+    FILE *mem;
+    int same;
+
+    cs_error_init(&err);
+    ck_assert_msg(in != NULL, "cannot read %s", path);
+    ck_assert_msg(cs_sched_read_xml_mem(in, len, path, &s, &err) == 0, "%s:%d: %s", err.file,
+                  err.line, err.msg);
+    mem = open_memstream(&out, &olen);
+    ck_assert_int_eq(cs_sched_write_xml(s, mem), 0);
+    fclose(mem);
+    same = olen == len && memcmp(in, out, len) == 0;
+    free(in);
+    free(out);
+    cs_sched_free(s);
+    return same;
+}
+
+static int round_trip_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    char path[8192];
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+
+        if (l < 5 || strcmp(e->d_name + l - 4, ".xml") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        ck_assert_msg(round_trips(path), "fmt output differs from %s", path);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_round_trip_local)
+{
+    char dir[8192];
+
+    snprintf(dir, sizeof(dir), "%s/tests/data/msccl-xml", test_srcdir());
+    ck_assert_int_gt(round_trip_dir(dir), 0);
+}
+END_TEST
+
+START_TEST(test_round_trip_shared)
+{
+    const char *shared = test_shared_data();
+    char dir[8192];
+    int n = 0;
+
+    if (shared == NULL) {
+        fprintf(stderr, "check_xml: ../shared/data absent, skipping the shared corpus round trip\n");
+        return;
+    }
+    snprintf(dir, sizeof(dir), "%s/msccl-xml", shared);
+    n += round_trip_dir(dir);
+    snprintf(dir, sizeof(dir), "%s/msccl-xml/azure-msccl-tools", shared);
+    n += round_trip_dir(dir);
+    snprintf(dir, sizeof(dir), "%s/msccl-xml/fixed-example", shared);
+    n += round_trip_dir(dir);
+    ck_assert_int_ge(n, 90);
+}
+END_TEST
+
+static int read_str(const char *xml, struct cs_error *err)
+{
+    struct cs_sched *s = NULL;
+    int rc;
+
+    cs_error_init(err);
+    rc = cs_sched_read_xml_mem(xml, strlen(xml), "t.xml", &s, err);
+    cs_sched_free(s);
+    return rc;
+}
+
+#define HEAD "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" " \
+             "coll=\"allgather\" inplace=\"0\">\n"
+
+START_TEST(test_errors_have_lines)
+{
+    struct cs_error err;
+
+    ck_assert_int_eq(read_str(HEAD "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                                   "    <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
+                                   "      <step s=\"0\" type=\"sendd\" srcbuf=\"i\" srcoff=\"0\" "
+                                   "dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+                                   "hasdep=\"0\"/>\n",
+                              &err),
+                     CS_ERR_PARSE);
+    ck_assert_int_eq(read_str(HEAD "  <gpu id=\"0\" i_chunks=\"x\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
+                                   "  <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
+                                   "</algo>\n",
+                              &err),
+                     CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_ptr_nonnull(strstr(err.msg, "i_chunks"));
+    ck_assert_int_eq(read_str("<!DOCTYPE a [<!ENTITY x \"y\">]>\n<algo/>", &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("xml");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_round_trip_local);
+    tcase_add_test(tc, test_round_trip_shared);
+    tcase_add_test(tc, test_errors_have_lines);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
