@@ -1,0 +1,181 @@
+/* params.c: the timing model's parameters: defaults with their sources, lookup by key. */
+#include "params.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const proto_keys[CS_NPROTO] = {NULL, "LL", "LL128", "Simple"};
+static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
+
+const char *cs_link_class_name(enum cs_link_class c)
+{
+    return (int)c > 0 && (int)c < CS_NLINK ? link_keys[c] : NULL;
+}
+
+enum cs_link_class cs_link_class_parse(const char *s)
+{
+    for (int i = 1; i < CS_NLINK; i++)
+        if (strcmp(s, link_keys[i]) == 0)
+            return (enum cs_link_class)i;
+    return 0;
+}
+
+/* NCCL ring hwLat (us) per link class and protocol: NVIDIA/nccl src/graph/tuning.cc
+ * hwLatencies (HEAD 5067397) = 2.12.12 hwLat for LL/LL128; see shared reference nccl-a100.md 1.1. */
+static const double ring_hw_lat_us[CS_NLINK][CS_NPROTO] = {
+    [CS_LINK_NVLINK] = {0, 0.6, 1.9, 3.4},
+    [CS_LINK_PCIE] = {0, 1.0, 2.5, 5.7},
+    [CS_LINK_NET] = {0, 2.7, 4.0, 14.0},
+};
+
+void cs_params_init(struct cs_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    /* NCCL Ring baseLat for Simple, 8.4 us (tuning.cc, all versions): the one-off cost of a
+     * collective launch. */
+    p->launch_s = 8.4e-6;
+    p->deploy_s = 0;
+    for (int c = 1; c < CS_NLINK; c++)
+        for (int q = 1; q < CS_NPROTO; q++)
+            p->call_s[q][c] = ring_hw_lat_us[c][q] * 1e-6;
+    /* Per-channel (one CTA) ceilings from NCCL's Ampere model (tuning.cc): LL128 20 GB/s per
+     * channel; Simple ring per-channel bandwidth 24 GB/s (ringBw at sm80 / nchannels), LL at 0.5
+     * of Simple's data rate. See nccl-a100.md 1.2. */
+    p->tb_Bps[CS_PROTO_LL] = 12e9;
+    p->tb_Bps[CS_PROTO_LL128] = 20e9;
+    p->tb_Bps[CS_PROTO_SIMPLE] = 24e9;
+    /* One CTA streaming HBM on A100: about 100 GB/s of combined read+write traffic per SM-sized
+     * block (1555 GB/s HBM2 over 108 SMs, with a single block reaching ~7x its fair share). */
+    p->copy_Bps = 100e9;
+    p->reduce_Bps = 100e9;
+    /* Links: NVSwitch/NVLink3 240 GB/s per GPU port as NCCL models it (nccl-a100.md: SM80 nvlink
+     * bw 20 GB/s x 12 links); PCIe Gen4 x16 24 GB/s effective (NCCL PCI bw for Gen4 x16);
+     * HDR InfiniBand 200 Gb/s = 25 GB/s per NIC. Latencies: NCCL hwLat LL values above. */
+    p->link_Bps[CS_LINK_NVLINK] = 240e9;
+    p->link_Bps[CS_LINK_PCIE] = 24e9;
+    p->link_Bps[CS_LINK_NET] = 25e9;
+    p->link_lat_s[CS_LINK_NVLINK] = 0.6e-6;
+    p->link_lat_s[CS_LINK_PCIE] = 1.0e-6;
+    p->link_lat_s[CS_LINK_NET] = 2.7e-6;
+}
+
+/* Resolve a key to the double it names, or NULL. */
+static double *slot(struct cs_params *p, const char *key)
+{
+    char buf[128], *parts[4];
+    int n = 0;
+
+    if (strlen(key) >= sizeof(buf) || strncmp(key, "cs.", 3) != 0)
+        return NULL;
+    strcpy(buf, key + 3);
+    for (char *tok = strtok(buf, "."); tok != NULL && n < 4; tok = strtok(NULL, "."))
+        parts[n++] = tok;
+    if (n == 1 && strcmp(parts[0], "launch_s") == 0)
+        return &p->launch_s;
+    if (n == 1 && strcmp(parts[0], "deploy_s") == 0)
+        return &p->deploy_s;
+    if (n == 1 && strcmp(parts[0], "copy_Bps") == 0)
+        return &p->copy_Bps;
+    if (n == 1 && strcmp(parts[0], "reduce_Bps") == 0)
+        return &p->reduce_Bps;
+    if (n == 2 && strcmp(parts[0], "tb_Bps") == 0) {
+        enum cs_proto q = cs_proto_parse(parts[1]);
+        return q ? &p->tb_Bps[q] : NULL;
+    }
+    if (n == 2 && strcmp(parts[0], "link_Bps") == 0) {
+        enum cs_link_class c = cs_link_class_parse(parts[1]);
+        return c ? &p->link_Bps[c] : NULL;
+    }
+    if (n == 2 && strcmp(parts[0], "link_lat_s") == 0) {
+        enum cs_link_class c = cs_link_class_parse(parts[1]);
+        return c ? &p->link_lat_s[c] : NULL;
+    }
+    if (n == 3 && strcmp(parts[0], "call_s") == 0) {
+        enum cs_proto q = cs_proto_parse(parts[1]);
+        enum cs_link_class c = cs_link_class_parse(parts[2]);
+        return q && c ? &p->call_s[q][c] : NULL;
+    }
+    return NULL;
+}
+
+int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err)
+{
+    double *d = slot(p, key);
+    char *end;
+    double v;
+
+    if (d == NULL) {
+        cs_error_set(err, NULL, 0, "unknown platform parameter '%s'", key);
+        return CS_ERR_INVALID;
+    }
+    v = strtod(value, &end);
+    if (end == value || *end != '\0' || !isfinite(v) || v < 0) {
+        cs_error_set(err, NULL, 0, "platform parameter %s=\"%s\" is not a non-negative number",
+                     key, value);
+        return CS_ERR_INVALID;
+    }
+    *d = v;
+    return 0;
+}
+
+int cs_params_get(const struct cs_params *p, const char *key, double *out)
+{
+    double *d = slot((struct cs_params *)p, key);
+
+    if (d == NULL)
+        return CS_ERR_INVALID;
+    *out = *d;
+    return 0;
+}
+
+void cs_params_each(const struct cs_params *p,
+                    void (*fn)(const char *key, double value, const char *source, void *ctx),
+                    void *ctx)
+{
+    char key[128];
+
+    fn("cs.launch_s", p->launch_s, "NCCL Ring baseLat Simple 8.4 us (tuning.cc)", ctx);
+    fn("cs.deploy_s", p->deploy_s, "per-system deployment overhead; 0 for bare metal", ctx);
+    for (int q = 1; q < CS_NPROTO; q++)
+        for (int c = 1; c < CS_NLINK; c++) {
+            snprintf(key, sizeof(key), "cs.call_s.%s.%s", proto_keys[q], link_keys[c]);
+            fn(key, p->call_s[q][c], "NCCL Ring hwLat (tuning.cc hwLatencies)", ctx);
+        }
+    for (int q = 1; q < CS_NPROTO; q++) {
+        snprintf(key, sizeof(key), "cs.tb_Bps.%s", proto_keys[q]);
+        fn(key, p->tb_Bps[q], "NCCL Ampere per-channel bandwidth (tuning.cc)", ctx);
+    }
+    fn("cs.copy_Bps", p->copy_Bps, "one CTA streaming A100 HBM2", ctx);
+    fn("cs.reduce_Bps", p->reduce_Bps, "one CTA streaming A100 HBM2", ctx);
+    for (int c = 1; c < CS_NLINK; c++) {
+        snprintf(key, sizeof(key), "cs.link_Bps.%s", link_keys[c]);
+        fn(key, p->link_Bps[c], "NCCL SM80 link bandwidth model / datasheet", ctx);
+    }
+    for (int c = 1; c < CS_NLINK; c++) {
+        snprintf(key, sizeof(key), "cs.link_lat_s.%s", link_keys[c]);
+        fn(key, p->link_lat_s[c], "NCCL Ring hwLat LL (tuning.cc)", ctx);
+    }
+}
+
+struct write_ctx {
+    FILE *fp;
+    const char *indent;
+    const char *note;
+};
+
+static void write_one(const char *key, double value, const char *source, void *ctx)
+{
+    struct write_ctx *w = ctx;
+
+    fprintf(w->fp, "%s<!-- %s -->\n%s<prop id=\"%s\" value=\"%.9g\"/>\n", w->indent,
+            w->note ? w->note : source, w->indent, key, value);
+}
+
+int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent, const char *note)
+{
+    struct write_ctx w = {fp, indent ? indent : "", note};
+
+    cs_params_each(p, write_one, &w);
+    return ferror(fp) ? CS_ERR_IO : 0;
+}
