@@ -1,0 +1,450 @@
+/* csv.c: strict CSV reader with line numbers (see csv.h for the accepted format). */
+#include "csv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable array of strings. */
+struct strvec {
+    char **v;
+    int n, cap;
+};
+
+static int strvec_push(struct strvec *s, char *str)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        char **v = realloc(s->v, (size_t)cap * sizeof(*v));
+
+        if (v == NULL)
+            return CS_ERR_NOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = str;
+    return 0;
+}
+
+static void strvec_cleanup(struct strvec *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
+
+/* A growable byte buffer for one field. */
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+static int buf_put(struct buf *b, char c)
+{
+    if (b->n + 1 >= b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        char *p = realloc(b->p, cap);
+
+        if (p == NULL)
+            return CS_ERR_NOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    b->p[b->n++] = c;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+static char *buf_take(struct buf *b)
+{
+    char *s = b->p ? b->p : strdup("");
+
+    b->p = NULL;
+    b->n = b->cap = 0;
+    return s;
+}
+
+/* Parser state over the input. */
+struct parser {
+    const char *s;
+    size_t len, pos;
+    int line;
+    const char *name;
+    struct cs_error *err;
+};
+
+static int at_eol(const struct parser *p)
+{
+    return p->pos >= p->len || p->s[p->pos] == '\n' ||
+           (p->s[p->pos] == '\r' && (p->pos + 1 >= p->len || p->s[p->pos + 1] == '\n'));
+}
+
+static void skip_eol(struct parser *p)
+{
+    if (p->pos < p->len && p->s[p->pos] == '\r')
+        p->pos++;
+    if (p->pos < p->len && p->s[p->pos] == '\n') {
+        p->pos++;
+        p->line++;
+    }
+}
+
+/* Parse one record (a row of fields) starting at p->pos, which is at the start of a line that is
+ * neither blank nor a comment. */
+static int parse_record(struct parser *p, struct strvec *fields)
+{
+    struct buf b = {0};
+    int rc, start_line = p->line;
+
+    for (;;) {
+        if (p->pos < p->len && p->s[p->pos] == '"') {
+            int qline = p->line;
+
+            p->pos++;
+            for (;;) {
+                char c;
+
+                if (p->pos >= p->len) {
+                    cs_error_set(p->err, p->name, qline, "unterminated quoted field");
+                    free(b.p);
+                    return CS_ERR_PARSE;
+                }
+                c = p->s[p->pos++];
+                if (c == '\0')
+                    goto nul;
+                if (c == '"') {
+                    if (p->pos < p->len && p->s[p->pos] == '"') {
+                        p->pos++;
+                    } else {
+                        break;
+                    }
+                } else if (c == '\n') {
+                    p->line++;
+                }
+                if ((rc = buf_put(&b, c)) != 0)
+                    goto fail;
+            }
+            if (!at_eol(p) && p->s[p->pos] != ',') {
+                cs_error_set(p->err, p->name, p->line, "text after a closing quote");
+                free(b.p);
+                return CS_ERR_PARSE;
+            }
+        } else {
+            while (!at_eol(p) && p->s[p->pos] != ',') {
+                char c = p->s[p->pos++];
+
+                if (c == '\0')
+                    goto nul;
+                if (c == '"') {
+                    cs_error_set(p->err, p->name, p->line, "quote inside an unquoted field");
+                    free(b.p);
+                    return CS_ERR_PARSE;
+                }
+                if ((rc = buf_put(&b, c)) != 0)
+                    goto fail;
+            }
+        }
+        {
+            char *f = buf_take(&b);
+
+            if (f == NULL || strvec_push(fields, f) != 0) {
+                free(f);
+                return CS_ERR_NOMEM;
+            }
+        }
+        if (at_eol(p)) {
+            skip_eol(p);
+            return 0;
+        }
+        p->pos++; /* the comma */
+    }
+nul:
+    cs_error_set(p->err, p->name, start_line, "NUL byte in a CSV file");
+    free(b.p);
+    return CS_ERR_PARSE;
+fail:
+    free(b.p);
+    return rc;
+}
+
+/* Skip blank lines; a `#` line becomes a comment (in `comments` when not NULL). Returns 1 when a
+ * record starts at p->pos, 0 at the end of input, <0 on error. */
+static int next_record(struct parser *p, struct strvec *comments)
+{
+    while (p->pos < p->len) {
+        size_t q = p->pos;
+
+        while (q < p->len && (p->s[q] == ' ' || p->s[q] == '\t'))
+            q++;
+        if (q >= p->len) {
+            p->pos = q;
+            return 0;
+        }
+        if (p->s[q] == '\n' || p->s[q] == '\r') {
+            p->pos = q;
+            if (at_eol(p)) {
+                skip_eol(p);
+                continue;
+            }
+            return 1; /* a bare CR: let the record parser see it */
+        }
+        if (p->s[q] == '#' && p->pos == q) {
+            size_t e = q + 1;
+            char *c;
+
+            while (e < p->len && p->s[e] != '\n')
+                e++;
+            if (memchr(p->s + q, '\0', e - q) != NULL) {
+                cs_error_set(p->err, p->name, p->line, "NUL byte in a CSV file");
+                return CS_ERR_PARSE;
+            }
+            if (comments != NULL) {
+                size_t b = q + 1, l;
+
+                while (b < e && (p->s[b] == ' ' || p->s[b] == '\t'))
+                    b++;
+                l = e - b;
+                if (l > 0 && p->s[b + l - 1] == '\r')
+                    l--;
+                c = strndup(p->s + b, l);
+                if (c == NULL || strvec_push(comments, c) != 0) {
+                    free(c);
+                    return CS_ERR_NOMEM;
+                }
+            }
+            p->pos = e;
+            skip_eol(p);
+            continue;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static char *trim_dup(const char *s)
+{
+    size_t b = 0, e = strlen(s);
+
+    while (s[b] == ' ' || s[b] == '\t')
+        b++;
+    while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+        e--;
+    return strndup(s + b, e - b);
+}
+
+int cs_csv_read_mem(const char *buf, size_t len, const char *name, struct cs_csv **out,
+                    struct cs_error *err)
+{
+    struct parser p = {buf, len, 0, 1, name ? name : "", err};
+    struct strvec comments = {0}, header = {0}, cells = {0}, row = {0};
+    int *lines = NULL, nrows = 0, cap = 0, rc;
+    struct cs_csv *t;
+
+    /* A UTF-8 byte order mark is not part of the first header name. */
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        p.pos = 3;
+    rc = next_record(&p, &comments);
+    if (rc < 0)
+        goto fail;
+    if (rc == 0) {
+        cs_error_set(err, p.name, p.line, "no header row");
+        rc = CS_ERR_PARSE;
+        goto fail;
+    }
+    {
+        int hline = p.line;
+
+        if ((rc = parse_record(&p, &row)) != 0)
+            goto fail;
+        for (int i = 0; i < row.n; i++) {
+            char *h = trim_dup(row.v[i]);
+
+            if (h == NULL || strvec_push(&header, h) != 0) {
+                free(h);
+                rc = CS_ERR_NOMEM;
+                goto fail;
+            }
+            if (h[0] == '\0') {
+                cs_error_set(err, p.name, hline, "empty column name (column %d)", i + 1);
+                rc = CS_ERR_PARSE;
+                goto fail;
+            }
+            for (int j = 0; j < i; j++)
+                if (strcmp(header.v[j], h) == 0) {
+                    cs_error_set(err, p.name, hline, "duplicate column name '%s'", h);
+                    rc = CS_ERR_PARSE;
+                    goto fail;
+                }
+        }
+        strvec_cleanup(&row);
+    }
+    for (;;) {
+        int line;
+
+        rc = next_record(&p, NULL);
+        if (rc < 0)
+            goto fail;
+        if (rc == 0)
+            break;
+        line = p.line;
+        if ((rc = parse_record(&p, &row)) != 0)
+            goto fail;
+        if (row.n != header.n) {
+            cs_error_set(err, p.name, line, "%d fields, the header has %d", row.n, header.n);
+            rc = CS_ERR_PARSE;
+            goto fail;
+        }
+        if (nrows == cap) {
+            int ncap = cap ? cap * 2 : 64;
+            int *nl = realloc(lines, (size_t)ncap * sizeof(*nl));
+
+            if (nl == NULL) {
+                rc = CS_ERR_NOMEM;
+                goto fail;
+            }
+            lines = nl;
+            cap = ncap;
+        }
+        lines[nrows++] = line;
+        for (int i = 0; i < row.n; i++) {
+            if ((rc = strvec_push(&cells, row.v[i])) != 0)
+                goto fail;
+            row.v[i] = NULL;
+        }
+        row.n = 0;
+    }
+    t = calloc(1, sizeof(*t));
+    if (t == NULL || (t->name = strdup(p.name)) == NULL) {
+        free(t);
+        rc = CS_ERR_NOMEM;
+        goto fail;
+    }
+    t->ncols = header.n;
+    t->header = header.v;
+    t->nrows = nrows;
+    t->cells = cells.v;
+    t->lines = lines;
+    t->ncomments = comments.n;
+    t->comments = comments.v;
+    strvec_cleanup(&row);
+    *out = t;
+    return 0;
+fail:
+    strvec_cleanup(&comments);
+    strvec_cleanup(&header);
+    strvec_cleanup(&cells);
+    strvec_cleanup(&row);
+    free(lines);
+    return rc;
+}
+
+int cs_csv_read(const char *path, struct cs_csv **out, struct cs_error *err)
+{
+    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char *data = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    if (fp == NULL) {
+        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    for (;;) {
+        size_t n;
+
+        if (len + 65536 > cap) {
+            char *d;
+
+            cap = cap ? cap * 2 : 131072;
+            d = realloc(data, cap);
+            if (d == NULL) {
+                rc = CS_ERR_NOMEM;
+                goto done;
+            }
+            data = d;
+        }
+        n = fread(data + len, 1, cap - len, fp);
+        len += n;
+        if ((long)len > CS_CSV_MAX_BYTES) {
+            cs_error_set(err, name, 0, "larger than %ld bytes", CS_CSV_MAX_BYTES);
+            rc = CS_ERR_IO;
+            goto done;
+        }
+        if (n == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        cs_error_set(err, name, 0, "read error: %s", strerror(errno));
+        rc = CS_ERR_IO;
+        goto done;
+    }
+    rc = cs_csv_read_mem(data ? data : "", len, name, out, err);
+done:
+    free(data);
+    if (fp != stdin)
+        fclose(fp);
+    return rc;
+}
+
+void cs_csv_free(struct cs_csv *t)
+{
+    if (t == NULL)
+        return;
+    for (int i = 0; i < t->ncols; i++)
+        free(t->header[i]);
+    for (long i = 0; i < (long)t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    for (int i = 0; i < t->ncomments; i++)
+        free(t->comments[i]);
+    free(t->header);
+    free(t->cells);
+    free(t->comments);
+    free(t->lines);
+    free(t->name);
+    free(t);
+}
+
+int cs_csv_col_find(const struct cs_csv *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (strcmp(t->header[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *cs_csv_cell(const struct cs_csv *t, int row, int col)
+{
+    if (col < 0 || col >= t->ncols || row < 0 || row >= t->nrows)
+        return "";
+    return t->cells[(long)row * t->ncols + col];
+}
+
+int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out,
+                      struct cs_error *err)
+{
+    const char *s = cs_csv_cell(t, row, col);
+    char *end;
+    double v;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s == '\0')
+        return 1;
+    errno = 0;
+    v = strtod(s, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (end == s || *end != '\0' || !isfinite(v) || errno == ERANGE) {
+        cs_error_set(err, t->name, t->lines[row], "column %s: '%s' is not a finite number",
+                     t->header[col], cs_csv_cell(t, row, col));
+        return CS_ERR_PARSE;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,357 @@
+/* check_fit.c: alpha-beta fits: recovery of known parameters, breakpoints, constraints,
+ * intervals, bad input, and sanity on the shared measurements. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "fit.h"
+#include "testutil.h"
+
+/* Deterministic noise: xorshift64* and Box-Muller. */
+static unsigned long long rng_state;
+
+static double uniform(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return ((rng_state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double gauss(void)
+{
+    double u = uniform(), v = uniform();
+
+    if (u < 1e-300)
+        u = 1e-300;
+    return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* Sizes 8 B .. 1 GiB, 3 per octave, `samples` each; t from a piecewise model with
+ * multiplicative Gaussian noise of relative sd `noise`. Returns the count. */
+struct regime {
+    double upto_bytes, alpha_s, beta_Bps;
+};
+
+static int synth(const struct regime *rg, int nrg, double lo, double hi, int samples,
+                 double noise, double *x, double *t)
+{
+    int n = 0;
+
+    for (double s = lo; s <= hi * 1.0001; s *= pow(2.0, 1.0 / 3)) {
+        double size = floor(s);
+        int k = 0;
+
+        while (k < nrg - 1 && size > rg[k].upto_bytes)
+            k++;
+        for (int j = 0; j < samples; j++) {
+            x[n] = size;
+            t[n] = (rg[k].alpha_s + size / rg[k].beta_Bps) * (1 + noise * gauss());
+            n++;
+        }
+    }
+    return n;
+}
+
+static double relerr(double got, double want)
+{
+    return fabs(got - want) / fabs(want);
+}
+
+START_TEST(test_t_quantile)
+{
+    ck_assert(fabs(cs_fit_t975(1) - 12.7062) < 1e-4);
+    ck_assert(fabs(cs_fit_t975(10) - 2.2281) < 1e-4);
+    ck_assert(fabs(cs_fit_t975(31) - 2.0395) < 2e-4);
+    ck_assert(fabs(cs_fit_t975(60) - 2.0003) < 2e-4);
+    ck_assert(fabs(cs_fit_t975(120) - 1.9799) < 2e-4);
+    ck_assert(fabs(cs_fit_t975(100000) - 1.96) < 1e-3);
+    ck_assert(isnan(cs_fit_t975(0)));
+}
+END_TEST
+
+/* Exact data: the fit is exact and the intervals collapse. */
+START_TEST(test_exact_line)
+{
+    double x[100], t[100];
+    struct cs_fit_line L;
+    struct regime rg = {INFINITY, 5e-6, 50e9};
+    int n = synth(&rg, 1, 8, 1 << 30, 1, 0, x, t);
+
+    ck_assert_int_le(n, 100);
+    ck_assert_int_eq(cs_fit_line(x, t, n, 0, &L, NULL), 0);
+    ck_assert(relerr(L.alpha_s, 5e-6) < 1e-9);
+    ck_assert(relerr(L.beta_Bps, 50e9) < 1e-9);
+    ck_assert(L.alpha_ci_s < 1e-15 && L.max_rel < 1e-9);
+    ck_assert(!L.alpha_clamped && !L.slope_clamped);
+    ck_assert_int_eq(L.n, n);
+    ck_assert_int_eq(L.nsizes, n);
+    ck_assert_int_eq(L.dof, n - 2);
+}
+END_TEST
+
+/* calibration.md 3.5's synthetic check: alpha 2 us, beta 150 GB/s, 2% noise, 8 B..1 GiB, 3 per
+ * octave, 10 samples; both recovered within 2%, and the 95% intervals hold the truth. */
+START_TEST(test_recover_noisy)
+{
+    static double x[2000], t[2000];
+    struct cs_fit_line L;
+    int n, held = 0;
+
+    for (int trial = 0; trial < 20; trial++) {
+        struct regime rg = {INFINITY, 2e-6, 150e9};
+
+        rng_state = 0x9e3779b97f4a7c15ULL + (unsigned long long)trial;
+        n = synth(&rg, 1, 8, 1 << 30, 10, 0.02, x, t);
+        ck_assert_int_eq(cs_fit_line(x, t, n, 0, &L, NULL), 0);
+        ck_assert_msg(relerr(L.alpha_s, 2e-6) < 0.02, "trial %d alpha %g", trial, L.alpha_s);
+        ck_assert_msg(relerr(L.beta_Bps, 150e9) < 0.02, "trial %d beta %g", trial, L.beta_Bps);
+        held += fabs(L.alpha_s - 2e-6) <= L.alpha_ci_s &&
+                fabs(L.slope_s_per_B - 1 / 150e9) <= L.slope_ci;
+        ck_assert(L.beta_lo_Bps < L.beta_Bps && L.beta_Bps < L.beta_hi_Bps);
+    }
+    /* Two 95% intervals jointly: expect about 18 of 20; 15 leaves room for chance. */
+    ck_assert_int_ge(held, 15);
+}
+END_TEST
+
+/* Outliers (3% of samples 5..30 us late): Huber IRLS keeps alpha within 2%, plain WLS does not
+ * need to. */
+START_TEST(test_robust_outliers)
+{
+    static double x[2000], t[2000];
+    struct regime rg = {INFINITY, 2e-6, 150e9};
+    struct cs_fit_line L;
+    int n;
+
+    rng_state = 12345;
+    n = synth(&rg, 1, 8, 1 << 30, 10, 0.005, x, t);
+    for (int i = 0; i < n; i++)
+        if (uniform() < 0.03)
+            t[i] += 5e-6 + 25e-6 * uniform();
+    ck_assert_int_eq(cs_fit_line(x, t, n, 1, &L, NULL), 0);
+    ck_assert_msg(relerr(L.alpha_s, 2e-6) < 0.02, "alpha %g", L.alpha_s);
+    ck_assert_msg(relerr(L.beta_Bps, 150e9) < 0.02, "beta %g", L.beta_Bps);
+}
+END_TEST
+
+/* A negative intercept is clamped to 0 and flagged; a falling curve gets slope 0. */
+START_TEST(test_constraints)
+{
+    double x[] = {1e3, 1e4, 1e5, 1e6}, t[4], t2[] = {4e-6, 3.9e-6, 3.8e-6, 3.7e-6};
+    struct cs_fit_line L;
+
+    for (int i = 0; i < 4; i++)
+        t[i] = x[i] / 10e9 - 2e-9 * (i == 0); /* the smallest point pulls the intercept below 0 */
+    ck_assert_int_eq(cs_fit_line(x, t, 4, 0, &L, NULL), 0);
+    ck_assert(L.alpha_clamped && L.alpha_s == 0 && L.alpha_ci_s == 0);
+    ck_assert(relerr(L.beta_Bps, 10e9) < 0.01);
+    ck_assert_int_eq(L.dof, 3);
+    ck_assert_int_eq(cs_fit_line(x, t2, 4, 0, &L, NULL), 0);
+    ck_assert(L.slope_clamped && L.slope_s_per_B == 0 && isinf(L.beta_Bps));
+    ck_assert(L.alpha_s > 3.7e-6 && L.alpha_s < 4e-6);
+}
+END_TEST
+
+/* Three regimes like LL / LL128 / Simple: the segmented fit finds them and their parameters. */
+START_TEST(test_breakpoints)
+{
+    static double x[1000], t[1000];
+    static const struct regime rg[] = {
+        {65536, 10e-6, 30e9},
+        {4194304, 25e-6, 120e9},
+        {INFINITY, 60e-6, 200e9},
+    };
+    struct cs_fit_result R;
+    struct cs_fit_resid *res;
+    int n, nres;
+
+    rng_state = 777;
+    n = synth(rg, 3, 64, 1 << 30, 5, 0.01, x, t);
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    ck_assert_int_eq(R.nseg, 3);
+    ck_assert(R.bic_by_m[3] < R.bic_by_m[2] && R.bic_by_m[3] < R.bic_by_m[1]);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_msg(relerr(R.seg[k].alpha_s, rg[k].alpha_s) < 0.03, "seg %d alpha %g", k,
+                      R.seg[k].alpha_s);
+        ck_assert_msg(relerr(R.seg[k].beta_Bps, rg[k].beta_Bps) < 0.03, "seg %d beta %g", k,
+                      R.seg[k].beta_Bps);
+    }
+    /* The breakpoints sit at the true regime edges (the last size at or below them). */
+    ck_assert(R.seg[0].x_max <= 65536 && R.seg[1].x_min > 65536);
+    ck_assert(R.seg[0].x_max * pow(2, 1.0 / 3) > 65536);
+    ck_assert(R.seg[1].x_max <= 4194304 && R.seg[2].x_min > 4194304);
+    ck_assert_int_eq(cs_fit_residuals(&R, x, t, n, &res, &nres), 0);
+    ck_assert_int_eq(nres, n / 5);
+    for (int i = 0; i < nres; i++) {
+        ck_assert_int_eq(res[i].nsamples, 5);
+        ck_assert(fabs(res[i].err_rel) < 0.03);
+        ck_assert(i == 0 || res[i].x > res[i - 1].x);
+    }
+    free(res);
+    /* One straight line stays one segment. */
+    n = synth(rg + 2, 1, 64, 1 << 30, 5, 0.01, x, t);
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    ck_assert_int_eq(R.nseg, 1);
+}
+END_TEST
+
+START_TEST(test_forced_segments)
+{
+    static double x[300], t[300];
+    static const struct regime rg[] = {{1e6, 5e-6, 10e9}, {INFINITY, 50e-6, 20e9}};
+    struct cs_fit_opts o;
+    struct cs_fit_result R;
+    int n;
+
+    rng_state = 99;
+    n = synth(rg, 2, 1024, 1 << 28, 2, 0.0, x, t);
+    cs_fit_opts_init(&o);
+    o.nsegments = 2;
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, &o, &R, NULL), 0);
+    ck_assert_int_eq(R.nseg, 2);
+    ck_assert(isnan(R.bic_by_m[1]));
+    ck_assert(relerr(cs_fit_eval(&R, 4096), 5e-6 + 4096 / 10e9) < 1e-9);
+    ck_assert(relerr(cs_fit_eval(&R, 1 << 28), 50e-6 + (1 << 28) / 20e9) < 1e-9);
+    o.nsegments = 0;
+    o.max_segments = 1;
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, &o, &R, NULL), 0);
+    ck_assert_int_eq(R.nseg, 1);
+}
+END_TEST
+
+/* Bad input is an error with a message, never a crash or a number. */
+START_TEST(test_degenerate)
+{
+    double x[] = {1, 2, 3, 4}, t[] = {1e-6, 2e-6, 3e-6, 4e-6};
+    double same[] = {8, 8, 8, 8};
+    struct cs_fit_line L;
+    struct cs_fit_result R;
+    struct cs_fit_opts o;
+    struct cs_error err;
+    double saved;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_fit_line(x, t, 2, 0, &L, &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "at least 3") != NULL, "%s", err.msg);
+    ck_assert_int_eq(cs_fit_line(x, t, 0, 0, &L, NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_segmented(x, t, 0, NULL, &R, NULL), CS_ERR_INVALID);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_fit_line(same, t, 4, 0, &L, &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "same size") != NULL, "%s", err.msg);
+    ck_assert_int_eq(cs_fit_segmented(same, t, 4, NULL, &R, NULL), CS_ERR_INVALID);
+    for (int bad = 0; bad < 5; bad++) {
+        double *v = bad < 3 ? t : x;
+        double vals[] = {0, NAN, -1e-6, INFINITY, -1};
+
+        saved = v[2];
+        v[2] = vals[bad];
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_fit_line(x, t, 4, 0, &L, &err), CS_ERR_INVALID);
+        ck_assert_msg(strstr(err.msg, "point 2") != NULL, "%s", err.msg);
+        ck_assert_int_eq(cs_fit_segmented(x, t, 4, NULL, &R, NULL), CS_ERR_INVALID);
+        v[2] = saved;
+    }
+    cs_fit_opts_init(&o);
+    o.max_segments = CS_FIT_MAX_SEG + 1;
+    ck_assert_int_eq(cs_fit_segmented(x, t, 4, &o, &R, NULL), CS_ERR_INVALID);
+    cs_fit_opts_init(&o);
+    o.nsegments = 3; /* 4 sizes cannot hold 3 segments of 3 */
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_fit_segmented(x, t, 4, &o, &R, &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "too few") != NULL, "%s", err.msg);
+    /* Two sizes with repeats: one segment fits, exactly determined sizes still give a line. */
+    {
+        double x2[] = {10, 10, 20, 20}, t2[] = {1e-6, 1.1e-6, 2e-6, 2.1e-6};
+
+        ck_assert_int_eq(cs_fit_segmented(x2, t2, 4, NULL, &R, NULL), 0);
+        ck_assert_int_eq(R.nseg, 1);
+    }
+}
+END_TEST
+
+/* Fits on the shared measurements give physically sane numbers. */
+static int load_times(const char *name, double *x, double *t, int max)
+{
+    const char *shared = test_shared_data();
+    char path[4300];
+    struct cs_csv *tab = NULL;
+    int n = 0;
+
+    if (shared == NULL)
+        return -1;
+    snprintf(path, sizeof(path), "%s/measurements/%s", shared, name);
+    if (cs_csv_read(path, &tab, NULL) != 0)
+        return -1;
+    for (int r = 0; r < tab->nrows && n < max; r++) {
+        double s, us;
+
+        if (cs_csv_get_double(tab, r, 0, &s, NULL) == 0 &&
+            cs_csv_get_double(tab, r, 1, &us, NULL) == 0) {
+            x[n] = s;
+            t[n] = us * 1e-6;
+            n++;
+        }
+    }
+    cs_csv_free(tab);
+    return n;
+}
+
+START_TEST(test_shared_measurements)
+{
+    double x[200], t[200];
+    struct cs_fit_result R;
+    int n = load_times("oci-bmgpu48-a100sxm40-1node-8gpu.csv", x, t, 200);
+    const struct cs_fit_line *last;
+
+    if (n < 0) {
+        printf("check_fit: no shared data; skipping the measurement fits\n");
+        return;
+    }
+    ck_assert_int_eq(n, 56);
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    ck_assert_int_ge(R.nseg, 2);
+    /* Small sizes: the ~32 us floor of this containerised system. */
+    ck_assert(R.seg[0].alpha_s > 25e-6 && R.seg[0].alpha_s < 40e-6);
+    /* Large sizes: algorithm bandwidth near 134 GB/s (busbw 235 GB/s for 8 ranks). */
+    last = &R.seg[R.nseg - 1];
+    ck_assert_msg(last->beta_Bps > 120e9 && last->beta_Bps < 140e9, "beta %g", last->beta_Bps);
+    for (int k = 0; k < R.nseg; k++)
+        ck_assert(R.seg[k].alpha_s >= 0 && R.seg[k].beta_Bps > 0);
+
+    n = load_times("sm02-a100pcie40-1node-4gpu-sys.csv", x, t, 200);
+    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    last = &R.seg[R.nseg - 1];
+    /* 4 ranks all-SYS: busbw ~5 GB/s, algbw ~3.4 GB/s. */
+    ck_assert_msg(last->beta_Bps > 2.5e9 && last->beta_Bps < 4.5e9, "beta %g", last->beta_Bps);
+    ck_assert(R.seg[0].alpha_s > 18e-6 && R.seg[0].alpha_s < 28e-6);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fit");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_t_quantile);
+    tcase_add_test(tc, test_exact_line);
+    tcase_add_test(tc, test_recover_noisy);
+    tcase_add_test(tc, test_robust_outliers);
+    tcase_add_test(tc, test_constraints);
+    tcase_add_test(tc, test_breakpoints);
+    tcase_add_test(tc, test_forced_segments);
+    tcase_add_test(tc, test_degenerate);
+    tcase_add_test(tc, test_shared_measurements);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
