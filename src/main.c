@@ -18,9 +18,52 @@ static const char info_usage[] =
     "Summarise an MSCCL XML schedule: collective, protocol, GPUs, channels, chunks per loop,\n"
     "threadblocks per GPU, steps per threadblock, step types and connections.\n";
 
+static const char calibrate_usage[] =
+    "usage: collsim calibrate fit FILE... [--link nvlink|pcie|net] [--proto LL|LL128|Simple|auto]\n"
+    "           [--collective allreduce|allgather|reducescatter|sendrecv] [--ranks N]\n"
+    "           [--sizes MIN:MAX] [--segments auto|1..4] [--min-sizes K] [--robust]\n"
+    "           [--intercept step|deploy] [--set KEY=VALUE]... [--only-fitted]\n"
+    "           [-o PARAMS] [--report FILE]\n"
+    "\n"
+    "Fit platform parameters to measurements and write them as <prop> lines (the keys of\n"
+    "src/params.h; -o, default stdout), each after a comment naming the fit and the data; keys\n"
+    "no series fits keep their prior (omitted with --only-fitted). --report FILE (- for stdout)\n"
+    "writes a Markdown report: per series the segments with alpha and beta, 95% intervals,\n"
+    "flags, and the residual at every size.\n"
+    "\n"
+    "Fit: t = alpha + x/beta by weighted least squares (weights 1/t^2), alpha >= 0 and\n"
+    "1/beta >= 0 (clamped and flagged), up to 4 segments with breakpoints at measured sizes\n"
+    "chosen by BIC (--segments fixes the number, --min-sizes the sizes per segment, default 3),\n"
+    "--robust adds Huber reweighting. Intervals: Student t on the WLS covariance.\n"
+    "\n"
+    "Inputs, told apart by their header:\n"
+    "  measurement tables (size_bytes,time_us,algbw_GBps,busbw_GBps,placement,...): a ring\n"
+    "    collective over n ranks (--ranks, else inferred from busbw/algbw) takes nsteps steps\n"
+    "    (AllReduce 2(n-1), AllGather and ReduceScatter n-1) of S/n bytes, so the fit is on\n"
+    "    x = nsteps*S/n: t = launch + deploy + nsteps*call + x/B. Segments map to protocols in\n"
+    "    NCCL's order by size (LL, [LL128 on nvlink], Simple; --proto forces one).\n"
+    "      cs.call_s.P.LINK   (segment intercept - cs.launch_s - cs.deploy_s) / nsteps\n"
+    "      cs.deploy_s        with --intercept deploy: first intercept - launch - nsteps*call\n"
+    "      cs.link_Bps.LINK   B of the last (Simple) segment: the ring's bus bandwidth\n"
+    "    Time missing: derived from busbw. Tables with n_gpus,ring_steps columns fit\n"
+    "    t = launch + steps*call: cs.launch_s and cs.call_s.P.LINK (P default LL); they are read\n"
+    "    first and their launch attributes the other tables' intercepts.\n"
+    "  harness CSVs (calibration.md 3.3): per-op time = time_s/ops against bytes, one series per\n"
+    "    test/mech/op/src/dst/concurrent/nblocks/nthreads/chunk_bytes; rows not ok are skipped.\n"
+    "      mech launch                  cs.launch_s (median)\n"
+    "      mech ll|ll128|simple         cs.tb_Bps.P (1 block: last segment's beta),\n"
+    "                                   cs.call_s.P.LINK (first intercept; needs --link)\n"
+    "      op copy, local, 1 block      cs.copy_Bps = 2 beta (read + write)\n"
+    "      op reduce, local, 1 block    cs.reduce_Bps = 3 beta (two reads, one write)\n"
+    "      op copy, src != dst          cs.link_Bps.LINK\n"
+    "      flag_pingpong, src != dst    cs.link_lat_s.LINK = intercept / 2\n"
+    "    Several series on one key: the median.\n"
+    "--set KEY=VALUE changes a prior (e.g. cs.launch_s used to attribute intercepts).\n";
+
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
+    {"calibrate", cmd_calibrate, "fit platform parameters to measurements", calibrate_usage},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,108 @@
+#!/bin/sh
+# calibrate.sh: `collsim calibrate fit` on the synthetic harness fixture recovers the parameters
+# it was generated from (within 2%), rejects bad input with file:line and exit 2, and gives sane
+# values on the shared measurements when they are present.
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+collsim="$CS_BUILDDIR/collsim"
+fixture="$CS_SRCDIR/tests/data/calibration/synthetic-harness.csv"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# value KEY FILE: the value of <prop id="KEY" .../> in FILE.
+value() {
+    sed -n "s/.*<prop id=\"$1\" value=\"\\([^\"]*\\)\".*/\\1/p" "$2"
+}
+
+# near KEY WANT TOL FILE
+near() {
+    got=$(value "$1" "$4")
+    if [ -z "$got" ] || ! awk -v g="$got" -v w="$2" -v t="$3" \
+        'BEGIN { e = (g - w) / w; if (e < 0) e = -e; exit !(e <= t) }'; then
+        echo "FAIL: $1 = '${got}', want $2 within $3" >&2
+        fail=1
+    fi
+}
+
+# expect_error RC PATTERN ARGS...: the command exits RC and its stderr matches PATTERN.
+expect_error() {
+    want=$1 pat=$2
+    shift 2
+    "$collsim" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -ne "$want" ] || ! grep -q -- "$pat" "$tmp/err"; then
+        echo "FAIL: collsim $* exited $rc (want $want), stderr:" >&2
+        cat "$tmp/err" >&2
+        fail=1
+    fi
+}
+
+"$collsim" calibrate fit "$fixture" --link nvlink --only-fitted -o "$tmp/p.xml" \
+    --report "$tmp/r.md" || { echo "FAIL: calibrate fit on the fixture" >&2; exit 1; }
+near cs.launch_s 4.0e-6 0.02 "$tmp/p.xml"
+near cs.call_s.LL.nvlink 1.5e-6 0.02 "$tmp/p.xml"
+near cs.call_s.LL128.nvlink 2.0e-6 0.02 "$tmp/p.xml"
+near cs.call_s.Simple.nvlink 3.0e-6 0.02 "$tmp/p.xml"
+near cs.tb_Bps.LL 10e9 0.02 "$tmp/p.xml"
+near cs.tb_Bps.LL128 18e9 0.02 "$tmp/p.xml"
+near cs.tb_Bps.Simple 22e9 0.02 "$tmp/p.xml"
+near cs.copy_Bps 100e9 0.02 "$tmp/p.xml"
+near cs.reduce_Bps 120e9 0.02 "$tmp/p.xml"
+near cs.link_Bps.nvlink 200e9 0.02 "$tmp/p.xml"
+near cs.link_lat_s.nvlink 0.8e-6 0.02 "$tmp/p.xml"
+# Every line is a comment or a prop; every prop follows a comment naming the fit.
+if grep -v -e '^<!-- ' -e '^<prop id="cs\.[A-Za-z0-9_.]*" value="[0-9.e+-]*"/>$' "$tmp/p.xml" |
+    grep -q .; then
+    echo "FAIL: unexpected lines in the parameters" >&2
+    fail=1
+fi
+[ "$(grep -c '^<prop' "$tmp/p.xml")" -eq 11 ] || { echo "FAIL: want 11 fitted props" >&2; fail=1; }
+grep -q '1 rows not ok skipped' "$tmp/r.md" || { echo "FAIL: report misses the skipped row" >&2; fail=1; }
+grep -q '| 16777216 |' "$tmp/r.md" || { echo "FAIL: report misses residuals" >&2; fail=1; }
+# Without --only-fitted every key is written, the unfitted ones with their prior.
+"$collsim" calibrate fit "$fixture" -o "$tmp/all.xml" || fail=1
+[ "$(grep -c '^<prop' "$tmp/all.xml")" -eq 22 ] || { echo "FAIL: want 22 props" >&2; fail=1; }
+grep -q 'not fitted; prior' "$tmp/all.xml" || fail=1
+
+# Bad input: exit 2 with file:line.
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,0.1,0.2,in_place\n2048,abc,0.1,0.2,in_place\n' >"$tmp/bad1.csv"
+expect_error 2 "bad1.csv:3: column time_us: 'abc' is not a finite number" calibrate fit "$tmp/bad1.csv" --ranks 8
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,0.1,0.2,in_place\n2048,0,0.1,0.2,in_place\n' >"$tmp/bad2.csv"
+expect_error 2 "bad2.csv:3: size 2048 B, time 0 us" calibrate fit "$tmp/bad2.csv" --ranks 8
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,0.1,0.2\n' >"$tmp/bad3.csv"
+expect_error 2 "bad3.csv:2: 4 fields, the header has 5" calibrate fit "$tmp/bad3.csv"
+printf 'a,b\n1,2\n' >"$tmp/bad4.csv"
+expect_error 2 "bad4.csv:1: neither a measurement table" calibrate fit "$tmp/bad4.csv"
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,,,in_place\n2048,11,,,in_place\n4096,12,,,in_place\n' >"$tmp/noranks.csv"
+expect_error 2 "give --ranks" calibrate fit "$tmp/noranks.csv"
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,,,in_place\n1024,11,,,in_place\n1024,12,,,in_place\n' >"$tmp/onesize.csv"
+expect_error 2 "need 2 distinct sizes" calibrate fit "$tmp/onesize.csv" --ranks 4
+sed 's/^p2p_bw,ce,copy,0,1,1,1,0,0,4096,16,0,/p2p_bw,ce,copy,0,1,1,1,0,0,4096,0,0,/' "$fixture" >"$tmp/bad5.csv"
+expect_error 2 "bad5.csv:[0-9]*: ops 0" calibrate fit "$tmp/bad5.csv"
+expect_error 2 "cannot open" calibrate fit "$tmp/missing.csv"
+expect_error 2 "needs at least one CSV" calibrate fit
+expect_error 2 "unknown subcommand" calibrate frobnicate
+expect_error 2 "is not nvlink, pcie or net" calibrate fit "$fixture" --link pci
+expect_error 2 "is not MIN:MAX" calibrate fit "$fixture" --sizes 12
+expect_error 2 "unknown platform parameter" calibrate fit "$fixture" --set cs.nope=1
+
+# The shared measurements, when present: sane values.
+shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
+if [ -d "$shared" ]; then
+    "$collsim" calibrate fit "$shared/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv" \
+        "$shared/oci-bmgpu48-a100sxm40-1node-8gpu.csv" --link nvlink --only-fitted \
+        -o "$tmp/oci.xml" --report "$tmp/oci.md" || fail=1
+    near cs.launch_s 6.0e-6 0.1 "$tmp/oci.xml"          # 10 us at 2 steps, ~1.9 us per step
+    near cs.link_Bps.nvlink 232e9 0.03 "$tmp/oci.xml"   # busbw 230-235 GB/s at >= 1 GiB
+    "$collsim" calibrate fit "$shared/azure-aibench-ndv4-a100sxm80-1node-8gpu.csv" --ranks 8 \
+        --sizes 256M: --segments 1 --only-fitted -o "$tmp/az.xml" || fail=1
+    near cs.link_Bps.nvlink 231e9 0.03 "$tmp/az.xml"
+    "$collsim" calibrate fit "$shared/sm02-a100pcie40-1node-4gpu-sys.csv" --link pcie \
+        --segments 2 --only-fitted -o "$tmp/sm02.xml" || fail=1
+    near cs.link_Bps.pcie 5.2e9 0.15 "$tmp/sm02.xml"    # busbw ~5 GB/s across sockets
+else
+    echo "calibrate.sh: no shared measurements; skipping those checks"
+fi
+exit $fail
