@@ -192,7 +192,7 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
     struct cs_error err;
     struct cs_fit_resid *res = NULL;
     int nres, rc;
-    char a[64], b[64], c[64], d[64];
+    char a[64], b[64], c[64], d[64], e[64];
 
     cs_error_init(&err);
     rc = cs_fit_segmented(s->x, s->t, s->n, &st->o.fo, R, &err);
@@ -203,9 +203,12 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
     fprintf(st->rep, "\nWeighted least squares (weights 1/t^2), %d points, %d segment%s chosen by "
                      "BIC (",
             s->n, R->nseg, R->nseg == 1 ? "" : "s");
-    for (int m = 1; m <= CS_FIT_MAX_SEG; m++)
-        fprintf(st->rep, "%sm=%d: %s", m > 1 ? ", " : "", m,
-                isnan(R->bic_by_m[m]) ? "-" : (snprintf(a, sizeof(a), "%.1f", R->bic_by_m[m]), a));
+    for (int m = 1; m <= CS_FIT_MAX_SEG; m++) {
+        if (isnan(R->bic_by_m[m]))
+            fprintf(st->rep, "%sm=%d: -", m > 1 ? ", " : "", m);
+        else
+            fprintf(st->rep, "%sm=%d: %.1f", m > 1 ? ", " : "", m, R->bic_by_m[m]);
+    }
     fprintf(st->rep, "). 95%% intervals from the WLS covariance, Student t.\n\n");
     fprintf(st->rep, "| seg | %s range | alpha (95%% CI) | beta [95%% CI] | n_half | rms rel | "
                      "max rel | flags |\n|---|---|---|---|---|---|---|---|\n",
@@ -225,8 +228,8 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
         fprintf(st->rep, "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n",
                 k, L->x_min, L->x_max, fmt_s(L->alpha_s, a, sizeof(a)),
                 fmt_s(L->alpha_ci_s, b, sizeof(b)), fmt_bw(L->beta_Bps, c, sizeof(c)),
-                fmt_bw(L->beta_lo_Bps, d, sizeof(d)),
-                fmt_bw(L->beta_hi_Bps, d + 32, sizeof(d) - 32), L->alpha_s * L->beta_Bps,
+                fmt_bw(L->beta_lo_Bps, d, sizeof(d)), fmt_bw(L->beta_hi_Bps, e, sizeof(e)),
+                L->alpha_s * L->beta_Bps,
                 100 * L->rms_rel, 100 * L->max_rel, flags);
     }
     if (cs_fit_residuals(R, s->x, s->t, s->n, &res, &nres) != 0) {
@@ -536,11 +539,10 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
         }
         if (p == CS_PROTO_SIMPLE && (k == R.nseg - 1 || st->o.proto)) {
             snprintf(key, sizeof(key), "cs.link_Bps.%s", cs_link_class_name(link));
-            snprintf(how, sizeof(how), "%s: bus bandwidth of segment %d (%s .. %s B/link), 95%% "
-                                       "CI [%s, %s]",
-                     t->name, k, (snprintf(a, 32, "%.3g", L->x_min), a),
-                     (snprintf(a + 32, 32, "%.3g", L->x_max), a + 32),
-                     fmt_bw(L->beta_lo_Bps, b, 32), fmt_bw(L->beta_hi_Bps, b + 32, 32));
+            snprintf(how, sizeof(how), "%s: bus bandwidth of segment %d (%.3g .. %.3g B/link), "
+                                       "95%% CI [%s, %s]",
+                     t->name, k, L->x_min, L->x_max, fmt_bw(L->beta_lo_Bps, a, sizeof(a)),
+                     fmt_bw(L->beta_hi_Bps, b, sizeof(b)));
             put(st, key, L->beta_Bps, how);
             if (L->beta_Bps > link_peak_Bps[link])
                 fprintf(st->rep, "- flag: bus bandwidth %s is above one %s link's peak %s: the "

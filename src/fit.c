@@ -60,8 +60,7 @@ static void solve(const double *x, const double *t, int n, const double *rw,
     double s0 = 0, sx = 0, st = 0, xm, tm, sxx = 0, sxt = 0, a, b, ssr = 0, s2, tq;
     int p = 2;
 
-    for (int k = 0; k < n; k++) {
-        int i = k;
+    for (int i = 0; i < n; i++) {
         double w = weight(t, rw, i);
 
         s0 += w;
@@ -70,8 +69,7 @@ static void solve(const double *x, const double *t, int n, const double *rw,
     }
     xm = sx / s0;
     tm = st / s0;
-    for (int k = 0; k < n; k++) {
-        int i = k;
+    for (int i = 0; i < n; i++) {
         double w = weight(t, rw, i), dx = x[i] - xm;
 
         sxx += w * dx * dx;
@@ -84,8 +82,7 @@ static void solve(const double *x, const double *t, int n, const double *rw,
         /* Through the origin: minimise sum w (t - b x)^2. */
         double sxx0 = 0, sxt0 = 0;
 
-        for (int k = 0; k < n; k++) {
-            int i = k;
+        for (int i = 0; i < n; i++) {
             double w = weight(t, rw, i);
 
             sxx0 += w * x[i] * x[i];
@@ -105,8 +102,7 @@ static void solve(const double *x, const double *t, int n, const double *rw,
         L->alpha_clamped = 0;
         p = 1;
     }
-    for (int k = 0; k < n; k++) {
-        int i = k;
+    for (int i = 0; i < n; i++) {
         double r = (t[i] - a - b * x[i]) / t[i];
 
         ssr += (rw ? rw[i] : 1.0) * r * r;
@@ -166,16 +162,12 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
         for (int iter = 0; iter < 50; iter++) {
             double scale, a0 = L->alpha_s, b0 = L->slope_s_per_B;
 
-            for (int k = 0; k < n; k++) {
-                int i = k;
-
-                r[k] = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]);
-            }
+            for (int i = 0; i < n; i++)
+                r[i] = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]);
             scale = 1.4826 * median(r, n);
             if (!(scale > 1e-12))
                 break;
-            for (int k = 0; k < n; k++) {
-                int i = k;
+            for (int i = 0; i < n; i++) {
                 double u = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]) / scale;
 
                 rw[i] = u <= 1.345 ? 1.0 : 1.345 / u;
@@ -190,8 +182,7 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
     L->x_max = -INFINITY;
     L->max_rel = 0;
     L->ssr = 0;
-    for (int k = 0; k < n; k++) {
-        int i = k;
+    for (int i = 0; i < n; i++) {
         double e = (t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i];
 
         L->ssr += e * e;
