@@ -38,5 +38,6 @@ int cmd_wants_help(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -60,10 +60,32 @@ static const char calibrate_usage[] =
     "    Several series on one key: the median.\n"
     "--set KEY=VALUE changes a prior (e.g. cs.launch_s used to attribute intercepts).\n";
 
+static const char validate_usage[] =
+    "usage: collsim validate CASES [-o DIR] [--baseline FILE] [--tolerance FRACTION]\n"
+    "\n"
+    "Compare predictions with published measurements. CASES has one case per line (# starts\n"
+    "a comment):\n"
+    "  NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]\n"
+    "MEASUREMENT is a table in the shared measurements schema (shared:FILE reads\n"
+    "$CS_SHARED_DATA/measurements/FILE, default ../shared/data); SCHEDULE an MSCCL XML or\n"
+    "gen:SPEC (collsim predict --gen SPEC); PLATFORM a platform file; PROTOCOL LL, LL128,\n"
+    "Simple, or fastest[:P,P...] (predict each, keep the fastest per size; default all three).\n"
+    "Options: ranks=N and coll=allreduce|allgather|reducescatter (to derive times from busbw),\n"
+    "set=KEY=VALUE (passed to predict --set), params=FILE (every <prop> of a calibrate fit\n"
+    "output as --set), fit=MIN:MAX (sizes used to fit the platform: the summary reports the\n"
+    "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
+    "Each case runs `collsim predict` (this binary) once per protocol, then writes into DIR\n"
+    "(default: the directory of CASES) NAME.csv (size, measured, predicted, error %),\n"
+    "NAME.gp and NAME.svg (gnuplot, log-log), summary.md (median and max |error| per size\n"
+    "band, targets met or missed by how much) and summary.csv. With --baseline (a committed\n"
+    "summary.csv) it exits 1 when a median or max |error| exceeds the baseline's by more\n"
+    "than the tolerance (default 0.02, i.e. 2 points).\n";
+
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
     {"calibrate", cmd_calibrate, "fit platform parameters to measurements", calibrate_usage},
+    {"validate", cmd_validate, "compare predictions with measurements", validate_usage},
     {NULL, NULL, NULL, NULL},
 };
 
