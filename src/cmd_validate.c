@@ -38,6 +38,7 @@ struct vcase {
     double fit_min, fit_max;   /* sizes used to fit the platform: not held out */
     double size_min, size_max; /* sizes compared */
     char target[32];           /* nvswitch8 or other */
+    double point_size;         /* size= for tables of time against GPU count (bytes) */
     int line;
 };
 
@@ -136,6 +137,7 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
     c->size_max = c->fit_max = INFINITY;
     snprintf(c->coll, sizeof(c->coll), "allreduce");
     snprintf(c->target, sizeof(c->target), "other");
+    c->point_size = 128;
     if (nf < 5) {
         fprintf(stderr, "collsim: %s:%d: a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL "
                         "[OPTION=VALUE...]\n",
@@ -205,6 +207,9 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         } else if (strcmp(k, "sizes") == 0) {
             if (parse_range(v, &c->size_min, &c->size_max) != 0)
                 goto badopt;
+        } else if (strcmp(k, "size") == 0) {
+            if (parse_bytes(v, &c->point_size) != 0 || c->point_size <= 0)
+                goto badopt;
         } else if (strcmp(k, "target") == 0) {
             if (strcmp(v, "nvswitch8") && strcmp(v, "other"))
                 goto badopt;
@@ -219,7 +224,7 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         if (eq)
             *eq = '=';
         fprintf(stderr, "collsim: %s:%d: bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, "
-                        "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, target=nvswitch8|other)\n",
+                        "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)\n",
                 file, line, f[i]);
         return -1;
     }
@@ -232,8 +237,8 @@ badproto:
 }
 
 /* Run `collsim predict` for one protocol; on success *out holds its CSV table. */
-static int run_predict(const struct vcase *c, const char *proto, double lo, double hi,
-                       struct cs_csv **out)
+static int run_predict(const struct vcase *c, const char *sched, const char *platform,
+                       const char *proto, double lo, double hi, struct cs_csv **out)
 {
     char *argv[16 + 2 * MAX_SETS], bmin[32], bmax[32], name[256];
     int argc = 0, pfd[2], status;
@@ -246,14 +251,14 @@ static int run_predict(const struct vcase *c, const char *proto, double lo, doub
     snprintf(bmax, sizeof(bmax), "%.0f", hi);
     argv[argc++] = "collsim";
     argv[argc++] = "predict";
-    if (strncmp(c->sched, "gen:", 4) == 0) {
+    if (strncmp(sched, "gen:", 4) == 0) {
         argv[argc++] = "--gen";
-        argv[argc++] = (char *)c->sched + 4;
+        argv[argc++] = (char *)sched + 4;
     } else {
-        argv[argc++] = (char *)c->sched;
+        argv[argc++] = (char *)sched;
     }
     argv[argc++] = "--platform";
-    argv[argc++] = (char *)c->platform;
+    argv[argc++] = (char *)platform;
     argv[argc++] = "--protocol";
     argv[argc++] = (char *)proto;
     argv[argc++] = "-b";
@@ -332,8 +337,49 @@ struct result {
     int n;
 };
 
-/* Fill predictions: for each measured size, the prediction at the smallest predicted size at or
- * above it (predict rounds sizes up to whole chunks), the fastest over the case's protocols. */
+/* Replace every {n} in `in` by n. */
+static void subst_n(char *out, size_t len, const char *in, int n)
+{
+    size_t k = 0;
+
+    for (const char *p = in; *p && k + 12 < len; p++) {
+        if (strncmp(p, "{n}", 3) == 0) {
+            k += (size_t)snprintf(out + k, len - k, "%d", n);
+            p += 2;
+        } else {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* The prediction at the smallest predicted size at or above `size` (predict rounds sizes up to
+ * whole chunks, so allow up to 1.5 x): the time in s, NAN on deadlock, INFINITY when absent. */
+static double lookup(const struct cs_csv *t, double size)
+{
+    int cs = cs_csv_col_find(t, "size_bytes"), ct = cs_csv_col_find(t, "time_us"),
+        cst = cs_csv_col_find(t, "status");
+    double best = INFINITY, bsize = INFINITY;
+
+    for (int r = 0; r < t->nrows; r++) {
+        double s, us;
+
+        if (cs_csv_get_double(t, r, cs, &s, NULL) != 0 || s < size || s >= bsize ||
+            s > 1.5 * size)
+            continue;
+        bsize = s;
+        best = strcmp(cs_csv_cell(t, r, cst), "ok") == 0 &&
+                       cs_csv_get_double(t, r, ct, &us, NULL) == 0
+                   ? us * 1e-6
+                   : NAN;
+    }
+    return best;
+}
+
+/* Fill predictions, the fastest over the case's protocols. A size sweep runs one predict per
+ * protocol over the measured range; a table of time against GPU count runs one per count, with
+ * {n} in the schedule and platform replaced by the count, at the case's size (size=, default
+ * 128 B). */
 static int predict_case(const struct vcase *c, struct result *res)
 {
     double lo = INFINITY, hi = 0;
@@ -345,61 +391,60 @@ static int predict_case(const struct vcase *c, struct result *res)
             hi = res->p[i].size_bytes;
     }
     for (int q = 0; q < c->nprotos; q++) {
-        struct cs_csv *t = NULL;
-        int cs, ct, cst;
-
-        if (run_predict(c, c->protos[q], lo, hi * 1.01, &t) != 0)
-            return -1;
-        cs = cs_csv_col_find(t, "size_bytes");
-        ct = cs_csv_col_find(t, "time_us");
-        cst = cs_csv_col_find(t, "status");
-        if (cs < 0 || ct < 0 || cst < 0) {
-            fprintf(stderr, "collsim: case %s: predict printed no size_bytes,time_us,status\n",
-                    c->name);
-            cs_csv_free(t);
-            return -1;
-        }
         for (int i = 0; i < res->n; i++) {
-            double best = INFINITY, bsize = INFINITY;
+            struct cs_csv *t = NULL;
+            char sched[1200], plat[1200];
+            int n = res->p[i].ranks;
 
-            for (int r = 0; r < t->nrows; r++) {
-                double s, us;
+            if (n == 0 && i > 0)
+                break; /* a size sweep: the whole range was predicted at i == 0 */
+            subst_n(sched, sizeof(sched), c->sched, n);
+            subst_n(plat, sizeof(plat), c->platform, n);
+            if (run_predict(c, sched, plat, c->protos[q], n ? c->point_size : lo,
+                            n ? c->point_size : hi * 1.01, &t) != 0)
+                return -1;
+            if (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0 ||
+                cs_csv_col_find(t, "status") < 0) {
+                fprintf(stderr, "collsim: case %s: predict printed no size_bytes,time_us,status\n",
+                        c->name);
+                cs_csv_free(t);
+                return -1;
+            }
+            for (int j = n ? i : 0; j < (n ? i + 1 : res->n); j++) {
+                double v = lookup(t, n ? c->point_size : res->p[j].size_bytes);
 
-                if (cs_csv_get_double(t, r, cs, &s, NULL) != 0 || s < res->p[i].size_bytes ||
-                    s >= bsize || s > 1.5 * res->p[i].size_bytes)
-                    continue;
-                bsize = s;
-                best = strcmp(cs_csv_cell(t, r, cst), "ok") == 0 &&
-                               cs_csv_get_double(t, r, ct, &us, NULL) == 0
-                           ? us * 1e-6
-                           : NAN;
+                if (isfinite(v) && !(v >= res->p[j].pred_s)) {
+                    res->p[j].pred_s = v;
+                    snprintf(res->won[j], 8, "%s", c->protos[q]);
+                }
             }
-            if (isfinite(best) && !(best >= res->p[i].pred_s)) {
-                res->p[i].pred_s = best;
-                snprintf(res->won[i], 8, "%s", c->protos[q]);
-            }
+            cs_csv_free(t);
         }
-        cs_csv_free(t);
     }
     return 0;
 }
 
 static void write_case_csv(FILE *fp, const struct result *res)
 {
-    fprintf(fp, "size_bytes,measured_us,predicted_us,error_pct,protocol,held_out\n");
+    int by_n = res->n > 0 && res->p[0].ranks > 0;
+
+    fprintf(fp, "%s,measured_us,predicted_us,error_pct,protocol,held_out\n",
+            by_n ? "n_gpus" : "size_bytes");
     for (int i = 0; i < res->n; i++) {
         const struct cs_valid_point *p = &res->p[i];
+        double x = by_n ? p->ranks : p->size_bytes;
 
         if (isfinite(p->pred_s))
-            fprintf(fp, "%.0f,%.4f,%.4f,%.2f,%s,%d\n", p->size_bytes, p->meas_s * 1e6,
-                    p->pred_s * 1e6, 100 * (p->pred_s - p->meas_s) / p->meas_s, res->won[i],
-                    p->held_out);
+            fprintf(fp, "%.0f,%.4f,%.4f,%.2f,%s,%d\n", x, p->meas_s * 1e6, p->pred_s * 1e6,
+                    100 * (p->pred_s - p->meas_s) / p->meas_s, res->won[i], p->held_out);
         else
-            fprintf(fp, "%.0f,%.4f,,,none,%d\n", p->size_bytes, p->meas_s * 1e6, p->held_out);
+            fprintf(fp, "%.0f,%.4f,,,none,%d\n", x, p->meas_s * 1e6, p->held_out);
     }
 }
 
-static int write_plot(const char *dir, const struct vcase *c)
+/* A gnuplot script per case, and the SVG when gnuplot is installed. Returns 0, 1 without
+ * gnuplot, -1 on failure. */
+static int write_plot(const char *dir, const struct vcase *c, int by_n)
 {
     char path[2048], cmd[4400];
     FILE *fp;
@@ -412,15 +457,17 @@ static int write_plot(const char *dir, const struct vcase *c)
                 "set terminal svg size 720,480 dynamic\n"
                 "set output '%s.svg'\n"
                 "set datafile separator ','\n"
-                "set logscale xy\n"
+                "%s"
                 "set key top left\n"
                 "set grid\n"
                 "set title \"%s: measured vs predicted\" noenhanced\n"
-                "set xlabel 'size (bytes)'\n"
+                "set xlabel '%s'\n"
                 "set ylabel 'time (us)'\n"
                 "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
                 "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
-            c->name, c->name, c->name, c->name, c->fastest ? "fastest protocol" : c->protos[0]);
+            c->name, by_n ? "set logscale y\n" : "set logscale xy\n", c->name,
+            by_n ? "GPUs" : "size (bytes)", c->name, c->name,
+            c->fastest ? "fastest protocol" : c->protos[0]);
     if (fclose(fp) != 0)
         return -1;
     if (access("/usr/bin/gnuplot", X_OK) != 0)
@@ -435,12 +482,13 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
     int missed = 0;
     int held = c->has_fit;
 
+    char pdesc[64] = "";
+
+    for (int q = 0; q < c->nprotos; q++)
+        snprintf(pdesc + strlen(pdesc), sizeof(pdesc) - strlen(pdesc), "%s%s", q ? "/" : "",
+                 c->protos[q]);
     fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
-            c->name, c->meas, c->sched, c->platform, c->fastest ? "fastest of " : "",
-            c->fastest ? "" : c->protos[0]);
-    if (c->fastest)
-        for (int q = 0; q < c->nprotos; q++)
-            fprintf(md, "%s%s", q ? "/" : "", c->protos[q]);
+            c->name, c->meas, c->sched, c->platform, c->fastest ? "fastest of " : "", pdesc);
     if (held)
         fprintf(md, " Sizes %.0f..%.0f B were used to fit the platform; the error is reported on "
                     "the other sizes (held out) and on all.",
@@ -696,7 +744,7 @@ int cmd_validate(int argc, char **argv)
         }
         write_case_csv(cf, &res);
         fclose(cf);
-        if (write_plot(outdir, c) < 0)
+        if (write_plot(outdir, c, res.n > 0 && res.p[0].ranks > 0) < 0)
             fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n",
                     c->name, outdir);
         any_fail |= summarise(md, scsv, c, &res);

@@ -50,13 +50,14 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
     struct cs_csv *t = NULL;
     struct st *rows = NULL;
     struct cs_valid_point *pts = NULL;
-    int rc, cs, ct, cb, n = 0, np = 0, nsteps;
+    int rc, cs, ct, cb, cn, n = 0, np = 0, nsteps;
 
     if ((rc = cs_csv_read(path, &t, err)) != 0)
         return rc;
     cs = cs_csv_col_find(t, "size_bytes");
     ct = cs_csv_col_find(t, "time_us");
     cb = cs_csv_col_find(t, "busbw_GBps");
+    cn = cs_csv_col_find(t, "n_gpus");
     if (cs < 0 || ct < 0) {
         cs_error_set(err, t->name, 1, "not a measurement table (size_bytes, time_us columns)");
         rc = CS_ERR_PARSE;
@@ -85,7 +86,18 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
             rc = r1;
             goto done;
         }
-        if (r1 == 1) {
+        if (r1 == 1 && cn >= 0) {
+            /* Time against GPU count: the count stands in for the size while sorting. */
+            int r4 = cs_csv_get_double(t, r, cn, &size, err);
+
+            if (r4 != 0 || size < 2 || size != floor(size) || size > 1e6) {
+                cs_error_set(err, t->name, t->lines[r], "n_gpus '%s' is not a count >= 2",
+                             cs_csv_cell(t, r, cn));
+                rc = CS_ERR_INVALID;
+                goto done;
+            }
+            size = -size;
+        } else if (r1 == 1) {
             cs_error_set(err, t->name, t->lines[r], "empty size_bytes");
             rc = CS_ERR_INVALID;
             goto done;
@@ -111,7 +123,7 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
             }
             us = size * nsteps / ranks / (bus * 1e9) * 1e6;
         }
-        if (size <= 0 || us <= 0) {
+        if (size == 0 || (size < 0 && cn < 0) || us <= 0) {
             cs_error_set(err, t->name, t->lines[r], "size %g B, time %g us: both must be positive",
                          size, us);
             rc = CS_ERR_INVALID;
@@ -127,7 +139,8 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
 
         while (e < n && rows[e].size == rows[k].size)
             e++;
-        pts[np].size_bytes = rows[k].size;
+        pts[np].size_bytes = rows[k].size > 0 ? rows[k].size : 0;
+        pts[np].ranks = rows[k].size < 0 ? (int)-rows[k].size : 0;
         pts[np].meas_s = (e - k) % 2 ? rows[k + (e - k) / 2].t
                                      : 0.5 * (rows[k + (e - k) / 2 - 1].t + rows[k + (e - k) / 2].t);
         pts[np].pred_s = NAN;

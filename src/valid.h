@@ -23,6 +23,7 @@ struct cs_valid_point {
     double meas_s;
     double pred_s;  /* NAN when the prediction deadlocked or is missing */
     int held_out;   /* 1 when the size was not used to fit the platform */
+    int ranks;      /* tables of time against GPU count (n_gpus column, no size): the count */
 };
 
 /* Statistics of |error| = |pred - meas| / meas over a set of points. */
@@ -35,7 +36,8 @@ struct cs_valid_stats {
 };
 
 /* Read a measurement table (the shared measurements schema): the median time per size, sorted
- * by size. Rows without a time take it from busbw: t = S * nsteps / (n * busbw), with nsteps and n
+ * by size. A table with an n_gpus column and empty sizes gives one point per GPU count instead
+ * (size_bytes 0, ranks set), sorted by count. Rows without a time take it from busbw: t = S * nsteps / (n * busbw), with nsteps and n
  * from `coll` ("allreduce", "allgather", "reducescatter") and `ranks` (needed only then).
  * *out is a new array of *n points (pred_s = NAN, held_out = 1). CS_ERR_PARSE / CS_ERR_INVALID with
  * file:line on bad rows, CS_ERR_IO when unreadable. */
