@@ -503,7 +503,10 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
             continue;
         fprintf(md, "| %s%s | %d | ", cs_band_name((enum cs_band)b), held ? " (held out)" : "",
                 s.n);
-        if (s.n > 0)
+        if (s.n > 0 && s.max_ranks > 0)
+            fprintf(md, "%.1f%% | %.1f%% (%d GPUs) | %d |\n", 100 * s.median_abs,
+                    100 * s.max_abs, s.max_ranks, s.missing);
+        else if (s.n > 0)
             fprintf(md, "%.1f%% | %.1f%% (%.0f B) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
                     s.max_size, s.missing);
         else

@@ -148,6 +148,13 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
         np++;
         k = e;
     }
+    if (np > 0 && pts[0].ranks > 0)
+        for (int i = 0; i < np / 2; i++) {
+            struct cs_valid_point tmp = pts[i];
+
+            pts[i] = pts[np - 1 - i];
+            pts[np - 1 - i] = tmp;
+        }
     if (np == 0) {
         cs_error_set(err, t->name, 0, "no rows");
         rc = CS_ERR_INVALID;
@@ -189,6 +196,7 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
         if (k == 0 || a > out->max_abs) {
             out->max_abs = a;
             out->max_size = p[i].size_bytes;
+            out->max_ranks = p[i].ranks;
         }
         e[k++] = a;
     }

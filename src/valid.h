@@ -33,6 +33,7 @@ struct cs_valid_stats {
     double median_abs;
     double max_abs;
     double max_size; /* size of the largest |error| */
+    int max_ranks;   /* its GPU count, for tables of time against GPU count */
 };
 
 /* Read a measurement table (the shared measurements schema): the median time per size, sorted
