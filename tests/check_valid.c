@@ -1,0 +1,156 @@
+/* check_valid.c: measured times per size, size bands and error statistics. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "valid.h"
+
+static const char *write_tmp(const char *text)
+{
+    static char path[64];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "/tmp/check_valid_%d.csv", (int)getpid());
+    fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+    return path;
+}
+
+START_TEST(test_bands)
+{
+    ck_assert_int_eq(cs_band_of(65536), CS_BAND_SMALL);
+    ck_assert_int_eq(cs_band_of(65537), CS_BAND_MID);
+    ck_assert_int_eq(cs_band_of(4194303), CS_BAND_MID);
+    ck_assert_int_eq(cs_band_of(4194304), CS_BAND_LARGE);
+    ck_assert_str_eq(cs_band_name(CS_BAND_ALL), "all sizes");
+    ck_assert_ptr_null(cs_band_name(CS_NBANDS));
+}
+END_TEST
+
+START_TEST(test_stats)
+{
+    struct cs_valid_point p[] = {
+        {1024, 10e-6, 11e-6, 1, 0},          /* +10% */
+        {2048, 10e-6, 9.5e-6, 1, 0},         /* -5% */
+        {1 << 20, 100e-6, 130e-6, 0, 0},     /* +30%, used in the fit */
+        {1 << 23, 1000e-6, NAN, 1, 0},       /* deadlock */
+        {1 << 24, 2000e-6, 2040e-6, 1, 0},   /* +2% */
+    };
+    struct cs_valid_stats s;
+
+    cs_valid_stats(p, 5, CS_BAND_ALL, 0, &s);
+    ck_assert_int_eq(s.n, 4);
+    ck_assert_int_eq(s.missing, 1);
+    ck_assert(fabs(s.median_abs - 0.075) < 1e-12);
+    ck_assert(fabs(s.max_abs - 0.30) < 1e-12 && s.max_size == 1 << 20);
+    cs_valid_stats(p, 5, CS_BAND_ALL, 1, &s);
+    ck_assert_int_eq(s.n, 3);
+    ck_assert(fabs(s.median_abs - 0.05) < 1e-12 && fabs(s.max_abs - 0.10) < 1e-12);
+    cs_valid_stats(p, 5, CS_BAND_LARGE, 0, &s);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_int_eq(s.missing, 1);
+    ck_assert(fabs(s.median_abs - 0.02) < 1e-12);
+    cs_valid_stats(p, 5, CS_BAND_MID, 1, &s);
+    ck_assert_int_eq(s.n, 0);
+    ck_assert(isnan(s.median_abs));
+}
+END_TEST
+
+START_TEST(test_read)
+{
+    struct cs_valid_point *p = NULL;
+    struct cs_error err;
+    int n = 0;
+    const char *path = write_tmp("size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n"
+                                 "2048,20,,,out_of_place\n"
+                                 "1024,10,,,out_of_place\n"
+                                 "1024,12,,,in_place\n"
+                                 "1024,30,,,in_place\n"
+                                 "4096,,,1.75,in_place\n");
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_valid_read_measurement(path, "allreduce", 8, &p, &n, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(n, 3);
+    ck_assert(p[0].size_bytes == 1024 && fabs(p[0].meas_s - 12e-6) < 1e-15);
+    ck_assert(p[1].size_bytes == 2048 && fabs(p[1].meas_s - 20e-6) < 1e-15);
+    /* busbw 1.75 GB/s for 8 ranks: t = 4096 * 14 / 8 / 1.75e9 = 4.096 us */
+    ck_assert(fabs(p[2].meas_s - 4.096e-6) < 1e-12);
+    ck_assert(isnan(p[0].pred_s) && p[0].held_out && p[0].ranks == 0);
+    free(p);
+    /* Without ranks a busbw-only row is an error at its line. */
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 0, &p, &n, &err),
+                     CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 6);
+    path = write_tmp("size_bytes,time_us,algbw_GBps,busbw_GBps,placement,n_gpus,ring_steps\n"
+                     ",33.7,,,unspecified,8,14\n"
+                     ",10,,,unspecified,2,2\n"
+                     ",13.76,,,unspecified,3,4\n");
+    ck_assert_int_eq(cs_valid_read_measurement(path, NULL, 0, &p, &n, &err), 0);
+    ck_assert_int_eq(n, 3);
+    ck_assert(p[0].ranks == 2 && p[1].ranks == 3 && p[2].ranks == 8);
+    ck_assert(p[0].size_bytes == 0 && fabs(p[2].meas_s - 33.7e-6) < 1e-15);
+    free(p);
+    path = write_tmp("size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,-1,,,in_place\n");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_read_measurement(path, NULL, 8, &p, &n, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 2);
+    path = write_tmp("a,b\n1,2\n");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_read_measurement(path, NULL, 8, &p, &n, &err), CS_ERR_PARSE);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_read_measurement("/nonexistent.csv", NULL, 8, &p, &n, &err),
+                     CS_ERR_IO);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_shared)
+{
+    const char *shared = test_shared_data();
+    char path[4300];
+    struct cs_valid_point *p = NULL;
+    int n;
+
+    if (shared == NULL) {
+        printf("check_valid: no shared data; skipping\n");
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/measurements/oci-bmgpu48-a100sxm40-1node-8gpu.csv", shared);
+    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 8, &p, &n, NULL), 0);
+    ck_assert_int_eq(n, 28);
+    ck_assert(fabs(p[n - 1].meas_s - 63920e-6) < 1e-9); /* median of 63929 and 63911 */
+    free(p);
+    snprintf(path, sizeof(path), "%s/measurements/azure-aibench-ndv4-a100sxm80-1node-8gpu.csv",
+             shared);
+    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 8, &p, &n, NULL), 0);
+    ck_assert_int_eq(n, 24);
+    free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("valid");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_bands);
+    tcase_add_test(tc, test_stats);
+    tcase_add_test(tc, test_read);
+    tcase_add_test(tc, test_shared);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
