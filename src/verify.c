@@ -245,10 +245,10 @@ static void check_range(struct vctx *v, const struct cs_gpu *gpu, const struct c
 
     if (end > n) {
         SERROR(v, st->line,
-               "rank %d tb %d step %d (%s): %s chunks %d..%ld are outside the %d %s chunks "
+               "rank %d tb %d step %d (%s) %s %s chunks %d..%ld, outside the %d %s chunks "
                "declared by <gpu id=\"%d\"> (%c_chunks)",
-               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, off, end - 1, n,
-               buf_name(b), gpu->id, cs_buf_char(b));
+               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off,
+               end - 1, n, buf_name(b), gpu->id, cs_buf_char(b));
         v->nodata++;
     }
 }
@@ -1222,8 +1222,11 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
             }
         }
         for (int r = 0; r < d->sc->ngpus; r++)
-            if (!seen[r] && nmissing++ < 8)
-                append(msg, len, cap, "%s %d", nmissing > 1 ? "," : "; missing ranks", r);
+            nmissing += !seen[r];
+        for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
+            if (!seen[r])
+                append(msg, len, cap, "%s %d", listed++ ? "," : nmissing > 1 ? "; missing ranks"
+                                                                            : "; missing rank", r);
         if (ndup > 8 || nforeign > 8 || nmissing > 8)
             append(msg, len, cap, " (lists cut at 8)");
         free(seen);
@@ -1297,6 +1300,8 @@ static void check_outputs(struct dctx *d)
             if (*w >= 0) {
                 step_label(v, *w, a, sizeof(a));
                 append(&msg, &len, &cap, " (last written by %s)", a);
+            } else if (val > POISON) {
+                append(&msg, &len, &cap, " (the initial input, never overwritten)");
             }
             if (msg == NULL) {
                 v->oom = 1;
