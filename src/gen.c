@@ -1,0 +1,292 @@
+/* gen.c: native schedule generators: programs of chunk moves handed to the lowering pipeline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "lower.h"
+
+static int usage(struct cs_error *err, const char *msg)
+{
+    cs_error_set(err, "", 0, "%s", msg);
+    return CS_ERR_USAGE;
+}
+
+static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
+                       struct cs_error *err)
+{
+    char msg[200];
+
+    *o = *in;
+    if (o->instances == 0)
+        o->instances = 1;
+    if (o->proto == 0)
+        o->proto = CS_PROTO_SIMPLE;
+    if (o->gpus < min_gpus) {
+        snprintf(msg, sizeof(msg), "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
+        return usage(err, msg);
+    }
+    if (o->gpus > 1024)
+        return usage(err, "--gpus must be at most 1024");
+    if (o->instances < 1)
+        return usage(err, "--instances must be at least 1");
+    if (o->instances > CS_MAX_CHANNELS) {
+        snprintf(msg, sizeof(msg), "--instances %d needs more than the runtime's %d channels",
+                 o->instances, CS_MAX_CHANNELS);
+        return usage(err, msg);
+    }
+    return 0;
+}
+
+/* Lower, then hold the result to the runtime's limits. */
+static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error e;
+    int rc = cs_prog_lower(prog, &s, err);
+
+    cs_prog_free(prog);
+    if (rc)
+        return rc;
+    cs_error_init(&e);
+    if (cs_sched_check_limits(s, &e)) {
+        cs_error_set(err, "", 0, "the generated schedule exceeds the runtime's limits: %s", e.msg);
+        cs_sched_free(s);
+        return CS_ERR_USAGE;
+    }
+    *out = s;
+    return 0;
+}
+
+static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
+{
+    struct cs_ref r = {rank, buf, index, size};
+
+    return r;
+}
+
+/* ---- hierarchical */
+
+/* The seed's program with R = gpus/columns rows and m chunks per row part: chunk factor gpus*m,
+ * column part B = columns*m. fix: the row reductions read the row-phase receive slots (the seed
+ * re-reads the column-phase ones). Rank (c, p) = c*R + p: column c holds ranks c*R..c*R+R-1, row p
+ * the ranks p, R+p, ... Threadblocks as in the seed: tb q of a rank talks to rank q, local reduce
+ * of unit j of its part runs on tb j. */
+static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_sched **out,
+                        struct cs_error *err)
+{
+    int G = o->gpus, C = o->columns, R = G / C, B = C * m, P = m;
+    struct cs_prog_opts po;
+    struct cs_prog *prog;
+
+    memset(&po, 0, sizeof(po));
+    po.name = "hierarchical_allreduce";
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = G;
+    po.in_chunks = G * m;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.interleaved = 0;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    po.dependence_nop = o->compat;
+    prog = cs_prog_new(&po);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+
+    /* reduce-scatter inside each column: part pq of every rank to rank pq's scratch */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq == p)
+                continue;
+            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                         ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int p = r % R;
+
+        for (int k = 0; k < R - 1; k++)
+            for (int j = 0; j < B; j++)
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, 1),
+                               ref(r, CS_BUF_SCRATCH, k * B + j, 1), j, -1, -1);
+    }
+    /* reduce-scatter across each row: row part c' of the column part to rank (c', p) */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq == c)
+                continue;
+            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq * P, P),
+                         ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int k = 0; k < C - 1; k++)
+            for (int j = 0; j < P; j++) {
+                /* the seed's bug: the scratch index restarts at 0 */
+                int s = fix ? (R - 1) * B + k * P + j : k * P + j;
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c * P + j, 1),
+                               ref(r, CS_BUF_SCRATCH, s, 1), j, -1, -1);
+            }
+    }
+    /* all-gather across rows, then inside columns */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c * P, P),
+                             ref(q, CS_BUF_INPUT, p * B + c * P, P), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(q, CS_BUF_INPUT, p * B, B),
+                             q, r, -1);
+        }
+    }
+    return finish(prog, out, err);
+}
+
+int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    char msg[256];
+    int rc;
+
+    if ((rc = common_opts(in, &o, 4, err)))
+        return rc;
+    if (o.columns == 0)
+        o.columns = 2;
+    if (o.columns < 2) {
+        snprintf(msg, sizeof(msg), "--columns must be at least 2 (got %d)", o.columns);
+        return usage(err, msg);
+    }
+    if (o.gpus % o.columns != 0) {
+        snprintf(msg, sizeof(msg), "--columns %d does not divide --gpus %d", o.columns, o.gpus);
+        return usage(err, msg);
+    }
+    if (o.gpus / o.columns < 2) {
+        snprintf(msg, sizeof(msg), "--gpus %d in %d columns leaves a single row; need at least 2",
+                 o.gpus, o.columns);
+        return usage(err, msg);
+    }
+    if (o.compat) {
+        if (o.columns != 2)
+            return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
+        return hier_program(&o, o.gpus, 0, out, err);
+    }
+    return hier_program(&o, o.gpus, 1, out, err);
+}
+
+/* ---- ring */
+
+int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    (void)in;
+    (void)out;
+    return usage(err, "ring: not implemented");
+}
+
+int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    (void)in;
+    (void)out;
+    return usage(err, "allpairs: not implemented");
+}
+
+/* ---- specs */
+
+static int parse_int(const char *v, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+
+    if (*v == '\0' || *end != '\0' || x < -1000000 || x > 1000000)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    char buf[512], *name, *rest, *kv, *save = NULL;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    if (spec == NULL || strlen(spec) >= sizeof(buf))
+        return usage(err, "generator spec missing or too long");
+    strcpy(buf, spec);
+    name = buf;
+    rest = strchr(buf, ':');
+    if (rest)
+        *rest++ = '\0';
+    for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+        char *v = strchr(kv, '=');
+        int *dst = NULL;
+
+        if (v == NULL) {
+            cs_error_set(err, "", 0, "generator spec '%s': '%s' is not key=value", spec, kv);
+            return CS_ERR_USAGE;
+        }
+        *v++ = '\0';
+        if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
+            o.proto = cs_proto_parse(v);
+            if (o.proto == 0) {
+                cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
+                return CS_ERR_USAGE;
+            }
+            continue;
+        }
+        if (strcmp(kv, "gpus") == 0)
+            dst = &o.gpus;
+        else if (strcmp(kv, "columns") == 0)
+            dst = &o.columns;
+        else if (strcmp(kv, "instances") == 0)
+            dst = &o.instances;
+        else if (strcmp(kv, "channels") == 0)
+            dst = &o.channels;
+        else if (strcmp(kv, "compat") == 0)
+            dst = &o.compat;
+        if (dst == NULL) {
+            cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
+            return CS_ERR_USAGE;
+        }
+        if (parse_int(v, dst) || *dst < 0) {
+            cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
+            return CS_ERR_USAGE;
+        }
+        if (dst == &o.instances && o.instances == 0)
+            o.instances = -1; /* explicit 0 is an error, not the default */
+    }
+    if (strcmp(name, "hierarchical") == 0)
+        rc = cs_gen_hierarchical(&o, out, err);
+    else if (strcmp(name, "ring") == 0)
+        rc = cs_gen_ring(&o, out, err);
+    else if (strcmp(name, "allpairs") == 0)
+        rc = cs_gen_allpairs(&o, out, err);
+    else {
+        cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+        rc = CS_ERR_USAGE;
+    }
+    return rc;
+}
