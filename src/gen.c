@@ -51,7 +51,7 @@ static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *
     if (cs_sched_check_limits(s, &e)) {
         cs_error_set(err, "", 0, "the generated schedule exceeds the runtime's limits: %s", e.msg);
         cs_sched_free(s);
-        return CS_ERR_USAGE;
+        return CS_ERR_INVALID;
     }
     *out = s;
     return 0;
@@ -166,6 +166,84 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
     return finish(prog, out, err);
 }
 
+/* The compact corrected layout, for sizes where the seed's layout (one reducer threadblock per chunk
+ * of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk factor
+ * G), column reductions on the tb of the first column peer, row reductions on the tb of the first
+ * row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
+static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
+{
+    int G = o->gpus, C = o->columns, R = G / C, B = C;
+    struct cs_prog_opts po;
+    struct cs_prog *prog;
+
+    memset(&po, 0, sizeof(po));
+    po.name = "hierarchical_allreduce";
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = G;
+    po.in_chunks = G;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    prog = cs_prog_new(&po);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, tb = c * R + (p == 0 ? 1 : 0);
+
+        for (int k = 0; k < R - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(r, CS_BUF_SCRATCH, k * B, B),
+                           tb, -1, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, tb = (c == 0 ? 1 : 0) * R + p;
+
+        for (int k = 0; k < C - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), tb, -1, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++)
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, r, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++)
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, -1);
+    }
+    return finish(prog, out, err);
+}
+
 int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
@@ -192,9 +270,23 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
     if (o.compat) {
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
-        return hier_program(&o, o.gpus, 0, out, err);
+        rc = hier_program(&o, o.gpus, 0, out, err);
+        return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
-    return hier_program(&o, o.gpus, 1, out, err);
+    /* The seed's layout where it fits the runtime (its column sends move G*C chunks at once). */
+    if (o.gpus * o.columns < CS_MAX_CNT) {
+        struct cs_error e;
+
+        cs_error_init(&e);
+        rc = hier_program(&o, o.gpus, 1, out, &e);
+        if (rc != CS_ERR_INVALID) {
+            if (rc)
+                cs_error_set(err, e.file, e.line, "%s", e.msg);
+            return rc;
+        }
+    }
+    rc = hier_compact(&o, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
 /* ---- ring */
