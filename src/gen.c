@@ -291,18 +291,118 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
 
 /* ---- ring */
 
-int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *name, int chunks)
 {
-    (void)in;
-    (void)out;
-    return usage(err, "ring: not implemented");
+    struct cs_prog_opts po;
+
+    memset(&po, 0, sizeof(po));
+    po.name = name;
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = o->gpus;
+    po.in_chunks = chunks;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    return cs_prog_new(&po);
 }
 
+/* Ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by hop around
+ * the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns the sum);
+ * then it travels around once more (rcs, and r at the last rank). One tb per ring and rank sends
+ * to the next rank and receives from the previous one, on the ring's own channel. A tb holds 2G-1
+ * steps; above 32 GPUs that breaks the runtime's 64, so each ring then runs its reduce-scatter and
+ * its all-gather on two channels (G steps each). */
+int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    struct cs_prog *prog;
+    char name[64], msg[200];
+    int rc, G, K, split, nch;
+
+    if ((rc = common_opts(in, &o, 2, err)))
+        return rc;
+    if (o.channels == 0)
+        o.channels = 1;
+    G = o.gpus;
+    K = o.channels;
+    split = 2 * G - 1 > CS_MAX_STEPS;
+    nch = K * (split ? 2 : 1) * o.instances;
+    if (K < 1)
+        return usage(err, "--channels must be at least 1");
+    if (nch > CS_MAX_CHANNELS) {
+        snprintf(msg, sizeof(msg),
+                 "%d rings x %d instances%s need %d channels, more than the runtime's %d", K,
+                 o.instances, split ? " x 2 (phases split above 32 GPUs)" : "", nch,
+                 CS_MAX_CHANNELS);
+        return usage(err, msg);
+    }
+    snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
+    prog = allreduce_prog(&o, name, G * K);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int k = 0; k < K; k++) {
+        int ag = split ? K + k : k;
+
+        for (int b = 0; b < G; b++) {
+            int idx = k * G + b, prev = (b + 1) % G;
+
+            for (int s = 1; s < G; s++) {
+                int r = (b + 1 + s) % G;
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
+                               k, k, k);
+                prev = r;
+            }
+            for (int s = 1; s < G; s++) {
+                int r = (b + s) % G;
+
+                cs_prog_copy(prog, ref(prev, CS_BUF_INPUT, idx, 1), ref(r, CS_BUF_INPUT, idx, 1),
+                             ag, ag, ag);
+                prev = r;
+            }
+        }
+    }
+    rc = finish(prog, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+}
+
+/* ---- all-pairs */
+
+/* Rank r owns chunk r. Reduce-scatter: every rank sends chunk q to rank q's scratch (tb q talks to
+ * rank q); a local tb reduces the G-1 received chunks into chunk r; all-gather: chunk r goes to
+ * every other rank. The runtime allows 32 sending tbs per channel, so above 33 GPUs the pair
+ * (r, q) uses channel (r + q) mod ceil((G-1)/32). */
 int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
 {
-    (void)in;
-    (void)out;
-    return usage(err, "allpairs: not implemented");
+    struct cs_gen_opts o;
+    struct cs_prog *prog;
+    int rc, G, nch;
+
+    if ((rc = common_opts(in, &o, 2, err)))
+        return rc;
+    G = o.gpus;
+    nch = (G - 1 + 31) / 32;
+    prog = allreduce_prog(&o, "allreduce_allpairs", G);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int r = 0; r < G; r++)
+        for (int q = 0; q < G; q++)
+            if (q != r)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, q, 1),
+                             ref(q, CS_BUF_SCRATCH, r < q ? r : r - 1, 1), q, r, (r + q) % nch);
+    for (int r = 0; r < G; r++)
+        for (int k = 0; k < G - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, r, 1), ref(r, CS_BUF_SCRATCH, k, 1), G, -1,
+                           -1);
+    for (int r = 0; r < G; r++)
+        for (int q = 0; q < G; q++)
+            if (q != r)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, r, 1), ref(q, CS_BUF_INPUT, r, 1), q, r,
+                             (r + q) % nch);
+    rc = finish(prog, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
 /* ---- specs */

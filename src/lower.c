@@ -1401,6 +1401,21 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
             cs_error_set(err, "", 0, "gpu %d: chunk offsets beyond the runtime's int16_t", g);
             return CS_ERR_INVALID;
         }
+        for (int c = 0; c < sched->nchannels; c++) {
+            int ns = 0, nr = 0;
+
+            for (int t = 0; t < gpu->ntbs; t++) {
+                ns += gpu->tbs[t].chan == c && gpu->tbs[t].send >= 0;
+                nr += gpu->tbs[t].chan == c && gpu->tbs[t].recv >= 0;
+            }
+            if (ns > 32 || nr > 32) {
+                cs_error_set(err, "", 0,
+                             "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
+                             "allows 32 of each per channel",
+                             g, c, ns, nr);
+                return CS_ERR_INVALID;
+            }
+        }
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
