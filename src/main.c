@@ -36,11 +36,37 @@ static const char verify_usage[] =
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
     "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
+static const char gen_usage[] =
+    "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
+    "                  [--channels K] [--protocol LL|LL128|Simple] [--msccl-tools-compat] [-o FILE]\n"
+    "\n"
+    "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
+    "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each column,\n"
+    "                then across each row, all-gather across rows, then in each column. Default:\n"
+    "                the corrected algorithm; --msccl-tools-compat: the published seed\n"
+    "                allreduce_a100_pcie_hierarchical.py exactly as msccl-tools lowers it, bug\n"
+    "                included (C = 2 only).\n"
+    "  ring          NCCL-style ring: K rings (--channels, default 1), each over its share of the\n"
+    "                buffer, reduce-scatter then all-gather.\n"
+    "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it to all.\n"
+    "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
+    "--protocol defaults to Simple. Parameters that cannot work, or a schedule beyond the runtime's\n"
+    "limits (32 channels, 64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
+
+static const char diff_usage[] =
+    "usage: collsim diff A.xml B.xml\n"
+    "\n"
+    "Compare two schedules. Each real step's dependencies count as a set (its own plus those of\n"
+    "the nops before it), since msccl-tools orders them arbitrarily. Exit 0 when equal; 1 when\n"
+    "they differ, naming the first difference (GPU, threadblock, step, attribute, both values);\n"
+    "2 when a file cannot be read.\n";
 
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
     {"verify", cmd_verify, "check a schedule's structure and data", verify_usage},
+    {"gen", cmd_gen, "generate a schedule (hierarchical, ring, allpairs)", gen_usage},
+    {"diff", cmd_diff, "compare two schedules up to dependency order", diff_usage},
     {NULL, NULL, NULL, NULL},
 };
 
