@@ -302,5 +302,13 @@ void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long u
 
 double cs_plan_wire_bytes(const struct cs_plan *plan, long long data_bytes)
 {
-    return (double)data_bytes * plan->wire_factor;
+    /* Whole lines: LL 16 B carrying 8 B of data, LL128 128 B carrying 120 B (device.h). */
+    switch (plan->proto) {
+    case CS_PROTO_LL:
+        return (double)((data_bytes + 7) / 8 * 16);
+    case CS_PROTO_LL128:
+        return (double)((data_bytes + 119) / 120 * 128);
+    default:
+        return (double)data_bytes;
+    }
 }

@@ -81,7 +81,8 @@ long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op
  * is max(ceil(elems/32) x 16, 32 KiB worth) elements, capped at elems; the second the rest. */
 void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long unit_bytes[2]);
 
-/* Bytes on the wire for data_bytes of payload. */
+/* Bytes on the wire for data_bytes of payload: whole LL lines (16 B per 8 B of data) or LL128
+ * lines (128 B per 120 B), i.e. wire_factor x data rounded up to a line; data for Simple. */
 double cs_plan_wire_bytes(const struct cs_plan *plan, long long data_bytes);
 
 /* Element size of a datatype name: float 4, half 2, bfloat16 2, double 8; 0 if unknown. */

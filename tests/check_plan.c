@@ -63,6 +63,8 @@ START_TEST(test_chunking_ll)
     ck_assert_int_eq(p->slots_per_call, 1);
     ck_assert_double_eq(p->wire_factor, 2.0);
     ck_assert_int_eq(cs_plan_call_elems(p, &p->tbs[0].ops[0], 0, 7), 8192);
+    ck_assert_double_eq(cs_plan_wire_bytes(p, 32768), 65536.0);
+    ck_assert_double_eq(cs_plan_wire_bytes(p, 4), 16.0); /* one 16 B line */
     cs_plan_free(p);
 
     ck_assert_int_eq(cs_plan_build(s, 4 * MiB, 4, CS_PROTO_LL, &p, NULL), 0);
@@ -130,6 +132,7 @@ START_TEST(test_chunking_ll128_partial)
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 3);
     ck_assert_int_eq(cs_plan_call_elems(p, &p->tbs[0].ops[0], 1, 2), 106000);
     ck_assert_double_eq_tol(cs_plan_wire_bytes(p, 120), 128.0, 1e-12);
+    ck_assert_double_eq_tol(cs_plan_wire_bytes(p, 121), 256.0, 1e-12); /* whole 128 B lines */
     cs_plan_free(p);
     ck_assert_int_eq(cs_plan_build(s, 16000000, 2, CS_PROTO_LL128, &p, NULL), 0);
     ck_assert_int_eq(p->chunk_elems, 500000);
