@@ -353,8 +353,9 @@ static void subst_n(char *out, size_t len, const char *in, int n)
     out[k] = '\0';
 }
 
-/* The prediction at the smallest predicted size at or above `size` (predict rounds sizes up to
- * whole chunks, so allow up to 1.5 x): the time in s, NAN on deadlock, INFINITY when absent. */
+/* The prediction at the smallest predicted size at or above `size` (predict rounds a requested
+ * size up to whole chunks of the schedule, so a size below the schedule's granularity is
+ * predicted at the rounded-up size): the time in s, NAN on deadlock, INFINITY when absent. */
 static double lookup(const struct cs_csv *t, double size)
 {
     int cs = cs_csv_col_find(t, "size_bytes"), ct = cs_csv_col_find(t, "time_us"),
@@ -364,8 +365,7 @@ static double lookup(const struct cs_csv *t, double size)
     for (int r = 0; r < t->nrows; r++) {
         double s, us;
 
-        if (cs_csv_get_double(t, r, cs, &s, NULL) != 0 || s < size || s >= bsize ||
-            s > 1.5 * size)
+        if (cs_csv_get_double(t, r, cs, &s, NULL) != 0 || s < size || s >= bsize)
             continue;
         bsize = s;
         best = strcmp(cs_csv_cell(t, r, cst), "ok") == 0 &&
