@@ -39,11 +39,14 @@ struct vcase {
     double size_min, size_max; /* sizes compared */
     char target[32];           /* nvswitch8 or other */
     double point_size;         /* size= for tables of time against GPU count (bytes) */
+    char *notes;               /* `#: NAME: text` lines of the case file, for the summary */
     int line;
 };
 
 static void case_cleanup(struct vcase *c)
 {
+    free(c->notes);
+    c->notes = NULL;
     for (int i = 0; i < c->nsets; i++)
         free(c->sets[i]);
     c->nsets = 0;
@@ -544,7 +547,10 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
                 missed = 1;
             }
         }
-        fprintf(md, ".\n\n![%s](%s.svg)\n", c->name, c->name);
+        fprintf(md, ".\n\n");
+        if (c->notes != NULL)
+            fprintf(md, "%s\n", c->notes);
+        fprintf(md, "![%s](%s.svg)\n", c->name, c->name);
     }
     return missed;
 }
@@ -647,6 +653,44 @@ int cmd_validate(int argc, char **argv)
             fprintf(stderr, "collsim: %s:%d: line too long\n", cases_path, line);
             rc = CS_EXIT_USAGE;
             break;
+        }
+        if (strncmp(buf, "#:", 2) == 0) {
+            /* A note for a case defined above: `#: NAME: text`. */
+            char *name = buf + 2, *colon, *text;
+            int k;
+
+            while (*name == ' ')
+                name++;
+            colon = strchr(name, ':');
+            if (colon == NULL)
+                continue;
+            *colon = '\0';
+            text = colon + 1;
+            while (*text == ' ')
+                text++;
+            text[strcspn(text, "\r\n")] = '\0';
+            for (k = 0; k < ncases && strcmp(cases[k].name, name) != 0; k++)
+                ;
+            if (k == ncases) {
+                fprintf(stderr, "collsim: %s:%d: note for an unknown case '%s'\n", cases_path,
+                        line, name);
+                rc = CS_EXIT_USAGE;
+                break;
+            }
+            {
+                size_t old_len = cases[k].notes ? strlen(cases[k].notes) : 0;
+                char *nn = realloc(cases[k].notes, old_len + strlen(text) + 2);
+
+                if (nn == NULL) {
+                    rc = CS_EXIT_USAGE;
+                    break;
+                }
+                if (old_len == 0)
+                    nn[0] = '\0';
+                strcat(strcat(nn, text), "\n");
+                cases[k].notes = nn;
+            }
+            continue;
         }
         for (tok = strtok_r(buf, " \t\r\n", &save); tok && nf < 64;
              tok = strtok_r(NULL, " \t\r\n", &save)) {

@@ -64,7 +64,7 @@ static const char validate_usage[] =
     "usage: collsim validate CASES [-o DIR] [--baseline FILE] [--tolerance FRACTION]\n"
     "\n"
     "Compare predictions with published measurements. CASES has one case per line (# starts\n"
-    "a comment):\n"
+    "a comment; `#: NAME: text` after a case adds a note to its section of the summary):\n"
     "  NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]\n"
     "MEASUREMENT is a table in the shared measurements schema (shared:FILE reads\n"
     "$CS_SHARED_DATA/measurements/FILE, default ../shared/data); SCHEDULE an MSCCL XML or\n"

@@ -16,4 +16,33 @@ rc=$?
 # The summary names every case and band it measured.
 grep -q '^### oci-8gpu-small' "$tmp/summary.md" && grep -q '^### ring-latency' "$tmp/summary.md" ||
     { echo "FAIL: summary.md misses a case" >&2; rc=1; }
+
+# A worse model shows up: against a baseline with every error 5 points lower, validate exits 1.
+awk -F, 'NR == 1 { print; next } { OFS = ","; $4 -= 0.05; $5 -= 0.05; print }' \
+    tests/data/validation/baseline.csv >"$tmp/tight.csv"
+"$CS_BUILDDIR/collsim" validate tests/data/validation/cases.txt -o "$tmp/t" \
+    --baseline "$tmp/tight.csv" >"$tmp/out" 2>&1
+[ $? -eq 1 ] && grep -q 'baseline' "$tmp/out" ||
+    { echo "FAIL: a tighter baseline does not fail" >&2; cat "$tmp/out" >&2; rc=1; }
+
+# Bad case files: exit 2 with file:line.
+bad() {
+    printf '%s\n' "$2" >"$tmp/bad.txt"
+    "$CS_BUILDDIR/collsim" validate "$tmp/bad.txt" -o "$tmp/b" >"$tmp/out" 2>&1
+    st=$?
+    if [ $st -ne 2 ] || ! grep -q -- "bad.txt:$1" "$tmp/out"; then
+        echo "FAIL: case line '$2' exited $st:" >&2
+        cat "$tmp/out" >&2
+        rc=1
+    fi
+}
+bad "1: a case is" "name only.csv"
+bad "1: protocol 'LL129'" "c m.csv s.xml p.xml LL129"
+bad "1: protocol 'fastest:LL,X'" "c m.csv s.xml p.xml fastest:LL,X"
+bad "1: bad case option 'colour=red'" "c m.csv s.xml p.xml LL colour=red"
+bad "1: bad case option 'fit=9:1'" "c m.csv s.xml p.xml LL fit=9:1"
+bad "1: case name 'a/b'" "a/b m.csv s.xml p.xml LL"
+bad "2: case 'c' again" "c m.csv s.xml p.xml LL
+c m.csv s.xml p.xml LL"
+bad "1: cannot open params file" "c m.csv s.xml p.xml LL params=$tmp/none.props"
 exit $rc
