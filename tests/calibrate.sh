@@ -106,6 +106,14 @@ if [ -d "$shared" ]; then
     "$collsim" calibrate fit "$shared/sm02-a100pcie40-1node-4gpu-sys.csv" --link pcie \
         --segments 2 --only-fitted -o "$tmp/sm02.xml" || fail=1
     near cs.link_Bps.pcie 5.2e9 0.15 "$tmp/sm02.xml"    # busbw ~5 GB/s across sockets
+    # The committed fit and the committed fitted platform agree with a fresh fit
+    # (results/validation/README: 234.0 GB/s from the fit, x 1.04558 through the replay).
+    (cd "$shared" && "$collsim" calibrate fit oci-bmgpu48-a100sxm40-1node-8gpu.csv --link nvlink \
+        --proto Simple --sizes 256M: --segments 1 --only-fitted -o "$tmp/ocibw.xml") || fail=1
+    committed="$CS_SRCDIR/results/validation/fit-oci-bandwidth.props"
+    near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$committed")" 1e-6 "$tmp/ocibw.xml"
+    want=$(awk -v b="$(value cs.link_Bps.nvlink "$committed")" 'BEGIN { printf "%.6g", b * 1.04558 }')
+    near cs.link_Bps.nvlink "$want" 1e-5 "$CS_SRCDIR/results/validation/dgx-a100-fit.xml"
 else
     echo "calibrate.sh: no shared measurements; skipping those checks"
 fi
