@@ -25,6 +25,7 @@
 struct vcase {
     char name[128];
     char meas[1024];
+    char meas_label[1024]; /* as written in the case file */
     char sched[1024]; /* a path, or gen:SPEC */
     char platform[1024];
     char protos[MAX_PROTOS][8];
@@ -155,6 +156,7 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
             return -1;
         }
     snprintf(c->name, sizeof(c->name), "%s", f[0]);
+    snprintf(c->meas_label, sizeof(c->meas_label), "%s", f[1]);
     if (strncmp(f[1], "shared:", 7) == 0)
         snprintf(c->meas, sizeof(c->meas), "%s/measurements/%s", shared_dir(), f[1] + 7);
     else
@@ -491,11 +493,18 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
         snprintf(pdesc + strlen(pdesc), sizeof(pdesc) - strlen(pdesc), "%s%s", q ? "/" : "",
                  c->protos[q]);
     fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
-            c->name, c->meas, c->sched, c->platform, c->fastest ? "fastest of " : "", pdesc);
+            c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "",
+            pdesc);
     if (held)
-        fprintf(md, " Sizes %.0f..%.0f B were used to fit the platform; the error is reported on "
-                    "the other sizes (held out) and on all.",
-                c->fit_min, c->fit_max);
+    {
+        char hi[64] = "up";
+
+        if (isfinite(c->fit_max))
+            snprintf(hi, sizeof(hi), "to %.0f B", c->fit_max);
+        fprintf(md, " Sizes from %.0f B %s were used to fit the platform; the table reports the "
+                    "other sizes (held out).",
+                c->fit_min, hi);
+    }
     fprintf(md, "\n\n| band | sizes | median abs error | max abs error (at size) | missing |\n"
                 "|---|---|---|---|---|\n");
     for (int b = 0; b < CS_NBANDS; b++) {
