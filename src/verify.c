@@ -322,7 +322,7 @@ static void check_tbs(struct vctx *v)
               sc->nchunksperloop);
     for (int g = 0; g < v->ngpus; g++) {
         const struct cs_gpu *gpu = v->gpu[g];
-        int sendtbs[CS_MAX_CHANNELS] = {0};
+        int sendtbs[CS_MAX_CHANNELS] = {0}, recvtbs[CS_MAX_CHANNELS] = {0};
 
         if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
             FATAL(v, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
@@ -348,8 +348,12 @@ static void check_tbs(struct vctx *v)
                 SERROR(v, tb->line, "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
                        "runtime sets up connections on channels 0..%d only", g, tb->id, tb->chan,
                        sc->nchannels, sc->nchannels - 1);
+            /* The runtime's per-channel peer tables hold 32 of each (msccl.md 2.4). */
             if (tb->send >= 0 && ++sendtbs[tb->chan] == 33)
                 SERROR(v, tb->line, "rank %d: more than 32 tbs send on channel %d", g, tb->chan);
+            if (tb->recv >= 0 && ++recvtbs[tb->chan] == 33)
+                SERROR(v, tb->line, "rank %d: more than 32 tbs receive on channel %d", g,
+                       tb->chan);
             if (tb->nsteps > CS_MAX_STEPS_LEGACY)
                 SERROR(v, tb->line, "rank %d tb %d has %d steps; the runtimes allow at most %d "
                        "(executor default) or %d (legacy)", g, tb->id, tb->nsteps, CS_MAX_STEPS,
@@ -1350,6 +1354,7 @@ static void run_data(struct vctx *v, int inplace, const char *mode)
             if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
                 (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)
                 goto out;
+            memset(d.wr[b][r], 0xff, n * sizeof(int32_t)); /* -1: no step wrote it */
         }
     }
     if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL)

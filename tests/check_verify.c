@@ -270,7 +270,10 @@ START_TEST(test_allgather)
     ck_assert_int_eq(res->nwrong_outputs, 2);
     d = find_diag(res, "rank 0 output chunk 1 is wrong");
     ck_assert_ptr_nonnull(d);
-    ck_assert_ptr_nonnull(strstr(d->msg, "expected input chunk 0 of rank 1; found nothing"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "expected input chunk 0 of rank 1; found nothing (never "
+                                         "written)"));
+    ck_assert_ptr_null(strstr(d->msg, "last written"));
+    ck_assert_int_eq(d->line, 2); /* the <gpu> */
     cs_verify_result_free(res);
 }
 END_TEST
@@ -492,6 +495,40 @@ START_TEST(test_garbage_model)
 }
 END_TEST
 
+/* 33 tbs of one rank sending on one channel: over the runtime's 32. */
+START_TEST(test_tbs_per_channel)
+{
+    struct cs_sched *s = cs_sched_new();
+    struct cs_verify_result *res;
+
+    s->ngpus = 34;
+    s->nchannels = 1;
+    s->nchunksperloop = 34;
+    for (int r = 0; r < 34; r++) {
+        struct cs_gpu *g = cs_sched_add_gpu(s);
+
+        g->id = r;
+        for (int p = 1; r == 0 && p < 34; p++) {
+            struct cs_tb *tb = cs_gpu_add_tb(g);
+
+            tb->id = p - 1;
+            tb->send = p;
+        }
+    }
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_int_eq(res->nstructure_errors, 1);
+    ck_assert_ptr_nonnull(find_diag(res, "rank 0: more than 32 tbs send on channel 0"));
+    cs_verify_result_free(res);
+    s->gpus[0].tbs[32].chan = 1; /* now within the limit, but on a channel nchannels leaves out */
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "rank 0 tb 32 uses channel 1, but nchannels=\"1\""));
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+}
+END_TEST
+
 /* An in-place ring allreduce of G ranks on `inst` channels, each channel moving its own share of
  * nchunksperloop = G * G * inst chunks in cnt = G chunk steps (2G - 1 steps per tb). With
  * break_rank >= 0, that rank's first reduce becomes a receive-copy-send that drops its own share. */
@@ -606,6 +643,7 @@ int main(void)
     tcase_add_test(tc, test_deadlock_through_nop);
     tcase_add_test(tc, test_dependency_met_by_later_signal);
     tcase_add_test(tc, test_garbage_model);
+    tcase_add_test(tc, test_tbs_per_channel);
     tcase_add_test(tc, test_ring_generated);
     tcase_add_test(tc, test_ring_at_scale);
     suite_add_tcase(s, tc);
