@@ -38,6 +38,7 @@ struct vctx {
     int32_t *signal;       /* per step: first real hasdep step at or after it in its tb, or -1 */
     int32_t *indeg;        /* per step: unmet predecessors left after the topological sort */
     int32_t *order;        /* real steps in an order that respects every wait; norder entries */
+    int32_t *order2;       /* another such order (depth first, last tb first), for races */
     int32_t norder;
     int32_t *dep_off;      /* dependents of each step (CSR): the steps waiting on its signal */
     int32_t *dep_list;
@@ -763,11 +764,60 @@ out:
     free(msg);
 }
 
+/* Kahn's algorithm over the real steps, consuming indeg (unmet waits per step); writes the order
+ * to out and returns its length (short of nreal when steps wait in a cycle). Without a stack,
+ * breadth first from the lowest step number; with one (nreal entries), depth first from the
+ * highest: one tb runs as far as it can before another starts. */
+static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *stack)
+{
+    int32_t n = 0, head = 0, top = 0;
+
+    if (stack == NULL) {
+        for (int32_t id = 0; id < v->nsteps; id++)
+            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
+                out[n++] = id;
+    } else {
+        for (int32_t id = 0; id < v->nsteps; id++)
+            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
+                stack[top++] = id;
+    }
+    for (;;) {
+        int32_t id, succ[2];
+
+        if (stack == NULL) {
+            if (head == n)
+                break;
+            id = out[head++];
+        } else {
+            if (top == 0)
+                break;
+            id = out[n++] = stack[--top];
+        }
+        succ[0] = v->send_to[id];
+        succ[1] = next_real(v, id);
+        for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
+            if (--indeg[v->dep_list[k]] == 0) {
+                if (stack == NULL)
+                    out[n++] = v->dep_list[k];
+                else
+                    stack[top++] = v->dep_list[k];
+            }
+        for (int k = 0; k < 2; k++)
+            if (succ[k] >= 0 && --indeg[succ[k]] == 0) {
+                if (stack == NULL)
+                    out[n++] = succ[k];
+                else
+                    stack[top++] = succ[k];
+            }
+    }
+    return n;
+}
+
 /* Order the real steps so that every wait (program order, dependency, send before its matching
  * receive) is met by an earlier step; report a cycle when there is none. */
 static void check_deadlock(struct vctx *v)
 {
-    int32_t *fill = NULL, head = 0;
+    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
 
     if ((v->signal = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
         (v->indeg = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
@@ -805,23 +855,20 @@ static void check_deadlock(struct vctx *v)
     for (int32_t id = 0; id < v->nsteps; id++)
         if (step_at(v, id)->type != CS_STEP_NOP)
             each_dep(v, id, dep_fill, fill);
-    for (int32_t id = 0; id < v->nsteps; id++)
-        if (step_at(v, id)->type != CS_STEP_NOP && v->indeg[id] == 0)
-            v->order[v->norder++] = id;
-    while (head < v->norder) {
-        int32_t id = v->order[head++], succ[2] = {next_real(v, id), v->send_to[id]};
-
-        for (int k = 0; k < 2; k++)
-            if (succ[k] >= 0 && --v->indeg[succ[k]] == 0)
-                v->order[v->norder++] = succ[k];
-        for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
-            if (--v->indeg[v->dep_list[k]] == 0)
-                v->order[v->norder++] = v->dep_list[k];
-    }
-    if (v->norder < v->nreal && !v->oom)
+    if ((indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+        goto out;
+    memcpy(indeg0, v->indeg, (size_t)v->nsteps * sizeof(int32_t));
+    v->norder = topo_sort(v, v->indeg, v->order, NULL);
+    if (v->norder < v->nreal && !v->oom) {
         report_cycle(v);
+    } else if ((v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
+               (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL) {
+        topo_sort(v, indeg0, v->order2, stack);
+    }
 out:
     free(fill);
+    free(indeg0);
+    free(stack);
 }
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
@@ -846,8 +893,19 @@ struct queue {
     int32_t len, cap, head;
 };
 
+/* An output chunk's final value, to compare two executions. */
+struct outval {
+    uint64_t h1, h2, n;
+    int32_t writer; /* last step that wrote it, -1 for none */
+    int state;      /* 0 never written, 1 computed from uninitialised data, 2 a value */
+    int right;      /* the value the collective requires */
+};
+
 struct dctx {
     struct vctx *v;
+    int quiet;           /* report nothing: a second execution, compared by the caller */
+    struct outval *vals; /* filled with the output chunks (rank-major), when not NULL */
+    uint64_t *colsum;    /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
     const struct cs_sched *sc;
     int inplace;
     const char *mode; /* "" or " (in-place call)" / " (out-of-place call)" */
@@ -1084,7 +1142,7 @@ static void exec_step(struct dctx *d, int32_t id)
         }
         case CS_STEP_NOP: break;
         }
-        if (!d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
+        if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
             diag(v, CS_VERIFY_WARNING, CS_VERIFY_DATA, st->line,
@@ -1092,6 +1150,8 @@ static void exec_step(struct dctx *d, int32_t id)
                  "call", step_name(v, id, a, sizeof(a)), dof, d->mode);
         }
     }
+    if (d->quiet)
+        return;
     if (tr.unset)
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
              "%s reads %s chunk %ld%s, which was never written%s%s", step_name(v, id, a, sizeof(a)),
@@ -1249,8 +1309,9 @@ static void check_outputs(struct dctx *d)
         for (long k = 0; k < d->out_n && !v->oom; k++) {
             int32_t *w;
             uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
-            uint64_t e1 = 0, e2 = 0, h1, h2, en;
+            uint64_t e1 = 0, e2 = 0, en;
             long sumchunk = -1, src_rank = -1, src_chunk = -1;
+            int right;
             char *msg;
             size_t len = 0, cap = 512;
             char a[128];
@@ -1270,18 +1331,28 @@ static void check_outputs(struct dctx *d)
             default: return;
             }
             if (sumchunk >= 0) {
-                for (int i = 0; i < G; i++) {
-                    leaf_hash((uint32_t)i, (uint32_t)sumchunk, &h1, &h2);
-                    e1 += h1;
-                    e2 += h2;
-                }
+                e1 = d->colsum[2 * sumchunk];
+                e2 = d->colsum[2 * sumchunk + 1];
                 en = (uint64_t)G;
             } else {
                 leaf_hash((uint32_t)src_rank, (uint32_t)src_chunk, &e1, &e2);
                 en = 1;
             }
-            if (val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
-                d->nodes[val].n == en)
+            right = val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
+                    d->nodes[val].n == en;
+            if (d->vals != NULL) {
+                struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
+
+                o->writer = *w;
+                o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
+                o->right = right;
+                if (val > POISON) {
+                    o->h1 = d->nodes[val].h1;
+                    o->h2 = d->nodes[val].h2;
+                    o->n = d->nodes[val].n;
+                }
+            }
+            if (right || d->quiet)
                 continue;
             v->res->nwrong_outputs++;
             line = *w >= 0 ? step_at(v, *w)->line : v->gpu[r]->line;
@@ -1332,12 +1403,17 @@ static void dctx_cleanup(struct dctx *d)
     free(d->q);
     free(d->nodes);
     free(d->mult);
+    free(d->colsum);
 }
 
-static void run_data(struct vctx *v, int inplace, const char *mode)
+/* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
+ * (quiet: only record them in vals). */
+static void run_data(struct vctx *v, int inplace, const char *mode, const int32_t *order,
+                     int quiet, struct outval *vals)
 {
     const struct cs_sched *sc = v->sc;
-    struct dctx d = {.v = v, .sc = sc, .inplace = inplace, .mode = mode};
+    struct dctx d = {.v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet,
+                     .vals = vals};
     int G = sc->ngpus;
 
     d.N = sc->nchunksperloop;
@@ -1357,8 +1433,17 @@ static void run_data(struct vctx *v, int inplace, const char *mode)
             memset(d.wr[b][r], 0xff, n * sizeof(int32_t)); /* -1: no step wrote it */
         }
     }
-    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL)
+    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
+        (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
+    for (long c = 0; c < d.N; c++)
+        for (int r = 0; r < G; r++) {
+            uint64_t h1, h2;
+
+            leaf_hash((uint32_t)r, (uint32_t)c, &h1, &h2);
+            d.colsum[2 * c] += h1;
+            d.colsum[2 * c + 1] += h2;
+        }
     new_node(&d); /* UNSET */
     new_node(&d); /* POISON */
     for (int r = 0; r < G; r++)
@@ -1370,11 +1455,66 @@ static void run_data(struct vctx *v, int inplace, const char *mode)
             *w = -1;
         }
     for (int32_t k = 0; k < v->norder && !v->oom; k++)
-        exec_step(&d, v->order[k]);
+        exec_step(&d, order[k]);
     if (!v->oom)
         check_outputs(&d);
 out:
     dctx_cleanup(&d);
+}
+
+static const char *outval_words(const struct outval *o)
+{
+    return o->state == 0 ? "is never written"
+           : o->state == 1 ? "holds a value computed from uninitialised chunks"
+           : o->right      ? "holds the right value"
+                           : "holds a wrong value";
+}
+
+/* Execute the schedule in two orders that both respect every wait; outputs that differ betray a
+ * missing dependency (a race), which one order alone could hide. */
+static void check_data(struct vctx *v, int inplace, const char *mode)
+{
+    const struct cs_sched *sc = v->sc;
+    int G = sc->ngpus;
+    size_t out_n = (size_t)(sc->coll == CS_COLL_REDUCE_SCATTER ? sc->nchunksperloop / G
+                                                                 : sc->nchunksperloop);
+    struct outval *a = xcalloc(v, (size_t)G * out_n, sizeof(*a));
+    struct outval *b = xcalloc(v, (size_t)G * out_n, sizeof(*b));
+
+    if (a == NULL || b == NULL)
+        goto out;
+    run_data(v, inplace, mode, v->order, 0, a);
+    if (v->oom || v->order2 == NULL)
+        goto out;
+    run_data(v, inplace, mode, v->order2, 1, b);
+    for (size_t i = 0; i < (size_t)G * out_n && !v->oom; i++) {
+        const struct outval *x = &a[i], *y = &b[i];
+        char wa[128] = "", wb[128] = "";
+        const struct outval *bad;
+
+        if (x->state == y->state && x->writer == y->writer &&
+            (x->state != 2 || (x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n)))
+            continue;
+        bad = x->right ? y : x;
+        if (x->writer >= 0) {
+            strcpy(wa, " (last written by ");
+            step_label(v, x->writer, wa + strlen(wa), sizeof(wa) - strlen(wa) - 1);
+            strcat(wa, ")");
+        }
+        if (y->writer >= 0) {
+            strcpy(wb, " (last written by ");
+            step_label(v, y->writer, wb + strlen(wb), sizeof(wb) - strlen(wb) - 1);
+            strcat(wb, ")");
+        }
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA,
+             bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
+             "rank %zu output chunk %zu depends on the order of execution%s, a missing "
+             "dependency: in one order that meets every wait it %s%s, in another it %s%s",
+             i / out_n, i % out_n, mode, outval_words(x), wa, outval_words(y), wb);
+    }
+out:
+    free(a);
+    free(b);
 }
 
 /* Buffer sizes the runtime gives each collective, against what the gpus declare. */
@@ -1431,9 +1571,9 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
 
             res->data_checked = 1;
             if (in)
-                run_data(&v, 1, out_ ? " (in-place call)" : "");
+                check_data(&v, 1, out_ ? " (in-place call)" : "");
             if (out_ && !v.oom)
-                run_data(&v, 0, in ? " (out-of-place call)" : "");
+                check_data(&v, 0, in ? " (out-of-place call)" : "");
         }
     }
     free(v.gpu);
@@ -1449,6 +1589,7 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
     free(v.signal);
     free(v.indeg);
     free(v.order);
+    free(v.order2);
     free(v.dep_off);
     free(v.dep_list);
     if (v.oom) {

@@ -357,6 +357,40 @@ START_TEST(test_uninitialised_read)
 }
 END_TEST
 
+/* A copy out of scratch that does not wait for the copy into it. Breadth first, the writer's tb
+ * (lower id) runs first and the result is right; depth first from the last tb, the reader runs
+ * first. Only comparing the two orders shows the race. */
+#define RACE(hasdep, depid, deps)                                                                  \
+    ALGO("alltoall", 2, 0)                                                                         \
+    GPU(0, 2, 2, 1) TB(0, 1, 1) STEP(0, "s", "i", 1, "o", 0, 1, -1, -1, 0)                        \
+        STEP(1, "r", "i", 0, "o", 1, 1, -1, -1, 0) "</tb>"                                         \
+        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "s", 0, 1, -1, -1, hasdep) "</tb>"                    \
+        TB(2, -1, -1) STEP(0, "cpy", "s", 0, "o", 0, 1, depid, deps, 0) "</tb></gpu>\n"            \
+    GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                        \
+        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"                                         \
+        TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+
+START_TEST(test_race_hidden_by_order)
+{
+    struct cs_verify_result *res = verify_str(RACE(0, -1, -1), 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->ndata_errors, 1);
+    ck_assert_int_eq(res->nwrong_outputs, 0);
+    d = find_diag(res, "rank 0 output chunk 0 depends on the order of execution");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->msg, "it holds the right value"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "computed from uninitialised chunks (last written by "
+                                         "rank 0 tb 2 step 0 (cpy, line 9))"));
+    ck_assert_int_eq(d->line, 9);
+    cs_verify_result_free(res);
+    res = verify_str(RACE(1, 1, 0), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
 START_TEST(test_custom_structure_only)
 {
     struct cs_verify_result *res =
@@ -638,6 +672,7 @@ int main(void)
     tcase_add_test(tc, test_reduce_scatter_inplace);
     tcase_add_test(tc, test_alltoall_scratch);
     tcase_add_test(tc, test_uninitialised_read);
+    tcase_add_test(tc, test_race_hidden_by_order);
     tcase_add_test(tc, test_custom_structure_only);
     tcase_add_test(tc, test_deadlock_through_matching);
     tcase_add_test(tc, test_deadlock_through_nop);
