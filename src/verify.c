@@ -19,8 +19,8 @@ struct vctx {
     const struct cs_sched *sc;
     struct cs_verify_result *res;
     int oom;
-    int nfatal;  /* structural errors after which the graph or the execution makes no sense */
-    int nodata;  /* problems that make the data check meaningless (but not the graph) */
+    int nfatal; /* structural errors after which the graph or the execution makes no sense */
+    int nodata; /* problems that make the data check meaningless (but not the graph) */
     int ngpus;
     const struct cs_gpu **gpu; /* by gpu id */
     int32_t *gtb0;             /* first global tb number of each gpu id; ngpus + 1 entries */
@@ -40,7 +40,7 @@ struct vctx {
     int32_t *order;        /* real steps in an order that respects every wait; norder entries */
     int32_t *order2;       /* another such order (depth first, last tb first), for races */
     int32_t norder;
-    int32_t *dep_off;      /* dependents of each step (CSR): the steps waiting on its signal */
+    int32_t *dep_off; /* dependents of each step (CSR): the steps waiting on its signal */
     int32_t *dep_list;
 };
 
@@ -133,9 +133,12 @@ static int keeps(const struct vctx *v)
 static const char *buf_name(enum cs_buf b)
 {
     switch (b) {
-    case CS_BUF_INPUT: return "input";
-    case CS_BUF_OUTPUT: return "output";
-    case CS_BUF_SCRATCH: return "scratch";
+    case CS_BUF_INPUT:
+        return "input";
+    case CS_BUF_OUTPUT:
+        return "output";
+    case CS_BUF_SCRATCH:
+        return "scratch";
     }
     return "?";
 }
@@ -231,9 +234,12 @@ static void build_index(struct vctx *v)
 static int declared_chunks(const struct cs_gpu *gpu, enum cs_buf b)
 {
     switch (b) {
-    case CS_BUF_INPUT: return gpu->i_chunks;
-    case CS_BUF_OUTPUT: return gpu->o_chunks;
-    case CS_BUF_SCRATCH: return gpu->s_chunks;
+    case CS_BUF_INPUT:
+        return gpu->i_chunks;
+    case CS_BUF_OUTPUT:
+        return gpu->o_chunks;
+    case CS_BUF_SCRATCH:
+        return gpu->s_chunks;
     }
     return 0;
 }
@@ -248,8 +254,8 @@ static void check_range(struct vctx *v, const struct cs_gpu *gpu, const struct c
         SERROR(v, st->line,
                "rank %d tb %d step %d (%s) %s %s chunks %d..%ld, outside the %d %s chunks "
                "declared by <gpu id=\"%d\"> (%c_chunks)",
-               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off,
-               end - 1, n, buf_name(b), gpu->id, cs_buf_char(b));
+               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off, end - 1,
+               n, buf_name(b), gpu->id, cs_buf_char(b));
         v->nodata++;
     }
 }
@@ -267,30 +273,38 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
         return;
     }
     if ((st->depid < 0) != (st->deps < 0)) {
-        FATAL(v, st->line, "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
-              "-1 or both be set", gpu->id, tb->id, i, tname, st->depid, st->deps);
+        FATAL(v, st->line,
+              "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
+              "-1 or both be set",
+              gpu->id, tb->id, i, tname, st->depid, st->deps);
     } else if (st->depid >= 0) {
         const struct cs_tb *dep = cs_gpu_find_tb(gpu, st->depid);
 
         if (dep == NULL || st->deps >= dep->nsteps)
-            FATAL(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
-                  "not exist", gpu->id, tb->id, i, tname, st->depid, st->deps);
+            FATAL(v, st->line,
+                  "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
+                  "not exist",
+                  gpu->id, tb->id, i, tname, st->depid, st->deps);
         else if (st->depid > CS_MAX_DEPID)
-            SERROR(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
-                   "stores a dependency's tb in an int8_t (at most %d)", gpu->id, tb->id, i, tname,
-                   st->depid, CS_MAX_DEPID);
+            SERROR(v, st->line,
+                   "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
+                   "stores a dependency's tb in an int8_t (at most %d)",
+                   gpu->id, tb->id, i, tname, st->depid, CS_MAX_DEPID);
     }
     if (st->type == CS_STEP_NOP)
         return;
     if (st->cnt < 1 || st->srcoff < 0 || st->dstoff < 0) {
-        FATAL(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
-              "step that moves data needs cnt >= 1 and offsets >= 0", gpu->id, tb->id, i, tname,
-              st->cnt, st->srcoff, st->dstoff);
+        FATAL(v, st->line,
+              "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
+              "step that moves data needs cnt >= 1 and offsets >= 0",
+              gpu->id, tb->id, i, tname, st->cnt, st->srcoff, st->dstoff);
         return;
     }
     if (st->cnt >= CS_MAX_CNT)
-        SERROR(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
-               "most %d", gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
+        SERROR(v, st->line,
+               "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
+               "most %d",
+               gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
     if (cs_step_sends(st->type) && tb->send < 0)
         FATAL(v, st->line, "rank %d tb %d step %d (%s) sends, but tb %d has send=\"-1\"", gpu->id,
               tb->id, i, tname, tb->id);
@@ -305,9 +319,11 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
         check_range(v, gpu, tb, st, "writes", st->dstbuf, st->dstoff);
     if (st->depid < 0 && i > 0 && tb->steps[i - 1].type == CS_STEP_NOP &&
         tb->steps[i - 1].depid >= 0)
-        SERROR(v, st->line, "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
+        SERROR(v, st->line,
+               "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
                "has depid=\"-1\" itself; the executor rejects this (the first dependency belongs "
-               "on the step)", gpu->id, tb->id, i, tname);
+               "on the step)",
+               gpu->id, tb->id, i, tname);
 }
 
 static void check_tbs(struct vctx *v)
@@ -319,8 +335,7 @@ static void check_tbs(struct vctx *v)
         FATAL(v, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
               CS_MAX_CHANNELS);
     if (sc->nchunksperloop < 1)
-        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1",
-              sc->nchunksperloop);
+        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1", sc->nchunksperloop);
     for (int g = 0; g < v->ngpus; g++) {
         const struct cs_gpu *gpu = v->gpu[g];
         int sendtbs[CS_MAX_CHANNELS] = {0}, recvtbs[CS_MAX_CHANNELS] = {0};
@@ -331,8 +346,10 @@ static void check_tbs(struct vctx *v)
             const struct cs_tb *tb = &gpu->tbs[t];
 
             if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
-                FATAL(v, tb->line, "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
-                      "0..%d", g, tb->id, tb->send, tb->recv, v->ngpus - 1);
+                FATAL(v, tb->line,
+                      "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
+                      "0..%d",
+                      g, tb->id, tb->send, tb->recv, v->ngpus - 1);
                 continue;
             }
             if (tb->send == g || tb->recv == g)
@@ -346,21 +363,23 @@ static void check_tbs(struct vctx *v)
             if (tb->chan > maxchan)
                 maxchan = tb->chan;
             if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
-                SERROR(v, tb->line, "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
-                       "runtime sets up connections on channels 0..%d only", g, tb->id, tb->chan,
-                       sc->nchannels, sc->nchannels - 1);
+                SERROR(v, tb->line,
+                       "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
+                       "runtime sets up connections on channels 0..%d only",
+                       g, tb->id, tb->chan, sc->nchannels, sc->nchannels - 1);
             /* The runtime's per-channel peer tables hold 32 of each (msccl.md 2.4). */
             if (tb->send >= 0 && ++sendtbs[tb->chan] == 33)
                 SERROR(v, tb->line, "rank %d: more than 32 tbs send on channel %d", g, tb->chan);
             if (tb->recv >= 0 && ++recvtbs[tb->chan] == 33)
-                SERROR(v, tb->line, "rank %d: more than 32 tbs receive on channel %d", g,
-                       tb->chan);
+                SERROR(v, tb->line, "rank %d: more than 32 tbs receive on channel %d", g, tb->chan);
             if (tb->nsteps > CS_MAX_STEPS_LEGACY)
-                SERROR(v, tb->line, "rank %d tb %d has %d steps; the runtimes allow at most %d "
-                       "(executor default) or %d (legacy)", g, tb->id, tb->nsteps, CS_MAX_STEPS,
-                       CS_MAX_STEPS_LEGACY);
+                SERROR(v, tb->line,
+                       "rank %d tb %d has %d steps; the runtimes allow at most %d "
+                       "(executor default) or %d (legacy)",
+                       g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
             else if (tb->nsteps > CS_MAX_STEPS)
-                WARN(v, tb->line, "rank %d tb %d has %d steps: over the executor's default limit "
+                WARN(v, tb->line,
+                     "rank %d tb %d has %d steps: over the executor's default limit "
                      "of %d (MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
                      g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
             for (int i = 0; i < tb->nsteps; i++)
@@ -445,10 +464,12 @@ static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s
         a = &v->tb[s]->steps[i];
         b = &v->tb[r]->steps[j];
         if (a->cnt != b->cnt) {
-            FATAL(v, b->line, "connection %d->%d channel %d: rank %d tb %d step %d receives "
+            FATAL(v, b->line,
+                  "connection %d->%d channel %d: rank %d tb %d step %d receives "
                   "cnt=%d chunks, but the matching send, rank %d tb %d step %d (line %d), sends "
-                  "cnt=%d", e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src,
-                  v->tb[s]->id, i, a->line, a->cnt);
+                  "cnt=%d",
+                  e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src, v->tb[s]->id, i,
+                  a->line, a->cnt);
             return;
         }
         v->send_to[v->step0[s] + i] = v->step0[r] + j;
@@ -497,9 +518,10 @@ static void check_connections(struct vctx *v)
                 const struct cs_tb *a = v->tb[*slot], *b = v->tb[ep[m].gtb];
                 int rank = ep[m].is_recv ? ep[m].dst : ep[m].src;
 
-                FATAL(v, b->line, "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
-                      "connection belongs to one tb)", rank, a->id, b->id,
-                      ep[m].is_recv ? "receive from" : "send to",
+                FATAL(v, b->line,
+                      "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
+                      "connection belongs to one tb)",
+                      rank, a->id, b->id, ep[m].is_recv ? "receive from" : "send to",
                       ep[m].is_recv ? ep[m].src : ep[m].dst, ep[m].chan);
                 dup = 1;
             } else {
@@ -545,14 +567,15 @@ static int each_dep(struct vctx *v, int32_t id, dep_fn fn, void *arg)
     return rc;
 }
 
-static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep,
-                             int32_t target, void *arg)
+static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                             void *arg)
 {
     char a[96];
 
     (void)arg;
     if (target < 0)
-        FATAL(v, step_at(v, id)->line, "deadlock: %s waits for tb %d step %d, which never "
+        FATAL(v, step_at(v, id)->line,
+              "deadlock: %s waits for tb %d step %d, which never "
               "signals (neither it nor any later real step of tb %d has hasdep=\"1\")",
               step_name(v, id, a, sizeof(a)), dep->tb, dep->step, dep->tb);
     return 0;
@@ -569,8 +592,7 @@ static int dep_count(struct vctx *v, int32_t id, const struct cs_dep *dep, int32
     return 0;
 }
 
-static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                    void *arg)
+static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target, void *arg)
 {
     int32_t *fill = arg;
 
@@ -912,10 +934,10 @@ struct dctx {
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    uint32_t **buf[3];   /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
-    int32_t **wr[3];     /* last writer step per chunk, -1 for the initial input */
-    struct queue *q;     /* per sending tb: the values in flight on its connection */
-    uint64_t *mult;      /* scratch for rebuilding a multiset */
+    uint32_t **buf[3]; /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
+    int32_t **wr[3];   /* last writer step per chunk, -1 for the initial input */
+    struct queue *q;   /* per sending tb: the values in flight on its connection */
+    uint64_t *mult;    /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -1089,16 +1111,18 @@ static void push(struct dctx *d, int32_t t, uint32_t val)
 
 static uint32_t pop(struct dctx *d, int32_t t)
 {
-    struct queue *q = &d->q[t];
+    struct queue *q;
 
     /* The topological order runs the k-th send before the k-th receive, and the counts match. */
-    return t >= 0 && q->head < q->len ? q->v[q->head++] : POISON;
+    if (t < 0)
+        return POISON;
+    q = &d->q[t];
+    return q->head < q->len ? q->v[q->head++] : POISON;
 }
 
 static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
 {
-    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n
-                                                            : d->v->gpu[rank]->s_chunks;
+    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
 }
 
 static void exec_step(struct dctx *d, int32_t id)
@@ -1119,20 +1143,30 @@ static void exec_step(struct dctx *d, int32_t id)
         if (cs_step_recvs(st->type))
             r = pop(d, v->recv_peer_tb[t]);
         switch (st->type) {
-        case CS_STEP_S: push(d, t, x); break;
-        case CS_STEP_R: store(d, rank, st->dstbuf, dof, r, id, &tr); break;
+        case CS_STEP_S:
+            push(d, t, x);
+            break;
+        case CS_STEP_R:
+            store(d, rank, st->dstbuf, dof, r, id, &tr);
+            break;
         case CS_STEP_RCS:
             store(d, rank, st->dstbuf, dof, r, id, &tr);
             push(d, t, r);
             break;
-        case CS_STEP_RRC: store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr); break;
-        case CS_STEP_RRS: push(d, t, make_sum(d, x, r)); break;
+        case CS_STEP_RRC:
+            store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr);
+            break;
+        case CS_STEP_RRS:
+            push(d, t, make_sum(d, x, r));
+            break;
         case CS_STEP_RRCS:
             x = make_sum(d, x, r);
             store(d, rank, st->dstbuf, dof, x, id, &tr);
             push(d, t, x);
             break;
-        case CS_STEP_CPY: store(d, rank, st->dstbuf, dof, x, id, &tr); break;
+        case CS_STEP_CPY:
+            store(d, rank, st->dstbuf, dof, x, id, &tr);
+            break;
         case CS_STEP_RE: {
             uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
 
@@ -1140,14 +1174,16 @@ static void exec_step(struct dctx *d, int32_t id)
             store(d, rank, st->dstbuf, dof, make_sum(d, old, x), id, &tr);
             break;
         }
-        case CS_STEP_NOP: break;
+        case CS_STEP_NOP:
+            break;
         }
         if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
             diag(v, CS_VERIFY_WARNING, CS_VERIFY_DATA, st->line,
                  "%s writes input chunk %ld%s: NCCL's send buffer is const in an out-of-place "
-                 "call", step_name(v, id, a, sizeof(a)), dof, d->mode);
+                 "call",
+                 step_name(v, id, a, sizeof(a)), dof, d->mode);
         }
     }
     if (d->quiet)
@@ -1155,7 +1191,8 @@ static void exec_step(struct dctx *d, int32_t id)
     if (tr.unset)
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
              "%s reads %s chunk %ld%s, which was never written%s%s", step_name(v, id, a, sizeof(a)),
-             buf_name(tr.unset_buf), tr.first_unset, tr.unset > 1 ? " (and more of its chunks)" : "",
+             buf_name(tr.unset_buf), tr.first_unset,
+             tr.unset > 1 ? " (and more of its chunks)" : "",
              tr.unset_buf == CS_BUF_INPUT ? "" : " (uninitialised)", d->mode);
     if (tr.oob_read)
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
@@ -1226,8 +1263,7 @@ static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
 
 /* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
  * every rank (chunk < 0: a single expected leaf, nothing more to say). */
-static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len,
-                     size_t *cap)
+static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len, size_t *cap)
 {
     size_t nt;
     struct term *t;
@@ -1274,23 +1310,29 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
         for (size_t k = 0; k < nt; k++) {
             if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus) {
                 if (t[k].mult > 1 && ndup++ < 8)
-                    append(msg, len, cap, "%s rank %u", ndup > 1 ? "," : "; counted more than once:",
-                           t[k].rank);
+                    append(msg, len, cap, "%s rank %u",
+                           ndup > 1 ? "," : "; counted more than once:", t[k].rank);
             }
         }
         for (size_t k = 0; k < nt; k++) {
             if ((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) {
                 if (nforeign++ < 8)
-                    append(msg, len, cap, "%s rank %u chunk %u", nforeign > 1 ? "," : "; not "
-                           "belonging here:", t[k].rank, t[k].chunk);
+                    append(msg, len, cap, "%s rank %u chunk %u",
+                           nforeign > 1 ? ","
+                                        : "; not "
+                                          "belonging here:",
+                           t[k].rank, t[k].chunk);
             }
         }
         for (int r = 0; r < d->sc->ngpus; r++)
             nmissing += !seen[r];
         for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
             if (!seen[r])
-                append(msg, len, cap, "%s %d", listed++ ? "," : nmissing > 1 ? "; missing ranks"
-                                                                            : "; missing rank", r);
+                append(msg, len, cap, "%s %d",
+                       listed++       ? ","
+                       : nmissing > 1 ? "; missing ranks"
+                                      : "; missing rank",
+                       r);
         if (ndup > 8 || nforeign > 8 || nmissing > 8)
             append(msg, len, cap, " (lists cut at 8)");
         free(seen);
@@ -1318,8 +1360,12 @@ static void check_outputs(struct dctx *d)
             int line;
 
             switch (coll) {
-            case CS_COLL_ALLREDUCE: sumchunk = k; break;
-            case CS_COLL_REDUCE_SCATTER: sumchunk = (long)r * d->C + k; break;
+            case CS_COLL_ALLREDUCE:
+                sumchunk = k;
+                break;
+            case CS_COLL_REDUCE_SCATTER:
+                sumchunk = (long)r * d->C + k;
+                break;
             case CS_COLL_ALLGATHER:
                 src_rank = k / d->C;
                 src_chunk = k % d->C;
@@ -1328,7 +1374,8 @@ static void check_outputs(struct dctx *d)
                 src_rank = k / d->C;
                 src_chunk = (long)r * d->C + k % d->C;
                 break;
-            default: return;
+            default:
+                return;
             }
             if (sumchunk >= 0) {
                 e1 = d->colsum[2 * sumchunk];
@@ -1365,12 +1412,15 @@ static void check_outputs(struct dctx *d)
                 return;
             }
             if (sumchunk >= 0)
-                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected the sum "
-                       "of input chunk %ld of all %d ranks, each once; found ", r, k, d->mode,
-                       sumchunk, G);
+                append(&msg, &len, &cap,
+                       "rank %d output chunk %ld is wrong%s: expected the sum "
+                       "of input chunk %ld of all %d ranks, each once; found ",
+                       r, k, d->mode, sumchunk, G);
             else
-                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected input "
-                       "chunk %ld of rank %ld; found ", r, k, d->mode, src_chunk, src_rank);
+                append(&msg, &len, &cap,
+                       "rank %d output chunk %ld is wrong%s: expected input "
+                       "chunk %ld of rank %ld; found ",
+                       r, k, d->mode, src_chunk, src_rank);
             describe(d, val, sumchunk, &msg, &len, &cap);
             if (*w >= 0) {
                 step_label(v, *w, a, sizeof(a));
@@ -1408,12 +1458,12 @@ static void dctx_cleanup(struct dctx *d)
 
 /* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
  * (quiet: only record them in vals). */
-static void run_data(struct vctx *v, int inplace, const char *mode, const int32_t *order,
-                     int quiet, struct outval *vals)
+static void run_data(struct vctx *v, int inplace, const char *mode, const int32_t *order, int quiet,
+                     struct outval *vals)
 {
     const struct cs_sched *sc = v->sc;
-    struct dctx d = {.v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet,
-                     .vals = vals};
+    struct dctx d = {
+        .v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet, .vals = vals};
     int G = sc->ngpus;
 
     d.N = sc->nchunksperloop;
@@ -1464,7 +1514,7 @@ out:
 
 static const char *outval_words(const struct outval *o)
 {
-    return o->state == 0 ? "is never written"
+    return o->state == 0   ? "is never written"
            : o->state == 1 ? "holds a value computed from uninitialised chunks"
            : o->right      ? "holds the right value"
                            : "holds a wrong value";
@@ -1476,8 +1526,8 @@ static void check_data(struct vctx *v, int inplace, const char *mode)
 {
     const struct cs_sched *sc = v->sc;
     int G = sc->ngpus;
-    size_t out_n = (size_t)(sc->coll == CS_COLL_REDUCE_SCATTER ? sc->nchunksperloop / G
-                                                                 : sc->nchunksperloop);
+    size_t out_n =
+        (size_t)(sc->coll == CS_COLL_REDUCE_SCATTER ? sc->nchunksperloop / G : sc->nchunksperloop);
     struct outval *a = xcalloc(v, (size_t)G * out_n, sizeof(*a));
     struct outval *b = xcalloc(v, (size_t)G * out_n, sizeof(*b));
 
@@ -1526,8 +1576,10 @@ static void check_sizes(struct vctx *v)
     int in_n, out_n;
 
     if (sc->coll != CS_COLL_ALLREDUCE && N % G != 0) {
-        SERROR(v, sc->line, "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
-               "its buffers into one part per rank", N, G, cs_coll_name(sc->coll));
+        SERROR(v, sc->line,
+               "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
+               "its buffers into one part per rank",
+               N, G, cs_coll_name(sc->coll));
         v->nodata++;
         return;
     }
@@ -1537,9 +1589,10 @@ static void check_sizes(struct vctx *v)
         const struct cs_gpu *gpu = v->gpu[g];
 
         if (gpu->i_chunks > in_n || gpu->o_chunks > out_n) {
-            SERROR(v, gpu->line, "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
-                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank", g,
-                   gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
+            SERROR(v, gpu->line,
+                   "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
+                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank",
+                   g, gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
             v->nodata++;
         }
     }

@@ -183,7 +183,7 @@ END_TEST
 /* ---- hand-made schedules ------------------------------------------------------------------ */
 
 #define STEP(s, t, sb, so, db, dof, cnt, depid, deps, hasdep)                                      \
-    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db           \
+    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db          \
     "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps               \
     "\" hasdep=\"" #hasdep "\"/>\n"
 #define ALGO(coll, nchunks, inplace)                                                               \
@@ -198,10 +198,10 @@ END_TEST
 #define AR2(recv1)                                                                                 \
     ALGO("allreduce", 2, 1)                                                                        \
     GPU(0, 2, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                        \
-        STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)     \
+        STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)    \
             STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"                             \
     GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)                        \
-        STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)     \
+        STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)    \
             STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
 
 START_TEST(test_allreduce_small)
@@ -566,7 +566,8 @@ END_TEST
 
 /* An in-place ring allreduce of G ranks on `inst` channels, each channel moving its own share of
  * nchunksperloop = G * G * inst chunks in cnt = G chunk steps (2G - 1 steps per tb). With
- * break_rank >= 0, that rank's first reduce becomes a receive-copy-send that drops its own share. */
+ * break_rank >= 0, that rank's first reduce becomes a receive-copy-send that drops its own
+ * share. */
 static struct cs_sched *ring(int G, int inst, int break_rank)
 {
     struct cs_sched *s = cs_sched_new();
