@@ -273,8 +273,12 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         rc = hier_program(&o, o.gpus, 0, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
-    /* The seed's layout where it fits the runtime (its column sends move G*C chunks at once). */
-    if (o.gpus * o.columns < CS_MAX_CNT) {
+    /* The seed's layout where it fits the runtime. It has B = G*C reducer tbs per instance (so
+     * B*I tbs, all of which must be valid depids), its column sends move B chunks at once, and
+     * each column all-gather send waits on all B reducers (B-1 nops around 4 steps); cheaper tests
+     * first, then the lowering decides. */
+    if (o.gpus * o.columns < CS_MAX_CNT && o.gpus * o.columns * o.instances <= CS_MAX_DEPID + 1
+        && o.gpus * o.columns + 3 <= CS_MAX_STEPS) {
         struct cs_error e;
 
         cs_error_init(&e);
