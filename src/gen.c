@@ -89,7 +89,7 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
     po.interleaved = 0;
     po.policy = CS_TB_MANUAL;
     po.fusion = 1;
-    po.dependence_nop = o->compat;
+    po.dependence_nop = o->nops ? o->nops == 1 : o->compat;
     prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
@@ -186,6 +186,7 @@ static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, stru
     po.instances = o->instances;
     po.policy = CS_TB_MANUAL;
     po.fusion = 1;
+    po.dependence_nop = o->nops == 1;
     prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
@@ -262,6 +263,8 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         snprintf(msg, sizeof(msg), "--columns %d does not divide --gpus %d", o.columns, o.gpus);
         return usage(err, msg);
     }
+    if (o.nops < 0 || o.nops > 2)
+        return usage(err, "dependence nops: 1 (on) or 2 (off)");
     if (o.gpus / o.columns < 2) {
         snprintf(msg, sizeof(msg), "--gpus %d in %d columns leaves a single row; need at least 2",
                  o.gpus, o.columns);
@@ -463,6 +466,8 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
             dst = &o.channels;
         else if (strcmp(kv, "compat") == 0)
             dst = &o.compat;
+        else if (strcmp(kv, "nops") == 0)
+            dst = &o.nops;
         if (dst == NULL) {
             cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
             return CS_ERR_USAGE;

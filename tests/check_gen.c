@@ -11,6 +11,7 @@
 #include "lower.h"
 #include "schedcheck.h"
 #include "testutil.h"
+#include "verify.h"
 #include "xml.h"
 
 static struct cs_sched *gen(const char *spec)
@@ -108,6 +109,20 @@ START_TEST(test_compat_local_reference)
 }
 END_TEST
 
+static enum cs_verify_verdict verdict(const struct cs_sched *s, char *first, size_t len)
+{
+    struct cs_verify_result *res = NULL;
+    enum cs_verify_verdict v;
+
+    ck_assert_int_eq(cs_verify_check(s, 4, &res), 0);
+    v = res->verdict;
+    snprintf(first, len, "%s", res->ndiags ? res->diags[0].msg : "");
+    cs_verify_result_free(res);
+    return v;
+}
+
+/* Within the runtime's limits, runs to completion with the right sum in the independent replay,
+ * and passes collsim verify. */
 static void assert_correct(const char *spec)
 {
     struct cs_sched *s = gen(spec);
@@ -117,8 +132,27 @@ static void assert_correct(const char *spec)
     cs_error_init(&err);
     ck_assert_msg(cs_sched_check_limits(s, &err) == 0, "%s: %s", spec, err.msg);
     ck_assert_msg(sc_check_allreduce(s, why, sizeof(why)) == 0, "%s: %s", spec, why);
+    ck_assert_msg(verdict(s, why, sizeof(why)) == CS_VERIFY_OK, "%s: verify: %s", spec, why);
     cs_sched_free(s);
 }
+
+/* Why the corrected default drops msccl-tools' dependence nops: with them it has a cycle. */
+START_TEST(test_corrected_with_nops_deadlocks)
+{
+    struct cs_sched *s = gen("hierarchical:gpus=8,nops=1");
+    char why[512];
+
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_INVALID);
+    ck_assert_msg(strstr(why, "cycle") != NULL, "%s", why);
+    ck_assert_int_ne(sc_check_allreduce(s, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "deadlock") != NULL, "%s", why);
+    cs_sched_free(s);
+    /* and the seed without them is still wrong, only differently ordered */
+    s = gen("hierarchical:gpus=8,compat=1,nops=2");
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_WRONG);
+    cs_sched_free(s);
+}
+END_TEST
 
 /* The seed is wrong, and the replay helper sees it (so the grid below can fail). */
 START_TEST(test_compat_is_wrong)
@@ -128,6 +162,7 @@ START_TEST(test_compat_is_wrong)
 
     ck_assert_int_ne(sc_check_allreduce(s, why, sizeof(why)), 0);
     ck_assert_msg(strstr(why, "does not hold") != NULL, "%s", why);
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_WRONG);
     cs_sched_free(s);
 }
 END_TEST
@@ -240,6 +275,7 @@ START_TEST(test_bad_parameters)
     assert_usage_error("ring:gpus=1", "at least 2");
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
+    assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
     assert_usage_error("ring:gpus=8,colour=red", "unknown key");
     assert_usage_error("ring:gpus=eight", "not a count");
     assert_usage_error("ring:gpus=8,protocol=LL256", "unknown protocol");
@@ -258,6 +294,7 @@ int main(void)
     tcase_add_test(tc, test_corrected_equals_fixed_example);
     tcase_add_test(tc, test_compat_local_reference);
     tcase_add_test(tc, test_compat_is_wrong);
+    tcase_add_test(tc, test_corrected_with_nops_deadlocks);
     tcase_add_loop_test(tc, test_hierarchical_grid_two_columns, 0, 31);
     tcase_add_loop_test(tc, test_hierarchical_grid_columns, 0, 31);
     tcase_add_loop_test(tc, test_ring_grid, 0, 63);

@@ -65,6 +65,8 @@ bad "unknown protocol" ring --gpus 8 --protocol LL256
 bad "non-negative integer" ring --gpus -3
 bad "unknown generator" tree --gpus 8
 bad "for ring" allpairs --gpus 8 --channels 2
+bad "on or off" hierarchical --gpus 8 --dependence-nops maybe
+bad "for hierarchical" ring --gpus 8 --dependence-nops on
 expect 0 "$cs" gen --help
 grep -q "msccl-tools-compat" "$tmp/out" || fail "gen --help lacks the options"
 
@@ -100,6 +102,8 @@ if "$cs" help verify >/dev/null 2>&1; then
     "$cs" gen allpairs --gpus 8 | "$cs" verify - >"$tmp/out" 2>&1 || fail "allpairs: $(tail -3 "$tmp/out")"
     "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
     [ $? -eq 1 ] || fail "verify does not reject the seed"
+    "$cs" gen hierarchical --gpus 8 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1
+    [ $? -eq 2 ] && grep -q cycle "$tmp/out" || fail "the corrected algorithm with dependence nops has no cycle?"
 else
     echo "gen_cli.sh: no verify command in this build, skipping verify"
 fi
