@@ -479,6 +479,15 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
         if (dst == &o.instances && o.instances == 0)
             o.instances = -1; /* explicit 0 is an error, not the default */
     }
+    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops)) {
+        cs_error_set(err, "", 0, "generator spec '%s': columns, compat and nops are for hierarchical",
+                     spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "ring") != 0 && o.channels) {
+        cs_error_set(err, "", 0, "generator spec '%s': channels is for ring", spec);
+        return CS_ERR_USAGE;
+    }
     if (strcmp(name, "hierarchical") == 0)
         rc = cs_gen_hierarchical(&o, out, err);
     else if (strcmp(name, "ring") == 0)

@@ -913,26 +913,40 @@ static int assign_auto(struct cs_prog *p, const int *ord, int n)
         struct op *o = &p->ops[ord[i]];
         struct prog_rank *pr = &p->ranks[o->rank];
         int ch = o->ch < 0 ? 0 : o->ch, s = op_send_peer(o), r = op_recv_peer(o);
-        int pick = -1, best = INT_MAX;
+        int pick = -1, best = INT_MAX, own_s = -1, own_r = -1;
 
-        /* the tb that owns this connection, mandatory */
-        for (int k = 0; k < pr->ntbs && pick < 0; k++) {
+        /* a tb that already owns this op's connection must take it (one tb per connection) */
+        for (int k = 0; k < pr->ntbs; k++) {
             struct ltb *t = &pr->tbs[k];
 
-            if (t->chan == ch && ((s >= 0 && t->send == s) || (r >= 0 && t->recv == r)))
-                pick = k;
+            if (t->chan == ch && s >= 0 && t->send == s)
+                own_s = k;
+            if (t->chan == ch && r >= 0 && t->recv == r)
+                own_r = k;
         }
-        if (pick >= 0) {
-            struct ltb *t = &pr->tbs[pick];
+        if (own_s >= 0 || own_r >= 0) {
+            struct ltb *t;
 
-            if ((s >= 0 && t->send >= 0 && t->send != s) || (r >= 0 && t->recv >= 0 && t->recv != r))
-                pick = -1;
+            pick = own_s >= 0 ? own_s : own_r;
+            t = &pr->tbs[pick];
+            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) || (s >= 0 && t->send >= 0 && t->send != s)
+                || (r >= 0 && t->recv >= 0 && t->recv != r)) {
+                char msg[200];
+
+                snprintf(msg, sizeof(msg),
+                         "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
+                         "and receiving from %d needs two threadblocks' connections",
+                         o->rank, ch, s, r);
+                return fail(p, CS_ERR_USAGE, msg, NULL);
+            }
         } else {
+            /* else any compatible tb on the channel (a sending or receiving op has none, so it
+             * opens a new tb), the one whose last op is earliest */
             for (int k = 0; k < pr->ntbs; k++) {
                 struct ltb *t = &pr->tbs[k];
                 int last;
 
-                if (t->chan != ch || t->send != s || t->recv != r)
+                if (t->chan != ch || (s >= 0 && t->send != s) || (r >= 0 && t->recv != r))
                     continue;
                 last = t->ops.n ? p->ops[t->ops.v[t->ops.n - 1]].cs : -1;
                 if (last < best) {

@@ -276,6 +276,8 @@ START_TEST(test_bad_parameters)
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
     assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
+    assert_usage_error("hierarchical:gpus=8,channels=2", "channels is for ring");
+    assert_usage_error("allpairs:gpus=8,columns=2", "for hierarchical");
     assert_usage_error("ring:gpus=8,colour=red", "unknown key");
     assert_usage_error("ring:gpus=eight", "not a count");
     assert_usage_error("ring:gpus=8,protocol=LL256", "unknown protocol");
