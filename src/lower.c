@@ -296,6 +296,20 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
     return 0;
 }
 
+/* In-place AllGather: a rank's input is its slice of the output (msccl-tools get_buffer_index). */
+static int input_aliased(const struct cs_prog *p)
+{
+    return p->o.coll == CS_COLL_ALLGATHER && p->o.inplace;
+}
+
+static void alias(const struct cs_prog *p, struct cs_ref *r)
+{
+    if (input_aliased(p) && r->buf == CS_BUF_INPUT) {
+        r->buf = CS_BUF_OUTPUT;
+        r->index += r->rank * p->o.in_chunks;
+    }
+}
+
 /* The start ops: every input chunk of every rank holds its initial value. */
 static int add_starts(struct cs_prog *p)
 {
@@ -304,17 +318,26 @@ static int add_starts(struct cs_prog *p)
     for (int r = 0; r < p->o.ngpus; r++)
         for (int i = 0; i < p->o.in_chunks; i++) {
             struct cs_ref ref = {r, CS_BUF_INPUT, i, 1};
-            int op = new_op(p, I_START, r, ref, ref, -1, -1);
+            struct slot *sl;
+            int op;
 
+            alias(p, &ref);
+            sl = get_slot(p, r, ref.buf, ref.index);
+            if (sl == NULL)
+                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input", &ref);
+            op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
-            get_slot(p, r, CS_BUF_INPUT, i)->last_writer = op;
+            p->ops[op].src = p->ops[op].dst = ref;
+            sl->last_writer = op;
         }
     return 0;
 }
 
-static int prologue(struct cs_prog *p, const struct cs_ref *a, const struct cs_ref *b)
+static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
 {
+    alias(p, a);
+    alias(p, b);
     if (p->failed)
         return p->failed;
     if (p->lowered)
