@@ -83,6 +83,10 @@ if [ -d "$data/msccl-xml" ]; then
         "$cs" gen hierarchical --gpus "$g" --instances "$i" --protocol "$p" --msccl-tools-compat -o "$tmp/c.xml" \
             || fail "gen for $b"
         "$cs" diff "$tmp/c.xml" "$f" >"$tmp/out" || fail "$b: $(cat "$tmp/out")"
+        # byte-identical apart from the order of dependencies
+        sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$tmp/c.xml" >"$tmp/c.stripped"
+        sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$f" >"$tmp/f.stripped"
+        cmp -s "$tmp/c.stripped" "$tmp/f.stripped" || fail "$b: not byte-identical apart from dependencies"
         n=$((n + 1))
     done
     [ "$n" -eq 21 ] || fail "found $n seed references, expected 21"
