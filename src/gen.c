@@ -270,7 +270,16 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
                  o.gpus, o.columns);
         return usage(err, msg);
     }
+    if (o.gpus / o.columns + o.columns - 2 > 32) {
+        snprintf(msg, sizeof(msg),
+                 "%d rows x %d columns: each GPU has %d peers on one channel, the runtime allows "
+                 "32 connections per channel",
+                 o.gpus / o.columns, o.columns, o.gpus / o.columns + o.columns - 2);
+        return usage(err, msg);
+    }
     if (o.compat) {
+        if (o.gpus * o.gpus * o.instances > 32767)
+            return usage(err, "the seed's G*G*instances chunks exceed the runtime's int16_t offsets");
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
         rc = hier_program(&o, o.gpus, 0, out, err);
@@ -335,6 +344,11 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     G = o.gpus;
     K = o.channels;
     split = 2 * G - 1 > CS_MAX_STEPS;
+    if (G > CS_MAX_STEPS) {
+        snprintf(msg, sizeof(msg), "a ring tb holds at least G steps: at most %d GPUs (got %d)",
+                 CS_MAX_STEPS, G);
+        return usage(err, msg);
+    }
     nch = K * (split ? 2 : 1) * o.instances;
     if (K < 1)
         return usage(err, "--channels must be at least 1");
@@ -385,11 +399,19 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
+    char msg[160];
     int rc, G, nch;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
     G = o.gpus;
+    if (G > CS_MAX_STEPS) {
+        snprintf(msg, sizeof(msg),
+                 "at most %d GPUs (got %d): the reducing tb holds G-1 steps and a GPU's G-1 "
+                 "connections need channels of at most 32",
+                 CS_MAX_STEPS, G);
+        return usage(err, msg);
+    }
     nch = (G - 1 + 31) / 32;
     prog = allreduce_prog(&o, "allreduce_allpairs", G);
     if (prog == NULL)

@@ -273,6 +273,10 @@ START_TEST(test_bad_parameters)
     assert_usage_error("hierarchical:gpus=32,compat=1", "limits");
     assert_usage_error("ring:gpus=8,channels=16,instances=4", "channels");
     assert_usage_error("ring:gpus=1", "at least 2");
+    assert_usage_error("ring:gpus=65", "at most 64 GPUs");
+    assert_usage_error("allpairs:gpus=65", "at most 64 GPUs");
+    assert_usage_error("hierarchical:gpus=66", "32 connections per channel");
+    assert_usage_error("hierarchical:gpus=1000,compat=1", "32 connections per channel");
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
     assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
