@@ -804,13 +804,44 @@ static int chan_pair_index(const struct cs_prog *p, int a, int b)
     return a * p->o.ngpus + b;
 }
 
-/* Follow a chain of fused hops from the send x and intersect the free channel sets along it. */
+/* A flow: the sorted (sender, receiver) pairs a chain of fused hops crosses, and its channel. */
+struct flow {
+    int *e;
+    int n, ch;
+};
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Is the sorted set a (n) inside the sorted set b (m)? */
+static int sorted_subset(const int *a, int n, const int *b, int m)
+{
+    int j = 0;
+
+    for (int i = 0; i < n; i++) {
+        while (j < m && b[j] < a[i])
+            j++;
+        if (j == m || b[j] != a[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
+ * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
+ * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 static int channel_assignment(struct cs_prog *p, const int *ord, int n)
 {
     int g = p->o.ngpus;
     unsigned int *sfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
     unsigned int *rfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
     int *chain = malloc((size_t)(p->nops + 1) * sizeof(int));
+    struct flow *flows = NULL;
+    int nflows = 0;
 
     if (sfree == NULL || rfree == NULL || chain == NULL) {
         free(sfree);
@@ -849,13 +880,67 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
                     ch = c;
                     break;
                 }
-            if (ch < 0) {
-                free(sfree);
-                free(rfree);
-                free(chain);
-                return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels",
-                            NULL);
+        }
+        /* a flow over the same (sender, receiver) pairs as an earlier one, or over a subset of
+         * them, takes that flow's channel */
+        {
+            int ne = 0, match = -1;
+            int *edges = malloc((size_t)len * sizeof(int));
+
+            if (edges == NULL) {
+                ch = -2;
+            } else {
+                for (int k = 0; k < len; k++) {
+                    struct op *h = &p->ops[chain[k]];
+
+                    if (is_send(h->inst) && h->recv_match >= 0) {
+                        int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
+
+                        for (int j = 0; j < ne; j++)
+                            dup |= edges[j] == e;
+                        if (!dup)
+                            edges[ne++] = e;
+                    }
+                }
+                qsort(edges, (size_t)ne, sizeof(int), int_cmp);
+                for (int fl = 0; fl < nflows && match < 0; fl++)
+                    if (ne == flows[fl].n && memcmp(edges, flows[fl].e, (size_t)ne * sizeof(int)) == 0)
+                        match = fl;
+                for (int fl = 0; fl < nflows && match < 0; fl++)
+                    if (sorted_subset(edges, ne, flows[fl].e, flows[fl].n))
+                        match = fl;
+                if (match >= 0) {
+                    ch = flows[match].ch;
+                    free(edges);
+                } else if (ch >= 0) {
+                    struct flow *nf = realloc(flows, (size_t)(nflows + 1) * sizeof(*nf));
+
+                    if (nf == NULL) {
+                        free(edges);
+                        ch = -2;
+                    } else {
+                        flows = nf;
+                        flows[nflows].e = edges;
+                        flows[nflows].n = ne;
+                        flows[nflows].ch = ch;
+                        nflows++;
+                    }
+                } else {
+                    free(edges);
+                }
             }
+        }
+        if (ch < 0) {
+            free(sfree);
+            free(rfree);
+            free(chain);
+            for (int fl = 0; fl < nflows; fl++)
+                free(flows[fl].e);
+            free(flows);
+            return fail(p, ch == -2 ? CS_ERR_NOMEM : CS_ERR_INVALID,
+                        ch == -2 ? "out of memory"
+                                 : "automatic channel assignment ran out of channels",
+                        NULL);
         }
         for (int k = 0; k < len; k++) {
             struct op *h = &p->ops[chain[k]];
@@ -870,6 +955,9 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
     free(sfree);
     free(rfree);
     free(chain);
+    for (int fl = 0; fl < nflows; fl++)
+        free(flows[fl].e);
+    free(flows);
     /* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
      * sends; a receive out of order moves itself and its send to the next channel, and the replay
      * starts again. */
