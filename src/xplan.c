@@ -410,6 +410,31 @@ int cs_xplan_step_calls(const struct cs_xplan_step *st, int max_count)
     return (st->cnt + max_count - 1) / max_count;
 }
 
+/* Calls per iteration a tb issues on steps matching pred; with want >= 0, also stores the chunk
+ * count of call number `want` in *nk. */
+static long conn_calls(const struct cs_xplan *plan, int tb, int (*pred)(enum cs_step_type),
+                       int max_count, long want, int *nk)
+{
+    const struct cs_xplan_tb *t = &plan->tbs[tb];
+    long n = 0;
+
+    for (int i = t->step_first; i < t->step_first + t->nsteps; i++) {
+        const struct cs_xplan_step *st = &plan->steps[i];
+        int calls;
+
+        if (!pred((enum cs_step_type)st->type))
+            continue;
+        calls = cs_xplan_step_calls(st, max_count);
+        if (want >= n && want < n + calls) {
+            long k = want - n;
+
+            *nk = st->cnt - (int)k * max_count < max_count ? st->cnt - (int)k * max_count : max_count;
+        }
+        n += calls;
+    }
+    return n;
+}
+
 int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_bytes,
                   long iter_bytes, struct cs_xplan_sizing *out, struct cs_error *err)
 {
@@ -437,21 +462,28 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
     sz.max_count = mc < 1 ? 1 : mc > CS_MAX_CNT - 1 ? CS_MAX_CNT - 1 : (int)mc;
     for (int c = 0; c < plan->nconns; c++) {
         const struct cs_xplan_conn *cn = &plan->conns[c];
-        const struct cs_xplan_tb *ts = &plan->tbs[cn->send_tb], *tr = &plan->tbs[cn->recv_tb];
-        long ns = 0, nr = 0;
+        long ns = conn_calls(plan, cn->send_tb, cs_step_sends, sz.max_count, -1, NULL);
+        long nr = conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.max_count, -1, NULL);
 
-        for (int i = ts->step_first; i < ts->step_first + ts->nsteps; i++)
-            if (cs_step_sends(plan->steps[i].type))
-                ns += cs_xplan_step_calls(&plan->steps[i], sz.max_count);
-        for (int i = tr->step_first; i < tr->step_first + tr->nsteps; i++)
-            if (cs_step_recvs(plan->steps[i].type))
-                nr += cs_xplan_step_calls(&plan->steps[i], sz.max_count);
         if (ns != nr) {
             cs_error_set(err, "", 0,
                          "connection %d->%d channel %d: the sender issues %ld calls per iteration, "
                          "the receiver %ld (the run would hang)",
                          cn->src, cn->dst, cn->chan, ns, nr);
             return CS_ERR_INVALID;
+        }
+        /* The k-th send and the k-th receive must move the same number of chunks. */
+        for (long k = 0; k < ns; k++) {
+            int a = 0, b = 0;
+
+            conn_calls(plan, cn->send_tb, cs_step_sends, sz.max_count, k, &a);
+            conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.max_count, k, &b);
+            if (a != b) {
+                cs_error_set(err, "", 0,
+                             "connection %d->%d channel %d: call %ld sends %d chunks but receives %d",
+                             cn->src, cn->dst, cn->chan, k, a, b);
+                return CS_ERR_INVALID;
+            }
         }
         if (ns > sz.max_call_calls)
             sz.max_call_calls = ns;

@@ -359,6 +359,36 @@ START_TEST(test_call_count_mismatch)
 }
 END_TEST
 
+/* Equal call counts but different call sizes: sender 2+1 chunks, receiver 1+2, at 2 per call. */
+START_TEST(test_call_size_mismatch)
+{
+    static const char xml[] =
+        "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"2\" coll=\"custom\" inplace=\"0\">\n"
+        "<gpu id=\"0\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\">\n"
+        "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 2, -1, -1, 0)
+        STEP(1, "s", "i", 2, "o", 2, 1, -1, -1, 0) "</tb>\n</gpu>\n"
+        "<gpu id=\"1\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\">\n"
+        "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0)
+        STEP(1, "r", "i", 1, "o", 1, 2, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
+    struct cs_sched *s = NULL;
+    struct cs_xplan *p = NULL;
+    struct cs_xplan_sizing sz;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml_mem(xml, sizeof(xml) - 1, "m.xml", &s, &err), 0);
+    ck_assert_int_eq(cs_xplan_build(s, &p, &err), 0);
+    /* 3 chunks of 16 KiB: two fit a 32 KiB LL call. */
+    ck_assert_int_eq(cs_xplan_size(p, 3 * 16384, 4, 0, &sz, &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "call 0 sends 2 chunks but receives 1") != NULL, "%s", err.msg);
+    /* 3 chunks of 32 KiB: one chunk per call on both sides. */
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_xplan_size(p, 3 * 32768, 4, 0, &sz, &err), 0);
+    cs_xplan_free(p);
+    cs_sched_free(s);
+}
+END_TEST
+
 /* Reads MANIFEST.tsv's status for a file: 1 OK, 0 check failed, -1 unknown. */
 static int manifest_ok(const char *dir, const char *rel)
 {
@@ -495,6 +525,7 @@ static Suite *xplan_suite(void)
     tcase_add_test(tc, test_custom_has_no_reference);
     tcase_add_loop_test(tc, test_bad_plans, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(tc, test_call_count_mismatch);
+    tcase_add_test(tc, test_call_size_mismatch);
     tcase_add_test(tc, test_shared_corpus);
     tcase_add_test(tc, test_shared_deadlock_scan);
     suite_add_tcase(s, tc);
