@@ -185,14 +185,16 @@ int main(int argc, char **argv)
             o.xmls[o.nxml++] = optarg;
             break;
         case 'S': {
-            char *colon = strchr(optarg, ':');
+            char buf[64], *colon;
             long long lo, hi;
 
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            colon = strchr(buf, ':');
             if (colon == NULL)
                 return usage_error("--exec-sizes wants MIN:MAX", optarg);
             *colon = '\0';
-            if (!parse_long(optarg, &lo) || !parse_long(colon + 1, &hi) || lo < 1 || hi < lo)
-                return usage_error("invalid --exec-sizes", optarg);
+            if (!parse_long(buf, &lo) || !parse_long(colon + 1, &hi) || lo < 1 || hi < lo)
+                return usage_error("invalid --exec-sizes (MIN:MAX bytes, 1 <= MIN <= MAX)", optarg);
             o.exec_min_bytes = lo;
             o.exec_max_bytes = hi;
             have_sizes = 1;
