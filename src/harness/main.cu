@@ -17,7 +17,7 @@ static const char usage_text[] =
     "(calibration.md 3.3) to OUTDIR/calib-HOST-UTC.csv; `collsim calibrate fit` reads it.\n"
     "\n"
     "Tests (calibration.md 3.2):\n"
-    "  env     T0 devices, clocks, peer access (the CSV's '#' lines)\n"
+    "  env     T0 devices, clocks, peer access: the CSV's '#' lines (always runs)\n"
     "  launch  T1 kernel launch overhead: back-to-back, isolated, CUDA graph, parameter bytes\n"
     "  timer   T2 event resolution, %%globaltimer tick, event time of fixed spins\n"
     "  mem     T3 HBM copy (copy engine) and per-CTA copy and k-input reduce throughput\n"
