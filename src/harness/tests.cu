@@ -391,7 +391,7 @@ int hx_timer(hx_ctx *c)
     }
     for (int smp = 0; smp < c->o->samples; smp++) {
         k_tick<<<1, 1, 0, s>>>(d, 100000);
-        if (HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
+        if (HX_CK(cudaStreamSynchronize(s)) || HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
             return -1;
         hx_row r = {"timer", "globaltimer", "tick", 0, 0, 1, 1, 1, 0, 0, 1, smp, tick * 1e-9, mhz,
                     tick != ~0ull ? "ok" : "error"};
