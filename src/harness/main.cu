@@ -32,8 +32,9 @@ static const char usage_text[] =
     "  --quick              all single-GPU tests and the executor on a few schedules, designed to\n"
     "                       take under 3 minutes on one H200 (time limit 400 s)\n"
     "  --tests LIST         comma-separated tests to run (default: all)\n"
-    "  --xml FILE           schedule for the executor (repeatable; default: five small reference\n"
-    "                       XMLs from the source tree's tests/data/msccl-xml/)\n"
+    "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
+    "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
+    "                       (wrong) hierarchical seed among them)\n"
     "  --exec-sizes MIN:MAX executor sizes in bytes, all ranks' data (default 4096:16777216 quick,\n"
     "                       1024:268435456 otherwise)\n"
     "  --multi-gpu          executor: one rank per GPU when there are enough GPUs (default: virtual\n"
@@ -47,7 +48,9 @@ static const char usage_text[] =
     "  -o, --outdir DIR     where the CSVs go (default: .)\n"
     "  -h, --help           this text\n"
     "\n"
-    "Exit status: 0 all samples ok; 1 some sample failed its data check, timed out or did not fit;\n"
+    "Exit status: 0 all samples ok (or, for the executor, deadlock / wrong_schedule where the CPU\n"
+    "emulation of the same plan agrees); 1 some sample failed its data check, timed out, or did\n"
+    "not fit;\n"
     "2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
 
 double hx_now_s(void)
@@ -89,7 +92,9 @@ int hx_test_on(const hx_ctx *c, const char *name)
 void hx_emit(hx_ctx *c, const hx_row *r)
 {
     hx_csv_row(&c->csv, r);
-    if (strcmp(r->status, "ok") != 0)
+    /* deadlock and wrong_schedule describe the schedule (the CPU emulation agrees), not a fault. */
+    if (strcmp(r->status, "ok") != 0 && strcmp(r->status, "deadlock") != 0 &&
+        strcmp(r->status, "wrong_schedule") != 0)
         c->failures++;
 }
 
