@@ -30,7 +30,7 @@ struct hx_opts {
     const char *xmls[HX_MAX_XML];
     int nxml;
     long long exec_min_bytes, exec_max_bytes;
-    int exec_multi;       /* executor: one rank per GPU when ngpus GPUs exist */
+    int exec_multi;       /* executor: one rank per GPU when there are enough GPUs (default) */
 };
 
 /* Run state shared by all tests. */

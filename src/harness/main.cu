@@ -37,8 +37,9 @@ static const char usage_text[] =
     "                       (wrong) hierarchical seed among them)\n"
     "  --exec-sizes MIN:MAX executor sizes in bytes, all ranks' data (default 4096:16777216 quick,\n"
     "                       1024:268435456 otherwise)\n"
-    "  --multi-gpu          executor: one rank per GPU when there are enough GPUs (default: virtual\n"
-    "                       ranks on GPU 0)\n"
+    "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
+    "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
+    "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
     "  --samples N          samples per point after a warm-up (default 5)\n"
     "  --time-limit S       stop starting new points after S seconds (default 400 quick, 3600)\n"
     "  --spin-timeout S     bound of every device wait, seconds (default 2); a schedule that\n"
@@ -156,7 +157,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"quick", no_argument, NULL, 'q'},        {"tests", required_argument, NULL, 't'},
         {"xml", required_argument, NULL, 'x'},    {"exec-sizes", required_argument, NULL, 'S'},
-        {"multi-gpu", no_argument, NULL, 'M'},    {"samples", required_argument, NULL, 'n'},
+        {"virtual-ranks", no_argument, NULL, 'V'},    {"samples", required_argument, NULL, 'n'},
         {"time-limit", required_argument, NULL, 'L'}, {"spin-timeout", required_argument, NULL, 'T'},
         {"gpus", required_argument, NULL, 'g'},   {"seed", required_argument, NULL, 's'},
         {"outdir", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     memset(&c, 0, sizeof(c));
     o.samples = 5;
+    o.exec_multi = 1;
     o.spin_timeout_s = 2.0;
     o.seed = 1;
     o.outdir = ".";
@@ -205,7 +207,7 @@ int main(int argc, char **argv)
             have_sizes = 1;
             break;
         }
-        case 'M': o.exec_multi = 1; break;
+        case 'V': o.exec_multi = 0; break;
         case 'n':
             if (!parse_long(optarg, &v) || v < 1 || v > 60)
                 return usage_error("--samples wants 1..60", optarg);
@@ -302,8 +304,8 @@ int main(int argc, char **argv)
             c.peer_all &= acc;
         }
     }
-    if (o.exec_multi && !c.peer_all) {
-        fprintf(stderr, "collsim-harness: --multi-gpu needs peer access between all GPUs; using virtual ranks\n");
+    if (o.exec_multi && ndev > 1 && !c.peer_all) {
+        fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses virtual ranks\n");
         o.exec_multi = 0;
     }
     gethostname(host, sizeof(host) - 1);
