@@ -18,9 +18,36 @@ static const char info_usage[] =
     "Summarise an MSCCL XML schedule: collective, protocol, GPUs, channels, chunks per loop,\n"
     "threadblocks per GPU, steps per threadblock, step types and connections.\n";
 
+static const char sweep_usage[] =
+    "usage: collsim sweep SPEC [-j N] [-o OUT.csv] [--results DIR] [--quiet]\n"
+    "       collsim sweep SPEC --point K --out FILE.csv\n"
+    "       collsim sweep --list SPEC [--shard-dir DIR]\n"
+    "       collsim sweep --merge OUT.csv SHARD.csv...\n"
+    "\n"
+    "Run a what-if sweep: SPEC (format in docs/sweep.md) names the axes (schedule file or\n"
+    "generator and its parameters, protocol, platform family and its parameters, absolute or\n"
+    "scaled link bandwidths and latencies) and the sizes. Every point of the Cartesian product\n"
+    "runs 'collsim platform' and 'collsim predict' as child processes; the result is one CSV\n"
+    "with a column per key (point first) and the columns of 'collsim predict --format csv'.\n"
+    "\n"
+    "  -j N            points run in parallel (default: the number of cores)\n"
+    "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
+    "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
+    "                  Running the same command again skips finished points: a killed sweep\n"
+    "                  loses only the points that were running.\n"
+    "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE\n"
+    "  --list          print one shell command per point (for GNU parallel or a Slurm array)\n"
+    "  --shard-dir DIR where the listed commands write shard-K.csv (default: .)\n"
+    "  --merge OUT.csv SHARD.csv...   join shards, ordered by point (OUT.csv - is stdout)\n"
+    "  --quiet         no progress or summary on stderr\n"
+    "\n"
+    "Progress and an ETA go to stderr when it is a terminal. A point whose prediction\n"
+    "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
+
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
+    {"sweep", cmd_sweep, "run a what-if sweep of predictions", sweep_usage},
     {NULL, NULL, NULL, NULL},
 };
 
