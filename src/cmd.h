@@ -38,5 +38,6 @@ int cmd_wants_help(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

@@ -44,10 +44,31 @@ static const char sweep_usage[] =
     "Progress and an ETA go to stderr when it is a terminal. A point whose prediction\n"
     "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
 
+static const char tune_usage[] =
+    "usage: collsim tune SWEEP.csv [--where KEY=VALUE]... [-o DIR] [--schedule-dir DIR]\n"
+    "                    [--extend]\n"
+    "\n"
+    "From the predictions of a sweep (a CSV of 'collsim sweep'), pick for every size the\n"
+    "fastest variant (the schedule columns: schedule or gen.*, and protocol) that does not\n"
+    "deadlock, and join consecutive sizes with the same winner into size ranges. The other axis\n"
+    "columns describe the platform and must hold one value: select one with --where.\n"
+    "\n"
+    "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
+    "  -o DIR          also write DIR/plan.txt and, per range, DIR/NN-VARIANT.xml: the schedule\n"
+    "                  with minBytes/maxBytes set to the window (and outofplace when missing),\n"
+    "                  numbered so that the MSCCL executor, which takes the first matching file\n"
+    "                  in path order, selects them by size. Generator variants run 'collsim gen'.\n"
+    "  --where K=V     keep only rows whose column K is V (repeatable)\n"
+    "  --schedule-dir DIR  resolve relative 'schedule' values there (the sweep file's folder)\n"
+    "  --extend        the first window starts at 0 bytes and the last has no upper limit\n"
+    "                  (maxBytes 0), instead of stopping at the smallest and largest sizes\n"
+    "                  measured\n";
+
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
     {"sweep", cmd_sweep, "run a what-if sweep of predictions", sweep_usage},
+    {"tune", cmd_tune, "pick the fastest schedule per size range from a sweep", tune_usage},
     {NULL, NULL, NULL, NULL},
 };
 
