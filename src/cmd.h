@@ -39,5 +39,6 @@ int cmd_fmt(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_regress(int argc, char **argv);
 
 #endif

@@ -64,11 +64,33 @@ static const char tune_usage[] =
     "                  (maxBytes 0), instead of stopping at the smallest and largest sizes\n"
     "                  measured\n";
 
+static const char regress_usage[] =
+    "usage: collsim regress BASELINE.csv [--tolerance PCT] [--update] [--subset N] [-j N]\n"
+    "\n"
+    "Re-run every prediction of a baseline table and report those that moved. The baseline's\n"
+    "columns: schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status. schedule is an\n"
+    "MSCCL XML path or gen:SPEC (a generator spec, as 'predict --gen'); platform a platform\n"
+    "file; protocol LL, LL128, Simple or - (the schedule's own). Relative paths are looked up\n"
+    "beside the baseline, then in each folder above it (schedules/ and platforms/ of the\n"
+    "repository for results/regression/baseline.csv).\n"
+    "\n"
+    "Prints a table of the predictions whose time moved by more than the tolerance or whose\n"
+    "status changed (ok, deadlock), with old and new time and the change, then a summary.\n"
+    "  --tolerance PCT  relative change allowed, in percent (default 1)\n"
+    "  --update         rewrite the baseline with the new predictions (after a deliberate\n"
+    "                   change); exit 0\n"
+    "  --subset N       check only N (schedule, platform, protocol) groups, spread over the\n"
+    "                   table (a quick check, as 'make check' runs)\n"
+    "  -j N             predictions run in parallel (default: the number of cores)\n"
+    "Exit 0: nothing moved; 1: something moved; 2: bad baseline or a prediction failed.\n";
+
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
     {"sweep", cmd_sweep, "run a what-if sweep of predictions", sweep_usage},
     {"tune", cmd_tune, "pick the fastest schedule per size range from a sweep", tune_usage},
+    {"regress", cmd_regress, "re-run a baseline of predictions and report what moved",
+     regress_usage},
     {NULL, NULL, NULL, NULL},
 };
 
