@@ -40,5 +40,6 @@ int cmd_info(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_regress(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif
