@@ -51,13 +51,19 @@ void cs_params_init(struct cs_params *p)
     p->reduce_Bps = 100e9;
     /* Links: NVSwitch/NVLink3 240 GB/s per GPU port as NCCL models it (nccl-a100.md: SM80 nvlink
      * bw 20 GB/s x 12 links); PCIe Gen4 x16 24 GB/s effective (NCCL PCI bw for Gen4 x16);
-     * HDR InfiniBand 200 Gb/s = 25 GB/s per NIC. Latencies: NCCL hwLat LL values above. */
+     * HDR InfiniBand 200 Gb/s, about 24 GB/s effective per NIC (nccl-tests#252, nccl-a100.md 2).
+     * Latencies: NCCL hwLat LL values above. */
     p->link_Bps[CS_LINK_NVLINK] = 240e9;
     p->link_Bps[CS_LINK_PCIE] = 24e9;
-    p->link_Bps[CS_LINK_NET] = 25e9;
+    p->link_Bps[CS_LINK_NET] = 24e9;
     p->link_lat_s[CS_LINK_NVLINK] = 0.6e-6;
     p->link_lat_s[CS_LINK_PCIE] = 1.0e-6;
     p->link_lat_s[CS_LINK_NET] = 2.7e-6;
+    /* A100 PCIe P2P between sockets (SYS path): unidirectional P2P writes 7.7-10.3 GB/s,
+     * p2pBandwidthLatencyTest on 4x A100-PCIE-40GB (nccl-a100.md 2, sm02). The measured P2P
+     * latency, 1.9-2.0 us, is already two PCIe hops of 1.0 us: the socket link adds none. */
+    p->sys_Bps = 10e9;
+    p->sys_lat_s = 0;
 }
 
 /* Resolve a key to the double it names, or NULL. */
@@ -79,6 +85,10 @@ static double *slot(struct cs_params *p, const char *key)
         return &p->copy_Bps;
     if (n == 1 && strcmp(parts[0], "reduce_Bps") == 0)
         return &p->reduce_Bps;
+    if (n == 1 && strcmp(parts[0], "sys_Bps") == 0)
+        return &p->sys_Bps;
+    if (n == 1 && strcmp(parts[0], "sys_lat_s") == 0)
+        return &p->sys_lat_s;
     if (n == 2 && strcmp(parts[0], "tb_Bps") == 0) {
         enum cs_proto q = cs_proto_parse(parts[1]);
         return q ? &p->tb_Bps[q] : NULL;
@@ -150,12 +160,16 @@ void cs_params_each(const struct cs_params *p,
     fn("cs.reduce_Bps", p->reduce_Bps, "one CTA streaming A100 HBM2", ctx);
     for (int c = 1; c < CS_NLINK; c++) {
         snprintf(key, sizeof(key), "cs.link_Bps.%s", link_keys[c]);
-        fn(key, p->link_Bps[c], "NCCL SM80 link bandwidth model / datasheet", ctx);
+        fn(key, p->link_Bps[c], c == CS_LINK_NVLINK ? "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)" : c == CS_LINK_PCIE ? "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)" : "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)", ctx);
     }
     for (int c = 1; c < CS_NLINK; c++) {
         snprintf(key, sizeof(key), "cs.link_lat_s.%s", link_keys[c]);
         fn(key, p->link_lat_s[c], "NCCL Ring hwLat LL (tuning.cc)", ctx);
     }
+    fn("cs.sys_Bps", p->sys_Bps,
+       "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)", ctx);
+    fn("cs.sys_lat_s", p->sys_lat_s,
+       "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)", ctx);
 }
 
 struct write_ctx {

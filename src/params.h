@@ -12,6 +12,9 @@
  *   cs.link_Bps.CLASS              bandwidth of one link of class CLASS (B/s), used by `platform`
  *   cs.link_lat_s.CLASS            latency of one link of class CLASS (s), used by `platform`
  *   cs.deploy_s                    per-system deployment overhead per collective (container, VM)
+ *   cs.sys_Bps                     GPU-to-GPU P2P bandwidth between CPU sockets (B/s), used by
+ *                                  `platform` for the inter-socket link of PCIe machines
+ *   cs.sys_lat_s                   latency of that inter-socket link (s)
  *
  * PROTO is LL, LL128 or Simple; CLASS is nvlink, pcie or net.
  */
@@ -40,6 +43,8 @@ struct cs_params {
     double reduce_Bps;
     double link_Bps[CS_NLINK];
     double link_lat_s[CS_NLINK];
+    double sys_Bps;
+    double sys_lat_s;
 };
 
 /* The defaults: NCCL's published constants and A100 datasheet figures (sources in params.c). */

@@ -1,0 +1,96 @@
+/* cmd_platform.c: `collsim platform`: write a SimGrid platform file for an A100 family. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "platform.h"
+
+static int parse_count(const char *opt, const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (end == s || *end != '\0' || v < 1 || v > 4096)
+        return cmd_usage_error("%s takes a positive integer, not '%s'", opt, s);
+    *out = (int)v;
+    return 0;
+}
+
+int cmd_platform(int argc, char **argv)
+{
+    struct cs_platform_spec spec;
+    struct cs_params params;
+    struct cs_error err;
+    enum cs_platform_family fam;
+    const char *out = "-";
+    int rc, have_rows = 0, have_cols = 0, have_gpn = 0, have_nodes = 0;
+
+    if (argc < 2)
+        return cmd_usage_error("platform needs a FAMILY; see 'collsim help platform'");
+    fam = cs_platform_family_parse(argv[1]);
+    if (fam == 0)
+        return cmd_usage_error("unknown platform family '%s' (a100-pcie-4gpu, a100-pcie-nvbridge, "
+                               "a100-hier, dgx-a100, ndv4)",
+                               argv[1]);
+    cs_platform_spec_init(&spec, fam);
+    cs_params_init(&params);
+    cs_error_init(&err);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (i + 1 >= argc)
+            return cmd_usage_error("%s: missing value or unknown option", a);
+        if (strcmp(a, "-o") == 0) {
+            out = argv[++i];
+        } else if (strcmp(a, "--nodes") == 0) {
+            if ((rc = parse_count(a, argv[++i], &spec.nodes)) != 0)
+                return rc;
+            have_nodes = 1;
+        } else if (strcmp(a, "--gpus-per-node") == 0) {
+            if ((rc = parse_count(a, argv[++i], &spec.gpus_per_node)) != 0)
+                return rc;
+            have_gpn = 1;
+        } else if (strcmp(a, "--rows") == 0) {
+            if ((rc = parse_count(a, argv[++i], &spec.rows)) != 0)
+                return rc;
+            have_rows = 1;
+        } else if (strcmp(a, "--columns") == 0) {
+            if ((rc = parse_count(a, argv[++i], &spec.columns)) != 0)
+                return rc;
+            have_cols = 1;
+        } else if (strcmp(a, "--between") == 0) {
+            spec.between = cs_link_class_parse(argv[++i]);
+            if (spec.between != CS_LINK_PCIE && spec.between != CS_LINK_NET)
+                return cmd_usage_error("--between takes pcie or net, not '%s'", argv[i]);
+        } else if (strcmp(a, "--set") == 0) {
+            char kv[256], *eq;
+
+            snprintf(kv, sizeof(kv), "%s", argv[++i]);
+            eq = strchr(kv, '=');
+            if (eq == NULL)
+                return cmd_usage_error("--set takes KEY=VALUE, not '%s'", argv[i]);
+            *eq = '\0';
+            if (cs_params_set(&params, kv, eq + 1, &err) != 0) {
+                cmd_print_error(&err);
+                return CS_EXIT_USAGE;
+            }
+        } else {
+            return cmd_usage_error("unknown option '%s'; see 'collsim help platform'", a);
+        }
+    }
+    if ((have_rows || have_cols) && fam != CS_FAM_HIER)
+        return cmd_usage_error("--rows and --columns apply to a100-hier only");
+    if (have_nodes && fam != CS_FAM_DGX)
+        return cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
+    if (have_gpn && fam == CS_FAM_DGX && spec.gpus_per_node != 8)
+        return cmd_usage_error("dgx-a100 has 8 GPUs per node");
+    if (have_gpn && fam == CS_FAM_HIER)
+        return cmd_usage_error("a100-hier takes --rows and --columns");
+    rc = cs_platform_write(&spec, &params, out, &err);
+    if (rc != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    return CS_EXIT_OK;
+}

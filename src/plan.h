@@ -1,0 +1,95 @@
+/* plan.h: a schedule, a buffer size, a datatype and a protocol turned into what the MSCCL executor
+ * runs: chunk size, loop iterations, calls per step, folded dependencies and fused reductions
+ * (shared reference msccl.md sections 2 and 3). Plain C; the replay consumes it. */
+#ifndef CS_PLAN_H
+#define CS_PLAN_H
+
+#include "error.h"
+#include "sched.h"
+
+/* Data bytes per loop chunk (one iteration of one MSCCL chunk) per protocol: msccl.md 3.1. */
+#define CS_LOOP_BYTES_SIMPLE (2LL * 1024 * 1024) /* 4 MiB FIFO / 8 steps x MSCCL_CHUNKSTEPS 4 */
+#define CS_LOOP_BYTES_LL (32LL * 1024)           /* 64 KiB step, half of each LL line is flag */
+#define CS_LOOP_BYTES_LL128 576000LL             /* 614400 B step x 120/128 */
+#define CS_MAX_ALLOWED_COUNT 71                  /* maxAllowedCount is clamped to [1, 71] */
+
+/* One transmission as the executor's parser builds it: a real step with the dependencies of the
+ * nops before it, or a chain of up to 16 fused `re` steps. */
+struct cs_plan_op {
+    enum cs_step_type type; /* never CS_STEP_NOP */
+    int first_step;         /* XML s of the first step folded in (its first nop, if any) */
+    int step;               /* XML s of the last step folded in: the flag value it publishes */
+    int cnt;                /* chunks (the last merged step's cnt for fused re) */
+    int nsrc;               /* re: local sources reduced in one pass (1..16); 1 otherwise */
+    int hasdep;             /* publishes its flag when done */
+    int ndeps;
+    struct cs_dep *deps;    /* ndeps flags (tb of the same GPU, step) to wait for */
+    int ncalls;             /* primitive calls per iteration: ceil(cnt / max_allowed) */
+};
+
+struct cs_plan_tb {
+    int gpu, id;     /* rank and tb id */
+    int send, recv;  /* peer ranks or -1 */
+    int chan;
+    int nops;
+    struct cs_plan_op *ops;
+};
+
+struct cs_plan {
+    enum cs_proto proto;
+    enum cs_coll coll;
+    int ngpus, nchannels, nchunksperloop;
+    long long size_bytes;   /* whole buffer, count x sizeMultiplier x type size */
+    int type_bytes;
+    long long count;        /* elements in the whole buffer */
+    long long chunk_elems;  /* S: elements per MSCCL chunk */
+    long long loop_elems;   /* elements per chunk per loop iteration */
+    int niter;              /* ceil(S / loop_elems) */
+    long long last_elems;   /* elements per chunk in the last (maybe partial) iteration */
+    int max_allowed;        /* maxAllowedCount */
+    int slots_per_call;     /* FIFO slots a call takes: 4 Simple, 1 LL/LL128 */
+    int units_per_call;     /* transfers per call: 2 slices (Simple) or 1 */
+    double wire_factor;     /* wire bytes per data byte: 2 LL, 128/120 LL128, 1 Simple */
+    int ntbs;               /* over all GPUs */
+    struct cs_plan_tb *tbs; /* GPU by GPU, tb ids ascending */
+    int *gpu_tb0;           /* ngpus+1 entries: tbs of GPU g are [gpu_tb0[g], gpu_tb0[g+1]) */
+    long long ncalls_total; /* primitive calls over the whole run, all tbs */
+};
+
+/* Build the plan for a buffer of size_bytes (the whole buffer, as nccl-tests prints it) of
+ * elements of type_bytes, run with protocol proto (0: the schedule's own). size_bytes must be a
+ * positive multiple of nchunksperloop x type_bytes. On success stores a new plan in *out (free
+ * with cs_plan_free) and returns 0; CS_ERR_INVALID with err set for sizes or schedules the
+ * executor would refuse. */
+int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_bytes,
+                  enum cs_proto proto, struct cs_plan **out, struct cs_error *err);
+void cs_plan_free(struct cs_plan *plan);
+
+/* The smallest size >= size_bytes that the executor accepts for this schedule and type. */
+long long cs_plan_round_size(const struct cs_sched *sched, long long size_bytes, int type_bytes);
+
+/* Elements per chunk in iteration iter (0-based). */
+long long cs_plan_iter_elems(const struct cs_plan *plan, int iter);
+
+/* Elements moved by call `call` (0-based) of op in iteration iter:
+ * min(max_allowed, cnt - call x max_allowed) x iter elements. */
+long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op *op, int iter,
+                             int call);
+
+/* Split a call of `elems` elements into its transfer units (the two Simple slices, or the one
+ * LL/LL128 call); writes units_per_call byte counts of data to unit_bytes. Simple's first slice
+ * is max(ceil(elems/32) x 16, 32 KiB worth) elements, capped at elems; the second the rest. */
+void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long unit_bytes[2]);
+
+/* Bytes on the wire for data_bytes of payload: whole LL lines (16 B per 8 B of data) or LL128
+ * lines (128 B per 120 B), i.e. wire_factor x data rounded up to a line; data for Simple. */
+double cs_plan_wire_bytes(const struct cs_plan *plan, long long data_bytes);
+
+/* Element size of a datatype name: float 4, half 2, bfloat16 2, double 8; 0 if unknown. */
+int cs_dtype_bytes(const char *name);
+
+/* nccl-tests bus-bandwidth factor for a collective on n ranks: allreduce 2(n-1)/n,
+ * allgather/reduce_scatter/alltoall (n-1)/n, custom 1. */
+double cs_busbw_factor(enum cs_coll coll, int nranks);
+
+#endif

@@ -1,0 +1,597 @@
+/* platform.c: write SimGrid platform XML for the A100 families; read back what collsim needs. */
+#include "platform.h"
+
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlwriter.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GPUS 256 /* routes are listed pair by pair (Full routing): keep files small */
+
+static const char *const fam_names[] = {NULL, "a100-pcie-4gpu", "a100-pcie-nvbridge", "a100-hier",
+                                        "dgx-a100"};
+
+enum cs_platform_family cs_platform_family_parse(const char *name)
+{
+    for (int i = 1; i <= CS_FAM_DGX; i++)
+        if (strcmp(name, fam_names[i]) == 0)
+            return (enum cs_platform_family)i;
+    if (strcmp(name, "ndv4") == 0)
+        return CS_FAM_DGX;
+    return 0;
+}
+
+const char *cs_platform_family_name(enum cs_platform_family fam)
+{
+    return (int)fam >= 1 && (int)fam <= CS_FAM_DGX ? fam_names[fam] : NULL;
+}
+
+void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_family fam)
+{
+    memset(spec, 0, sizeof(*spec));
+    spec->family = fam;
+    spec->nodes = 1;
+    spec->gpus_per_node = fam == CS_FAM_DGX ? 8 : 4;
+    spec->rows = 4;
+    spec->columns = 2;
+    spec->between = CS_LINK_PCIE;
+}
+
+/* --- reading --- */
+
+void cs_platform_free(struct cs_platform *plat)
+{
+    if (plat == NULL)
+        return;
+    for (int i = 0; i < plat->nlinks; i++)
+        free(plat->link_ids[i]);
+    free(plat->link_ids);
+    free(plat->link_class);
+    free(plat->path);
+    free(plat);
+}
+
+static enum cs_link_class guess_class(const char *id)
+{
+    if (strstr(id, "nvl") || strstr(id, "nvsw") || strstr(id, "bridge"))
+        return CS_LINK_NVLINK;
+    if (strstr(id, "net") || strstr(id, "nic") || strstr(id, "ib"))
+        return CS_LINK_NET;
+    return CS_LINK_PCIE;
+}
+
+enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id)
+{
+    for (int i = 0; i < plat->nlinks; i++)
+        if (strcmp(plat->link_ids[i], link_id) == 0)
+            return plat->link_class[i];
+    return guess_class(link_id);
+}
+
+static int is_elem(const xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+static char *attr(const xmlNode *n, const char *name)
+{
+    return (char *)xmlGetProp((xmlNode *)n, (const xmlChar *)name);
+}
+
+struct reader {
+    struct cs_platform *plat;
+    const char *path;
+    int *gpu_seen;
+    int gpu_max, nhosts_gpu, cap_links;
+    struct cs_error *err;
+};
+
+static int add_link(struct reader *r, const xmlNode *n)
+{
+    struct cs_platform *p = r->plat;
+    char *id = attr(n, "id");
+    enum cs_link_class cls = 0;
+
+    if (id == NULL)
+        return 0;
+    for (const xmlNode *c = n->children; c; c = c->next) {
+        char *pid, *val;
+
+        if (!is_elem(c, "prop"))
+            continue;
+        pid = attr(c, "id");
+        val = attr(c, "value");
+        if (pid && val && strcmp(pid, "cs.class") == 0) {
+            cls = cs_link_class_parse(val);
+            if (cls == 0) {
+                cs_error_set(r->err, r->path, xmlGetLineNo(c),
+                             "link '%s': cs.class \"%s\" is not nvlink, pcie or net", id, val);
+                xmlFree(pid);
+                xmlFree(val);
+                xmlFree(id);
+                return CS_ERR_INVALID;
+            }
+        }
+        xmlFree(pid);
+        xmlFree(val);
+    }
+    if (p->nlinks == r->cap_links) {
+        int nc = r->cap_links ? 2 * r->cap_links : 64;
+        char **ids = realloc(p->link_ids, (size_t)nc * sizeof(*ids));
+        enum cs_link_class *cl;
+
+        if (ids == NULL) {
+            xmlFree(id);
+            return CS_ERR_NOMEM;
+        }
+        p->link_ids = ids;
+        cl = realloc(p->link_class, (size_t)nc * sizeof(*cl));
+        if (cl == NULL) {
+            xmlFree(id);
+            return CS_ERR_NOMEM;
+        }
+        p->link_class = cl;
+        r->cap_links = nc;
+    }
+    p->link_ids[p->nlinks] = strdup(id);
+    p->link_class[p->nlinks] = cls ? cls : guess_class(id);
+    xmlFree(id);
+    if (p->link_ids[p->nlinks] == NULL)
+        return CS_ERR_NOMEM;
+    p->nlinks++;
+    return 0;
+}
+
+static int add_host(struct reader *r, const xmlNode *n)
+{
+    char *id = attr(n, "id");
+    char *end;
+    long g;
+
+    if (id == NULL)
+        return 0;
+    if (strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9') {
+        g = strtol(id + 3, &end, 10);
+        if (*end == '\0' && g >= 0 && g < 65536) {
+            if (g >= r->gpu_max) {
+                int nm = (int)g + 64;
+                int *s = realloc(r->gpu_seen, (size_t)nm * sizeof(int));
+
+                if (s == NULL) {
+                    xmlFree(id);
+                    return CS_ERR_NOMEM;
+                }
+                memset(s + r->gpu_max, 0, (size_t)(nm - r->gpu_max) * sizeof(int));
+                r->gpu_seen = s;
+                r->gpu_max = nm;
+            }
+            if (r->gpu_seen[g]) {
+                cs_error_set(r->err, r->path, xmlGetLineNo(n), "host %s is declared twice", id);
+                xmlFree(id);
+                return CS_ERR_INVALID;
+            }
+            r->gpu_seen[g] = 1;
+            r->nhosts_gpu++;
+        }
+    }
+    xmlFree(id);
+    return 0;
+}
+
+static int walk(struct reader *r, const xmlNode *n)
+{
+    for (; n; n = n->next) {
+        int rc = 0;
+
+        if (is_elem(n, "link"))
+            rc = add_link(r, n);
+        else if (is_elem(n, "host"))
+            rc = add_host(r, n);
+        if (rc == 0 && n->children)
+            rc = walk(r, n->children);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err)
+{
+    xmlDoc *doc;
+    xmlNode *root, *zone = NULL;
+    struct cs_platform *p;
+    struct reader r;
+    int rc = 0;
+
+    doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (doc == NULL) {
+        const xmlError *e = xmlGetLastError();
+
+        cs_error_set(err, path, e ? e->line : 0, "cannot read platform: %s",
+                     e && e->message ? e->message : "not well-formed XML");
+        return CS_ERR_PARSE;
+    }
+    root = xmlDocGetRootElement(doc);
+    if (root == NULL || !is_elem(root, "platform")) {
+        cs_error_set(err, path, root ? xmlGetLineNo(root) : 0,
+                     "not a SimGrid platform (root element must be <platform>)");
+        xmlFreeDoc(doc);
+        return CS_ERR_PARSE;
+    }
+    for (xmlNode *c = root->children; c; c = c->next)
+        if (is_elem(c, "zone") || is_elem(c, "AS")) {
+            zone = c;
+            break;
+        }
+    p = calloc(1, sizeof(*p));
+    if (p == NULL || (p->path = strdup(path)) == NULL) {
+        free(p);
+        xmlFreeDoc(doc);
+        cs_error_set(err, NULL, 0, "out of memory");
+        return CS_ERR_NOMEM;
+    }
+    cs_params_init(&p->params);
+    for (xmlNode *c = zone ? zone->children : NULL; c && rc == 0; c = c->next) {
+        char *id, *val;
+
+        if (!is_elem(c, "prop"))
+            continue;
+        id = attr(c, "id");
+        val = attr(c, "value");
+        if (id && strncmp(id, "cs.", 3) == 0) {
+            struct cs_error e2;
+
+            cs_error_init(&e2);
+            if (val == NULL || cs_params_set(&p->params, id, val, &e2) != 0) {
+                cs_error_set(err, path, xmlGetLineNo(c), "%s",
+                             val ? e2.msg : "<prop> without value");
+                rc = CS_ERR_INVALID;
+            }
+        }
+        xmlFree(id);
+        xmlFree(val);
+    }
+    memset(&r, 0, sizeof(r));
+    r.plat = p;
+    r.path = path;
+    r.err = err;
+    if (rc == 0)
+        rc = walk(&r, root);
+    if (rc == CS_ERR_NOMEM)
+        cs_error_set(err, NULL, 0, "out of memory");
+    if (rc == 0) {
+        for (int g = 0; g < r.nhosts_gpu; g++)
+            if (g >= r.gpu_max || !r.gpu_seen[g]) {
+                cs_error_set(err, path, 0,
+                             "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
+                             r.nhosts_gpu - 1, g);
+                rc = CS_ERR_INVALID;
+                break;
+            }
+        p->ngpus = r.nhosts_gpu;
+    }
+    if (rc == 0 && p->ngpus == 0) {
+        cs_error_set(err, path, 0, "the platform has no GPU host (hosts named gpu0, gpu1, ...)");
+        rc = CS_ERR_INVALID;
+    }
+    free(r.gpu_seen);
+    xmlFreeDoc(doc);
+    if (rc != 0) {
+        cs_platform_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* --- writing --- */
+
+struct w {
+    xmlTextWriterPtr x;
+    int bad;
+};
+
+static void start(struct w *w, const char *name)
+{
+    w->bad |= xmlTextWriterStartElement(w->x, (const xmlChar *)name) < 0;
+}
+
+static void end(struct w *w)
+{
+    w->bad |= xmlTextWriterEndElement(w->x) < 0;
+}
+
+static void at(struct w *w, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void at(struct w *w, const char *name, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    w->bad |= xmlTextWriterWriteAttribute(w->x, (const xmlChar *)name, (const xmlChar *)buf) < 0;
+}
+
+static void comment(struct w *w, const char *text)
+{
+    w->bad |= xmlTextWriterWriteComment(w->x, (const xmlChar *)text) < 0;
+}
+
+static void prop_cb(const char *key, double value, const char *source, void *ctx)
+{
+    struct w *w = ctx;
+    char buf[512];
+
+    snprintf(buf, sizeof(buf), " %s ", source);
+    comment(w, buf);
+    start(w, "prop");
+    at(w, "id", "%s", key);
+    at(w, "value", "%.9g", value);
+    end(w);
+}
+
+static void link_el(struct w *w, const char *id, double bw, double lat, enum cs_link_class cls)
+{
+    start(w, "link");
+    at(w, "id", "%s", id);
+    at(w, "bandwidth", "%.9gBps", bw);
+    at(w, "latency", "%.9gs", lat);
+    at(w, "sharing_policy", "SPLITDUPLEX");
+    start(w, "prop");
+    at(w, "id", "cs.class");
+    at(w, "value", "%s", cs_link_class_name(cls));
+    end(w);
+    end(w);
+}
+
+static void host_el(struct w *w, int g)
+{
+    start(w, "host");
+    at(w, "id", "gpu%d", g);
+    /* Unused by the replay (costs are times, not flops); 108 SMs per A100. */
+    at(w, "speed", "1e12f");
+    at(w, "core", "108");
+    end(w);
+}
+
+static void ctn(struct w *w, const char *id, int up)
+{
+    start(w, "link_ctn");
+    at(w, "id", "%s", id);
+    at(w, "direction", up ? "UP" : "DOWN");
+    end(w);
+}
+
+/* Routes: one per unordered pair a < b; SimGrid mirrors it for b -> a (flipping directions). */
+static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int b)
+{
+    char la[64], lb[64];
+    int gpn = s->gpus_per_node;
+
+    start(w, "route");
+    at(w, "src", "gpu%d", a);
+    at(w, "dst", "gpu%d", b);
+    switch (s->family) {
+    case CS_FAM_PCIE_4GPU:
+    case CS_FAM_NVBRIDGE:
+        if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
+            snprintf(la, sizeof(la), "bridge%d", a / 2);
+            ctn(w, la, 1);
+            break;
+        }
+        snprintf(la, sizeof(la), "gpu%d_pcie", a);
+        snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
+        ctn(w, la, 1);
+        if ((a < gpn / 2) != (b < gpn / 2))
+            ctn(w, "xsocket", 1);
+        ctn(w, lb, 0);
+        break;
+    case CS_FAM_HIER:
+        if (a / s->rows == b / s->rows) {
+            snprintf(la, sizeof(la), "gpu%d_nvl", a);
+            snprintf(lb, sizeof(lb), "gpu%d_nvl", b);
+        } else if (s->between == CS_LINK_NET) {
+            snprintf(la, sizeof(la), "gpu%d_nic", a);
+            snprintf(lb, sizeof(lb), "gpu%d_nic", b);
+        } else {
+            snprintf(la, sizeof(la), "gpu%d_pcie", a);
+            snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
+        }
+        ctn(w, la, 1);
+        ctn(w, lb, 0);
+        break;
+    case CS_FAM_DGX:
+        if (a / 8 == b / 8) {
+            snprintf(la, sizeof(la), "gpu%d_nvl", a);
+            snprintf(lb, sizeof(lb), "gpu%d_nvl", b);
+            ctn(w, la, 1);
+            ctn(w, lb, 0);
+        } else {
+            snprintf(la, sizeof(la), "gpu%d_pcie", a);
+            ctn(w, la, 1);
+            snprintf(la, sizeof(la), "gpu%d_nic", a);
+            ctn(w, la, 1);
+            snprintf(lb, sizeof(lb), "gpu%d_nic", b);
+            ctn(w, lb, 0);
+            snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
+            ctn(w, lb, 0);
+        }
+        break;
+    }
+    end(w);
+}
+
+static int spec_gpus(const struct cs_platform_spec *s)
+{
+    switch (s->family) {
+    case CS_FAM_HIER:
+        return s->rows * s->columns;
+    case CS_FAM_DGX:
+        return s->nodes * 8;
+    default:
+        return s->gpus_per_node;
+    }
+}
+
+static const char *describe_family(const struct cs_platform_spec *s, char *buf, size_t len)
+{
+    switch (s->family) {
+    case CS_FAM_PCIE_4GPU:
+        snprintf(buf, len,
+                 " %d A100 PCIe cards, half behind each of two CPU sockets: every pair crosses a "
+                 "root complex; pairs on different sockets also cross the inter-socket link "
+                 "(xsocket, cs.sys_Bps). ",
+                 s->gpus_per_node);
+        break;
+    case CS_FAM_NVBRIDGE:
+        snprintf(buf, len,
+                 " %d A100 PCIe cards in NVLink-bridged pairs (bridgeK, NV12, cs.link_Bps.nvlink),"
+                 " pairs joined by PCIe through two CPU sockets (Azure NC A100 v4). ",
+                 s->gpus_per_node);
+        break;
+    case CS_FAM_HIER:
+        snprintf(buf, len,
+                 " %d x %d A100 grid: gpu c*%d+r is row r of column c; GPUs of a column share an "
+                 "NVLink fabric (one nvlink port each); columns are joined by %s (one %s link per "
+                 "GPU). ",
+                 s->rows, s->columns, s->rows, s->between == CS_LINK_NET ? "the network" : "PCIe",
+                 s->between == CS_LINK_NET ? "NIC" : "PCIe");
+        break;
+    case CS_FAM_DGX:
+        snprintf(buf, len,
+                 " %d node(s) of 8 A100 SXM4 on NVSwitch (one 240 GB/s port per GPU in NCCL's "
+                 "model), one HDR NIC per GPU, two GPUs and two NICs per PCIe Gen4 switch "
+                 "(modelled non-blocking: one PCIe link per GPU). Across nodes a GPU uses its own "
+                 "NIC (rail): gpu pcie, nic, peer nic, peer pcie. ",
+                 s->nodes);
+        break;
+    }
+    return buf;
+}
+
+int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *p,
+                      const char *path, struct cs_error *err)
+{
+    xmlBufferPtr buf;
+    struct w w = {NULL, 0};
+    int n = spec_gpus(s);
+    char name[64], text[512];
+    FILE *fp;
+
+    if (cs_platform_family_name(s->family) == NULL) {
+        cs_error_set(err, NULL, 0, "unknown platform family");
+        return CS_ERR_USAGE;
+    }
+    if (s->family == CS_FAM_HIER && (s->rows < 1 || s->columns < 1)) {
+        cs_error_set(err, NULL, 0, "--rows and --columns must be at least 1");
+        return CS_ERR_USAGE;
+    }
+    if (s->family == CS_FAM_NVBRIDGE && (s->gpus_per_node < 2 || s->gpus_per_node % 2)) {
+        cs_error_set(err, NULL, 0, "a100-pcie-nvbridge needs an even number of GPUs (pairs)");
+        return CS_ERR_USAGE;
+    }
+    if (n < 1 || n > MAX_GPUS || (s->family == CS_FAM_DGX && s->nodes < 1)) {
+        cs_error_set(err, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n, MAX_GPUS);
+        return CS_ERR_USAGE;
+    }
+    buf = xmlBufferCreate();
+    w.x = buf ? xmlNewTextWriterMemory(buf, 0) : NULL;
+    if (w.x == NULL) {
+        xmlBufferFree(buf);
+        cs_error_set(err, NULL, 0, "out of memory");
+        return CS_ERR_NOMEM;
+    }
+    xmlTextWriterSetIndent(w.x, 1);
+    xmlTextWriterSetIndentString(w.x, (const xmlChar *)"  ");
+    w.bad |= xmlTextWriterStartDocument(w.x, NULL, "UTF-8", NULL) < 0;
+    w.bad |= xmlTextWriterWriteDTD(w.x, (const xmlChar *)"platform", NULL,
+                                   (const xmlChar *)"https://simgrid.org/simgrid.dtd", NULL) < 0;
+    start(&w, "platform");
+    at(&w, "version", "4.1");
+    snprintf(text, sizeof(text),
+             " written by `collsim platform %s`; every <prop> below names its source; "
+             "link cs.class props give the per-call overhead class ",
+             cs_platform_family_name(s->family));
+    comment(&w, text);
+    comment(&w, describe_family(s, text, sizeof(text)));
+    start(&w, "zone");
+    at(&w, "id", "%s", cs_platform_family_name(s->family));
+    at(&w, "routing", "Full");
+    cs_params_each(p, prop_cb, &w);
+    for (int g = 0; g < n; g++)
+        host_el(&w, g);
+    for (int g = 0; g < n; g++) {
+        switch (s->family) {
+        case CS_FAM_PCIE_4GPU:
+        case CS_FAM_NVBRIDGE:
+            snprintf(name, sizeof(name), "gpu%d_pcie", g);
+            link_el(&w, name, p->link_Bps[CS_LINK_PCIE], p->link_lat_s[CS_LINK_PCIE],
+                    CS_LINK_PCIE);
+            if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
+                snprintf(name, sizeof(name), "bridge%d", g / 2);
+                link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
+                        CS_LINK_NVLINK);
+            }
+            break;
+        case CS_FAM_HIER:
+            snprintf(name, sizeof(name), "gpu%d_nvl", g);
+            link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
+                    CS_LINK_NVLINK);
+            if (s->columns > 1) {
+                enum cs_link_class c = s->between == CS_LINK_NET ? CS_LINK_NET : CS_LINK_PCIE;
+
+                snprintf(name, sizeof(name), "gpu%d_%s", g, c == CS_LINK_NET ? "nic" : "pcie");
+                link_el(&w, name, p->link_Bps[c], p->link_lat_s[c], c);
+            }
+            break;
+        case CS_FAM_DGX:
+            snprintf(name, sizeof(name), "gpu%d_nvl", g);
+            link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
+                    CS_LINK_NVLINK);
+            if (s->nodes > 1) {
+                snprintf(name, sizeof(name), "gpu%d_pcie", g);
+                link_el(&w, name, p->link_Bps[CS_LINK_PCIE], p->link_lat_s[CS_LINK_PCIE],
+                        CS_LINK_PCIE);
+                snprintf(name, sizeof(name), "gpu%d_nic", g);
+                link_el(&w, name, p->link_Bps[CS_LINK_NET], p->link_lat_s[CS_LINK_NET],
+                        CS_LINK_NET);
+            }
+            break;
+        }
+    }
+    if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1)
+        link_el(&w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            route_pair(&w, s, a, b);
+    end(&w); /* zone */
+    end(&w); /* platform */
+    w.bad |= xmlTextWriterEndDocument(w.x) < 0;
+    xmlFreeTextWriter(w.x);
+    if (w.bad) {
+        xmlBufferFree(buf);
+        cs_error_set(err, NULL, 0, "could not format the platform XML");
+        return CS_ERR_IO;
+    }
+    fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (fp == NULL) {
+        xmlBufferFree(buf);
+        cs_error_set(err, path, 0, "cannot write: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), fp);
+    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp))) {
+        xmlBufferFree(buf);
+        cs_error_set(err, path, 0, "write failed");
+        return CS_ERR_IO;
+    }
+    xmlBufferFree(buf);
+    return 0;
+}

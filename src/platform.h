@@ -1,0 +1,57 @@
+/* platform.h: SimGrid platform files for A100 machines: written from a family and a few
+ * parameters, and read back (timing-model props, GPU hosts, link classes) before SimGrid loads
+ * them. Uses libxml2 only. */
+#ifndef CS_PLATFORM_H
+#define CS_PLATFORM_H
+
+#include "error.h"
+#include "params.h"
+
+/* What collsim needs to know about a platform file besides what SimGrid reads itself. */
+struct cs_platform {
+    char *path;
+    struct cs_params params; /* defaults overridden by the root zone's <prop id="cs.*"> */
+    int ngpus;               /* hosts gpu0..gpuN-1 */
+    int nlinks;
+    char **link_ids;
+    enum cs_link_class *link_class; /* per link: <prop id="cs.class">, else from its id */
+};
+
+/* Read a platform file: the root zone's cs.* props (unknown cs.* keys or bad values are errors
+ * with file:line), the GPU hosts (gpu0.. must be dense) and each link's class. No network, no
+ * DTD. On success stores a new platform in *out (free with cs_platform_free). */
+int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err);
+void cs_platform_free(struct cs_platform *plat);
+
+/* Class of a link by id: its cs.class prop, else guessed from the id ("nvl"/"nvlink"/"nvsw" ->
+ * nvlink, "net"/"nic"/"ib" -> net, anything else pcie). */
+enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id);
+
+enum cs_platform_family {
+    CS_FAM_PCIE_4GPU = 1, /* a100-pcie-4gpu: PCIe cards behind two CPU sockets */
+    CS_FAM_NVBRIDGE,      /* a100-pcie-nvbridge: NVLink-bridged pairs joined by PCIe */
+    CS_FAM_HIER,          /* a100-hier: R GPUs per column on NVLink, columns over PCIe or net */
+    CS_FAM_DGX,           /* dgx-a100 / ndv4: 8 SXM on NVSwitch, a NIC per GPU, N nodes */
+};
+
+struct cs_platform_spec {
+    enum cs_platform_family family;
+    int nodes;         /* dgx: nodes (default 1) */
+    int gpus_per_node; /* pcie families: GPUs (default 4); dgx: 8 */
+    int rows, columns; /* hier: GPUs per column, columns (default 4 x 2) */
+    enum cs_link_class between; /* hier: how columns are joined (pcie or net) */
+};
+
+/* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4); 0 if unknown. */
+enum cs_platform_family cs_platform_family_parse(const char *name);
+const char *cs_platform_family_name(enum cs_platform_family fam);
+
+/* Fill a spec with the family's defaults. */
+void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_family fam);
+
+/* Write the SimGrid platform XML (DTD 4.1) for spec with the given parameters to path ("-" for
+ * stdout). Returns 0, CS_ERR_USAGE for impossible specs, CS_ERR_IO; err says why. */
+int cs_platform_write(const struct cs_platform_spec *spec, const struct cs_params *params,
+                      const char *path, struct cs_error *err);
+
+#endif

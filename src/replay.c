@@ -1,0 +1,754 @@
+/* replay.c: the SimGrid replay of an execution plan: one actor per threadblock, 8-slot credit
+ * windows per directed connection, flags between threadblocks, protocol costs, deadlock report.
+ *
+ * Timing model of one primitive call (DESIGN.md "Replay: the timing model"):
+ *  - the sending threadblock pays cs.call_s.PROTO.CLASS once per call (CLASS: the slowest link
+ *    class on the route to the peer);
+ *  - the call moves in units (2 slices for Simple, 1 for LL/LL128); per unit a sender takes
+ *    slots (2 per Simple slice, 1 per LL/LL128 call) from the connection's 8, a receiver waits
+ *    for the unit, fused ops do both;
+ *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128) go over the route with sg_host_sendto,
+ *    so concurrent transfers share links (max-min); the unit then takes at least
+ *    data / cs.tb_Bps.PROTO (one CTA) and its local memory traffic / cs.copy_Bps or
+ *    cs.reduce_Bps (the slowest of these bounds the pass);
+ *  - the receiver frees the slots when it has consumed the unit;
+ *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
+ *  - a throughput parameter of 0 means unlimited (no cost);
+ *  - the collective adds cs.launch_s + cs.deploy_s.
+ * SimGrid keeps one engine per process whose clock never resets, so each replay runs in a forked
+ * child (cs_replay_run) that pipes its result back. */
+#include "replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <simgrid/actor.h>
+#include <simgrid/cond.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xbt/config.h>
+#include <xbt/dynar.h>
+#include <xbt/log.h>
+
+/* --- validation (parent side, before anything reaches SimGrid) --- */
+
+struct conn_key {
+    int src, dst, chan;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+    const struct conn_key *x = a, *y = b;
+
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return x->chan < y->chan ? -1 : x->chan > y->chan;
+}
+
+int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
+                    struct cs_error *err)
+{
+    struct conn_key *snd, *rcv;
+    int ns = 0, nr = 0, rc = 0;
+
+    if (plan->ngpus > plat->ngpus) {
+        cs_error_set(err, plat->path, 0,
+                     "the schedule needs %d GPUs but the platform has %d GPU hosts (gpu0..)",
+                     plan->ngpus, plat->ngpus);
+        return CS_ERR_INVALID;
+    }
+    snd = calloc((size_t)plan->ntbs + 1, sizeof(*snd));
+    rcv = calloc((size_t)plan->ntbs + 1, sizeof(*rcv));
+    if (snd == NULL || rcv == NULL) {
+        free(snd);
+        free(rcv);
+        cs_error_set(err, NULL, 0, "out of memory");
+        return CS_ERR_NOMEM;
+    }
+    for (int t = 0; t < plan->ntbs && rc == 0; t++) {
+        const struct cs_plan_tb *tb = &plan->tbs[t];
+        int ntb = plan->gpu_tb0[tb->gpu + 1] - plan->gpu_tb0[tb->gpu];
+
+        if (tb->send >= plan->ngpus || tb->recv >= plan->ngpus || tb->send == tb->gpu ||
+            tb->recv == tb->gpu || tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
+            cs_error_set(err, NULL, 0, "gpu %d tb %d: bad peer or channel (send %d recv %d chan %d)",
+                         tb->gpu, tb->id, tb->send, tb->recv, tb->chan);
+            rc = CS_ERR_INVALID;
+            break;
+        }
+        if (tb->send >= 0)
+            snd[ns++] = (struct conn_key){tb->gpu, tb->send, tb->chan};
+        if (tb->recv >= 0)
+            rcv[nr++] = (struct conn_key){tb->recv, tb->gpu, tb->chan};
+        for (int k = 0; k < tb->nops && rc == 0; k++) {
+            const struct cs_plan_op *op = &tb->ops[k];
+
+            if ((cs_step_sends(op->type) && tb->send < 0) ||
+                (cs_step_recvs(op->type) && tb->recv < 0)) {
+                cs_error_set(err, NULL, 0, "gpu %d tb %d step %d: a %s needs a %s peer", tb->gpu,
+                             tb->id, op->step, cs_step_type_name(op->type),
+                             cs_step_sends(op->type) && tb->send < 0 ? "send" : "recv");
+                rc = CS_ERR_INVALID;
+            }
+            for (int d = 0; d < op->ndeps && rc == 0; d++)
+                if (op->deps[d].tb < 0 || op->deps[d].tb >= ntb) {
+                    cs_error_set(err, NULL, 0, "gpu %d tb %d step %d: depends on missing tb %d",
+                                 tb->gpu, tb->id, op->step, op->deps[d].tb);
+                    rc = CS_ERR_INVALID;
+                }
+        }
+    }
+    if (rc == 0) {
+        qsort(snd, (size_t)ns, sizeof(*snd), key_cmp);
+        qsort(rcv, (size_t)nr, sizeof(*rcv), key_cmp);
+        for (int i = 1; i < ns && rc == 0; i++)
+            if (key_cmp(&snd[i - 1], &snd[i]) == 0) {
+                cs_error_set(err, NULL, 0,
+                             "two tbs of gpu %d send to %d on channel %d; the runtime gives each "
+                             "connection one tb",
+                             snd[i].src, snd[i].dst, snd[i].chan);
+                rc = CS_ERR_INVALID;
+            }
+        for (int i = 1; i < nr && rc == 0; i++)
+            if (key_cmp(&rcv[i - 1], &rcv[i]) == 0) {
+                cs_error_set(err, NULL, 0,
+                             "two tbs of gpu %d receive from %d on channel %d; the runtime gives "
+                             "each connection one tb",
+                             rcv[i].dst, rcv[i].src, rcv[i].chan);
+                rc = CS_ERR_INVALID;
+            }
+    }
+    free(snd);
+    free(rcv);
+    return rc;
+}
+
+/* --- the simulation (child side) --- */
+
+enum wait_kind { W_NONE = 0, W_CREDIT, W_DATA, W_FLAG };
+
+struct conn {
+    struct conn_key key;
+    sg_sem_t credit; /* free FIFO slots, starts at CS_NCCL_STEPS */
+    sg_sem_t ready;  /* units sent and not yet consumed */
+    int sender;      /* global tb index, or -1 */
+    int receiver;    /* global tb index, or -1 */
+    enum cs_link_class cls;
+};
+
+struct tbstate {
+    const struct cs_plan_tb *tb;
+    struct conn *out, *in;
+    int flag_iter, flag_step; /* last published flag */
+    sg_mutex_t mu;
+    sg_cond_t cv;
+    int done;
+    /* where it is and what it waits for, for the deadlock report */
+    int iter, op;
+    enum wait_kind wait;
+    int wait_tb, wait_step, wait_iter; /* W_FLAG: global tb index, step and iteration */
+};
+
+static struct sim {
+    const struct cs_plan *plan;
+    const struct cs_platform *plat;
+    struct tbstate *tbs;
+    struct conn *conns;
+    int nconns;
+    sg_host_t *hosts;
+    long long ncalls, ntransfers;
+} S;
+
+static double rate_time(double bytes, double Bps)
+{
+    return Bps > 0 && bytes > 0 ? bytes / Bps : 0;
+}
+
+static void sem_take(struct tbstate *ts, sg_sem_t sem, enum wait_kind kind, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (sg_sem_would_block(sem)) {
+            ts->wait = kind;
+            sg_sem_acquire(sem);
+            ts->wait = W_NONE;
+        } else {
+            sg_sem_acquire(sem);
+        }
+    }
+}
+
+static void sem_give(sg_sem_t sem, int n)
+{
+    for (int i = 0; i < n; i++)
+        sg_sem_release(sem);
+}
+
+static void wait_flag(struct tbstate *ts, int iter, const struct cs_dep *dep)
+{
+    int g0 = S.plan->gpu_tb0[ts->tb->gpu];
+    struct tbstate *o = &S.tbs[g0 + dep->tb];
+
+    sg_mutex_lock(o->mu);
+    while (o->flag_iter < iter || (o->flag_iter == iter && o->flag_step < dep->step)) {
+        ts->wait = W_FLAG;
+        ts->wait_tb = g0 + dep->tb;
+        ts->wait_step = dep->step;
+        ts->wait_iter = iter;
+        sg_cond_wait(o->cv, o->mu);
+    }
+    ts->wait = W_NONE;
+    sg_mutex_unlock(o->mu);
+}
+
+static void publish(struct tbstate *ts, int iter, int step)
+{
+    sg_mutex_lock(ts->mu);
+    ts->flag_iter = iter;
+    ts->flag_step = step;
+    sg_cond_notify_all(ts->cv);
+    sg_mutex_unlock(ts->mu);
+}
+
+/* Local memory bytes touched per data byte by a FIFO op (reads + writes on this GPU). */
+static double mem_factor(enum cs_step_type t)
+{
+    switch (t) {
+    case CS_STEP_S:
+        return 1; /* read src; the write goes over the link */
+    case CS_STEP_R:
+    case CS_STEP_RCS:
+        return 2; /* read FIFO, write dst */
+    case CS_STEP_RRS:
+        return 2; /* read FIFO and src */
+    case CS_STEP_RRC:
+    case CS_STEP_RRCS:
+        return 3; /* read FIFO and src, write dst */
+    default:
+        return 0;
+    }
+}
+
+static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
+{
+    const struct cs_plan *p = S.plan;
+    const struct cs_params *par = &S.plat->params;
+    int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
+    int slots = p->slots_per_call / p->units_per_call;
+    long long units[2];
+    double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
+
+    if (sends) {
+        double o = par->call_s[p->proto][ts->out->cls];
+
+        if (o > 0)
+            sg_actor_sleep_for(o);
+    }
+    cs_plan_call_units(p, elems, units);
+    for (int u = 0; u < p->units_per_call; u++) {
+        double b = (double)units[u], t0, need, took;
+
+        if (recvs)
+            sem_take(ts, ts->in->ready, W_DATA, 1);
+        if (sends)
+            sem_take(ts, ts->out->credit, W_CREDIT, slots);
+        t0 = simgrid_get_clock();
+        if (sends && b > 0) {
+            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], cs_plan_wire_bytes(p, units[u]));
+            S.ntransfers++;
+        }
+        need = rate_time(b, par->tb_Bps[p->proto]);
+        if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
+            need = rate_time(b * mem_factor(op->type), mem_Bps);
+        took = simgrid_get_clock() - t0;
+        if (need > took)
+            sg_actor_sleep_for(need - took);
+        if (recvs)
+            sem_give(ts->in->credit, slots);
+        if (sends)
+            sem_give(ts->out->ready, 1);
+    }
+    S.ncalls++;
+}
+
+static void run_local(const struct cs_plan_op *op, long long elems)
+{
+    const struct cs_params *par = &S.plat->params;
+    double b = (double)elems * S.plan->type_bytes, t = 0;
+
+    if (op->type == CS_STEP_CPY)
+        t = rate_time(2 * b, par->copy_Bps);
+    else if (op->type == CS_STEP_RE)
+        t = rate_time((op->nsrc + 2) * b, par->reduce_Bps);
+    if (t > 0)
+        sg_actor_sleep_for(t);
+}
+
+static void tb_main(int argc, char **argv)
+{
+    struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
+    const struct cs_plan_tb *tb = ts->tb;
+
+    for (int it = 0; it < S.plan->niter; it++) {
+        ts->iter = it;
+        for (int k = 0; k < tb->nops; k++) {
+            const struct cs_plan_op *op = &tb->ops[k];
+
+            ts->op = k;
+            for (int d = 0; d < op->ndeps; d++)
+                wait_flag(ts, it, &op->deps[d]);
+            if (op->type == CS_STEP_CPY || op->type == CS_STEP_RE) {
+                long long elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, it);
+
+                run_local(op, elems);
+                S.ncalls++;
+            } else {
+                for (int c = 0; c < op->ncalls; c++)
+                    run_call(ts, op, cs_plan_call_elems(S.plan, op, it, c));
+            }
+            if (op->hasdep)
+                publish(ts, it, op->step);
+        }
+    }
+    ts->done = 1;
+}
+
+static struct conn *find_conn(int src, int dst, int chan)
+{
+    struct conn_key k = {src, dst, chan};
+    int lo = 0, hi = S.nconns - 1;
+
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = key_cmp(&k, &S.conns[mid].key);
+
+        if (c == 0)
+            return &S.conns[mid];
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+static int conn_cmp(const void *a, const void *b)
+{
+    return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
+}
+
+static enum cs_link_class route_class(sg_host_t a, sg_host_t b)
+{
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    enum cs_link_class cls = 0;
+
+    sg_host_get_route(a, b, links);
+    for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
+        sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
+        enum cs_link_class c = cs_platform_link_class(S.plat, sg_link_get_name(l));
+
+        /* The slowest class on the route sets the per-call overhead: net > pcie > nvlink. */
+        if (c > cls)
+            cls = c;
+    }
+    xbt_dynar_free(&links);
+    return cls ? cls : CS_LINK_PCIE;
+}
+
+/* Describe one blocked tb in a line. */
+static void describe(char *buf, size_t len, int t)
+{
+    const struct tbstate *ts = &S.tbs[t];
+    const struct cs_plan_tb *tb = ts->tb;
+    const struct cs_plan_op *op = ts->op < tb->nops ? &tb->ops[ts->op] : NULL;
+    int n = snprintf(buf, len, "gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
+                     ts->iter, op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
+
+    if (n < 0 || (size_t)n >= len)
+        return;
+    switch (ts->wait) {
+    case W_CREDIT:
+        snprintf(buf + n, len - n,
+                 "waits for credits on connection %d->%d channel %d (all %d slots in use)",
+                 ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
+        break;
+    case W_DATA:
+        snprintf(buf + n, len - n, "waits for data from gpu %d on channel %d", ts->in->key.src,
+                 ts->in->key.chan);
+        break;
+    case W_FLAG:
+        snprintf(buf + n, len - n, "waits for the flag of tb %d step %d (iteration %d)",
+                 S.tbs[ts->wait_tb].tb->id, ts->wait_step, ts->wait_iter);
+        break;
+    default:
+        snprintf(buf + n, len - n, "is blocked");
+    }
+}
+
+/* The tb a blocked tb waits on, or -1. */
+static int blocker(int t)
+{
+    const struct tbstate *ts = &S.tbs[t];
+
+    switch (ts->wait) {
+    case W_CREDIT:
+        return ts->out->receiver;
+    case W_DATA:
+        return ts->in->sender;
+    case W_FLAG:
+        return ts->wait_tb;
+    default:
+        return -1;
+    }
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (*len + n + 2 > *cap) {
+        size_t nc = (*cap + n + 2) * 2;
+        char *nb = realloc(*buf, nc);
+
+        if (nb == NULL)
+            return;
+        *buf = nb;
+        *cap = nc;
+    }
+    memcpy(*buf + *len, s, n);
+    *len += n;
+    (*buf)[(*len)++] = '\n';
+    (*buf)[*len] = '\0';
+}
+
+/* The deadlock report: the wait-for cycle if there is one, else every blocked tb (capped). */
+static char *deadlock_report(int *nblocked)
+{
+    int ntbs = S.plan->ntbs, cycle_start = -1;
+    int *mark = calloc((size_t)ntbs, sizeof(int));
+    char *buf = NULL, line[512];
+    size_t len = 0, cap = 0;
+
+    *nblocked = 0;
+    for (int t = 0; t < ntbs; t++)
+        *nblocked += !S.tbs[t].done;
+    snprintf(line, sizeof(line), "deadlock: %d of %d threadblocks never finish", *nblocked, ntbs);
+    append(&buf, &len, &cap, line);
+    if (mark == NULL)
+        return buf;
+    /* Each blocked tb waits on one tb: walk the functional graph to find a cycle. */
+    for (int t = 0; t < ntbs && cycle_start < 0; t++) {
+        int v = t;
+
+        if (S.tbs[t].done || mark[t])
+            continue;
+        while (v >= 0 && !S.tbs[v].done && mark[v] == 0) {
+            mark[v] = t + 1;
+            v = blocker(v);
+        }
+        if (v >= 0 && !S.tbs[v].done && mark[v] == t + 1)
+            cycle_start = v;
+    }
+    if (cycle_start >= 0) {
+        int v = cycle_start, n = 0;
+
+        append(&buf, &len, &cap, "wait-for cycle:");
+        do {
+            char d[480];
+
+            describe(d, sizeof(d), v);
+            snprintf(line, sizeof(line), "  %s", d);
+            append(&buf, &len, &cap, line);
+            v = blocker(v);
+        } while (v != cycle_start && ++n < ntbs);
+    } else {
+        int shown = 0;
+
+        append(&buf, &len, &cap, "no wait-for cycle; blocked threadblocks:");
+        for (int t = 0; t < ntbs && shown < 32; t++)
+            if (!S.tbs[t].done) {
+                char d[480];
+
+                describe(d, sizeof(d), t);
+                snprintf(line, sizeof(line), "  %s", d);
+                append(&buf, &len, &cap, line);
+                shown++;
+            }
+        if (shown < *nblocked) {
+            snprintf(line, sizeof(line), "  ... and %d more", *nblocked - shown);
+            append(&buf, &len, &cap, line);
+        }
+    }
+    free(mark);
+    return buf;
+}
+
+/* The result as it crosses the pipe. */
+struct wire_result {
+    int status;
+    double time_s, sim_s, wall_s;
+    long long ncalls, ntransfers;
+    int nblocked;
+    long maxrss_kb;
+    int report_len;
+    char error[1024];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
+static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                     const struct cs_replay_opts *opts, int fd)
+{
+    struct wire_result wr;
+    int ac = 1, ntbs = plan->ntbs, nk = 0;
+    char arg0[] = "collsim", *av[] = {arg0, NULL};
+    struct conn_key *keys;
+    char *report = NULL;
+    struct rusage ru;
+    double t0;
+
+    memset(&wr, 0, sizeof(wr));
+    memset(&S, 0, sizeof(S));
+    S.plan = plan;
+    S.plat = plat;
+    if (!opts->verbose) {
+        /* SimGrid's deadlock message is CRITICAL: send the log to /dev/null; collsim reports
+         * the deadlock itself. */
+        xbt_log_control_set("root.thresh:critical");
+        xbt_log_control_set("root.app:file:/dev/null");
+    }
+    simgrid_init(&ac, av);
+    /* The settings that make a lone flow take exactly latency + size / bandwidth (simgrid.md 3). */
+    sg_cfg_set_string("network/model", "CM02");
+    sg_cfg_set_boolean("network/crosstraffic", "no");
+    sg_cfg_set_double("network/TCP-gamma", 0.0);
+    sg_cfg_set_double("surf/precision", 1e-12);
+    simgrid_load_platform(plat->path);
+
+    S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
+    S.tbs = calloc((size_t)ntbs + 1, sizeof(*S.tbs));
+    keys = calloc(2 * (size_t)ntbs + 1, sizeof(*keys));
+    if (S.hosts == NULL || S.tbs == NULL || keys == NULL) {
+        snprintf(wr.error, sizeof(wr.error), "out of memory");
+        goto out;
+    }
+    for (int g = 0; g < plan->ngpus; g++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "gpu%d", g);
+        S.hosts[g] = sg_host_by_name(name);
+        if (S.hosts[g] == NULL) {
+            snprintf(wr.error, sizeof(wr.error), "%s: SimGrid found no host %s", plat->path, name);
+            goto out;
+        }
+    }
+    for (int t = 0; t < ntbs; t++) {
+        const struct cs_plan_tb *tb = &plan->tbs[t];
+
+        if (tb->send >= 0)
+            keys[nk++] = (struct conn_key){tb->gpu, tb->send, tb->chan};
+        if (tb->recv >= 0)
+            keys[nk++] = (struct conn_key){tb->recv, tb->gpu, tb->chan};
+    }
+    qsort(keys, (size_t)nk, sizeof(*keys), key_cmp);
+    S.conns = calloc((size_t)nk + 1, sizeof(*S.conns));
+    if (S.conns == NULL) {
+        snprintf(wr.error, sizeof(wr.error), "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nk; i++)
+        if (S.nconns == 0 || key_cmp(&keys[i], &S.conns[S.nconns - 1].key) != 0) {
+            struct conn *c = &S.conns[S.nconns++];
+
+            c->key = keys[i];
+            c->credit = sg_sem_init(CS_NCCL_STEPS);
+            c->ready = sg_sem_init(0);
+            c->sender = c->receiver = -1;
+            c->cls = route_class(S.hosts[c->key.src], S.hosts[c->key.dst]);
+        }
+    qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
+    for (int t = 0; t < ntbs; t++) {
+        struct tbstate *ts = &S.tbs[t];
+        const struct cs_plan_tb *tb = &plan->tbs[t];
+
+        ts->tb = tb;
+        ts->flag_iter = ts->flag_step = -1;
+        ts->mu = sg_mutex_init();
+        ts->cv = sg_cond_init();
+        if (tb->send >= 0) {
+            ts->out = find_conn(tb->gpu, tb->send, tb->chan);
+            ts->out->sender = t;
+        }
+        if (tb->recv >= 0) {
+            ts->in = find_conn(tb->recv, tb->gpu, tb->chan);
+            ts->in->receiver = t;
+        }
+    }
+    for (int t = 0; t < ntbs; t++) {
+        char name[64], idx[16];
+        const char *args[] = {name, idx};
+
+        snprintf(name, sizeof(name), "gpu%d-tb%d", plan->tbs[t].gpu, plan->tbs[t].id);
+        snprintf(idx, sizeof(idx), "%d", t);
+        sg_actor_create_(name, S.hosts[plan->tbs[t].gpu], tb_main, 2, args);
+    }
+    t0 = now_s();
+    simgrid_run();
+    wr.wall_s = now_s() - t0;
+    wr.sim_s = simgrid_get_clock();
+    wr.ncalls = S.ncalls;
+    wr.ntransfers = S.ntransfers;
+    {
+        int all = 1;
+
+        for (int t = 0; t < ntbs; t++)
+            all &= S.tbs[t].done;
+        if (all) {
+            wr.status = CS_REPLAY_OK;
+            wr.time_s = wr.sim_s + plat->params.launch_s + plat->params.deploy_s;
+        } else {
+            wr.status = CS_REPLAY_DEADLOCK;
+            report = deadlock_report(&wr.nblocked);
+        }
+    }
+out:
+    getrusage(RUSAGE_SELF, &ru);
+    wr.maxrss_kb = ru.ru_maxrss;
+    wr.report_len = report ? (int)strlen(report) : 0;
+    if (write_all(fd, &wr, sizeof(wr)) != 0 ||
+        (wr.report_len > 0 && write_all(fd, report, (size_t)wr.report_len) != 0))
+        return 3;
+    /* SimGrid objects and this process go away together; nothing else to release. */
+    free(report);
+    free(keys);
+    return wr.error[0] ? 1 : 0;
+}
+
+int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                  const struct cs_replay_opts *opts, struct cs_replay_result *res,
+                  struct cs_error *err)
+{
+    struct cs_replay_opts defopts = {0};
+    struct wire_result wr;
+    int fds[2], rc, status;
+    pid_t pid;
+    char *report = NULL;
+
+    if (opts == NULL)
+        opts = &defopts;
+    rc = cs_replay_check(plan, plat, err);
+    if (rc != 0)
+        return rc;
+    if (pipe(fds) != 0) {
+        cs_error_set(err, NULL, 0, "pipe: %s", strerror(errno));
+        return CS_ERR_SIM;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        cs_error_set(err, NULL, 0, "fork: %s", strerror(errno));
+        return CS_ERR_SIM;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        _exit(child_run(plan, plat, opts, fds[1]));
+    }
+    close(fds[1]);
+    memset(&wr, 0, sizeof(wr));
+    rc = read_all(fds[0], &wr, sizeof(wr));
+    if (rc == 0 && wr.report_len > 0) {
+        report = malloc((size_t)wr.report_len + 1);
+        if (report == NULL || read_all(fds[0], report, (size_t)wr.report_len) != 0)
+            rc = -1;
+        else
+            report[wr.report_len] = '\0';
+    }
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        free(report);
+        if (wr.error[0])
+            cs_error_set(err, NULL, 0, "%s", wr.error);
+        else if (WIFSIGNALED(status))
+            cs_error_set(err, NULL, 0, "the simulation process died of signal %d%s",
+                         WTERMSIG(status), opts->verbose ? "" : " (rerun with --verbose)");
+        else
+            cs_error_set(err, NULL, 0, "the simulation process failed (exit %d)%s",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                         opts->verbose ? "" : " (rerun with --verbose)");
+        return CS_ERR_SIM;
+    }
+    memset(res, 0, sizeof(*res));
+    res->status = (enum cs_replay_status)wr.status;
+    res->time_s = wr.time_s;
+    res->sim_s = wr.sim_s;
+    res->ncalls = wr.ncalls;
+    res->ntransfers = wr.ntransfers;
+    res->nblocked = wr.nblocked;
+    res->wall_s = wr.wall_s;
+    res->maxrss_kb = wr.maxrss_kb;
+    res->report = report;
+    return 0;
+}
+
+void cs_replay_result_cleanup(struct cs_replay_result *res)
+{
+    if (res == NULL)
+        return;
+    free(res->report);
+    res->report = NULL;
+}

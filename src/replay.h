@@ -1,0 +1,47 @@
+/* replay.h: replay an execution plan on a SimGrid platform, one actor per threadblock, with the
+ * executor's FIFO credits and flags, and report the completion time or the deadlock. The only
+ * module that includes SimGrid. */
+#ifndef CS_REPLAY_H
+#define CS_REPLAY_H
+
+#include "error.h"
+#include "plan.h"
+#include "platform.h"
+
+enum cs_replay_status {
+    CS_REPLAY_OK = 1,
+    CS_REPLAY_DEADLOCK,
+};
+
+struct cs_replay_opts {
+    int verbose; /* let SimGrid log (info level) on stderr */
+};
+
+struct cs_replay_result {
+    enum cs_replay_status status;
+    double time_s;        /* launch + deploy + simulated makespan; 0 on deadlock */
+    double sim_s;         /* simulated time reached (the makespan, or where it stopped) */
+    long long ncalls;     /* primitive calls completed */
+    long long ntransfers; /* transfers put on the network model */
+    int nblocked;         /* threadblocks that never finished (deadlock) */
+    double wall_s;        /* wall-clock seconds of the simulation */
+    long maxrss_kb;       /* peak resident memory of the simulating process */
+    char *report;         /* deadlock report (malloc'd), NULL when ok */
+};
+
+/* Check that a plan can run on a platform: enough GPU hosts, peers and dependencies in range,
+ * one tb per directed connection end. 0, or CS_ERR_INVALID with err set. */
+int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
+                    struct cs_error *err);
+
+/* Replay plan on plat with plat->params. SimGrid allows one engine per process, so every call
+ * runs the simulation in a forked child that sends the result back through a pipe: callers may
+ * call it any number of times. Returns 0 and fills *res (free with cs_replay_result_cleanup), or
+ * a CS_ERR_* with err set (invalid input: see cs_replay_check; CS_ERR_SIM if the simulation
+ * process failed). */
+int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                  const struct cs_replay_opts *opts, struct cs_replay_result *res,
+                  struct cs_error *err);
+void cs_replay_result_cleanup(struct cs_replay_result *res);
+
+#endif
