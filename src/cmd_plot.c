@@ -261,7 +261,7 @@ static void write_best(FILE *fp, const struct plot *p, const char *title, const 
         fprintf(fp, " %d", v);
     }
     fputs(")\nset offsets graph 0.03, graph 0.03, 0, 0\n"
-          "set key outside right top vertical Left reverse font ',10' title 'fastest variant'\n"
+          "set key outside right top vertical Left reverse font ',10' spacing 2.2 title 'fastest variant'\n"
           "plot ",
           fp);
     {

@@ -31,6 +31,7 @@ struct group {
     pid_t pid;
     int call;       /* the call running */
     char out[PATH_LEN];
+    char err[PATH_LEN];
     struct cs_table *result; /* rows of every call, appended */
     int failed;
 };
@@ -122,7 +123,9 @@ static int start_call(const struct cs_table *t, struct group *g, const char *bas
     args[n++] = "csv";
     args[n] = NULL;
     snprintf(g->out, sizeof(g->out), "%s/group-%ld.csv", tmpdir, gi);
-    g->pid = cs_spawn_start(args, g->out);
+    snprintf(g->err, sizeof(g->err), "%s/group-%ld.err", tmpdir, gi);
+    /* stderr kept aside: a deadlock's wait-for report is no news here, a failure's message is */
+    g->pid = cs_spawn_start(args, g->out, g->err);
     return g->pid < 0 ? -1 : 0;
 }
 
@@ -134,10 +137,20 @@ static int collect(struct group *g, int code)
     int rc = 0;
 
     if (code != 0 && code != 1) {
+        FILE *fp = fopen(g->err, "r");
+        char buf[4096];
+        size_t n;
+
+        while (fp != NULL && (n = fread(buf, 1, sizeof(buf), fp)) > 0)
+            fwrite(buf, 1, n, stderr);
+        if (fp != NULL)
+            fclose(fp);
         g->failed = 1;
         unlink(g->out);
+        unlink(g->err);
         return -1;
     }
+    unlink(g->err);
     cs_error_init(&err);
     if (cs_table_read(g->out, &t, &err) != 0 || t->ncols != CS_TABLE_PREDICT_NCOLS) {
         if (err.msg[0])

@@ -118,6 +118,19 @@ static int read_prop(const char *path, const char *key, double *out)
     return found ? 0 : -1;
 }
 
+static void copy_file(const char *path, FILE *to)
+{
+    FILE *fp = fopen(path, "r");
+    char buf[4096];
+    size_t n;
+
+    if (fp == NULL)
+        return;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+        fwrite(buf, 1, n, to);
+    fclose(fp);
+}
+
 /* --- one point ------------------------------------------------------------------------------ */
 
 struct argv_buf {
@@ -237,7 +250,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
     const char *vals[CS_SWEEP_MAX_KEYS];
     char work[PATH_LEN], plat[PATH_LEN + 32], base[PATH_LEN + 32], pred[PATH_LEN + 32];
-    char sched[PATH_LEN], spec[1024], *slash;
+    char sched[PATH_LEN], spec[1024], perr[PATH_LEN + 32], *slash;
     static struct argv_buf a;
     struct atomic_file af;
     const char *proto, *dtype;
@@ -261,7 +274,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         if (has_scale(sw)) {
             snprintf(base, sizeof(base), "%s/family.xml", work);
             platform_args(sw, vals, NULL, base, &a);
-            if ((code = cs_spawn_run(a.v, NULL)) != 0) {
+            if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
                 fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k,
                         code);
                 goto done;
@@ -271,7 +284,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         } else {
             platform_args(sw, vals, NULL, plat, &a);
         }
-        if ((code = cs_spawn_run(a.v, NULL)) != 0) {
+        if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
             fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k, code);
             goto done;
         }
@@ -314,10 +327,13 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         arg(&a, "--format");
         arg(&a, "csv");
         snprintf(pred, sizeof(pred), "%s/predict-%d.csv", work, z);
-        code = cs_spawn_run(a.v, pred);
-        /* 1 is a prediction that deadlocked at some size: a result, with its rows */
+        snprintf(perr, sizeof(perr), "%s/predict-%d.err", work, z);
+        code = cs_spawn_run(a.v, pred, perr);
+        /* 1 is a prediction that deadlocked at some size: a result, with its rows (the
+         * wait-for report on its stderr is dropped: `collsim predict` shows it) */
         if (code != 0 && code != 1) {
-            fprintf(stderr, "collsim: point %ld: 'collsim predict' exited with %d\n", k, code);
+            fprintf(stderr, "collsim: point %ld: 'collsim predict' exited with %d:\n", k, code);
+            copy_file(perr, stderr);
             atomic_abort(&af);
             goto done;
         }
@@ -725,7 +741,7 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
             snprintf(path, sizeof(path), "%s/point-%ld.csv", dir, next);
             while (pids[s] != 0)
                 s++;
-            if ((pid = cs_spawn_start(args, NULL)) < 0) {
+            if ((pid = cs_spawn_start(args, NULL, NULL)) < 0) {
                 fprintf(stderr, "collsim: cannot start a child process: %s\n", strerror(errno));
                 state[next++] = 2;
                 failed++;

@@ -128,7 +128,7 @@ static struct cs_sched *variant_sched(const struct cs_table *t, long row, int nc
         args[n++] = "-o";
         args[n++] = (char *)tmp;
         args[n] = NULL;
-        if ((code = cs_spawn_run(args, NULL)) != 0) {
+        if ((code = cs_spawn_run(args, NULL, NULL)) != 0) {
             fprintf(stderr, "collsim: 'collsim gen' exited with %d\n", code);
             return NULL;
         }

@@ -30,11 +30,11 @@ int cs_spawn_exe(char *buf, size_t len)
     return 0;
 }
 
-pid_t cs_spawn_start(char *const *args, const char *out_path)
+pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path)
 {
     char exe[4096];
     char *argv[MAX_ARGS + 2];
-    int n = 0, fd_out = -1, fd_in;
+    int n = 0, fd_out = -1, fd_err = -1, fd_in;
     pid_t pid;
 
     if (cs_spawn_exe(exe, sizeof(exe)) != 0)
@@ -49,15 +49,25 @@ pid_t cs_spawn_start(char *const *args, const char *out_path)
     if (out_path != NULL &&
         (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return CS_ERR_IO;
+    if (err_path != NULL &&
+        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        if (fd_out >= 0)
+            close(fd_out);
+        return CS_ERR_IO;
+    }
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
         if (fd_out >= 0)
             close(fd_out);
+        if (fd_err >= 0)
+            close(fd_err);
         return CS_ERR_IO;
     }
     if (pid == 0) {
         if (fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0)
+            _exit(127);
+        if (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0)
             _exit(127);
         if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
             dup2(fd_in, STDIN_FILENO);
@@ -67,6 +77,8 @@ pid_t cs_spawn_start(char *const *args, const char *out_path)
     }
     if (fd_out >= 0)
         close(fd_out);
+    if (fd_err >= 0)
+        close(fd_err);
     return pid;
 }
 
@@ -89,9 +101,9 @@ int cs_spawn_wait(pid_t pid)
     return cs_spawn_code(st);
 }
 
-int cs_spawn_run(char *const *args, const char *out_path)
+int cs_spawn_run(char *const *args, const char *out_path, const char *err_path)
 {
-    pid_t pid = cs_spawn_start(args, out_path);
+    pid_t pid = cs_spawn_start(args, out_path, err_path);
 
     if (pid < 0)
         return (int)pid;
