@@ -161,7 +161,8 @@ static int platform_args(const struct cs_sweep *sw, const char **vals, const cha
     static const char *const opts[][2] = {{"platform.nodes", "--nodes"},
                                           {"platform.gpus_per_node", "--gpus-per-node"},
                                           {"platform.rows", "--rows"},
-                                          {"platform.columns", "--columns"}};
+                                          {"platform.columns", "--columns"},
+                                          {"platform.between", "--between"}};
 
     a->n = 0;
     arg(a, "platform");

@@ -16,8 +16,9 @@
 
 static const char *const gen_keys[] = {"algorithm", "gpus",     "columns", "instances",
                                        "channels",  "compat",   NULL};
-static const char *const platform_keys[] = {"family", "nodes", "gpus_per_node", "rows",
-                                            "columns", NULL};
+static const char *const platform_keys[] = {"family",  "nodes",   "gpus_per_node", "rows",
+                                            "columns", "between", NULL};
+static const char *const betweens[] = {"pcie", "net", NULL};
 static const char *const dtypes[] = {"float", "half", "bfloat16", "double", NULL};
 
 static int in_list(const char *const *list, const char *s)
@@ -139,6 +140,9 @@ static int check_value(const char *name, int line, const char *key, const char *
             goto bad_enum;
     } else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0) {
         if (!is_word(val))
+            goto bad_enum;
+    } else if (strcmp(key, "platform.between") == 0) {
+        if (!in_list(betweens, val))
             goto bad_enum;
     } else if (strcmp(key, "gen.compat") == 0) {
         if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0) {

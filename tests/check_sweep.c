@@ -85,6 +85,7 @@ START_TEST(product_complete)
                                    "protocol = LL Simple\n"
                                    "platform.family = dgx-a100\n"
                                    "platform.nodes = 1 2\n"
+                                   "platform.between = pcie\n"
                                    "sizes = 64K\n");
     const char *v[CS_SWEEP_MAX_KEYS];
     char seen[24][64];
@@ -169,6 +170,7 @@ START_TEST(bad_input)
     parse_bad("gen.algorithm = x\ngen.gpus = 0\n", 2, "not an integer");
     parse_bad("gen.algorithm = x\ngen.gpus = 8x\n", 2, "not an integer");
     parse_bad("gen.algorithm = x\ngen.compat = 2\n", 2, "not 0 or 1");
+    parse_bad("gen.algorithm = x\nplatform.between = pcie nvlink\n", 2, "invalid value 'nvlink'");
     parse_bad("gen.algorithm = x\nset.cs.nope = 1\n", 2, "unknown key 'set.cs.nope'");
     parse_bad("gen.algorithm = x\nset.cs.link_Bps.pcie = -1\n", 2, "set.cs.link_Bps.pcie");
     parse_bad("gen.algorithm = x\nscale.cs.link_Bps.pcie = 0\n", 2, "positive");
