@@ -303,6 +303,23 @@ int cmd_tune(int argc, char **argv)
                          t->cols[c], cs_table_get(t, first, c));
             }
     }
+    /* predict rounds sizes up to a multiple of each schedule's chunk count: variants measured at
+     * different sizes are not compared with each other there */
+    {
+        long uneven = 0;
+
+        for (long i = 0; i < nobs; i++) {
+            int n = 0;
+
+            for (long j = 0; j < nobs; j++)
+                n += obs[j].size_bytes == obs[i].size_bytes;
+            uneven += n < nvar;
+        }
+        if (uneven > 0)
+            fprintf(stderr, "collsim: warning: %s: %ld predictions are at sizes not every variant "
+                    "was predicted at (predict rounds sizes to each schedule's chunk multiple); "
+                    "they compete only with the variants predicted there\n", csv, uneven);
+    }
     cs_error_init(&err);
     if (cs_tune_ranges(obs, nobs, &ranges, &nr, &err) != 0) {
         fprintf(stderr, "collsim: %s: %s\n", csv, err.msg);

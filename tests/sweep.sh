@@ -99,7 +99,16 @@ else
     echo "GNU parallel not installed: that part skipped"
 fi
 
-# 4. refusals
+# 4. the result feeds tune and plot
+"$cs" tune full.csv --where scale.cs.link_Bps.pcie=2 -o plan >tune.txt 2>err || fail "tune: $(cat err)"
+[ "$(grep -Ec '^ +[0-9]+ +[0-9]+ ' tune.txt)" -ge 1 ] || fail "tune found no range: $(cat tune.txt)"
+for f in plan/*.xml; do "$cs" info "$f" >/dev/null || fail "tune wrote an unreadable $f"; done
+"$cs" tune full.csv >/dev/null 2>err
+[ $? -eq 2 ] && grep -q "more than one platform" err || fail "tune over two PCIe factors accepted"
+"$cs" plot full.csv --script plot.gp -o plot.png || fail "plot"
+[ "$(grep -c '^\$d[0-9]* << EOD' plot.gp)" -eq $npoints ] || fail "plot: not one line per point"
+
+# 5. refusals
 "$cs" sweep s.sweep --point 6 --out x.csv 2>/dev/null
 [ $? -eq 2 ] || fail "--point 6 of 6 accepted"
 sed 's/^sizes = .*/sizes = 4K/' s.sweep >t.sweep
