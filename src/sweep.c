@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "params.h"
 #include "sched.h"
@@ -519,11 +520,17 @@ int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
 {
     FILE *fp = fopen(path, "rb");
     char *text, *dir, *slash;
+    struct stat st;
     long n;
     int rc;
 
     if (fp == NULL) {
         cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(fp);
+        cs_error_set(err, path, 0, "not a regular file");
         return CS_ERR_IO;
     }
     if (fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {

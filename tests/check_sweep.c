@@ -269,6 +269,9 @@ START_TEST(read_file)
     cs_error_init(&err);
     ck_assert_int_eq(cs_sweep_read(path, &sw, &err), CS_ERR_IO);
     ck_assert(strstr(err.msg, "cannot open") != NULL);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweep_read("/tmp", &sw, &err), CS_ERR_IO);
+    ck_assert(strstr(err.msg, "not a regular file") != NULL);
     cs_sweep_free(NULL);
 }
 END_TEST
