@@ -758,8 +758,24 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
             break;
         {
             int st;
-            pid_t pid = waitpid(-1, &st, 0);
+            pid_t pid;
 
+            if (tty) {
+                /* on a terminal, refresh the elapsed time and ETA while points run */
+                double last = now_s();
+
+                while ((pid = waitpid(-1, &st, WNOHANG)) == 0) {
+                    struct timespec ts = {0, 200 * 1000 * 1000};
+
+                    nanosleep(&ts, NULL);
+                    if (now_s() - last >= 1.0) {
+                        progress(done, n, run_done, running, failed, t0);
+                        last = now_s();
+                    }
+                }
+            } else {
+                pid = waitpid(-1, &st, 0);
+            }
             if (pid < 0) {
                 if (errno == EINTR)
                     continue;
