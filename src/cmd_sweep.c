@@ -20,7 +20,7 @@
 #include "table.h"
 
 #define PATH_LEN 4096
-#define MAX_CHILD_ARGS 96
+#define MAX_CHILD_ARGS 160 /* platform: 2 per key at most (CS_SWEEP_MAX_KEYS) and a few */
 
 static int quiet;
 
@@ -136,7 +136,8 @@ static void copy_file(const char *path, FILE *to)
 struct argv_buf {
     char *v[MAX_CHILD_ARGS + 1];
     int n;
-    char store[MAX_CHILD_ARGS][1024];
+    char store[MAX_CHILD_ARGS][PATH_LEN + 64];
+    int overflow;
 };
 
 static void arg(struct argv_buf *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -144,10 +145,13 @@ static void arg(struct argv_buf *a, const char *fmt, ...)
 {
     va_list ap;
 
-    if (a->n >= MAX_CHILD_ARGS)
+    if (a->n >= MAX_CHILD_ARGS) {
+        a->overflow = 1;
         return;
+    }
     va_start(ap, fmt);
-    vsnprintf(a->store[a->n], sizeof(a->store[0]), fmt, ap);
+    if (vsnprintf(a->store[a->n], sizeof(a->store[0]), fmt, ap) >= (int)sizeof(a->store[0]))
+        a->overflow = 1;
     va_end(ap);
     a->v[a->n] = a->store[a->n];
     a->v[++a->n] = NULL;
@@ -165,6 +169,7 @@ static int platform_args(const struct cs_sweep *sw, const char **vals, const cha
                                           {"platform.between", "--between"}};
 
     a->n = 0;
+    a->overflow = 0;
     arg(a, "platform");
     arg(a, "%s", val_of(sw, vals, "platform.family"));
     for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
@@ -275,6 +280,10 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         if (has_scale(sw)) {
             snprintf(base, sizeof(base), "%s/family.xml", work);
             platform_args(sw, vals, NULL, base, &a);
+            if (a.overflow) {
+                fprintf(stderr, "collsim: point %ld: 'collsim platform' arguments too long\n", k);
+                goto done;
+            }
             if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
                 fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k,
                         code);
@@ -284,6 +293,10 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
                 goto done;
         } else {
             platform_args(sw, vals, NULL, plat, &a);
+        }
+        if (a.overflow) {
+            fprintf(stderr, "collsim: point %ld: 'collsim platform' arguments too long\n", k);
+            goto done;
         }
         if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
             fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k, code);
@@ -300,6 +313,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         struct cs_error err;
 
         a.n = 0;
+        a.overflow = 0;
         arg(&a, "predict");
         if (val_of(sw, vals, "schedule") != NULL) {
             resolve(sw, val_of(sw, vals, "schedule"), sched, sizeof(sched));
@@ -329,6 +343,11 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         arg(&a, "csv");
         snprintf(pred, sizeof(pred), "%s/predict-%d.csv", work, z);
         snprintf(perr, sizeof(perr), "%s/predict-%d.err", work, z);
+        if (a.overflow) {
+            fprintf(stderr, "collsim: point %ld: 'collsim predict' arguments too long\n", k);
+            atomic_abort(&af);
+            goto done;
+        }
         code = cs_spawn_run(a.v, pred, perr);
         /* 1 is a prediction that deadlocked at some size: a result, with its rows (the
          * wait-for report on its stderr is dropped: `collsim predict` shows it) */
