@@ -1,4 +1,5 @@
-/* spawn.h: running collsim's own subcommands as child processes (sweeps, tune, regress). */
+/* spawn.h: running collsim's own subcommands as child processes (sweeps, tune, regress); part of
+ * the program, not the library: a child that cannot exec says so on stderr. */
 #ifndef CS_SPAWN_H
 #define CS_SPAWN_H
 
