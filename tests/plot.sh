@@ -27,6 +27,14 @@ grep -q "title 'allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml LL128'"
 grep -q "set ylabel 'protocol'" "$tmp/b.gp" || fail "best: y label"
 grep -q "set ytics ('LL' 0, 'LL128' 1, 'Simple' 2)" "$tmp/b.gp" || fail "best: y tics"
 
+# plain prediction CSVs (predict --format csv): one line per file, named by the file
+for p in 0 1; do
+    { echo "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status"
+      grep "^$p," "$csv" | cut -d, -f5-; } >"$tmp/pred$p.csv"
+done
+"$cs" plot "$tmp/pred0.csv" "$tmp/pred1.csv" -o "$tmp/p.png" --script "$tmp/p.gp" || fail "plot of predict CSVs"
+grep -q "title 'pred0.csv'" "$tmp/p.gp" && grep -q "title 'pred1.csv'" "$tmp/p.gp" || fail "predict CSV legends"
+
 "$cs" plot "$csv" --best nosuch -o "$tmp/c.png" 2>/dev/null
 [ $? -eq 2 ] || fail "--best on a missing column accepted"
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"
