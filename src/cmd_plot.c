@@ -40,7 +40,7 @@ struct plot {
 
 static int is_predict_col(const char *c)
 {
-    static const char *const pc[] = {"size_bytes", "count",      "type",  "time_us",
+    static const char *const pc[] = {"size_bytes", "count",      "type",   "time_us",
                                      "algbw_GBps", "busbw_GBps", "status", NULL};
 
     for (int i = 0; pc[i]; i++)
@@ -132,8 +132,10 @@ static void write_terminal(FILE *fp, const char *out, int w, int h)
     size_t n = strlen(out);
 
     if (n > 4 && strcmp(out + n - 4, ".svg") == 0)
-        fprintf(fp, "set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background "
-                    "'white'\n", w, h);
+        fprintf(fp,
+                "set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background "
+                "'white'\n",
+                w, h);
     else
         fprintf(fp, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n", w, h);
     fputs("set output ", fp);
@@ -160,8 +162,7 @@ static void write_lines(FILE *fp, const struct plot *p, const char *title, const
         fprintf(fp, "$d%d << EOD\n", l);
         for (long i = 0; i < p->npts; i++)
             if (p->pts[i].label == l && p->pts[i].ok)
-                fprintf(fp, "%lld %.9g %.9g\n", p->pts[i].size, p->pts[i].time_us,
-                        p->pts[i].busbw);
+                fprintf(fp, "%lld %.9g %.9g\n", p->pts[i].size, p->pts[i].time_us, p->pts[i].busbw);
         fputs("EOD\n", fp);
     }
     write_terminal(fp, out, both ? 2200 : 1400, 760);
@@ -187,8 +188,9 @@ static void write_lines(FILE *fp, const struct plot *p, const char *title, const
         else
             fputs("set lmargin at screen 0.08\nset rmargin at screen 0.62\n", fp);
         if ((both && !is_time) || !both)
-            fprintf(fp, "set key at screen %s,0.90 left top vertical Left reverse font ',10' "
-                        "spacing 1.1 box lc rgb '#bbbbbb'\n",
+            fprintf(fp,
+                    "set key at screen %s,0.90 left top vertical Left reverse font ',10' "
+                    "spacing 1.1 box lc rgb '#bbbbbb'\n",
                     both ? "0.75" : "0.64");
         else
             fputs("unset key\n", fp);
@@ -261,7 +263,8 @@ static void write_best(FILE *fp, const struct plot *p, const char *title, const 
         fprintf(fp, " %d", v);
     }
     fputs(")\nset offsets graph 0.03, graph 0.03, 0, 0\n"
-          "set key outside right top vertical Left reverse font ',10' spacing 2.2 title 'fastest variant'\n"
+          "set key outside right top vertical Left reverse font ',10' spacing 2.2 title 'fastest "
+          "variant'\n"
           "plot ",
           fp);
     {
@@ -323,7 +326,8 @@ int cmd_plot(int argc, char **argv)
         } else if (a[0] == '-' && a[1] != '\0') {
             free(p);
             return cmd_usage_error("plot: unknown option or missing value '%s'; see 'collsim "
-                                   "help plot'", a);
+                                   "help plot'",
+                                   a);
         } else if (nfiles == MAX_FILES) {
             free(p);
             return cmd_usage_error("plot: at most %d CSV files", MAX_FILES);
@@ -435,14 +439,14 @@ int cmd_plot(int argc, char **argv)
                     for (int a = 0; a < p->naxes && n < sizeof(label); a++) {
                         if (!varies[a] || (best && strcmp(p->axes[a], best) == 0))
                             continue;
-                        n += label_part(label + n, sizeof(label) - n, n ? " " : "",
-                                        p->axes[a], cell(tabs[f], r, p->axes[a]));
+                        n += label_part(label + n, sizeof(label) - n, n ? " " : "", p->axes[a],
+                                        cell(tabs[f], r, p->axes[a]));
                     }
                     if (n == 0)
                         snprintf(label, sizeof(label), "%s", base_name(files[f]));
                     q.label = find_or_add(p->labels, &p->nlabels, label);
-                    q.param = best ? find_or_add(p->params, &p->nparams, cell(tabs[f], r, best))
-                                   : -1;
+                    q.param =
+                        best ? find_or_add(p->params, &p->nparams, cell(tabs[f], r, best)) : -1;
                     if (q.label < 0 || (best && q.param < 0)) {
                         fprintf(stderr, "collsim: more than %d variants to plot\n", MAX_LABELS);
                         goto done;
@@ -457,12 +461,15 @@ int cmd_plot(int argc, char **argv)
                     q.time_us = strtod(cell(tabs[f], r, "time_us"), NULL);
                     q.busbw = strtod(cell(tabs[f], r, "busbw_GBps"), NULL);
                     if (q.ok && !(q.time_us > 0 && isfinite(q.time_us) && q.busbw > 0)) {
-                        fprintf(stderr, "collsim: %s:%d: status ok but time or busbw is not a "
-                                "positive number\n", files[f], tabs[f]->lines[r]);
+                        fprintf(stderr,
+                                "collsim: %s:%d: status ok but time or busbw is not a "
+                                "positive number\n",
+                                files[f], tabs[f]->lines[r]);
                         goto done;
                     }
                     if (p->npts == p->cap) {
-                        struct pt *np = realloc(p->pts, sizeof(*np) * (size_t)(p->cap = p->cap * 2 + 256));
+                        struct pt *np =
+                            realloc(p->pts, sizeof(*np) * (size_t)(p->cap = p->cap * 2 + 256));
 
                         if (np == NULL)
                             goto done;
@@ -538,8 +545,10 @@ int cmd_plot(int argc, char **argv)
         fflush(NULL);
         if ((pid = fork()) == 0) {
             execlp(gp, gp, scr_tmp, (char *)NULL);
-            fprintf(stderr, "collsim: cannot run %s: %s (install gnuplot, e.g. Debian "
-                    "gnuplot-nox, or set GNUPLOT)\n", gp, strerror(errno));
+            fprintf(stderr,
+                    "collsim: cannot run %s: %s (install gnuplot, e.g. Debian "
+                    "gnuplot-nox, or set GNUPLOT)\n",
+                    gp, strerror(errno));
             _exit(127);
         }
         if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {

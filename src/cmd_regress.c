@@ -16,20 +16,20 @@
 #define PATH_LEN 4096
 
 /* Baseline columns, in this order. */
-static const char *const cols[] = {"schedule", "platform", "protocol", "size_bytes",
+static const char *const cols[] = {"schedule", "platform",   "protocol", "size_bytes",
                                    "time_us",  "busbw_GBps", "status"};
 enum { C_SCHED, C_PLAT, C_PROTO, C_SIZE, C_TIME, C_BUSBW, C_STATUS, NCOLS };
 
 struct group {
-    long first;     /* first baseline row of the group */
-    long *rows;     /* its rows, sizes ascending */
+    long first; /* first baseline row of the group */
+    long *rows; /* its rows, sizes ascending */
     int nrows;
     long long *sizes;
     int nsizes;
-    int ncalls;     /* predict calls: 1 for a geometric run, else one per size */
+    int ncalls; /* predict calls: 1 for a geometric run, else one per size */
     long long factor;
     pid_t pid;
-    int call;       /* the call running */
+    int call; /* the call running */
     char out[PATH_LEN];
     char err[PATH_LEN];
     struct cs_table *result; /* rows of every call, appended */
@@ -226,7 +226,8 @@ int cmd_regress(int argc, char **argv)
                 return cmd_usage_error("regress: -j takes a number of processes in 1..1024");
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("regress: unknown option or missing value '%s'; see 'collsim "
-                                   "help regress'", a);
+                                   "help regress'",
+                                   a);
         } else if (path == NULL) {
             path = a;
         } else {
@@ -281,13 +282,17 @@ int cmd_regress(int argc, char **argv)
             goto done;
         }
         if (strncmp(sched, "gen:", 4) != 0 && resolve(base_dir, sched, buf, sizeof(buf)) != 0) {
-            fprintf(stderr, "collsim: %s:%d: schedule '%s' not found beside the baseline or "
-                    "in a folder above it\n", path, t->lines[r], sched);
+            fprintf(stderr,
+                    "collsim: %s:%d: schedule '%s' not found beside the baseline or "
+                    "in a folder above it\n",
+                    path, t->lines[r], sched);
             goto done;
         }
         if (resolve(base_dir, cs_table_get(t, r, C_PLAT), buf, sizeof(buf)) != 0) {
-            fprintf(stderr, "collsim: %s:%d: platform '%s' not found beside the baseline or "
-                    "in a folder above it\n", path, t->lines[r], cs_table_get(t, r, C_PLAT));
+            fprintf(stderr,
+                    "collsim: %s:%d: platform '%s' not found beside the baseline or "
+                    "in a folder above it\n",
+                    path, t->lines[r], cs_table_get(t, r, C_PLAT));
             goto done;
         }
         for (k = 0; k < ngroups && !same_group(t, g[k].first, r); k++)
@@ -316,8 +321,7 @@ int cmd_regress(int argc, char **argv)
     }
     for (int k = 0; k < ngroups; k++) {
         qsort(g[k].sizes, (size_t)g[k].nsizes, sizeof(long long), cmp_ll);
-        g[k].ncalls = cs_regress_geometric(g[k].sizes, g[k].nsizes, &g[k].factor) ? 1
-                                                                                  : g[k].nsizes;
+        g[k].ncalls = cs_regress_geometric(g[k].sizes, g[k].nsizes, &g[k].factor) ? 1 : g[k].nsizes;
     }
     /* the groups to run: all, or `subset` of them spread over the table */
     if ((order = calloc((size_t)ngroups + 1, sizeof(int))) == NULL)
@@ -365,8 +369,10 @@ int cmd_regress(int argc, char **argv)
                 x->pid = 0;
                 running--;
                 if (collect(x, cs_spawn_code(st)) != 0) {
-                    fprintf(stderr, "collsim: %s:%d: 'collsim predict' failed (exit %d) for %s "
-                            "on %s\n", path, t->lines[x->first], cs_spawn_code(st),
+                    fprintf(stderr,
+                            "collsim: %s:%d: 'collsim predict' failed (exit %d) for %s "
+                            "on %s\n",
+                            path, t->lines[x->first], cs_spawn_code(st),
                             cs_table_get(t, x->first, C_SCHED), cs_table_get(t, x->first, C_PLAT));
                     failed++;
                 } else if (++x->call < x->ncalls) {
@@ -400,8 +406,8 @@ int cmd_regress(int argc, char **argv)
             if (!mv)
                 continue;
             if (moved++ == 0)
-                printf("%-52s %-28s %-6s %12s %12s %12s %9s\n", "schedule", "platform",
-                       "proto", "size_bytes", "old_us", "new_us", "change");
+                printf("%-52s %-28s %-6s %12s %12s %12s %9s\n", "schedule", "platform", "proto",
+                       "size_bytes", "old_us", "new_us", "change");
             {
                 char chs[32];
 
@@ -446,8 +452,7 @@ int cmd_regress(int argc, char **argv)
             unlink(tmp);
             goto done;
         }
-        printf("%s: %ld of %ld predictions updated (tolerance %g%%)\n", path, moved, checked,
-               tol);
+        printf("%s: %ld of %ld predictions updated (tolerance %g%%)\n", path, moved, checked, tol);
         rc = CS_EXIT_OK;
         goto done;
     }

@@ -190,8 +190,7 @@ static int platform_args(const struct cs_sweep *sw, const char **vals, const cha
             double v;
 
             if (read_prop(base, sw->keys[i] + 6, &v) != 0) {
-                fprintf(stderr, "collsim: %s: no property '%s' to scale\n", base,
-                        sw->keys[i] + 6);
+                fprintf(stderr, "collsim: %s: no property '%s' to scale\n", base, sw->keys[i] + 6);
                 return -1;
             }
             arg(a, "--set");
@@ -223,7 +222,8 @@ static void gen_spec(const struct cs_sweep *sw, const char **vals, char *buf, si
 
         if (strncmp(k, "gen.", 4) != 0 || strcmp(k, "gen.algorithm") == 0)
             continue;
-        if (strcmp(vals[i], "-") == 0 || (strcmp(k, "gen.compat") == 0 && strcmp(vals[i], "0") == 0))
+        if (strcmp(vals[i], "-") == 0 ||
+            (strcmp(k, "gen.compat") == 0 && strcmp(vals[i], "0") == 0))
             continue;
         n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", sep, k + 4, vals[i]);
         sep = ",";
@@ -268,8 +268,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
     snprintf(slash ? slash + 1 : work, sizeof(work) - (size_t)(slash ? slash + 1 - work : 0),
              ".point-%ld.XXXXXX", k);
     if (mkdtemp(work) == NULL) {
-        fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work,
-                strerror(errno));
+        fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work, strerror(errno));
         return CS_EXIT_USAGE;
     }
     /* the platform */
@@ -285,8 +284,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
                 goto done;
             }
             if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
-                fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k,
-                        code);
+                fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k, code);
                 goto done;
             }
             if (platform_args(sw, vals, base, plat, &a) != 0)
@@ -363,8 +361,8 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
             atomic_abort(&af);
             goto done;
         }
-        if (t->ncols != CS_TABLE_PREDICT_NCOLS ||
-            cs_table_find_col(t, "size_bytes") != 0 || cs_table_find_col(t, "status") != 6) {
+        if (t->ncols != CS_TABLE_PREDICT_NCOLS || cs_table_find_col(t, "size_bytes") != 0 ||
+            cs_table_find_col(t, "status") != 6) {
             fprintf(stderr, "collsim: point %ld: predict wrote an unexpected header\n", k);
             cs_table_free(t);
             atomic_abort(&af);
@@ -518,8 +516,8 @@ static int merge_files(char **files, int nfiles, const char *out, long expect_po
                     goto done;
                 }
                 if (!quiet)
-                    fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n",
-                            p, files[f0], files[f]);
+                    fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n", p,
+                            files[f0], files[f]);
                 for (long m = x; m < y; m++)
                     refs[m].file = -1; /* duplicate: skip */
             }
@@ -720,7 +718,8 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     /* One sweep per results directory. The lock is inherited by the children on purpose: while
      * any of them still runs (its parent was killed), a new sweep may not start here. */
     snprintf(lockp, sizeof(lockp), "%s/.lock", dir);
-    if ((lockfd = open(lockp, O_RDWR | O_CREAT, 0644)) < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+    if ((lockfd = open(lockp, O_RDWR | O_CREAT, 0644)) < 0 ||
+        flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
         fprintf(stderr, "collsim: %s: %s\n", dir,
                 lockfd < 0 ? strerror(errno) : "another sweep is running in this directory");
         free(pids), free(slot_point), free(state);
@@ -736,8 +735,10 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
         if (access(path, F_OK) != 0)
             continue;
         if (!point_file_matches(sw, k, path)) {
-            fprintf(stderr, "collsim: %s does not hold point %ld of %s; give another --results "
-                    "directory or remove it\n", path, k, spec);
+            fprintf(stderr,
+                    "collsim: %s does not hold point %ld of %s; give another --results "
+                    "directory or remove it\n",
+                    path, k, spec);
             rc = CS_EXIT_USAGE;
             goto out;
         }
@@ -961,7 +962,8 @@ int cmd_sweep(int argc, char **argv)
             shard_dir = argv[++i];
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("sweep: unknown option or missing value '%s'; see 'collsim "
-                                   "help sweep'", a);
+                                   "help sweep'",
+                                   a);
         } else if (spec == NULL) {
             spec = a;
         } else {

@@ -46,8 +46,7 @@ static void describe(const struct cs_table *t, long row, int ncols_axes, char *b
             if (bl > 4 && strcmp(b + bl - 4, ".xml") == 0)
                 bl -= 4;
             n += (size_t)snprintf(buf + n, len - n, "%s%.*s", n ? " " : "", (int)bl, b);
-        }
-        else if (strcmp(k, "gen.algorithm") == 0 || strcmp(k, "protocol") == 0)
+        } else if (strcmp(k, "gen.algorithm") == 0 || strcmp(k, "protocol") == 0)
             n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", v);
         else
             n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", n ? " " : "", k + 4, v);
@@ -195,7 +194,8 @@ int cmd_tune(int argc, char **argv)
             extend = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cmd_usage_error("tune: unknown option or missing value '%s'; see 'collsim "
-                                   "help tune'", a);
+                                   "help tune'",
+                                   a);
         } else if (csv == NULL) {
             csv = a;
         } else {
@@ -299,8 +299,8 @@ int cmd_tune(int argc, char **argv)
             if (!is_variant_col(t->cols[c])) {
                 size_t n = strlen(platform);
 
-                snprintf(platform + n, sizeof(platform) - n, "%s%s=%s", n ? " " : "",
-                         t->cols[c], cs_table_get(t, first, c));
+                snprintf(platform + n, sizeof(platform) - n, "%s%s=%s", n ? " " : "", t->cols[c],
+                         cs_table_get(t, first, c));
             }
     }
     /* predict rounds sizes up to a multiple of each schedule's chunk count: variants measured at
@@ -316,9 +316,11 @@ int cmd_tune(int argc, char **argv)
             uneven += n < nvar;
         }
         if (uneven > 0)
-            fprintf(stderr, "collsim: warning: %s: %ld predictions are at sizes not every variant "
+            fprintf(stderr,
+                    "collsim: warning: %s: %ld predictions are at sizes not every variant "
                     "was predicted at (predict rounds sizes to each schedule's chunk multiple); "
-                    "they compete only with the variants predicted there\n", csv, uneven);
+                    "they compete only with the variants predicted there\n",
+                    csv, uneven);
     }
     cs_error_init(&err);
     if (cs_tune_ranges(obs, nobs, &ranges, &nr, &err) != 0) {
@@ -337,8 +339,8 @@ int cmd_tune(int argc, char **argv)
             goto done;
         snprintf(tmp, sizeof(tmp), "%s/.gen.%ld.xml", outdir, (long)getpid());
         for (int i = 0; i < nr; i++) {
-            struct cs_sched *s = variant_sched(t, var[ranges[i].variant].row, ncols_axes,
-                                               sched_dir, tmp);
+            struct cs_sched *s =
+                variant_sched(t, var[ranges[i].variant].row, ncols_axes, sched_dir, tmp);
             char sl[DESC_LEN];
 
             if (s == NULL)

@@ -15,10 +15,10 @@
 #define MAX_FILE_BYTES (4L << 20)
 #define MAX_INT_VALUE 65536
 
-static const char *const gen_keys[] = {"algorithm", "gpus",     "columns", "instances",
-                                       "channels",  "compat",   NULL};
-static const char *const platform_keys[] = {"family",  "nodes",   "gpus_per_node", "rows",
-                                            "columns", "between", NULL};
+static const char *const gen_keys[] = {"algorithm", "gpus",   "columns", "instances",
+                                       "channels",  "compat", NULL};
+static const char *const platform_keys[] = {"family",  "nodes", "gpus_per_node", "rows", "columns",
+                                            "between", NULL};
 static const char *const betweens[] = {"pcie", "net", NULL};
 static const char *const dtypes[] = {"float", "half", "bfloat16", "double", NULL};
 
@@ -121,8 +121,10 @@ static int check_value(const char *name, int line, const char *key, const char *
 
     for (const char *c = val; *c; c++)
         if (iscntrl((unsigned char)*c) || *c == '"' || *c == '\'' || *c == '\\') {
-            cs_error_set(err, name, line, "%s: value '%s' holds a quote, backslash or control "
-                         "character", key, val);
+            cs_error_set(err, name, line,
+                         "%s: value '%s' holds a quote, backslash or control "
+                         "character",
+                         key, val);
             return CS_ERR_INVALID;
         }
     if (strcmp(val, "-") == 0) {
@@ -257,8 +259,7 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
         continue;
     bad:
         cs_error_set(err, name, line,
-                     "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)",
-                     tok);
+                     "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)", tok);
         return CS_ERR_INVALID;
     }
     if (sw->nsizes == 0) {
@@ -331,8 +332,8 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
             char **slot = &ax->vals[(size_t)ax->nvals * (size_t)nk + (size_t)i];
 
             if ((comma == NULL) != (i == nk - 1)) {
-                cs_error_set(err, name, line, "'%s': expected %d comma-separated value%s", tok,
-                             nk, nk > 1 ? "s" : "");
+                cs_error_set(err, name, line, "'%s': expected %d comma-separated value%s", tok, nk,
+                             nk > 1 ? "s" : "");
                 /* free the part of this tuple filled so far */
                 for (int j = 0; j < i; j++)
                     free(ax->vals[(size_t)ax->nvals * (size_t)nk + (size_t)j]);
@@ -378,13 +379,15 @@ static int check_complete(const struct cs_sweep *sw, const char *name, struct cs
     int has_family = cs_sweep_find_key(sw, "platform.family") >= 0;
 
     if (has_sched == has_gen) {
-        cs_error_set(err, name, 0, has_sched ? "give 'schedule' or 'gen.algorithm', not both"
-                                             : "no schedule: give 'schedule' or 'gen.algorithm'");
+        cs_error_set(err, name, 0,
+                     has_sched ? "give 'schedule' or 'gen.algorithm', not both"
+                               : "no schedule: give 'schedule' or 'gen.algorithm'");
         return CS_ERR_INVALID;
     }
     if (has_plat == has_family) {
-        cs_error_set(err, name, 0, has_plat ? "give 'platform' or 'platform.family', not both"
-                                            : "no platform: give 'platform' or 'platform.family'");
+        cs_error_set(err, name, 0,
+                     has_plat ? "give 'platform' or 'platform.family', not both"
+                              : "no platform: give 'platform' or 'platform.family'");
         return CS_ERR_INVALID;
     }
     for (int i = 0; i < sw->nkeys; i++) {

@@ -3,9 +3,9 @@
  * A sweep file is a list of `KEYS = VALUES` lines (docs/sweep.md). A line with one key and one
  * value fixes that key; several values make an axis; several keys (`k1 k2 = a,b c,d`) make a
  * linked axis whose values vary together (a list of points). The value `-` leaves an optional key
- * out of a point (e.g. `gen.channels` for a generator that takes none). Points are the Cartesian product of
- * the axes, the first axis varying slowest. `sizes` is not an axis: every point predicts every
- * size.
+ * out of a point (e.g. `gen.channels` for a generator that takes none). Points are the Cartesian
+ * product of the axes, the first axis varying slowest. `sizes` is not an axis: every point predicts
+ * every size.
  */
 #ifndef CS_SWEEP_H
 #define CS_SWEEP_H

@@ -67,8 +67,8 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
 
 /* Split one record starting at *pp into fields (at most MAX_COLS). Advances *pp past the record
  * and *line by the lines it spans. Returns the field count, or a negative error. */
-static int split_record(const char **pp, const char *end, char **fields, int *line, const char *name,
-                        struct cs_error *err)
+static int split_record(const char **pp, const char *end, char **fields, int *line,
+                        const char *name, struct cs_error *err)
 {
     const char *p = *pp;
     int n = 0, start_line = *line;

@@ -1,4 +1,5 @@
-/* table.h: CSV tables with a header line (prediction, sweep and baseline files), read and written. */
+/* table.h: CSV tables with a header line (prediction, sweep and baseline files), read and written.
+ */
 #ifndef CS_TABLE_H
 #define CS_TABLE_H
 
