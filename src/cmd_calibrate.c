@@ -623,7 +623,8 @@ static void map_harness(struct state *st, const struct hseries *h, const struct 
     } else if (local && h->nblocks == 1 && strcmp(h->op, "copy") == 0) {
         /* copy_Bps counts read + write traffic: 2 bytes moved per payload byte. */
         put(st, "cs.copy_Bps", 2 * last->beta_Bps, how);
-    } else if (local && h->nblocks == 1 && strcmp(h->op, "reduce") == 0) {
+    } else if (local && h->nblocks == 1 &&
+               (strcmp(h->op, "reduce") == 0 || strcmp(h->op, "reduce2") == 0)) {
         /* reduce_Bps counts HBM traffic: two reads and one write per output byte. */
         put(st, "cs.reduce_Bps", 3 * last->beta_Bps, how);
     } else if (!local && strcmp(h->mech, "flag_pingpong") == 0) {
@@ -694,10 +695,18 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
         }
         if (bytes < st->o.size_min || bytes > st->o.size_max)
             continue;
-        snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
-                                   "chunk=%.0f",
-                 cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]), cs_csv_cell(t, r, col[2]),
-                 src, dst, conc, nblocks, nthreads, chunk);
+        /* A protocol test whose FIFO call size is the payload (chunk_bytes == bytes) sweeps the
+         * call size: one series over all sizes, not one series per size. */
+        if (chunk == bytes)
+            snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
+                                       "chunk=bytes",
+                     cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]),
+                     cs_csv_cell(t, r, col[2]), src, dst, conc, nblocks, nthreads);
+        else
+            snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
+                                       "chunk=%.0f",
+                     cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]),
+                     cs_csv_cell(t, r, col[2]), src, dst, conc, nblocks, nthreads, chunk);
         for (int i = 0; i < nh && h == NULL; i++)
             if (strcmp(hs[i].key, key) == 0)
                 h = &hs[i];

@@ -70,6 +70,22 @@ priors=$(grep -c 'not fitted; prior' "$tmp/all.xml")
 [ "$total" -ge 22 ] && [ $((total - priors)) -eq 6 ] ||
     { echo "FAIL: $total props, $priors priors" >&2; fail=1; }
 
+# The harness's own format fixture (tests/data/calibration/README lists its parameters).
+"$collsim" calibrate fit "$CS_SRCDIR/tests/data/calibration/format-fixture.csv" --link nvlink \
+    --only-fitted -o "$tmp/ff.xml" --report "$tmp/ff.md" || { echo "FAIL: format fixture" >&2; fail=1; }
+near cs.launch_s 2.5e-6 0.02 "$tmp/ff.xml"
+near cs.call_s.LL.nvlink 1.0e-6 0.02 "$tmp/ff.xml"
+near cs.call_s.LL128.nvlink 1.5e-6 0.02 "$tmp/ff.xml"
+near cs.call_s.Simple.nvlink 3.0e-6 0.02 "$tmp/ff.xml"
+near cs.tb_Bps.LL 1.5e10 0.02 "$tmp/ff.xml"
+near cs.tb_Bps.LL128 4e10 0.02 "$tmp/ff.xml"
+near cs.tb_Bps.Simple 6e10 0.02 "$tmp/ff.xml"
+near cs.copy_Bps 1e11 0.02 "$tmp/ff.xml"          # 2 x 5e10 (read + write)
+near cs.reduce_Bps 1.05e11 0.02 "$tmp/ff.xml"     # 3 x 3.5e10 (two reads, one write)
+near cs.link_Bps.nvlink 2e11 0.02 "$tmp/ff.xml"
+near cs.link_lat_s.nvlink 0.8e-6 0.02 "$tmp/ff.xml"  # half of the 1.6 us round trip
+grep -q '1 rows not ok skipped' "$tmp/ff.md" || { echo "FAIL: bad_data row not skipped" >&2; fail=1; }
+
 # Bad input: exit 2 with file:line.
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,0.1,0.2,in_place\n2048,abc,0.1,0.2,in_place\n' >"$tmp/bad1.csv"
 expect_error 2 "bad1.csv:3: column time_us: 'abc' is not a finite number" calibrate fit "$tmp/bad1.csv" --ranks 8
