@@ -651,6 +651,7 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
 {
     int col[NHCOLS], nh = 0, rc = 0, skipped = 0;
     struct hseries *hs = NULL;
+    char *sweep = NULL;
 
     for (int i = 0; i < NHCOLS; i++)
         if ((col[i] = cs_csv_col_find(t, harness_cols[i])) < 0) {
@@ -659,8 +660,26 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
             return CS_ERR_PARSE;
         }
     hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*hs));
-    if (hs == NULL)
+    sweep = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*sweep));
+    if (hs == NULL || sweep == NULL) {
+        free(hs);
+        free(sweep);
         return CS_ERR_NOMEM;
+    }
+    /* A protocol test whose FIFO call size is its payload on every row (chunk_bytes == bytes)
+     * sweeps the call size: its sizes form one series instead of one series per chunk size.
+     * sweep[r]: row r belongs to such a group (same test..nthreads cells). */
+    for (int r = 0; r < t->nrows; r++) {
+        sweep[r] = 1;
+        for (int q = 0; q < t->nrows && sweep[r]; q++) {
+            int same = 1;
+
+            for (int c = 0; c <= 7 && same; c++)
+                same = strcmp(cs_csv_cell(t, r, col[c]), cs_csv_cell(t, q, col[c])) == 0;
+            if (same && strcmp(cs_csv_cell(t, q, col[8]), cs_csv_cell(t, q, col[9])) != 0)
+                sweep[r] = 0;
+        }
+    }
     for (int r = 0; r < t->nrows; r++) {
         struct cs_error err;
         long src, dst, nblocks, conc, nthreads, ops;
@@ -695,9 +714,7 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
         }
         if (bytes < st->o.size_min || bytes > st->o.size_max)
             continue;
-        /* A protocol test whose FIFO call size is the payload (chunk_bytes == bytes) sweeps the
-         * call size: one series over all sizes, not one series per size. */
-        if (chunk == bytes)
+        if (sweep[r])
             snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
                                        "chunk=bytes",
                      cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]),
@@ -767,6 +784,7 @@ done:
     for (int i = 0; i < nh; i++)
         series_cleanup(&hs[i].s);
     free(hs);
+    free(sweep);
     return rc;
 }
 
