@@ -249,9 +249,10 @@ int cmd_predict(int argc, char **argv)
         }
         if (opts.verbose)
             fprintf(stderr, "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
-                    "%lld transfers, %.3f s wall\n",
+                    "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s\n",
                     rows[k].size, plan->niter, plan->max_allowed, rows[k].res.ncalls,
-                    rows[k].res.ntransfers, rows[k].res.wall_s);
+                    rows[k].res.ntransfers, rows[k].res.wall_s, rows[k].res.maxrss_kb,
+                    rows[k].res.status == CS_REPLAY_OK ? "ok" : "deadlock");
         ndead += rows[k].res.status == CS_REPLAY_DEADLOCK;
         cs_plan_free(plan);
     }

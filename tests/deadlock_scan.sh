@@ -33,7 +33,7 @@ check() { # FILE PROTO LAST_OK FIRST_DEADLOCK|none
     plat=$(platform "$g")
     if [ "$dead" = none ]; then
         [ "$ok" -gt "$max" ] && ok=$max
-        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$ok" --format csv 2>&1)
+        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$ok" --format csv 2>/dev/null)
         want="ok"
     else
         out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$dead" -f "$((dead / ok))" --format csv 2>/dev/null)
