@@ -37,6 +37,9 @@ int cmd_wants_help(int argc, char **argv);
 
 int cmd_fmt(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 

@@ -18,6 +18,48 @@ static const char info_usage[] =
     "Summarise an MSCCL XML schedule: collective, protocol, GPUs, channels, chunks per loop,\n"
     "threadblocks per GPU, steps per threadblock, step types and connections.\n";
 
+static const char verify_usage[] =
+    "usage: collsim verify [--max-errors N] [-q] FILE...\n"
+    "\n"
+    "Check MSCCL XML schedules (FILE, or - for stdin). Structure: dense ids, one threadblock per\n"
+    "connection, sends and receives matching per connection, offsets within the buffers, the\n"
+    "runtime's limits, and no deadlock (a cycle through dependencies, threadblock order and\n"
+    "send/receive matching). Data: a symbolic execution of every chunk, like msccl-tools Check():\n"
+    "each output chunk must hold exactly what the collective requires (allreduce, allgather,\n"
+    "reduce_scatter, alltoall; custom gets the structural checks only).\n"
+    "\n"
+    "Each problem is one line on stderr, FILE:LINE: message, with the rank, threadblock, step,\n"
+    "buffer and chunk concerned; then a verdict line per file on stdout.\n"
+    "\n"
+    "  --max-errors N  show at most N problems per file (default 20), count the rest\n"
+    "  -q, --quiet     show errors only, no warnings or notes\n"
+    "\n"
+    "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
+    "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
+static const char gen_usage[] =
+    "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
+    "                  [--channels K] [--protocol LL|LL128|Simple] [--msccl-tools-compat] [-o FILE]\n"
+    "\n"
+    "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
+    "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each column,\n"
+    "                then across each row, all-gather across rows, then in each column. Default:\n"
+    "                the corrected algorithm; --msccl-tools-compat: the published seed\n"
+    "                allreduce_a100_pcie_hierarchical.py exactly as msccl-tools lowers it, bug\n"
+    "                included (C = 2 only).\n"
+    "  ring          NCCL-style ring: K rings (--channels, default 1), each over its share of the\n"
+    "                buffer, reduce-scatter then all-gather.\n"
+    "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it to all.\n"
+    "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
+    "--protocol defaults to Simple. Parameters that cannot work, or a schedule beyond the runtime's\n"
+    "limits (32 channels, 64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
+
+static const char diff_usage[] =
+    "usage: collsim diff A.xml B.xml\n"
+    "\n"
+    "Compare two schedules. Each real step's dependencies count as a set (its own plus those of\n"
+    "the nops before it), since msccl-tools orders them arbitrarily. Exit 0 when equal; 1 when\n"
+    "they differ, naming the first difference (GPU, threadblock, step, attribute, both values);\n"
+    "2 when a file cannot be read.\n";
 static const char platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
     "                        [--between pcie|net] [--set KEY=VALUE ...] [-o FILE]\n"
@@ -52,6 +94,9 @@ static const char predict_usage[] =
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
     {"info", cmd_info, "summarise a schedule", info_usage},
+    {"verify", cmd_verify, "check a schedule's structure and data", verify_usage},
+    {"gen", cmd_gen, "generate a schedule (hierarchical, ring, allpairs)", gen_usage},
+    {"diff", cmd_diff, "compare two schedules up to dependency order", diff_usage},
     {"platform", cmd_platform, "write a SimGrid platform file for an A100 machine", platform_usage},
     {"predict", cmd_predict, "predict a schedule's time per buffer size on a platform",
      predict_usage},

@@ -151,15 +151,22 @@ static int check_children(struct reader *rd, const xmlNode *parent, const char *
         if (c->type == XML_TEXT_NODE) {
             const xmlChar *t = c->content;
 
-            if (t != NULL && strspn((const char *)t, " \t\r\n") != strlen((const char *)t))
-                return fail(rd, node_line(c) ? node_line(c) : node_line(parent), CS_ERR_INVALID,
+            if (t != NULL && strspn((const char *)t, " \t\r\n") != strlen((const char *)t)) {
+                /* libxml2 dates a text node where it ends: count from the previous sibling. */
+                int line = c->prev ? node_line(c->prev) : node_line(parent);
+
+                for (const xmlChar *p = t; *p && strchr(" \t\r\n", *p); p++)
+                    line += *p == '\n';
+                return fail(rd, line, CS_ERR_INVALID,
                             "<%s>: unexpected text inside the element", (const char *)parent->name);
+            }
             continue;
         }
         if (c->type != XML_ELEMENT_NODE)
             return fail(rd, node_line(c) ? node_line(c) : node_line(parent), CS_ERR_INVALID,
-                        "<%s>: unexpected content (only <%s> elements and comments are allowed)",
-                        (const char *)parent->name, want ? want : "no");
+                        "<%s>: unexpected content (only %s%s%scomments are allowed)",
+                        (const char *)parent->name, want ? "<" : "", want ? want : "",
+                        want ? "> elements and " : "");
         if (want == NULL || strcmp((const char *)c->name, want) != 0)
             return fail(rd, node_line(c), CS_ERR_INVALID, "unexpected element <%s> inside <%s>",
                         (const char *)c->name, (const char *)parent->name);
@@ -193,11 +200,12 @@ static int read_step(struct reader *rd, const xmlNode *node, int index, int ngpu
                      struct cs_step *st)
 {
     char word[64];
-    int rc, line = node_line(node);
+    int rc, n, line = node_line(node);
 
     (void)ngpus;
     st->line = line;
-    if ((rc = check_attrs(rd, node, step_attrs)) != 0 ||
+    if ((rc = check_children(rd, node, NULL, &n)) != 0 ||
+        (rc = check_attrs(rd, node, step_attrs)) != 0 ||
         (rc = get_int32(rd, node, "s", 0, MAX_STEP_INDEX, &st->s)) != 0)
         return rc;
     if (st->s != index)

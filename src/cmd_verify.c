@@ -1,0 +1,117 @@
+/* cmd_verify.c: `collsim verify`: check schedules' structure and data, one verdict per file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "verify.h"
+#include "xml.h"
+
+static void print_diag(const char *name, const struct cs_verify_diag *d)
+{
+    const char *sev = d->severity == CS_VERIFY_WARNING ? "warning: "
+                      : d->severity == CS_VERIFY_NOTE  ? "note: "
+                                                       : "";
+
+    if (d->line > 0)
+        fprintf(stderr, "%s:%d: %s%s\n", name, d->line, sev, d->msg);
+    else
+        fprintf(stderr, "%s: %s%s\n", name, sev, d->msg);
+}
+
+/* Verify one file; returns its exit code. */
+static int verify_file(const char *path, int max_errors, int quiet)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    struct cs_sched *sched = NULL;
+    struct cs_verify_result *res = NULL;
+    struct cs_error err;
+    char buf[2048];
+    int rc;
+
+    cs_error_init(&err);
+    if (cs_sched_read_xml(path, &sched, &err) != 0) {
+        fprintf(stderr, "%s\n", cs_error_format(&err, buf, sizeof(buf)));
+        printf("%s: invalid: unreadable schedule\n", name);
+        return CS_EXIT_USAGE;
+    }
+    if (cs_verify_check(sched, max_errors, &res) != 0) {
+        fprintf(stderr, "%s: out of memory while verifying\n", name);
+        printf("%s: invalid: could not be checked\n", name);
+        cs_sched_free(sched);
+        return CS_EXIT_USAGE;
+    }
+    for (int i = 0; i < res->ndiags; i++)
+        if (!quiet || res->diags[i].severity == CS_VERIFY_ERROR)
+            print_diag(name, &res->diags[i]);
+    if (res->ndropped > 0)
+        fprintf(stderr, "%s: ... and %ld more problem%s (--max-errors N shows more)\n", name,
+                res->ndropped, res->ndropped > 1 ? "s" : "");
+    switch (res->verdict) {
+    case CS_VERIFY_OK:
+        printf("%s: ok: %s on %d gpus, %ld steps: %s\n", name, cs_coll_name(sched->coll),
+               sched->ngpus, cs_sched_count_steps(sched),
+               res->data_checked ? "structure and data correct"
+                                 : "structure correct (custom collective: no data check)");
+        rc = CS_EXIT_OK;
+        break;
+    case CS_VERIFY_WRONG:
+        printf("%s: wrong: %ld data error%s, %ld wrong output chunk%s\n", name, res->ndata_errors,
+               res->ndata_errors > 1 ? "s" : "", res->nwrong_outputs,
+               res->nwrong_outputs == 1 ? "" : "s");
+        rc = CS_EXIT_NEGATIVE;
+        break;
+    default:
+        printf("%s: invalid: %ld structural error%s%s\n", name, res->nstructure_errors,
+               res->nstructure_errors > 1 ? "s" : "",
+               res->data_checked && res->ndata_errors ? " (and data errors)" : "");
+        rc = CS_EXIT_USAGE;
+        break;
+    }
+    cs_verify_result_free(res);
+    cs_sched_free(sched);
+    return rc;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    int max_errors = CS_VERIFY_MAX_DIAGS, quiet = 0, nfiles = 0, worst = CS_EXIT_OK;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else if (strcmp(argv[i], "--max-errors") == 0 || strncmp(argv[i], "--max-errors=", 13) == 0) {
+            const char *val = argv[i][12] == '=' ? argv[i] + 13 : (++i < argc ? argv[i] : NULL);
+            char *end;
+            long n;
+
+            if (val == NULL)
+                return cmd_usage_error("--max-errors needs a number");
+            n = strtol(val, &end, 10);
+            if (*val == '\0' || *end != '\0' || n < 1 || n > 1000000)
+                return cmd_usage_error("--max-errors '%s': expected a number from 1 to 1000000",
+                                       val);
+            max_errors = (int)n;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cmd_usage_error("verify: unknown option '%s'; see 'collsim help verify'",
+                                   argv[i]);
+        } else {
+            break;
+        }
+    }
+    for (; i < argc; i++, nfiles++) {
+        int rc = verify_file(argv[i], max_errors, quiet);
+
+        if (rc == CS_EXIT_USAGE || (rc == CS_EXIT_NEGATIVE && worst == CS_EXIT_OK))
+            worst = rc;
+    }
+    if (nfiles == 0)
+        return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
+                               "help verify'");
+    return worst;
+}

@@ -1,0 +1,484 @@
+/* gen.c: native schedule generators: programs of chunk moves handed to the lowering pipeline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "lower.h"
+
+static int usage(struct cs_error *err, const char *msg)
+{
+    cs_error_set(err, "", 0, "%s", msg);
+    return CS_ERR_USAGE;
+}
+
+static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
+                       struct cs_error *err)
+{
+    char msg[200];
+
+    *o = *in;
+    if (o->instances == 0)
+        o->instances = 1;
+    if (o->proto == 0)
+        o->proto = CS_PROTO_SIMPLE;
+    if (o->gpus < min_gpus) {
+        snprintf(msg, sizeof(msg), "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
+        return usage(err, msg);
+    }
+    if (o->gpus > 1024)
+        return usage(err, "--gpus must be at most 1024");
+    if (o->instances < 1)
+        return usage(err, "--instances must be at least 1");
+    if (o->instances > CS_MAX_CHANNELS) {
+        snprintf(msg, sizeof(msg), "--instances %d needs more than the runtime's %d channels",
+                 o->instances, CS_MAX_CHANNELS);
+        return usage(err, msg);
+    }
+    return 0;
+}
+
+/* Lower, then hold the result to the runtime's limits. */
+static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error e;
+    int rc = cs_prog_lower(prog, &s, err);
+
+    cs_prog_free(prog);
+    if (rc)
+        return rc;
+    cs_error_init(&e);
+    if (cs_sched_check_limits(s, &e)) {
+        cs_error_set(err, "", 0, "the generated schedule exceeds the runtime's limits: %s", e.msg);
+        cs_sched_free(s);
+        return CS_ERR_INVALID;
+    }
+    *out = s;
+    return 0;
+}
+
+static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
+{
+    struct cs_ref r = {rank, buf, index, size};
+
+    return r;
+}
+
+/* ---- hierarchical */
+
+/* The seed's program with R = gpus/columns rows and m chunks per row part: chunk factor gpus*m,
+ * column part B = columns*m. fix: the row reductions read the row-phase receive slots (the seed
+ * re-reads the column-phase ones). Rank (c, p) = c*R + p: column c holds ranks c*R..c*R+R-1, row p
+ * the ranks p, R+p, ... Threadblocks as in the seed: tb q of a rank talks to rank q, local reduce
+ * of unit j of its part runs on tb j. */
+static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_sched **out,
+                        struct cs_error *err)
+{
+    int G = o->gpus, C = o->columns, R = G / C, B = C * m, P = m;
+    struct cs_prog_opts po;
+    struct cs_prog *prog;
+
+    memset(&po, 0, sizeof(po));
+    po.name = "hierarchical_allreduce";
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = G;
+    po.in_chunks = G * m;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.interleaved = 0;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    po.dependence_nop = o->compat;
+    prog = cs_prog_new(&po);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+
+    /* reduce-scatter inside each column: part pq of every rank to rank pq's scratch */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq == p)
+                continue;
+            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                         ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int p = r % R;
+
+        for (int k = 0; k < R - 1; k++)
+            for (int j = 0; j < B; j++)
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, 1),
+                               ref(r, CS_BUF_SCRATCH, k * B + j, 1), j, -1, -1);
+    }
+    /* reduce-scatter across each row: row part c' of the column part to rank (c', p) */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq == c)
+                continue;
+            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq * P, P),
+                         ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int k = 0; k < C - 1; k++)
+            for (int j = 0; j < P; j++) {
+                /* the seed's bug: the scratch index restarts at 0 */
+                int s = fix ? (R - 1) * B + k * P + j : k * P + j;
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c * P + j, 1),
+                               ref(r, CS_BUF_SCRATCH, s, 1), j, -1, -1);
+            }
+    }
+    /* all-gather across rows, then inside columns */
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c * P, P),
+                             ref(q, CS_BUF_INPUT, p * B + c * P, P), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(q, CS_BUF_INPUT, p * B, B),
+                             q, r, -1);
+        }
+    }
+    return finish(prog, out, err);
+}
+
+/* The compact corrected layout, for sizes where the seed's layout (one reducer threadblock per chunk
+ * of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk factor
+ * G), column reductions on the tb of the first column peer, row reductions on the tb of the first
+ * row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
+static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
+{
+    int G = o->gpus, C = o->columns, R = G / C, B = C;
+    struct cs_prog_opts po;
+    struct cs_prog *prog;
+
+    memset(&po, 0, sizeof(po));
+    po.name = "hierarchical_allreduce";
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = G;
+    po.in_chunks = G;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    prog = cs_prog_new(&po);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, tb = c * R + (p == 0 ? 1 : 0);
+
+        for (int k = 0; k < R - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(r, CS_BUF_SCRATCH, k * B, B),
+                           tb, -1, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, tb = (c == 0 ? 1 : 0) * R + p;
+
+        for (int k = 0; k < C - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), tb, -1, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++)
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, r, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++)
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, -1);
+    }
+    return finish(prog, out, err);
+}
+
+int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    char msg[256];
+    int rc;
+
+    if ((rc = common_opts(in, &o, 4, err)))
+        return rc;
+    if (o.columns == 0)
+        o.columns = 2;
+    if (o.columns < 2) {
+        snprintf(msg, sizeof(msg), "--columns must be at least 2 (got %d)", o.columns);
+        return usage(err, msg);
+    }
+    if (o.gpus % o.columns != 0) {
+        snprintf(msg, sizeof(msg), "--columns %d does not divide --gpus %d", o.columns, o.gpus);
+        return usage(err, msg);
+    }
+    if (o.gpus / o.columns < 2) {
+        snprintf(msg, sizeof(msg), "--gpus %d in %d columns leaves a single row; need at least 2",
+                 o.gpus, o.columns);
+        return usage(err, msg);
+    }
+    if (o.compat) {
+        if (o.columns != 2)
+            return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
+        rc = hier_program(&o, o.gpus, 0, out, err);
+        return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+    }
+    /* The seed's layout where it fits the runtime (its column sends move G*C chunks at once). */
+    if (o.gpus * o.columns < CS_MAX_CNT) {
+        struct cs_error e;
+
+        cs_error_init(&e);
+        rc = hier_program(&o, o.gpus, 1, out, &e);
+        if (rc != CS_ERR_INVALID) {
+            if (rc)
+                cs_error_set(err, e.file, e.line, "%s", e.msg);
+            return rc;
+        }
+    }
+    rc = hier_compact(&o, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+}
+
+/* ---- ring */
+
+static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *name, int chunks)
+{
+    struct cs_prog_opts po;
+
+    memset(&po, 0, sizeof(po));
+    po.name = name;
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = o->gpus;
+    po.in_chunks = chunks;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    return cs_prog_new(&po);
+}
+
+/* Ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by hop around
+ * the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns the sum);
+ * then it travels around once more (rcs, and r at the last rank). One tb per ring and rank sends
+ * to the next rank and receives from the previous one, on the ring's own channel. A tb holds 2G-1
+ * steps; above 32 GPUs that breaks the runtime's 64, so each ring then runs its reduce-scatter and
+ * its all-gather on two channels (G steps each). */
+int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    struct cs_prog *prog;
+    char name[64], msg[200];
+    int rc, G, K, split, nch;
+
+    if ((rc = common_opts(in, &o, 2, err)))
+        return rc;
+    if (o.channels == 0)
+        o.channels = 1;
+    G = o.gpus;
+    K = o.channels;
+    split = 2 * G - 1 > CS_MAX_STEPS;
+    nch = K * (split ? 2 : 1) * o.instances;
+    if (K < 1)
+        return usage(err, "--channels must be at least 1");
+    if (nch > CS_MAX_CHANNELS) {
+        snprintf(msg, sizeof(msg),
+                 "%d rings x %d instances%s need %d channels, more than the runtime's %d", K,
+                 o.instances, split ? " x 2 (phases split above 32 GPUs)" : "", nch,
+                 CS_MAX_CHANNELS);
+        return usage(err, msg);
+    }
+    snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
+    prog = allreduce_prog(&o, name, G * K);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int k = 0; k < K; k++) {
+        int ag = split ? K + k : k;
+
+        for (int b = 0; b < G; b++) {
+            int idx = k * G + b, prev = (b + 1) % G;
+
+            for (int s = 1; s < G; s++) {
+                int r = (b + 1 + s) % G;
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
+                               k, k, k);
+                prev = r;
+            }
+            for (int s = 1; s < G; s++) {
+                int r = (b + s) % G;
+
+                cs_prog_copy(prog, ref(prev, CS_BUF_INPUT, idx, 1), ref(r, CS_BUF_INPUT, idx, 1),
+                             ag, ag, ag);
+                prev = r;
+            }
+        }
+    }
+    rc = finish(prog, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+}
+
+/* ---- all-pairs */
+
+/* Rank r owns chunk r. Reduce-scatter: every rank sends chunk q to rank q's scratch (tb q talks to
+ * rank q); a local tb reduces the G-1 received chunks into chunk r; all-gather: chunk r goes to
+ * every other rank. The runtime allows 32 sending tbs per channel, so above 33 GPUs the pair
+ * (r, q) uses channel (r + q) mod ceil((G-1)/32). */
+int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    struct cs_prog *prog;
+    int rc, G, nch;
+
+    if ((rc = common_opts(in, &o, 2, err)))
+        return rc;
+    G = o.gpus;
+    nch = (G - 1 + 31) / 32;
+    prog = allreduce_prog(&o, "allreduce_allpairs", G);
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int r = 0; r < G; r++)
+        for (int q = 0; q < G; q++)
+            if (q != r)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, q, 1),
+                             ref(q, CS_BUF_SCRATCH, r < q ? r : r - 1, 1), q, r, (r + q) % nch);
+    for (int r = 0; r < G; r++)
+        for (int k = 0; k < G - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, r, 1), ref(r, CS_BUF_SCRATCH, k, 1), G, -1,
+                           -1);
+    for (int r = 0; r < G; r++)
+        for (int q = 0; q < G; q++)
+            if (q != r)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, r, 1), ref(q, CS_BUF_INPUT, r, 1), q, r,
+                             (r + q) % nch);
+    rc = finish(prog, out, err);
+    return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+}
+
+/* ---- specs */
+
+static int parse_int(const char *v, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+
+    if (*v == '\0' || *end != '\0' || x < -1000000 || x > 1000000)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    char buf[512], *name, *rest, *kv, *save = NULL;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    if (spec == NULL || strlen(spec) >= sizeof(buf))
+        return usage(err, "generator spec missing or too long");
+    strcpy(buf, spec);
+    name = buf;
+    rest = strchr(buf, ':');
+    if (rest)
+        *rest++ = '\0';
+    for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+        char *v = strchr(kv, '=');
+        int *dst = NULL;
+
+        if (v == NULL) {
+            cs_error_set(err, "", 0, "generator spec '%s': '%s' is not key=value", spec, kv);
+            return CS_ERR_USAGE;
+        }
+        *v++ = '\0';
+        if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
+            o.proto = cs_proto_parse(v);
+            if (o.proto == 0) {
+                cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
+                return CS_ERR_USAGE;
+            }
+            continue;
+        }
+        if (strcmp(kv, "gpus") == 0)
+            dst = &o.gpus;
+        else if (strcmp(kv, "columns") == 0)
+            dst = &o.columns;
+        else if (strcmp(kv, "instances") == 0)
+            dst = &o.instances;
+        else if (strcmp(kv, "channels") == 0)
+            dst = &o.channels;
+        else if (strcmp(kv, "compat") == 0)
+            dst = &o.compat;
+        if (dst == NULL) {
+            cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
+            return CS_ERR_USAGE;
+        }
+        if (parse_int(v, dst) || *dst < 0) {
+            cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
+            return CS_ERR_USAGE;
+        }
+        if (dst == &o.instances && o.instances == 0)
+            o.instances = -1; /* explicit 0 is an error, not the default */
+    }
+    if (strcmp(name, "hierarchical") == 0)
+        rc = cs_gen_hierarchical(&o, out, err);
+    else if (strcmp(name, "ring") == 0)
+        rc = cs_gen_ring(&o, out, err);
+    else if (strcmp(name, "allpairs") == 0)
+        rc = cs_gen_allpairs(&o, out, err);
+    else {
+        cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+        rc = CS_ERR_USAGE;
+    }
+    return rc;
+}

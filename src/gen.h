@@ -1,0 +1,36 @@
+/* gen.h: native schedule generators (hierarchical, ring, all-pairs AllReduce) built on lower.h. */
+#ifndef CS_GEN_H
+#define CS_GEN_H
+
+#include "error.h"
+#include "sched.h"
+
+/* Generator parameters; 0 means "the generator's default". */
+struct cs_gen_opts {
+    int gpus;
+    int columns;   /* hierarchical: GPUs per row (default 2) */
+    int instances; /* default 1 */
+    int channels;  /* ring: rings (default 1) */
+    enum cs_proto proto; /* default Simple */
+    int compat;    /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
+};
+
+/* The hierarchical AllReduce of the seed (allreduce_a100_pcie_hierarchical.py): GPUs in a grid of
+ * gpus/columns rows, reduce-scatter inside each column, then across each row, all-gather across
+ * rows, then inside columns. Default: the corrected algorithm; compat: the seed. 0 or a CS_ERR_*
+ * code (CS_ERR_USAGE for parameters that cannot work) with err set; *out is the caller's. */
+int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
+
+/* NCCL-style ring AllReduce: `channels` rings, each over its share of the buffer, reduce-scatter
+ * then all-gather. */
+int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
+
+/* All-pairs AllReduce: each rank reduces its 1/G of the buffer from all others, then sends the
+ * result to all. */
+int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
+
+/* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
+ * columns, instances, channels, protocol, compat. */
+int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
+
+#endif

@@ -1,0 +1,1446 @@
+/* lower.c: the lowering pipeline of msccl-tools (shared reference msccl.md section 4), in C. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+
+enum inst {
+    I_START = 1,
+    I_SEND,
+    I_RECV,
+    I_COPY,
+    I_REDUCE,
+    I_RRC,
+    I_RCS,
+    I_RRS,
+    I_RRCS,
+};
+
+struct ivec {
+    int *v;
+    int n, cap;
+};
+
+struct op {
+    enum inst inst;
+    int rank;
+    struct cs_ref src, dst;
+    int tb, ch; /* as given, -1 for none */
+    struct ivec prev, next;
+    int recv_match, send_match; /* op index or -1 */
+    int cs, prio;               /* chunk_step, priority */
+    int removed, visited;
+    int tbi;  /* index of its tb in the rank's tb list */
+    int step; /* position in that tb */
+    struct ivec deps;
+};
+
+struct slot {
+    int last_writer; /* op index, -1 never written */
+    struct ivec readers;
+};
+
+struct slots {
+    struct slot *s;
+    int n;
+};
+
+/* A threadblock of one rank before replication, in order of first use. */
+struct ltb {
+    int id; /* the program's tb number */
+    int send, recv, chan;
+    struct ivec ops;
+};
+
+struct prog_rank {
+    struct slots buf[3]; /* by enum cs_buf - 1 */
+    struct ltb *tbs;
+    int ntbs, cap_tbs;
+    int nchan;
+    int scratch_size; /* scratch chunks of one instance */
+};
+
+struct cs_prog {
+    struct cs_prog_opts o;
+    char *name;
+    struct op *ops;
+    int nops, cap_ops;
+    struct prog_rank *ranks;
+    int failed;
+    struct cs_error err;
+    int lowered;
+};
+
+static int ivec_push(struct ivec *v, int x)
+{
+    if (v->n == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 4;
+        int *nv = realloc(v->v, (size_t)cap * sizeof(*nv));
+
+        if (nv == NULL)
+            return CS_ERR_NOMEM;
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n++] = x;
+    return 0;
+}
+
+static int ivec_has(const struct ivec *v, int x)
+{
+    for (int i = 0; i < v->n; i++)
+        if (v->v[i] == x)
+            return 1;
+    return 0;
+}
+
+static int ivec_add(struct ivec *v, int x)
+{
+    return ivec_has(v, x) ? 0 : ivec_push(v, x);
+}
+
+static void ivec_del(struct ivec *v, int x)
+{
+    for (int i = 0; i < v->n; i++)
+        if (v->v[i] == x) {
+            memmove(v->v + i, v->v + i + 1, (size_t)(v->n - i - 1) * sizeof(int));
+            v->n--;
+            return;
+        }
+}
+
+static void ivec_free(struct ivec *v)
+{
+    free(v->v);
+    v->v = NULL;
+    v->n = v->cap = 0;
+}
+
+static int fail(struct cs_prog *p, int code, const char *msg, const struct cs_ref *r)
+{
+    if (!p->failed) {
+        if (r)
+            cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg,
+                         r->rank, cs_buf_char(r->buf), r->index, r->size);
+        else
+            cs_error_set(&p->err, "", 0, "%s", msg);
+        p->failed = code;
+    }
+    return code;
+}
+
+struct cs_prog *cs_prog_new(const struct cs_prog_opts *opts)
+{
+    struct cs_prog *p;
+
+    if (opts->ngpus < 1 || opts->instances < 1 || opts->in_chunks < 0 || opts->out_chunks < 0
+        || opts->in_chunks + opts->out_chunks == 0)
+        return NULL;
+    p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    p->o = *opts;
+    p->name = strdup(opts->name ? opts->name : "custom");
+    p->ranks = calloc((size_t)opts->ngpus, sizeof(*p->ranks));
+    if (p->name == NULL || p->ranks == NULL) {
+        cs_prog_free(p);
+        return NULL;
+    }
+    p->o.name = p->name;
+    cs_error_init(&p->err);
+    for (int r = 0; r < opts->ngpus; r++)
+        p->ranks[r].nchan = 1;
+    return p;
+}
+
+void cs_prog_free(struct cs_prog *p)
+{
+    if (p == NULL)
+        return;
+    for (int i = 0; i < p->nops; i++) {
+        ivec_free(&p->ops[i].prev);
+        ivec_free(&p->ops[i].next);
+        ivec_free(&p->ops[i].deps);
+    }
+    free(p->ops);
+    if (p->ranks) {
+        for (int r = 0; r < p->o.ngpus; r++) {
+            struct prog_rank *pr = &p->ranks[r];
+
+            for (int b = 0; b < 3; b++) {
+                for (int i = 0; i < pr->buf[b].n; i++)
+                    ivec_free(&pr->buf[b].s[i].readers);
+                free(pr->buf[b].s);
+            }
+            for (int t = 0; t < pr->ntbs; t++)
+                ivec_free(&pr->tbs[t].ops);
+            free(pr->tbs);
+        }
+    }
+    free(p->ranks);
+    free(p->name);
+    free(p);
+}
+
+/* The slot (rank, buf, index), growing the scratch buffer on demand; NULL when out of range. */
+static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int index)
+{
+    struct slots *ss = &p->ranks[rank].buf[buf - 1];
+    int limit = buf == CS_BUF_INPUT ? p->o.in_chunks
+              : buf == CS_BUF_OUTPUT ? p->o.out_chunks
+                                     : 1 << 15;
+
+    if (index < 0 || index >= limit)
+        return NULL;
+    if (index >= ss->n) {
+        int n = index + 1 > 2 * ss->n ? index + 1 : 2 * ss->n;
+        struct slot *ns;
+
+        if (n > limit)
+            n = limit;
+        ns = realloc(ss->s, (size_t)n * sizeof(*ns));
+        if (ns == NULL)
+            return NULL;
+        for (int i = ss->n; i < n; i++) {
+            ns[i].last_writer = -1;
+            memset(&ns[i].readers, 0, sizeof(ns[i].readers));
+        }
+        ss->s = ns;
+        ss->n = n;
+    }
+    return &ss->s[index];
+}
+
+static int check_ref(struct cs_prog *p, const struct cs_ref *r)
+{
+    if (r->rank < 0 || r->rank >= p->o.ngpus)
+        return fail(p, CS_ERR_USAGE, "reference to a rank that does not exist", r);
+    if (r->buf < CS_BUF_INPUT || r->buf > CS_BUF_SCRATCH || r->size < 1)
+        return fail(p, CS_ERR_USAGE, "invalid chunk reference", r);
+    for (int i = r->index; i < r->index + r->size; i++)
+        if (get_slot(p, r->rank, r->buf, i) == NULL)
+            return fail(p, CS_ERR_USAGE, "chunk reference outside its buffer", r);
+    if (r->buf == CS_BUF_SCRATCH && r->index + r->size > p->ranks[r->rank].scratch_size)
+        p->ranks[r->rank].scratch_size = r->index + r->size;
+    return 0;
+}
+
+static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src, struct cs_ref dst,
+                  int tb, int ch)
+{
+    struct op *o;
+
+    if (p->nops == p->cap_ops) {
+        int cap = p->cap_ops ? p->cap_ops * 2 : 256;
+        struct op *n = realloc(p->ops, (size_t)cap * sizeof(*n));
+
+        if (n == NULL)
+            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        p->ops = n;
+        p->cap_ops = cap;
+    }
+    o = &p->ops[p->nops];
+    memset(o, 0, sizeof(*o));
+    o->inst = inst;
+    o->rank = rank;
+    o->src = src;
+    o->dst = dst;
+    o->tb = tb;
+    o->ch = ch;
+    o->recv_match = o->send_match = -1;
+    o->cs = o->prio = -1;
+    return p->nops++;
+}
+
+static int link_ops(struct cs_prog *p, int from, int to)
+{
+    if (ivec_add(&p->ops[from].next, to) || ivec_add(&p->ops[to].prev, from))
+        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    return 0;
+}
+
+/* A read depends on each slot's last writer (msccl-tools InstructionDAG._read). */
+static int dag_read(struct cs_prog *p, const struct cs_ref *r, int op)
+{
+    for (int i = r->index; i < r->index + r->size; i++) {
+        struct slot *s = get_slot(p, r->rank, r->buf, i);
+
+        if (s->last_writer < 0)
+            return fail(p, CS_ERR_USAGE, "a chunk is read before anything wrote it", r);
+        if (link_ops(p, s->last_writer, op) || ivec_push(&s->readers, op))
+            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    }
+    return 0;
+}
+
+/* A write depends on the readers since the last write, or else on the last writer. */
+static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int reads)
+{
+    for (int i = r->index; i < r->index + r->size; i++) {
+        struct slot *s = get_slot(p, r->rank, r->buf, i);
+
+        if (reads && s->last_writer < 0)
+            return fail(p, CS_ERR_USAGE, "a reduction into a chunk nothing wrote before", r);
+        if (s->readers.n > 0) {
+            for (int k = 0; k < s->readers.n; k++)
+                if (link_ops(p, s->readers.v[k], op))
+                    return p->failed;
+        } else if (s->last_writer >= 0) {
+            if (link_ops(p, s->last_writer, op))
+                return p->failed;
+        }
+        s->last_writer = op;
+        s->readers.n = 0;
+    }
+    return 0;
+}
+
+/* The start ops: every input chunk of every rank holds its initial value. */
+static int add_starts(struct cs_prog *p)
+{
+    if (p->nops > 0)
+        return 0;
+    for (int r = 0; r < p->o.ngpus; r++)
+        for (int i = 0; i < p->o.in_chunks; i++) {
+            struct cs_ref ref = {r, CS_BUF_INPUT, i, 1};
+            int op = new_op(p, I_START, r, ref, ref, -1, -1);
+
+            if (op < 0)
+                return op;
+            get_slot(p, r, CS_BUF_INPUT, i)->last_writer = op;
+        }
+    return 0;
+}
+
+static int prologue(struct cs_prog *p, const struct cs_ref *a, const struct cs_ref *b)
+{
+    if (p->failed)
+        return p->failed;
+    if (p->lowered)
+        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+    if (add_starts(p) || check_ref(p, a) || check_ref(p, b))
+        return p->failed;
+    if (a->size != b->size)
+        return fail(p, CS_ERR_USAGE, "source and destination sizes differ", b);
+    return 0;
+}
+
+int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
+                 int ch)
+{
+    int s, r;
+
+    if (prologue(p, &src, &dst))
+        return p->failed;
+    if (src.rank == dst.rank) {
+        if (src.buf == dst.buf && src.index == dst.index)
+            return 0;
+        s = new_op(p, I_COPY, src.rank, src, dst, sendtb, ch);
+        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 0))
+            return p->failed;
+        return 0;
+    }
+    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
+    if (s < 0 || dag_read(p, &src, s))
+        return p->failed;
+    r = new_op(p, I_RECV, dst.rank, src, dst, recvtb, ch);
+    if (r < 0 || dag_write(p, &dst, r, 0))
+        return p->failed;
+    p->ops[s].recv_match = r;
+    p->ops[r].send_match = s;
+    return 0;
+}
+
+int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int sendtb, int recvtb,
+                   int ch)
+{
+    int s, r;
+
+    if (prologue(p, &src, &dst))
+        return p->failed;
+    if (src.rank == dst.rank) {
+        s = new_op(p, I_REDUCE, src.rank, src, dst, sendtb, ch);
+        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 1))
+            return p->failed;
+        return 0;
+    }
+    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
+    if (s < 0 || dag_read(p, &src, s))
+        return p->failed;
+    r = new_op(p, I_RRC, dst.rank, src, dst, recvtb, ch);
+    if (r < 0 || dag_write(p, &dst, r, 1))
+        return p->failed;
+    p->ops[s].recv_match = r;
+    p->ops[r].send_match = s;
+    return 0;
+}
+
+/* ---- instruction classes */
+
+static int is_send(enum inst i)
+{
+    return i == I_SEND || i == I_RCS || i == I_RRS || i == I_RRCS;
+}
+
+static int is_recv(enum inst i)
+{
+    return i == I_RECV || i == I_RCS || i == I_RRC || i == I_RRS || i == I_RRCS;
+}
+
+/* ---- fusion (InstructionDAG.optimize) */
+
+static int same_tb(const struct op *a, const struct op *b)
+{
+    return a->tb == b->tb && a->ch == b->ch;
+}
+
+static int fuse_ok(const struct op *a, const struct op *b)
+{
+    return same_tb(a, b) && a->src.size == b->src.size && a->dst.buf == b->dst.buf
+        && a->dst.index == b->dst.index;
+}
+
+/* Splice op x out of the DAG, joining its predecessors to its successors. */
+static int remove_op(struct cs_prog *p, int x)
+{
+    struct op *o = &p->ops[x];
+
+    for (int i = 0; i < o->prev.n; i++) {
+        struct op *pr = &p->ops[o->prev.v[i]];
+
+        ivec_del(&pr->next, x);
+        for (int k = 0; k < o->next.n; k++)
+            if (link_ops(p, o->prev.v[i], o->next.v[k]))
+                return p->failed;
+    }
+    for (int k = 0; k < o->next.n; k++)
+        ivec_del(&p->ops[o->next.v[k]].prev, x);
+    o->removed = 1;
+    return 0;
+}
+
+/* Fold send x into the receive op a that forwards it. */
+static int fold_send(struct cs_prog *p, int a, int x, enum inst inst)
+{
+    struct op *op = &p->ops[a];
+    struct op *sx = &p->ops[x];
+
+    op->inst = inst;
+    op->dst = sx->dst;
+    op->recv_match = sx->recv_match;
+    p->ops[sx->recv_match].send_match = a;
+    return remove_op(p, x);
+}
+
+static int fuse(struct cs_prog *p)
+{
+    /* rrc + send -> rrs (the slot is overwritten by a receive next) or rrcs */
+    for (int a = 0; a < p->nops; a++) {
+        struct op *op = &p->ops[a];
+        struct op *nx;
+
+        if (op->removed || op->inst != I_RRC || op->next.n != 1)
+            continue;
+        nx = &p->ops[op->next.v[0]];
+        if (nx->inst != I_SEND || !fuse_ok(op, nx))
+            continue;
+        if (nx->next.n == 1 && p->ops[nx->next.v[0]].inst == I_RECV) {
+            if (fold_send(p, a, op->next.v[0], I_RRS))
+                return p->failed;
+        } else if (fold_send(p, a, op->next.v[0], I_RRCS))
+            return p->failed;
+    }
+    /* recv + send -> rcs */
+    for (int a = 0; a < p->nops; a++) {
+        struct op *op = &p->ops[a];
+
+        if (op->removed || op->inst != I_RECV)
+            continue;
+        for (int k = 0; k < op->next.n; k++) {
+            struct op *nx = &p->ops[op->next.v[k]];
+
+            if (nx->inst == I_SEND && fuse_ok(op, nx)) {
+                if (fold_send(p, a, op->next.v[k], I_RCS))
+                    return p->failed;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- chunk_step and priority: longest paths over next and send -> receive edges */
+
+static int succ_count(const struct op *o)
+{
+    return o->next.n + (is_send(o->inst) && o->recv_match >= 0);
+}
+
+static int succ(const struct op *o, int k)
+{
+    return k < o->next.n ? o->next.v[k] : o->recv_match;
+}
+
+static int metadata(struct cs_prog *p, int **order_out)
+{
+    int n = p->nops, head = 0, tail = 0;
+    int *indeg = calloc((size_t)n + 1, sizeof(int));
+    int *order = malloc(((size_t)n + 1) * sizeof(int));
+
+    if (indeg == NULL || order == NULL) {
+        free(indeg);
+        free(order);
+        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[i];
+
+        if (o->removed)
+            continue;
+        for (int k = 0; k < succ_count(o); k++)
+            indeg[succ(o, k)]++;
+    }
+    for (int i = 0; i < n; i++)
+        if (!p->ops[i].removed && indeg[i] == 0)
+            order[tail++] = i;
+    while (head < tail) {
+        struct op *o = &p->ops[order[head++]];
+
+        for (int k = 0; k < succ_count(o); k++)
+            if (--indeg[succ(o, k)] == 0)
+                order[tail++] = succ(o, k);
+    }
+    free(indeg);
+    {
+        int alive = 0;
+
+        for (int i = 0; i < n; i++)
+            alive += !p->ops[i].removed;
+        if (tail != alive) {
+            free(order);
+            return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
+        }
+    }
+    for (int i = 0; i < tail; i++) {
+        struct op *o = &p->ops[order[i]];
+
+        if (o->inst == I_START)
+            o->cs = -1;
+        else if (o->cs < 0)
+            o->cs = 0;
+        for (int k = 0; k < succ_count(o); k++) {
+            struct op *s = &p->ops[succ(o, k)];
+
+            if (s->cs < o->cs + 1)
+                s->cs = o->cs + 1;
+        }
+    }
+    for (int i = tail - 1; i >= 0; i--) {
+        struct op *o = &p->ops[order[i]];
+
+        o->prio = 0;
+        for (int k = 0; k < succ_count(o); k++) {
+            int sp = p->ops[succ(o, k)].prio + 1;
+
+            if (sp > o->prio)
+                o->prio = sp;
+        }
+    }
+    *order_out = order;
+    return 0;
+}
+
+/* ---- instruction order (topo_sort_instrs): a heap keyed by (chunk_step, -priority, dst index,
+ * src index); the rank and creation order break the ties msccl-tools leaves to set order. */
+
+static int op_less(const struct cs_prog *p, int a, int b)
+{
+    const struct op *x = &p->ops[a], *y = &p->ops[b];
+
+    if (x->cs != y->cs)
+        return x->cs < y->cs;
+    if (x->prio != y->prio)
+        return x->prio > y->prio;
+    if (x->dst.index != y->dst.index)
+        return x->dst.index < y->dst.index;
+    if (x->src.index != y->src.index)
+        return x->src.index < y->src.index;
+    if (x->rank != y->rank)
+        return x->rank < y->rank;
+    return a < b;
+}
+
+struct heap {
+    int *v;
+    int n, cap;
+};
+
+static int heap_push(const struct cs_prog *p, struct heap *h, int x)
+{
+    int i;
+
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        int *nv = realloc(h->v, (size_t)cap * sizeof(int));
+
+        if (nv == NULL)
+            return CS_ERR_NOMEM;
+        h->v = nv;
+        h->cap = cap;
+    }
+    i = h->n++;
+    while (i > 0 && op_less(p, x, h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+    return 0;
+}
+
+static int heap_pop(const struct cs_prog *p, struct heap *h)
+{
+    int top = h->v[0], x = h->v[--h->n], i = 0;
+
+    for (;;) {
+        int c = 2 * i + 1;
+
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && op_less(p, h->v[c + 1], h->v[c]))
+            c++;
+        if (!op_less(p, h->v[c], x))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = x;
+    return top;
+}
+
+static int all_prev_visited(const struct cs_prog *p, int x)
+{
+    const struct op *o = &p->ops[x];
+
+    for (int k = 0; k < o->prev.n; k++)
+        if (!p->ops[o->prev.v[k]].visited)
+            return 0;
+    return 1;
+}
+
+static int topo_sort(struct cs_prog *p, int **out, int *nout)
+{
+    struct heap h = {NULL, 0, 0};
+    int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
+    int n = 0, alive = 0;
+
+    if (ord == NULL)
+        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    for (int i = 0; i < p->nops; i++)
+        if (p->ops[i].inst == I_START)
+            p->ops[i].visited = 1;
+    for (int i = 0; i < p->nops; i++) {
+        struct op *o = &p->ops[i];
+
+        if (o->removed)
+            continue;
+        if (o->inst != I_START)
+            alive++;
+        /* seeds: sends and copies that only follow start ops */
+        if ((o->inst == I_SEND || o->inst == I_COPY) && o->prev.n > 0 && all_prev_visited(p, i))
+            if (heap_push(p, &h, i))
+                goto nomem;
+    }
+    while (h.n > 0) {
+        int x = heap_pop(p, &h);
+        struct op *o = &p->ops[x];
+
+        if (o->visited)
+            continue;
+        o->visited = 1;
+        ord[n++] = x;
+        if (is_send(o->inst) && o->recv_match >= 0 && all_prev_visited(p, o->recv_match))
+            if (heap_push(p, &h, o->recv_match))
+                goto nomem;
+        for (int k = 0; k < o->next.n; k++)
+            if (!p->ops[o->next.v[k]].visited && all_prev_visited(p, o->next.v[k]))
+                if (heap_push(p, &h, o->next.v[k]))
+                    goto nomem;
+    }
+    free(h.v);
+    if (n != alive) {
+        free(ord);
+        /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
+        return fail(p, CS_ERR_USAGE,
+                    "some operations can never be scheduled (a local reduce or receive whose "
+                    "inputs are all initial values)",
+                    NULL);
+    }
+    *out = ord;
+    *nout = n;
+    return 0;
+nomem:
+    free(h.v);
+    free(ord);
+    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+}
+
+/* ---- threadblock assignment */
+
+static int op_send_peer(const struct op *o)
+{
+    return is_send(o->inst) ? o->dst.rank : -1;
+}
+
+static int op_recv_peer(const struct op *o)
+{
+    return is_recv(o->inst) ? o->src.rank : -1;
+}
+
+static struct ltb *rank_tb_add(struct prog_rank *pr, int id, int chan)
+{
+    struct ltb *t;
+
+    if (pr->ntbs == pr->cap_tbs) {
+        int cap = pr->cap_tbs ? 2 * pr->cap_tbs : 8;
+        struct ltb *n = realloc(pr->tbs, (size_t)cap * sizeof(*n));
+
+        if (n == NULL)
+            return NULL;
+        pr->tbs = n;
+        pr->cap_tbs = cap;
+    }
+    t = &pr->tbs[pr->ntbs++];
+    memset(t, 0, sizeof(*t));
+    t->id = id;
+    t->send = t->recv = -1;
+    t->chan = chan;
+    return t;
+}
+
+static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
+{
+    struct ltb *t = &pr->tbs[ti];
+    struct op *o = &p->ops[x];
+
+    if (ivec_push(&t->ops, x))
+        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    t->chan = o->ch >= 0 ? o->ch : 0;
+    if (op_send_peer(o) >= 0)
+        t->send = op_send_peer(o);
+    if (op_recv_peer(o) >= 0)
+        t->recv = op_recv_peer(o);
+    o->tbi = ti;
+    o->step = t->ops.n - 1;
+    if (o->ch + 1 > pr->nchan)
+        pr->nchan = o->ch + 1;
+    return 0;
+}
+
+static int assign_manual(struct cs_prog *p, const int *ord, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[ord[i]];
+        struct prog_rank *pr = &p->ranks[o->rank];
+        int ti = -1, s = op_send_peer(o), r = op_recv_peer(o);
+        struct ltb *t;
+
+        if (o->tb < 0)
+            return fail(p, CS_ERR_USAGE, "manual threadblock policy but an operation has no tb",
+                        &o->dst);
+        for (int k = 0; k < pr->ntbs; k++)
+            if (pr->tbs[k].id == o->tb)
+                ti = k;
+        if (ti < 0) {
+            if (rank_tb_add(pr, o->tb, o->ch) == NULL)
+                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            ti = pr->ntbs - 1;
+        }
+        t = &pr->tbs[ti];
+        if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0)
+              && (t->chan == o->ch || t->chan < 0 || o->ch < 0))) {
+            char msg[200];
+
+            snprintf(msg, sizeof(msg),
+                     "illegal threadblock assignment: tb %d of rank %d (send %d, recv %d, chan %d) "
+                     "cannot take an op sending to %d and receiving from %d on channel %d",
+                     o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
+            return fail(p, CS_ERR_USAGE, msg, NULL);
+        }
+        if (tb_append(p, pr, ti, ord[i]))
+            return p->failed;
+    }
+    return 0;
+}
+
+/* Automatic assignment (msccl-tools auto_assign_tbs with channel_assignment). */
+
+static int chan_pair_index(const struct cs_prog *p, int a, int b)
+{
+    return a * p->o.ngpus + b;
+}
+
+/* Follow a chain of fused hops from the send x and intersect the free channel sets along it. */
+static int channel_assignment(struct cs_prog *p, const int *ord, int n)
+{
+    int g = p->o.ngpus;
+    unsigned int *sfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
+    unsigned int *rfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
+    int *chain = malloc((size_t)(p->nops + 1) * sizeof(int));
+
+    if (sfree == NULL || rfree == NULL || chain == NULL) {
+        free(sfree);
+        free(rfree);
+        free(chain);
+        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    }
+    for (int i = 0; i < g * g; i++)
+        sfree[i] = rfree[i] = 0xffffffffu;
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[ord[i]];
+        int len = 0, x = ord[i], ch = -1;
+        unsigned int f = 0xffffffffu;
+
+        if (o->inst != I_SEND || o->recv_match < 0)
+            continue;
+        if (!is_send(p->ops[o->recv_match].inst))
+            continue; /* the match is not fused: keep -1 */
+        /* the flow: this send and every fused hop after it */
+        while (x >= 0) {
+            struct op *h = &p->ops[x];
+            int y = h->recv_match;
+
+            chain[len++] = x;
+            f &= sfree[chan_pair_index(p, h->rank, p->ops[y].rank)];
+            f &= rfree[chan_pair_index(p, h->rank, p->ops[y].rank)];
+            if (h->ch >= 0)
+                ch = h->ch;
+            x = is_send(p->ops[y].inst) ? y : -1;
+            if (x < 0)
+                chain[len++] = y;
+        }
+        if (ch < 0) {
+            for (int c = 0; c < 32; c++)
+                if (f & (1u << c)) {
+                    ch = c;
+                    break;
+                }
+            if (ch < 0) {
+                free(sfree);
+                free(rfree);
+                free(chain);
+                return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels",
+                            NULL);
+            }
+        }
+        for (int k = 0; k < len; k++) {
+            struct op *h = &p->ops[chain[k]];
+
+            h->ch = ch;
+            if (is_send(h->inst) && h->recv_match >= 0) {
+                sfree[chan_pair_index(p, h->rank, p->ops[h->recv_match].rank)] &= ~(1u << ch);
+                rfree[chan_pair_index(p, h->rank, p->ops[h->recv_match].rank)] &= ~(1u << ch);
+            }
+        }
+    }
+    free(sfree);
+    free(rfree);
+    free(chain);
+    /* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
+     * sends; a receive out of order moves itself and its send to the next channel, and the replay
+     * starts again. */
+    {
+        size_t nk = (size_t)g * (size_t)g * 32;
+        int *issued = malloc(nk * sizeof(int)), *matched = malloc(nk * sizeof(int));
+        int *seq = malloc((size_t)(p->nops + 1) * sizeof(int));
+        int changed = 1;
+
+        if (issued == NULL || matched == NULL || seq == NULL) {
+            free(issued);
+            free(matched);
+            free(seq);
+            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        }
+        while (changed) {
+            changed = 0;
+            memset(issued, 0, nk * sizeof(int));
+            memset(matched, 0, nk * sizeof(int));
+            for (int i = 0; i < p->nops; i++)
+                seq[i] = -1;
+            for (int i = 0; i < n && !changed; i++) {
+                struct op *o = &p->ops[ord[i]];
+                int c = o->ch < 0 ? 0 : o->ch;
+
+                if (is_recv(o->inst) && o->send_match >= 0) {
+                    struct op *s = &p->ops[o->send_match];
+                    size_t key = ((size_t)s->rank * (size_t)g + (size_t)o->rank) * 32 + (size_t)c;
+
+                    if (seq[o->send_match] != matched[key]) {
+                        if (c + 1 >= 32) {
+                            free(issued);
+                            free(matched);
+                            free(seq);
+                            return fail(p, CS_ERR_INVALID,
+                                        "automatic channel assignment ran out of channels", NULL);
+                        }
+                        o->ch = s->ch = c + 1;
+                        changed = 1;
+                        break;
+                    }
+                    matched[key]++;
+                }
+                if (is_send(o->inst) && o->recv_match >= 0) {
+                    size_t key = ((size_t)o->rank * (size_t)g + (size_t)p->ops[o->recv_match].rank)
+                                   * 32 + (size_t)c;
+
+                    seq[ord[i]] = issued[key]++;
+                }
+            }
+        }
+        free(issued);
+        free(matched);
+        free(seq);
+    }
+    return 0;
+}
+
+static int assign_auto(struct cs_prog *p, const int *ord, int n)
+{
+    if (channel_assignment(p, ord, n))
+        return p->failed;
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[ord[i]];
+        struct prog_rank *pr = &p->ranks[o->rank];
+        int ch = o->ch < 0 ? 0 : o->ch, s = op_send_peer(o), r = op_recv_peer(o);
+        int pick = -1, best = INT_MAX;
+
+        /* the tb that owns this connection, mandatory */
+        for (int k = 0; k < pr->ntbs && pick < 0; k++) {
+            struct ltb *t = &pr->tbs[k];
+
+            if (t->chan == ch && ((s >= 0 && t->send == s) || (r >= 0 && t->recv == r)))
+                pick = k;
+        }
+        if (pick >= 0) {
+            struct ltb *t = &pr->tbs[pick];
+
+            if ((s >= 0 && t->send >= 0 && t->send != s) || (r >= 0 && t->recv >= 0 && t->recv != r))
+                pick = -1;
+        } else {
+            for (int k = 0; k < pr->ntbs; k++) {
+                struct ltb *t = &pr->tbs[k];
+                int last;
+
+                if (t->chan != ch || t->send != s || t->recv != r)
+                    continue;
+                last = t->ops.n ? p->ops[t->ops.v[t->ops.n - 1]].cs : -1;
+                if (last < best) {
+                    best = last;
+                    pick = k;
+                }
+            }
+        }
+        if (pick < 0) {
+            if (rank_tb_add(pr, pr->ntbs, ch) == NULL)
+                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            pick = pr->ntbs - 1;
+        }
+        o->ch = ch;
+        if (tb_append(p, pr, pick, ord[i]))
+            return p->failed;
+    }
+    return 0;
+}
+
+/* ---- dependencies: per predecessor tb keep the latest op (infer_dependencies) */
+
+static int infer_deps(struct cs_prog *p, const int *ord, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[ord[i]];
+
+        for (int k = 0; k < o->prev.n; k++) {
+            int d = o->prev.v[k], placed = 0;
+            struct op *dop = &p->ops[d];
+
+            if (dop->inst == I_START)
+                continue;
+            for (int j = 0; j < o->deps.n; j++) {
+                struct op *e = &p->ops[o->deps.v[j]];
+
+                if (e->tbi == dop->tbi) {
+                    if (dop->step > e->step)
+                        o->deps.v[j] = d;
+                    placed = 1;
+                }
+            }
+            if (!placed && ivec_push(&o->deps, d))
+                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        }
+    }
+    return 0;
+}
+
+/* ---- replication and XML lowering */
+
+/* An instanced threadblock of one rank. */
+struct itb {
+    int ltb, inst;
+    int send, recv, chan;
+    int id; /* after the sort */
+    int order;
+};
+
+/* An entry of an instanced tb: an op of instance `inst` or a nop carrying one dependency. */
+struct ent {
+    int op;   /* op index, or -1 for a nop */
+    int dep;  /* nop: the instanced op it waits for (op*instances + inst) */
+};
+
+static int itb_cmp(const void *a, const void *b)
+{
+    const struct itb *x = a, *y = b;
+
+    if (x->send != y->send)
+        return x->send < y->send ? -1 : 1;
+    if (x->recv != y->recv)
+        return x->recv < y->recv ? -1 : 1;
+    if (x->chan != y->chan)
+        return x->chan < y->chan ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)
+{
+    int n = p->o.instances;
+
+    if (r.buf == CS_BUF_SCRATCH)
+        r.index = p->ranks[r.rank].scratch_size * i + r.index;
+    else if (p->o.interleaved)
+        r.index = r.index * n + i * r.size;
+    else
+        r.index = (r.buf == CS_BUF_INPUT ? p->o.in_chunks : p->o.out_chunks) * i + r.index;
+    return r;
+}
+
+static enum cs_step_type step_type(enum inst i)
+{
+    switch (i) {
+    case I_SEND: return CS_STEP_S;
+    case I_RECV: return CS_STEP_R;
+    case I_COPY: return CS_STEP_CPY;
+    case I_REDUCE: return CS_STEP_RE;
+    case I_RRC: return CS_STEP_RRC;
+    case I_RCS: return CS_STEP_RCS;
+    case I_RRS: return CS_STEP_RRS;
+    case I_RRCS: return CS_STEP_RRCS;
+    default: return CS_STEP_NOP;
+    }
+}
+
+static int local_src(enum inst i)
+{
+    return i == I_SEND || i == I_COPY || i == I_REDUCE;
+}
+
+static int local_dst(enum inst i)
+{
+    return i == I_RECV || i == I_RCS || i == I_RRS || i == I_RRC || i == I_COPY || i == I_REDUCE
+        || i == I_RRCS;
+}
+
+struct emit {
+    struct cs_prog *p;
+    int ni;            /* instances */
+    int *iop_tbid;     /* instanced op -> final tb id */
+    int *iop_step;     /* instanced op -> final step */
+    char *hasdep;      /* instanced op -> someone depends on it */
+    struct ivec *ideps; /* instanced op -> dependencies (instanced ops) */
+};
+
+static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
+{
+    struct cs_prog *p = e->p;
+    struct prog_rank *pr = &p->ranks[rank];
+    int ni = e->ni, nt = pr->ntbs * ni, rc = 0;
+    struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
+    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
+    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
+    int maxch = 1;
+
+    if (tbs == NULL || ents == NULL || nents == NULL) {
+        rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        goto out;
+    }
+    for (int r = 0; r < p->o.ngpus; r++)
+        if (p->ranks[r].nchan > maxch)
+            maxch = p->ranks[r].nchan;
+    for (int i = 0, k = 0; i < ni; i++)
+        for (int t = 0; t < pr->ntbs; t++, k++) {
+            tbs[k].ltb = t;
+            tbs[k].inst = i;
+            tbs[k].send = pr->tbs[t].send;
+            tbs[k].recv = pr->tbs[t].recv;
+            tbs[k].chan = maxch * i + pr->tbs[t].chan;
+            tbs[k].order = k;
+        }
+    qsort(tbs, (size_t)nt, sizeof(*tbs), itb_cmp);
+    for (int k = 0; k < nt; k++) {
+        struct ltb *t = &pr->tbs[tbs[k].ltb];
+
+        tbs[k].id = k;
+        for (int s = 0; s < t->ops.n; s++)
+            e->iop_tbid[t->ops.v[s] * ni + tbs[k].inst] = k;
+    }
+    /* dependencies: drop those on the same tb, then those an earlier op of the tb already has */
+    for (int k = 0; k < nt; k++) {
+        struct ltb *t = &pr->tbs[tbs[k].ltb];
+        struct ivec running = {NULL, 0, 0};
+
+        for (int s = 0; s < t->ops.n; s++) {
+            struct ivec *d = &e->ideps[t->ops.v[s] * ni + tbs[k].inst];
+            int w = 0;
+
+            for (int j = 0; j < d->n; j++) {
+                if (e->iop_tbid[d->v[j]] == k || ivec_has(&running, d->v[j]))
+                    continue;
+                d->v[w++] = d->v[j];
+            }
+            d->n = w;
+            for (int j = 0; j < d->n; j++)
+                if (ivec_push(&running, d->v[j])) {
+                    ivec_free(&running);
+                    rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                    goto out;
+                }
+            for (int j = 0; j < d->n; j++)
+                e->hasdep[d->v[j]] = 1;
+        }
+        ivec_free(&running);
+    }
+    /* entries, with nops: dependence nops first, then one nop per extra dependency */
+    for (int k = 0; k < nt; k++) {
+        struct ltb *t = &pr->tbs[tbs[k].ltb];
+        int inst = tbs[k].inst, cap = 0, n = 0, first_re = -1, first_dep = -1;
+        struct ent *pre, *after, *v;
+        int npre = 0, nafter = 0;
+
+        for (int s = 0; s < t->ops.n; s++)
+            cap += 1 + e->ideps[t->ops.v[s] * ni + inst].n;
+        pre = malloc((size_t)(cap + 1) * sizeof(*pre));
+        after = malloc((size_t)(cap + 1) * sizeof(*after));
+        v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
+        if (pre == NULL || after == NULL || v == NULL) {
+            free(pre);
+            free(after);
+            free(v);
+            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            goto out;
+        }
+        for (int s = 0; s < t->ops.n; s++) {
+            int x = t->ops.v[s];
+            struct ivec *d = &e->ideps[x * ni + inst];
+
+            if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
+                for (int j = 0; j < d->n; j++) {
+                    if (first_dep < 0)
+                        first_dep = d->v[j];
+                    else
+                        pre[npre++] = (struct ent){-1, d->v[j]};
+                }
+                d->n = 0;
+                if (first_re < 0)
+                    first_re = x;
+            }
+            if (first_re >= 0)
+                after[nafter++] = (struct ent){x, -1};
+            else
+                pre[npre++] = (struct ent){x, -1};
+        }
+        if (first_dep >= 0) {
+            struct ivec *d = &e->ideps[first_re * ni + inst];
+
+            d->n = 0;
+            if (ivec_push(d, first_dep)) {
+                free(pre);
+                free(after);
+                free(v);
+                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                goto out;
+            }
+        }
+        for (int j = 0; j < npre + nafter; j++) {
+            struct ent en = j < npre ? pre[j] : after[j - npre];
+
+            if (en.op >= 0) {
+                struct ivec *d = &e->ideps[en.op * ni + inst];
+
+                for (int q = 1; q < d->n; q++)
+                    v[n++] = (struct ent){-1, d->v[q]};
+                e->iop_step[en.op * ni + inst] = n;
+            }
+            v[n++] = en;
+        }
+        free(pre);
+        free(after);
+        ents[k] = v;
+        nents[k] = n;
+    }
+    /* build the gpu */
+    gpu->id = rank;
+    for (int k = 0; k < nt; k++) {
+        struct ltb *t = &pr->tbs[tbs[k].ltb];
+
+        for (int s = 0; s < t->ops.n; s++) {
+            const struct op *o = &p->ops[t->ops.v[s]];
+            struct cs_ref a = inst_ref(p, o->src, tbs[k].inst), b = inst_ref(p, o->dst, tbs[k].inst);
+            int *sz;
+
+            if (local_src(o->inst)) {
+                sz = a.buf == CS_BUF_INPUT ? &gpu->i_chunks
+                   : a.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
+                if (a.index + a.size > *sz)
+                    *sz = a.index + a.size;
+            }
+            if (local_dst(o->inst)) {
+                sz = b.buf == CS_BUF_INPUT ? &gpu->i_chunks
+                   : b.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
+                if (b.index + b.size > *sz)
+                    *sz = b.index + b.size;
+            }
+        }
+    }
+    for (int k = 0; k < nt; k++) {
+        struct cs_tb *tb = cs_gpu_add_tb(gpu);
+        int inst = tbs[k].inst;
+
+        if (tb == NULL) {
+            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            goto out;
+        }
+        tb->id = k;
+        tb->send = tbs[k].send;
+        tb->recv = tbs[k].recv;
+        tb->chan = tbs[k].chan;
+        for (int j = 0; j < nents[k]; j++) {
+            struct cs_step *st = cs_tb_add_step(tb);
+            const struct ent *en = &ents[k][j];
+
+            if (st == NULL) {
+                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                goto out;
+            }
+            st->s = j;
+            st->depid = st->deps = -1;
+            if (en->op < 0) {
+                st->type = CS_STEP_NOP;
+                st->srcbuf = CS_BUF_INPUT;
+                st->srcoff = -1;
+                st->dstbuf = CS_BUF_OUTPUT;
+                st->dstoff = -1;
+                st->cnt = 0;
+                st->depid = en->dep; /* resolved below */
+                st->deps = -2;
+            } else {
+                const struct op *o = &p->ops[en->op];
+                struct cs_ref a = inst_ref(p, o->src, inst), b = inst_ref(p, o->dst, inst);
+                const struct ivec *d = &e->ideps[en->op * ni + inst];
+
+                st->type = step_type(o->inst);
+                st->srcbuf = a.buf;
+                st->srcoff = a.index;
+                st->dstbuf = b.buf;
+                st->dstoff = b.index;
+                st->cnt = a.size;
+                st->hasdep = e->hasdep[en->op * ni + inst];
+                if (d->n > 0) {
+                    st->depid = d->v[0];
+                    st->deps = -2;
+                }
+            }
+        }
+    }
+out:
+    if (ents)
+        for (int k = 0; k < nt; k++)
+            free(ents[k]);
+    free(ents);
+    free(nents);
+    free(tbs);
+    return rc;
+}
+
+int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
+{
+    int *topo = NULL, *ord = NULL, n = 0, ni = p->o.instances, rc;
+    struct emit e;
+    struct cs_sched *sched = NULL;
+
+    memset(&e, 0, sizeof(e));
+    if (p->failed)
+        goto failed;
+    if (p->lowered) {
+        fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+        goto failed;
+    }
+    p->lowered = 1;
+    if (add_starts(p))
+        goto failed;
+    if (p->o.fusion && fuse(p))
+        goto failed;
+    if (metadata(p, &topo))
+        goto failed;
+    if (topo_sort(p, &ord, &n))
+        goto failed;
+    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, ord, n) : assign_manual(p, ord, n)))
+        goto failed;
+    if (infer_deps(p, ord, n))
+        goto failed;
+    e.p = p;
+    e.ni = ni;
+    e.iop_tbid = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
+    e.iop_step = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
+    e.hasdep = calloc((size_t)p->nops * (size_t)ni, 1);
+    e.ideps = calloc((size_t)p->nops * (size_t)ni, sizeof(struct ivec));
+    sched = cs_sched_new();
+    if (e.iop_tbid == NULL || e.iop_step == NULL || e.hasdep == NULL || e.ideps == NULL
+        || sched == NULL || cs_sched_set_name(sched, p->o.name)) {
+        fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        goto failed;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct op *o = &p->ops[ord[i]];
+
+        for (int k = 0; k < ni; k++)
+            for (int j = 0; j < o->deps.n; j++)
+                if (ivec_push(&e.ideps[ord[i] * ni + k], o->deps.v[j] * ni + k)) {
+                    fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                    goto failed;
+                }
+    }
+    sched->proto = p->o.proto;
+    sched->ngpus = p->o.ngpus;
+    sched->coll = p->o.coll;
+    sched->inplace = p->o.inplace;
+    for (int r = 0; r < p->o.ngpus; r++) {
+        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+
+        if (gpu == NULL) {
+            fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            goto failed;
+        }
+        if (lower_rank(&e, r, gpu))
+            goto failed;
+    }
+    sched->ngpus_alloc = p->o.ngpus;
+    /* resolve dependencies to (tb id, step) now that every step index is known */
+    sched->nchannels = 1;
+    for (int r = 0; r < sched->ngpus; r++) {
+        struct cs_gpu *gpu = &sched->gpus[r];
+
+        if (gpu->i_chunks > sched->nchunksperloop)
+            sched->nchunksperloop = gpu->i_chunks;
+        if (gpu->o_chunks > sched->nchunksperloop)
+            sched->nchunksperloop = gpu->o_chunks;
+        for (int t = 0; t < gpu->ntbs; t++) {
+            struct cs_tb *tb = &gpu->tbs[t];
+
+            if (tb->chan + 1 > sched->nchannels)
+                sched->nchannels = tb->chan + 1;
+            for (int s = 0; s < tb->nsteps; s++) {
+                struct cs_step *st = &tb->steps[s];
+
+                if (st->deps == -2) {
+                    int d = st->depid;
+
+                    st->depid = e.iop_tbid[d];
+                    st->deps = e.iop_step[d];
+                }
+            }
+        }
+    }
+    rc = 0;
+    *out = sched;
+    sched = NULL;
+    goto done;
+failed:
+    rc = p->failed ? p->failed : CS_ERR_USAGE;
+    if (err)
+        cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
+done:
+    cs_sched_free(sched);
+    if (e.ideps)
+        for (int i = 0; i < p->nops * ni; i++)
+            ivec_free(&e.ideps[i]);
+    free(e.ideps);
+    free(e.iop_tbid);
+    free(e.iop_step);
+    free(e.hasdep);
+    free(topo);
+    free(ord);
+    return rc;
+}
+
+int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
+{
+    if (sched->nchannels > CS_MAX_CHANNELS) {
+        cs_error_set(err, "", 0, "%d channels, more than the runtime's %d", sched->nchannels,
+                     CS_MAX_CHANNELS);
+        return CS_ERR_INVALID;
+    }
+    for (int g = 0; g < sched->ngpus; g++) {
+        const struct cs_gpu *gpu = &sched->gpus[g];
+
+        if (gpu->ntbs > CS_MAX_TBS) {
+            cs_error_set(err, "", 0, "gpu %d: %d threadblocks, more than the runtime's %d", g,
+                         gpu->ntbs, CS_MAX_TBS);
+            return CS_ERR_INVALID;
+        }
+        if (gpu->i_chunks > 32767 || gpu->o_chunks > 32767 || gpu->s_chunks > 32767) {
+            cs_error_set(err, "", 0, "gpu %d: chunk offsets beyond the runtime's int16_t", g);
+            return CS_ERR_INVALID;
+        }
+        for (int c = 0; c < sched->nchannels; c++) {
+            int ns = 0, nr = 0;
+
+            for (int t = 0; t < gpu->ntbs; t++) {
+                ns += gpu->tbs[t].chan == c && gpu->tbs[t].send >= 0;
+                nr += gpu->tbs[t].chan == c && gpu->tbs[t].recv >= 0;
+            }
+            if (ns > 32 || nr > 32) {
+                cs_error_set(err, "", 0,
+                             "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
+                             "allows 32 of each per channel",
+                             g, c, ns, nr);
+                return CS_ERR_INVALID;
+            }
+        }
+        for (int t = 0; t < gpu->ntbs; t++) {
+            const struct cs_tb *tb = &gpu->tbs[t];
+
+            if (tb->nsteps > CS_MAX_STEPS) {
+                cs_error_set(err, "", 0,
+                             "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock",
+                             g, t, tb->nsteps, CS_MAX_STEPS);
+                return CS_ERR_INVALID;
+            }
+            for (int s = 0; s < tb->nsteps; s++) {
+                const struct cs_step *st = &tb->steps[s];
+
+                if (st->cnt >= CS_MAX_CNT) {
+                    cs_error_set(err, "", 0, "gpu %d tb %d step %d: cnt %d, the runtime allows < %d",
+                                 g, t, s, st->cnt, CS_MAX_CNT);
+                    return CS_ERR_INVALID;
+                }
+                if (st->depid > CS_MAX_DEPID) {
+                    cs_error_set(err, "", 0,
+                                 "gpu %d tb %d step %d: depends on tb %d, the runtime allows <= %d",
+                                 g, t, s, st->depid, CS_MAX_DEPID);
+                    return CS_ERR_INVALID;
+                }
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,1468 @@
+/* verify.c: structural checks, static deadlock detection and the symbolic data execution of a
+ * schedule (DESIGN.md "Verification"; shared reference msccl.md sections 1, 2 and 4.8-4.10). */
+#include "verify.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+/* Most steps a schedule may have for the indices below to stay in int32_t. */
+#define MAX_TOTAL_STEPS (INT32_MAX / 2)
+
+/* The checker's state: an index of every tb and step by a global number, the connection
+ * matching, and the dependency graph. */
+struct vctx {
+    const struct cs_sched *sc;
+    struct cs_verify_result *res;
+    int oom;
+    int nfatal;  /* structural errors after which the graph or the execution makes no sense */
+    int nodata;  /* problems that make the data check meaningless (but not the graph) */
+    int ngpus;
+    const struct cs_gpu **gpu; /* by gpu id */
+    int32_t *gtb0;             /* first global tb number of each gpu id; ngpus + 1 entries */
+    int32_t ntbs;
+    const struct cs_tb **tb; /* by global tb number (gpu id, then tb id) */
+    int32_t *tb_gpu;         /* gpu id of each global tb */
+    int32_t *step0;          /* first global step number of each global tb; ntbs + 1 entries */
+    int32_t nsteps;
+    int32_t nreal;         /* steps that are not nops */
+    int32_t *step_tb;      /* global tb of each step */
+    int32_t *send_peer_tb; /* per tb: the tb receiving on its send connection, or -1 */
+    int32_t *recv_peer_tb; /* per tb: the tb sending on its receive connection, or -1 */
+    int32_t *send_to;      /* per step: the receive step matching this send, or -1 */
+    int32_t *recv_from;    /* per step: the send step matching this receive, or -1 */
+    int32_t *signal;       /* per step: first real hasdep step at or after it in its tb, or -1 */
+    int32_t *indeg;        /* per step: unmet predecessors left after the topological sort */
+    int32_t *order;        /* real steps in an order that respects every wait; norder entries */
+    int32_t norder;
+    int32_t *dep_off;      /* dependents of each step (CSR): the steps waiting on its signal */
+    int32_t *dep_list;
+};
+
+static const struct cs_step *step_at(const struct vctx *v, int32_t id)
+{
+    int32_t t = v->step_tb[id];
+
+    return &v->tb[t]->steps[id - v->step0[t]];
+}
+
+static int step_index(const struct vctx *v, int32_t id)
+{
+    return id - v->step0[v->step_tb[id]];
+}
+
+static void *xcalloc(struct vctx *v, size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+
+    if (p == NULL)
+        v->oom = 1;
+    return p;
+}
+
+static void diag(struct vctx *v, enum cs_verify_severity sev, enum cs_verify_class cls, int line,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void diag(struct vctx *v, enum cs_verify_severity sev, enum cs_verify_class cls, int line,
+                 const char *fmt, ...)
+{
+    struct cs_verify_result *r = v->res;
+    va_list ap;
+    int len;
+    char *msg;
+
+    if (sev == CS_VERIFY_ERROR) {
+        if (cls == CS_VERIFY_STRUCTURE)
+            r->nstructure_errors++;
+        else
+            r->ndata_errors++;
+    } else if (sev == CS_VERIFY_WARNING) {
+        r->nwarnings++;
+    }
+    if (r->ndiags >= r->max_diags) {
+        r->ndropped++;
+        return;
+    }
+    if (r->ndiags == r->cap_diags) {
+        int ncap = r->cap_diags ? 2 * r->cap_diags : 16;
+        struct cs_verify_diag *d = realloc(r->diags, (size_t)ncap * sizeof(*d));
+
+        if (d == NULL) {
+            v->oom = 1;
+            return;
+        }
+        r->diags = d;
+        r->cap_diags = ncap;
+    }
+    va_start(ap, fmt);
+    len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0 || (msg = malloc((size_t)len + 1)) == NULL) {
+        v->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    r->diags[r->ndiags].severity = sev;
+    r->diags[r->ndiags].cls = cls;
+    r->diags[r->ndiags].line = line;
+    r->diags[r->ndiags].msg = msg;
+    r->ndiags++;
+}
+
+/* Will the next diagnostic be kept? (Expensive explanations are skipped when it will not.) */
+static int keeps(const struct vctx *v)
+{
+    return v->res->ndiags < v->res->max_diags;
+}
+
+#define FATAL(v, line, ...)                                                                        \
+    do {                                                                                           \
+        (v)->nfatal++;                                                                             \
+        diag((v), CS_VERIFY_ERROR, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__);                      \
+    } while (0)
+#define SERROR(v, line, ...) diag((v), CS_VERIFY_ERROR, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__)
+#define WARN(v, line, ...) diag((v), CS_VERIFY_WARNING, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__)
+
+static const char *buf_name(enum cs_buf b)
+{
+    switch (b) {
+    case CS_BUF_INPUT: return "input";
+    case CS_BUF_OUTPUT: return "output";
+    case CS_BUF_SCRATCH: return "scratch";
+    }
+    return "?";
+}
+
+/* "rank R tb T step S (type)" */
+static const char *step_name(const struct vctx *v, int32_t id, char *buf, size_t len)
+{
+    int32_t t = v->step_tb[id];
+    const struct cs_step *st = step_at(v, id);
+
+    snprintf(buf, len, "rank %d tb %d step %d (%s)", v->tb_gpu[t], v->tb[t]->id, step_index(v, id),
+             cs_step_type_name(st->type) ? cs_step_type_name(st->type) : "?");
+    return buf;
+}
+
+/* ---- indexing ---------------------------------------------------------------------------- */
+
+/* Number gpus by id, tbs by (gpu, id) and steps by (tb, index); check the ids are dense. */
+static void build_index(struct vctx *v)
+{
+    const struct cs_sched *sc = v->sc;
+    long long ntbs = 0, nsteps = 0;
+
+    v->ngpus = sc->ngpus;
+    if (sc->ngpus < 1 || sc->ngpus != sc->ngpus_alloc) {
+        FATAL(v, sc->line, "<algo>: ngpus=\"%d\" but the schedule has %d gpus", sc->ngpus,
+              sc->ngpus_alloc);
+        return;
+    }
+    if ((v->gpu = xcalloc(v, (size_t)v->ngpus, sizeof(*v->gpu))) == NULL ||
+        (v->gtb0 = xcalloc(v, (size_t)v->ngpus + 1, sizeof(*v->gtb0))) == NULL)
+        return;
+    for (int g = 0; g < sc->ngpus_alloc; g++) {
+        const struct cs_gpu *gpu = &sc->gpus[g];
+
+        if (gpu->id < 0 || gpu->id >= v->ngpus || v->gpu[gpu->id] != NULL) {
+            FATAL(v, gpu->line, "gpu id %d is %s (ids must be 0..%d, each once)", gpu->id,
+                  gpu->id < 0 || gpu->id >= v->ngpus ? "out of range" : "a duplicate",
+                  v->ngpus - 1);
+            return;
+        }
+        v->gpu[gpu->id] = gpu;
+    }
+    for (int g = 0; g < v->ngpus; g++) {
+        v->gtb0[g] = (int32_t)ntbs;
+        ntbs += v->gpu[g]->ntbs;
+        for (int t = 0; t < v->gpu[g]->ntbs; t++)
+            nsteps += v->gpu[g]->tbs[t].nsteps;
+    }
+    if (ntbs > MAX_TOTAL_STEPS || nsteps > MAX_TOTAL_STEPS) {
+        FATAL(v, sc->line, "the schedule is too large to check (%lld tbs, %lld steps)", ntbs,
+              nsteps);
+        return;
+    }
+    v->gtb0[v->ngpus] = (int32_t)ntbs;
+    v->ntbs = (int32_t)ntbs;
+    v->nsteps = (int32_t)nsteps;
+    if ((v->tb = xcalloc(v, (size_t)ntbs, sizeof(*v->tb))) == NULL ||
+        (v->tb_gpu = xcalloc(v, (size_t)ntbs, sizeof(*v->tb_gpu))) == NULL ||
+        (v->step0 = xcalloc(v, (size_t)ntbs + 1, sizeof(*v->step0))) == NULL ||
+        (v->step_tb = xcalloc(v, (size_t)nsteps, sizeof(*v->step_tb))) == NULL)
+        return;
+    for (int g = 0; g < v->ngpus; g++) {
+        const struct cs_gpu *gpu = v->gpu[g];
+
+        for (int t = 0; t < gpu->ntbs; t++) {
+            const struct cs_tb *tb = &gpu->tbs[t];
+
+            if (tb->id < 0 || tb->id >= gpu->ntbs || v->tb[v->gtb0[g] + tb->id] != NULL) {
+                FATAL(v, tb->line, "gpu %d: tb id %d is %s (tb ids must be 0..%d, each once)", g,
+                      tb->id, tb->id < 0 || tb->id >= gpu->ntbs ? "out of range" : "a duplicate",
+                      gpu->ntbs - 1);
+                return;
+            }
+            v->tb[v->gtb0[g] + tb->id] = tb;
+            v->tb_gpu[v->gtb0[g] + tb->id] = g;
+        }
+    }
+    nsteps = 0;
+    for (int32_t t = 0; t < v->ntbs; t++) {
+        v->step0[t] = (int32_t)nsteps;
+        for (int i = 0; i < v->tb[t]->nsteps; i++) {
+            v->step_tb[nsteps + i] = t;
+            v->nreal += v->tb[t]->steps[i].type != CS_STEP_NOP;
+        }
+        nsteps += v->tb[t]->nsteps;
+    }
+    v->step0[v->ntbs] = (int32_t)nsteps;
+}
+
+/* ---- per-tb and per-step rules ------------------------------------------------------------ */
+
+static int declared_chunks(const struct cs_gpu *gpu, enum cs_buf b)
+{
+    switch (b) {
+    case CS_BUF_INPUT: return gpu->i_chunks;
+    case CS_BUF_OUTPUT: return gpu->o_chunks;
+    case CS_BUF_SCRATCH: return gpu->s_chunks;
+    }
+    return 0;
+}
+
+static void check_range(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb *tb,
+                        const struct cs_step *st, const char *what, enum cs_buf b, int off)
+{
+    long end = (long)off + st->cnt;
+    int n = declared_chunks(gpu, b);
+
+    if (end > n) {
+        SERROR(v, st->line,
+               "rank %d tb %d step %d (%s) %s %s chunks %d..%ld, outside the %d %s chunks "
+               "declared by <gpu id=\"%d\"> (%c_chunks)",
+               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off,
+               end - 1, n, buf_name(b), gpu->id, cs_buf_char(b));
+        v->nodata++;
+    }
+}
+
+static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb *tb, int i)
+{
+    const struct cs_step *st = &tb->steps[i];
+    const char *tname = cs_step_type_name(st->type);
+
+    if (st->s != i)
+        SERROR(v, st->line, "rank %d tb %d: step %d has s=\"%d\"", gpu->id, tb->id, i, st->s);
+    if (tname == NULL || cs_buf_char(st->srcbuf) == '?' || cs_buf_char(st->dstbuf) == '?') {
+        FATAL(v, st->line, "rank %d tb %d step %d: invalid step type or buffer", gpu->id, tb->id,
+              i);
+        return;
+    }
+    if ((st->depid < 0) != (st->deps < 0)) {
+        FATAL(v, st->line, "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
+              "-1 or both be set", gpu->id, tb->id, i, tname, st->depid, st->deps);
+    } else if (st->depid >= 0) {
+        const struct cs_tb *dep = cs_gpu_find_tb(gpu, st->depid);
+
+        if (dep == NULL || st->deps >= dep->nsteps)
+            FATAL(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
+                  "not exist", gpu->id, tb->id, i, tname, st->depid, st->deps);
+        else if (st->depid > CS_MAX_DEPID)
+            SERROR(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
+                   "stores a dependency's tb in an int8_t (at most %d)", gpu->id, tb->id, i, tname,
+                   st->depid, CS_MAX_DEPID);
+    }
+    if (st->type == CS_STEP_NOP)
+        return;
+    if (st->cnt < 1 || st->srcoff < 0 || st->dstoff < 0) {
+        FATAL(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
+              "step that moves data needs cnt >= 1 and offsets >= 0", gpu->id, tb->id, i, tname,
+              st->cnt, st->srcoff, st->dstoff);
+        return;
+    }
+    if (st->cnt >= CS_MAX_CNT)
+        SERROR(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
+               "most %d", gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
+    if (cs_step_sends(st->type) && tb->send < 0)
+        FATAL(v, st->line, "rank %d tb %d step %d (%s) sends, but tb %d has send=\"-1\"", gpu->id,
+              tb->id, i, tname, tb->id);
+    if (cs_step_recvs(st->type) && tb->recv < 0)
+        FATAL(v, st->line, "rank %d tb %d step %d (%s) receives, but tb %d has recv=\"-1\"",
+              gpu->id, tb->id, i, tname, tb->id);
+    /* Only the operands the executing GPU touches: a receive's src and a send's dst name the
+     * peer's buffers (msccl.md 1.2). */
+    if (cs_step_reads_src(st->type))
+        check_range(v, gpu, tb, st, "reads", st->srcbuf, st->srcoff);
+    if (cs_step_writes_dst(st->type))
+        check_range(v, gpu, tb, st, "writes", st->dstbuf, st->dstoff);
+    if (st->depid < 0 && i > 0 && tb->steps[i - 1].type == CS_STEP_NOP &&
+        tb->steps[i - 1].depid >= 0)
+        SERROR(v, st->line, "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
+               "has depid=\"-1\" itself; the executor rejects this (the first dependency belongs "
+               "on the step)", gpu->id, tb->id, i, tname);
+}
+
+static void check_tbs(struct vctx *v)
+{
+    const struct cs_sched *sc = v->sc;
+    int maxchan = -1;
+
+    if (sc->nchannels < 1 || sc->nchannels > CS_MAX_CHANNELS)
+        FATAL(v, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
+              CS_MAX_CHANNELS);
+    if (sc->nchunksperloop < 1)
+        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1",
+              sc->nchunksperloop);
+    for (int g = 0; g < v->ngpus; g++) {
+        const struct cs_gpu *gpu = v->gpu[g];
+        int sendtbs[CS_MAX_CHANNELS] = {0};
+
+        if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
+            FATAL(v, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
+        for (int t = 0; t < gpu->ntbs; t++) {
+            const struct cs_tb *tb = &gpu->tbs[t];
+
+            if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
+                FATAL(v, tb->line, "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
+                      "0..%d", g, tb->id, tb->send, tb->recv, v->ngpus - 1);
+                continue;
+            }
+            if (tb->send == g || tb->recv == g)
+                FATAL(v, tb->line, "rank %d tb %d: %s itself", g, tb->id,
+                      tb->send == g ? "sends to" : "receives from");
+            if (tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
+                FATAL(v, tb->line, "rank %d tb %d: chan=\"%d\" is outside 0..%d", g, tb->id,
+                      tb->chan, CS_MAX_CHANNELS - 1);
+                continue;
+            }
+            if (tb->chan > maxchan)
+                maxchan = tb->chan;
+            if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
+                SERROR(v, tb->line, "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
+                       "runtime sets up connections on channels 0..%d only", g, tb->id, tb->chan,
+                       sc->nchannels, sc->nchannels - 1);
+            if (tb->send >= 0 && ++sendtbs[tb->chan] == 33)
+                SERROR(v, tb->line, "rank %d: more than 32 tbs send on channel %d", g, tb->chan);
+            if (tb->nsteps > CS_MAX_STEPS_LEGACY)
+                SERROR(v, tb->line, "rank %d tb %d has %d steps; the runtimes allow at most %d "
+                       "(executor default) or %d (legacy)", g, tb->id, tb->nsteps, CS_MAX_STEPS,
+                       CS_MAX_STEPS_LEGACY);
+            else if (tb->nsteps > CS_MAX_STEPS)
+                WARN(v, tb->line, "rank %d tb %d has %d steps: over the executor's default limit "
+                     "of %d (MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
+                     g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
+            for (int i = 0; i < tb->nsteps; i++)
+                check_step(v, gpu, tb, i);
+        }
+    }
+    if (maxchan >= 0 && maxchan + 1 < sc->nchannels)
+        WARN(v, sc->line, "nchannels=\"%d\" but no tb uses a channel above %d", sc->nchannels,
+             maxchan);
+}
+
+/* ---- connections: one tb per (peer, chan) and direction; FIFO matching --------------------- */
+
+struct endpoint {
+    int32_t src, dst, chan, is_recv, gtb;
+};
+
+static int cmp_endpoint(const void *pa, const void *pb)
+{
+    const struct endpoint *a = pa, *b = pb;
+
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->chan != b->chan)
+        return a->chan < b->chan ? -1 : 1;
+    if (a->is_recv != b->is_recv)
+        return a->is_recv < b->is_recv ? -1 : 1;
+    return a->gtb < b->gtb ? -1 : a->gtb > b->gtb;
+}
+
+static int32_t count_steps(const struct vctx *v, int32_t t, int sending)
+{
+    int32_t n = 0;
+
+    for (int i = 0; i < v->tb[t]->nsteps; i++) {
+        enum cs_step_type ty = v->tb[t]->steps[i].type;
+
+        n += sending ? cs_step_sends(ty) : cs_step_recvs(ty);
+    }
+    return n;
+}
+
+/* Pair the k-th send of each connection with its k-th receive. */
+static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s, int32_t r)
+{
+    int32_t ns = s >= 0 ? count_steps(v, s, 1) : 0, nr = r >= 0 ? count_steps(v, r, 0) : 0;
+    int i = 0, j = 0;
+
+    if (s >= 0)
+        v->send_peer_tb[s] = r;
+    if (r >= 0)
+        v->recv_peer_tb[r] = s;
+    if (ns != nr) {
+        char a[64], b[64];
+
+        if (s >= 0)
+            snprintf(a, sizeof(a), "rank %d tb %d", e->src, v->tb[s]->id);
+        else
+            snprintf(a, sizeof(a), "no tb of rank %d sends there", e->src);
+        if (r >= 0)
+            snprintf(b, sizeof(b), "rank %d tb %d", e->dst, v->tb[r]->id);
+        else
+            snprintf(b, sizeof(b), "no tb of rank %d receives there", e->dst);
+        FATAL(v, s >= 0 ? v->tb[s]->line : v->tb[r]->line,
+              "connection %d->%d channel %d: %d sends (%s) but %d receives (%s)", e->src, e->dst,
+              e->chan, ns, a, nr, b);
+        return;
+    }
+    if (ns == 0)
+        return;
+    for (;;) {
+        const struct cs_step *a, *b;
+
+        while (i < v->tb[s]->nsteps && !cs_step_sends(v->tb[s]->steps[i].type))
+            i++;
+        while (j < v->tb[r]->nsteps && !cs_step_recvs(v->tb[r]->steps[j].type))
+            j++;
+        if (i >= v->tb[s]->nsteps || j >= v->tb[r]->nsteps)
+            break;
+        a = &v->tb[s]->steps[i];
+        b = &v->tb[r]->steps[j];
+        if (a->cnt != b->cnt) {
+            FATAL(v, b->line, "connection %d->%d channel %d: rank %d tb %d step %d receives "
+                  "cnt=%d chunks, but the matching send, rank %d tb %d step %d (line %d), sends "
+                  "cnt=%d", e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src,
+                  v->tb[s]->id, i, a->line, a->cnt);
+            return;
+        }
+        v->send_to[v->step0[s] + i] = v->step0[r] + j;
+        v->recv_from[v->step0[r] + j] = v->step0[s] + i;
+        i++;
+        j++;
+    }
+}
+
+static void check_connections(struct vctx *v)
+{
+    struct endpoint *ep;
+    int32_t n = 0;
+
+    if ((v->send_peer_tb = xcalloc(v, (size_t)v->ntbs, sizeof(int32_t))) == NULL ||
+        (v->recv_peer_tb = xcalloc(v, (size_t)v->ntbs, sizeof(int32_t))) == NULL ||
+        (v->send_to = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->recv_from = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (ep = xcalloc(v, 2 * (size_t)v->ntbs, sizeof(*ep))) == NULL)
+        return;
+    memset(v->send_peer_tb, 0xff, (size_t)v->ntbs * sizeof(int32_t));
+    memset(v->recv_peer_tb, 0xff, (size_t)v->ntbs * sizeof(int32_t));
+    memset(v->send_to, 0xff, (size_t)v->nsteps * sizeof(int32_t));
+    memset(v->recv_from, 0xff, (size_t)v->nsteps * sizeof(int32_t));
+    for (int32_t t = 0; t < v->ntbs; t++) {
+        const struct cs_tb *tb = v->tb[t];
+        int32_t g = v->tb_gpu[t];
+
+        if (tb->send >= 0)
+            ep[n++] = (struct endpoint){g, tb->send, tb->chan, 0, t};
+        if (tb->recv >= 0)
+            ep[n++] = (struct endpoint){tb->recv, g, tb->chan, 1, t};
+    }
+    qsort(ep, (size_t)n, sizeof(*ep), cmp_endpoint);
+    for (int32_t k = 0; k < n;) {
+        int32_t end = k, s = -1, r = -1;
+        int dup = 0;
+
+        while (end < n && ep[end].src == ep[k].src && ep[end].dst == ep[k].dst &&
+               ep[end].chan == ep[k].chan)
+            end++;
+        for (int32_t m = k; m < end; m++) {
+            int32_t *slot = ep[m].is_recv ? &r : &s;
+
+            if (*slot >= 0) {
+                const struct cs_tb *a = v->tb[*slot], *b = v->tb[ep[m].gtb];
+                int rank = ep[m].is_recv ? ep[m].dst : ep[m].src;
+
+                FATAL(v, b->line, "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
+                      "connection belongs to one tb)", rank, a->id, b->id,
+                      ep[m].is_recv ? "receive from" : "send to",
+                      ep[m].is_recv ? ep[m].src : ep[m].dst, ep[m].chan);
+                dup = 1;
+            } else {
+                *slot = ep[m].gtb;
+            }
+        }
+        if (!dup)
+            match_connection(v, &ep[k], s, r);
+        k = end;
+    }
+    free(ep);
+}
+
+/* ---- dependencies and the static deadlock check ------------------------------------------- */
+
+/* The dependency set of step id (with its nops), resolved to the steps whose completion meets
+ * it: a wait on (tb, s) is met once tb completes a hasdep step >= s (msccl.md 2.3). Calls fn
+ * for each; stops and returns nonzero when fn does. */
+typedef int (*dep_fn)(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                      void *arg);
+
+static int each_dep(struct vctx *v, int32_t id, dep_fn fn, void *arg)
+{
+    int32_t t = v->step_tb[id];
+    const struct cs_tb *tb = v->tb[t];
+    struct cs_dep small[16], *deps = small;
+    int n = cs_tb_step_deps(tb, step_index(v, id), small, 16), rc = 0;
+
+    if (n > 16) {
+        if ((deps = malloc((size_t)n * sizeof(*deps))) == NULL) {
+            v->oom = 1;
+            return 1;
+        }
+        cs_tb_step_deps(tb, step_index(v, id), deps, n);
+    }
+    for (int k = 0; k < n && rc == 0; k++) {
+        int32_t dt = v->gtb0[v->tb_gpu[t]] + deps[k].tb;
+
+        rc = fn(v, id, &deps[k], v->signal[v->step0[dt] + deps[k].step], arg);
+    }
+    if (deps != small)
+        free(deps);
+    return rc;
+}
+
+static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep,
+                             int32_t target, void *arg)
+{
+    char a[96];
+
+    (void)arg;
+    if (target < 0)
+        FATAL(v, step_at(v, id)->line, "deadlock: %s waits for tb %d step %d, which never "
+              "signals (neither it nor any later real step of tb %d has hasdep=\"1\")",
+              step_name(v, id, a, sizeof(a)), dep->tb, dep->step, dep->tb);
+    return 0;
+}
+
+static int dep_count(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                     void *arg)
+{
+    (void)id;
+    (void)dep;
+    (void)arg;
+    v->dep_off[target + 1]++;
+    v->indeg[id]++;
+    return 0;
+}
+
+static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                    void *arg)
+{
+    int32_t *fill = arg;
+
+    (void)dep;
+    v->dep_list[fill[target]++] = id;
+    return 0;
+}
+
+static int32_t prev_real(const struct vctx *v, int32_t id)
+{
+    int32_t first = v->step0[v->step_tb[id]];
+
+    for (int32_t p = id - 1; p >= first; p--)
+        if (step_at(v, p)->type != CS_STEP_NOP)
+            return p;
+    return -1;
+}
+
+static int32_t next_real(const struct vctx *v, int32_t id)
+{
+    int32_t end = v->step0[v->step_tb[id] + 1];
+
+    for (int32_t p = id + 1; p < end; p++)
+        if (step_at(v, p)->type != CS_STEP_NOP)
+            return p;
+    return -1;
+}
+
+/* Kinds of wait, for naming a cycle. */
+enum wait_kind { WAIT_PROGRAM = 1, WAIT_DEP, WAIT_RECV };
+
+struct hop {
+    int32_t from, to; /* `from` waits for `to` */
+    enum wait_kind kind;
+    struct cs_dep dep;
+};
+
+struct pick {
+    int32_t target;
+    struct cs_dep dep;
+};
+
+static int dep_pick_blocked(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                            void *arg)
+{
+    struct pick *p = arg;
+
+    (void)id;
+    if (v->indeg[target] > 0) {
+        p->target = target;
+        p->dep = *dep;
+        return 1;
+    }
+    return 0;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*buf == NULL)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (*len + (size_t)n >= *cap) {
+        size_t ncap = 2 * (*len + (size_t)n + 1);
+        char *nb = realloc(*buf, ncap);
+
+        if (nb == NULL) {
+            free(*buf);
+            *buf = NULL;
+            return;
+        }
+        *buf = nb;
+        *cap = ncap;
+        va_start(ap, fmt);
+        vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+    }
+    *len += (size_t)n;
+}
+
+static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
+{
+    char a[96];
+    int line = step_at(v, id)->line;
+
+    step_name(v, id, a, sizeof(a));
+    if (line > 0) {
+        size_t n = strlen(a);
+
+        snprintf(buf, len, "%.*s, line %d)", (int)(n - 1), a, line);
+    } else {
+        snprintf(buf, len, "%s", a);
+    }
+}
+
+/* After the topological sort, some steps wait on each other: walk back from one of them through
+ * waits that are still unmet until a step repeats, and report that cycle. */
+static void report_cycle(struct vctx *v)
+{
+    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), x = -1, nh = 0, start;
+    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
+    size_t len = 0, cap = 1024;
+    char *msg = malloc(cap), a[128], b[128];
+
+    if (pos == NULL || hops == NULL || msg == NULL) {
+        v->oom = 1;
+        goto out;
+    }
+    memset(pos, 0xff, (size_t)v->nsteps * sizeof(int32_t));
+    for (int32_t id = 0; id < v->nsteps && x < 0; id++)
+        if (v->indeg[id] > 0)
+            x = id;
+    for (;;) {
+        struct pick p = {-1, {0, 0}};
+        enum wait_kind kind;
+
+        pos[x] = nh;
+        each_dep(v, x, dep_pick_blocked, &p);
+        if (p.target >= 0) {
+            kind = WAIT_DEP;
+        } else if (v->recv_from[x] >= 0 && v->indeg[v->recv_from[x]] > 0) {
+            p.target = v->recv_from[x];
+            kind = WAIT_RECV;
+        } else {
+            p.target = prev_real(v, x);
+            kind = WAIT_PROGRAM;
+        }
+        if (p.target < 0 || v->oom) /* cannot happen: a blocked step has a blocked predecessor */
+            goto out;
+        hops[nh++] = (struct hop){x, p.target, kind, p.dep};
+        if (pos[p.target] >= 0) {
+            start = pos[p.target];
+            break;
+        }
+        x = p.target;
+    }
+    step_label(v, hops[start].from, a, sizeof(a));
+    append(&msg, &len, &cap, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
+           v->nreal - v->norder, v->nreal, a);
+    for (int32_t h = start, shown = 0; h < nh; h++, shown++) {
+        int32_t to = hops[h].to;
+
+        if (shown == 24) {
+            append(&msg, &len, &cap, " ... (%d more waits)", nh - h);
+            h = nh - 1;
+            to = hops[h].to;
+            step_label(v, to, b, sizeof(b));
+            append(&msg, &len, &cap, " ... which waits for %s", b);
+            break;
+        }
+        /* Fold a run of program-order waits into one. */
+        while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
+            to = hops[++h].to;
+        step_label(v, to, b, sizeof(b));
+        switch (hops[h].kind) {
+        case WAIT_PROGRAM:
+            append(&msg, &len, &cap, ", which comes after %s in its tb", b);
+            break;
+        case WAIT_DEP:
+            if (step_index(v, to) == hops[h].dep.step)
+                append(&msg, &len, &cap, ", which depends on %s", b);
+            else
+                append(&msg, &len, &cap, ", which depends on tb %d step %d, signalled by %s",
+                       hops[h].dep.tb, hops[h].dep.step, b);
+            break;
+        case WAIT_RECV: {
+            int32_t ft = v->step_tb[hops[h].from];
+
+            append(&msg, &len, &cap, ", which receives on connection %d->%d channel %d from %s",
+                   v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+            break;
+        }
+        }
+    }
+    if (msg != NULL)
+        FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
+    else
+        v->oom = 1;
+out:
+    free(pos);
+    free(hops);
+    free(msg);
+}
+
+/* Order the real steps so that every wait (program order, dependency, send before its matching
+ * receive) is met by an earlier step; report a cycle when there is none. */
+static void check_deadlock(struct vctx *v)
+{
+    int32_t *fill = NULL, head = 0;
+
+    if ((v->signal = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->indeg = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->order = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->dep_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(int32_t))) == NULL)
+        return;
+    for (int32_t t = 0; t < v->ntbs; t++) {
+        int32_t next = -1;
+
+        for (int32_t id = v->step0[t + 1] - 1; id >= v->step0[t]; id--) {
+            const struct cs_step *st = step_at(v, id);
+
+            if (st->type != CS_STEP_NOP && st->hasdep)
+                next = id;
+            v->signal[id] = next;
+        }
+    }
+    for (int32_t id = 0; id < v->nsteps; id++)
+        if (step_at(v, id)->type != CS_STEP_NOP)
+            each_dep(v, id, dep_never_signals, NULL);
+    if (v->nfatal || v->oom)
+        return;
+    for (int32_t id = 0; id < v->nsteps; id++) {
+        if (step_at(v, id)->type == CS_STEP_NOP)
+            continue;
+        each_dep(v, id, dep_count, NULL);
+        v->indeg[id] += (prev_real(v, id) >= 0) + (v->recv_from[id] >= 0);
+    }
+    for (int32_t id = 0; id < v->nsteps; id++)
+        v->dep_off[id + 1] += v->dep_off[id];
+    if ((v->dep_list = xcalloc(v, (size_t)v->dep_off[v->nsteps], sizeof(int32_t))) == NULL ||
+        (fill = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+        goto out;
+    memcpy(fill, v->dep_off, (size_t)v->nsteps * sizeof(int32_t));
+    for (int32_t id = 0; id < v->nsteps; id++)
+        if (step_at(v, id)->type != CS_STEP_NOP)
+            each_dep(v, id, dep_fill, fill);
+    for (int32_t id = 0; id < v->nsteps; id++)
+        if (step_at(v, id)->type != CS_STEP_NOP && v->indeg[id] == 0)
+            v->order[v->norder++] = id;
+    while (head < v->norder) {
+        int32_t id = v->order[head++], succ[2] = {next_real(v, id), v->send_to[id]};
+
+        for (int k = 0; k < 2; k++)
+            if (succ[k] >= 0 && --v->indeg[succ[k]] == 0)
+                v->order[v->norder++] = succ[k];
+        for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
+            if (--v->indeg[v->dep_list[k]] == 0)
+                v->order[v->norder++] = v->dep_list[k];
+    }
+    if (v->norder < v->nreal && !v->oom)
+        report_cycle(v);
+out:
+    free(fill);
+}
+
+/* ---- data: symbolic execution ------------------------------------------------------------- */
+
+/* A value is a node of a DAG: a leaf (input chunk `b` of rank `a`) or the sum of two nodes.
+ * Copies share nodes; every reduction makes one. A node's fingerprint is the sum over its leaves
+ * (with multiplicity) of a 128-bit hash of each leaf, so two values are equal as multisets
+ * exactly when their fingerprints and sizes are, up to a 2^-128 chance; the multiset itself is
+ * rebuilt from the DAG only to explain an error. */
+struct node {
+    uint64_t h1, h2; /* fingerprint */
+    uint64_t n;      /* number of leaves, with multiplicity (saturating) */
+    uint32_t a, b;   /* leaf: rank, chunk; sum: the two operands (smaller node ids) */
+    int leaf;
+};
+
+#define UNSET 0u  /* a slot never written */
+#define POISON 1u /* a value computed from an unset slot (already reported) */
+
+struct queue {
+    uint32_t *v;
+    int32_t len, cap, head;
+};
+
+struct dctx {
+    struct vctx *v;
+    const struct cs_sched *sc;
+    int inplace;
+    const char *mode; /* "" or " (in-place call)" / " (out-of-place call)" */
+    int N, C, in_n, out_n;
+    struct node *nodes;
+    uint32_t nnodes, cap_nodes;
+    uint32_t **buf[3];   /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
+    int32_t **wr[3];     /* last writer step per chunk, -1 for the initial input */
+    struct queue *q;     /* per sending tb: the values in flight on its connection */
+    uint64_t *mult;      /* scratch for rebuilding a multiset */
+    int warned_input;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static void leaf_hash(uint32_t rank, uint32_t chunk, uint64_t *h1, uint64_t *h2)
+{
+    uint64_t k = (uint64_t)rank << 32 | chunk;
+
+    *h1 = mix64(k ^ 0x243f6a8885a308d3ULL);
+    *h2 = mix64(mix64(k) ^ 0x13198a2e03707344ULL);
+}
+
+static uint32_t new_node(struct dctx *d)
+{
+    if (d->nnodes == d->cap_nodes) {
+        uint32_t ncap = d->cap_nodes ? 2 * d->cap_nodes : 1024;
+        struct node *nn;
+
+        if (ncap < d->cap_nodes || (nn = realloc(d->nodes, (size_t)ncap * sizeof(*nn))) == NULL) {
+            d->v->oom = 1;
+            return POISON;
+        }
+        d->nodes = nn;
+        d->cap_nodes = ncap;
+    }
+    memset(&d->nodes[d->nnodes], 0, sizeof(d->nodes[0]));
+    return d->nnodes++;
+}
+
+static uint32_t make_leaf(struct dctx *d, uint32_t rank, uint32_t chunk)
+{
+    uint32_t id = new_node(d);
+
+    if (id != POISON) {
+        struct node *x = &d->nodes[id];
+
+        x->leaf = 1;
+        x->a = rank;
+        x->b = chunk;
+        x->n = 1;
+        leaf_hash(rank, chunk, &x->h1, &x->h2);
+    }
+    return id;
+}
+
+static uint32_t make_sum(struct dctx *d, uint32_t a, uint32_t b)
+{
+    uint32_t id;
+
+    if (a <= POISON || b <= POISON)
+        return POISON;
+    id = new_node(d);
+    if (id != POISON) {
+        struct node *x = &d->nodes[id], *p = &d->nodes[a], *q = &d->nodes[b];
+
+        x->a = a;
+        x->b = b;
+        x->h1 = p->h1 + q->h1;
+        x->h2 = p->h2 + q->h2;
+        x->n = p->n + q->n < p->n ? UINT64_MAX : p->n + q->n;
+    }
+    return id;
+}
+
+/* The slot behind chunk `off` of buffer b on rank, after in-place aliasing; NULL when the
+ * runtime buffer has no such chunk. */
+static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t **writer)
+{
+    enum cs_coll coll = d->sc->coll;
+    int phys = b - 1;
+    long idx = off;
+
+    if (off < 0)
+        return NULL;
+    switch (b) {
+    case CS_BUF_INPUT:
+        if (off >= d->in_n)
+            return NULL;
+        if (d->inplace && coll == CS_COLL_ALLGATHER) {
+            phys = CS_BUF_OUTPUT - 1;
+            idx = (long)rank * d->C + off;
+        }
+        break;
+    case CS_BUF_OUTPUT:
+        if (off >= d->out_n)
+            return NULL;
+        if (d->inplace && coll == CS_COLL_REDUCE_SCATTER) {
+            phys = CS_BUF_INPUT - 1;
+            idx = (long)rank * d->C + off;
+        } else if (d->inplace && coll != CS_COLL_ALLGATHER) {
+            phys = CS_BUF_INPUT - 1;
+        }
+        break;
+    case CS_BUF_SCRATCH:
+        if (off >= d->v->gpu[rank]->s_chunks)
+            return NULL;
+        break;
+    default:
+        return NULL;
+    }
+    *writer = &d->wr[phys][rank][idx];
+    return &d->buf[phys][rank][idx];
+}
+
+/* What a step found wrong while reading or writing, reported once per step. */
+struct step_trouble {
+    int unset, oob_read, oob_write;
+    long first_unset, first_oob_read, first_oob_write;
+    enum cs_buf unset_buf;
+};
+
+static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr)
+{
+    int32_t *w;
+    uint32_t *s = slot(d, rank, b, off, &w);
+
+    if (s == NULL) {
+        if (tr->oob_read++ == 0)
+            tr->first_oob_read = off;
+        return POISON;
+    }
+    if (*s == UNSET) {
+        if (tr->unset++ == 0) {
+            tr->first_unset = off;
+            tr->unset_buf = b;
+        }
+        return POISON;
+    }
+    return *s;
+}
+
+static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t val, int32_t id,
+                  struct step_trouble *tr)
+{
+    int32_t *w;
+    uint32_t *s = slot(d, rank, b, off, &w);
+
+    if (s == NULL) {
+        if (tr->oob_write++ == 0)
+            tr->first_oob_write = off;
+        return;
+    }
+    *s = val;
+    *w = id;
+}
+
+static void push(struct dctx *d, int32_t t, uint32_t val)
+{
+    struct queue *q = &d->q[t];
+
+    if (q->len == q->cap) {
+        int32_t ncap = q->cap ? 2 * q->cap : 64;
+        uint32_t *nv = realloc(q->v, (size_t)ncap * sizeof(*nv));
+
+        if (nv == NULL) {
+            d->v->oom = 1;
+            return;
+        }
+        q->v = nv;
+        q->cap = ncap;
+    }
+    q->v[q->len++] = val;
+}
+
+static uint32_t pop(struct dctx *d, int32_t t)
+{
+    struct queue *q = &d->q[t];
+
+    /* The topological order runs the k-th send before the k-th receive, and the counts match. */
+    return t >= 0 && q->head < q->len ? q->v[q->head++] : POISON;
+}
+
+static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
+{
+    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n
+                                                            : d->v->gpu[rank]->s_chunks;
+}
+
+static void exec_step(struct dctx *d, int32_t id)
+{
+    struct vctx *v = d->v;
+    const struct cs_step *st = step_at(v, id);
+    int32_t t = v->step_tb[id];
+    int rank = v->tb_gpu[t];
+    struct step_trouble tr = {0};
+    char a[96];
+
+    for (long k = 0; k < st->cnt; k++) {
+        long so = st->srcoff + k, dof = st->dstoff + k;
+        uint32_t x = UNSET, r = UNSET;
+
+        if (st->type != CS_STEP_RE && cs_step_reads_src(st->type))
+            x = load(d, rank, st->srcbuf, so, &tr);
+        if (cs_step_recvs(st->type))
+            r = pop(d, v->recv_peer_tb[t]);
+        switch (st->type) {
+        case CS_STEP_S: push(d, t, x); break;
+        case CS_STEP_R: store(d, rank, st->dstbuf, dof, r, id, &tr); break;
+        case CS_STEP_RCS:
+            store(d, rank, st->dstbuf, dof, r, id, &tr);
+            push(d, t, r);
+            break;
+        case CS_STEP_RRC: store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr); break;
+        case CS_STEP_RRS: push(d, t, make_sum(d, x, r)); break;
+        case CS_STEP_RRCS:
+            x = make_sum(d, x, r);
+            store(d, rank, st->dstbuf, dof, x, id, &tr);
+            push(d, t, x);
+            break;
+        case CS_STEP_CPY: store(d, rank, st->dstbuf, dof, x, id, &tr); break;
+        case CS_STEP_RE: {
+            uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
+
+            x = load(d, rank, st->srcbuf, so, &tr);
+            store(d, rank, st->dstbuf, dof, make_sum(d, old, x), id, &tr);
+            break;
+        }
+        case CS_STEP_NOP: break;
+        }
+        if (!d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
+            cs_step_writes_dst(st->type)) {
+            d->warned_input = 1;
+            diag(v, CS_VERIFY_WARNING, CS_VERIFY_DATA, st->line,
+                 "%s writes input chunk %ld%s: NCCL's send buffer is const in an out-of-place "
+                 "call", step_name(v, id, a, sizeof(a)), dof, d->mode);
+        }
+    }
+    if (tr.unset)
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
+             "%s reads %s chunk %ld%s, which was never written%s%s", step_name(v, id, a, sizeof(a)),
+             buf_name(tr.unset_buf), tr.first_unset, tr.unset > 1 ? " (and more of its chunks)" : "",
+             tr.unset_buf == CS_BUF_INPUT ? "" : " (uninitialised)", d->mode);
+    if (tr.oob_read)
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
+             "%s reads %s chunk %ld, outside the runtime's %ld-chunk %s buffer%s",
+             step_name(v, id, a, sizeof(a)), buf_name(st->srcbuf), tr.first_oob_read,
+             logical_size(d, rank, st->srcbuf), buf_name(st->srcbuf), d->mode);
+    if (tr.oob_write)
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
+             "%s writes %s chunk %ld, outside the runtime's %ld-chunk %s buffer%s",
+             step_name(v, id, a, sizeof(a)), buf_name(st->dstbuf), tr.first_oob_write,
+             logical_size(d, rank, st->dstbuf), buf_name(st->dstbuf), d->mode);
+}
+
+struct term {
+    uint32_t rank, chunk;
+    uint64_t mult;
+};
+
+static int cmp_term(const void *pa, const void *pb)
+{
+    const struct term *a = pa, *b = pb;
+
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->chunk < b->chunk ? -1 : a->chunk > b->chunk;
+}
+
+/* The multiset a node stands for, sorted by (rank, chunk). Caller frees; NULL on OOM. */
+static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
+{
+    struct term *terms = NULL;
+    size_t n = 0, cap = 0;
+
+    *nterms = 0;
+    if (d->mult == NULL && (d->mult = calloc(d->nnodes, sizeof(*d->mult))) == NULL)
+        return NULL;
+    d->mult[root] = 1;
+    /* Operands have smaller ids than their sums: one pass down the ids propagates counts. */
+    for (uint32_t id = root + 1; id-- > POISON + 1;) {
+        uint64_t m = d->mult[id];
+
+        if (m == 0)
+            continue;
+        d->mult[id] = 0;
+        if (!d->nodes[id].leaf) {
+            d->mult[d->nodes[id].a] += m;
+            d->mult[d->nodes[id].b] += m;
+            continue;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            struct term *nt = realloc(terms, ncap * sizeof(*nt));
+
+            if (nt == NULL) {
+                free(terms);
+                return NULL;
+            }
+            terms = nt;
+            cap = ncap;
+        }
+        terms[n++] = (struct term){d->nodes[id].a, d->nodes[id].b, m};
+    }
+    if (n > 0)
+        qsort(terms, n, sizeof(*terms), cmp_term);
+    *nterms = n;
+    return terms;
+}
+
+/* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
+ * every rank (chunk < 0: a single expected leaf, nothing more to say). */
+static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len,
+                     size_t *cap)
+{
+    size_t nt;
+    struct term *t;
+    int shown = 0;
+    uint64_t total = 0;
+
+    if (val == UNSET) {
+        append(msg, len, cap, "nothing (never written)");
+        return;
+    }
+    if (val == POISON) {
+        append(msg, len, cap, "a value computed from uninitialised chunks (reported above)");
+        return;
+    }
+    if ((t = expand(d, val, &nt)) == NULL) {
+        append(msg, len, cap, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
+        return;
+    }
+    for (size_t k = 0; k < nt; k++)
+        total += t[k].mult;
+    if (nt == 1 && t[0].mult == 1) {
+        append(msg, len, cap, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
+    } else {
+        append(msg, len, cap, "a sum of %llu terms:", (unsigned long long)total);
+        for (size_t k = 0; k < nt && shown < 8; k++, shown++) {
+            append(msg, len, cap, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
+            if (t[k].mult > 1)
+                append(msg, len, cap, " x%llu", (unsigned long long)t[k].mult);
+        }
+        if (nt > 8)
+            append(msg, len, cap, ", ...");
+    }
+    if (chunk >= 0) {
+        int nmissing = 0, ndup = 0, nforeign = 0;
+        char *seen = calloc((size_t)d->sc->ngpus, 1);
+
+        if (seen == NULL) {
+            free(t);
+            return;
+        }
+        for (size_t k = 0; k < nt; k++)
+            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus)
+                seen[t[k].rank] = 1;
+        for (size_t k = 0; k < nt; k++) {
+            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus) {
+                if (t[k].mult > 1 && ndup++ < 8)
+                    append(msg, len, cap, "%s rank %u", ndup > 1 ? "," : "; counted more than once:",
+                           t[k].rank);
+            }
+        }
+        for (size_t k = 0; k < nt; k++) {
+            if ((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) {
+                if (nforeign++ < 8)
+                    append(msg, len, cap, "%s rank %u chunk %u", nforeign > 1 ? "," : "; not "
+                           "belonging here:", t[k].rank, t[k].chunk);
+            }
+        }
+        for (int r = 0; r < d->sc->ngpus; r++)
+            nmissing += !seen[r];
+        for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
+            if (!seen[r])
+                append(msg, len, cap, "%s %d", listed++ ? "," : nmissing > 1 ? "; missing ranks"
+                                                                            : "; missing rank", r);
+        if (ndup > 8 || nforeign > 8 || nmissing > 8)
+            append(msg, len, cap, " (lists cut at 8)");
+        free(seen);
+    }
+    free(t);
+}
+
+/* Compare every output chunk with what the collective must leave there. */
+static void check_outputs(struct dctx *d)
+{
+    struct vctx *v = d->v;
+    enum cs_coll coll = d->sc->coll;
+    int G = d->sc->ngpus;
+
+    for (int r = 0; r < G; r++) {
+        for (long k = 0; k < d->out_n && !v->oom; k++) {
+            int32_t *w;
+            uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
+            uint64_t e1 = 0, e2 = 0, h1, h2, en;
+            long sumchunk = -1, src_rank = -1, src_chunk = -1;
+            char *msg;
+            size_t len = 0, cap = 512;
+            char a[128];
+            int line;
+
+            switch (coll) {
+            case CS_COLL_ALLREDUCE: sumchunk = k; break;
+            case CS_COLL_REDUCE_SCATTER: sumchunk = (long)r * d->C + k; break;
+            case CS_COLL_ALLGATHER:
+                src_rank = k / d->C;
+                src_chunk = k % d->C;
+                break;
+            case CS_COLL_ALLTOALL:
+                src_rank = k / d->C;
+                src_chunk = (long)r * d->C + k % d->C;
+                break;
+            default: return;
+            }
+            if (sumchunk >= 0) {
+                for (int i = 0; i < G; i++) {
+                    leaf_hash((uint32_t)i, (uint32_t)sumchunk, &h1, &h2);
+                    e1 += h1;
+                    e2 += h2;
+                }
+                en = (uint64_t)G;
+            } else {
+                leaf_hash((uint32_t)src_rank, (uint32_t)src_chunk, &e1, &e2);
+                en = 1;
+            }
+            if (val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
+                d->nodes[val].n == en)
+                continue;
+            v->res->nwrong_outputs++;
+            line = *w >= 0 ? step_at(v, *w)->line : v->gpu[r]->line;
+            if (!keeps(v)) {
+                diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
+                continue;
+            }
+            if ((msg = malloc(cap)) == NULL) {
+                v->oom = 1;
+                return;
+            }
+            if (sumchunk >= 0)
+                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected the sum "
+                       "of input chunk %ld of all %d ranks, each once; found ", r, k, d->mode,
+                       sumchunk, G);
+            else
+                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected input "
+                       "chunk %ld of rank %ld; found ", r, k, d->mode, src_chunk, src_rank);
+            describe(d, val, sumchunk, &msg, &len, &cap);
+            if (*w >= 0) {
+                step_label(v, *w, a, sizeof(a));
+                append(&msg, &len, &cap, " (last written by %s)", a);
+            } else if (val > POISON) {
+                append(&msg, &len, &cap, " (the initial input, never overwritten)");
+            }
+            if (msg == NULL) {
+                v->oom = 1;
+                return;
+            }
+            diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
+            free(msg);
+        }
+    }
+}
+
+static void dctx_cleanup(struct dctx *d)
+{
+    for (int b = 0; b < 3; b++) {
+        for (int r = 0; d->buf[b] && r < d->sc->ngpus; r++)
+            free(d->buf[b][r]);
+        for (int r = 0; d->wr[b] && r < d->sc->ngpus; r++)
+            free(d->wr[b][r]);
+        free(d->buf[b]);
+        free(d->wr[b]);
+    }
+    for (int32_t t = 0; d->q && t < d->v->ntbs; t++)
+        free(d->q[t].v);
+    free(d->q);
+    free(d->nodes);
+    free(d->mult);
+}
+
+static void run_data(struct vctx *v, int inplace, const char *mode)
+{
+    const struct cs_sched *sc = v->sc;
+    struct dctx d = {.v = v, .sc = sc, .inplace = inplace, .mode = mode};
+    int G = sc->ngpus;
+
+    d.N = sc->nchunksperloop;
+    d.C = d.N / G;
+    d.in_n = sc->coll == CS_COLL_ALLGATHER ? d.C : d.N;
+    d.out_n = sc->coll == CS_COLL_REDUCE_SCATTER ? d.C : d.N;
+    for (int b = 0; b < 3; b++) {
+        if ((d.buf[b] = xcalloc(v, (size_t)G, sizeof(*d.buf[b]))) == NULL ||
+            (d.wr[b] = xcalloc(v, (size_t)G, sizeof(*d.wr[b]))) == NULL)
+            goto out;
+        for (int r = 0; r < G; r++) {
+            size_t n = (size_t)(b == 0 ? d.in_n : b == 1 ? d.out_n : v->gpu[r]->s_chunks);
+
+            if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
+                (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)
+                goto out;
+        }
+    }
+    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL)
+        goto out;
+    new_node(&d); /* UNSET */
+    new_node(&d); /* POISON */
+    for (int r = 0; r < G; r++)
+        for (long k = 0; k < d.in_n; k++) {
+            int32_t *w;
+            uint32_t *s = slot(&d, r, CS_BUF_INPUT, k, &w);
+
+            *s = make_leaf(&d, (uint32_t)r, (uint32_t)k);
+            *w = -1;
+        }
+    for (int32_t k = 0; k < v->norder && !v->oom; k++)
+        exec_step(&d, v->order[k]);
+    if (!v->oom)
+        check_outputs(&d);
+out:
+    dctx_cleanup(&d);
+}
+
+/* Buffer sizes the runtime gives each collective, against what the gpus declare. */
+static void check_sizes(struct vctx *v)
+{
+    const struct cs_sched *sc = v->sc;
+    int N = sc->nchunksperloop, G = sc->ngpus;
+    int in_n, out_n;
+
+    if (sc->coll != CS_COLL_ALLREDUCE && N % G != 0) {
+        SERROR(v, sc->line, "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
+               "its buffers into one part per rank", N, G, cs_coll_name(sc->coll));
+        v->nodata++;
+        return;
+    }
+    in_n = sc->coll == CS_COLL_ALLGATHER ? N / G : N;
+    out_n = sc->coll == CS_COLL_REDUCE_SCATTER ? N / G : N;
+    for (int g = 0; g < G; g++) {
+        const struct cs_gpu *gpu = v->gpu[g];
+
+        if (gpu->i_chunks > in_n || gpu->o_chunks > out_n) {
+            SERROR(v, gpu->line, "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
+                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank", g,
+                   gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
+            v->nodata++;
+        }
+    }
+}
+
+int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
+{
+    struct vctx v = {.sc = sched};
+    struct cs_verify_result *res = calloc(1, sizeof(*res));
+
+    if (res == NULL)
+        return CS_ERR_NOMEM;
+    res->max_diags = max_diags > 0 ? max_diags : CS_VERIFY_MAX_DIAGS;
+    v.res = res;
+    if (sched->coll == CS_COLL_CUSTOM)
+        diag(&v, CS_VERIFY_NOTE, CS_VERIFY_STRUCTURE, sched->line,
+             "coll=\"custom\" defines no result: structural checks only");
+    build_index(&v);
+    if (!v.nfatal && !v.oom)
+        check_tbs(&v);
+    if (!v.nfatal && !v.oom)
+        check_connections(&v);
+    if (!v.nfatal && !v.oom)
+        check_deadlock(&v);
+    if (!v.nfatal && !v.oom && sched->coll != CS_COLL_CUSTOM) {
+        check_sizes(&v);
+        if (!v.nodata && !v.oom) {
+            int in = sched->inplace,
+                out_ = !sched->inplace || (sched->has_outofplace && sched->outofplace);
+
+            res->data_checked = 1;
+            if (in)
+                run_data(&v, 1, out_ ? " (in-place call)" : "");
+            if (out_ && !v.oom)
+                run_data(&v, 0, in ? " (out-of-place call)" : "");
+        }
+    }
+    free(v.gpu);
+    free(v.gtb0);
+    free(v.tb);
+    free(v.tb_gpu);
+    free(v.step0);
+    free(v.step_tb);
+    free(v.send_peer_tb);
+    free(v.recv_peer_tb);
+    free(v.send_to);
+    free(v.recv_from);
+    free(v.signal);
+    free(v.indeg);
+    free(v.order);
+    free(v.dep_off);
+    free(v.dep_list);
+    if (v.oom) {
+        cs_verify_result_free(res);
+        return CS_ERR_NOMEM;
+    }
+    res->verdict = res->nstructure_errors ? CS_VERIFY_INVALID
+                   : res->ndata_errors    ? CS_VERIFY_WRONG
+                                          : CS_VERIFY_OK;
+    *out = res;
+    return 0;
+}
+
+void cs_verify_result_free(struct cs_verify_result *res)
+{
+    if (res == NULL)
+        return;
+    for (int i = 0; i < res->ndiags; i++)
+        free(res->diags[i].msg);
+    free(res->diags);
+    free(res);
+}

@@ -1,0 +1,617 @@
+/* check_verify.c: the verifier: reference schedules, hand-made right and wrong schedules of every
+ * collective, deadlocks, diagnostics, and a generated schedule at scale. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "verify.h"
+#include "xml.h"
+
+static struct cs_verify_result *verify_sched(const struct cs_sched *s, int max_diags)
+{
+    struct cs_verify_result *res = NULL;
+
+    ck_assert_int_eq(cs_verify_check(s, max_diags, &res), 0);
+    ck_assert_ptr_nonnull(res);
+    return res;
+}
+
+static struct cs_verify_result *verify_file(const char *path, int max_diags)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+    struct cs_verify_result *res;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_read_xml(path, &s, &err) == 0, "%s:%d: %s", err.file, err.line,
+                  err.msg);
+    res = verify_sched(s, max_diags);
+    cs_sched_free(s);
+    return res;
+}
+
+static struct cs_verify_result *verify_str(const char *xml, int max_diags)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+    struct cs_verify_result *res;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_read_xml_mem(xml, strlen(xml), "t.xml", &s, &err) == 0, "%d: %s",
+                  err.line, err.msg);
+    res = verify_sched(s, max_diags);
+    cs_sched_free(s);
+    return res;
+}
+
+/* The first kept diagnostic containing `needle`, or NULL. */
+static const struct cs_verify_diag *find_diag(const struct cs_verify_result *res,
+                                              const char *needle)
+{
+    for (int i = 0; i < res->ndiags; i++)
+        if (strstr(res->diags[i].msg, needle) != NULL)
+            return &res->diags[i];
+    return NULL;
+}
+
+static void dump(const struct cs_verify_result *res)
+{
+    for (int i = 0; i < res->ndiags; i++)
+        fprintf(stderr, "  %d: %s\n", res->diags[i].line, res->diags[i].msg);
+}
+
+#define ASSERT_VERDICT(res, v)                                                                     \
+    do {                                                                                           \
+        if ((res)->verdict != (v))                                                                 \
+            dump(res);                                                                             \
+        ck_assert_int_eq((res)->verdict, (v));                                                     \
+    } while (0)
+
+/* ---- reference schedules ----------------------------------------------------------------- */
+
+START_TEST(test_local_corpus)
+{
+    static const struct {
+        const char *file;
+        enum cs_verify_verdict verdict;
+        long wrong;
+    } cases[] = {
+        {"allgather_a100_pcie.4gpu.1inst.LL128.xml", CS_VERIFY_OK, 0},
+        {"allreduce_a100_ncv4.4gpu.1inst.LL.xml", CS_VERIFY_OK, 0},
+        {"allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml", CS_VERIFY_WRONG, 64},
+        {"azure.allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml", CS_VERIFY_WRONG, 64},
+        {"allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml", CS_VERIFY_OK, 0},
+        {"alltoall_allpairs.8gpu.1inst.LL128.xml", CS_VERIFY_OK, 0},
+        {"simple_allreduce_ring.4gpu.1inst.xml", CS_VERIFY_OK, 0},
+        {"simple_custom_collective.prog1.xml", CS_VERIFY_OK, 0},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char rel[256];
+        struct cs_verify_result *res;
+
+        snprintf(rel, sizeof(rel), "msccl-xml/%s", cases[i].file);
+        res = verify_file(test_data(rel), 0);
+        if (res->verdict != cases[i].verdict)
+            fprintf(stderr, "%s:\n", cases[i].file);
+        ASSERT_VERDICT(res, cases[i].verdict);
+        ck_assert_int_eq(res->nwrong_outputs, cases[i].wrong);
+        ck_assert_int_eq(res->nstructure_errors, 0);
+        cs_verify_result_free(res);
+    }
+}
+END_TEST
+
+/* The seed's bug, as msccl-tools Check() sees it: rank 0's chunk 0 holds rank 1's share twice
+ * and misses the other column's. The error names the step that wrote it, with its line. */
+START_TEST(test_seed_bug_explained)
+{
+    struct cs_verify_result *res =
+        verify_file(test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml"), 3);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->ndiags, 3);
+    ck_assert_int_eq(res->ndropped, 61);
+    ck_assert_int_eq(res->ndata_errors, 64);
+    d = &res->diags[0];
+    ck_assert_int_eq(d->cls, CS_VERIFY_DATA);
+    ck_assert_ptr_nonnull(strstr(d->msg, "rank 0 output chunk 0 is wrong"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "rank 1 chunk 0 x2"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "missing ranks 2, 3"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "last written by rank 0 tb 0 step 1 (re, line 5)"));
+    ck_assert_int_eq(d->line, 5);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Every reference file: MANIFEST status OK passes, OK_XML_BUT_CHECK_FAILED fails on data. */
+START_TEST(test_shared_manifest)
+{
+    const char *shared = test_shared_data();
+    char path[8192], line[16384];
+    FILE *fp;
+    int nok = 0, nwrong = 0;
+
+    if (shared == NULL) {
+        fprintf(stderr, "check_verify: ../shared/data absent, skipping the MANIFEST corpus\n");
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/msccl-xml/MANIFEST.tsv", shared);
+    fp = fopen(path, "r");
+    ck_assert_msg(fp != NULL, "cannot open %s", path);
+    while (fgets(line, sizeof(line), fp) != NULL) {
+        char *file = strtok(line, "\t"), *status;
+        struct cs_verify_result *res;
+        enum cs_verify_verdict want;
+
+        strtok(NULL, "\t");
+        strtok(NULL, "\t");
+        status = strtok(NULL, "\t");
+        if (file == NULL || status == NULL)
+            continue;
+        if (strcmp(status, "OK") == 0)
+            want = CS_VERIFY_OK;
+        else if (strcmp(status, "OK_XML_BUT_CHECK_FAILED") == 0)
+            want = CS_VERIFY_WRONG;
+        else
+            continue;
+        snprintf(path, sizeof(path), "%s/msccl-xml/%s", shared, file);
+        res = verify_file(path, 1);
+        if (res->verdict != want)
+            fprintf(stderr, "%s: %s\n", file, status);
+        ASSERT_VERDICT(res, want);
+        if (want == CS_VERIFY_WRONG) {
+            ck_assert_ptr_nonnull(strstr(res->diags[0].msg, "rank 0 output chunk"));
+            nwrong++;
+        } else {
+            nok++;
+        }
+        cs_verify_result_free(res);
+    }
+    fclose(fp);
+    /* All 21 hierarchical sizes from both msccl-tools, and the 52 passing files. */
+    ck_assert_int_eq(nwrong, 42);
+    ck_assert_int_eq(nok, 52);
+}
+END_TEST
+
+/* ---- hand-made schedules ------------------------------------------------------------------ */
+
+#define STEP(s, t, sb, so, db, dof, cnt, depid, deps, hasdep)                                      \
+    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db           \
+    "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps               \
+    "\" hasdep=\"" #hasdep "\"/>\n"
+#define ALGO(coll, nchunks, inplace)                                                               \
+    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"" #nchunks                    \
+    "\" ngpus=\"2\" coll=\"" coll "\" inplace=\"" #inplace "\">\n"
+#define GPU(id, i, o, s)                                                                           \
+    "<gpu id=\"" #id "\" i_chunks=\"" #i "\" o_chunks=\"" #o "\" s_chunks=\"" #s "\">\n"
+#define TB(id, send, recv) "<tb id=\"" #id "\" send=\"" #send "\" recv=\"" #recv "\" chan=\"0\">\n"
+
+/* A 2-rank in-place allreduce: each rank reduces the chunk it owns, then sends it back. The
+ * receive of rank 1's step 1 is a parameter: rrc is right, r loses rank 1's contribution. */
+#define AR2(recv1)                                                                                 \
+    ALGO("allreduce", 2, 1)                                                                        \
+    GPU(0, 2, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                        \
+        STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)     \
+            STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"                             \
+    GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)                        \
+        STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)     \
+            STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+
+START_TEST(test_allreduce_small)
+{
+    struct cs_verify_result *res = verify_str(AR2("rrc"), 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->data_checked, 1);
+    ck_assert_int_eq(res->ndiags, 0);
+    cs_verify_result_free(res);
+
+    res = verify_str(AR2("r"), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->nwrong_outputs, 2); /* chunk 0 on both ranks */
+    d = find_diag(res, "rank 1 output chunk 0 is wrong");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->msg, "found input chunk 0 of rank 0"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "missing rank 1 (last written by rank 1 tb 0 step 1 (r, "
+                                         "line 12))"));
+    ck_assert_int_eq(d->line, 12);
+    ck_assert_ptr_nonnull(find_diag(res, "rank 0 output chunk 0 is wrong"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* rrs sends the sum without storing it: a schedule that relies on a local copy is wrong. */
+START_TEST(test_rrs_does_not_store)
+{
+    static const char xml[] =
+        ALGO("allreduce", 1, 1)
+        GPU(0, 1, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 1, 0, 0) TB(0, 0, 0) STEP(0, "rrs", "i", 0, "i", 0, 1, -1, -1, 0)
+            "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->nwrong_outputs, 1);
+    ck_assert_ptr_nonnull(find_diag(res, "rank 1 output chunk 0 is wrong"));
+    ck_assert_ptr_nonnull(find_diag(res, "found input chunk 0 of rank 1; missing rank 0 (the "
+                                         "initial input, never overwritten)"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Out-of-place allgather on 2 ranks: copy the own chunk, exchange the other. */
+#define AG2(peer_off)                                                                              \
+    ALGO("allgather", 2, 0)                                                                        \
+    GPU(0, 1, 2, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)                        \
+        STEP(1, "r", "i", 0, "o", peer_off, 1, -1, -1, 0) "</tb>"                                  \
+        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n"                 \
+    GPU(1, 1, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                        \
+        STEP(1, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>"                                         \
+        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+
+START_TEST(test_allgather)
+{
+    struct cs_verify_result *res = verify_str(AG2(1), 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    /* Rank 0 stores the received chunk over its own. */
+    res = verify_str(AG2(0), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->nwrong_outputs, 2);
+    d = find_diag(res, "rank 0 output chunk 1 is wrong");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->msg, "expected input chunk 0 of rank 1; found nothing"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* In-place allgather writes only o: input chunk k of rank r is o[r*C + k]. */
+START_TEST(test_allgather_inplace)
+{
+    static const char xml[] =
+        ALGO("allgather", 2, 1)
+        GPU(0, 0, 2, 0) TB(0, 1, 1) STEP(0, "s", "o", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "r", "o", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 0, 2, 0) TB(0, 0, 0) STEP(0, "s", "o", 1, "o", 1, 1, -1, -1, 0)
+            STEP(1, "r", "o", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* In-place reduce_scatter: output chunk k of rank r is input chunk r*C + k. */
+START_TEST(test_reduce_scatter_inplace)
+{
+    static const char xml[] =
+        ALGO("reduce_scatter", 2, 1)
+        GPU(0, 2, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)
+            STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Alltoall through scratch: output chunk i of rank r is input chunk r of rank i. */
+START_TEST(test_alltoall_scratch)
+{
+    static const char xml[] =
+        ALGO("alltoall", 2, 0)
+        GPU(0, 2, 2, 1) TB(0, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>"
+            TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "cpy", "s", 0, "o", 1, 1, 0, 1, 0) "</tb></gpu>\n"
+        GPU(1, 2, 2, 1) TB(0, 0, 0) STEP(0, "s", "i", 0, "s", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 1, "s", 0, 1, -1, -1, 1) "</tb>"
+            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0)
+            STEP(1, "cpy", "s", 0, "o", 0, 1, 0, 1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Reading scratch before anything wrote it is an error even when the value is later right;
+ * here the copy out of scratch has no dependency on the receive that fills it, and runs first
+ * because its tb comes first. */
+START_TEST(test_uninitialised_read)
+{
+    static const char xml[] =
+        ALGO("alltoall", 2, 0)
+        GPU(0, 2, 2, 1) TB(0, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "cpy", "s", 0, "o", 1, 1, -1, -1, 0) "</tb>"
+            TB(1, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
+            STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"
+            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    d = find_diag(res, "rank 0 tb 0 step 1 (cpy) reads scratch chunk 0, which was never written");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->line, 5);
+    ck_assert_ptr_nonnull(find_diag(res, "rank 0 output chunk 1 is wrong: expected input chunk 0 "
+                                         "of rank 1; found a value computed from uninitialised"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+START_TEST(test_custom_structure_only)
+{
+    struct cs_verify_result *res =
+        verify_file(test_data("msccl-xml/simple_custom_collective.prog1.xml"), 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->data_checked, 0);
+    ck_assert_int_eq(res->ndiags, 1);
+    ck_assert_int_eq(res->diags[0].severity, CS_VERIFY_NOTE);
+    ck_assert_ptr_nonnull(strstr(res->diags[0].msg, "structural checks only"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* ---- deadlocks ---------------------------------------------------------------------------- */
+
+/* Both ranks receive before they send: a cycle through program order and the FIFO matching. */
+START_TEST(test_deadlock_through_matching)
+{
+    static const char xml[] =
+        ALGO("allreduce", 1, 1)
+        GPU(0, 1, 0, 0) TB(0, 1, 1) STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 1, 0, 0) TB(0, 0, 0) STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_int_eq(res->data_checked, 0);
+    d = find_diag(res, "deadlock");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->msg, "4 of 4 steps can never run"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "receives on connection 1->0 channel 0 from rank 1 tb 0 "
+                                         "step 1 (s, line 10)"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "comes after rank 1 tb 0 step 0 (rrc, line 9) in its tb"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* The dependence_nop hoisting bug (msccl.md 4.10 item 5): a nop before a tb's first step makes it
+ * wait for a receive that comes later in the same tb. */
+START_TEST(test_deadlock_through_nop)
+{
+    static const char xml[] =
+        ALGO("allreduce", 2, 1)
+        GPU(0, 2, 0, 1) TB(0, -1, 1) STEP(0, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>"
+            TB(1, 1, -1) "<step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" "
+            "dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
+            STEP(1, "re", "s", 0, "i", 0, 1, 0, 0, 0)
+            STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n"
+        GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "r", "i", 1, "i", 1, 1, -1, -1, 0)
+            STEP(1, "s", "i", 0, "s", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    d = find_diag(res, "deadlock");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->msg, "depends on rank 0 tb 0 step 0 (r, line 4)"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* A wait is met by any later hasdep step of the target tb (the flag is monotone). */
+START_TEST(test_dependency_met_by_later_signal)
+{
+    static const char xml[] =
+        ALGO("alltoall", 2, 0)
+        GPU(0, 2, 2, 2) TB(0, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 0)
+            STEP(2, "cpy", "s", 0, "s", 1, 1, -1, -1, 1) "</tb>"
+            TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "cpy", "s", 1, "o", 1, 1, 0, 1, 0) "</tb></gpu>\n"
+        GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
+            STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"
+            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* ---- schedules built in memory: nothing is assumed about them ----------------------------- */
+
+START_TEST(test_garbage_model)
+{
+    struct cs_sched *s = cs_sched_new();
+    struct cs_gpu *g;
+    struct cs_tb *tb;
+    struct cs_step *st;
+    struct cs_verify_result *res;
+
+    s->ngpus = 2;
+    s->nchannels = 1;
+    s->nchunksperloop = 1;
+    g = cs_sched_add_gpu(s);
+    g->id = 0;
+    g = cs_sched_add_gpu(s);
+    g->id = 1;
+    tb = cs_gpu_add_tb(g);
+    tb->id = 0;
+    tb->send = 7; /* no such rank */
+    st = cs_tb_add_step(tb);
+    st->type = CS_STEP_S;
+    st->srcbuf = CS_BUF_INPUT;
+    st->dstbuf = CS_BUF_INPUT;
+    st->cnt = 1;
+    st->depid = 5; /* no such tb */
+    st->deps = 0;
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "peers must be -1 or 0..1"));
+    cs_verify_result_free(res);
+
+    tb->send = 0;
+    tb->id = 3; /* not dense */
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "tb id 3 is out of range"));
+    cs_verify_result_free(res);
+
+    tb->id = 0;
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "depends on tb 5 step 0, which does not exist"));
+    cs_verify_result_free(res);
+
+    s->gpus[0].id = 1; /* duplicate gpu id */
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "gpu id 1 is a duplicate"));
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* An in-place ring allreduce of G ranks on `inst` channels, each channel moving its own share of
+ * nchunksperloop = G * G * inst chunks in cnt = G chunk steps (2G - 1 steps per tb). With
+ * break_rank >= 0, that rank's first reduce becomes a receive-copy-send that drops its own share. */
+static struct cs_sched *ring(int G, int inst, int break_rank)
+{
+    struct cs_sched *s = cs_sched_new();
+    int K = G; /* chunks per ring slot */
+
+    s->ngpus = G;
+    s->nchannels = inst;
+    s->nchunksperloop = G * K * inst;
+    s->inplace = 1;
+    s->coll = CS_COLL_ALLREDUCE;
+    for (int r = 0; r < G; r++) {
+        struct cs_gpu *g = cs_sched_add_gpu(s);
+
+        g->id = r;
+        g->i_chunks = s->nchunksperloop;
+        for (int x = 0; x < inst; x++) {
+            struct cs_tb *tb = cs_gpu_add_tb(g);
+            int n = 0;
+
+            tb->id = x;
+            tb->send = (r + 1) % G;
+            tb->recv = (r + G - 1) % G;
+            tb->chan = x;
+            for (int k = 0; k < 2 * G - 1; k++) {
+                struct cs_step *st = cs_tb_add_step(tb);
+                int slot;
+
+                if (k == 0) {
+                    st->type = CS_STEP_S;
+                    slot = r;
+                } else if (k < G - 1) {
+                    st->type = r == break_rank && k == 1 ? CS_STEP_RCS : CS_STEP_RRS;
+                    slot = r - k;
+                } else if (k == G - 1) {
+                    st->type = CS_STEP_RRCS;
+                    slot = r + 1;
+                } else if (k < 2 * G - 2) {
+                    st->type = CS_STEP_RCS;
+                    slot = r - (k - G);
+                } else {
+                    st->type = CS_STEP_R;
+                    slot = r + 2;
+                }
+                slot = ((slot % G) + G) % G;
+                st->s = n++;
+                st->srcbuf = st->dstbuf = CS_BUF_INPUT;
+                st->srcoff = st->dstoff = x * G * K + slot * K;
+                st->cnt = K;
+            }
+        }
+    }
+    return s;
+}
+
+START_TEST(test_ring_generated)
+{
+    struct cs_sched *s = ring(8, 2, -1);
+    struct cs_verify_result *res = verify_sched(s, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+    s = ring(8, 2, 3);
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_ptr_nonnull(find_diag(res, "missing rank 3"));
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* 64 ranks, 2 channels, 8192 chunks per loop, every output a sum of 64 terms: the scale of the
+ * corrected hierarchical schedule for 64 GPUs x 2 instances. 127 steps per tb exceed the
+ * executor's default 64 (a warning, not an error). */
+START_TEST(test_ring_at_scale)
+{
+    struct cs_sched *s = ring(64, 2, -1);
+    struct cs_verify_result *res = verify_sched(s, 0);
+
+    ck_assert_int_eq(s->nchunksperloop, 8192);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->nwarnings, 128);
+    ck_assert_ptr_nonnull(find_diag(res, "over the executor's default limit of 64"));
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("verify");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_local_corpus);
+    tcase_add_test(tc, test_seed_bug_explained);
+    tcase_add_test(tc, test_shared_manifest);
+    tcase_add_test(tc, test_allreduce_small);
+    tcase_add_test(tc, test_rrs_does_not_store);
+    tcase_add_test(tc, test_allgather);
+    tcase_add_test(tc, test_allgather_inplace);
+    tcase_add_test(tc, test_reduce_scatter_inplace);
+    tcase_add_test(tc, test_alltoall_scratch);
+    tcase_add_test(tc, test_uninitialised_read);
+    tcase_add_test(tc, test_custom_structure_only);
+    tcase_add_test(tc, test_deadlock_through_matching);
+    tcase_add_test(tc, test_deadlock_through_nop);
+    tcase_add_test(tc, test_dependency_met_by_later_signal);
+    tcase_add_test(tc, test_garbage_model);
+    tcase_add_test(tc, test_ring_generated);
+    tcase_add_test(tc, test_ring_at_scale);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,72 @@
+#!/bin/sh
+# verify_cli.sh: `collsim verify` exit codes, messages, stdin, options, several files.
+set -u
+
+src=${CS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${CS_BUILDDIR:-$(pwd)}
+collsim=$build/collsim
+data=$src/tests/data/msccl-xml
+seed=$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml
+fixed=$data/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml
+custom=$data/simple_custom_collective.prog1.xml
+bad=$src/tests/data/bad/dependency_cycle.xml
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cs-verify.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fails=0
+
+# run WANT_RC ARGS...: run collsim verify, check the exit status; output in $tmp/out, $tmp/err
+run() {
+    want=$1
+    shift
+    "$collsim" verify "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: collsim verify $*: exit $rc, expected $want" >&2
+        sed 's/^/  /' "$tmp/err" "$tmp/out" | head -20 >&2
+        fails=$((fails + 1))
+    fi
+}
+
+# has FILE STRING: FILE contains STRING
+has() {
+    if ! grep -q -F -- "$2" "$1"; then
+        echo "FAIL: $(basename "$1") lacks '$2'" >&2
+        sed 's/^/  /' "$1" | head -20 >&2
+        fails=$((fails + 1))
+    fi
+}
+
+run 1 "$seed"
+has "$tmp/err" "$seed:5: rank 0 output chunk 0 is wrong: expected the sum of input chunk 0 of all 4 ranks"
+has "$tmp/err" "$seed: ... and 44 more problems"
+has "$tmp/out" "$seed: wrong: 64 data errors, 64 wrong output chunks"
+
+run 0 "$fixed"
+has "$tmp/out" "$fixed: ok: allreduce on 4 gpus"
+
+run 0 - <"$fixed"
+has "$tmp/out" "<stdin>: ok"
+
+run 1 --max-errors 1 "$seed"
+has "$tmp/err" "... and 63 more problems"
+
+run 0 "$custom"
+has "$tmp/err" "note: coll=\"custom\" defines no result: structural checks only"
+run 0 -q "$custom"
+[ -s "$tmp/err" ] && { echo "FAIL: -q still prints notes" >&2; fails=$((fails + 1)); }
+
+# The worst verdict wins: one wrong file makes 1, one invalid file makes 2.
+run 1 "$fixed" "$seed"
+run 2 "$seed" "$bad" "$fixed"
+has "$tmp/err" "deadlock"
+has "$tmp/out" "$bad: invalid: 1 structural error"
+
+# Usage errors.
+run 2
+run 2 --max-errors 0 "$fixed"
+run 2 --max-errors "$fixed"
+run 2 --bogus "$fixed"
+run 0 -- "$fixed"
+
+echo "verify_cli.sh: $fails failures"
+[ "$fails" -eq 0 ]
