@@ -562,12 +562,8 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     memset(&S, 0, sizeof(S));
     S.plan = plan;
     S.plat = plat;
-    if (!opts->verbose) {
-        /* SimGrid's deadlock message is CRITICAL: send the log to /dev/null; collsim reports
-         * the deadlock itself. */
-        xbt_log_control_set("root.thresh:critical");
-        xbt_log_control_set("root.app:file:/dev/null");
-    }
+    if (!opts->verbose)
+        xbt_log_control_set("root.thresh:critical"); /* stderr is captured by the parent */
     simgrid_init(&ac, av);
     /* The settings that make a lone flow take exactly latency + size / bandwidth (simgrid.md 3). */
     sg_cfg_set_string("network/model", "CM02");
@@ -675,6 +671,31 @@ out:
     return wr.error[0] ? 1 : 0;
 }
 
+/* The first meaningful line the failed child wrote on stderr (SimGrid's message, without its
+ * log prefix and backtrace), or "". */
+static void child_stderr(FILE *f, char *buf, size_t len)
+{
+    char line[512];
+
+    buf[0] = '\0';
+    if (f == NULL)
+        return;
+    rewind(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *p = line, *q;
+
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '\0' || strncmp(line, "  ->", 4) == 0 || strncmp(line, "Backtrace", 9) == 0 ||
+            strstr(line, "__asan_handle_no_return") || strstr(line, "False positive") ||
+            strstr(line, "google/sanitizers"))
+            continue;
+        if ((q = strstr(p, "CRITICAL] ")) != NULL)
+            p = q + 10;
+        snprintf(buf, len, "%s", p);
+        return;
+    }
+}
+
 int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                   const struct cs_replay_opts *opts, struct cs_replay_result *res,
                   struct cs_error *err)
@@ -684,6 +705,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     int fds[2], rc, status;
     pid_t pid;
     char *report = NULL;
+    FILE *errf;
 
     if (opts == NULL)
         opts = &defopts;
@@ -694,9 +716,14 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         cs_error_set(err, NULL, 0, "pipe: %s", strerror(errno));
         return CS_ERR_SIM;
     }
+    /* Without --verbose the child's stderr (SimGrid's critical messages, such as its own deadlock
+     * notice) goes to a temporary file, shown only if the child fails. */
+    errf = opts->verbose ? NULL : tmpfile();
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
+        if (errf)
+            fclose(errf);
         close(fds[0]);
         close(fds[1]);
         cs_error_set(err, NULL, 0, "fork: %s", strerror(errno));
@@ -704,6 +731,8 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (pid == 0) {
         close(fds[0]);
+        if (errf)
+            dup2(fileno(errf), 2);
         _exit(child_run(plan, plat, opts, fds[1]));
     }
     close(fds[1]);
@@ -723,15 +752,24 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         free(report);
         if (wr.error[0])
             cs_error_set(err, NULL, 0, "%s", wr.error);
-        else if (WIFSIGNALED(status))
-            cs_error_set(err, NULL, 0, "the simulation process died of signal %d%s",
-                         WTERMSIG(status), opts->verbose ? "" : " (rerun with --verbose)");
-        else
-            cs_error_set(err, NULL, 0, "the simulation process failed (exit %d)%s",
-                         WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                         opts->verbose ? "" : " (rerun with --verbose)");
+        else {
+            char why[600];
+
+            child_stderr(errf, why, sizeof(why));
+            if (WIFSIGNALED(status))
+                cs_error_set(err, plat->path, 0, "the simulation process died of signal %d%s%s",
+                             WTERMSIG(status), why[0] ? ": " : "", why);
+            else
+                cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "",
+                             why);
+        }
+        if (errf)
+            fclose(errf);
         return CS_ERR_SIM;
     }
+    if (errf)
+        fclose(errf);
     memset(res, 0, sizeof(*res));
     res->status = (enum cs_replay_status)wr.status;
     res->time_s = wr.time_s;
