@@ -785,6 +785,10 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
         for (int t = 0; t < ntbs; t++)
             all &= S.tbs[t].done;
         if (S.tl) {
+            /* A deadlock leaves the blocked tbs in their waits: record them up to the end. */
+            for (int t = 0; t < ntbs; t++)
+                if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
+                    record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
             S.tl->makespan_s = wr.sim_s;
             S.tl->offset_s = plat->params.launch_s + plat->params.deploy_s;
             S.tl->complete = all;
