@@ -98,7 +98,7 @@ static const char predict_usage[] =
     "utilisation counters; microseconds of simulated time. --stats prints, for the largest size,\n"
     "bytes and utilisation per link, busy and waiting time per threadblock, and the critical\n"
     "path (after the table; on stderr with --format csv or json). Both record at most\n"
-    "--max-events events (default 2000000) and fail with exit 2 beyond: trace one size with\n"
+    "--max-events events (default 1000000) and fail with exit 2 beyond: trace one size with\n"
     "-b S -e S.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
     "with fewer GPUs than the schedule).\n";

@@ -401,9 +401,9 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
     }
     fprintf(fp, "critical path: %d parts in %d segments, %.3f us (the predicted time)\n",
             cp->nparts, nseg + 1, total * 1e6);
-    fprintf(fp, "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%), "
-                "network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops %.3f "
-                "(%.2f%%)",
+    fprintf(fp, "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
+                "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
+                "%.3f (%.2f%%)",
             tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total,
             net * 1e6, 100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6,
             100 * local / total);

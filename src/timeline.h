@@ -5,7 +5,7 @@
 #define CS_TIMELINE_H
 
 /* Default cap on recorded events (about 80 bytes each in memory). */
-#define CS_TL_DEFAULT_MAX_EVENTS 2000000LL
+#define CS_TL_DEFAULT_MAX_EVENTS 1000000LL
 
 enum cs_tl_kind {
     CS_TL_CALL = 1,    /* a primitive call, or a local op in one iteration: the step's slice */
