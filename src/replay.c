@@ -207,7 +207,9 @@ static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int 
 
 static enum cs_tl_kind wait_event(enum wait_kind kind)
 {
-    return kind == W_DATA ? CS_TL_WAIT_DATA : kind == W_CREDIT ? CS_TL_WAIT_CREDIT : CS_TL_WAIT_FLAG;
+    if (kind == W_DATA)
+        return CS_TL_WAIT_DATA;
+    return kind == W_CREDIT ? CS_TL_WAIT_CREDIT : CS_TL_WAIT_FLAG;
 }
 
 static void sem_take(struct tbstate *ts, sg_sem_t sem, enum wait_kind kind, int n)
@@ -889,7 +891,8 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         else
             report[wr.report_len] = '\0';
     }
-    if (rc == 0 && opts->timeline != NULL && !wr.error[0] && cs_timeline_read(fds[0], opts->timeline) != 0)
+    if (rc == 0 && opts->timeline != NULL && !wr.error[0] &&
+        cs_timeline_read(fds[0], opts->timeline) != 0)
         rc = -1;
     close(fds[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -214,8 +214,9 @@ static int write_links(FILE *fp, const struct cs_timeline *tl)
     sp = malloc((size_t)(total + 1) * sizeof(*sp));
     if (sp == NULL)
         goto nomem;
-    fprintf(fp, "links (wire bytes; busy: share of the replay's %.3f us with a transfer on the "
-                "link; rate: bytes over that time)\n",
+    fprintf(fp,
+            "links (wire bytes; busy: share of the replay's %.3f us with a transfer on the "
+            "link; rate: bytes over that time)\n",
             T * 1e6);
     fprintf(fp, "  %-28s %14s %7s %10s %10s %6s\n", "link", "bytes", "busy", "GB/s", "cap GB/s",
             "util");
@@ -392,8 +393,7 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
             continue;
         }
         {
-            const struct cs_tl_event *e = &tl->events[p->ev],
-                                     *f = &tl->events[cp->parts[k - 1].ev];
+            const struct cs_tl_event *e = &tl->events[p->ev], *f = &tl->events[cp->parts[k - 1].ev];
 
             if (e->tb != f->tb || e->iter != f->iter || e->op != f->op)
                 seg[nseg++] = k;
@@ -401,12 +401,12 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
     }
     fprintf(fp, "critical path: %d parts in %d segments, %.3f us (the predicted time)\n",
             cp->nparts, nseg + 1, total * 1e6);
-    fprintf(fp, "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
-                "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
-                "%.3f (%.2f%%)",
-            tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total,
-            net * 1e6, 100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6,
-            100 * local / total);
+    fprintf(fp,
+            "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
+            "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
+            "%.3f (%.2f%%)",
+            tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total, net * 1e6,
+            100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6, 100 * local / total);
     if (cp->unattributed_s > 0)
         fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
                 100 * cp->unattributed_s / total);

@@ -13,7 +13,7 @@ struct cs_crit_part {
     long long ev;   /* work event in the timeline, or -1 for launch + deploy */
     double start_s; /* on the replay's clock (the launch part starts at -offset) */
     double dur_s;
-    int via;        /* CS_TL_WAIT_* this part ended on the tb of the next part; 0: none */
+    int via; /* CS_TL_WAIT_* this part ended on the tb of the next part; 0: none */
 };
 
 /* Parts in time order; their durations add up to offset + makespan, the predicted time. */

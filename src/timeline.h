@@ -52,10 +52,10 @@ struct cs_timeline {
     int nlinks, nconns, nroute;
     struct cs_tl_link *links;
     struct cs_tl_conn *conns;
-    int *route;           /* link indices */
-    double makespan_s;    /* simulated end of the replay */
-    double offset_s;      /* launch + deploy, before the replay's time 0 */
-    int complete;         /* every tb finished (no deadlock) */
+    int *route;        /* link indices */
+    double makespan_s; /* simulated end of the replay */
+    double offset_s;   /* launch + deploy, before the replay's time 0 */
+    int complete;      /* every tb finished (no deadlock) */
 };
 
 /* An empty log that will keep at most max_events events (<= 0: CS_TL_DEFAULT_MAX_EVENTS). */

@@ -140,36 +140,44 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
     if (tl->truncated)
         return CS_ERR_USAGE;
     fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    fprintf(fp, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                "\"args\":{\"name\":\"collective\"}}",
+    fprintf(fp,
+            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"name\":\"collective\"}}",
             pid_coll);
-    fprintf(fp, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                "\"args\":{\"sort_index\":-1}}",
+    fprintf(fp,
+            ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"sort_index\":-1}}",
             pid_coll);
-    fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                "\"args\":{\"name\":\"launch\"}}",
+    fprintf(fp,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+            "\"args\":{\"name\":\"launch\"}}",
             pid_coll);
     for (int g = 0; g < plan->ngpus; g++) {
-        fprintf(fp, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                    "\"args\":{\"name\":\"gpu %d\"}}",
+        fprintf(fp,
+                ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                "\"args\":{\"name\":\"gpu %d\"}}",
                 g, g);
-        fprintf(fp, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                    "\"args\":{\"sort_index\":%d}}",
+        fprintf(fp,
+                ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                "\"args\":{\"sort_index\":%d}}",
                 g, g);
     }
     for (int t = 0; t < plan->ntbs; t++) {
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
-        fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-                    "\"args\":{\"name\":\"tb %d (send %d, recv %d, chan %d)\"}}",
+        fprintf(fp,
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                "\"args\":{\"name\":\"tb %d (send %d, recv %d, chan %d)\"}}",
                 tb->gpu, tb->id, tb->id, tb->send, tb->recv, tb->chan);
-        fprintf(fp, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-                    "\"args\":{\"sort_index\":%d}}",
+        fprintf(fp,
+                ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                "\"args\":{\"sort_index\":%d}}",
                 tb->gpu, tb->id, tb->id);
     }
     if (tl->offset_s > 0)
-        fprintf(fp, ",\n{\"name\":\"launch + deploy\",\"cat\":\"launch\",\"ph\":\"X\",\"pid\":%d,"
-                    "\"tid\":0,\"ts\":0,\"dur\":%.6f}",
+        fprintf(fp,
+                ",\n{\"name\":\"launch + deploy\",\"cat\":\"launch\",\"ph\":\"X\",\"pid\":%d,"
+                "\"tid\":0,\"ts\":0,\"dur\":%.6f}",
                 pid_coll, tl->offset_s * 1e6);
     for (long long i = 0; i < tl->nevents; i++) {
         const struct cs_tl_event *e = &tl->events[i];
@@ -184,8 +192,9 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
         case CS_TL_CALL:
             if (op == NULL)
                 break;
-            fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                        "\"ts\":%.6f,\"dur\":%.6f,\"args\":{",
+            fprintf(fp,
+                    ",\n{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+                    "\"ts\":%.6f,\"dur\":%.6f,\"args\":{",
                     cs_step_type_name(op->type), tb->gpu, tb->id, us(tl, e->start_s),
                     (e->end_s - e->start_s) * 1e6);
             if (cs_step_sends(op->type))
@@ -198,8 +207,9 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
         case CS_TL_WAIT_DATA:
         case CS_TL_WAIT_CREDIT:
         case CS_TL_WAIT_FLAG:
-            fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                        "\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"iteration\":%d,\"step\":%d",
+            fprintf(fp,
+                    ",\n{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+                    "\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"iteration\":%d,\"step\":%d",
                     wait_name(e->kind), tb->gpu, tb->id, us(tl, e->start_s),
                     (e->end_s - e->start_s) * 1e6, e->iter, op ? op->step : -1);
             if (e->other >= 0 && e->other < plan->ntbs)
@@ -212,13 +222,15 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
              * receiver when the receiver takes it; the id pairs the n-th unit sent on a
              * connection with the n-th received on it. */
             if (e->out_conn >= 0)
-                fprintf(fp, ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
-                            "\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
+                fprintf(fp,
+                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
+                        "\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
                         ((long long)e->out_conn << 32) | (unsigned)e->out_seq, tb->gpu, tb->id,
                         us(tl, e->start_s));
             if (e->in_conn >= 0)
-                fprintf(fp, ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-                            "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
+                fprintf(fp,
+                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
+                        "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
                         ((long long)e->in_conn << 32) | (unsigned)e->in_seq, tb->gpu, tb->id,
                         us(tl, e->start_s));
             break;

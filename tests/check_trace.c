@@ -434,7 +434,8 @@ static void check_replay(const struct cs_sched *s, const struct cs_platform *pla
                         ? 1
                         : tb->ops[k].ncalls;
         want *= plan->niter;
-        ck_assert_msg(count_lines(text, "\"cat\":\"step\"", "\"ph\":\"X\"", tb->gpu, tb->id) == want,
+        ck_assert_msg(count_lines(text, "\"cat\":\"step\"", "\"ph\":\"X\"", tb->gpu, tb->id) ==
+                          want,
                       "%s: gpu %d tb %d: %d step slices, want %d", what, tb->gpu, tb->id,
                       count_lines(text, "\"cat\":\"step\"", "\"ph\":\"X\"", tb->gpu, tb->id), want);
     }
