@@ -441,10 +441,28 @@ static void check_replay(const struct cs_sched *s, const struct cs_platform *pla
     }
     ck_assert_int_eq(count_lines(text, "\"ph\":\"s\"", NULL, -1, -1),
                      count_lines(text, "\"ph\":\"f\"", "\"bp\":\"e\"", -1, -1));
-    /* every sent unit is received: the n-th on a connection both ways */
-    for (long long i = 0; i < tl.nevents; i++) {
-        nsend += tl.events[i].out_conn >= 0;
-        nrecv += tl.events[i].in_conn >= 0;
+    /* every sent unit is received: per connection, units 0..n-1 both ways, in order */
+    {
+        int *sent = calloc((size_t)tl.nconns + 1, sizeof(int));
+        int *got = calloc((size_t)tl.nconns + 1, sizeof(int));
+
+        for (long long i = 0; i < tl.nevents; i++) {
+            const struct cs_tl_event *e = &tl.events[i];
+
+            if (e->out_conn >= 0) {
+                ck_assert_int_eq(e->out_seq, sent[e->out_conn]++);
+                nsend++;
+            }
+            if (e->in_conn >= 0) {
+                ck_assert_int_eq(e->in_seq, got[e->in_conn]++);
+                ck_assert_int_eq(tl.conns[e->in_conn].receiver, e->tb);
+                nrecv++;
+            }
+        }
+        for (int c = 0; c < tl.nconns; c++)
+            ck_assert_int_eq(sent[c], got[c]);
+        free(sent);
+        free(got);
     }
     ck_assert_int_eq(nsend, nrecv);
     ck_assert_int_eq(count_lines(text, "\"ph\":\"s\"", NULL, -1, -1), nsend);
