@@ -1,6 +1,7 @@
 /* trace.c: Chrome / Perfetto trace of a replay timeline (Trace Event Format, JSON object form). */
 #include "trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +23,18 @@ void cs_trace_json_str(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-/* Microseconds from the launch for a time on the replay's clock. */
-static double us(const struct cs_timeline *tl, double t_s)
+/* A time on the replay's clock in whole picoseconds from the launch. Slices are printed from
+ * these integers, so equal times print equal and ts + dur is exact: nested slices stay nested. */
+static long long ps(const struct cs_timeline *tl, double t_s)
 {
-    return (tl->offset_s + t_s) * 1e6;
+    return llround((tl->offset_s + t_s) * 1e12);
+}
+
+/* Picoseconds as microseconds with 6 decimals, in buf (at least 32 bytes). */
+static const char *us(char *buf, long long p)
+{
+    snprintf(buf, 32, "%s%lld.%06lld", p < 0 ? "-" : "", llabs(p) / 1000000, llabs(p) % 1000000);
+    return buf;
 }
 
 static const char *wait_name(int kind)
@@ -53,13 +62,13 @@ static int delta_cmp(const void *a, const void *b)
 
 static void counter(FILE *fp, const struct cs_timeline *tl, int l, int pid, double t_s, double u)
 {
-    char name[80];
+    char name[80], b[32];
 
     snprintf(name, sizeof(name), "link %s", tl->links[l].name);
     fprintf(fp, ",\n{\"name\":");
     cs_trace_json_str(fp, name);
-    fprintf(fp, ",\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"ts\":%.6f,\"args\":{\"utilisation\":%.6g}}",
-            pid, us(tl, t_s), u);
+    fprintf(fp, ",\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"args\":{\"utilisation\":%.6g}}",
+            pid, us(b, ps(tl, t_s)), u);
 }
 
 /* One counter track per link that carried bytes: the sum of the average rates of the transfers
@@ -136,6 +145,7 @@ nomem:
 int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)
 {
     int pid_coll = plan->ngpus, rc;
+    char b0[32], b1[32];
 
     if (tl->truncated)
         return CS_ERR_USAGE;
@@ -177,15 +187,18 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
     if (tl->offset_s > 0)
         fprintf(fp,
                 ",\n{\"name\":\"launch + deploy\",\"cat\":\"launch\",\"ph\":\"X\",\"pid\":%d,"
-                "\"tid\":0,\"ts\":0,\"dur\":%.6f}",
-                pid_coll, tl->offset_s * 1e6);
+                "\"tid\":0,\"ts\":0,\"dur\":%s}",
+                pid_coll, us(b0, ps(tl, 0)));
     for (long long i = 0; i < tl->nevents; i++) {
         const struct cs_tl_event *e = &tl->events[i];
         const struct cs_plan_tb *tb;
         const struct cs_plan_op *op;
+        long long p0 = ps(tl, e->start_s), p1 = ps(tl, e->end_s);
 
         if (e->tb < 0 || e->tb >= plan->ntbs)
             continue;
+        us(b0, p0);
+        us(b1, p1 - p0);
         tb = &plan->tbs[e->tb];
         op = e->op >= 0 && e->op < tb->nops ? &tb->ops[e->op] : NULL;
         switch (e->kind) {
@@ -194,9 +207,8 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
                 break;
             fprintf(fp,
                     ",\n{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%.6f,\"dur\":%.6f,\"args\":{",
-                    cs_step_type_name(op->type), tb->gpu, tb->id, us(tl, e->start_s),
-                    (e->end_s - e->start_s) * 1e6);
+                    "\"ts\":%s,\"dur\":%s,\"args\":{",
+                    cs_step_type_name(op->type), tb->gpu, tb->id, b0, b1);
             if (cs_step_sends(op->type))
                 fprintf(fp, "\"send_peer\":%d,", tb->send);
             if (cs_step_recvs(op->type))
@@ -209,31 +221,52 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
         case CS_TL_WAIT_FLAG:
             fprintf(fp,
                     ",\n{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"iteration\":%d,\"step\":%d",
-                    wait_name(e->kind), tb->gpu, tb->id, us(tl, e->start_s),
-                    (e->end_s - e->start_s) * 1e6, e->iter, op ? op->step : -1);
+                    "\"ts\":%s,\"dur\":%s,\"args\":{\"iteration\":%d,\"step\":%d",
+                    wait_name(e->kind), tb->gpu, tb->id, b0, b1, e->iter, op ? op->step : -1);
             if (e->other >= 0 && e->other < plan->ntbs)
                 fprintf(fp, ",\"ended_by\":\"gpu %d tb %d\"", plan->tbs[e->other].gpu,
                         plan->tbs[e->other].id);
             fprintf(fp, "}}");
             break;
-        case CS_TL_UNIT:
-            /* A flow per unit: it starts on the sender when the unit leaves and ends on the
-             * receiver when the receiver takes it; the id pairs the n-th unit sent on a
-             * connection with the n-th received on it. */
+        case CS_TL_OVERHEAD:
+            fprintf(fp,
+                    ",\n{\"name\":\"call overhead\",\"cat\":\"overhead\",\"ph\":\"X\",\"pid\":%d,"
+                    "\"tid\":%d,\"ts\":%s,\"dur\":%s}",
+                    tb->gpu, tb->id, b0, b1);
+            break;
+        case CS_TL_UNIT: {
+            /* The unit as a slice inside its call, and a flow per unit from the middle of the
+             * sender's slice to the middle of the receiver's (inside both, so each end binds
+             * to its unit); the id pairs the n-th unit sent on a connection with the n-th
+             * received on it. */
+            char mid[32];
+
+            us(mid, p0 + (p1 - p0) / 2);
+
+            fprintf(fp,
+                    ",\n{\"name\":\"%s\",\"cat\":\"unit\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+                    "\"ts\":%s,\"dur\":%s,\"args\":{\"bytes\":%lld",
+                    e->out_conn >= 0 && e->in_conn >= 0 ? "recv+send unit"
+                    : e->out_conn >= 0                  ? "send unit"
+                                                        : "recv unit",
+                    tb->gpu, tb->id, b0, b1, e->bytes);
             if (e->out_conn >= 0)
-                fprintf(fp,
-                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
-                        "\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
-                        ((long long)e->out_conn << 32) | (unsigned)e->out_seq, tb->gpu, tb->id,
-                        us(tl, e->start_s));
+                fprintf(fp, ",\"wire_bytes\":%.0f,\"network_us\":%.6f", e->wire_bytes,
+                        e->wire_s * 1e6);
+            fprintf(fp, "}}");
             if (e->in_conn >= 0)
                 fprintf(fp,
                         ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-                        "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%.6f}",
-                        ((long long)e->in_conn << 32) | (unsigned)e->in_seq, tb->gpu, tb->id,
-                        us(tl, e->start_s));
+                        "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%s}",
+                        ((long long)e->in_conn << 32) | (unsigned)e->in_seq, tb->gpu, tb->id, mid);
+            if (e->out_conn >= 0)
+                fprintf(fp,
+                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
+                        "\"pid\":%d,\"tid\":%d,\"ts\":%s}",
+                        ((long long)e->out_conn << 32) | (unsigned)e->out_seq, tb->gpu, tb->id,
+                        mid);
             break;
+        }
         default:
             break;
         }

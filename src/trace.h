@@ -9,8 +9,9 @@
 
 /* Write tl (recorded by replaying plan) to fp: a process per GPU ("gpu N") with a thread per
  * threadblock ("tb T (send p, recv q, chan c)"), a complete slice per primitive call or local op
- * (name: the step type; args: peers, bytes, iteration, step, call) with its waits nested as
- * "wait data|credit|flag" slices, a flow arrow from every sent unit to its receipt, and a
+ * (name: the step type; args: peers, bytes, iteration, step, call) with its parts nested
+ * ("wait data|credit|flag", "call overhead", "send unit", "recv unit", "recv+send unit"; flag
+ * waits come before the call), a flow arrow from every sent unit to its receipt, and a
  * "collective" process holding the launch slice and a utilisation counter per link (share of
  * its bandwidth in use; a transfer counts at its average rate). Timestamps are microseconds of
  * simulated time from the launch. Returns 0, CS_ERR_USAGE for a truncated timeline, or CS_ERR_IO

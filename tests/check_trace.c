@@ -185,6 +185,66 @@ static int count_lines(const char *text, const char *n1, const char *n2, int pid
     return n;
 }
 
+struct xslice {
+    int pid, tid;
+    double a, b;
+};
+
+static int xslice_cmp(const void *x, const void *y)
+{
+    const struct xslice *p = x, *q = y;
+
+    if (p->pid != q->pid)
+        return p->pid - q->pid;
+    if (p->tid != q->tid)
+        return p->tid - q->tid;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b > q->b ? -1 : p->b < q->b; /* the enclosing slice first */
+}
+
+/* Number of complete slices that overlap a slice of their track without nesting in it. */
+static int bad_nesting(const char *text)
+{
+    struct xslice *v = NULL, *stack;
+    int n = 0, cap = 0, bad = 0, top = 0;
+
+    for (const char *p = strstr(text, "\"ph\":\"X\""); p; p = strstr(p + 1, "\"ph\":\"X\"")) {
+        const char *pid = strstr(p, "\"pid\":"), *tid = strstr(p, "\"tid\":"),
+                   *ts = strstr(p, "\"ts\":"), *dur = strstr(p, "\"dur\":");
+
+        ck_assert(pid && tid && ts && dur);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            v = realloc(v, (size_t)cap * sizeof(*v));
+            ck_assert_ptr_nonnull(v);
+        }
+        v[n].pid = atoi(pid + 6);
+        v[n].tid = atoi(tid + 6);
+        v[n].a = strtod(ts + 5, NULL);
+        v[n].b = v[n].a + strtod(dur + 6, NULL);
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof(*v), xslice_cmp);
+    stack = calloc((size_t)n, sizeof(*stack));
+    ck_assert_ptr_nonnull(stack);
+    for (int i = 0; i < n; i++) {
+        while (top > 0 && (stack[top - 1].pid != v[i].pid || stack[top - 1].tid != v[i].tid ||
+                           stack[top - 1].b <= v[i].a + 1e-7))
+            top--;
+        /* 1e-7 us: the printed figures are exact to the picosecond (1e-6 us); ts + dur read
+         * back as doubles is not */
+        if (top > 0 && v[i].b > stack[top - 1].b + 1e-7)
+            bad++;
+        stack[top++] = v[i];
+    }
+    free(stack);
+    free(v);
+    return bad;
+}
+
 /* --- synthetic timeline: no SimGrid --- */
 
 static struct cs_tl_event ev(int kind, int tb, double a, double b)
@@ -441,6 +501,8 @@ static void check_replay(const struct cs_sched *s, const struct cs_platform *pla
     }
     ck_assert_int_eq(count_lines(text, "\"ph\":\"s\"", NULL, -1, -1),
                      count_lines(text, "\"ph\":\"f\"", "\"bp\":\"e\"", -1, -1));
+    ck_assert_msg(bad_nesting(text) == 0, "%s: %d slices overlap without nesting", what,
+                  bad_nesting(text));
     /* every sent unit is received: per connection, units 0..n-1 both ways, in order */
     {
         int *sent = calloc((size_t)tl.nconns + 1, sizeof(int));
