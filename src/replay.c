@@ -240,7 +240,6 @@ static void wait_flag(struct tbstate *ts, int iter, const struct cs_dep *dep)
 {
     int g0 = S.plan->gpu_tb0[ts->tb->gpu];
     struct tbstate *o = &S.tbs[g0 + dep->tb];
-
     int blocked = 0;
 
     sg_mutex_lock(o->mu);
