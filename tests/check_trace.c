@@ -347,6 +347,32 @@ START_TEST(test_synthetic)
     ck_assert(cp.unattributed_s == 0);
     cs_critpath_cleanup(&cp);
 
+    /* The statistics name the path, the link's share and the receiver's wait. */
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&buf, &len);
+
+        ck_assert_int_eq(cs_stats_write(fp, plan, &tl, 0), 0);
+        fclose(fp);
+        ck_assert_msg(strstr(buf, "critical path: 4 parts in 3 segments, 11.000 us") != NULL, "%s",
+                      buf);
+        ck_assert_msg(strstr(buf, "5.000  45.45%  launch + deploy\n") != NULL, "%s", buf);
+        ck_assert_msg(strstr(buf, "4.000  36.36%  gpu 0 tb 0 iteration 0 step 0 s to gpu 1: call "
+                                  "overhead 1.000 network 3.000\n") != NULL,
+                      "%s", buf);
+        ck_assert_msg(strstr(buf, "-> its data ends a wait of gpu 1 tb 0\n") != NULL, "%s", buf);
+        ck_assert_msg(strstr(buf, "2.000  18.18%  gpu 1 tb 0 iteration 0 step 0 r from gpu 0: tb "
+                                  "copy/reduce rate 2.000\n") != NULL,
+                      "%s", buf);
+        /* 2048 wire bytes over 6 us, busy 3 of them */
+        ck_assert_msg(strstr(buf, "2048   50.0%      0.341    100.000   0.3%") != NULL, "%s", buf);
+        ck_assert_msg(strstr(buf, "1    0    -1     0     0        2.000        4.000        "
+                                  "0.000        0.000        6.000") != NULL,
+                      "%s", buf);
+        free(buf);
+    }
+
     /* A truncated log is refused. */
     tl.truncated = 1;
     ck_assert_int_eq(cs_trace_write(stderr, plan, &tl), CS_ERR_USAGE);
