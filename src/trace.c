@@ -153,8 +153,9 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"collective\":\"%s\",\"protocol\":\"%s\","
             "\"gpus\":%d,\"size_bytes\":%lld,\"iterations\":%d,\"status\":\"%s\","
             "\"predicted_us\":%s},\"traceEvents\":[\n",
-            cs_coll_name(plan->coll), cs_proto_name(plan->proto), plan->ngpus, plan->size_bytes,
-            plan->niter, tl->complete ? "ok" : "deadlock",
+            cs_coll_name(plan->coll) ? cs_coll_name(plan->coll) : "unknown",
+            cs_proto_name(plan->proto) ? cs_proto_name(plan->proto) : "unknown", plan->ngpus,
+            plan->size_bytes, plan->niter, tl->complete ? "ok" : "deadlock",
             tl->complete ? us(b0, ps(tl, tl->makespan_s)) : "null");
     fprintf(fp,
             "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
