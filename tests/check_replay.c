@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen.h"
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
@@ -232,6 +233,52 @@ START_TEST(test_ring_closed_form)
 }
 END_TEST
 
+/* Generated NCCL-style rings on one NVLink column of G GPUs. All K channels' rings run the same
+ * direction, so K flows share every link at 1/K of its bandwidth: the time is 2(G-1) x the sum
+ * over iterations and units of (2 LAT + K x wire / BW). */
+START_TEST(test_gen_ring_closed_form)
+{
+    const int gpus[] = {4, 8};
+    const char *protos[] = {"LL", "LL128", "Simple"};
+    const long long sizes[] = {4096, 1 << 20, 48LL << 20};
+
+    for (unsigned gi = 0; gi < 2; gi++) {
+        struct cs_platform *plat = column(gpus[gi], 1);
+
+        for (int ch = 1; ch <= 2; ch++)
+            for (unsigned q = 0; q < 3; q++)
+                for (unsigned k = 0; k < 3; k++) {
+                    struct cs_sched *s = NULL;
+                    struct cs_plan *plan = NULL;
+                    struct cs_replay_result r;
+                    char spec[128];
+                    double per = 0;
+
+                    if (q == 0 && sizes[k] > (1 << 20))
+                        continue; /* LL: many small calls, slow under sanitizers */
+                    snprintf(spec, sizeof(spec), "ring:gpus=%d,channels=%d,instances=1,protocol=%s",
+                             gpus[gi], ch, protos[q]);
+                    ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
+                    ck_assert_int_eq(cs_plan_build(s, sizes[k], 4, 0, &plan, NULL), 0);
+                    for (int it = 0; it < plan->niter; it++) {
+                        long long u[2];
+
+                        cs_plan_call_units(plan, cs_plan_iter_elems(plan, it), u);
+                        for (int j = 0; j < plan->units_per_call; j++)
+                            if (u[j] > 0)
+                                per += 2 * LAT + ch * cs_plan_wire_bytes(plan, u[j]) / BW;
+                    }
+                    cs_plan_free(plan);
+                    r = run(s, plat, sizes[k], 0);
+                    ck_assert_msg(r.status == CS_REPLAY_OK, "%s %lld", spec, sizes[k]);
+                    assert_rel(r.time_s, 2.0 * (gpus[gi] - 1) * per);
+                    cs_sched_free(s);
+                }
+        drop(plat);
+    }
+}
+END_TEST
+
 /* A sender with 16 LL calls and 8 credits: the receiver waits for a flag set at time D by a
  * reduce on its GPU. The sender's first 8 calls go at once; the 9th waits for the receiver to
  * consume at D; the end is D + 8 T. With 8 calls the end is D. */
@@ -375,6 +422,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_one_transfer);
     tcase_add_test(tc, test_sharing);
     tcase_add_test(tc, test_ring_closed_form);
+    tcase_add_test(tc, test_gen_ring_closed_form);
     tcase_add_test(tc, test_credits_block);
     tcase_add_test(tc, test_seed_deadlock);
     tcase_add_test(tc, test_deadlock_no_cycle);
