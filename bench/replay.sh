@@ -79,6 +79,9 @@ done
 
 {
     echo
+    echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The machine is shared: other jobs"
+    echo "running at the same time slow the figures down (wall times vary by 2x or more)."
+    echo
     echo "Reproduce: build (\`./quickstart test\` or \`_build\`), then \`bench/replay.sh [_build/collsim] [../shared/data]\`."
     echo "For scale, the SimGrid prototype of \`reference/simgrid.md\` ran about 250k transfers/s with 64"
     echo "actors and 35k/s with 4096 on a similar 2-core machine; collsim does more per call (credit"
