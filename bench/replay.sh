@@ -44,7 +44,9 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "simulated, *transfers* the flows put on SimGrid's network model; *calls/s* divides calls by"
     echo "the wall time of \`simgrid_run\` in the simulating child; *child RSS* is that child's peak"
     echo "resident memory (getrusage), *max RSS* the peak of the whole command (\`/usr/bin/time -v\`)."
-    echo "A deadlocked size stops at the deadlock, so its calls are those simulated until then."
+    echo "A deadlocked size stops at the deadlock, so its calls are those simulated until then"
+    echo "(the 8- and 16-GPU hierarchical schedules deadlock on the FIFO credits at 1 GiB, as"
+    echo "DEADLOCK_SCAN.tsv says; the ring row shows a long run that completes at 8 GPUs)."
     echo
     if [ "$have_gen" -eq 0 ]; then
         echo "The generators were not available: the 8- and 16-GPU schedules come from the shared"
