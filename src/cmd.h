@@ -42,5 +42,9 @@ int cmd_gen(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_regress(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

@@ -67,6 +67,11 @@ int cmd_gen(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--msccl-tools-compat") == 0) {
             o.compat = 1;
+        } else if (strcmp(a, "--dependence-nops") == 0) {
+            if (v == NULL || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0))
+                return cmd_usage_error("gen: --dependence-nops takes on or off");
+            o.nops = strcmp(v, "on") == 0 ? 1 : 2;
+            i++;
         } else if (strcmp(a, "-o") == 0) {
             if (v == NULL)
                 return cmd_usage_error("gen: -o needs a file name");
@@ -80,9 +85,10 @@ int cmd_gen(int argc, char **argv)
         return cmd_usage_error("gen: --gpus is required");
     if (inst_given && o.instances == 0)
         return cmd_usage_error("gen: --instances must be at least 1");
-    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat))
-        return cmd_usage_error("gen %s: --columns and --msccl-tools-compat are for hierarchical",
-                               name);
+    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops))
+        return cmd_usage_error(
+            "gen %s: --columns, --msccl-tools-compat and --dependence-nops are for hierarchical",
+            name);
     if (strcmp(name, "ring") != 0 && o.channels)
         return cmd_usage_error("gen %s: --channels is for ring", name);
     cs_error_init(&err);

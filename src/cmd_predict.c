@@ -14,6 +14,9 @@
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
+#include "stats.h"
+#include "timeline.h"
+#include "trace.h"
 #if defined(__has_include)
 #if __has_include("gen.h")
 #include "gen.h"
@@ -88,15 +91,24 @@ int cmd_predict(int argc, char **argv)
     struct row *rows = NULL;
     int nrows = 0, type_bytes, rc = CS_EXIT_USAGE, ndead = 0, progress;
     char *sets[64];
-    int nsets = 0;
+    int nsets = 0, want_stats = 0;
+    const char *trace_path = NULL;
+    long long max_events = CS_TL_DEFAULT_MAX_EVENTS;
+    struct cs_timeline tl;
+    struct cs_plan *tplan = NULL; /* the plan of the recorded (largest) size */
 
     cs_error_init(&err);
+    cs_timeline_init(&tl, max_events);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
         if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
             opts.verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--stats") == 0) {
+            want_stats = 1;
             continue;
         }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
@@ -139,6 +151,15 @@ int cmd_predict(int argc, char **argv)
                 fmt = FMT_JSON;
             else
                 return cmd_usage_error("--format takes table, csv or json, not '%s'", v);
+        } else if (strcmp(a, "--trace") == 0) {
+            trace_path = v;
+        } else if (strcmp(a, "--max-events") == 0) {
+            char *end;
+
+            errno = 0;
+            max_events = strtoll(v, &end, 10);
+            if (end == v || *end || errno || max_events < 1 || max_events > 1000000000LL)
+                return cmd_usage_error("--max-events takes a count from 1 to 1e9, not '%s'", v);
         } else if (strcmp(a, "--set") == 0) {
             if (nsets == 64)
                 return cmd_usage_error("too many --set options");
@@ -232,9 +253,12 @@ int cmd_predict(int argc, char **argv)
         }
     }
     progress = isatty(2) && !opts.verbose;
+    cs_timeline_init(&tl, max_events);
     for (int k = 0; k < nrows; k++) {
         struct cs_plan *plan = NULL;
 
+        /* --trace and --stats record the largest size only. */
+        opts.timeline = (trace_path != NULL || want_stats) && k == nrows - 1 ? &tl : NULL;
         if (progress)
             fprintf(stderr, "\rcollsim: predicting %d/%d (%lld bytes)...", k + 1, nrows,
                     rows[k].size);
@@ -254,7 +278,10 @@ int cmd_predict(int argc, char **argv)
                     rows[k].res.ntransfers, rows[k].res.wall_s, rows[k].res.maxrss_kb,
                     rows[k].res.status == CS_REPLAY_OK ? "ok" : "deadlock");
         ndead += rows[k].res.status == CS_REPLAY_DEADLOCK;
-        cs_plan_free(plan);
+        if (opts.timeline != NULL)
+            tplan = plan;
+        else
+            cs_plan_free(plan);
     }
     if (progress)
         fprintf(stderr, "\r%60s\r", "");
@@ -332,7 +359,42 @@ int cmd_predict(int argc, char **argv)
             }
     }
     rc = ndead ? CS_EXIT_NEGATIVE : CS_EXIT_OK;
+    if (tplan != NULL && tl.truncated) {
+        fprintf(stderr,
+                "collsim: --trace/--stats: the replay at %lld bytes has more than %lld events; "
+                "choose a smaller size with -b/-e or raise --max-events\n",
+                rows[nrows - 1].size, max_events);
+        rc = CS_EXIT_USAGE;
+    } else if (tplan != NULL) {
+        if (trace_path != NULL) {
+            FILE *fp = fopen(trace_path, "w");
+            int wrc = fp ? cs_trace_write(fp, tplan, &tl) : CS_ERR_IO;
+
+            if (fp != NULL && fclose(fp) != 0 && wrc == 0)
+                wrc = CS_ERR_IO;
+            if (wrc != 0) {
+                fprintf(stderr, "collsim: %s: cannot write the trace (%s)\n", trace_path,
+                        fp ? cs_error_name(wrc) : strerror(errno));
+                rc = CS_EXIT_USAGE;
+            } else if (fmt == FMT_TABLE) {
+                printf("# trace of %lld bytes written to %s (%lld events)\n", rows[nrows - 1].size,
+                       trace_path, tl.nevents);
+            }
+        }
+        if (want_stats) {
+            /* After the table on stdout; on stderr when stdout is CSV or JSON. */
+            FILE *fp = fmt == FMT_TABLE ? stdout : stderr;
+
+            fprintf(fp, "\n# statistics at %lld bytes\n", rows[nrows - 1].size);
+            if (cs_stats_write(fp, tplan, &tl, 40) != 0) {
+                fprintf(stderr, "collsim: --stats: cannot write the statistics\n");
+                rc = CS_EXIT_USAGE;
+            }
+        }
+    }
 out:
+    cs_plan_free(tplan);
+    cs_timeline_cleanup(&tl);
     for (int k = 0; k < nrows; k++)
         cs_replay_result_cleanup(&rows[k].res);
     free(rows);

@@ -85,7 +85,8 @@ int cmd_verify(int argc, char **argv)
         }
         if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
-        } else if (strcmp(argv[i], "--max-errors") == 0 || strncmp(argv[i], "--max-errors=", 13) == 0) {
+        } else if (strcmp(argv[i], "--max-errors") == 0 ||
+                   strncmp(argv[i], "--max-errors=", 13) == 0) {
             const char *val = argv[i][12] == '=' ? argv[i] + 13 : (++i < argc ? argv[i] : NULL);
             char *end;
             long n;

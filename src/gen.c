@@ -89,7 +89,7 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
     po.interleaved = 0;
     po.policy = CS_TB_MANUAL;
     po.fusion = 1;
-    po.dependence_nop = o->compat;
+    po.dependence_nop = o->nops ? o->nops == 1 : o->compat;
     prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
@@ -186,6 +186,7 @@ static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, stru
     po.instances = o->instances;
     po.policy = CS_TB_MANUAL;
     po.fusion = 1;
+    po.dependence_nop = o->nops == 1;
     prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
@@ -262,19 +263,34 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         snprintf(msg, sizeof(msg), "--columns %d does not divide --gpus %d", o.columns, o.gpus);
         return usage(err, msg);
     }
+    if (o.nops < 0 || o.nops > 2)
+        return usage(err, "dependence nops: 1 (on) or 2 (off)");
     if (o.gpus / o.columns < 2) {
         snprintf(msg, sizeof(msg), "--gpus %d in %d columns leaves a single row; need at least 2",
                  o.gpus, o.columns);
         return usage(err, msg);
     }
+    if (o.gpus / o.columns + o.columns - 2 > 32) {
+        snprintf(msg, sizeof(msg),
+                 "%d rows x %d columns: each GPU has %d peers on one channel, the runtime allows "
+                 "32 connections per channel",
+                 o.gpus / o.columns, o.columns, o.gpus / o.columns + o.columns - 2);
+        return usage(err, msg);
+    }
     if (o.compat) {
+        if (o.gpus * o.gpus * o.instances > 32767)
+            return usage(err, "the seed's G*G*instances chunks exceed the runtime's int16_t offsets");
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
         rc = hier_program(&o, o.gpus, 0, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
-    /* The seed's layout where it fits the runtime (its column sends move G*C chunks at once). */
-    if (o.gpus * o.columns < CS_MAX_CNT) {
+    /* The seed's layout where it fits the runtime. It has B = G*C reducer tbs per instance (so
+     * B*I tbs, all of which must be valid depids), its column sends move B chunks at once, and
+     * each column all-gather send waits on all B reducers (B-1 nops around 4 steps); cheaper tests
+     * first, then the lowering decides. */
+    if (o.gpus * o.columns < CS_MAX_CNT && o.gpus * o.columns * o.instances <= CS_MAX_DEPID + 1
+        && o.gpus * o.columns + 3 <= CS_MAX_STEPS) {
         struct cs_error e;
 
         cs_error_init(&e);
@@ -328,6 +344,11 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     G = o.gpus;
     K = o.channels;
     split = 2 * G - 1 > CS_MAX_STEPS;
+    if (G > CS_MAX_STEPS) {
+        snprintf(msg, sizeof(msg), "a ring tb holds at least G steps: at most %d GPUs (got %d)",
+                 CS_MAX_STEPS, G);
+        return usage(err, msg);
+    }
     nch = K * (split ? 2 : 1) * o.instances;
     if (K < 1)
         return usage(err, "--channels must be at least 1");
@@ -378,11 +399,19 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
+    char msg[160];
     int rc, G, nch;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
     G = o.gpus;
+    if (G > CS_MAX_STEPS) {
+        snprintf(msg, sizeof(msg),
+                 "at most %d GPUs (got %d): the reducing tb holds G-1 steps and a GPU's G-1 "
+                 "connections need channels of at most 32",
+                 CS_MAX_STEPS, G);
+        return usage(err, msg);
+    }
     nch = (G - 1 + 31) / 32;
     prog = allreduce_prog(&o, "allreduce_allpairs", G);
     if (prog == NULL)
@@ -459,6 +488,8 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
             dst = &o.channels;
         else if (strcmp(kv, "compat") == 0)
             dst = &o.compat;
+        else if (strcmp(kv, "nops") == 0)
+            dst = &o.nops;
         if (dst == NULL) {
             cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
             return CS_ERR_USAGE;
@@ -469,6 +500,15 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
         }
         if (dst == &o.instances && o.instances == 0)
             o.instances = -1; /* explicit 0 is an error, not the default */
+    }
+    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops)) {
+        cs_error_set(err, "", 0, "generator spec '%s': columns, compat and nops are for hierarchical",
+                     spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "ring") != 0 && o.channels) {
+        cs_error_set(err, "", 0, "generator spec '%s': channels is for ring", spec);
+        return CS_ERR_USAGE;
     }
     if (strcmp(name, "hierarchical") == 0)
         rc = cs_gen_hierarchical(&o, out, err);

@@ -13,6 +13,8 @@ struct cs_gen_opts {
     int channels;  /* ring: rings (default 1) */
     enum cs_proto proto; /* default Simple */
     int compat;    /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
+    int nops;      /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
+                    * 1 on, 2 off */
 };
 
 /* The hierarchical AllReduce of the seed (allreduce_a100_pcie_hierarchical.py): GPUs in a grid of
@@ -30,7 +32,7 @@ int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs
 int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
- * columns, instances, channels, protocol, compat. */
+ * columns, instances, channels, protocol, compat, nops (1 on, 2 off). */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif

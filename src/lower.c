@@ -296,6 +296,20 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
     return 0;
 }
 
+/* In-place AllGather: a rank's input is its slice of the output (msccl-tools get_buffer_index). */
+static int input_aliased(const struct cs_prog *p)
+{
+    return p->o.coll == CS_COLL_ALLGATHER && p->o.inplace;
+}
+
+static void alias(const struct cs_prog *p, struct cs_ref *r)
+{
+    if (input_aliased(p) && r->buf == CS_BUF_INPUT) {
+        r->buf = CS_BUF_OUTPUT;
+        r->index += r->rank * p->o.in_chunks;
+    }
+}
+
 /* The start ops: every input chunk of every rank holds its initial value. */
 static int add_starts(struct cs_prog *p)
 {
@@ -304,17 +318,26 @@ static int add_starts(struct cs_prog *p)
     for (int r = 0; r < p->o.ngpus; r++)
         for (int i = 0; i < p->o.in_chunks; i++) {
             struct cs_ref ref = {r, CS_BUF_INPUT, i, 1};
-            int op = new_op(p, I_START, r, ref, ref, -1, -1);
+            struct slot *sl;
+            int op;
 
+            alias(p, &ref);
+            sl = get_slot(p, r, ref.buf, ref.index);
+            if (sl == NULL)
+                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input", &ref);
+            op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
-            get_slot(p, r, CS_BUF_INPUT, i)->last_writer = op;
+            p->ops[op].src = p->ops[op].dst = ref;
+            sl->last_writer = op;
         }
     return 0;
 }
 
-static int prologue(struct cs_prog *p, const struct cs_ref *a, const struct cs_ref *b)
+static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
 {
+    alias(p, a);
+    alias(p, b);
     if (p->failed)
         return p->failed;
     if (p->lowered)
@@ -781,13 +804,44 @@ static int chan_pair_index(const struct cs_prog *p, int a, int b)
     return a * p->o.ngpus + b;
 }
 
-/* Follow a chain of fused hops from the send x and intersect the free channel sets along it. */
+/* A flow: the sorted (sender, receiver) pairs a chain of fused hops crosses, and its channel. */
+struct flow {
+    int *e;
+    int n, ch;
+};
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Is the sorted set a (n) inside the sorted set b (m)? */
+static int sorted_subset(const int *a, int n, const int *b, int m)
+{
+    int j = 0;
+
+    for (int i = 0; i < n; i++) {
+        while (j < m && b[j] < a[i])
+            j++;
+        if (j == m || b[j] != a[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
+ * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
+ * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 static int channel_assignment(struct cs_prog *p, const int *ord, int n)
 {
     int g = p->o.ngpus;
     unsigned int *sfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
     unsigned int *rfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
     int *chain = malloc((size_t)(p->nops + 1) * sizeof(int));
+    struct flow *flows = NULL;
+    int nflows = 0;
 
     if (sfree == NULL || rfree == NULL || chain == NULL) {
         free(sfree);
@@ -826,13 +880,67 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
                     ch = c;
                     break;
                 }
-            if (ch < 0) {
-                free(sfree);
-                free(rfree);
-                free(chain);
-                return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels",
-                            NULL);
+        }
+        /* a flow over the same (sender, receiver) pairs as an earlier one, or over a subset of
+         * them, takes that flow's channel */
+        {
+            int ne = 0, match = -1;
+            int *edges = malloc((size_t)len * sizeof(int));
+
+            if (edges == NULL) {
+                ch = -2;
+            } else {
+                for (int k = 0; k < len; k++) {
+                    struct op *h = &p->ops[chain[k]];
+
+                    if (is_send(h->inst) && h->recv_match >= 0) {
+                        int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
+
+                        for (int j = 0; j < ne; j++)
+                            dup |= edges[j] == e;
+                        if (!dup)
+                            edges[ne++] = e;
+                    }
+                }
+                qsort(edges, (size_t)ne, sizeof(int), int_cmp);
+                for (int fl = 0; fl < nflows && match < 0; fl++)
+                    if (ne == flows[fl].n && memcmp(edges, flows[fl].e, (size_t)ne * sizeof(int)) == 0)
+                        match = fl;
+                for (int fl = 0; fl < nflows && match < 0; fl++)
+                    if (sorted_subset(edges, ne, flows[fl].e, flows[fl].n))
+                        match = fl;
+                if (match >= 0) {
+                    ch = flows[match].ch;
+                    free(edges);
+                } else if (ch >= 0) {
+                    struct flow *nf = realloc(flows, (size_t)(nflows + 1) * sizeof(*nf));
+
+                    if (nf == NULL) {
+                        free(edges);
+                        ch = -2;
+                    } else {
+                        flows = nf;
+                        flows[nflows].e = edges;
+                        flows[nflows].n = ne;
+                        flows[nflows].ch = ch;
+                        nflows++;
+                    }
+                } else {
+                    free(edges);
+                }
             }
+        }
+        if (ch < 0) {
+            free(sfree);
+            free(rfree);
+            free(chain);
+            for (int fl = 0; fl < nflows; fl++)
+                free(flows[fl].e);
+            free(flows);
+            return fail(p, ch == -2 ? CS_ERR_NOMEM : CS_ERR_INVALID,
+                        ch == -2 ? "out of memory"
+                                 : "automatic channel assignment ran out of channels",
+                        NULL);
         }
         for (int k = 0; k < len; k++) {
             struct op *h = &p->ops[chain[k]];
@@ -847,6 +955,9 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
     free(sfree);
     free(rfree);
     free(chain);
+    for (int fl = 0; fl < nflows; fl++)
+        free(flows[fl].e);
+    free(flows);
     /* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
      * sends; a receive out of order moves itself and its send to the next channel, and the replay
      * starts again. */
@@ -913,26 +1024,40 @@ static int assign_auto(struct cs_prog *p, const int *ord, int n)
         struct op *o = &p->ops[ord[i]];
         struct prog_rank *pr = &p->ranks[o->rank];
         int ch = o->ch < 0 ? 0 : o->ch, s = op_send_peer(o), r = op_recv_peer(o);
-        int pick = -1, best = INT_MAX;
+        int pick = -1, best = INT_MAX, own_s = -1, own_r = -1;
 
-        /* the tb that owns this connection, mandatory */
-        for (int k = 0; k < pr->ntbs && pick < 0; k++) {
+        /* a tb that already owns this op's connection must take it (one tb per connection) */
+        for (int k = 0; k < pr->ntbs; k++) {
             struct ltb *t = &pr->tbs[k];
 
-            if (t->chan == ch && ((s >= 0 && t->send == s) || (r >= 0 && t->recv == r)))
-                pick = k;
+            if (t->chan == ch && s >= 0 && t->send == s)
+                own_s = k;
+            if (t->chan == ch && r >= 0 && t->recv == r)
+                own_r = k;
         }
-        if (pick >= 0) {
-            struct ltb *t = &pr->tbs[pick];
+        if (own_s >= 0 || own_r >= 0) {
+            struct ltb *t;
 
-            if ((s >= 0 && t->send >= 0 && t->send != s) || (r >= 0 && t->recv >= 0 && t->recv != r))
-                pick = -1;
+            pick = own_s >= 0 ? own_s : own_r;
+            t = &pr->tbs[pick];
+            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) || (s >= 0 && t->send >= 0 && t->send != s)
+                || (r >= 0 && t->recv >= 0 && t->recv != r)) {
+                char msg[200];
+
+                snprintf(msg, sizeof(msg),
+                         "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
+                         "and receiving from %d needs two threadblocks' connections",
+                         o->rank, ch, s, r);
+                return fail(p, CS_ERR_USAGE, msg, NULL);
+            }
         } else {
+            /* else any compatible tb on the channel (a sending or receiving op has none, so it
+             * opens a new tb), the one whose last op is earliest */
             for (int k = 0; k < pr->ntbs; k++) {
                 struct ltb *t = &pr->tbs[k];
                 int last;
 
-                if (t->chan != ch || t->send != s || t->recv != r)
+                if (t->chan != ch || (s >= 0 && t->send != s) || (r >= 0 && t->recv != r))
                     continue;
                 last = t->ops.n ? p->ops[t->ops.v[t->ops.n - 1]].cs : -1;
                 if (last < best) {

@@ -19,7 +19,8 @@ struct cs_prog_opts {
     int ngpus;             /* ranks */
     int in_chunks;         /* input buffer chunks per rank, one instance */
     int out_chunks;        /* output buffer chunks per rank, one instance (0: none, in place) */
-    int inplace;           /* written as the algo's inplace attribute */
+    int inplace;           /* the algo's inplace attribute; an in-place AllGather's input is the
+                            * rank's slice of the output (out_chunks = ngpus * in_chunks) */
     enum cs_proto proto;   /* protocol */
     int instances;         /* replicas, each on its own channels and threadblocks (>= 1) */
     int interleaved;       /* replicate chunk k to k*instances+i (else to len*i+k) */

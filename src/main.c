@@ -26,7 +26,8 @@ static const char verify_usage[] =
     "runtime's limits, and no deadlock (a cycle through dependencies, threadblock order and\n"
     "send/receive matching). Data: a symbolic execution of every chunk, like msccl-tools Check():\n"
     "each output chunk must hold exactly what the collective requires (allreduce, allgather,\n"
-    "reduce_scatter, alltoall; custom gets the structural checks only).\n"
+    "reduce_scatter, alltoall; custom gets the structural checks only). The schedule runs in two\n"
+    "orders that both meet every wait; outputs that differ reveal a missing dependency (a race).\n"
     "\n"
     "Each problem is one line on stderr, FILE:LINE: message, with the rank, threadblock, step,\n"
     "buffer and chunk concerned; then a verdict line per file on stdout.\n"
@@ -38,14 +39,17 @@ static const char verify_usage[] =
     "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
 static const char gen_usage[] =
     "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
-    "                  [--channels K] [--protocol LL|LL128|Simple] [--msccl-tools-compat] [-o FILE]\n"
+    "                  [--channels K] [--protocol LL|LL128|Simple] [--msccl-tools-compat]\n"
+    "                  [--dependence-nops on|off] [-o FILE]\n"
     "\n"
     "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
     "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each column,\n"
     "                then across each row, all-gather across rows, then in each column. Default:\n"
     "                the corrected algorithm; --msccl-tools-compat: the published seed\n"
     "                allreduce_a100_pcie_hierarchical.py exactly as msccl-tools lowers it, bug\n"
-    "                included (C = 2 only).\n"
+    "                included (C = 2 only). --dependence-nops overrides msccl-tools'\n"
+    "                dependence_nop (on for the seed, off by default: with it the corrected\n"
+    "                algorithm has a dependency cycle).\n"
     "  ring          NCCL-style ring: K rings (--channels, default 1), each over its share of the\n"
     "                buffer, reduce-scatter then all-gather.\n"
     "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it to all.\n"
@@ -80,6 +84,7 @@ static const char predict_usage[] =
     "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d float|half|bfloat16|double]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
+    "                       [--trace FILE.json] [--stats] [--max-events N]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -88,8 +93,99 @@ static const char predict_usage[] =
     "first deadlock's wait-for report. Sizes are rounded up to a multiple of nchunksperloop x\n"
     "the type size. --protocol overrides the schedule's; --set overrides platform parameters.\n"
     "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status.\n"
+    "--trace FILE.json writes a Chrome/Perfetto trace (open it in ui.perfetto.dev or\n"
+    "chrome://tracing) of the largest size: a process per GPU, a track per threadblock, a\n"
+    "slice per primitive call with its waits, flow arrows from sends to receives, link\n"
+    "utilisation counters; microseconds of simulated time. --stats prints, for the largest size,\n"
+    "bytes and utilisation per link, busy and waiting time per threadblock, and the critical\n"
+    "path (after the table; on stderr with --format csv or json). Both record at most\n"
+    "--max-events events (default 1000000) and fail with exit 2 beyond: trace one size with\n"
+    "-b S -e S.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
     "with fewer GPUs than the schedule).\n";
+static const char sweep_usage[] =
+    "usage: collsim sweep SPEC [-j N] [-o OUT.csv] [--results DIR] [--quiet]\n"
+    "       collsim sweep SPEC --point K --out FILE.csv\n"
+    "       collsim sweep --list SPEC [--shard-dir DIR]\n"
+    "       collsim sweep --merge OUT.csv SHARD.csv...\n"
+    "\n"
+    "Run a what-if sweep: SPEC (format in docs/sweep.md) names the axes (schedule file or\n"
+    "generator and its parameters, protocol, platform family and its parameters, absolute or\n"
+    "scaled link bandwidths and latencies) and the sizes. Every point of the Cartesian product\n"
+    "runs 'collsim platform' and 'collsim predict' as child processes; the result is one CSV\n"
+    "with a column per key (point first) and the columns of 'collsim predict --format csv'.\n"
+    "\n"
+    "  -j N            points run in parallel (default: the number of cores)\n"
+    "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
+    "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
+    "                  Running the same command again skips finished points: a killed sweep\n"
+    "                  loses only the points that were running.\n"
+    "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE\n"
+    "  --list          print one shell command per point (for GNU parallel or a Slurm array)\n"
+    "  --shard-dir DIR where the listed commands write shard-K.csv (default: .)\n"
+    "  --merge OUT.csv SHARD.csv...   join shards, ordered by point (OUT.csv - is stdout)\n"
+    "  --quiet         no progress or summary on stderr\n"
+    "\n"
+    "Progress and an ETA go to stderr when it is a terminal. A point whose prediction\n"
+    "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
+
+static const char tune_usage[] =
+    "usage: collsim tune SWEEP.csv [--where KEY=VALUE]... [-o DIR] [--schedule-dir DIR]\n"
+    "                    [--extend]\n"
+    "\n"
+    "From the predictions of a sweep (a CSV of 'collsim sweep'), pick for every size the\n"
+    "fastest variant (the schedule columns: schedule or gen.*, and protocol) that does not\n"
+    "deadlock, and join consecutive sizes with the same winner into size ranges. The other axis\n"
+    "columns describe the platform and must hold one value: select one with --where.\n"
+    "\n"
+    "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
+    "  -o DIR          also write DIR/plan.txt and, per range, DIR/NN-VARIANT.xml: the schedule\n"
+    "                  with minBytes/maxBytes set to the window (and outofplace when missing),\n"
+    "                  numbered so that the MSCCL executor, which takes the first matching file\n"
+    "                  in path order, selects them by size. Generator variants run 'collsim gen'.\n"
+    "  --where K=V     keep only rows whose column K is V (repeatable)\n"
+    "  --schedule-dir DIR  resolve relative 'schedule' values there (the sweep file's folder)\n"
+    "  --extend        the first window starts at 0 bytes and the last has no upper limit\n"
+    "                  (maxBytes 0), instead of stopping at the smallest and largest sizes\n"
+    "                  measured\n";
+
+static const char regress_usage[] =
+    "usage: collsim regress BASELINE.csv [--tolerance PCT] [--update] [--subset N] [-j N]\n"
+    "\n"
+    "Re-run every prediction of a baseline table and report those that moved. The baseline's\n"
+    "columns: schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status. schedule is an\n"
+    "MSCCL XML path or gen:SPEC (a generator spec, as 'predict --gen'); platform a platform\n"
+    "file; protocol LL, LL128, Simple or - (the schedule's own). Relative paths are looked up\n"
+    "beside the baseline, then in each folder above it (schedules/ and platforms/ of the\n"
+    "repository for results/regression/baseline.csv).\n"
+    "\n"
+    "Prints a table of the predictions whose time moved by more than the tolerance or whose\n"
+    "status changed (ok, deadlock), with old and new time and the change, then a summary.\n"
+    "  --tolerance PCT  relative change allowed, in percent (default 1)\n"
+    "  --update         rewrite the baseline with the new predictions (after a deliberate\n"
+    "                   change); exit 0\n"
+    "  --subset N       check only N (schedule, platform, protocol) groups, spread over the\n"
+    "                   table (a quick check, as 'make check' runs)\n"
+    "  -j N             predictions run in parallel (default: the number of cores)\n"
+    "Exit 0: nothing moved; 1: something moved; 2: bad baseline or a prediction failed.\n";
+
+static const char plot_usage[] =
+    "usage: collsim plot CSV... [-o OUT.png|OUT.svg] [--metric time|busbw|both]\n"
+    "                    [--best COLUMN] [--where KEY=VALUE]... [--title T] [--script FILE]\n"
+    "\n"
+    "Draw prediction CSVs ('collsim predict --format csv') or sweep CSVs ('collsim sweep') with\n"
+    "gnuplot. One line per variant: the axis columns that vary name it (several plain\n"
+    "prediction CSVs: their file names). Deadlocked sizes are left out of the lines.\n"
+    "  -o OUT          PNG or SVG, by extension (default: the first CSV's name, .png)\n"
+    "  --metric M      time and bus bandwidth against size, log-log, side by side (both, the\n"
+    "                  default), or one of them\n"
+    "  --best COLUMN   instead, a map: for each size (x) and value of COLUMN (y), the variant\n"
+    "                  (the other varying columns) with the least time; cells where every\n"
+    "                  variant deadlocks are marked\n"
+    "  --where K=V     plot only rows whose column K is V (repeatable)\n"
+    "  --title T       the figure's title\n"
+    "  --script FILE   write the gnuplot script (data inline) there instead of running gnuplot\n"
+    "gnuplot is found in PATH, or named by $GNUPLOT.\n";
 
 const struct cmd cs_cmds[] = {
     {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", fmt_usage},
@@ -100,6 +196,11 @@ const struct cmd cs_cmds[] = {
     {"platform", cmd_platform, "write a SimGrid platform file for an A100 machine", platform_usage},
     {"predict", cmd_predict, "predict a schedule's time per buffer size on a platform",
      predict_usage},
+    {"sweep", cmd_sweep, "run a what-if sweep of predictions", sweep_usage},
+    {"tune", cmd_tune, "pick the fastest schedule per size range from a sweep", tune_usage},
+    {"regress", cmd_regress, "re-run a baseline of predictions and report what moved",
+     regress_usage},
+    {"plot", cmd_plot, "draw prediction or sweep CSVs with gnuplot", plot_usage},
     {NULL, NULL, NULL, NULL},
 };
 

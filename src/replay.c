@@ -160,6 +160,12 @@ struct tbstate {
     int iter, op;
     enum wait_kind wait;
     int wait_tb, wait_step, wait_iter; /* W_FLAG: global tb index, step and iteration */
+    /* recording (timeline requested): its index, the end of its last recorded interval, the
+     * current call and units sent and received on its connections */
+    int index;
+    double mark;
+    int call;
+    int out_seq, in_seq;
 };
 
 static struct sim {
@@ -170,6 +176,7 @@ static struct sim {
     int nconns;
     sg_host_t *hosts;
     long long ncalls, ntransfers;
+    struct cs_timeline *tl; /* NULL: record nothing */
 } S;
 
 static double rate_time(double bytes, double Bps)
@@ -177,17 +184,51 @@ static double rate_time(double bytes, double Bps)
     return Bps > 0 && bytes > 0 ? bytes / Bps : 0;
 }
 
+/* Record the interval from the tb's last mark to now as an event of kind (callers check S.tl
+ * first, so that nothing is paid when no timeline is requested). Returns the event to complete,
+ * or NULL when the log is full. */
+static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int other)
+{
+    struct cs_tl_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.start_s = ts->mark;
+    ev.end_s = ts->mark = simgrid_get_clock();
+    ev.kind = kind;
+    ev.tb = ts->index;
+    ev.iter = ts->iter;
+    ev.op = ts->op;
+    ev.call = ts->call;
+    ev.other = other;
+    ev.out_conn = ev.out_seq = ev.in_conn = ev.in_seq = -1;
+    if (cs_timeline_add(S.tl, &ev) != 0)
+        return NULL;
+    return &S.tl->events[S.tl->nevents - 1];
+}
+
+static enum cs_tl_kind wait_event(enum wait_kind kind)
+{
+    if (kind == W_DATA)
+        return CS_TL_WAIT_DATA;
+    return kind == W_CREDIT ? CS_TL_WAIT_CREDIT : CS_TL_WAIT_FLAG;
+}
+
 static void sem_take(struct tbstate *ts, sg_sem_t sem, enum wait_kind kind, int n)
 {
+    int blocked = 0;
+
     for (int i = 0; i < n; i++) {
         if (sg_sem_would_block(sem)) {
             ts->wait = kind;
             sg_sem_acquire(sem);
             ts->wait = W_NONE;
+            blocked = 1;
         } else {
             sg_sem_acquire(sem);
         }
     }
+    if (blocked && S.tl)
+        record(ts, wait_event(kind), kind == W_DATA ? ts->in->sender : ts->out->receiver);
 }
 
 static void sem_give(sg_sem_t sem, int n)
@@ -205,6 +246,7 @@ static void wait_flag(struct tbstate *ts, int iter, const struct cs_dep *dep)
 {
     int g0 = S.plan->gpu_tb0[ts->tb->gpu];
     struct tbstate *o = &S.tbs[g0 + dep->tb];
+    int blocked = 0;
 
     /* Flags only grow, and actors run one at a time (contexts/nthreads 1) without yielding
      * between simcalls: a flag already reached needs no lock. */
@@ -219,9 +261,12 @@ static void wait_flag(struct tbstate *ts, int iter, const struct cs_dep *dep)
         o->nwaiters++;
         sg_cond_wait(o->cv, o->mu);
         o->nwaiters--;
+        blocked = 1;
     }
     ts->wait = W_NONE;
     sg_mutex_unlock(o->mu);
+    if (blocked && S.tl)
+        record(ts, CS_TL_WAIT_FLAG, g0 + dep->tb);
 }
 
 static void publish(struct tbstate *ts, int iter, int step)
@@ -258,6 +303,24 @@ static double mem_factor(enum cs_step_type t)
     }
 }
 
+/* Record the call (or local op) that started at t0 as a whole: the trace's step slice. */
+static void record_call(struct tbstate *ts, double t0, long long bytes)
+{
+    struct cs_tl_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.start_s = t0;
+    ev.end_s = simgrid_get_clock();
+    ev.kind = CS_TL_CALL;
+    ev.tb = ts->index;
+    ev.iter = ts->iter;
+    ev.op = ts->op;
+    ev.call = ts->call;
+    ev.other = ev.out_conn = ev.out_seq = ev.in_conn = ev.in_seq = -1;
+    ev.bytes = bytes;
+    cs_timeline_add(S.tl, &ev);
+}
+
 static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
 {
     const struct cs_plan *p = S.plan;
@@ -266,12 +329,16 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
     int slots = p->slots_per_call / p->units_per_call;
     long long units[2];
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
+    double call_t0 = S.tl ? simgrid_get_clock() : 0;
 
     if (sends) {
         double o = par->call_s[p->proto][ts->out->cls];
 
-        if (o > 0)
+        if (o > 0) {
             sg_actor_sleep_for(o);
+            if (S.tl)
+                record(ts, CS_TL_OVERHEAD, -1);
+        }
     }
     cs_plan_call_units(p, elems, units);
     for (int u = 0; u < p->units_per_call; u++) {
@@ -292,18 +359,37 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         took = simgrid_get_clock() - t0;
         if (need > took)
             sg_actor_sleep_for(need - took);
+        if (S.tl) {
+            struct cs_tl_event *ev = record(ts, CS_TL_UNIT, -1);
+
+            if (ev != NULL) {
+                ev->bytes = units[u];
+                if (sends) {
+                    ev->out_conn = (int)(ts->out - S.conns);
+                    ev->out_seq = ts->out_seq++;
+                    ev->wire_bytes = b > 0 ? cs_plan_wire_bytes(p, units[u]) : 0;
+                    ev->wire_s = took;
+                }
+                if (recvs) {
+                    ev->in_conn = (int)(ts->in - S.conns);
+                    ev->in_seq = ts->in_seq++;
+                }
+            }
+        }
         if (recvs)
             sem_give(ts->in->credit, slots);
         if (sends)
             sem_give(ts->out->ready, 1);
     }
     S.ncalls++;
+    if (S.tl)
+        record_call(ts, call_t0, elems * p->type_bytes);
 }
 
-static void run_local(const struct cs_plan_op *op, long long elems)
+static void run_local(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
 {
     const struct cs_params *par = &S.plat->params;
-    double b = (double)elems * S.plan->type_bytes, t = 0;
+    double b = (double)elems * S.plan->type_bytes, t = 0, t0 = S.tl ? simgrid_get_clock() : 0;
 
     if (op->type == CS_STEP_CPY)
         t = rate_time(2 * b, par->copy_Bps);
@@ -311,6 +397,13 @@ static void run_local(const struct cs_plan_op *op, long long elems)
         t = rate_time((op->nsrc + 2) * b, par->reduce_Bps);
     if (t > 0)
         sg_actor_sleep_for(t);
+    if (S.tl) {
+        struct cs_tl_event *ev = t > 0 ? record(ts, CS_TL_LOCAL, -1) : NULL;
+
+        if (ev != NULL)
+            ev->bytes = elems * S.plan->type_bytes;
+        record_call(ts, t0, elems * S.plan->type_bytes);
+    }
 }
 
 static void tb_main(int argc, char **argv)
@@ -329,11 +422,14 @@ static void tb_main(int argc, char **argv)
             if (op->type == CS_STEP_CPY || op->type == CS_STEP_RE) {
                 long long elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, it);
 
-                run_local(op, elems);
+                ts->call = 0;
+                run_local(ts, op, elems);
                 S.ncalls++;
             } else {
-                for (int c = 0; c < op->ncalls; c++)
+                for (int c = 0; c < op->ncalls; c++) {
+                    ts->call = c;
                     run_call(ts, op, cs_plan_call_elems(S.plan, op, it, c));
+                }
             }
             if (op->hasdep)
                 publish(ts, it, op->step);
@@ -381,6 +477,39 @@ static enum cs_link_class route_class(sg_host_t a, sg_host_t b)
     }
     xbt_dynar_free(&links);
     return cls ? cls : CS_LINK_PCIE;
+}
+
+/* The timeline's links and the route of every connection (recording only). */
+static int timeline_routes(void)
+{
+    for (int i = 0; i < S.nconns; i++) {
+        const struct conn *c = &S.conns[i];
+        struct cs_tl_conn tc = {c->key.src, c->key.dst, c->key.chan, c->sender, c->receiver, 0, 0};
+        xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+        int idx[64], n = 0, rc;
+
+        sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
+        for (unsigned long k = 0; k < xbt_dynar_length(links) && n < 64; k++) {
+            sg_link_t l = xbt_dynar_get_as(links, k, sg_link_t);
+            const char *name = sg_link_get_name(l);
+            int j = 0;
+
+            while (j < S.tl->nlinks && strncmp(S.tl->links[j].name, name, 63) != 0)
+                j++;
+            if (j == S.tl->nlinks)
+                j = cs_timeline_add_link(S.tl, name, sg_link_get_bandwidth(l));
+            if (j < 0) {
+                xbt_dynar_free(&links);
+                return -1;
+            }
+            idx[n++] = j;
+        }
+        xbt_dynar_free(&links);
+        rc = cs_timeline_add_conn(S.tl, &tc, idx, n);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Describe one blocked tb in a line. */
@@ -580,6 +709,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     memset(&S, 0, sizeof(S));
     S.plan = plan;
     S.plat = plat;
+    S.tl = opts->timeline;
     if (!opts->verbose)
         xbt_log_control_set("root.thresh:critical"); /* stderr is captured by the parent */
     simgrid_init(&ac, av);
@@ -637,6 +767,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
         ts->tb = tb;
+        ts->index = t;
         ts->flag_iter = ts->flag_step = -1;
         ts->mu = sg_mutex_init();
         ts->cv = sg_cond_init();
@@ -648,6 +779,10 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             ts->in = find_conn(tb->recv, tb->gpu, tb->chan);
             ts->in->receiver = t;
         }
+    }
+    if (S.tl && timeline_routes() != 0) {
+        snprintf(wr.error, sizeof(wr.error), "out of memory");
+        goto out;
     }
     for (int t = 0; t < ntbs; t++) {
         char name[64], idx[16];
@@ -668,6 +803,15 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
 
         for (int t = 0; t < ntbs; t++)
             all &= S.tbs[t].done;
+        if (S.tl) {
+            /* A deadlock leaves the blocked tbs in their waits: record them up to the end. */
+            for (int t = 0; t < ntbs; t++)
+                if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
+                    record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
+            S.tl->makespan_s = wr.sim_s;
+            S.tl->offset_s = plat->params.launch_s + plat->params.deploy_s;
+            S.tl->complete = all;
+        }
         if (all) {
             wr.status = CS_REPLAY_OK;
             wr.time_s = wr.sim_s + plat->params.launch_s + plat->params.deploy_s;
@@ -681,7 +825,8 @@ out:
     wr.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
     if (write_all(fd, &wr, sizeof(wr)) != 0 ||
-        (wr.report_len > 0 && write_all(fd, report, (size_t)wr.report_len) != 0))
+        (wr.report_len > 0 && write_all(fd, report, (size_t)wr.report_len) != 0) ||
+        (S.tl && !wr.error[0] && cs_timeline_write(fd, S.tl) != 0))
         return 3;
     /* SimGrid objects and this process go away together; nothing else to release. */
     free(report);
@@ -763,6 +908,9 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         else
             report[wr.report_len] = '\0';
     }
+    if (rc == 0 && opts->timeline != NULL && !wr.error[0] &&
+        cs_timeline_read(fds[0], opts->timeline) != 0)
+        rc = -1;
     close(fds[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "plan.h"
 #include "platform.h"
+#include "timeline.h"
 
 enum cs_replay_status {
     CS_REPLAY_OK = 1,
@@ -15,6 +16,9 @@ enum cs_replay_status {
 
 struct cs_replay_opts {
     int verbose; /* let SimGrid log (info level) on stderr */
+    /* When non-NULL (initialised by the caller), the replay records its events into it: the
+     * simulating child sends them back with the result. NULL records nothing. */
+    struct cs_timeline *timeline;
 };
 
 struct cs_replay_result {

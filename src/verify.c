@@ -19,8 +19,8 @@ struct vctx {
     const struct cs_sched *sc;
     struct cs_verify_result *res;
     int oom;
-    int nfatal;  /* structural errors after which the graph or the execution makes no sense */
-    int nodata;  /* problems that make the data check meaningless (but not the graph) */
+    int nfatal; /* structural errors after which the graph or the execution makes no sense */
+    int nodata; /* problems that make the data check meaningless (but not the graph) */
     int ngpus;
     const struct cs_gpu **gpu; /* by gpu id */
     int32_t *gtb0;             /* first global tb number of each gpu id; ngpus + 1 entries */
@@ -38,8 +38,9 @@ struct vctx {
     int32_t *signal;       /* per step: first real hasdep step at or after it in its tb, or -1 */
     int32_t *indeg;        /* per step: unmet predecessors left after the topological sort */
     int32_t *order;        /* real steps in an order that respects every wait; norder entries */
+    int32_t *order2;       /* another such order (depth first, last tb first), for races */
     int32_t norder;
-    int32_t *dep_off;      /* dependents of each step (CSR): the steps waiting on its signal */
+    int32_t *dep_off; /* dependents of each step (CSR): the steps waiting on its signal */
     int32_t *dep_list;
 };
 
@@ -132,9 +133,12 @@ static int keeps(const struct vctx *v)
 static const char *buf_name(enum cs_buf b)
 {
     switch (b) {
-    case CS_BUF_INPUT: return "input";
-    case CS_BUF_OUTPUT: return "output";
-    case CS_BUF_SCRATCH: return "scratch";
+    case CS_BUF_INPUT:
+        return "input";
+    case CS_BUF_OUTPUT:
+        return "output";
+    case CS_BUF_SCRATCH:
+        return "scratch";
     }
     return "?";
 }
@@ -230,9 +234,12 @@ static void build_index(struct vctx *v)
 static int declared_chunks(const struct cs_gpu *gpu, enum cs_buf b)
 {
     switch (b) {
-    case CS_BUF_INPUT: return gpu->i_chunks;
-    case CS_BUF_OUTPUT: return gpu->o_chunks;
-    case CS_BUF_SCRATCH: return gpu->s_chunks;
+    case CS_BUF_INPUT:
+        return gpu->i_chunks;
+    case CS_BUF_OUTPUT:
+        return gpu->o_chunks;
+    case CS_BUF_SCRATCH:
+        return gpu->s_chunks;
     }
     return 0;
 }
@@ -247,8 +254,8 @@ static void check_range(struct vctx *v, const struct cs_gpu *gpu, const struct c
         SERROR(v, st->line,
                "rank %d tb %d step %d (%s) %s %s chunks %d..%ld, outside the %d %s chunks "
                "declared by <gpu id=\"%d\"> (%c_chunks)",
-               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off,
-               end - 1, n, buf_name(b), gpu->id, cs_buf_char(b));
+               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off, end - 1,
+               n, buf_name(b), gpu->id, cs_buf_char(b));
         v->nodata++;
     }
 }
@@ -266,30 +273,38 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
         return;
     }
     if ((st->depid < 0) != (st->deps < 0)) {
-        FATAL(v, st->line, "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
-              "-1 or both be set", gpu->id, tb->id, i, tname, st->depid, st->deps);
+        FATAL(v, st->line,
+              "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
+              "-1 or both be set",
+              gpu->id, tb->id, i, tname, st->depid, st->deps);
     } else if (st->depid >= 0) {
         const struct cs_tb *dep = cs_gpu_find_tb(gpu, st->depid);
 
         if (dep == NULL || st->deps >= dep->nsteps)
-            FATAL(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
-                  "not exist", gpu->id, tb->id, i, tname, st->depid, st->deps);
+            FATAL(v, st->line,
+                  "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
+                  "not exist",
+                  gpu->id, tb->id, i, tname, st->depid, st->deps);
         else if (st->depid > CS_MAX_DEPID)
-            SERROR(v, st->line, "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
-                   "stores a dependency's tb in an int8_t (at most %d)", gpu->id, tb->id, i, tname,
-                   st->depid, CS_MAX_DEPID);
+            SERROR(v, st->line,
+                   "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
+                   "stores a dependency's tb in an int8_t (at most %d)",
+                   gpu->id, tb->id, i, tname, st->depid, CS_MAX_DEPID);
     }
     if (st->type == CS_STEP_NOP)
         return;
     if (st->cnt < 1 || st->srcoff < 0 || st->dstoff < 0) {
-        FATAL(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
-              "step that moves data needs cnt >= 1 and offsets >= 0", gpu->id, tb->id, i, tname,
-              st->cnt, st->srcoff, st->dstoff);
+        FATAL(v, st->line,
+              "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
+              "step that moves data needs cnt >= 1 and offsets >= 0",
+              gpu->id, tb->id, i, tname, st->cnt, st->srcoff, st->dstoff);
         return;
     }
     if (st->cnt >= CS_MAX_CNT)
-        SERROR(v, st->line, "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
-               "most %d", gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
+        SERROR(v, st->line,
+               "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
+               "most %d",
+               gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
     if (cs_step_sends(st->type) && tb->send < 0)
         FATAL(v, st->line, "rank %d tb %d step %d (%s) sends, but tb %d has send=\"-1\"", gpu->id,
               tb->id, i, tname, tb->id);
@@ -304,9 +319,11 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
         check_range(v, gpu, tb, st, "writes", st->dstbuf, st->dstoff);
     if (st->depid < 0 && i > 0 && tb->steps[i - 1].type == CS_STEP_NOP &&
         tb->steps[i - 1].depid >= 0)
-        SERROR(v, st->line, "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
+        SERROR(v, st->line,
+               "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
                "has depid=\"-1\" itself; the executor rejects this (the first dependency belongs "
-               "on the step)", gpu->id, tb->id, i, tname);
+               "on the step)",
+               gpu->id, tb->id, i, tname);
 }
 
 static void check_tbs(struct vctx *v)
@@ -318,11 +335,10 @@ static void check_tbs(struct vctx *v)
         FATAL(v, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
               CS_MAX_CHANNELS);
     if (sc->nchunksperloop < 1)
-        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1",
-              sc->nchunksperloop);
+        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1", sc->nchunksperloop);
     for (int g = 0; g < v->ngpus; g++) {
         const struct cs_gpu *gpu = v->gpu[g];
-        int sendtbs[CS_MAX_CHANNELS] = {0};
+        int sendtbs[CS_MAX_CHANNELS] = {0}, recvtbs[CS_MAX_CHANNELS] = {0};
 
         if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
             FATAL(v, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
@@ -330,8 +346,10 @@ static void check_tbs(struct vctx *v)
             const struct cs_tb *tb = &gpu->tbs[t];
 
             if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
-                FATAL(v, tb->line, "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
-                      "0..%d", g, tb->id, tb->send, tb->recv, v->ngpus - 1);
+                FATAL(v, tb->line,
+                      "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
+                      "0..%d",
+                      g, tb->id, tb->send, tb->recv, v->ngpus - 1);
                 continue;
             }
             if (tb->send == g || tb->recv == g)
@@ -345,17 +363,23 @@ static void check_tbs(struct vctx *v)
             if (tb->chan > maxchan)
                 maxchan = tb->chan;
             if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
-                SERROR(v, tb->line, "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
-                       "runtime sets up connections on channels 0..%d only", g, tb->id, tb->chan,
-                       sc->nchannels, sc->nchannels - 1);
+                SERROR(v, tb->line,
+                       "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
+                       "runtime sets up connections on channels 0..%d only",
+                       g, tb->id, tb->chan, sc->nchannels, sc->nchannels - 1);
+            /* The runtime's per-channel peer tables hold 32 of each (msccl.md 2.4). */
             if (tb->send >= 0 && ++sendtbs[tb->chan] == 33)
                 SERROR(v, tb->line, "rank %d: more than 32 tbs send on channel %d", g, tb->chan);
+            if (tb->recv >= 0 && ++recvtbs[tb->chan] == 33)
+                SERROR(v, tb->line, "rank %d: more than 32 tbs receive on channel %d", g, tb->chan);
             if (tb->nsteps > CS_MAX_STEPS_LEGACY)
-                SERROR(v, tb->line, "rank %d tb %d has %d steps; the runtimes allow at most %d "
-                       "(executor default) or %d (legacy)", g, tb->id, tb->nsteps, CS_MAX_STEPS,
-                       CS_MAX_STEPS_LEGACY);
+                SERROR(v, tb->line,
+                       "rank %d tb %d has %d steps; the runtimes allow at most %d "
+                       "(executor default) or %d (legacy)",
+                       g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
             else if (tb->nsteps > CS_MAX_STEPS)
-                WARN(v, tb->line, "rank %d tb %d has %d steps: over the executor's default limit "
+                WARN(v, tb->line,
+                     "rank %d tb %d has %d steps: over the executor's default limit "
                      "of %d (MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
                      g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
             for (int i = 0; i < tb->nsteps; i++)
@@ -440,10 +464,12 @@ static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s
         a = &v->tb[s]->steps[i];
         b = &v->tb[r]->steps[j];
         if (a->cnt != b->cnt) {
-            FATAL(v, b->line, "connection %d->%d channel %d: rank %d tb %d step %d receives "
+            FATAL(v, b->line,
+                  "connection %d->%d channel %d: rank %d tb %d step %d receives "
                   "cnt=%d chunks, but the matching send, rank %d tb %d step %d (line %d), sends "
-                  "cnt=%d", e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src,
-                  v->tb[s]->id, i, a->line, a->cnt);
+                  "cnt=%d",
+                  e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src, v->tb[s]->id, i,
+                  a->line, a->cnt);
             return;
         }
         v->send_to[v->step0[s] + i] = v->step0[r] + j;
@@ -492,9 +518,10 @@ static void check_connections(struct vctx *v)
                 const struct cs_tb *a = v->tb[*slot], *b = v->tb[ep[m].gtb];
                 int rank = ep[m].is_recv ? ep[m].dst : ep[m].src;
 
-                FATAL(v, b->line, "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
-                      "connection belongs to one tb)", rank, a->id, b->id,
-                      ep[m].is_recv ? "receive from" : "send to",
+                FATAL(v, b->line,
+                      "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
+                      "connection belongs to one tb)",
+                      rank, a->id, b->id, ep[m].is_recv ? "receive from" : "send to",
                       ep[m].is_recv ? ep[m].src : ep[m].dst, ep[m].chan);
                 dup = 1;
             } else {
@@ -540,14 +567,15 @@ static int each_dep(struct vctx *v, int32_t id, dep_fn fn, void *arg)
     return rc;
 }
 
-static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep,
-                             int32_t target, void *arg)
+static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
+                             void *arg)
 {
     char a[96];
 
     (void)arg;
     if (target < 0)
-        FATAL(v, step_at(v, id)->line, "deadlock: %s waits for tb %d step %d, which never "
+        FATAL(v, step_at(v, id)->line,
+              "deadlock: %s waits for tb %d step %d, which never "
               "signals (neither it nor any later real step of tb %d has hasdep=\"1\")",
               step_name(v, id, a, sizeof(a)), dep->tb, dep->step, dep->tb);
     return 0;
@@ -564,8 +592,7 @@ static int dep_count(struct vctx *v, int32_t id, const struct cs_dep *dep, int32
     return 0;
 }
 
-static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                    void *arg)
+static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target, void *arg)
 {
     int32_t *fill = arg;
 
@@ -759,11 +786,60 @@ out:
     free(msg);
 }
 
+/* Kahn's algorithm over the real steps, consuming indeg (unmet waits per step); writes the order
+ * to out and returns its length (short of nreal when steps wait in a cycle). Without a stack,
+ * breadth first from the lowest step number; with one (nreal entries), depth first from the
+ * highest: one tb runs as far as it can before another starts. */
+static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *stack)
+{
+    int32_t n = 0, head = 0, top = 0;
+
+    if (stack == NULL) {
+        for (int32_t id = 0; id < v->nsteps; id++)
+            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
+                out[n++] = id;
+    } else {
+        for (int32_t id = 0; id < v->nsteps; id++)
+            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
+                stack[top++] = id;
+    }
+    for (;;) {
+        int32_t id, succ[2];
+
+        if (stack == NULL) {
+            if (head == n)
+                break;
+            id = out[head++];
+        } else {
+            if (top == 0)
+                break;
+            id = out[n++] = stack[--top];
+        }
+        succ[0] = v->send_to[id];
+        succ[1] = next_real(v, id);
+        for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
+            if (--indeg[v->dep_list[k]] == 0) {
+                if (stack == NULL)
+                    out[n++] = v->dep_list[k];
+                else
+                    stack[top++] = v->dep_list[k];
+            }
+        for (int k = 0; k < 2; k++)
+            if (succ[k] >= 0 && --indeg[succ[k]] == 0) {
+                if (stack == NULL)
+                    out[n++] = succ[k];
+                else
+                    stack[top++] = succ[k];
+            }
+    }
+    return n;
+}
+
 /* Order the real steps so that every wait (program order, dependency, send before its matching
  * receive) is met by an earlier step; report a cycle when there is none. */
 static void check_deadlock(struct vctx *v)
 {
-    int32_t *fill = NULL, head = 0;
+    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
 
     if ((v->signal = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
         (v->indeg = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
@@ -801,23 +877,20 @@ static void check_deadlock(struct vctx *v)
     for (int32_t id = 0; id < v->nsteps; id++)
         if (step_at(v, id)->type != CS_STEP_NOP)
             each_dep(v, id, dep_fill, fill);
-    for (int32_t id = 0; id < v->nsteps; id++)
-        if (step_at(v, id)->type != CS_STEP_NOP && v->indeg[id] == 0)
-            v->order[v->norder++] = id;
-    while (head < v->norder) {
-        int32_t id = v->order[head++], succ[2] = {next_real(v, id), v->send_to[id]};
-
-        for (int k = 0; k < 2; k++)
-            if (succ[k] >= 0 && --v->indeg[succ[k]] == 0)
-                v->order[v->norder++] = succ[k];
-        for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
-            if (--v->indeg[v->dep_list[k]] == 0)
-                v->order[v->norder++] = v->dep_list[k];
-    }
-    if (v->norder < v->nreal && !v->oom)
+    if ((indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+        goto out;
+    memcpy(indeg0, v->indeg, (size_t)v->nsteps * sizeof(int32_t));
+    v->norder = topo_sort(v, v->indeg, v->order, NULL);
+    if (v->norder < v->nreal && !v->oom) {
         report_cycle(v);
+    } else if ((v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
+               (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL) {
+        topo_sort(v, indeg0, v->order2, stack);
+    }
 out:
     free(fill);
+    free(indeg0);
+    free(stack);
 }
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
@@ -842,18 +915,29 @@ struct queue {
     int32_t len, cap, head;
 };
 
+/* An output chunk's final value, to compare two executions. */
+struct outval {
+    uint64_t h1, h2, n;
+    int32_t writer; /* last step that wrote it, -1 for none */
+    int state;      /* 0 never written, 1 computed from uninitialised data, 2 a value */
+    int right;      /* the value the collective requires */
+};
+
 struct dctx {
     struct vctx *v;
+    int quiet;           /* report nothing: a second execution, compared by the caller */
+    struct outval *vals; /* filled with the output chunks (rank-major), when not NULL */
+    uint64_t *colsum;    /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
     const struct cs_sched *sc;
     int inplace;
     const char *mode; /* "" or " (in-place call)" / " (out-of-place call)" */
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    uint32_t **buf[3];   /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
-    int32_t **wr[3];     /* last writer step per chunk, -1 for the initial input */
-    struct queue *q;     /* per sending tb: the values in flight on its connection */
-    uint64_t *mult;      /* scratch for rebuilding a multiset */
+    uint32_t **buf[3]; /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
+    int32_t **wr[3];   /* last writer step per chunk, -1 for the initial input */
+    struct queue *q;   /* per sending tb: the values in flight on its connection */
+    uint64_t *mult;    /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -1027,16 +1111,18 @@ static void push(struct dctx *d, int32_t t, uint32_t val)
 
 static uint32_t pop(struct dctx *d, int32_t t)
 {
-    struct queue *q = &d->q[t];
+    struct queue *q;
 
     /* The topological order runs the k-th send before the k-th receive, and the counts match. */
-    return t >= 0 && q->head < q->len ? q->v[q->head++] : POISON;
+    if (t < 0)
+        return POISON;
+    q = &d->q[t];
+    return q->head < q->len ? q->v[q->head++] : POISON;
 }
 
 static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
 {
-    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n
-                                                            : d->v->gpu[rank]->s_chunks;
+    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
 }
 
 static void exec_step(struct dctx *d, int32_t id)
@@ -1057,20 +1143,30 @@ static void exec_step(struct dctx *d, int32_t id)
         if (cs_step_recvs(st->type))
             r = pop(d, v->recv_peer_tb[t]);
         switch (st->type) {
-        case CS_STEP_S: push(d, t, x); break;
-        case CS_STEP_R: store(d, rank, st->dstbuf, dof, r, id, &tr); break;
+        case CS_STEP_S:
+            push(d, t, x);
+            break;
+        case CS_STEP_R:
+            store(d, rank, st->dstbuf, dof, r, id, &tr);
+            break;
         case CS_STEP_RCS:
             store(d, rank, st->dstbuf, dof, r, id, &tr);
             push(d, t, r);
             break;
-        case CS_STEP_RRC: store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr); break;
-        case CS_STEP_RRS: push(d, t, make_sum(d, x, r)); break;
+        case CS_STEP_RRC:
+            store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr);
+            break;
+        case CS_STEP_RRS:
+            push(d, t, make_sum(d, x, r));
+            break;
         case CS_STEP_RRCS:
             x = make_sum(d, x, r);
             store(d, rank, st->dstbuf, dof, x, id, &tr);
             push(d, t, x);
             break;
-        case CS_STEP_CPY: store(d, rank, st->dstbuf, dof, x, id, &tr); break;
+        case CS_STEP_CPY:
+            store(d, rank, st->dstbuf, dof, x, id, &tr);
+            break;
         case CS_STEP_RE: {
             uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
 
@@ -1078,20 +1174,25 @@ static void exec_step(struct dctx *d, int32_t id)
             store(d, rank, st->dstbuf, dof, make_sum(d, old, x), id, &tr);
             break;
         }
-        case CS_STEP_NOP: break;
+        case CS_STEP_NOP:
+            break;
         }
-        if (!d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
+        if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
             diag(v, CS_VERIFY_WARNING, CS_VERIFY_DATA, st->line,
                  "%s writes input chunk %ld%s: NCCL's send buffer is const in an out-of-place "
-                 "call", step_name(v, id, a, sizeof(a)), dof, d->mode);
+                 "call",
+                 step_name(v, id, a, sizeof(a)), dof, d->mode);
         }
     }
+    if (d->quiet)
+        return;
     if (tr.unset)
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
              "%s reads %s chunk %ld%s, which was never written%s%s", step_name(v, id, a, sizeof(a)),
-             buf_name(tr.unset_buf), tr.first_unset, tr.unset > 1 ? " (and more of its chunks)" : "",
+             buf_name(tr.unset_buf), tr.first_unset,
+             tr.unset > 1 ? " (and more of its chunks)" : "",
              tr.unset_buf == CS_BUF_INPUT ? "" : " (uninitialised)", d->mode);
     if (tr.oob_read)
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
@@ -1162,8 +1263,7 @@ static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
 
 /* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
  * every rank (chunk < 0: a single expected leaf, nothing more to say). */
-static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len,
-                     size_t *cap)
+static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len, size_t *cap)
 {
     size_t nt;
     struct term *t;
@@ -1210,23 +1310,29 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
         for (size_t k = 0; k < nt; k++) {
             if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus) {
                 if (t[k].mult > 1 && ndup++ < 8)
-                    append(msg, len, cap, "%s rank %u", ndup > 1 ? "," : "; counted more than once:",
-                           t[k].rank);
+                    append(msg, len, cap, "%s rank %u",
+                           ndup > 1 ? "," : "; counted more than once:", t[k].rank);
             }
         }
         for (size_t k = 0; k < nt; k++) {
             if ((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) {
                 if (nforeign++ < 8)
-                    append(msg, len, cap, "%s rank %u chunk %u", nforeign > 1 ? "," : "; not "
-                           "belonging here:", t[k].rank, t[k].chunk);
+                    append(msg, len, cap, "%s rank %u chunk %u",
+                           nforeign > 1 ? ","
+                                        : "; not "
+                                          "belonging here:",
+                           t[k].rank, t[k].chunk);
             }
         }
         for (int r = 0; r < d->sc->ngpus; r++)
             nmissing += !seen[r];
         for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
             if (!seen[r])
-                append(msg, len, cap, "%s %d", listed++ ? "," : nmissing > 1 ? "; missing ranks"
-                                                                            : "; missing rank", r);
+                append(msg, len, cap, "%s %d",
+                       listed++       ? ","
+                       : nmissing > 1 ? "; missing ranks"
+                                      : "; missing rank",
+                       r);
         if (ndup > 8 || nforeign > 8 || nmissing > 8)
             append(msg, len, cap, " (lists cut at 8)");
         free(seen);
@@ -1245,16 +1351,21 @@ static void check_outputs(struct dctx *d)
         for (long k = 0; k < d->out_n && !v->oom; k++) {
             int32_t *w;
             uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
-            uint64_t e1 = 0, e2 = 0, h1, h2, en;
+            uint64_t e1 = 0, e2 = 0, en;
             long sumchunk = -1, src_rank = -1, src_chunk = -1;
+            int right;
             char *msg;
             size_t len = 0, cap = 512;
             char a[128];
             int line;
 
             switch (coll) {
-            case CS_COLL_ALLREDUCE: sumchunk = k; break;
-            case CS_COLL_REDUCE_SCATTER: sumchunk = (long)r * d->C + k; break;
+            case CS_COLL_ALLREDUCE:
+                sumchunk = k;
+                break;
+            case CS_COLL_REDUCE_SCATTER:
+                sumchunk = (long)r * d->C + k;
+                break;
             case CS_COLL_ALLGATHER:
                 src_rank = k / d->C;
                 src_chunk = k % d->C;
@@ -1263,21 +1374,32 @@ static void check_outputs(struct dctx *d)
                 src_rank = k / d->C;
                 src_chunk = (long)r * d->C + k % d->C;
                 break;
-            default: return;
+            default:
+                return;
             }
             if (sumchunk >= 0) {
-                for (int i = 0; i < G; i++) {
-                    leaf_hash((uint32_t)i, (uint32_t)sumchunk, &h1, &h2);
-                    e1 += h1;
-                    e2 += h2;
-                }
+                e1 = d->colsum[2 * sumchunk];
+                e2 = d->colsum[2 * sumchunk + 1];
                 en = (uint64_t)G;
             } else {
                 leaf_hash((uint32_t)src_rank, (uint32_t)src_chunk, &e1, &e2);
                 en = 1;
             }
-            if (val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
-                d->nodes[val].n == en)
+            right = val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
+                    d->nodes[val].n == en;
+            if (d->vals != NULL) {
+                struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
+
+                o->writer = *w;
+                o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
+                o->right = right;
+                if (val > POISON) {
+                    o->h1 = d->nodes[val].h1;
+                    o->h2 = d->nodes[val].h2;
+                    o->n = d->nodes[val].n;
+                }
+            }
+            if (right || d->quiet)
                 continue;
             v->res->nwrong_outputs++;
             line = *w >= 0 ? step_at(v, *w)->line : v->gpu[r]->line;
@@ -1290,12 +1412,15 @@ static void check_outputs(struct dctx *d)
                 return;
             }
             if (sumchunk >= 0)
-                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected the sum "
-                       "of input chunk %ld of all %d ranks, each once; found ", r, k, d->mode,
-                       sumchunk, G);
+                append(&msg, &len, &cap,
+                       "rank %d output chunk %ld is wrong%s: expected the sum "
+                       "of input chunk %ld of all %d ranks, each once; found ",
+                       r, k, d->mode, sumchunk, G);
             else
-                append(&msg, &len, &cap, "rank %d output chunk %ld is wrong%s: expected input "
-                       "chunk %ld of rank %ld; found ", r, k, d->mode, src_chunk, src_rank);
+                append(&msg, &len, &cap,
+                       "rank %d output chunk %ld is wrong%s: expected input "
+                       "chunk %ld of rank %ld; found ",
+                       r, k, d->mode, src_chunk, src_rank);
             describe(d, val, sumchunk, &msg, &len, &cap);
             if (*w >= 0) {
                 step_label(v, *w, a, sizeof(a));
@@ -1328,12 +1453,17 @@ static void dctx_cleanup(struct dctx *d)
     free(d->q);
     free(d->nodes);
     free(d->mult);
+    free(d->colsum);
 }
 
-static void run_data(struct vctx *v, int inplace, const char *mode)
+/* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
+ * (quiet: only record them in vals). */
+static void run_data(struct vctx *v, int inplace, const char *mode, const int32_t *order, int quiet,
+                     struct outval *vals)
 {
     const struct cs_sched *sc = v->sc;
-    struct dctx d = {.v = v, .sc = sc, .inplace = inplace, .mode = mode};
+    struct dctx d = {
+        .v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet, .vals = vals};
     int G = sc->ngpus;
 
     d.N = sc->nchunksperloop;
@@ -1350,10 +1480,20 @@ static void run_data(struct vctx *v, int inplace, const char *mode)
             if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
                 (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)
                 goto out;
+            memset(d.wr[b][r], 0xff, n * sizeof(int32_t)); /* -1: no step wrote it */
         }
     }
-    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL)
+    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
+        (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
+    for (long c = 0; c < d.N; c++)
+        for (int r = 0; r < G; r++) {
+            uint64_t h1, h2;
+
+            leaf_hash((uint32_t)r, (uint32_t)c, &h1, &h2);
+            d.colsum[2 * c] += h1;
+            d.colsum[2 * c + 1] += h2;
+        }
     new_node(&d); /* UNSET */
     new_node(&d); /* POISON */
     for (int r = 0; r < G; r++)
@@ -1365,11 +1505,67 @@ static void run_data(struct vctx *v, int inplace, const char *mode)
             *w = -1;
         }
     for (int32_t k = 0; k < v->norder && !v->oom; k++)
-        exec_step(&d, v->order[k]);
+        exec_step(&d, order[k]);
     if (!v->oom)
         check_outputs(&d);
 out:
     dctx_cleanup(&d);
+}
+
+static const char *outval_words(const struct outval *o)
+{
+    return o->state == 0   ? "is never written"
+           : o->state == 1 ? "holds a value computed from uninitialised chunks"
+           : o->right      ? "holds the right value"
+                           : "holds a wrong value";
+}
+
+/* Execute the schedule in two orders that both respect every wait; outputs that differ betray a
+ * missing dependency (a race), which one order alone could hide. */
+static void check_data(struct vctx *v, int inplace, const char *mode)
+{
+    const struct cs_sched *sc = v->sc;
+    int G = sc->ngpus;
+    size_t out_n =
+        (size_t)(sc->coll == CS_COLL_REDUCE_SCATTER ? sc->nchunksperloop / G : sc->nchunksperloop);
+    struct outval *a = xcalloc(v, (size_t)G * out_n, sizeof(*a));
+    struct outval *b = xcalloc(v, (size_t)G * out_n, sizeof(*b));
+
+    if (a == NULL || b == NULL)
+        goto out;
+    run_data(v, inplace, mode, v->order, 0, a);
+    if (v->oom || v->order2 == NULL)
+        goto out;
+    run_data(v, inplace, mode, v->order2, 1, b);
+    for (size_t i = 0; i < (size_t)G * out_n && !v->oom; i++) {
+        const struct outval *x = &a[i], *y = &b[i];
+        char wa[128] = "", wb[128] = "";
+        const struct outval *bad;
+
+        /* Equal values from different writers are a harmless race: not reported. */
+        if (x->state == y->state &&
+            (x->state != 2 || (x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n)))
+            continue;
+        bad = x->right ? y : x;
+        if (x->writer >= 0) {
+            strcpy(wa, " (last written by ");
+            step_label(v, x->writer, wa + strlen(wa), sizeof(wa) - strlen(wa) - 1);
+            strcat(wa, ")");
+        }
+        if (y->writer >= 0) {
+            strcpy(wb, " (last written by ");
+            step_label(v, y->writer, wb + strlen(wb), sizeof(wb) - strlen(wb) - 1);
+            strcat(wb, ")");
+        }
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA,
+             bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
+             "rank %zu output chunk %zu depends on the order of execution%s, a missing "
+             "dependency: in one order that meets every wait it %s%s, in another it %s%s",
+             i / out_n, i % out_n, mode, outval_words(x), wa, outval_words(y), wb);
+    }
+out:
+    free(a);
+    free(b);
 }
 
 /* Buffer sizes the runtime gives each collective, against what the gpus declare. */
@@ -1380,8 +1576,10 @@ static void check_sizes(struct vctx *v)
     int in_n, out_n;
 
     if (sc->coll != CS_COLL_ALLREDUCE && N % G != 0) {
-        SERROR(v, sc->line, "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
-               "its buffers into one part per rank", N, G, cs_coll_name(sc->coll));
+        SERROR(v, sc->line,
+               "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
+               "its buffers into one part per rank",
+               N, G, cs_coll_name(sc->coll));
         v->nodata++;
         return;
     }
@@ -1391,9 +1589,10 @@ static void check_sizes(struct vctx *v)
         const struct cs_gpu *gpu = v->gpu[g];
 
         if (gpu->i_chunks > in_n || gpu->o_chunks > out_n) {
-            SERROR(v, gpu->line, "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
-                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank", g,
-                   gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
+            SERROR(v, gpu->line,
+                   "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
+                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank",
+                   g, gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
             v->nodata++;
         }
     }
@@ -1426,9 +1625,9 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
 
             res->data_checked = 1;
             if (in)
-                run_data(&v, 1, out_ ? " (in-place call)" : "");
+                check_data(&v, 1, out_ ? " (in-place call)" : "");
             if (out_ && !v.oom)
-                run_data(&v, 0, in ? " (out-of-place call)" : "");
+                check_data(&v, 0, in ? " (out-of-place call)" : "");
         }
     }
     free(v.gpu);
@@ -1444,6 +1643,7 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
     free(v.signal);
     free(v.indeg);
     free(v.order);
+    free(v.order2);
     free(v.dep_off);
     free(v.dep_list);
     if (v.oom) {

@@ -35,14 +35,14 @@ struct cs_verify_diag {
 
 struct cs_verify_result {
     enum cs_verify_verdict verdict;
-    int data_checked;        /* the symbolic execution ran (not for custom, nor after fatal errors) */
-    long nstructure_errors;  /* totals, counting diagnostics that were not kept */
+    int data_checked; /* the symbolic execution ran (not for custom, nor after fatal errors) */
+    long nstructure_errors; /* totals, counting diagnostics that were not kept */
     long ndata_errors;
     long nwarnings;
-    long nwrong_outputs;     /* output chunks whose final value is wrong (a subset of ndata_errors) */
-    int ndiags;              /* kept diagnostics, in the order found */
+    long nwrong_outputs; /* output chunks whose final value is wrong (a subset of ndata_errors) */
+    int ndiags;          /* kept diagnostics, in the order found */
     struct cs_verify_diag *diags;
-    long ndropped;           /* diagnostics counted but not kept */
+    long ndropped; /* diagnostics counted but not kept */
     int max_diags;
     int cap_diags;
 };

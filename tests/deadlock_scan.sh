@@ -33,10 +33,10 @@ check() { # FILE PROTO LAST_OK FIRST_DEADLOCK|none
     plat=$(platform "$g")
     if [ "$dead" = none ]; then
         [ "$ok" -gt "$max" ] && ok=$max
-        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$ok" --format csv 2>/dev/null)
+        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$ok" --format csv 2>"$tmp/err")
         want="ok"
     else
-        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$dead" -f "$((dead / ok))" --format csv 2>/dev/null)
+        out=$("$cs" predict "$file" --platform "$plat" --protocol "$proto" -b "$ok" -e "$dead" -f "$((dead / ok))" --format csv 2>"$tmp/err")
         want="ok deadlock"
     fi
     got=$(printf '%s\n' "$out" | sed -n '2,$p' | awk -F, '{print $7}' | tr '\n' ' ' | sed 's/ $//')
@@ -44,6 +44,7 @@ check() { # FILE PROTO LAST_OK FIRST_DEADLOCK|none
     if [ "$got" != "$want" ]; then
         echo "FAIL: $file $proto sizes $ok/$dead: want '$want', got '$got'"
         printf '%s\n' "$out" | head -n 5
+        head -n 5 "$tmp/err"
         fail=$((fail + 1))
     fi
 }

@@ -1,0 +1,717 @@
+/* exec.cu: run MSCCL XML schedules on the GPU (test T9): one CTA per <tb>, 8-slot FIFOs per
+ * connection in the protocol of the schedule, dependency flags as the MSCCL runtime uses them;
+ * N virtual ranks on one GPU, or one rank per GPU; outputs checked against the CPU reference. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "harness.h"
+#include "proto.cuh"
+
+extern "C" {
+#include "xml.h"
+#include "xplan.h"
+}
+
+/* Flag value of (launch, iteration, XML step): lexicographic, as COMPUTE_FLAG. */
+__device__ __forceinline__ unsigned long long hx_flag(unsigned work, int iter, int s)
+{
+    return ((unsigned long long)work << 40) | ((unsigned long long)iter << 8) | (unsigned)s;
+}
+
+/* Step-type predicates of sched.c, for device code. */
+__device__ __forceinline__ int cs_step_sends_d(int t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
+}
+
+__device__ __forceinline__ int cs_step_recvs_d(int t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
+           t == CS_STEP_RRCS;
+}
+
+__device__ __forceinline__ int cs_step_reads_src_d(int t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+__device__ __forceinline__ int cs_step_writes_dst_d(int t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+struct hx_exec_args {
+    const cs_xplan_tb *tbs;
+    const cs_xplan_step *steps;
+    const cs_xplan_dep *deps;
+    const int *srcs;
+    hx_conn *const *conns;     /* per connection, on its receiver's device */
+    unsigned long long *flags; /* one per global tb */
+    float *const *in, *const *out, *const *scratch; /* per rank */
+    int tb_offset;
+    int proto;
+    unsigned work;
+    long chunk_elems, iter_elems;
+    int niters, max_count;
+    hx_ctl ctl;
+};
+
+__device__ __forceinline__ float *hx_buf(const hx_exec_args &a, int rank, int buf)
+{
+    return buf == CS_BUF_INPUT ? a.in[rank] : buf == CS_BUF_OUTPUT ? a.out[rank] : a.scratch[rank];
+}
+
+/* The same region arithmetic as the CPU emulation (xplan.c call_region). */
+__device__ __forceinline__ void hx_region(const hx_exec_args &a, int off, int cnt, int k, int iter,
+                                          long *start, long *len)
+{
+    long g = (long)iter * a.iter_elems;
+    long nelem = a.chunk_elems - g < a.iter_elems ? a.chunk_elems - g : a.iter_elems;
+    int c0 = off + k * a.max_count;
+    int nk = cnt - k * a.max_count < a.max_count ? cnt - k * a.max_count : a.max_count;
+
+    *start = (long)c0 * a.chunk_elems + g;
+    *len = (long)(nk - 1) * a.chunk_elems + nelem;
+}
+
+__global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
+{
+    __shared__ int flag;
+    int bid = a.tb_offset + blockIdx.x;
+    const cs_xplan_tb tb = a.tbs[bid];
+    hx_conn *rc = tb.recv_conn >= 0 ? a.conns[tb.recv_conn] : NULL;
+    hx_conn *sc = tb.send_conn >= 0 ? a.conns[tb.send_conn] : NULL;
+    unsigned long long sstep = sc ? sc->send_step : 0, rstep = rc ? rc->recv_step : 0;
+
+    for (int iter = 0; iter < a.niters; iter++) {
+        for (int i = 0; i < tb.nsteps; i++) {
+            const cs_xplan_step st = a.steps[tb.step_first + i];
+            int calls = (st.cnt + a.max_count - 1) / a.max_count;
+
+            /* Dependencies: thread d waits for dependency d (msccl_kernel.cu). */
+            if ((int)threadIdx.x < st.ndeps) {
+                const cs_xplan_dep dp = a.deps[st.dep_first + threadIdx.x];
+
+                if (hx_spin_ge(&a.flags[dp.tb], hx_flag(a.work, iter, dp.s), a.ctl))
+                    __threadfence();
+            }
+            if (hx_block_aborted(a.ctl, &flag))
+                return;
+            for (int k = 0; k < calls; k++) {
+                long start, len, dstart = 0, dlen = 0;
+                hx_op op;
+
+                hx_region(a, st.srcoff, st.cnt, k, iter, &start, &len);
+                hx_region(a, st.dstoff, st.cnt, k, iter, &dstart, &dlen);
+                op.src = cs_step_reads_src_d(st.type) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
+                op.dst = cs_step_writes_dst_d(st.type) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
+                op.rc = cs_step_recvs_d(st.type) ? rc : NULL;
+                op.sc = cs_step_sends_d(st.type) ? sc : NULL;
+                op.n = len;
+                if (st.type == CS_STEP_CPY || st.type == CS_STEP_RE) {
+                    const float *base = hx_buf(a, tb.rank, st.srcbuf);
+
+                    for (long e = threadIdx.x; e < len; e += blockDim.x) {
+                        float v = hx_ld(op.src + e);
+
+                        if (st.type == CS_STEP_RE) {
+                            v += hx_ld(op.dst + e);
+                            for (int j = 0; j < st.nsrcs; j++)
+                                v += hx_ld(base + (long)a.srcs[st.src_first + j] * a.chunk_elems +
+                                           (start - (long)st.srcoff * a.chunk_elems) + e);
+                        }
+                        op.dst[e] = v;
+                    }
+                    __syncthreads();
+                } else if (!hx_prim(a.proto, op, sstep, rstep, a.ctl, &flag)) {
+                    return;
+                }
+            }
+            if (st.hasdep) {
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    __threadfence();
+                    *(volatile unsigned long long *)&a.flags[bid] = hx_flag(a.work, iter, st.s);
+                }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        if (sc)
+            sc->send_step = sstep;
+        if (rc)
+            rc->recv_step = rstep;
+    }
+}
+
+/* ---------------- host side ---------------- */
+
+static const char *const hx_default_xmls[] = {
+    "simple_allreduce_ring.4gpu.1inst.xml",
+    "allreduce_a100_ncv4.4gpu.1inst.LL.xml",
+    "allgather_a100_pcie.4gpu.1inst.LL128.xml",
+    "alltoall_allpairs.8gpu.1inst.LL128.xml",
+    "allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml",
+    /* The published seed: its output is wrong by design (DESIGN.md), so its rows must say
+     * wrong_schedule, which checks the executor's check. */
+    "allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml",
+};
+
+static const char *proto_mech(int proto)
+{
+    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
+}
+
+static double busbw_factor(const cs_xplan *p)
+{
+    double n = p->nranks;
+
+    switch (p->coll) {
+    case CS_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case CS_COLL_ALLGATHER:
+    case CS_COLL_REDUCE_SCATTER:
+    case CS_COLL_ALLTOALL: return (n - 1) / n;
+    }
+    return 1.0;
+}
+
+/* Device state of one schedule, sized for its largest call. */
+struct hx_xrun {
+    const cs_xplan *p;
+    int multi;                 /* one rank per GPU */
+    std::vector<int> dev;      /* device of each rank */
+    std::vector<float *> in_mem, out_mem, scratch, in, out;
+    std::vector<hx_conn> conns_h; /* reset image (FIFO pointer set, counters zero) */
+    std::vector<hx_conn *> conns_d; /* each on its receiver's device */
+    std::vector<char *> fifos;
+    struct perdev {
+        cs_xplan_tb *tbs;
+        cs_xplan_step *steps;
+        cs_xplan_dep *deps;
+        int *srcs;
+        unsigned long long *flags;
+        float **in, **out, **scratch;
+        hx_conn **conns;
+        cudaStream_t stream;
+    };
+    std::vector<perdev> pd; /* per device ordinal */
+};
+
+template <typename T> static int to_dev(T **d, const T *h, size_t n)
+{
+    if (HX_CK(cudaMalloc((void **)d, (n ? n : 1) * sizeof(T))))
+        return -1;
+    if (n && HX_CK(cudaMemcpy(*d, h, n * sizeof(T), cudaMemcpyHostToDevice)))
+        return -1;
+    return 0;
+}
+
+static void xrun_free(hx_xrun &x)
+{
+    for (size_t r = 0; r < x.dev.size(); r++) {
+        cudaSetDevice(x.dev[r]);
+        cudaFree(x.in_mem[r]);
+        cudaFree(x.out_mem[r]);
+        cudaFree(x.scratch[r]);
+    }
+    for (size_t c = 0; c < x.fifos.size(); c++) {
+        cudaFree(x.fifos[c]);
+        cudaFree(x.conns_d[c]);
+    }
+    for (size_t d = 0; d < x.pd.size(); d++) {
+        hx_xrun::perdev &q = x.pd[d];
+
+        if (q.tbs == NULL)
+            continue;
+        cudaSetDevice((int)d);
+        cudaFree(q.tbs);
+        cudaFree(q.steps);
+        cudaFree(q.deps);
+        cudaFree(q.srcs);
+        cudaFree(q.flags);
+        cudaFree(q.in);
+        cudaFree(q.out);
+        cudaFree(q.scratch);
+        cudaFree(q.conns);
+        cudaStreamDestroy(q.stream);
+    }
+    x.pd.clear();
+}
+
+/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used. */
+static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
+{
+    const cs_xplan *p = x.p;
+    int ndev_used = 1;
+
+    x.dev.assign(p->nranks, 0);
+    if (x.multi)
+        for (int r = 0; r < p->nranks; r++)
+            x.dev[r] = r;
+    for (int r = 0; r < p->nranks; r++)
+        if (x.dev[r] + 1 > ndev_used)
+            ndev_used = x.dev[r] + 1;
+    x.in_mem.assign(p->nranks, NULL);
+    x.out_mem.assign(p->nranks, NULL);
+    x.scratch.assign(p->nranks, NULL);
+    x.in.assign(p->nranks, NULL);
+    x.out.assign(p->nranks, NULL);
+    for (int r = 0; r < p->nranks; r++) {
+        const cs_xplan_rank &rk = p->ranks[r];
+        size_t S = (size_t)max_chunk_elems;
+
+        if (HX_CK(cudaSetDevice(x.dev[r])) ||
+            HX_CK(cudaMalloc((void **)&x.scratch[r], ((size_t)rk.scratch_chunks * S + 1) * 4)))
+            return -1;
+        if (rk.in_alias >= 0) {
+            if (HX_CK(cudaMalloc((void **)&x.out_mem[r], ((size_t)rk.out_chunks * S + 1) * 4)))
+                return -1;
+            x.out[r] = x.out_mem[r];
+            x.in[r] = NULL; /* set per size: depends on the chunk size */
+        } else {
+            if (HX_CK(cudaMalloc((void **)&x.in_mem[r], ((size_t)rk.in_chunks * S + 1) * 4)))
+                return -1;
+            x.in[r] = x.in_mem[r];
+            if (rk.out_alias < 0) {
+                if (HX_CK(cudaMalloc((void **)&x.out_mem[r], ((size_t)rk.out_chunks * S + 1) * 4)))
+                    return -1;
+                x.out[r] = x.out_mem[r];
+            }
+        }
+    }
+    /* Connections and FIFOs live on the receiver's device. */
+    x.conns_h.assign(p->nconns, hx_conn());
+    x.fifos.assign(p->nconns, NULL);
+    x.conns_d.assign(p->nconns, NULL);
+    for (int k = 0; k < p->nconns; k++) {
+        long sb = hx_slot_bytes(p->proto);
+
+        if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
+            HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * HX_NSTEPS)) ||
+            HX_CK(cudaMalloc((void **)&x.conns_d[k], sizeof(hx_conn))))
+            return -1;
+        memset(&x.conns_h[k], 0, sizeof(hx_conn));
+        x.conns_h[k].fifo = x.fifos[k];
+        x.conns_h[k].slot_bytes = sb;
+    }
+    x.pd.assign(c->ndev, hx_xrun::perdev());
+    for (int d = 0; d < ndev_used; d++) {
+        hx_xrun::perdev &q = x.pd[d];
+
+        memset(&q, 0, sizeof(q));
+        if (HX_CK(cudaSetDevice(d)) || to_dev(&q.tbs, p->tbs, p->ntbs) ||
+            to_dev(&q.steps, p->steps, p->nsteps) || to_dev(&q.deps, p->deps, p->ndeps) ||
+            to_dev(&q.srcs, p->srcs, p->nsrcs) ||
+            HX_CK(cudaMalloc((void **)&q.flags, (p->ntbs + 1) * sizeof(unsigned long long))) ||
+            HX_CK(cudaMalloc((void **)&q.in, p->nranks * sizeof(float *))) ||
+            HX_CK(cudaMalloc((void **)&q.out, p->nranks * sizeof(float *))) ||
+            HX_CK(cudaMalloc((void **)&q.scratch, p->nranks * sizeof(float *))) ||
+            HX_CK(cudaStreamCreateWithFlags(&q.stream, cudaStreamNonBlocking)) ||
+            to_dev(&q.conns, x.conns_d.data(), x.conns_d.size()))
+            return -1;
+    }
+    return 0;
+}
+
+/* Per-size device pointers (the aliased input moves with the chunk size). */
+static int xrun_pointers(hx_xrun &x, long S)
+{
+    const cs_xplan *p = x.p;
+
+    for (int r = 0; r < p->nranks; r++) {
+        const cs_xplan_rank &rk = p->ranks[r];
+
+        if (rk.in_alias >= 0)
+            x.in[r] = x.out[r] + (size_t)rk.in_alias * S;
+        else if (rk.out_alias >= 0)
+            x.out[r] = x.in[r] + (size_t)rk.out_alias * S;
+    }
+    for (size_t d = 0; d < x.pd.size(); d++) {
+        hx_xrun::perdev &q = x.pd[d];
+
+        if (q.tbs == NULL)
+            continue;
+        if (HX_CK(cudaSetDevice((int)d)) ||
+            HX_CK(cudaMemcpy(q.in, x.in.data(), p->nranks * sizeof(float *), cudaMemcpyHostToDevice)) ||
+            HX_CK(cudaMemcpy(q.out, x.out.data(), p->nranks * sizeof(float *), cudaMemcpyHostToDevice)) ||
+            HX_CK(cudaMemcpy(q.scratch, x.scratch.data(), p->nranks * sizeof(float *),
+                             cudaMemcpyHostToDevice)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
+static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_xplan_bufs *img)
+{
+    const cs_xplan *p = x.p;
+    long S = img->chunk_elems;
+
+    for (int r = 0; r < p->nranks; r++) {
+        const cs_xplan_rank &rk = p->ranks[r];
+
+        if (HX_CK(cudaSetDevice(x.dev[r])))
+            return -1;
+        if (x.out_mem[r] && HX_CK(cudaMemcpy(x.out_mem[r], img->out_mem[r],
+                                              (size_t)rk.out_chunks * S * 4, cudaMemcpyHostToDevice)))
+            return -1;
+        if (x.in_mem[r] && HX_CK(cudaMemcpy(x.in_mem[r], img->in_mem[r], (size_t)rk.in_chunks * S * 4,
+                                             cudaMemcpyHostToDevice)))
+            return -1;
+        if (rk.in_alias >= 0 &&
+            HX_CK(cudaMemcpy(x.in[r], img->in[r], (size_t)rk.in_chunks * S * 4, cudaMemcpyHostToDevice)))
+            return -1;
+        if (HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
+            return -1;
+    }
+    for (int k = 0; k < p->nconns; k++)
+        if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
+            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)hx_slot_bytes(p->proto) * HX_NSTEPS)) ||
+            HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
+            return -1;
+    for (size_t d = 0; d < x.pd.size(); d++) {
+        if (x.pd[d].tbs == NULL)
+            continue;
+        if (HX_CK(cudaSetDevice((int)d)) ||
+            HX_CK(cudaMemset(x.pd[d].flags, 0, (p->ntbs + 1) * sizeof(unsigned long long))) ||
+            HX_CK(cudaMemset(c->d_abort[d], 0, sizeof(int))))
+            return -1;
+    }
+    for (size_t d = 0; d < x.pd.size(); d++)
+        if (x.pd[d].tbs && (HX_CK(cudaSetDevice((int)d)) || HX_CK(cudaDeviceSynchronize())))
+            return -1;
+    return 0;
+}
+
+static int xrun_args(hx_ctx *c, hx_xrun &x, int d, const cs_xplan_sizing &sz, hx_exec_args *a)
+{
+    hx_xrun::perdev &q = x.pd[d];
+
+    memset(a, 0, sizeof(*a));
+    a->tbs = q.tbs;
+    a->steps = q.steps;
+    a->deps = q.deps;
+    a->srcs = q.srcs;
+    a->conns = q.conns;
+    a->flags = q.flags;
+    a->in = q.in;
+    a->out = q.out;
+    a->scratch = q.scratch;
+    a->proto = x.p->proto;
+    a->work = 1;
+    a->chunk_elems = sz.chunk_elems;
+    a->iter_elems = sz.iter_elems;
+    a->niters = sz.niters;
+    a->max_count = sz.max_count;
+    a->ctl.abort = c->d_abort[d];
+    a->ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
+    return 0;
+}
+
+static int launch(hx_exec_args *a, int grid, int nthreads, cudaStream_t s)
+{
+    void *params[] = {a};
+
+    return HX_CK(cudaLaunchCooperativeKernel((const void *)hx_exec_kernel, dim3(grid),
+                                             dim3(nthreads), params, 0, s));
+}
+
+/* One sample: reset, run, time, check. emu holds the CPU emulation's result of the same plan and
+ * size, or is NULL when the emulation deadlocks. Sets *status: ok; wrong_schedule (the output is
+ * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
+ * (the GPU disagrees with the emulation). Returns -1 on a CUDA error. */
+static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_xplan_bufs *img,
+                       const cs_xplan_bufs *emu, cs_xplan_bufs *got, int nthreads, double *time_s,
+                       const char **status, char *why, size_t whylen)
+{
+    const cs_xplan *p = x.p;
+    cudaEvent_t e0, e1;
+    int aborted = 0;
+
+    if (xrun_reset(c, x, img))
+        return -1;
+    if (!x.multi) {
+        hx_exec_args a;
+        float ms = 0;
+
+        xrun_args(c, x, 0, sz, &a);
+        if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaEventCreate(&e0)) || HX_CK(cudaEventCreate(&e1)))
+            return -1;
+        if (HX_CK(cudaEventRecord(e0, x.pd[0].stream)) || launch(&a, p->ntbs, nthreads, x.pd[0].stream) ||
+            HX_CK(cudaEventRecord(e1, x.pd[0].stream)) || HX_CK(cudaEventSynchronize(e1)) ||
+            HX_CK(cudaEventElapsedTime(&ms, e0, e1)))
+            return -1;
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        *time_s = ms * 1e-3;
+    } else {
+        double t0 = hx_now_s();
+
+        for (int r = 0; r < p->nranks; r++) {
+            hx_exec_args a;
+
+            xrun_args(c, x, x.dev[r], sz, &a);
+            a.tb_offset = p->ranks[r].tb_first;
+            if (HX_CK(cudaSetDevice(x.dev[r])) ||
+                launch(&a, p->ranks[r].ntbs, nthreads, x.pd[x.dev[r]].stream))
+                return -1;
+        }
+        for (int r = 0; r < p->nranks; r++)
+            if (HX_CK(cudaSetDevice(x.dev[r])) || HX_CK(cudaStreamSynchronize(x.pd[x.dev[r]].stream)))
+                return -1;
+        *time_s = hx_now_s() - t0;
+    }
+    for (size_t d = 0; d < x.pd.size(); d++) {
+        int ab = 0;
+
+        if (x.pd[d].tbs == NULL)
+            continue;
+        if (HX_CK(cudaSetDevice((int)d)) ||
+            HX_CK(cudaMemcpy(&ab, c->d_abort[d], sizeof(int), cudaMemcpyDeviceToHost)))
+            return -1;
+        aborted |= ab;
+    }
+    if (aborted) {
+        *status = emu == NULL ? "deadlock" : "timeout";
+        snprintf(why, whylen, "a wait exceeded %.1f s%s", c->o->spin_timeout_s,
+                 emu == NULL ? "; the CPU emulation of the plan deadlocks at this size too"
+                             : " but the CPU emulation of the plan finishes");
+        return 0;
+    }
+    *status = "ok";
+    for (int r = 0; r < p->nranks; r++)
+        if (HX_CK(cudaSetDevice(x.dev[r])) ||
+            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.chunk_elems * 4,
+                             cudaMemcpyDeviceToHost)))
+            return -1;
+    {
+        cs_error err;
+        long wrong = 0, differ = 0;
+
+        cs_error_init(&err);
+        if (cs_xplan_has_reference(p))
+            wrong = cs_xplan_check_output(p, got, &err);
+        /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
+         * order, and unwritten elements stay NaN in both. */
+        for (int r = 0; emu && r < p->nranks; r++)
+            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.chunk_elems; e++)
+                differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
+        if (differ > 0) {
+            *status = "bad_data";
+            snprintf(why, whylen, "%ld output elements differ from the CPU emulation of the plan (%ld from the reference%s%s)",
+                     differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
+        } else if (wrong > 0) {
+            *status = emu ? "wrong_schedule" : "bad_data";
+            snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
+                     emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
+        } else if (emu == NULL) {
+            snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
+        }
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+
+    return s ? s + 1 : path;
+}
+
+static int exec_one(hx_ctx *c, const char *path)
+{
+    const hx_opts *o = c->o;
+    cs_sched *sched = NULL;
+    cs_xplan *p = NULL;
+    cs_error err;
+    char name[256], csvpath[4600];
+    hx_xrun x;
+    long long sizes[64];
+    int nsizes = 0, nthreads, maxb = 0, rc = 0;
+    long long lo = o->exec_min_bytes, hi = o->exec_max_bytes, unit, timeout_at = -1;
+    FILE *sum;
+
+    cs_error_init(&err);
+    snprintf(name, sizeof(name), "%s", base_name(path));
+    if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".xml") == 0)
+        name[strlen(name) - 4] = '\0';
+    if (cs_sched_read_xml(path, &sched, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {
+        fprintf(stderr, "collsim-harness: %s:%d: %s\n", err.file[0] ? err.file : path, err.line, err.msg);
+        cs_sched_free(sched);
+        c->failures++;
+        return 0;
+    }
+    cs_sched_free(sched);
+    x.p = p;
+    x.multi = o->exec_multi && c->ndev >= p->nranks;
+    nthreads = p->proto == CS_PROTO_SIMPLE ? 512 : 640;
+    if (HX_CK(cudaSetDevice(0)) ||
+        HX_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, hx_exec_kernel, nthreads, 0))) {
+        cs_xplan_free(p);
+        return -1;
+    }
+    {
+        int need = 0;
+
+        for (int r = 0; r < p->nranks; r++)
+            need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
+        if (need > maxb * c->nsm[0]) {
+            hx_row row = {"exec", proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
+                          0, 0, 0, 0, 0.0, 0, "too_big"};
+
+            fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
+                    name, need, maxb, c->nsm[0]);
+            hx_emit(c, &row);
+            cs_xplan_free(p);
+            return 0;
+        }
+    }
+    unit = (long long)p->nchunks * 4;
+    for (long long s = lo; s <= hi && nsizes < 64; s *= o->quick ? 4 : 2) {
+        long long v = s / unit * unit;
+
+        if (v < unit)
+            v = unit;
+        if (nsizes == 0 || sizes[nsizes - 1] != v)
+            sizes[nsizes++] = v;
+    }
+    hx_shuffle(c, sizes, nsizes);
+    {
+        long long mx = 0;
+
+        for (int i = 0; i < nsizes; i++)
+            mx = sizes[i] > mx ? sizes[i] : mx;
+        if (xrun_setup(c, x, (long)(mx / unit))) {
+            xrun_free(x);
+            cs_xplan_free(p);
+            return -1;
+        }
+    }
+    snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", o->outdir, name);
+    sum = fopen(csvpath, "w");
+    if (sum)
+        fprintf(sum, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n");
+    printf("# exec %s: %s, %d ranks (%s), %d tbs, %d connections, %d threads per tb\n", name,
+           cs_proto_name((enum cs_proto)p->proto), p->nranks, x.multi ? "one per GPU" : "virtual, one GPU",
+           p->ntbs, p->nconns, nthreads);
+    printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw", "busbw",
+           "status");
+    for (int i = 0; i < nsizes && rc == 0; i++) {
+        cs_xplan_sizing sz;
+        cs_xplan_bufs *img, *got, *emu;
+        double times[64];
+        int nt = 0, mhz;
+        const char *worst = "ok";
+        char why[1200] = "";
+
+        if (!hx_time_left(c))
+            break;
+        if (timeout_at >= 0 && sizes[i] >= timeout_at)
+            continue;
+        cs_error_init(&err);
+        if (cs_xplan_size(p, sizes[i], 4, 0, &sz, &err) != 0) {
+            fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, sizes[i], err.msg);
+            continue;
+        }
+        img = cs_xplan_bufs_new(p, sz.chunk_elems);
+        got = cs_xplan_bufs_new(p, sz.chunk_elems);
+        emu = cs_xplan_bufs_new(p, sz.chunk_elems);
+        if (img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.chunk_elems)) {
+            cs_xplan_bufs_free(img);
+            cs_xplan_bufs_free(got);
+            cs_xplan_bufs_free(emu);
+            rc = -1;
+            break;
+        }
+        cs_error_init(&err);
+        if (cs_xplan_emulate(p, &sz, emu, &err) != 0) {
+            cs_xplan_bufs_free(emu);
+            emu = NULL;
+        }
+        mhz = hx_sm_mhz(c, 0);
+        for (int smp = 0; smp <= o->samples && smp < 64; smp++) {
+            double t = 0;
+            const char *st = "ok";
+
+            if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, sizeof(why))) {
+                rc = -1;
+                break;
+            }
+            /* A run that finished, with the collective's output or the emulation's. */
+            int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
+
+            if (smp == 0 && ran)
+                continue; /* warm-up: module load, first touch, clocks */
+            {
+                hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+                              x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
+                              (long long)sz.chunk_elems * 4, sizes[i], 1, smp, t, mhz, st};
+
+                hx_emit(c, &row);
+            }
+            if (strcmp(st, "ok") != 0)
+                worst = st;
+            if (ran) {
+                times[nt++] = t;
+            } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
+                timeout_at = sizes[i];
+                break;
+            }
+        }
+        if (rc == 0) {
+            double med = 0, algbw = 0;
+
+            if (nt > 0) {
+                qsort(times, nt, sizeof(double), cmp_double);
+                med = times[nt / 2];
+                algbw = sizes[i] / med / 1e9;
+            }
+            printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", sizes[i], sz.count, "float",
+                   med * 1e6, algbw, algbw * busbw_factor(p), worst, why[0] ? ": " : "", why);
+            if (sum)
+                fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", sizes[i], sz.count, med * 1e6,
+                        algbw, algbw * busbw_factor(p),
+                        worst);
+        }
+        cs_xplan_bufs_free(img);
+        cs_xplan_bufs_free(got);
+        cs_xplan_bufs_free(emu);
+    }
+    if (sum)
+        fclose(sum);
+    xrun_free(x);
+    cs_xplan_free(p);
+    return rc;
+}
+
+int hx_exec(hx_ctx *c)
+{
+    const hx_opts *o = c->o;
+    char path[4096];
+
+    if (o->nxml > 0) {
+        for (int i = 0; i < o->nxml; i++)
+            if (exec_one(c, o->xmls[i]))
+                return -1;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(hx_default_xmls) / sizeof(hx_default_xmls[0]); i++) {
+        snprintf(path, sizeof(path), "%s/tests/data/msccl-xml/%s", CS_SRCDIR, hx_default_xmls[i]);
+        if (exec_one(c, path))
+            return -1;
+    }
+    return 0;
+}

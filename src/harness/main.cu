@@ -1,0 +1,357 @@
+/* main.cu: collsim-harness, the CUDA calibration harness: options, device discovery, the run. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char usage_text[] =
+    "usage: collsim-harness [--quick] [OPTIONS]\n"
+    "\n"
+    "Measure the GPUs of this machine for collsim's timing model and write one CSV row per sample\n"
+    "(calibration.md 3.3) to OUTDIR/calib-HOST-UTC.csv; `collsim calibrate fit` reads it.\n"
+    "\n"
+    "Tests (calibration.md 3.2):\n"
+    "  env     T0 devices, clocks, peer access: the CSV's '#' lines (always runs)\n"
+    "  launch  T1 kernel launch overhead: back-to-back, isolated, CUDA graph, parameter bytes\n"
+    "  timer   T2 event resolution, %%globaltimer tick, event time of fixed spins\n"
+    "  mem     T3 HBM copy (copy engine) and per-CTA copy and k-input reduce throughput\n"
+    "  proto   T4 LL, LL128 and Simple FIFOs of 8 slots between producer and consumer CTAs\n"
+    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over the link\n"
+    "          (needs two or more GPUs with peer access)\n"
+    "  exec    T9 MSCCL XML executor: one CTA per <tb>; on one GPU the ranks are virtual; the\n"
+    "          output is checked against the collective's reference; per-size times are printed\n"
+    "          and written to OUTDIR/exec-NAME.csv in `collsim predict`'s CSV columns\n"
+    "\n"
+    "Options:\n"
+    "  --quick              all single-GPU tests and the executor on a few schedules, designed to\n"
+    "                       take under 3 minutes on one H200 (time limit 400 s)\n"
+    "  --tests LIST         comma-separated tests to run (default: all)\n"
+    "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
+    "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
+    "                       (wrong) hierarchical seed among them)\n"
+    "  --exec-sizes MIN:MAX executor sizes in bytes, all ranks' data (default 4096:16777216 quick,\n"
+    "                       1024:268435456 otherwise)\n"
+    "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
+    "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
+    "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
+    "  --samples N          samples per point after a warm-up (default 5)\n"
+    "  --time-limit S       stop starting new points after S seconds (default 400 quick, 3600)\n"
+    "  --spin-timeout S     bound of every device wait, seconds (default 2); a schedule that\n"
+    "                       deadlocks reports status timeout at that size\n"
+    "  --gpus N             use at most N GPUs\n"
+    "  --seed N             order of the points (default 1)\n"
+    "  -o, --outdir DIR     where the CSVs go (default: .)\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Exit status: 0 all samples ok (or, for the executor, deadlock / wrong_schedule where the CPU\n"
+    "emulation of the same plan agrees); 1 some sample failed its data check, timed out, or did\n"
+    "not fit;\n"
+    "2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
+
+double hx_now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int hx_time_left(hx_ctx *c)
+{
+    if (hx_now_s() - c->t0_s < c->o->time_limit_s)
+        return 1;
+    c->skipped++;
+    return 0;
+}
+
+int hx_test_on(const hx_ctx *c, const char *name)
+{
+    const char *p = c->o->tests;
+    size_t n = strlen(name);
+
+    if (p == NULL)
+        return 1;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+
+        if (l == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+void hx_emit(hx_ctx *c, const hx_row *r)
+{
+    hx_csv_row(&c->csv, r);
+    /* deadlock and wrong_schedule describe the schedule (the CPU emulation agrees), not a fault. */
+    if (strcmp(r->status, "ok") != 0 && strcmp(r->status, "deadlock") != 0 &&
+        strcmp(r->status, "wrong_schedule") != 0)
+        c->failures++;
+}
+
+unsigned hx_rand(hx_ctx *c)
+{
+    /* xorshift32 */
+    c->rng ^= c->rng << 13;
+    c->rng ^= c->rng >> 17;
+    c->rng ^= c->rng << 5;
+    return c->rng;
+}
+
+void hx_shuffle(hx_ctx *c, long long *v, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(hx_rand(c) % (unsigned)(i + 1));
+        long long t = v[i];
+
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
+{
+    if (e == cudaSuccess)
+        return 0;
+    fprintf(stderr, "collsim-harness: %s:%d: %s: %s\n", file, line, what, cudaGetErrorString(e));
+    return 1;
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "collsim-harness: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    fprintf(stderr, "Try 'collsim-harness --help'.\n");
+    return HX_EXIT_USAGE;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtod(s, &end);
+    return errno == 0 && end != s && *end == '\0' && *out > 0;
+}
+
+static int parse_long(const char *s, long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0' && *out >= 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"quick", no_argument, NULL, 'q'},        {"tests", required_argument, NULL, 't'},
+        {"xml", required_argument, NULL, 'x'},    {"exec-sizes", required_argument, NULL, 'S'},
+        {"virtual-ranks", no_argument, NULL, 'V'},    {"samples", required_argument, NULL, 'n'},
+        {"time-limit", required_argument, NULL, 'L'}, {"spin-timeout", required_argument, NULL, 'T'},
+        {"gpus", required_argument, NULL, 'g'},   {"seed", required_argument, NULL, 's'},
+        {"outdir", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    static const char *const known[] = {"env", "launch", "timer", "mem", "proto", "p2p", "exec"};
+    hx_opts o;
+    hx_ctx c;
+    int opt, ndev = 0, rc = 0, have_sizes = 0, have_limit = 0;
+    long long v;
+    double d;
+    cudaError_t e;
+    char host[128] = "host", stamp[32], path[4096];
+    time_t now;
+    struct stat st;
+
+    memset(&o, 0, sizeof(o));
+    memset(&c, 0, sizeof(c));
+    o.samples = 5;
+    o.exec_multi = 1;
+    o.spin_timeout_s = 2.0;
+    o.seed = 1;
+    o.outdir = ".";
+    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'q': o.quick = 1; break;
+        case 't':
+            o.tests = optarg;
+            break;
+        case 'x':
+            if (o.nxml >= HX_MAX_XML)
+                return usage_error("too many --xml", NULL);
+            o.xmls[o.nxml++] = optarg;
+            break;
+        case 'S': {
+            char buf[64], *colon;
+            long long lo, hi;
+
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            colon = strchr(buf, ':');
+            if (colon == NULL)
+                return usage_error("--exec-sizes wants MIN:MAX", optarg);
+            *colon = '\0';
+            if (!parse_long(buf, &lo) || !parse_long(colon + 1, &hi) || lo < 1 || hi < lo)
+                return usage_error("invalid --exec-sizes (MIN:MAX bytes, 1 <= MIN <= MAX)", optarg);
+            o.exec_min_bytes = lo;
+            o.exec_max_bytes = hi;
+            have_sizes = 1;
+            break;
+        }
+        case 'V': o.exec_multi = 0; break;
+        case 'n':
+            if (!parse_long(optarg, &v) || v < 1 || v > 60)
+                return usage_error("--samples wants 1..60", optarg);
+            o.samples = (int)v;
+            break;
+        case 'L':
+            if (!parse_double(optarg, &d))
+                return usage_error("invalid --time-limit", optarg);
+            o.time_limit_s = d;
+            have_limit = 1;
+            break;
+        case 'T':
+            if (!parse_double(optarg, &d) || d > 600)
+                return usage_error("--spin-timeout wants (0, 600] seconds", optarg);
+            o.spin_timeout_s = d;
+            break;
+        case 'g':
+            if (!parse_long(optarg, &v) || v < 1)
+                return usage_error("invalid --gpus", optarg);
+            o.max_gpus = (int)v;
+            break;
+        case 's':
+            if (!parse_long(optarg, &v) || v < 1 || v > 0xffffffffll)
+                return usage_error("invalid --seed", optarg);
+            o.seed = (unsigned)v;
+            break;
+        case 'o': o.outdir = optarg; break;
+        case 'h': fputs(usage_text, stdout); return HX_EXIT_OK;
+        default: return usage_error("invalid option", NULL);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument", argv[optind]);
+    if (o.tests) {
+        hx_ctx probe;
+
+        memset(&probe, 0, sizeof(probe));
+        probe.o = &o;
+        for (const char *p = o.tests; *p;) {
+            const char *q = strchr(p, ',');
+            size_t l = q ? (size_t)(q - p) : strlen(p);
+            int ok = 0;
+
+            for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+                ok |= strlen(known[k]) == l && strncmp(known[k], p, l) == 0;
+            if (!ok)
+                return usage_error("unknown test in --tests", o.tests);
+            if (!q)
+                break;
+            p = q + 1;
+        }
+    }
+    if (!have_sizes) {
+        o.exec_min_bytes = o.quick ? 4096 : 1024;
+        o.exec_max_bytes = o.quick ? (16ll << 20) : (256ll << 20);
+    }
+    if (!have_limit)
+        o.time_limit_s = o.quick ? 400 : 3600;
+    if (stat(o.outdir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return usage_error("output directory does not exist", o.outdir);
+
+    e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        fprintf(stderr, "collsim-harness: no CUDA device: %s\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found 0");
+        return HX_EXIT_NODEV;
+    }
+    if (o.max_gpus > 0 && ndev > o.max_gpus)
+        ndev = o.max_gpus;
+    if (ndev > HX_MAX_DEV)
+        ndev = HX_MAX_DEV;
+    c.o = &o;
+    c.ndev = ndev;
+    c.rng = o.seed;
+    c.t0_s = hx_now_s();
+    c.peer_all = 1;
+    for (int dv = 0; dv < ndev; dv++) {
+        if (HX_CK(cudaSetDevice(dv)) || HX_CK(cudaDeviceGetAttribute(&c.nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
+            HX_CK(cudaMalloc((void **)&c.d_abort[dv], sizeof(int))))
+            return HX_EXIT_NODEV;
+        for (int p = 0; p < ndev; p++) {
+            int acc = 0;
+
+            if (p == dv)
+                continue;
+            cudaDeviceCanAccessPeer(&acc, dv, p);
+            if (acc) {
+                cudaError_t pe = cudaDeviceEnablePeerAccess(p, 0);
+
+                if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled)
+                    acc = 0;
+                cudaGetLastError();
+            }
+            c.peer_all &= acc;
+        }
+    }
+    if (o.exec_multi && ndev > 1 && !c.peer_all) {
+        fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses virtual ranks\n");
+        o.exec_multi = 0;
+    }
+    gethostname(host, sizeof(host) - 1);
+    for (char *p = host; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
+            *p = '_';
+    now = time(NULL);
+    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(path, sizeof(path), "%s/calib-%s-%s.csv", o.outdir, host, stamp);
+    if (hx_csv_open(&c.csv, path) != 0) {
+        fprintf(stderr, "collsim-harness: cannot create %s: %s\n", path, strerror(errno));
+        return HX_EXIT_USAGE;
+    }
+    printf("# collsim-harness %s: %d GPU(s), writing %s\n", o.quick ? "--quick" : "(full)", ndev, path);
+    if (hx_env(&c) == 0) {
+        hx_csv_header(&c.csv);
+        struct {
+            const char *name;
+            int (*fn)(hx_ctx *);
+        } tests[] = {{"launch", hx_launch}, {"timer", hx_timer}, {"mem", hx_mem},
+                     {"proto", hx_proto},   {"p2p", hx_p2p},     {"exec", hx_exec}};
+
+        for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]) && rc == 0; k++) {
+            double t0 = hx_now_s();
+
+            if (!hx_test_on(&c, tests[k].name))
+                continue;
+            if (tests[k].fn(&c) != 0)
+                rc = -1;
+            printf("# %s: %.1f s, %ld rows so far\n", tests[k].name, hx_now_s() - t0, c.csv.rows);
+            fflush(stdout);
+        }
+    } else {
+        rc = -1;
+    }
+    hx_csv_comment(&c.csv, "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d", c.csv.rows,
+                   c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
+    if (hx_csv_close(&c.csv) != 0) {
+        fprintf(stderr, "collsim-harness: write error on %s\n", path);
+        rc = -1;
+    }
+    printf("# done: %ld rows, %ld not ok, %ld points skipped by the time limit, %.1f s\n", c.csv.rows,
+           c.failures, c.skipped, hx_now_s() - c.t0_s);
+    if (rc != 0) {
+        fprintf(stderr, "collsim-harness: stopped by a CUDA error (see above)\n");
+        return HX_EXIT_FAILED;
+    }
+    return c.failures ? HX_EXIT_FAILED : HX_EXIT_OK;
+}

@@ -1,0 +1,882 @@
+/* tests.cu: the harness's measurements T0-T6 (shared reference calibration.md 3.2): environment,
+ * launch overhead, timer self-check, HBM and per-CTA copy/reduce, protocol kernels in loopback,
+ * and with two or more GPUs per-pair bandwidth, latency and protocol kernels across the link. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "harness.h"
+#include "proto.cuh"
+
+#ifndef CS_GIT_SHA
+#define CS_GIT_SHA "unknown"
+#endif
+
+/* ---------------- kernels ---------------- */
+
+__global__ void k_empty(void) {}
+
+template <int N> struct hx_params {
+    char b[N];
+};
+
+template <int N> __global__ void k_params(hx_params<N> p)
+{
+    if (p.b[0] == 127 && threadIdx.x == 1023)
+        asm volatile("trap;");
+}
+
+/* Measure the SM clock: cycles of clock64 over ns of %globaltimer while spinning for ns. */
+__global__ void k_clock(unsigned long long *out, unsigned long long ns)
+{
+    unsigned long long t0 = hx_gtimer(), c0 = clock64(), t;
+
+    do {
+        t = hx_gtimer();
+    } while (t - t0 < ns);
+    out[0] = clock64() - c0;
+    out[1] = t - t0;
+}
+
+/* Smallest nonzero step of %globaltimer seen in n reads. */
+__global__ void k_tick(unsigned long long *out, int n)
+{
+    unsigned long long prev = hx_gtimer(), best = ~0ull;
+
+    for (int i = 0; i < n; i++) {
+        unsigned long long t = hx_gtimer();
+
+        if (t != prev && t - prev < best)
+            best = t - prev;
+        prev = t;
+    }
+    out[0] = best;
+}
+
+__global__ void k_spin(unsigned long long ns)
+{
+    unsigned long long t0 = hx_gtimer();
+
+    while (hx_gtimer() - t0 < ns)
+        ;
+}
+
+/* Integer-valued pattern: sums of up to 8 stay exact in float. */
+__device__ __forceinline__ float hx_pat(long i, int k)
+{
+    return (float)((i * 7 + (long)k * 131 + (i >> 10) * 3) % 61 - 30);
+}
+
+__global__ void k_fill(float *p, long n, int k)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        p[i] = hx_pat(i, k);
+}
+
+__global__ void k_copy(const float4 *__restrict__ s, float4 *__restrict__ d, long n4)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x)
+        d[i] = s[i];
+}
+
+struct hx_srcs {
+    const float4 *p[8];
+};
+
+__global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
+        float4 v = s.p[0][i];
+
+        for (int j = 1; j < k; j++) {
+            float4 w = s.p[j][i];
+
+            v.x += w.x;
+            v.y += w.y;
+            v.z += w.z;
+            v.w += w.w;
+        }
+        d[i] = v;
+    }
+}
+
+/* Count elements of d[0..n) that differ from the sum of patterns k0..k0+k-1 at index (i % period)
+ * (period: the length of the pattern source; 0 means n). */
+__global__ void k_verify(const float *d, long n, long period, int k0, int k, unsigned long long *bad)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        long j = period ? i % period : i;
+        float v = hx_pat(j, k0);
+
+        for (int q = 1; q < k; q++)
+            v += hx_pat(j, k0 + q);
+        if (!(__ldcg(d + i) == v))
+            atomicAdd(bad, 1ull);
+    }
+}
+
+/* Protocol test: P producer/consumer pairs, each pair with its own connection; the producer
+ * sends nsteps calls of n floats (slot k % 8 of its source), the consumer receives them into
+ * slot k % 8 of its destination, reducing with its local operand when reduce is set.
+ * role 0: one grid of 2P blocks (loopback, co-resident); 1: producers only; 2: consumers only. */
+struct hx_pt_args {
+    hx_conn *conns;
+    const float *src, *lsrc;
+    float *dst;
+    long n;
+    int nsteps, proto, role, reduce, npairs;
+    hx_ctl ctl;
+};
+
+__global__ void __launch_bounds__(640) k_proto(hx_pt_args a)
+{
+    __shared__ int flag;
+    int b = blockIdx.x;
+    int producer = a.role == 1 || (a.role == 0 && b < a.npairs);
+    int pair = a.role == 0 && b >= a.npairs ? b - a.npairs : b;
+    unsigned long long sstep = 0, rstep = 0;
+    hx_op op;
+
+    for (int k = 0; k < a.nsteps; k++) {
+        long off = ((long)pair * HX_NSTEPS + k % HX_NSTEPS) * a.n;
+
+        op.n = a.n;
+        if (producer) {
+            op.src = a.src + off;
+            op.dst = NULL;
+            op.rc = NULL;
+            op.sc = &a.conns[pair];
+        } else {
+            op.src = a.reduce ? a.lsrc + off : NULL;
+            op.dst = a.dst + off;
+            op.rc = &a.conns[pair];
+            op.sc = NULL;
+        }
+        if (!hx_prim(a.proto, op, sstep, rstep, a.ctl, &flag))
+            return;
+    }
+}
+
+/* Flag ping-pong between two GPUs: side 0 writes peer[0] = 2k+1 and waits for mine >= 2k+2;
+ * side 1 waits for mine >= 2k+1 and writes peer = 2k+2. */
+__global__ void k_pingpong(volatile unsigned long long *mine, volatile unsigned long long *peer,
+                           int side, int n, hx_ctl ctl)
+{
+    for (int k = 0; k < n; k++) {
+        if (side == 0) {
+            *peer = 2ull * k + 1;
+            __threadfence_system();
+            if (!hx_spin_ge(mine, 2ull * k + 2, ctl))
+                return;
+        } else {
+            if (!hx_spin_ge(mine, 2ull * k + 1, ctl))
+                return;
+            *peer = 2ull * k + 2;
+            __threadfence_system();
+        }
+    }
+}
+
+/* ---------------- helpers ---------------- */
+
+static int grid_for(long n, int nt)
+{
+    long g = (n + nt - 1) / nt;
+
+    return g < 1 ? 1 : g > 4096 ? 4096 : (int)g;
+}
+
+int hx_sm_mhz(hx_ctx *c, int dev)
+{
+    unsigned long long *d, h[2] = {0, 0};
+
+    (void)c;
+    if (cudaSetDevice(dev) != cudaSuccess || cudaMalloc((void **)&d, 2 * sizeof(*d)) != cudaSuccess)
+        return 0;
+    k_clock<<<1, 1>>>(d, 200000);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return h[1] ? (int)(h[0] * 1000.0 / h[1] + 0.5) : 0;
+}
+
+/* Event-timed batch: start event, fn(i) for i < ops, stop event. Seconds, or < 0 on error. */
+template <typename F> static double time_ops(cudaStream_t s, long ops, F fn)
+{
+    cudaEvent_t e0, e1;
+    float ms = -1;
+
+    if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
+        return -1;
+    cudaEventRecord(e0, s);
+    for (long i = 0; i < ops; i++)
+        fn(i);
+    cudaEventRecord(e1, s);
+    if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+        ms = -1;
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return ms < 0 ? -1 : ms * 1e-3;
+}
+
+/* Ops per sample so that a sample lasts about 100 us (calibration.md 3.1: >= 50 us). */
+static long ops_for(double one_s, long max_ops)
+{
+    long k = one_s > 0 ? (long)(100e-6 / one_s) + 1 : max_ops;
+
+    return k < 1 ? 1 : k > max_ops ? max_ops : k;
+}
+
+static unsigned long long verify(const float *d, long n, long period, int k0, int k)
+{
+    unsigned long long *bad, h = ~0ull;
+
+    if (cudaMalloc((void **)&bad, sizeof(*bad)) != cudaSuccess)
+        return h;
+    cudaMemset(bad, 0, sizeof(*bad));
+    k_verify<<<grid_for(n, 256), 256>>>(d, n, period, k0, k, bad);
+    cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDeviceToHost);
+    cudaFree(bad);
+    return h;
+}
+
+/* ---------------- T0 environment ---------------- */
+
+int hx_env(hx_ctx *c)
+{
+    int drv = 0, rt = 0;
+    char host[256] = "unknown", utc[64];
+    time_t now = time(NULL);
+
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    gethostname(host, sizeof(host) - 1);
+    strftime(utc, sizeof(utc), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    hx_csv_comment(&c->csv, "calib_format=1 git=%s driver=%d runtime=%d host=%s utc=%s tool=collsim-harness-%s",
+                   CS_GIT_SHA, drv, rt, host, utc, CS_VERSION);
+    hx_csv_comment(&c->csv, "mode=%s samples=%d seed=%u spin_timeout_s=%g", c->o->quick ? "quick" : "full",
+                   c->o->samples, c->o->seed, c->o->spin_timeout_s);
+    for (int d = 0; d < c->ndev; d++) {
+        cudaDeviceProp p;
+        char pci[32] = "";
+        int clk = 0, mclk = 0, coop = 0;
+
+        if (HX_CK(cudaGetDeviceProperties(&p, d)))
+            return -1;
+        cudaDeviceGetPCIBusId(pci, sizeof(pci), d);
+        cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, d);
+        cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, d);
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, d);
+        hx_csv_comment(&c->csv,
+                       "device=%d name=\"%s\" sm=%d%d nsm=%d l2=%d pci=%s mem_bytes=%zu sm_mhz_max=%d "
+                       "mem_mhz_max=%d coop=%d sm_mhz_now=%d",
+                       d, p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, pci,
+                       p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(c, d));
+        printf("# device %d: %s, sm_%d%d, %d SMs, %zu MiB\n", d, p.name, p.major, p.minor,
+               p.multiProcessorCount, p.totalGlobalMem >> 20);
+    }
+    for (int i = 0; i < c->ndev; i++)
+        for (int j = 0; j < c->ndev; j++) {
+            int acc = 0, rank = 0, atom = 0;
+
+            if (i == j)
+                continue;
+            cudaDeviceCanAccessPeer(&acc, i, j);
+            cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j);
+            cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j);
+            hx_csv_comment(&c->csv, "p2p src=%d dst=%d access=%d perf_rank=%d native_atomics=%d nvlink=unknown",
+                           i, j, acc, rank, atom);
+        }
+    return 0;
+}
+
+/* ---------------- T1 launch overhead ---------------- */
+
+int hx_launch(hx_ctx *c)
+{
+    const int K = 1000, KG = 100;
+    int grids[3] = {1, c->nsm[0], 2 * c->nsm[0]};
+    cudaStream_t s;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    int mhz;
+
+    if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
+        return -1;
+    mhz = hx_sm_mhz(c, 0);
+    k_empty<<<1, 1, 0, s>>>();
+    cudaStreamSynchronize(s);
+    for (int gi = 0; gi < 3; gi++)
+        for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
+            int gr = grids[gi];
+            double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
+            hx_row r = {"launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
+                        t > 0 ? "ok" : "error"};
+            double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
+            hx_row r1 = {"launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
+                         t1 > 0 ? "ok" : "error"};
+
+            hx_emit(c, &r);
+            hx_emit(c, &r1);
+        }
+    /* Parameter bytes (comm_scope's kernel-argument test). */
+    for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
+        hx_params<256> p256;
+        hx_params<1024> p1k;
+        hx_params<4096> p4k;
+        double t;
+
+        memset(&p256, 0, sizeof(p256));
+        memset(&p1k, 0, sizeof(p1k));
+        memset(&p4k, 0, sizeof(p4k));
+        t = time_ops(s, K, [&](long) { k_params<256><<<1, 32, 0, s>>>(p256); });
+        {
+            hx_row r = {"launch", "launch", "params_256", 0, 0, 1, 1, 32, 0, 256, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_emit(c, &r);
+        }
+        t = time_ops(s, K, [&](long) { k_params<1024><<<1, 32, 0, s>>>(p1k); });
+        {
+            hx_row r = {"launch", "launch", "params_1024", 0, 0, 1, 1, 32, 0, 1024, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_emit(c, &r);
+        }
+        t = time_ops(s, K, [&](long) { k_params<4096><<<1, 32, 0, s>>>(p4k); });
+        {
+            hx_row r = {"launch", "launch", "params_4096", 0, 0, 1, 1, 32, 0, 4096, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_emit(c, &r);
+        }
+    }
+    /* Graph of KG kernel nodes. */
+    if (HX_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)))
+        return -1;
+    for (int i = 0; i < KG; i++)
+        k_empty<<<1, 128, 0, s>>>();
+    if (HX_CK(cudaStreamEndCapture(s, &g)) || HX_CK(cudaGraphInstantiate(&ge, g, 0)))
+        return -1;
+    cudaGraphLaunch(ge, s);
+    cudaStreamSynchronize(s);
+    for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
+        double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
+        hx_row r = {"launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
+                    t > 0 ? "ok" : "error"};
+
+        hx_emit(c, &r);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    return HX_CK(cudaGetLastError());
+}
+
+/* ---------------- T2 timer self-check ---------------- */
+
+int hx_timer(hx_ctx *c)
+{
+    unsigned long long *d, tick = 0;
+    cudaStream_t s;
+    int mhz;
+    static const unsigned long long spins_ns[] = {10000, 100000, 1000000};
+
+    if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
+        HX_CK(cudaMalloc((void **)&d, sizeof(*d))))
+        return -1;
+    mhz = hx_sm_mhz(c, 0);
+    for (int smp = 0; smp < c->o->samples; smp++) {
+        double t = time_ops(s, 0, [&](long) {});
+        hx_row r = {"timer", "event", "event_pair", 0, 0, 1, 0, 0, 0, 0, 1, smp, t, mhz, t >= 0 ? "ok" : "error"};
+
+        hx_emit(c, &r);
+    }
+    for (int smp = 0; smp < c->o->samples; smp++) {
+        k_tick<<<1, 1, 0, s>>>(d, 100000);
+        if (HX_CK(cudaStreamSynchronize(s)) || HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
+            return -1;
+        hx_row r = {"timer", "globaltimer", "tick", 0, 0, 1, 1, 1, 0, 0, 1, smp, tick * 1e-9, mhz,
+                    tick != ~0ull ? "ok" : "error"};
+        hx_emit(c, &r);
+    }
+    /* Event time of a kernel that spins a fixed %globaltimer interval: op names the interval. */
+    for (size_t i = 0; i < sizeof(spins_ns) / sizeof(spins_ns[0]); i++)
+        for (int smp = 0; smp < c->o->samples; smp++) {
+            char op[32];
+            unsigned long long ns = spins_ns[i];
+            double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
+            hx_row r = {"timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, t > 0 ? "ok" : "error"};
+
+            snprintf(op, sizeof(op), "spin_%lluns", ns);
+            hx_emit(c, &r);
+        }
+    cudaFree(d);
+    cudaStreamDestroy(s);
+    return HX_CK(cudaGetLastError());
+}
+
+/* ---------------- T3 HBM and per-CTA copy/reduce ---------------- */
+
+struct mem_pt {
+    int kind; /* 0 CE copy, 1 SM copy, 2 SM reduce */
+    long long bytes;
+    int nb, nt, k;
+};
+
+int hx_mem(hx_ctx *c)
+{
+    const hx_opts *o = c->o;
+    long long maxb = o->quick ? (256ll << 20) : (1ll << 30);
+    std::vector<mem_pt> pts;
+    std::vector<int> nbs = {1, 4, 16, 64, c->nsm[0]};
+    std::vector<int> nts = o->quick ? std::vector<int>{512} : std::vector<int>{128, 256, 512, 640};
+    std::vector<int> ks = o->quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 3, 4, 5, 6, 7, 8};
+    float *src[8], *dst;
+    hx_srcs ss;
+    cudaStream_t s;
+    int mhz;
+
+    if (!o->quick)
+        nbs.push_back(2 * c->nsm[0]);
+    for (long long b = 4096; b <= maxb; b *= o->quick ? 4 : 2) {
+        pts.push_back({0, b, 0, 0, 1});
+        for (int nb : nbs)
+            for (int nt : nts)
+                pts.push_back({1, b, nb, nt, 1});
+        for (int k : ks) {
+            pts.push_back({2, b, 1, 512, k});
+            pts.push_back({2, b, c->nsm[0], 512, k});
+        }
+    }
+    for (size_t i = pts.size(); i > 1; i--)
+        std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+    if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
+        return -1;
+    for (int k = 0; k < 8; k++) {
+        if (HX_CK(cudaMalloc((void **)&src[k], maxb)))
+            return -1;
+        k_fill<<<1024, 256>>>(src[k], maxb / 4, k);
+        ss.p[k] = (const float4 *)src[k];
+    }
+    if (HX_CK(cudaMalloc((void **)&dst, maxb)) || HX_CK(cudaDeviceSynchronize()))
+        return -1;
+    mhz = hx_sm_mhz(c, 0);
+    for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
+        const mem_pt &pt = pts[i];
+        long n4 = (long)(pt.bytes / 16);
+        auto op = [&](long) {
+            if (pt.kind == 0)
+                cudaMemcpyAsync(dst, src[0], pt.bytes, cudaMemcpyDeviceToDevice, s);
+            else if (pt.kind == 1)
+                k_copy<<<pt.nb, pt.nt, 0, s>>>((const float4 *)src[0], (float4 *)dst, n4);
+            else
+                k_reduce<<<pt.nb, pt.nt, 0, s>>>(ss, pt.k, (float4 *)dst, n4);
+        };
+        double one = time_ops(s, 1, op); /* warm-up and the size of a batch */
+        long ops = ops_for(one, 1000);
+        char opname[16];
+
+        if (pt.kind == 2)
+            snprintf(opname, sizeof(opname), "reduce%d", pt.k);
+        else
+            snprintf(opname, sizeof(opname), "copy");
+        if (i % 16 == 0)
+            mhz = hx_sm_mhz(c, 0);
+        for (int smp = 0; smp < o->samples; smp++) {
+            double t;
+            unsigned long long bad;
+
+            cudaMemsetAsync(dst, 0xff, pt.bytes, s);
+            cudaStreamSynchronize(s);
+            t = time_ops(s, ops, op);
+            bad = verify(dst, pt.bytes / 4, 0, 0, pt.kind == 2 ? pt.k : 1);
+            hx_row r = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, 1, pt.nb, pt.nt, 0, pt.bytes,
+                        ops, smp, t, mhz, t <= 0 ? "error" : bad ? "bad_data" : "ok"};
+
+            hx_emit(c, &r);
+        }
+    }
+    for (int k = 0; k < 8; k++)
+        cudaFree(src[k]);
+    cudaFree(dst);
+    cudaStreamDestroy(s);
+    return HX_CK(cudaGetLastError());
+}
+
+/* ---------------- T4 / T6 protocol kernels ---------------- */
+
+static const char *pmech(int proto)
+{
+    return proto == HX_P_SIMPLE ? "simple" : proto == HX_P_LL ? "ll" : "ll128";
+}
+
+/* Buffers of one protocol test: on `sdev` the producers' source, on `rdev` the connections,
+ * FIFOs, the consumers' local operand and destination. */
+struct proto_bufs {
+    hx_conn *conns;
+    char *fifo;
+    float *src, *lsrc, *dst;
+    long maxn;
+    int npairs;
+};
+
+static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn, int proto)
+{
+    size_t per = (size_t)npairs * HX_NSTEPS * maxn * sizeof(float);
+
+    memset(&b, 0, sizeof(b));
+    b.maxn = maxn;
+    b.npairs = npairs;
+    if (HX_CK(cudaSetDevice(sdev)) || HX_CK(cudaMalloc((void **)&b.src, per)))
+        return -1;
+    k_fill<<<1024, 256>>>(b.src, (long)(per / 4), 0);
+    if (HX_CK(cudaSetDevice(rdev)) || HX_CK(cudaMalloc((void **)&b.lsrc, per)) ||
+        HX_CK(cudaMalloc((void **)&b.dst, per)) ||
+        HX_CK(cudaMalloc((void **)&b.conns, npairs * sizeof(hx_conn))) ||
+        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))))
+        return -1;
+    k_fill<<<1024, 256>>>(b.lsrc, (long)(per / 4), 1);
+    return HX_CK(cudaDeviceSynchronize());
+}
+
+static void proto_free(proto_bufs &b)
+{
+    cudaFree(b.src);
+    cudaFree(b.lsrc);
+    cudaFree(b.dst);
+    cudaFree(b.conns);
+    cudaFree(b.fifo);
+}
+
+/* Reset the connections (on rdev) for a run of npairs. */
+static int proto_reset(proto_bufs &b, int rdev, int npairs, int proto, long n)
+{
+    std::vector<hx_conn> h(npairs);
+
+    for (int i = 0; i < npairs; i++) {
+        memset(&h[i], 0, sizeof(hx_conn));
+        h[i].fifo = b.fifo + (size_t)i * HX_NSTEPS * hx_slot_bytes(proto);
+        h[i].slot_bytes = hx_slot_bytes(proto);
+    }
+    if (HX_CK(cudaSetDevice(rdev)) ||
+        HX_CK(cudaMemset(b.fifo, 0, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))) ||
+        HX_CK(cudaMemcpy(b.conns, h.data(), npairs * sizeof(hx_conn), cudaMemcpyHostToDevice)) ||
+        HX_CK(cudaMemset(b.dst, 0xff, (size_t)npairs * HX_NSTEPS * n * sizeof(float))))
+        return -1;
+    return HX_CK(cudaDeviceSynchronize());
+}
+
+/* Verify the consumers' destinations: slot j of pair p holds src (+ lsrc) of that slot. The
+ * pattern index is the element's position in the pair-major layout, as k_fill wrote it. */
+__global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots, int reduce,
+                               unsigned long long *bad)
+{
+    long total = (long)npairs * nslots * n;
+
+    for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < total; t += (long)gridDim.x * blockDim.x) {
+        long p = t / (nslots * n), r = t % (nslots * n);
+        long i = (p * HX_NSTEPS) * n + r;
+        float v = hx_pat(i, 0) + (reduce ? hx_pat(i, 1) : 0.0f);
+
+        if (!(__ldcg(dst + i) == v))
+            atomicAdd(bad, 1ull);
+    }
+}
+
+/* One protocol sample: loopback when sdev == rdev. Returns seconds (< 0 on error) and status. */
+static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto, int npairs,
+                           long n, int nsteps, int reduce, int nthreads, const char **status)
+{
+    hx_pt_args a;
+    cudaEvent_t e0, e1;
+    float ms = -1;
+    int ab = 0, ab2 = 0;
+    unsigned long long *bad, nbad = 0;
+
+    if (proto_reset(b, rdev, npairs, proto, n))
+        return -1;
+    cudaSetDevice(sdev);
+    cudaMemset(c->d_abort[sdev], 0, sizeof(int));
+    cudaSetDevice(rdev);
+    cudaMemset(c->d_abort[rdev], 0, sizeof(int));
+    memset(&a, 0, sizeof(a));
+    a.conns = b.conns;
+    a.src = b.src;
+    a.lsrc = b.lsrc;
+    a.dst = b.dst;
+    a.n = n;
+    a.nsteps = nsteps;
+    a.proto = proto;
+    a.reduce = reduce;
+    a.npairs = npairs;
+    a.ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    if (sdev == rdev) {
+        void *params[] = {&a};
+
+        a.role = 0;
+        a.ctl.abort = c->d_abort[rdev];
+        cudaEventRecord(e0, 0);
+        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * npairs), dim3(nthreads), params, 0, 0) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            *status = "too_big";
+            cudaEventDestroy(e0);
+            cudaEventDestroy(e1);
+            return 0;
+        }
+        cudaEventRecord(e1, 0);
+    } else {
+        /* Consumers first (they wait), then producers; the events bracket the consumers. */
+        hx_pt_args ap = a;
+
+        a.role = 2;
+        a.ctl.abort = c->d_abort[rdev];
+        ap.role = 1;
+        ap.ctl.abort = c->d_abort[sdev];
+        cudaSetDevice(rdev);
+        cudaEventRecord(e0, 0);
+        k_proto<<<npairs, nthreads>>>(a);
+        cudaEventRecord(e1, 0);
+        cudaSetDevice(sdev);
+        k_proto<<<npairs, nthreads>>>(ap);
+        cudaDeviceSynchronize();
+        cudaSetDevice(rdev);
+    }
+    if (HX_CK(cudaEventSynchronize(e1)) || HX_CK(cudaEventElapsedTime(&ms, e0, e1)))
+        return -1;
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaMemcpy(&ab, c->d_abort[rdev], sizeof(int), cudaMemcpyDeviceToHost);
+    if (sdev != rdev) {
+        cudaSetDevice(sdev);
+        cudaMemcpy(&ab2, c->d_abort[sdev], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaSetDevice(rdev);
+    }
+    if (ab || ab2) {
+        *status = "timeout";
+        return ms * 1e-3;
+    }
+    if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
+        return -1;
+    cudaMemset(bad, 0, sizeof(*bad));
+    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < HX_NSTEPS ? nsteps : HX_NSTEPS, reduce, bad);
+    cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
+    cudaFree(bad);
+    *status = nbad ? "bad_data" : "ok";
+    return ms * 1e-3;
+}
+
+/* Sweep protocol x op x chunk x steps x pairs between sdev and rdev. */
+static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
+{
+    const hx_opts *o = c->o;
+    static const int protos[] = {HX_P_LL, HX_P_LL128, HX_P_SIMPLE};
+    int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
+    std::vector<int> pairs = o->quick ? std::vector<int>{1, 16, maxpairs}
+                                      : std::vector<int>{1, 4, 16, 64, maxpairs};
+    std::vector<int> steps = o->quick ? std::vector<int>{1, 8, 64} : std::vector<int>{1, 2, 8, 32, 128};
+
+    if (sdev != rdev)
+        pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
+    for (int pi = 0; pi < 3; pi++) {
+        int proto = protos[pi];
+        long maxbytes = hx_call_max_bytes(proto);
+        std::vector<long> chunks;
+        proto_bufs b;
+        int maxp = 0;
+        struct pt {
+            long n;
+            int steps, pairs, reduce, nthreads;
+        };
+        std::vector<pt> pts;
+
+        for (long cb = maxbytes; cb >= 1024 && chunks.size() < (o->quick ? 3u : 6u); cb /= o->quick ? 8 : 4)
+            chunks.push_back(cb / 16 * 16 / 4);
+        for (int p : pairs)
+            maxp = p > maxp ? p : maxp;
+        for (long n : chunks)
+            for (int st : steps)
+                for (int p : pairs)
+                    for (int red = 0; red < 2; red++) {
+                        if (o->quick)
+                            pts.push_back({n, st, p, red, proto == HX_P_SIMPLE ? 512 : 640});
+                        else
+                            for (int nt : {256, 512, 640})
+                                pts.push_back({n, st, p, red, nt});
+                    }
+        for (size_t i = pts.size(); i > 1; i--)
+            std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+        if (proto_alloc(b, sdev, rdev, maxp, maxbytes / 4, proto))
+            return -1;
+        for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
+            const pt &q = pts[i];
+            const char *st = "ok";
+            int mhz = hx_sm_mhz(c, rdev);
+
+            /* warm-up sample, not written */
+            if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads, &st) < 0)
+                return -1;
+            for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
+                double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
+                                        q.nthreads, &st);
+                hx_row r = {test, pmech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
+                            q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz, st};
+
+                if (t < 0)
+                    return -1;
+                hx_emit(c, &r);
+                if (strcmp(st, "timeout") == 0)
+                    break;
+            }
+        }
+        cudaSetDevice(sdev);
+        proto_free(b);
+    }
+    return HX_CK(cudaGetLastError());
+}
+
+int hx_proto(hx_ctx *c)
+{
+    return proto_sweep(c, 0, 0, "proto");
+}
+
+/* ---------------- T5 / T6 across GPU pairs ---------------- */
+
+static int p2p_pair(hx_ctx *c, int i, int j)
+{
+    const hx_opts *o = c->o;
+    long long maxb = o->quick ? (64ll << 20) : (1ll << 30);
+    float *src, *dst;
+    unsigned long long *fi, *fj;
+    cudaStream_t si, sj;
+    int mhz = hx_sm_mhz(c, i);
+    std::vector<long long> sizes;
+
+    for (long long b = 4096; b <= maxb; b *= o->quick ? 8 : 2)
+        sizes.push_back(b);
+    hx_shuffle(c, sizes.data(), (int)sizes.size());
+    if (HX_CK(cudaSetDevice(i)) || HX_CK(cudaMalloc((void **)&src, maxb)) ||
+        HX_CK(cudaMalloc((void **)&fi, 8)) || HX_CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking)))
+        return -1;
+    k_fill<<<1024, 256>>>(src, maxb / 4, 0);
+    if (HX_CK(cudaDeviceSynchronize()) || HX_CK(cudaSetDevice(j)) || HX_CK(cudaMalloc((void **)&dst, maxb)) ||
+        HX_CK(cudaMalloc((void **)&fj, 8)) || HX_CK(cudaStreamCreateWithFlags(&sj, cudaStreamNonBlocking)))
+        return -1;
+    for (long long b : sizes) {
+        long n4 = (long)(b / 16);
+        struct {
+            const char *mech;
+            int nb;
+        } kinds[] = {{"ce", 0}, {"sm_write", 1}, {"sm_write", 16}, {"sm_write", c->nsm[i]},
+                     {"sm_read", 1}, {"sm_read", 16}, {"sm_read", c->nsm[j]}};
+
+        if (!hx_time_left(c))
+            break;
+        for (auto &k : kinds) {
+            int dev = strcmp(k.mech, "sm_read") == 0 ? j : i;
+            cudaStream_t s = dev == i ? si : sj;
+            auto op = [&](long) {
+                if (k.nb == 0)
+                    cudaMemcpyPeerAsync(dst, j, src, i, b, s);
+                else
+                    k_copy<<<k.nb, 512, 0, s>>>((const float4 *)src, (float4 *)dst, n4);
+            };
+            double one;
+            long ops;
+
+            cudaSetDevice(dev);
+            one = time_ops(s, 1, op);
+            ops = ops_for(one, 1000);
+            for (int smp = 0; smp < o->samples; smp++) {
+                double t;
+                unsigned long long bad;
+
+                cudaSetDevice(j);
+                cudaMemset(dst, 0xff, b);
+                cudaDeviceSynchronize();
+                cudaSetDevice(dev);
+                t = time_ops(s, ops, op);
+                cudaSetDevice(j);
+                bad = verify(dst, b / 4, 0, 0, 1);
+                hx_row r = {"p2p_bw", k.mech, "copy", i, j, 1, k.nb, k.nb ? 512 : 0, 0, b, ops, smp, t,
+                            mhz, t <= 0 ? "error" : bad ? "bad_data" : "ok"};
+
+                hx_emit(c, &r);
+            }
+        }
+    }
+    /* One-way latency: flag ping-pong, round trip / 2 is the fit's business. */
+    for (int smp = 0; smp <= o->samples && hx_time_left(c); smp++) {
+        const int N = o->quick ? 2000 : 20000;
+        hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
+        hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
+        cudaEvent_t e0, e1;
+        float ms = -1;
+        int ab = 0, ab2 = 0;
+        unsigned long long vi = 0, vj = 0;
+
+        cudaSetDevice(i);
+        cudaMemset(fi, 0, 8);
+        cudaMemset(c->d_abort[i], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        cudaSetDevice(j);
+        cudaMemset(fj, 0, 8);
+        cudaMemset(c->d_abort[j], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
+        cudaSetDevice(i);
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, si);
+        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
+        cudaEventRecord(e1, si);
+        if (HX_CK(cudaEventSynchronize(e1)))
+            return -1;
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
+        cudaSetDevice(j);
+        cudaDeviceSynchronize();
+        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
+        if (smp == 0)
+            continue;
+        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
+                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
+        hx_emit(c, &r);
+    }
+    cudaSetDevice(i);
+    cudaFree(src);
+    cudaFree(fi);
+    cudaStreamDestroy(si);
+    cudaSetDevice(j);
+    cudaFree(dst);
+    cudaFree(fj);
+    cudaStreamDestroy(sj);
+    return proto_sweep(c, i, j, "proto_link");
+}
+
+int hx_p2p(hx_ctx *c)
+{
+    if (c->ndev < 2) {
+        printf("# p2p: one GPU, per-pair tests skipped (calibration.md 3.4)\n");
+        return 0;
+    }
+    for (int i = 0; i < c->ndev; i++)
+        for (int j = 0; j < c->ndev; j++) {
+            int acc = 0;
+
+            if (i == j)
+                continue;
+            cudaDeviceCanAccessPeer(&acc, i, j);
+            if (!acc) {
+                printf("# p2p: %d cannot access %d, pair skipped\n", i, j);
+                continue;
+            }
+            if (p2p_pair(c, i, j))
+                return -1;
+        }
+    return 0;
+}

@@ -1,0 +1,111 @@
+/* spawn.c: running collsim's own subcommands as child processes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "spawn.h"
+
+#define MAX_ARGS 256
+
+int cs_spawn_exe(char *buf, size_t len)
+{
+    const char *env = getenv("COLLSIM_EXE");
+    ssize_t n;
+
+    if (env != NULL && *env != '\0') {
+        if (strlen(env) >= len)
+            return CS_ERR_IO;
+        strcpy(buf, env);
+        return 0;
+    }
+    n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0 || (size_t)n >= len - 1)
+        return CS_ERR_IO;
+    buf[n] = '\0';
+    return 0;
+}
+
+pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path)
+{
+    char exe[4096];
+    char *argv[MAX_ARGS + 2];
+    int n = 0, fd_out = -1, fd_err = -1, fd_in;
+    pid_t pid;
+
+    if (cs_spawn_exe(exe, sizeof(exe)) != 0)
+        return CS_ERR_IO;
+    argv[n++] = exe;
+    for (int i = 0; args[i] != NULL; i++) {
+        if (n > MAX_ARGS)
+            return CS_ERR_USAGE;
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+    if (out_path != NULL &&
+        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return CS_ERR_IO;
+    if (err_path != NULL &&
+        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        if (fd_out >= 0)
+            close(fd_out);
+        return CS_ERR_IO;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        if (fd_out >= 0)
+            close(fd_out);
+        if (fd_err >= 0)
+            close(fd_err);
+        return CS_ERR_IO;
+    }
+    if (pid == 0) {
+        if (fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0)
+            _exit(127);
+        if (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0)
+            _exit(127);
+        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
+            dup2(fd_in, STDIN_FILENO);
+        execv(exe, argv);
+        fprintf(stderr, "collsim: cannot run %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    if (fd_out >= 0)
+        close(fd_out);
+    if (fd_err >= 0)
+        close(fd_err);
+    return pid;
+}
+
+int cs_spawn_code(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return CS_ERR_IO;
+}
+
+int cs_spawn_wait(pid_t pid)
+{
+    int st;
+
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return CS_ERR_IO;
+    return cs_spawn_code(st);
+}
+
+int cs_spawn_run(char *const *args, const char *out_path, const char *err_path)
+{
+    pid_t pid = cs_spawn_start(args, out_path, err_path);
+
+    if (pid < 0)
+        return (int)pid;
+    return cs_spawn_wait(pid);
+}

@@ -1,0 +1,27 @@
+/* spawn.h: running collsim's own subcommands as child processes (sweeps, tune, regress); part of
+ * the program, not the library: a child that cannot exec says so on stderr. */
+#ifndef CS_SPAWN_H
+#define CS_SPAWN_H
+
+#include <sys/types.h>
+
+/* The program that children run: $COLLSIM_EXE when set (a wrapper, e.g. in tests), else this
+ * very binary (/proc/self/exe). Writes at most len bytes; 0 or CS_ERR_IO. */
+int cs_spawn_exe(char *buf, size_t len);
+
+/* Start `collsim ARGS...` (args[0] is the subcommand, NULL-terminated) with stdout and stderr
+ * redirected to out_path and err_path (created or truncated; NULL keeps ours) and stdin from
+ * /dev/null. Returns the child's pid, or a negative CS_ERR_*. */
+pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path);
+
+/* Wait for pid. Returns its exit code (0..255), 128 + the signal number when a signal killed it,
+ * or a negative CS_ERR_* when waiting failed. */
+int cs_spawn_wait(pid_t pid);
+
+/* Start and wait. */
+int cs_spawn_run(char *const *args, const char *out_path, const char *err_path);
+
+/* Turn a wait(2) status into the code cs_spawn_wait returns. */
+int cs_spawn_code(int wstatus);
+
+#endif

@@ -1,0 +1,459 @@
+/* stats.c: link and threadblock statistics and the critical path of a replay timeline. */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+static int is_work(int kind)
+{
+    return kind == CS_TL_OVERHEAD || kind == CS_TL_UNIT || kind == CS_TL_LOCAL;
+}
+
+static int is_wait(int kind)
+{
+    return kind == CS_TL_WAIT_DATA || kind == CS_TL_WAIT_CREDIT || kind == CS_TL_WAIT_FLAG;
+}
+
+/* The work and wait events of each tb, in the order they end: ev[first[t] .. first[t + 1]). */
+struct tbindex {
+    long long *first, *ev;
+};
+
+static int index_build(const struct cs_plan *plan, const struct cs_timeline *tl, struct tbindex *x)
+{
+    long long *fill;
+
+    x->first = calloc((size_t)plan->ntbs + 2, sizeof(*x->first));
+    x->ev = malloc((size_t)tl->nevents * sizeof(*x->ev) + 1);
+    fill = calloc((size_t)plan->ntbs + 1, sizeof(*fill));
+    if (x->first == NULL || x->ev == NULL || fill == NULL) {
+        free(x->first);
+        free(x->ev);
+        free(fill);
+        return CS_ERR_NOMEM;
+    }
+    for (long long i = 0; i < tl->nevents; i++) {
+        const struct cs_tl_event *e = &tl->events[i];
+
+        if ((is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs)
+            x->first[e->tb + 1]++;
+    }
+    for (int t = 0; t < plan->ntbs; t++) {
+        x->first[t + 1] += x->first[t];
+        fill[t] = x->first[t];
+    }
+    for (long long i = 0; i < tl->nevents; i++) {
+        const struct cs_tl_event *e = &tl->events[i];
+
+        if ((is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs)
+            x->ev[fill[e->tb]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+/* The event of tb t that covers instant t_s (start < t_s <= end), or -1. */
+static long long covering(const struct cs_timeline *tl, const struct tbindex *x, int t, double t_s)
+{
+    long long lo = x->first[t], hi = x->first[t + 1];
+
+    /* first event whose end >= t_s (ends are non-decreasing per tb) */
+    while (lo < hi) {
+        long long mid = lo + (hi - lo) / 2;
+
+        if (tl->events[x->ev[mid]].end_s < t_s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < x->first[t + 1] && tl->events[x->ev[lo]].start_s < t_s)
+        return x->ev[lo];
+    return -1;
+}
+
+static int push(struct cs_critpath *cp, int *cap, struct cs_crit_part p)
+{
+    if (cp->nparts == *cap) {
+        int nc = *cap ? 2 * *cap : 64;
+        struct cs_crit_part *np = realloc(cp->parts, (size_t)nc * sizeof(*np));
+
+        if (np == NULL)
+            return CS_ERR_NOMEM;
+        cp->parts = np;
+        *cap = nc;
+    }
+    cp->parts[cp->nparts++] = p;
+    return 0;
+}
+
+int cs_stats_critical_path(const struct cs_plan *plan, const struct cs_timeline *tl,
+                           struct cs_critpath *cp)
+{
+    struct tbindex x;
+    int cap = 0, cur = -1, via = 0, rc, jumps = 0;
+    double t, last = -1;
+
+    memset(cp, 0, sizeof(*cp));
+    if (tl->truncated || !tl->complete)
+        return CS_ERR_USAGE;
+    rc = index_build(plan, tl, &x);
+    if (rc != 0)
+        return rc;
+    /* The tb that finishes last. */
+    for (int k = 0; k < plan->ntbs; k++)
+        if (x.first[k + 1] > x.first[k] && tl->events[x.ev[x.first[k + 1] - 1]].end_s > last) {
+            last = tl->events[x.ev[x.first[k + 1] - 1]].end_s;
+            cur = k;
+        }
+    t = cur >= 0 ? tl->makespan_s : 0;
+    /* Walk back; parts are collected latest first and reversed at the end. */
+    while (t > 0 && rc == 0) {
+        long long i = covering(tl, &x, cur, t);
+        const struct cs_tl_event *e = i >= 0 ? &tl->events[i] : NULL;
+
+        if (e != NULL && is_wait(e->kind) && e->other >= 0 && e->other < plan->ntbs &&
+            jumps <= plan->ntbs) {
+            /* The instant the wait ended, the other tb did what ended it. */
+            cur = e->other;
+            via = e->kind;
+            jumps++;
+            continue;
+        }
+        if (e == NULL || !is_work(e->kind)) {
+            cp->unattributed_s = t;
+            break;
+        }
+        rc = push(cp, &cap, (struct cs_crit_part){i, e->start_s, t - e->start_s, via});
+        via = 0;
+        jumps = 0;
+        t = e->start_s;
+    }
+    if (rc == 0)
+        rc = push(cp, &cap, (struct cs_crit_part){-1, -tl->offset_s, tl->offset_s, via});
+    free(x.first);
+    free(x.ev);
+    if (rc != 0) {
+        cs_critpath_cleanup(cp);
+        return rc;
+    }
+    for (int a = 0, b = cp->nparts - 1; a < b; a++, b--) {
+        struct cs_crit_part p = cp->parts[a];
+
+        cp->parts[a] = cp->parts[b];
+        cp->parts[b] = p;
+    }
+    for (int k = 0; k < cp->nparts; k++)
+        cp->total_s += cp->parts[k].dur_s;
+    cp->total_s += cp->unattributed_s;
+    return 0;
+}
+
+void cs_critpath_cleanup(struct cs_critpath *cp)
+{
+    if (cp == NULL)
+        return;
+    free(cp->parts);
+    memset(cp, 0, sizeof(*cp));
+}
+
+static const char *via_name(int kind)
+{
+    switch (kind) {
+    case CS_TL_WAIT_DATA:
+        return "its data ends a wait of";
+    case CS_TL_WAIT_CREDIT:
+        return "its freed credits end a wait of";
+    case CS_TL_WAIT_FLAG:
+        return "its flag ends a wait of";
+    default:
+        return "";
+    }
+}
+
+struct span {
+    double a, b;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+    const struct span *p = x, *q = y;
+
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+static int write_links(FILE *fp, const struct cs_timeline *tl)
+{
+    long long *n0 = calloc((size_t)tl->nlinks + 2, sizeof(*n0)), *fill, total = 0;
+    struct span *sp = NULL;
+    double T = tl->makespan_s, *bytes = calloc((size_t)tl->nlinks + 1, sizeof(*bytes));
+
+    fill = calloc((size_t)tl->nlinks + 1, sizeof(*fill));
+    if (n0 == NULL || fill == NULL || bytes == NULL)
+        goto nomem;
+    /* Count, then place, each transfer's time on the network on every link of its route. */
+    for (long long i = 0; i < tl->nevents; i++) {
+        const struct cs_tl_event *e = &tl->events[i];
+
+        if (e->kind == CS_TL_UNIT && e->out_conn >= 0 && e->wire_bytes > 0)
+            for (int k = 0; k < tl->conns[e->out_conn].nroute; k++) {
+                int l = tl->route[tl->conns[e->out_conn].route0 + k];
+
+                n0[l]++;
+                bytes[l] += e->wire_bytes;
+            }
+    }
+    for (int l = 0; l < tl->nlinks; l++) {
+        long long c = n0[l];
+
+        n0[l] = fill[l] = total;
+        total += c;
+    }
+    n0[tl->nlinks] = total;
+    sp = malloc((size_t)(total + 1) * sizeof(*sp));
+    if (sp == NULL)
+        goto nomem;
+    fprintf(fp,
+            "links (wire bytes; busy: share of the replay's %.3f us with a transfer on the "
+            "link; rate: bytes over that time)\n",
+            T * 1e6);
+    fprintf(fp, "  %-28s %14s %7s %10s %10s %6s\n", "link", "bytes", "busy", "GB/s", "cap GB/s",
+            "util");
+    for (long long i = 0; i < tl->nevents; i++) {
+        const struct cs_tl_event *e = &tl->events[i];
+
+        if (e->kind != CS_TL_UNIT || e->out_conn < 0 || e->wire_bytes <= 0)
+            continue;
+        for (int k = 0; k < tl->conns[e->out_conn].nroute; k++) {
+            int l = tl->route[tl->conns[e->out_conn].route0 + k];
+
+            sp[fill[l]++] = (struct span){e->start_s, e->start_s + e->wire_s};
+        }
+    }
+    for (int l = 0; l < tl->nlinks; l++) {
+        long long a = n0[l], n = n0[l + 1] - n0[l];
+        double busy = 0, end = -1, rate;
+
+        if (n == 0)
+            continue;
+        qsort(sp + a, (size_t)n, sizeof(*sp), span_cmp);
+        for (long long k = a; k < a + n; k++) {
+            double s = sp[k].a > end ? sp[k].a : end;
+
+            if (sp[k].b > s)
+                busy += sp[k].b - s;
+            if (sp[k].b > end)
+                end = sp[k].b;
+        }
+        rate = T > 0 ? bytes[l] / T : 0;
+        fprintf(fp, "  %-28s %14.0f %6.1f%% %10.3f %10.3f %5.1f%%\n", tl->links[l].name, bytes[l],
+                T > 0 ? 100 * busy / T : 0, rate / 1e9, tl->links[l].bw_Bps / 1e9,
+                tl->links[l].bw_Bps > 0 ? 100 * rate / tl->links[l].bw_Bps : 0);
+    }
+    free(n0);
+    free(fill);
+    free(sp);
+    free(bytes);
+    return 0;
+nomem:
+    free(n0);
+    free(fill);
+    free(sp);
+    free(bytes);
+    return CS_ERR_NOMEM;
+}
+
+static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)
+{
+    double *acc = calloc((size_t)plan->ntbs * 5 + 1, sizeof(*acc));
+
+    if (acc == NULL)
+        return;
+    /* per tb: busy, wait data, wait credit, wait flag, end */
+    for (long long i = 0; i < tl->nevents; i++) {
+        const struct cs_tl_event *e = &tl->events[i];
+        double *a;
+
+        if (e->tb < 0 || e->tb >= plan->ntbs || e->kind == CS_TL_CALL)
+            continue;
+        a = &acc[5 * e->tb];
+        if (is_work(e->kind))
+            a[0] += e->end_s - e->start_s;
+        else if (e->kind == CS_TL_WAIT_DATA)
+            a[1] += e->end_s - e->start_s;
+        else if (e->kind == CS_TL_WAIT_CREDIT)
+            a[2] += e->end_s - e->start_s;
+        else if (e->kind == CS_TL_WAIT_FLAG)
+            a[3] += e->end_s - e->start_s;
+        if (e->end_s > a[4])
+            a[4] = e->end_s;
+    }
+    fprintf(fp, "threadblocks (us; waits by what they wait for; %s)\n",
+            tl->complete ? "end: when its last step finished"
+                         : "deadlocked: unfinished tbs stop at their last recorded event");
+    fprintf(fp, "  %4s %4s %5s %5s %5s %12s %12s %12s %12s %12s\n", "gpu", "tb", "send", "recv",
+            "chan", "busy", "wait-data", "wait-credit", "wait-flag", "end");
+    for (int t = 0; t < plan->ntbs; t++) {
+        const struct cs_plan_tb *tb = &plan->tbs[t];
+        const double *a = &acc[5 * t];
+
+        fprintf(fp, "  %4d %4d %5d %5d %5d %12.3f %12.3f %12.3f %12.3f %12.3f\n", tb->gpu, tb->id,
+                tb->send, tb->recv, tb->chan, a[0] * 1e6, a[1] * 1e6, a[2] * 1e6, a[3] * 1e6,
+                a[4] * 1e6);
+    }
+    free(acc);
+}
+
+/* What a part of the critical path is, in words. */
+static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *ovh,
+                      double *net, double *rate, double *local)
+{
+    const struct cs_tl_event *e = &tl->events[p->ev];
+
+    switch (e->kind) {
+    case CS_TL_OVERHEAD:
+        *ovh += p->dur_s;
+        break;
+    case CS_TL_LOCAL:
+        *local += p->dur_s;
+        break;
+    default: {
+        /* A unit's network time runs from its start; whatever follows is the tb's own rate. */
+        double w = e->out_conn >= 0 ? e->wire_s - (p->start_s - e->start_s) : 0;
+
+        if (w < 0)
+            w = 0;
+        if (w > p->dur_s)
+            w = p->dur_s;
+        *net += w;
+        *rate += p->dur_s - w;
+    }
+    }
+}
+
+static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
+                          const struct cs_critpath *cp, int a, int b, double total)
+{
+    double ovh = 0, net = 0, rate = 0, local = 0, dur = 0;
+    const struct cs_tl_event *e0 = &tl->events[cp->parts[a].ev];
+    const struct cs_plan_tb *tb = &plan->tbs[e0->tb];
+    const struct cs_plan_op *op = &tb->ops[e0->op];
+    int c0 = e0->call, c1 = tl->events[cp->parts[b - 1].ev].call;
+
+    for (int k = a; k < b; k++) {
+        part_kind(tl, &cp->parts[k], &ovh, &net, &rate, &local);
+        dur += cp->parts[k].dur_s;
+    }
+    fprintf(fp, "  %12.3f %6.2f%%  gpu %d tb %d iteration %d step %d %s", dur * 1e6,
+            100 * dur / total, tb->gpu, tb->id, e0->iter, op->step, cs_step_type_name(op->type));
+    if (c0 != c1)
+        fprintf(fp, " calls %d-%d", c0, c1);
+    else if (op->ncalls > 1 && op->type != CS_STEP_CPY && op->type != CS_STEP_RE)
+        fprintf(fp, " call %d", c0);
+    if (cs_step_sends(op->type))
+        fprintf(fp, " to gpu %d", tb->send);
+    if (cs_step_recvs(op->type))
+        fprintf(fp, " from gpu %d", tb->recv);
+    fprintf(fp, ":");
+    if (ovh > 0)
+        fprintf(fp, " call overhead %.3f", ovh * 1e6);
+    if (net > 0)
+        fprintf(fp, " network %.3f", net * 1e6);
+    if (rate > 0)
+        fprintf(fp, " tb copy/reduce rate %.3f", rate * 1e6);
+    if (local > 0)
+        fprintf(fp, " local op %.3f", local * 1e6);
+    fprintf(fp, "\n");
+    if (cp->parts[b - 1].via && b < cp->nparts && cp->parts[b].ev >= 0) {
+        const struct cs_plan_tb *nt = &plan->tbs[tl->events[cp->parts[b].ev].tb];
+
+        fprintf(fp, "  %12s %7s    -> %s gpu %d tb %d\n", "", "", via_name(cp->parts[b - 1].via),
+                nt->gpu, nt->id);
+    }
+}
+
+static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
+                           const struct cs_critpath *cp, int max_segments)
+{
+    int nseg = 0, *seg = malloc(((size_t)cp->nparts + 1) * sizeof(int)), shown_head, skip_from,
+        skip_to;
+    double ovh = 0, net = 0, rate = 0, local = 0, total = cp->total_s;
+
+    if (seg == NULL)
+        return;
+    for (int k = 0; k < cp->nparts; k++) {
+        const struct cs_crit_part *p = &cp->parts[k];
+
+        if (p->ev < 0)
+            continue;
+        part_kind(tl, p, &ovh, &net, &rate, &local);
+        if (nseg == 0 || cp->parts[seg[nseg - 1]].ev < 0) {
+            seg[nseg++] = k;
+            continue;
+        }
+        {
+            const struct cs_tl_event *e = &tl->events[p->ev], *f = &tl->events[cp->parts[k - 1].ev];
+
+            if (e->tb != f->tb || e->iter != f->iter || e->op != f->op)
+                seg[nseg++] = k;
+        }
+    }
+    fprintf(fp, "critical path: %d parts in %d segments, %.3f us (the predicted time)\n",
+            cp->nparts, nseg + 1, total * 1e6);
+    fprintf(fp,
+            "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
+            "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
+            "%.3f (%.2f%%)",
+            tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total, net * 1e6,
+            100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6, 100 * local / total);
+    if (cp->unattributed_s > 0)
+        fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
+                100 * cp->unattributed_s / total);
+    fprintf(fp, "\n  %12s %7s  %s\n", "us", "share", "part");
+    fprintf(fp, "  %12.3f %6.2f%%  launch + deploy\n", tl->offset_s * 1e6,
+            100 * tl->offset_s / total);
+    shown_head = max_segments > 0 && nseg > max_segments ? max_segments / 2 : nseg;
+    skip_from = shown_head;
+    skip_to = max_segments > 0 && nseg > max_segments ? nseg - (max_segments - shown_head) : nseg;
+    for (int s = 0; s < nseg; s++) {
+        int a = seg[s], b = s + 1 < nseg ? seg[s + 1] : cp->nparts;
+
+        if (s == skip_from && skip_to > skip_from) {
+            double d = 0;
+
+            for (int k = seg[skip_from]; k < seg[skip_to]; k++)
+                d += cp->parts[k].dur_s;
+            fprintf(fp, "  %12.3f %6.2f%%  ... %d more segments ...\n", d * 1e6, 100 * d / total,
+                    skip_to - skip_from);
+            s = skip_to - 1;
+            continue;
+        }
+        write_segment(fp, plan, tl, cp, a, b, total);
+    }
+    free(seg);
+}
+
+int cs_stats_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
+                   int max_segments)
+{
+    struct cs_critpath cp;
+    int rc;
+
+    if (tl->truncated)
+        return CS_ERR_USAGE;
+    rc = write_links(fp, tl);
+    if (rc != 0)
+        return rc;
+    write_tbs(fp, plan, tl);
+    if (!tl->complete) {
+        fprintf(fp, "critical path: none (the replay deadlocked)\n");
+    } else {
+        rc = cs_stats_critical_path(plan, tl, &cp);
+        if (rc != 0)
+            return rc;
+        write_critpath(fp, plan, tl, &cp, max_segments);
+        cs_critpath_cleanup(&cp);
+    }
+    return ferror(fp) ? CS_ERR_IO : 0;
+}

@@ -1,0 +1,68 @@
+/* sweep.h: sweep files (what-if studies): keys, axes, sizes, and their expansion into points.
+ *
+ * A sweep file is a list of `KEYS = VALUES` lines (docs/sweep.md). A line with one key and one
+ * value fixes that key; several values make an axis; several keys (`k1 k2 = a,b c,d`) make a
+ * linked axis whose values vary together (a list of points). The value `-` leaves an optional key
+ * out of a point (e.g. `gen.channels` for a generator that takes none). Points are the Cartesian
+ * product of the axes, the first axis varying slowest. `sizes` is not an axis: every point predicts
+ * every size.
+ */
+#ifndef CS_SWEEP_H
+#define CS_SWEEP_H
+
+#include "error.h"
+
+#define CS_SWEEP_MAX_KEYS 64
+#define CS_SWEEP_MAX_POINTS 1000000L
+#define CS_SWEEP_MAX_SIZES 64 /* size items (single sizes or ranges) */
+
+/* One axis: nkeys keys (indices into cs_sweep.keys) and nvals tuples of nkeys values each. */
+struct cs_sweep_axis {
+    int nkeys;
+    int *keys;
+    int nvals;
+    char **vals; /* nvals * nkeys strings, tuple-major */
+    int line;
+};
+
+/* One size item: a single size (min == max) or a geometric range min, min*factor, ... <= max. */
+struct cs_sweep_size {
+    long long min_bytes;
+    long long max_bytes;
+    double factor;
+};
+
+struct cs_sweep {
+    char *path; /* as given; NULL when parsed from memory */
+    char *dir;  /* directory that relative schedule and platform paths are resolved against */
+    int nkeys;
+    char **keys; /* in order of first appearance: the CSV's axis columns */
+    int naxes;
+    struct cs_sweep_axis *axes;
+    int nsizes;
+    struct cs_sweep_size sizes[CS_SWEEP_MAX_SIZES];
+    long npoints;
+};
+
+/* Parse a sweep file (path) or text (name is used in messages; dir resolves relative paths).
+ * Checks every key and value; errors carry the file and line. Caller frees with cs_sweep_free. */
+int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err);
+int cs_sweep_parse(const char *text, const char *name, const char *dir, struct cs_sweep **out,
+                   struct cs_error *err);
+void cs_sweep_free(struct cs_sweep *sw);
+
+/* The values of point k (0 <= k < npoints): vals[i] is the value of keys[i]. The strings belong to
+ * the sweep. Returns 0, or CS_ERR_USAGE when k is out of range. */
+int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals);
+
+/* The index of a key, or -1. */
+int cs_sweep_find_key(const struct cs_sweep *sw, const char *key);
+
+/* Parse a byte count: digits with an optional K, M or G suffix (powers of 1024). 0 or
+ * CS_ERR_PARSE. */
+int cs_sweep_parse_bytes(const char *s, long long *out);
+
+/* Whether a key is one a sweep file accepts (see docs/sweep.md). */
+int cs_sweep_key_valid(const char *key);
+
+#endif

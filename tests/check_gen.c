@@ -1,0 +1,316 @@
+/* check_gen.c: the native generators: the seed reproduced exactly, the corrected hierarchical
+ * algorithm, ring and all-pairs over a grid of parameters, and their bad parameters. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diff.h"
+#include "gen.h"
+#include "lower.h"
+#include "schedcheck.h"
+#include "testutil.h"
+#include "verify.h"
+#include "xml.h"
+
+static struct cs_sched *gen(const char *spec)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_gen_from_spec(spec, &s, &err) == 0, "%s: %s", spec, err.msg);
+    return s;
+}
+
+/* Generate from spec and compare with the reference file; 1 when the file is absent. */
+static int compare_ref(const char *spec, const char *path)
+{
+    struct cs_sched *a, *b = NULL;
+    struct cs_sched_diff d;
+    struct cs_error err;
+
+    if (access(path, R_OK) != 0)
+        return 1;
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_read_xml(path, &b, &err) == 0, "%s: %s", path, err.msg);
+    a = gen(spec);
+    ck_assert_msg(cs_sched_compare(a, b, &d) == 0, "%s vs %s: gpu %d tb %d step %d %s: %s vs %s",
+                  spec, path, d.gpu, d.tb, d.step, d.attr, d.a, d.b);
+    cs_sched_free(a);
+    cs_sched_free(b);
+    return 0;
+}
+
+static const int ref_sets[][2] = {{4, 1}, {4, 2}, {8, 1}, {8, 2}, {8, 4}, {16, 1}, {16, 2}};
+static const char *const protos[] = {"LL", "LL128", "Simple"};
+
+/* For each of the 21 seed XMLs: gen --msccl-tools-compat equals it after normalisation. */
+START_TEST(test_compat_equals_references)
+{
+    const char *data = test_shared_data();
+    int n = 0;
+
+    if (data == NULL) {
+        printf("check_gen: shared data absent, skipping the 21 reference comparisons\n");
+        return;
+    }
+    for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
+        for (int p = 0; p < 3; p++) {
+            char spec[128], path[8192];
+
+            snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s,compat=1",
+                     ref_sets[k][0], ref_sets[k][1], protos[p]);
+            snprintf(path, sizeof(path),
+                     "%s/msccl-xml/allreduce_a100_pcie_hierarchical.%dgpu.%dinst.%s.xml", data,
+                     ref_sets[k][0], ref_sets[k][1], protos[p]);
+            n += compare_ref(spec, path) == 0;
+        }
+    ck_assert_int_eq(n, 21);
+}
+END_TEST
+
+/* The corrected default equals msccl-tools' output of the patched seed (fixed-example/). */
+START_TEST(test_corrected_equals_fixed_example)
+{
+    const char *data = test_shared_data();
+    int n = 0;
+
+    if (data == NULL) {
+        printf("check_gen: shared data absent, skipping the fixed-example comparisons\n");
+        return;
+    }
+    for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
+        for (int p = 0; p < 3; p++) {
+            char spec[128], path[8192];
+
+            snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s",
+                     ref_sets[k][0], ref_sets[k][1], protos[p]);
+            snprintf(path, sizeof(path),
+                     "%s/msccl-xml/fixed-example/allreduce_a100_pcie_hierarchical_fixed.%dgpu.%dinst.%s.xml",
+                     data, ref_sets[k][0], ref_sets[k][1], protos[p]);
+            n += compare_ref(spec, path) == 0;
+        }
+    ck_assert_int_eq(n, 21);
+}
+END_TEST
+
+/* The small reference copy in tests/data works without the shared folder. */
+START_TEST(test_compat_local_reference)
+{
+    ck_assert_int_eq(compare_ref("hierarchical:gpus=4,instances=1,protocol=LL,compat=1",
+                                 test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml")),
+                     0);
+    ck_assert_int_eq(
+        compare_ref("hierarchical:gpus=4,instances=1,protocol=LL",
+                    test_data("msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml")),
+        0);
+}
+END_TEST
+
+static enum cs_verify_verdict verdict(const struct cs_sched *s, char *first, size_t len)
+{
+    struct cs_verify_result *res = NULL;
+    enum cs_verify_verdict v;
+
+    ck_assert_int_eq(cs_verify_check(s, 4, &res), 0);
+    v = res->verdict;
+    snprintf(first, len, "%s", res->ndiags ? res->diags[0].msg : "");
+    cs_verify_result_free(res);
+    return v;
+}
+
+/* Within the runtime's limits, runs to completion with the right sum in the independent replay,
+ * and passes collsim verify. */
+static void assert_correct(const char *spec)
+{
+    struct cs_sched *s = gen(spec);
+    struct cs_error err;
+    char why[512];
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_check_limits(s, &err) == 0, "%s: %s", spec, err.msg);
+    ck_assert_msg(sc_check_allreduce(s, why, sizeof(why)) == 0, "%s: %s", spec, why);
+    ck_assert_msg(verdict(s, why, sizeof(why)) == CS_VERIFY_OK, "%s: verify: %s", spec, why);
+    cs_sched_free(s);
+}
+
+/* Why the corrected default drops msccl-tools' dependence nops: with them it has a cycle. */
+START_TEST(test_corrected_with_nops_deadlocks)
+{
+    struct cs_sched *s = gen("hierarchical:gpus=8,nops=1");
+    char why[512];
+
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_INVALID);
+    ck_assert_msg(strstr(why, "cycle") != NULL, "%s", why);
+    ck_assert_int_ne(sc_check_allreduce(s, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "deadlock") != NULL, "%s", why);
+    cs_sched_free(s);
+    /* and the seed without them is still wrong, only differently ordered */
+    s = gen("hierarchical:gpus=8,compat=1,nops=2");
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_WRONG);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* The seed is wrong, and the replay helper sees it (so the grid below can fail). */
+START_TEST(test_compat_is_wrong)
+{
+    struct cs_sched *s = gen("hierarchical:gpus=8,compat=1");
+    char why[512];
+
+    ck_assert_int_ne(sc_check_allreduce(s, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "does not hold") != NULL, "%s", why);
+    ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_WRONG);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* Corrected hierarchical: every even G from 4 to 64 with 2 columns, 1 to 4 instances. */
+START_TEST(test_hierarchical_grid_two_columns)
+{
+    int g = 4 + 2 * _i;
+
+    for (int i = 1; i <= 4; i++) {
+        char spec[128];
+
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d", g, i);
+        assert_correct(spec);
+    }
+}
+END_TEST
+
+/* Other column counts dividing G with at least 2 rows, instances varying. */
+START_TEST(test_hierarchical_grid_columns)
+{
+    int g = 4 + 2 * _i;
+
+    for (int c = 3; c <= g / 2; c++) {
+        if (g % c)
+            continue;
+        char spec[128];
+
+        /* instances 1 to 4 over the grid */
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,columns=%d,instances=%d", g, c,
+                 1 + (g / 2 + c) % 4);
+        assert_correct(spec);
+    }
+}
+END_TEST
+
+/* Ring and all-pairs for every G from 2 to 64; channels and instances vary with G. */
+START_TEST(test_ring_grid)
+{
+    int g = 2 + _i;
+    char spec[128];
+
+    snprintf(spec, sizeof(spec), "ring:gpus=%d", g);
+    assert_correct(spec);
+    snprintf(spec, sizeof(spec), "ring:gpus=%d,channels=%d,instances=%d", g, 1 + g % 4, 1 + g % 2);
+    assert_correct(spec);
+}
+END_TEST
+
+START_TEST(test_allpairs_grid)
+{
+    int g = 2 + _i;
+    char spec[128];
+
+    snprintf(spec, sizeof(spec), "allpairs:gpus=%d,instances=%d", g, 1 + g % 2);
+    assert_correct(spec);
+}
+END_TEST
+
+/* NCCL's ring shape: per tb s, rrs..., rrcs, rcs..., r. */
+START_TEST(test_ring_shape)
+{
+    struct cs_sched *s = gen("ring:gpus=8,channels=4,protocol=LL");
+    static const enum cs_step_type want[] = {CS_STEP_S,    CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRS,
+                                             CS_STEP_RRS,  CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRCS,
+                                             CS_STEP_RCS,  CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS,
+                                             CS_STEP_RCS,  CS_STEP_RCS, CS_STEP_R};
+
+    ck_assert_int_eq(s->nchannels, 4);
+    ck_assert_int_eq(s->nchunksperloop, 32);
+    ck_assert_int_eq(s->proto, CS_PROTO_LL);
+    for (int g = 0; g < 8; g++) {
+        ck_assert_int_eq(s->gpus[g].ntbs, 4);
+        for (int t = 0; t < 4; t++) {
+            const struct cs_tb *tb = &s->gpus[g].tbs[t];
+
+            ck_assert_int_eq(tb->send, (g + 1) % 8);
+            ck_assert_int_eq(tb->recv, (g + 7) % 8);
+            ck_assert_int_eq(tb->nsteps, 15);
+            for (int k = 0; k < 15; k++)
+                ck_assert_int_eq(tb->steps[k].type, want[k]);
+        }
+    }
+    cs_sched_free(s);
+}
+END_TEST
+
+static void assert_usage_error(const char *spec, const char *needle)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_from_spec(spec, &s, &err), CS_ERR_USAGE);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", spec, err.msg, needle);
+}
+
+START_TEST(test_bad_parameters)
+{
+    assert_usage_error("hierarchical:gpus=2", "at least 4");
+    assert_usage_error("hierarchical:gpus=8,columns=3", "does not divide");
+    assert_usage_error("hierarchical:gpus=8,columns=8", "single row");
+    assert_usage_error("hierarchical:gpus=8,columns=1", "at least 2");
+    assert_usage_error("hierarchical:gpus=8,instances=0", "at least 1");
+    assert_usage_error("hierarchical:gpus=8,instances=33", "channels");
+    assert_usage_error("hierarchical:gpus=8,columns=4,compat=1", "2 columns");
+    assert_usage_error("hierarchical:gpus=32,compat=1", "limits");
+    assert_usage_error("ring:gpus=8,channels=16,instances=4", "channels");
+    assert_usage_error("ring:gpus=1", "at least 2");
+    assert_usage_error("ring:gpus=65", "at most 64 GPUs");
+    assert_usage_error("allpairs:gpus=65", "at most 64 GPUs");
+    assert_usage_error("hierarchical:gpus=66", "32 connections per channel");
+    assert_usage_error("hierarchical:gpus=1000,compat=1", "32 connections per channel");
+    assert_usage_error("allpairs:gpus=64,instances=4", "limits");
+    assert_usage_error("tree:gpus=8", "unknown generator");
+    assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
+    assert_usage_error("hierarchical:gpus=8,channels=2", "channels is for ring");
+    assert_usage_error("allpairs:gpus=8,columns=2", "for hierarchical");
+    assert_usage_error("ring:gpus=8,colour=red", "unknown key");
+    assert_usage_error("ring:gpus=eight", "not a count");
+    assert_usage_error("ring:gpus=8,protocol=LL256", "unknown protocol");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gen");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_compat_equals_references);
+    tcase_add_test(tc, test_corrected_equals_fixed_example);
+    tcase_add_test(tc, test_compat_local_reference);
+    tcase_add_test(tc, test_compat_is_wrong);
+    tcase_add_test(tc, test_corrected_with_nops_deadlocks);
+    tcase_add_loop_test(tc, test_hierarchical_grid_two_columns, 0, 31);
+    tcase_add_loop_test(tc, test_hierarchical_grid_columns, 0, 31);
+    tcase_add_loop_test(tc, test_ring_grid, 0, 63);
+    tcase_add_loop_test(tc, test_allpairs_grid, 0, 63);
+    tcase_add_test(tc, test_ring_shape);
+    tcase_add_test(tc, test_bad_parameters);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

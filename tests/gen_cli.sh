@@ -1,0 +1,116 @@
+#!/bin/sh
+# gen_cli.sh: `collsim gen` and `collsim diff` from the command line: output, exit codes, messages,
+# the 21 seed references (when ../shared/data is there), and verify on generated schedules (when
+# the verify command is built in).
+set -u
+cs=${CS_BUILDDIR:-.}/collsim
+src=${CS_SRCDIR:-..}
+data=${CS_SHARED_DATA:-$src/../shared/data}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+
+# expect RC CMD...: run CMD, compare its exit status; stderr goes to $tmp/err
+expect() {
+    want=$1
+    shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 300 "$tmp/err")"
+}
+
+# stdout and -o agree, and the output reads back
+expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL
+cp "$tmp/out" "$tmp/stdout.xml"
+expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL -o "$tmp/file.xml"
+cmp -s "$tmp/stdout.xml" "$tmp/file.xml" || fail "gen stdout and -o differ"
+expect 0 "$cs" diff "$tmp/stdout.xml" "$tmp/file.xml"
+expect 0 "$cs" fmt "$tmp/file.xml"
+cmp -s "$tmp/out" "$tmp/file.xml" || fail "fmt does not round-trip a generated schedule"
+
+# diff: a difference is named, exit 1; unreadable input exits 2
+expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL --msccl-tools-compat -o "$tmp/seed.xml"
+expect 1 "$cs" diff "$tmp/seed.xml" "$tmp/file.xml"
+grep -q "differ at gpu 0 tb 0 step 0: type: nop vs re" "$tmp/out" || fail "diff message: $(cat "$tmp/out")"
+expect 2 "$cs" diff "$tmp/seed.xml" "$tmp/missing.xml"
+printf '<algo' >"$tmp/bad.xml"
+expect 2 "$cs" diff "$tmp/bad.xml" "$tmp/seed.xml"
+expect 2 "$cs" diff "$tmp/seed.xml"
+
+# bad parameters: exit 2 with a message that says why
+bad() {
+    needle=$1
+    shift
+    expect 2 "$cs" gen "$@"
+    grep -q -- "$needle" "$tmp/err" || fail "gen $*: message lacks '$needle': $(cat "$tmp/err")"
+    [ -s "$tmp/out" ] && fail "gen $*: wrote output on error"
+}
+bad "at least 4" hierarchical --gpus 2
+bad "does not divide" hierarchical --gpus 8 --columns 3
+bad "single row" hierarchical --gpus 8 --columns 8
+bad "at least 2" hierarchical --gpus 8 --columns 1
+bad "at least 1" hierarchical --gpus 8 --instances 0
+bad "channels" hierarchical --gpus 8 --instances 33
+bad "limits" hierarchical --gpus 32 --msccl-tools-compat
+bad "2 columns" hierarchical --gpus 8 --columns 4 --msccl-tools-compat
+bad "channels" ring --gpus 8 --channels 16 --instances 4
+bad "--gpus is required" ring
+bad "unknown option" ring --gpus 8 --colour red
+bad "unknown protocol" ring --gpus 8 --protocol LL256
+bad "non-negative integer" ring --gpus -3
+bad "unknown generator" tree --gpus 8
+bad "for ring" allpairs --gpus 8 --channels 2
+bad "on or off" hierarchical --gpus 8 --dependence-nops maybe
+bad "for hierarchical" ring --gpus 8 --dependence-nops on
+expect 0 "$cs" gen --help
+grep -q "msccl-tools-compat" "$tmp/out" || fail "gen --help lacks the options"
+
+# the 21 seed references
+if [ -d "$data/msccl-xml" ]; then
+    n=0
+    for f in "$data"/msccl-xml/allreduce_a100_pcie_hierarchical.*.xml; do
+        b=$(basename "$f" .xml)
+        rest=${b#allreduce_a100_pcie_hierarchical.}
+        g=${rest%%gpu.*}
+        i=${rest#*gpu.}
+        i=${i%%inst.*}
+        p=${rest##*.}
+        "$cs" gen hierarchical --gpus "$g" --instances "$i" --protocol "$p" --msccl-tools-compat -o "$tmp/c.xml" \
+            || fail "gen for $b"
+        "$cs" diff "$tmp/c.xml" "$f" >"$tmp/out" || fail "$b: $(cat "$tmp/out")"
+        # byte-identical apart from the order of dependencies
+        sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$tmp/c.xml" >"$tmp/c.stripped"
+        sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$f" >"$tmp/f.stripped"
+        cmp -s "$tmp/c.stripped" "$tmp/f.stripped" || fail "$b: not byte-identical apart from dependencies"
+        n=$((n + 1))
+    done
+    [ "$n" -eq 21 ] || fail "found $n seed references, expected 21"
+else
+    echo "gen_cli.sh: $data absent, skipping the seed references"
+fi
+
+# verify, once the command exists
+if "$cs" help verify >/dev/null 2>&1; then
+    for g in 4 8 16 32 64; do
+        for i in 1 2; do
+            "$cs" gen hierarchical --gpus "$g" --instances "$i" | "$cs" verify - >"$tmp/out" 2>&1 \
+                || fail "hierarchical $g gpus $i instances: $(tail -3 "$tmp/out")"
+        done
+    done
+    "$cs" gen ring --gpus 8 --channels 4 | "$cs" verify - >"$tmp/out" 2>&1 || fail "ring: $(tail -3 "$tmp/out")"
+    "$cs" gen allpairs --gpus 8 | "$cs" verify - >"$tmp/out" 2>&1 || fail "allpairs: $(tail -3 "$tmp/out")"
+    "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
+    [ $? -eq 1 ] || fail "verify does not reject the seed"
+    "$cs" gen hierarchical --gpus 8 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1
+    [ $? -eq 2 ] && grep -q cycle "$tmp/out" || fail "the corrected algorithm with dependence nops has no cycle?"
+else
+    echo "gen_cli.sh: no verify command in this build, skipping verify"
+fi
+
+[ "$fails" -eq 0 ] || { echo "gen_cli.sh: $fails failures" >&2; exit 1; }
+echo "gen_cli.sh: ok"

@@ -1,0 +1,54 @@
+#!/bin/sh
+# plot.sh: `collsim plot` writes gnuplot scripts with labelled log-log axes and one series per
+# variant, and (when gnuplot is installed) PNG and SVG files.
+set -u
+src=${CS_SRCDIR:?}
+cs=${CS_BUILDDIR:?}/collsim
+csv=$src/tests/data/tune/sweep.csv
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cs" plot "$csv" -o "$tmp/a.png" --script "$tmp/a.gp" || fail "plot --script"
+s=$tmp/a.gp
+grep -q "set logscale x 2" "$s" || fail "x not logarithmic"
+grep -q "set logscale y 10" "$s" || fail "y not logarithmic"
+grep -q "set xlabel 'Buffer size (bytes" "$s" || fail "x label"
+grep -q "set ylabel 'Time (us)'" "$s" || fail "time label"
+grep -q "set ylabel 'Bus bandwidth (GB/s)'" "$s" || fail "busbw label"
+# three variants (schedule x protocol), named by the columns that vary
+grep -q "title 'allreduce_a100_ncv4.4gpu.1inst.LL.xml LL'" "$s" || fail "legend 1"
+grep -q "title 'allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml LL128'" "$s" || fail "legend 2"
+[ "$(grep -c '^\$d[0-9]* << EOD' "$s")" -eq 3 ] || fail "not three data blocks"
+# deadlocked sizes are not drawn: variant 0 has 4 finished sizes of 6
+[ "$(sed -n '/^\$d0 << EOD/,/^EOD/p' "$s" | grep -c '^[0-9]')" -eq 4 ] || fail "deadlocks drawn"
+
+"$cs" plot "$csv" --best protocol -o "$tmp/b.png" --script "$tmp/b.gp" || fail "plot --best"
+grep -q "set ylabel 'protocol'" "$tmp/b.gp" || fail "best: y label"
+grep -q "set ytics ('LL' 0, 'LL128' 1, 'Simple' 2)" "$tmp/b.gp" || fail "best: y tics"
+
+# plain prediction CSVs (predict --format csv): one line per file, named by the file
+for p in 0 1; do
+    { echo "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status"
+      grep "^$p," "$csv" | cut -d, -f5-; } >"$tmp/pred$p.csv"
+done
+"$cs" plot "$tmp/pred0.csv" "$tmp/pred1.csv" -o "$tmp/p.png" --script "$tmp/p.gp" || fail "plot of predict CSVs"
+grep -q "title 'pred0.csv'" "$tmp/p.gp" && grep -q "title 'pred1.csv'" "$tmp/p.gp" || fail "predict CSV legends"
+
+"$cs" plot "$csv" --best nosuch -o "$tmp/c.png" 2>/dev/null
+[ $? -eq 2 ] || fail "--best on a missing column accepted"
+printf 'a,b\n1,2\n' >"$tmp/bad.csv"
+"$cs" plot "$tmp/bad.csv" -o "$tmp/d.png" 2>/dev/null
+[ $? -eq 2 ] || fail "a CSV without predictions accepted"
+
+if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    "$cs" plot "$csv" -o "$tmp/a.png" 2>/dev/null || fail "png"
+    head -c 8 "$tmp/a.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"
+    "$cs" plot "$csv" --metric time -o "$tmp/a.svg" 2>/dev/null || fail "svg"
+    grep -q '<svg' "$tmp/a.svg" || fail "not an SVG"
+    grep -q 'Time (us)' "$tmp/a.svg" || fail "svg lacks the axis label"
+    "$cs" plot "$csv" --best protocol -o "$tmp/b.png" 2>/dev/null || fail "best png"
+else
+    echo "gnuplot not installed: scripts checked, images not drawn"
+fi
+echo "plot: ok"

@@ -1,0 +1,117 @@
+#!/bin/sh
+# sweep.sh: `collsim sweep` end to end: a parallel run, resume after the sweep is killed mid-run
+# (no point lost or duplicated, finished points not redone), shards listed, run by GNU parallel
+# and merged, and the refusals (foreign results directory, bad point number, conflicting shards).
+# The kill is deterministic: a wrapper standing in for collsim blocks point 3 until killed.
+set -u
+src=${CS_SRCDIR:?}
+cs=${CS_BUILDDIR:?}/collsim
+real=${COLLSIM_EXE:-$cs}
+if [ -z "${COLLSIM_EXE:-}" ] && ! "$cs" help predict >/dev/null 2>&1; then
+    echo "collsim predict is not built in: skipped"
+    exit 77
+fi
+tmp=$(mktemp -d)
+pg=""
+cleanup() {
+    [ -n "$pg" ] && kill -KILL "-$pg" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$tmp" || exit 1
+
+cat >s.sweep <<EOS
+schedule = $src/tests/data/msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml
+platform.family = a100-pcie-4gpu
+protocol = LL LL128 Simple
+scale.cs.link_Bps.pcie = 1 2
+sizes = 1K..64K x8
+EOS
+npoints=6
+
+# 1. the whole sweep, two at a time
+"$cs" sweep s.sweep -j 2 --results full.d -o full.csv 2>err || fail "sweep: $(cat err)"
+head -1 full.csv | grep -qx 'point,schedule,platform.family,protocol,scale.cs.link_Bps.pcie,size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status' \
+    || fail "header: $(head -1 full.csv)"
+[ "$(tail -n +2 full.csv | cut -d, -f1 | sort -un | wc -l)" -eq $npoints ] || fail "points in full.csv"
+[ "$(tail -n +2 full.csv | wc -l)" -eq $((npoints * 3)) ] || fail "rows in full.csv"
+grep -q '^5,.*,Simple,2,65536,' full.csv || fail "point 5 is not Simple at x2"
+# the same bandwidth scaled up never makes the large size slower
+t1=$(grep '^4,.*,65536,' full.csv | cut -d, -f9)
+t2=$(grep '^5,.*,65536,' full.csv | cut -d, -f9)
+awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(b <= a) }' || fail "x2 PCIe slower ($t2 > $t1 us)"
+
+# 2. killed while point 3 runs (-j 1: points 0-2 finished, 4-5 not started)
+cat >wrap.sh <<EOS
+#!/bin/sh
+prev=""
+for a in "\$@"; do
+    if [ "\$prev" = --point ] && [ "\$a" = 3 ]; then : >"$tmp/blocked"; exec sleep 100000; fi
+    prev=\$a
+done
+exec "$real" "\$@"
+EOS
+chmod +x wrap.sh
+COLLSIM_EXE=$tmp/wrap.sh setsid sh -c 'echo $$ >pgid; exec "$0" sweep s.sweep -j 1 --results r.d -o r.csv 2>/dev/null' "$cs" &
+i=0
+while [ ! -e blocked ]; do
+    i=$((i + 1))
+    [ $i -lt 6000 ] || fail "point 3 never started"
+    sleep 0.1
+done
+pg=$(cat pgid)
+kill -KILL "-$pg"
+wait
+pg=""
+[ ! -e r.csv ] || fail "a killed sweep wrote its output"
+ls r.d/point-*.csv | sort >done.txt
+[ "$(cat done.txt | tr '\n' ' ')" = "r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv " ] || fail "after the kill: $(cat done.txt)"
+before=$(stat -c '%i %Y' r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv)
+"$cs" sweep s.sweep -j 2 --results r.d -o r.csv 2>err || fail "resume: $(cat err)"
+grep -q "3 of 6 points already done" err || fail "resume message: $(cat err)"
+[ "$(stat -c '%i %Y' r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv)" = "$before" ] || fail "finished points redone"
+cmp -s r.csv full.csv || fail "resumed result differs from the full run"
+[ -z "$(ls -A r.d | grep -v -e '^point-[0-9]*\.csv$' -e '^sweep.sig$' -e '^\.lock$')" ] || fail "leftovers: $(ls -A r.d)"
+# a rerun of a finished sweep runs nothing and gives the same file
+"$cs" sweep s.sweep --results r.d -o r2.csv 2>/dev/null && cmp -s r2.csv full.csv || fail "rerun"
+
+# 3. shards: listed commands, run by hand and by GNU parallel, merged
+"$cs" sweep --list s.sweep --shard-dir sh >list.txt || fail "--list"
+[ "$(wc -l <list.txt)" -eq $npoints ] || fail "--list lines"
+grep -q -- "sweep $tmp/s.sweep --point 0 --out sh/shard-0.csv\$" list.txt || fail "--list form: $(head -1 list.txt)"
+mkdir sh
+sh -e list.txt || fail "running the listed commands"
+"$cs" sweep --merge m.csv sh/shard-*.csv 2>/dev/null || fail "merge"
+cmp -s m.csv full.csv || fail "merged shards differ from the full run"
+# a shard given twice is kept once; shards that disagree are refused
+"$cs" sweep --merge m2.csv sh/shard-*.csv sh/shard-1.csv 2>/dev/null && cmp -s m2.csv full.csv || fail "duplicate shard"
+sed 's/,ok$/,deadlock/' sh/shard-1.csv >bad-1.csv
+"$cs" sweep --merge m3.csv sh/shard-*.csv bad-1.csv 2>/dev/null
+[ $? -eq 2 ] || fail "conflicting shards accepted"
+[ ! -e m3.csv ] || fail "output written despite a conflict"
+if command -v parallel >/dev/null 2>&1; then
+    mkdir par
+    "$cs" sweep --list s.sweep --shard-dir par | parallel --will-cite -j 2 || fail "GNU parallel"
+    "$cs" sweep --merge p.csv par/shard-*.csv 2>/dev/null || fail "merge after parallel"
+    cmp -s p.csv full.csv || fail "GNU parallel shards differ from the full run"
+else
+    echo "GNU parallel not installed: that part skipped"
+fi
+
+# 4. the result feeds tune and plot
+"$cs" tune full.csv --where scale.cs.link_Bps.pcie=2 -o plan >tune.txt 2>err || fail "tune: $(cat err)"
+[ "$(grep -Ec '^ +[0-9]+ +[0-9]+ ' tune.txt)" -ge 1 ] || fail "tune found no range: $(cat tune.txt)"
+for f in plan/*.xml; do "$cs" info "$f" >/dev/null || fail "tune wrote an unreadable $f"; done
+"$cs" tune full.csv >/dev/null 2>err
+[ $? -eq 2 ] && grep -q "more than one platform" err || fail "tune over two PCIe factors accepted"
+"$cs" plot full.csv --script plot.gp -o plot.png || fail "plot"
+[ "$(grep -c '^\$d[0-9]* << EOD' plot.gp)" -eq $npoints ] || fail "plot: not one line per point"
+
+# 5. refusals
+"$cs" sweep s.sweep --point 6 --out x.csv 2>/dev/null
+[ $? -eq 2 ] || fail "--point 6 of 6 accepted"
+sed 's/^sizes = .*/sizes = 4K/' s.sweep >t.sweep
+"$cs" sweep t.sweep --results r.d -o t.csv 2>err
+[ $? -eq 2 ] && grep -q "other keys or sizes" err || fail "foreign results dir: $(cat err)"
+echo "sweep: ok"
