@@ -44,7 +44,9 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "simulated, *transfers* the flows put on SimGrid's network model; *calls/s* divides calls by"
     echo "the wall time of \`simgrid_run\` in the simulating child; *child RSS* is that child's peak"
     echo "resident memory (getrusage), *max RSS* the peak of the whole command (\`/usr/bin/time -v\`)."
-    echo "A deadlocked size stops at the deadlock, so its calls are those simulated until then."
+    echo "A deadlocked size stops at the deadlock, so its calls are those simulated until then"
+    echo "(the 8- and 16-GPU hierarchical schedules deadlock on the FIFO credits at 1 GiB, as"
+    echo "DEADLOCK_SCAN.tsv says; the ring row shows a long run that completes at 8 GPUs)."
     echo
     if [ "$have_gen" -eq 0 ]; then
         echo "The generators were not available: the 8- and 16-GPU schedules come from the shared"
@@ -78,6 +80,9 @@ printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
 done
 
 {
+    echo
+    echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The machine is shared: other jobs"
+    echo "running at the same time slow the figures down (wall times vary by 2x or more)."
     echo
     echo "Reproduce: build (\`./quickstart test\` or \`_build\`), then \`bench/replay.sh [_build/collsim] [../shared/data]\`."
     echo "For scale, the SimGrid prototype of \`reference/simgrid.md\` ran about 250k transfers/s with 64"
