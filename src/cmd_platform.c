@@ -22,6 +22,8 @@ int cmd_platform(int argc, char **argv)
     struct cs_platform_spec spec;
     struct cs_params params;
     struct cs_error err;
+    struct cs_param_notes *notes;
+    char origin[1024] = "", note[400];
     enum cs_platform_family fam;
     const char *out = "-";
     int rc, have_rows = 0, have_cols = 0, have_gpn = 0, have_nodes = 0;
@@ -36,58 +38,86 @@ int cmd_platform(int argc, char **argv)
     cs_platform_spec_init(&spec, fam);
     cs_params_init(&params);
     cs_error_init(&err);
-    for (int i = 2; i < argc; i++) {
+    notes = calloc(1, sizeof(*notes));
+    if (notes == NULL) {
+        fprintf(stderr, "collsim: out of memory\n");
+        return CS_EXIT_USAGE;
+    }
+    rc = CS_EXIT_OK;
+    for (int i = 2; i < argc && rc == CS_EXIT_OK; i++) {
         const char *a = argv[i];
 
-        if (i + 1 >= argc)
-            return cmd_usage_error("%s: missing value or unknown option", a);
-        if (strcmp(a, "-o") == 0) {
+        if (i + 1 >= argc) {
+            rc = cmd_usage_error("%s: missing value or unknown option", a);
+            break;
+        }
+        if (strcmp(a, "-o") != 0) {
+            size_t used = strlen(origin);
+
+            /* option names without their dashes: XML comments cannot hold "--" */
+            snprintf(origin + used, sizeof(origin) - used, "%s%s %s", used ? ", " : "",
+                     a + strspn(a, "-"), argv[i + 1]);
+        }
+        if (strcmp(a, "--params") == 0) {
+            if (cs_params_read_props(&params, argv[++i], notes, &err) != 0) {
+                cmd_print_error(&err);
+                rc = CS_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "-o") == 0) {
             out = argv[++i];
         } else if (strcmp(a, "--nodes") == 0) {
-            if ((rc = parse_count(a, argv[++i], &spec.nodes)) != 0)
-                return rc;
+            rc = parse_count(a, argv[++i], &spec.nodes);
             have_nodes = 1;
         } else if (strcmp(a, "--gpus-per-node") == 0) {
-            if ((rc = parse_count(a, argv[++i], &spec.gpus_per_node)) != 0)
-                return rc;
+            rc = parse_count(a, argv[++i], &spec.gpus_per_node);
             have_gpn = 1;
         } else if (strcmp(a, "--rows") == 0) {
-            if ((rc = parse_count(a, argv[++i], &spec.rows)) != 0)
-                return rc;
+            rc = parse_count(a, argv[++i], &spec.rows);
             have_rows = 1;
         } else if (strcmp(a, "--columns") == 0) {
-            if ((rc = parse_count(a, argv[++i], &spec.columns)) != 0)
-                return rc;
+            rc = parse_count(a, argv[++i], &spec.columns);
             have_cols = 1;
         } else if (strcmp(a, "--between") == 0) {
             spec.between = cs_link_class_parse(argv[++i]);
             if (spec.between != CS_LINK_PCIE && spec.between != CS_LINK_NET)
-                return cmd_usage_error("--between takes pcie or net, not '%s'", argv[i]);
+                rc = cmd_usage_error("--between takes pcie or net, not '%s'", argv[i]);
         } else if (strcmp(a, "--set") == 0) {
             char kv[256], *eq;
 
             snprintf(kv, sizeof(kv), "%s", argv[++i]);
             eq = strchr(kv, '=');
-            if (eq == NULL)
-                return cmd_usage_error("--set takes KEY=VALUE, not '%s'", argv[i]);
+            if (eq == NULL) {
+                rc = cmd_usage_error("--set takes KEY=VALUE, not '%s'", argv[i]);
+                break;
+            }
             *eq = '\0';
+            snprintf(note, sizeof(note), "set %.300s on the command line", argv[i]);
             if (cs_params_set(&params, kv, eq + 1, &err) != 0) {
                 cmd_print_error(&err);
-                return CS_EXIT_USAGE;
+                rc = CS_EXIT_USAGE;
+            } else if (cs_param_notes_put(notes, kv, note) != 0) {
+                rc = cmd_usage_error("too many --set and --params parameters");
             }
         } else {
-            return cmd_usage_error("unknown option '%s'; see 'collsim help platform'", a);
+            rc = cmd_usage_error("unknown option '%s'; see 'collsim help platform'", a);
         }
     }
-    if ((have_rows || have_cols) && fam != CS_FAM_HIER)
-        return cmd_usage_error("--rows and --columns apply to a100-hier only");
-    if (have_nodes && fam != CS_FAM_DGX)
-        return cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
-    if (have_gpn && fam == CS_FAM_DGX && spec.gpus_per_node != 8)
-        return cmd_usage_error("dgx-a100 has 8 GPUs per node");
-    if (have_gpn && fam == CS_FAM_HIER)
-        return cmd_usage_error("a100-hier takes --rows and --columns");
+    if (rc == CS_EXIT_OK && (have_rows || have_cols) && fam != CS_FAM_HIER)
+        rc = cmd_usage_error("--rows and --columns apply to a100-hier only");
+    else if (rc == CS_EXIT_OK && have_nodes && fam != CS_FAM_DGX)
+        rc = cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
+    else if (rc == CS_EXIT_OK && have_gpn && fam == CS_FAM_DGX && spec.gpus_per_node != 8)
+        rc = cmd_usage_error("dgx-a100 has 8 GPUs per node");
+    else if (rc == CS_EXIT_OK && have_gpn && fam == CS_FAM_HIER)
+        rc = cmd_usage_error("a100-hier takes --rows and --columns");
+    if (rc != CS_EXIT_OK) {
+        free(notes);
+        return rc;
+    }
+    spec.notes = notes;
+    spec.origin = origin[0] ? origin : NULL;
     rc = cs_platform_write(&spec, &params, out, &err);
+    free(notes);
     if (rc != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;

@@ -130,7 +130,8 @@ static const char diff_usage[] =
     "2 when a file cannot be read.\n";
 static const char platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
-    "                        [--between pcie|net] [--set KEY=VALUE ...] [-o FILE]\n"
+    "                        [--between pcie|net] [--params FILE ...] [--set KEY=VALUE ...]\n"
+    "                        [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 machine, with the timing model's\n"
     "parameters as <prop>s on the root zone, each after a comment naming its source.\n"
@@ -141,7 +142,10 @@ static const char platform_usage[] =
     "  a100-hier           --rows R GPUs per column on NVLink, --columns C joined by\n"
     "                      --between pcie (default) or net; gpu c*R+r is row r of column c\n"
     "  dgx-a100, ndv4      8 A100 SXM on NVSwitch, one HDR NIC per GPU; --nodes N nodes\n"
-    "--set KEY=VALUE overrides any parameter (keys in src/params.h, e.g. cs.link_Bps.pcie=16e9).\n"
+    "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
+    "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
+    "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
+    "e.g. cs.link_Bps.pcie=16e9). Options apply in order; the last setting of a key wins.\n"
     "Without -o the file goes to stdout.\n";
 
 static const char predict_usage[] =

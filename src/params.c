@@ -1,7 +1,10 @@
 /* params.c: the timing model's parameters: defaults with their sources, lookup by key. */
 #include "params.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,4 +195,121 @@ int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *inden
 
     cs_params_each(p, write_one, &w);
     return ferror(fp) ? CS_ERR_IO : 0;
+}
+
+const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *key)
+{
+    if (notes == NULL)
+        return NULL;
+    for (int i = 0; i < notes->n; i++)
+        if (strcmp(notes->key[i], key) == 0)
+            return notes->text[i];
+    return NULL;
+}
+
+int cs_param_notes_put(struct cs_param_notes *notes, const char *key, const char *text)
+{
+    int i;
+
+    for (i = 0; i < notes->n; i++)
+        if (strcmp(notes->key[i], key) == 0)
+            break;
+    if (i == notes->n) {
+        if (notes->n == CS_MAX_PARAM_NOTES)
+            return -1;
+        notes->n++;
+    }
+    snprintf(notes->key[i], sizeof(notes->key[i]), "%.63s", key);
+    snprintf(notes->text[i], sizeof(notes->text[i]), "%.511s", text);
+    return 0;
+}
+
+/* Copy the value of attribute NAME="..." found in line into out; 0 or -1. */
+static int attr(const char *line, const char *name, char *out, size_t size)
+{
+    char pat[32];
+    const char *s, *e;
+
+    snprintf(pat, sizeof(pat), " %s=\"", name);
+    s = strstr(line, pat);
+    if (s == NULL)
+        return -1;
+    s += strlen(pat);
+    e = strchr(s, '"');
+    if (e == NULL || (size_t)(e - s) >= size)
+        return -1;
+    memcpy(out, s, (size_t)(e - s));
+    out[e - s] = '\0';
+    return 0;
+}
+
+int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_notes *notes,
+                         struct cs_error *err)
+{
+    FILE *fp = fopen(path, "r");
+    char line[1024], pending[512] = "", key[128], val[128];
+    int lineno = 0, rc = 0;
+
+    if (fp == NULL) {
+        cs_error_set(err, path, 0, "cannot read: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    while (fgets(line, sizeof(line), fp) != NULL) {
+        char *s = line, *e;
+
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(fp)) {
+            cs_error_set(err, path, lineno, "line longer than %zu bytes", sizeof(line) - 2);
+            rc = CS_ERR_INVALID;
+            break;
+        }
+        while (isspace((unsigned char)*s))
+            s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+        if (*s == '\0' || *s == '#')
+            continue;
+        if (strncmp(s, "<!--", 4) == 0 && e - s >= 7 && strcmp(e - 3, "-->") == 0) {
+            size_t used = strlen(pending);
+
+            e[-3] = '\0';
+            s += 4;
+            while (isspace((unsigned char)*s))
+                s++;
+            e = s + strlen(s);
+            while (e > s && isspace((unsigned char)e[-1]))
+                *--e = '\0';
+            snprintf(pending + used, sizeof(pending) - used, "%s%s", used ? "; " : "", s);
+            continue;
+        }
+        if (strncmp(s, "<prop ", 6) == 0 && strcmp(e - 2, "/>") == 0 &&
+            attr(s, "id", key, sizeof(key)) == 0 && attr(s, "value", val, sizeof(val)) == 0) {
+            if (cs_params_set(p, key, val, err) != 0) {
+                if (err != NULL) {
+                    snprintf(err->file, sizeof(err->file), "%s", path);
+                    err->line = lineno;
+                }
+                rc = CS_ERR_INVALID;
+                break;
+            }
+            if (notes != NULL && cs_param_notes_put(notes, key, pending[0] ? pending : path) != 0) {
+                cs_error_set(err, path, lineno, "more than %d parameters", CS_MAX_PARAM_NOTES);
+                rc = CS_ERR_INVALID;
+                break;
+            }
+            pending[0] = '\0';
+            continue;
+        }
+        cs_error_set(err, path, lineno,
+                     "expected <!-- comment --> or <prop id=\"KEY\" value=\"V\"/>, not '%.60s'", s);
+        rc = CS_ERR_INVALID;
+        break;
+    }
+    if (rc == 0 && ferror(fp)) {
+        cs_error_set(err, path, 0, "read error");
+        rc = CS_ERR_IO;
+    }
+    fclose(fp);
+    return rc;
 }

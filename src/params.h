@@ -67,6 +67,28 @@ void cs_params_each(const struct cs_params *p,
  * source; `note` (may be NULL) replaces the default source comments (e.g. "fit: FILE"). */
 int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent, const char *note);
 
+/* Sources of parameters that were set from a file rather than left at their defaults. */
+#define CS_MAX_PARAM_NOTES 64
+struct cs_param_notes {
+    int n;
+    char key[CS_MAX_PARAM_NOTES][64];
+    char text[CS_MAX_PARAM_NOTES][512];
+};
+
+/* The source comment recorded for key, or NULL (notes may be NULL). */
+const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *key);
+
+/* Record text as key's source (replacing an earlier one); 0, or -1 when notes are full. */
+int cs_param_notes_put(struct cs_param_notes *notes, const char *key, const char *text);
+
+/* Read a props file, the form `collsim calibrate fit` and cs_params_write_props write: lines
+ * `<!-- SOURCE -->` and `<prop id="KEY" value="V"/>`, blank lines, and `#` comment lines. Each
+ * prop sets KEY in p; the comment lines right before it (joined) are its source, recorded in notes
+ * (may be NULL), else "PATH". A later prop of the same key wins. Anything else, unknown keys and
+ * bad values are CS_ERR_INVALID with path:line; an unreadable file is CS_ERR_IO. */
+int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_notes *notes,
+                         struct cs_error *err);
+
 const char *cs_link_class_name(enum cs_link_class c);
 enum cs_link_class cs_link_class_parse(const char *s);
 

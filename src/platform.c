@@ -293,6 +293,7 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
 struct w {
     xmlTextWriterPtr x;
     int bad;
+    const struct cs_param_notes *notes;
 };
 
 static void start(struct w *w, const char *name)
@@ -319,17 +320,28 @@ static void at(struct w *w, const char *name, const char *fmt, ...)
     w->bad |= xmlTextWriterWriteAttribute(w->x, (const xmlChar *)name, (const xmlChar *)buf) < 0;
 }
 
+/* An XML comment; "--" (not allowed inside one) becomes "- -". */
 static void comment(struct w *w, const char *text)
 {
-    w->bad |= xmlTextWriterWriteComment(w->x, (const xmlChar *)text) < 0;
+    char buf[1100];
+    size_t n = 0;
+
+    for (const char *c = text; *c != '\0' && n + 3 < sizeof(buf); c++) {
+        buf[n++] = *c;
+        if (*c == '-' && (c[1] == '-' || c[1] == '\0'))
+            buf[n++] = ' ';
+    }
+    buf[n] = '\0';
+    w->bad |= xmlTextWriterWriteComment(w->x, (const xmlChar *)buf) < 0;
 }
 
 static void prop_cb(const char *key, double value, const char *source, void *ctx)
 {
     struct w *w = ctx;
-    char buf[512];
+    char buf[600];
+    const char *note = cs_param_notes_get(w->notes, key);
 
-    snprintf(buf, sizeof(buf), " %s ", source);
+    snprintf(buf, sizeof(buf), " %s ", note ? note : source);
     comment(w, buf);
     start(w, "prop");
     at(w, "id", "%s", key);
@@ -480,9 +492,9 @@ int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *
                       const char *path, struct cs_error *err)
 {
     xmlBufferPtr buf;
-    struct w w = {NULL, 0};
+    struct w w = {NULL, 0, NULL};
     int n = spec_gpus(s);
-    char name[64], text[512];
+    char name[64], text[1024];
     FILE *fp;
 
     if (cs_platform_family_name(s->family) == NULL) {
@@ -516,14 +528,16 @@ int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *
     start(&w, "platform");
     at(&w, "version", "4.1");
     snprintf(text, sizeof(text),
-             " written by `collsim platform %s`; every <prop> below names its source; "
+             " written by `collsim platform %s`%s%s%s; every <prop> below names its source; "
              "link cs.class props give the per-call overhead class ",
-             cs_platform_family_name(s->family));
+             cs_platform_family_name(s->family), s->origin ? " (" : "", s->origin ? s->origin : "",
+             s->origin ? ")" : "");
     comment(&w, text);
     comment(&w, describe_family(s, text, sizeof(text)));
     start(&w, "zone");
     at(&w, "id", "%s", cs_platform_family_name(s->family));
     at(&w, "routing", "Full");
+    w.notes = s->notes;
     cs_params_each(p, prop_cb, &w);
     for (int g = 0; g < n; g++)
         host_el(&w, g);

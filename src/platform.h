@@ -40,6 +40,8 @@ struct cs_platform_spec {
     int gpus_per_node; /* pcie families: GPUs (default 4); dgx: 8 */
     int rows, columns; /* hier: GPUs per column, columns (default 4 x 2) */
     enum cs_link_class between; /* hier: how columns are joined (pcie or net) */
+    const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
+    const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };
 
 /* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4); 0 if unknown. */
