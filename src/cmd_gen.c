@@ -58,6 +58,12 @@ int cmd_gen(int argc, char **argv)
             if (o.channels == 0)
                 return cmd_usage_error("gen: --channels must be at least 1");
             i++;
+        } else if (strcmp(a, "--per-node") == 0) {
+            if (count_arg(a, v, &o.per_node))
+                return CS_EXIT_USAGE;
+            if (o.per_node == 0)
+                return cmd_usage_error("gen: --per-node must be at least 1");
+            i++;
         } else if (strcmp(a, "--protocol") == 0) {
             if (v == NULL)
                 return cmd_usage_error("gen: --protocol needs LL, LL128 or Simple");
@@ -89,8 +95,8 @@ int cmd_gen(int argc, char **argv)
         return cmd_usage_error(
             "gen %s: --columns, --msccl-tools-compat and --dependence-nops are for hierarchical",
             name);
-    if (strcmp(name, "ring") != 0 && o.channels)
-        return cmd_usage_error("gen %s: --channels is for ring", name);
+    if (strcmp(name, "ring") != 0 && (o.channels || o.per_node))
+        return cmd_usage_error("gen %s: --channels and --per-node are for ring", name);
     cs_error_init(&err);
     if (strcmp(name, "hierarchical") == 0)
         rc = cs_gen_hierarchical(&o, &sched, &err);

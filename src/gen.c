@@ -324,6 +324,14 @@ static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *n
     return cs_prog_new(&po);
 }
 
+/* The GPU at position p of ring k: p, or with per_node N, p's node with its GPUs rotated by k. */
+static int ring_gpu(const struct cs_gen_opts *o, int k, int p)
+{
+    int n = o->per_node;
+
+    return n ? p / n * n + (p % n + k) % n : p;
+}
+
 /* Ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by hop around
  * the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns the sum);
  * then it travels around once more (rcs, and r at the last rank). One tb per ring and rank sends
@@ -359,6 +367,10 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
                  CS_MAX_CHANNELS);
         return usage(err, msg);
     }
+    if (o.per_node && (o.per_node > G || G % o.per_node != 0)) {
+        snprintf(msg, sizeof(msg), "--per-node %d does not divide --gpus %d", o.per_node, G);
+        return usage(err, msg);
+    }
     snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
     prog = allreduce_prog(&o, name, G * K);
     if (prog == NULL)
@@ -367,17 +379,17 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
         int ag = split ? K + k : k;
 
         for (int b = 0; b < G; b++) {
-            int idx = k * G + b, prev = (b + 1) % G;
+            int idx = k * G + b, prev = ring_gpu(&o, k, (b + 1) % G);
 
             for (int s = 1; s < G; s++) {
-                int r = (b + 1 + s) % G;
+                int r = ring_gpu(&o, k, (b + 1 + s) % G);
 
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
                                k, k, k);
                 prev = r;
             }
             for (int s = 1; s < G; s++) {
-                int r = (b + s) % G;
+                int r = ring_gpu(&o, k, (b + s) % G);
 
                 cs_prog_copy(prog, ref(prev, CS_BUF_INPUT, idx, 1), ref(r, CS_BUF_INPUT, idx, 1),
                              ag, ag, ag);
@@ -486,6 +498,8 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
             dst = &o.instances;
         else if (strcmp(kv, "channels") == 0)
             dst = &o.channels;
+        else if (strcmp(kv, "per_node") == 0)
+            dst = &o.per_node;
         else if (strcmp(kv, "compat") == 0)
             dst = &o.compat;
         else if (strcmp(kv, "nops") == 0)
@@ -506,8 +520,8 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
                      spec);
         return CS_ERR_USAGE;
     }
-    if (strcmp(name, "ring") != 0 && o.channels) {
-        cs_error_set(err, "", 0, "generator spec '%s': channels is for ring", spec);
+    if (strcmp(name, "ring") != 0 && (o.channels || o.per_node)) {
+        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
         return CS_ERR_USAGE;
     }
     if (strcmp(name, "hierarchical") == 0)

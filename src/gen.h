@@ -11,6 +11,7 @@ struct cs_gen_opts {
     int columns;   /* hierarchical: GPUs per row (default 2) */
     int instances; /* default 1 */
     int channels;  /* ring: rings (default 1) */
+    int per_node;  /* ring: GPUs per node; > 0 rotates ring k inside every node by k (default 0) */
     enum cs_proto proto; /* default Simple */
     int compat;    /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
     int nops;      /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
@@ -24,7 +25,9 @@ struct cs_gen_opts {
 int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* NCCL-style ring AllReduce: `channels` rings, each over its share of the buffer, reduce-scatter
- * then all-gather. */
+ * then all-gather. Ring k visits the GPUs in order 0..G-1, or with per_node = N (dividing G) node
+ * by node, starting each node at its GPU k mod N, so ring k leaves a node from its GPU (k + N - 1)
+ * mod N: the rings cross nodes through different GPUs and NICs (as NCCL spreads its channels). */
 int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* All-pairs AllReduce: each rank reduces its 1/G of the buffer from all others, then sends the
@@ -32,7 +35,7 @@ int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs
 int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
- * columns, instances, channels, protocol, compat, nops (1 on, 2 off). */
+ * columns, instances, channels, per_node (ring), protocol, compat, nops (1 on, 2 off). */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif

@@ -250,6 +250,44 @@ START_TEST(test_ring_shape)
 }
 END_TEST
 
+/* per_node: every ring is correct, keeps NCCL's shape, and ring k leaves node j from GPU
+ * j*N + (k + N - 1) mod N: the rings cross nodes through different GPUs. */
+START_TEST(test_ring_per_node)
+{
+    static const int sets[][3] = {{16, 16, 8}, {16, 3, 8}, {8, 4, 4}, {12, 5, 4}, {64, 4, 8}};
+
+    for (unsigned i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+        int G = sets[i][0], K = sets[i][1], N = sets[i][2];
+        char spec[128];
+        struct cs_sched *s;
+
+        snprintf(spec, sizeof(spec), "ring:gpus=%d,channels=%d,per_node=%d", G, K, N);
+        assert_correct(spec);
+        s = gen(spec);
+        for (int g = 0; g < G; g++) {
+            int crossings = 0;
+
+            for (int t = 0; t < s->gpus[g].ntbs; t++) {
+                const struct cs_tb *tb = &s->gpus[g].tbs[t];
+                int k = tb->chan % K, last = (k + N - 1) % N;
+
+                /* the tb's ring neighbours: the next GPU in its node, or the next node's first */
+                if (g % N == last) {
+                    ck_assert_int_eq(tb->send, (g / N + 1) % (G / N) * N + k % N);
+                    crossings++;
+                } else {
+                    ck_assert_int_eq(tb->send, g / N * N + (g % N + 1) % N);
+                }
+            }
+            /* GPU g leaves its node on the rings k with k = g + 1 mod N: K/N of them, rounded
+             * up (two tbs per ring above 32 GPUs, one per phase) */
+            ck_assert_int_le(crossings, (K + N - 1) / N * (G > 32 ? 2 : 1));
+        }
+        cs_sched_free(s);
+    }
+}
+END_TEST
+
 static void assert_usage_error(const char *spec, const char *needle)
 {
     struct cs_sched *s = NULL;
@@ -280,7 +318,10 @@ START_TEST(test_bad_parameters)
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
     assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
-    assert_usage_error("hierarchical:gpus=8,channels=2", "channels is for ring");
+    assert_usage_error("hierarchical:gpus=8,channels=2", "are for ring");
+    assert_usage_error("allpairs:gpus=8,per_node=4", "are for ring");
+    assert_usage_error("ring:gpus=12,per_node=8", "does not divide");
+    assert_usage_error("ring:gpus=8,per_node=16", "does not divide");
     assert_usage_error("allpairs:gpus=8,columns=2", "for hierarchical");
     assert_usage_error("ring:gpus=8,colour=red", "unknown key");
     assert_usage_error("ring:gpus=eight", "not a count");
@@ -306,6 +347,7 @@ int main(void)
     tcase_add_loop_test(tc, test_ring_grid, 0, 63);
     tcase_add_loop_test(tc, test_allpairs_grid, 0, 63);
     tcase_add_test(tc, test_ring_shape);
+    tcase_add_test(tc, test_ring_per_node);
     tcase_add_test(tc, test_bad_parameters);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

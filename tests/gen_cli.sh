@@ -65,6 +65,9 @@ bad "unknown protocol" ring --gpus 8 --protocol LL256
 bad "non-negative integer" ring --gpus -3
 bad "unknown generator" tree --gpus 8
 bad "for ring" allpairs --gpus 8 --channels 2
+bad "for ring" allpairs --gpus 8 --per-node 4
+bad "does not divide" ring --gpus 12 --per-node 8
+bad "at least 1" ring --gpus 8 --per-node 0
 bad "on or off" hierarchical --gpus 8 --dependence-nops maybe
 bad "for hierarchical" ring --gpus 8 --dependence-nops on
 expect 0 "$cs" gen --help
@@ -103,6 +106,8 @@ if "$cs" help verify >/dev/null 2>&1; then
         done
     done
     "$cs" gen ring --gpus 8 --channels 4 | "$cs" verify - >"$tmp/out" 2>&1 || fail "ring: $(tail -3 "$tmp/out")"
+    "$cs" gen ring --gpus 16 --channels 16 --per-node 8 | "$cs" verify - >"$tmp/out" 2>&1 ||
+        fail "ring --per-node: $(tail -3 "$tmp/out")"
     "$cs" gen allpairs --gpus 8 | "$cs" verify - >"$tmp/out" 2>&1 || fail "allpairs: $(tail -3 "$tmp/out")"
     "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
     [ $? -eq 1 ] || fail "verify does not reject the seed"
