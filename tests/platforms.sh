@@ -34,7 +34,8 @@ value() { # KEY FILE
     sed -n "s/.*<prop id=\"$1\" value=\"\([^\"]*\)\".*/\1/p" "$2" | tail -n 1
 }
 near() { # WHAT GOT WANT RELTOL
-    awk -v g="$2" -v w="$3" -v t="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= t * w) }' ||
+    awk -v g="$2" -v w="$3" -v t="$4" \
+        'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= t * w) }' ||
         { echo "FAIL: $1: $2, want $3" >&2; fail=1; }
 }
 props=platforms/dgx-a100.props
@@ -78,6 +79,7 @@ printf 'launch 1\n' >"$tmp/bad.props"
     { echo "FAIL: missing file: $(cat "$tmp/err")" >&2; fail=1; }
 # The last setting wins, and --set names itself as the source.
 "$collsim" platform dgx-a100 --params "$props" --set cs.launch_s=7e-6 -o "$tmp/s.xml"
-[ "$(value cs.launch_s "$tmp/s.xml")" = "7e-06" ] && grep -q 'set cs.launch_s=7e-6 on the command line' "$tmp/s.xml" ||
+[ "$(value cs.launch_s "$tmp/s.xml")" = "7e-06" ] &&
+    grep -q 'set cs.launch_s=7e-6 on the command line' "$tmp/s.xml" ||
     { echo "FAIL: --set after --params" >&2; fail=1; }
 exit $fail
