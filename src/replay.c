@@ -19,6 +19,8 @@
  * child (cs_replay_run) that pipes its result back. */
 #include "replay.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <simgrid/actor.h>
@@ -659,40 +661,6 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
 static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
                      const struct cs_replay_opts *opts, int fd)
@@ -824,8 +792,8 @@ out:
     getrusage(RUSAGE_SELF, &ru);
     wr.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
-    if (write_all(fd, &wr, sizeof(wr)) != 0 ||
-        (wr.report_len > 0 && write_all(fd, report, (size_t)wr.report_len) != 0) ||
+    if (cs_fd_write_all(fd, &wr, sizeof(wr)) != 0 ||
+        (wr.report_len > 0 && cs_fd_write_all(fd, report, (size_t)wr.report_len) != 0) ||
         (S.tl && !wr.error[0] && cs_timeline_write(fd, S.tl) != 0))
         return 3;
     /* SimGrid objects and this process go away together; nothing else to release. */
@@ -900,10 +868,10 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     close(fds[1]);
     memset(&wr, 0, sizeof(wr));
-    rc = read_all(fds[0], &wr, sizeof(wr));
+    rc = cs_fd_read_all(fds[0], &wr, sizeof(wr));
     if (rc == 0 && wr.report_len > 0) {
         report = malloc((size_t)wr.report_len + 1);
-        if (report == NULL || read_all(fds[0], report, (size_t)wr.report_len) != 0)
+        if (report == NULL || cs_fd_read_all(fds[0], report, (size_t)wr.report_len) != 0)
             rc = -1;
         else
             report[wr.report_len] = '\0';

@@ -1,6 +1,8 @@
 /* timeline.c: the replay's event log: growth under a cap, links and routes, pipe serialisation. */
 #include "timeline.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,40 +86,6 @@ int cs_timeline_add_conn(struct cs_timeline *tl, const struct cs_tl_conn *c, con
     return tl->nconns++;
 }
 
-static int put(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int get(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The fixed part of the stream: the struct with its pointers zeroed. */
 int cs_timeline_write(int fd, const struct cs_timeline *tl)
 {
@@ -128,11 +96,11 @@ int cs_timeline_write(int fd, const struct cs_timeline *tl)
     h.conns = NULL;
     h.route = NULL;
     h.cap = h.nevents;
-    if (put(fd, &h, sizeof(h)) != 0 ||
-        put(fd, tl->events, (size_t)tl->nevents * sizeof(*tl->events)) != 0 ||
-        put(fd, tl->links, (size_t)tl->nlinks * sizeof(*tl->links)) != 0 ||
-        put(fd, tl->conns, (size_t)tl->nconns * sizeof(*tl->conns)) != 0 ||
-        put(fd, tl->route, (size_t)tl->nroute * sizeof(*tl->route)) != 0)
+    if (cs_fd_write_all(fd, &h, sizeof(h)) != 0 ||
+        cs_fd_write_all(fd, tl->events, (size_t)tl->nevents * sizeof(*tl->events)) != 0 ||
+        cs_fd_write_all(fd, tl->links, (size_t)tl->nlinks * sizeof(*tl->links)) != 0 ||
+        cs_fd_write_all(fd, tl->conns, (size_t)tl->nconns * sizeof(*tl->conns)) != 0 ||
+        cs_fd_write_all(fd, tl->route, (size_t)tl->nroute * sizeof(*tl->route)) != 0)
         return -1;
     return 0;
 }
@@ -141,7 +109,7 @@ int cs_timeline_read(int fd, struct cs_timeline *tl)
 {
     struct cs_timeline h;
 
-    if (get(fd, &h, sizeof(h)) != 0 || h.nevents < 0 || h.nevents > h.max_events || h.nlinks < 0 ||
+    if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || h.nevents < 0 || h.nevents > h.max_events || h.nlinks < 0 ||
         h.nconns < 0 || h.nroute < 0)
         return -1;
     cs_timeline_cleanup(tl);
@@ -150,10 +118,10 @@ int cs_timeline_read(int fd, struct cs_timeline *tl)
     h.conns = malloc((size_t)h.nconns * sizeof(*h.conns) + 1);
     h.route = malloc((size_t)h.nroute * sizeof(*h.route) + 1);
     if (h.events == NULL || h.links == NULL || h.conns == NULL || h.route == NULL ||
-        get(fd, h.events, (size_t)h.nevents * sizeof(*h.events)) != 0 ||
-        get(fd, h.links, (size_t)h.nlinks * sizeof(*h.links)) != 0 ||
-        get(fd, h.conns, (size_t)h.nconns * sizeof(*h.conns)) != 0 ||
-        get(fd, h.route, (size_t)h.nroute * sizeof(*h.route)) != 0) {
+        cs_fd_read_all(fd, h.events, (size_t)h.nevents * sizeof(*h.events)) != 0 ||
+        cs_fd_read_all(fd, h.links, (size_t)h.nlinks * sizeof(*h.links)) != 0 ||
+        cs_fd_read_all(fd, h.conns, (size_t)h.nconns * sizeof(*h.conns)) != 0 ||
+        cs_fd_read_all(fd, h.route, (size_t)h.nroute * sizeof(*h.route)) != 0) {
         free(h.events);
         free(h.links);
         free(h.conns);
