@@ -2,19 +2,26 @@
  * windows per directed connection, flags between threadblocks, protocol costs, deadlock report.
  *
  * Timing model of one primitive call (DESIGN.md "Replay: the timing model"):
- *  - the sending threadblock pays cs.call_s.PROTO.CLASS once per call (CLASS: the slowest link
- *    class on the route to the peer);
- *  - the call moves in units (2 slices for Simple, 1 for LL/LL128); per unit a sender takes
- *    slots (2 per Simple slice, 1 per LL/LL128 call) from the connection's 8, a receiver waits
- *    for the unit, fused ops do both;
+ *  - the call moves in units (2 slices for Simple, 1 for LL/LL128); per unit a receiver waits
+ *    for the unit to arrive, a sender takes slots (2 per Simple slice, 1 per LL/LL128 call) from
+ *    the connection's 8, fused ops do both;
+ *  - once its first unit has its data and its slots, a sending call pays its issue cost
+ *    cs.call_s.PROTO.CLASS (CLASS: the slowest link class on the route to the peer);
  *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128) go over the route with sg_host_sendto,
  *    so concurrent transfers share links (max-min); the unit then takes at least
  *    data / cs.tb_Bps.PROTO (one CTA) and its local memory traffic / cs.copy_Bps or
- *    cs.reduce_Bps (the slowest of these bounds the pass);
+ *    cs.reduce_Bps (the slowest of these bounds the pass); then the sender posts it;
+ *  - the hop latency (the sum of the route's link latencies, cs.link_lat_s.CLASS per link) is
+ *    the unit's time in flight: it reaches the receiver that long after it was posted, and the
+ *    receiver waits for that (a CS_TL_LATENCY event), while the sender goes on, held back only
+ *    by its slots and its own rate as in the runtime, where a sender writes the FIFO and posts.
+ *    The links' latencies are set to zero in SimGrid so the transfers carry bytes only;
  *  - the receiver frees the slots when it has consumed the unit;
  *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
  *  - a throughput parameter of 0 means unlimited (no cost);
  *  - the collective adds cs.launch_s + cs.deploy_s.
+ * A lone unit thus takes issue cost + route latency + wire bytes / bandwidth, as before; what
+ * changed is that a sender no longer waits out the latency of one unit before the next.
  * SimGrid keeps one engine per process whose clock never resets, so each replay runs in a forked
  * child (cs_replay_run) that pipes its result back. */
 #include "replay.h"
@@ -41,6 +48,7 @@
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
+#include <xbt/sysdep.h>
 
 /* --- validation (parent side, before anything reaches SimGrid) --- */
 
@@ -139,6 +147,9 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
 
 /* --- the simulation (child side) --- */
 
+/* The engine's time resolution (surf/precision): a wait shorter than this is rounding. */
+#define SIM_PRECISION_S 1e-12
+
 enum wait_kind { W_NONE = 0, W_CREDIT, W_DATA, W_FLAG };
 
 struct conn {
@@ -148,6 +159,11 @@ struct conn {
     int sender;      /* global tb index, or -1 */
     int receiver;    /* global tb index, or -1 */
     enum cs_link_class cls;
+    double lat_s; /* the route's latency: the sum of its links' latencies in the platform */
+    /* when each unit posted and not yet taken by the receiver reaches it (posted + lat_s), in
+     * posting order; at most CS_NCCL_STEPS units are in flight (each holds at least a slot) */
+    double avail[CS_NCCL_STEPS];
+    int avail_head, avail_n;
 };
 
 struct tbstate {
@@ -333,23 +349,33 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
     double call_t0 = S.tl ? simgrid_get_clock() : 0;
 
-    if (sends) {
-        double o = par->call_s[p->proto][ts->out->cls];
-
-        if (o > 0) {
-            sg_actor_sleep_for(o);
-            if (S.tl)
-                record(ts, CS_TL_OVERHEAD, -1);
-        }
-    }
     cs_plan_call_units(p, elems, units);
     for (int u = 0; u < p->units_per_call; u++) {
         double b = (double)units[u], t0, need, took;
 
-        if (recvs)
-            sem_take(ts, ts->in->ready, W_DATA, 1);
+        if (recvs) {
+            struct conn *in = ts->in;
+            double at;
+
+            sem_take(ts, in->ready, W_DATA, 1);
+            at = in->avail[in->avail_head];
+            in->avail_head = (in->avail_head + 1) % CS_NCCL_STEPS;
+            in->avail_n--;
+            /* It reaches this tb a hop latency after it was posted: wait for that if need be. */
+            if (at - simgrid_get_clock() > SIM_PRECISION_S) {
+                sg_actor_sleep_until(at);
+                if (S.tl)
+                    record(ts, CS_TL_LATENCY, in->sender);
+            }
+        }
         if (sends)
             sem_take(ts, ts->out->credit, W_CREDIT, slots);
+        if (sends && u == 0 && par->call_s[p->proto][ts->out->cls] > 0) {
+            /* The call's issue cost, once its first unit has data to send and room for it. */
+            sg_actor_sleep_for(par->call_s[p->proto][ts->out->cls]);
+            if (S.tl)
+                record(ts, CS_TL_OVERHEAD, -1);
+        }
         t0 = simgrid_get_clock();
         if (sends && b > 0) {
             sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], cs_plan_wire_bytes(p, units[u]));
@@ -380,8 +406,15 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         }
         if (recvs)
             sem_give(ts->in->credit, slots);
-        if (sends)
-            sem_give(ts->out->ready, 1);
+        if (sends) {
+            struct conn *out = ts->out;
+
+            /* Posted now; the last byte reaches the receiver a route latency later. */
+            out->avail[(out->avail_head + out->avail_n) % CS_NCCL_STEPS] =
+                simgrid_get_clock() + out->lat_s;
+            out->avail_n++;
+            sem_give(out->ready, 1);
+        }
     }
     S.ncalls++;
     if (S.tl)
@@ -479,6 +512,19 @@ static enum cs_link_class route_class(sg_host_t a, sg_host_t b)
     }
     xbt_dynar_free(&links);
     return cls ? cls : CS_LINK_PCIE;
+}
+
+/* The latency of the route from a to b: the sum of its links' latencies. */
+static double route_latency(sg_host_t a, sg_host_t b)
+{
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    double lat = 0;
+
+    sg_host_get_route(a, b, links);
+    for (unsigned long i = 0; i < xbt_dynar_length(links); i++)
+        lat += sg_link_get_latency(xbt_dynar_get_as(links, i, sg_link_t));
+    xbt_dynar_free(&links);
+    return lat;
 }
 
 /* The timeline's links and the route of every connection (recording only). */
@@ -685,7 +731,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     sg_cfg_set_string("network/model", "CM02");
     sg_cfg_set_boolean("network/crosstraffic", "no");
     sg_cfg_set_double("network/TCP-gamma", 0.0);
-    sg_cfg_set_double("surf/precision", 1e-12);
+    sg_cfg_set_double("surf/precision", SIM_PRECISION_S);
     simgrid_load_platform(plat->path);
 
     S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
@@ -728,7 +774,18 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             c->ready = sg_sem_init(0);
             c->sender = c->receiver = -1;
             c->cls = route_class(S.hosts[c->key.src], S.hosts[c->key.dst]);
+            c->lat_s = route_latency(S.hosts[c->key.src], S.hosts[c->key.dst]);
         }
+    /* Transfers carry bytes only: the hop latency delays the receiver (avail), never the
+     * sender, so the links' own latencies go to zero once every route has been summed. */
+    {
+        int nl = (int)sg_link_count();
+        sg_link_t *ls = sg_link_list();
+
+        for (int i = 0; i < nl; i++)
+            sg_link_set_latency(ls[i], 0);
+        xbt_free(ls);
+    }
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
     for (int t = 0; t < ntbs; t++) {
         struct tbstate *ts = &S.tbs[t];

@@ -8,7 +8,8 @@
 
 static int is_work(int kind)
 {
-    return kind == CS_TL_OVERHEAD || kind == CS_TL_UNIT || kind == CS_TL_LOCAL;
+    return kind == CS_TL_OVERHEAD || kind == CS_TL_UNIT || kind == CS_TL_LOCAL ||
+           kind == CS_TL_LATENCY;
 }
 
 static int is_wait(int kind)
@@ -278,9 +279,10 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
         if (e->tb < 0 || e->tb >= plan->ntbs || e->kind == CS_TL_CALL)
             continue;
         a = &acc[5 * e->tb];
-        if (is_work(e->kind))
+        /* A unit in flight for the hop latency is, to its receiver, a wait for data. */
+        if (is_work(e->kind) && e->kind != CS_TL_LATENCY)
             a[0] += e->end_s - e->start_s;
-        else if (e->kind == CS_TL_WAIT_DATA)
+        else if (e->kind == CS_TL_WAIT_DATA || e->kind == CS_TL_LATENCY)
             a[1] += e->end_s - e->start_s;
         else if (e->kind == CS_TL_WAIT_CREDIT)
             a[2] += e->end_s - e->start_s;
@@ -317,6 +319,9 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
         break;
     case CS_TL_LOCAL:
         *local += p->dur_s;
+        break;
+    case CS_TL_LATENCY:
+        *net += p->dur_s; /* the hop latency of the route */
         break;
     default: {
         /* A unit's network time runs from its start; whatever follows is the tb's own rate. */

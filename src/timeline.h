@@ -15,6 +15,8 @@ enum cs_tl_kind {
     CS_TL_WAIT_DATA,   /* wait for a unit; other = the sending tb */
     CS_TL_WAIT_CREDIT, /* wait for FIFO slots; other = the receiving tb that frees them */
     CS_TL_WAIT_FLAG,   /* wait for a dependency flag; other = the tb that publishes it */
+    CS_TL_LATENCY,     /* work of the route: a received unit still in flight for the hop
+                        * latency after its sender posted it; other = the sending tb */
 };
 
 /* Work and waits of one tb tile [0, its end] without gaps or overlaps; CALL events span some of

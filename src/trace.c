@@ -235,6 +235,16 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
                         plan->tbs[e->other].id);
             fprintf(fp, "}}");
             break;
+        case CS_TL_LATENCY:
+            fprintf(fp,
+                    ",\n{\"name\":\"hop latency\",\"cat\":\"latency\",\"ph\":\"X\",\"pid\":%d,"
+                    "\"tid\":%d,\"ts\":%s,\"dur\":%s",
+                    tb->gpu, tb->id, b0, b1);
+            if (e->other >= 0 && e->other < plan->ntbs)
+                fprintf(fp, ",\"args\":{\"from\":\"gpu %d tb %d\"}", plan->tbs[e->other].gpu,
+                        plan->tbs[e->other].id);
+            fprintf(fp, "}");
+            break;
         case CS_TL_OVERHEAD:
             fprintf(fp,
                     ",\n{\"name\":\"call overhead\",\"cat\":\"overhead\",\"ph\":\"X\",\"pid\":%d,"

@@ -118,6 +118,61 @@ static void assert_rel(double got, double want)
                   fabs(got - want) / want);
 }
 
+/* The replay's definition evaluated by hand for a ring whose GPUs all do the same thing: the
+ * units of tb 0 in order, each starting when the tb is free, its data has arrived (the n-th unit
+ * received is the predecessor's n-th posted one, at the same time as this tb's own n-th post by
+ * symmetry, plus the route latency 2 LAT) and, to send, its slots are free (the successor has
+ * consumed the unit 8 / slots posts back, as this tb consumed its received unit of that rank); a
+ * sending unit then takes share x wire / BW on the links and is posted when it ends. */
+static double symmetric_ring_time(const struct cs_plan *plan, double share)
+{
+    const struct cs_plan_tb *tb = &plan->tbs[0];
+    int window = CS_NCCL_STEPS / (plan->slots_per_call / plan->units_per_call);
+    long long n = 0, ns = 0, nr = 0;
+    double *post, *used, t = 0;
+
+    for (int it = 0; it < plan->niter; it++)
+        for (int k = 0; k < tb->nops; k++)
+            n += (long long)tb->ops[k].ncalls * plan->units_per_call;
+    post = calloc((size_t)n + 1, sizeof(double));
+    used = calloc((size_t)n + 1, sizeof(double));
+    ck_assert(post != NULL && used != NULL);
+    for (int it = 0; it < plan->niter; it++)
+        for (int k = 0; k < tb->nops; k++) {
+            const struct cs_plan_op *op = &tb->ops[k];
+            int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
+
+            if (!sends && !recvs)
+                continue;
+            for (int c = 0; c < op->ncalls; c++) {
+                long long u[2];
+
+                cs_plan_call_units(plan, cs_plan_call_elems(plan, op, it, c), u);
+                for (int j = 0; j < plan->units_per_call; j++) {
+                    if (recvs) {
+                        ck_assert(nr < ns); /* its data was posted already */
+                        if (post[nr] + 2 * LAT > t)
+                            t = post[nr] + 2 * LAT;
+                    }
+                    if (sends && ns >= window) {
+                        ck_assert(ns - window < nr);
+                        if (used[ns - window] > t)
+                            t = used[ns - window];
+                    }
+                    if (sends && u[j] > 0)
+                        t += share * cs_plan_wire_bytes(plan, u[j]) / BW;
+                    if (recvs)
+                        used[nr++] = t;
+                    if (sends)
+                        post[ns++] = t;
+                }
+            }
+        }
+    free(post);
+    free(used);
+    return t;
+}
+
 /* One transfer gpu0 -> gpu1 of S bytes in one unit: 2 x LAT + S x wire / BW. */
 START_TEST(test_one_transfer)
 {
@@ -143,12 +198,13 @@ START_TEST(test_one_transfer)
         ck_assert_int_eq(r.ntransfers, 1);
         assert_rel(r.time_s, 2 * LAT + cases[i].size * cases[i].wire / BW);
     }
-    /* Simple 1 MiB: one call in two slices of 512 KiB, one after the other. */
+    /* Simple 1 MiB: one call in two slices of 512 KiB, sent one after the other; the sender
+     * does not wait out the hop latency of the first, so only the last one's latency shows. */
     {
         struct cs_replay_result r = run(s, plat, 1 << 20, CS_PROTO_SIMPLE);
 
         ck_assert_int_eq(r.ntransfers, 2);
-        assert_rel(r.time_s, 2 * (2 * LAT) + (1 << 20) / BW);
+        assert_rel(r.time_s, 2 * LAT + (1 << 20) / BW);
     }
     /* The launch latency adds once. */
     plat->params.launch_s = 5e-6;
@@ -192,9 +248,9 @@ START_TEST(test_sharing)
 }
 END_TEST
 
-/* The msccl-tools ring AllReduce on 4 GPUs of one NVLink column. Every GPU's tb sends back to
- * back, so the time is 2(n-1) x sum over iterations and transfer units of (2 LAT + wire / BW),
- * with the per-iteration chunk and, for Simple, its two slices. */
+/* The msccl-tools ring AllReduce on 4 GPUs of one NVLink column: every GPU's tb does the same,
+ * so the time is symmetric_ring_time (each unit's hop latency 2 LAT delays its receiver only,
+ * so one unit's latency overlaps the wire time of the next). */
 START_TEST(test_ring_closed_form)
 {
     struct cs_platform *plat = column(4, 1);
@@ -209,24 +265,16 @@ START_TEST(test_ring_closed_form)
         for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
             struct cs_plan *plan = NULL;
             struct cs_replay_result r;
-            double per = 0;
-            long long n = 4;
+            double want;
 
             if (protos[q] == CS_PROTO_LL && sizes[k] > (1 << 20))
                 continue; /* many small calls: slow under sanitizers, nothing new */
             ck_assert_int_eq(cs_plan_build(s, sizes[k], 4, protos[q], &plan, NULL), 0);
-            for (int it = 0; it < plan->niter; it++) {
-                long long u[2];
-
-                cs_plan_call_units(plan, cs_plan_iter_elems(plan, it), u);
-                for (int j = 0; j < plan->units_per_call; j++)
-                    if (u[j] > 0)
-                        per += 2 * LAT + cs_plan_wire_bytes(plan, u[j]) / BW;
-            }
+            want = symmetric_ring_time(plan, 1);
             cs_plan_free(plan);
             r = run(s, plat, sizes[k], protos[q]);
             ck_assert_int_eq(r.status, CS_REPLAY_OK);
-            assert_rel(r.time_s, 2 * (n - 1) * per);
+            assert_rel(r.time_s, want);
         }
     cs_sched_free(s);
     drop(plat);
@@ -234,8 +282,8 @@ START_TEST(test_ring_closed_form)
 END_TEST
 
 /* Generated NCCL-style rings on one NVLink column of G GPUs. All K channels' rings run the same
- * direction, so K flows share every link at 1/K of its bandwidth: the time is 2(G-1) x the sum
- * over iterations and units of (2 LAT + K x wire / BW). */
+ * direction in step, so K flows share every link at 1/K of its bandwidth: the time is
+ * symmetric_ring_time with K x wire / BW per unit. */
 START_TEST(test_gen_ring_closed_form)
 {
     const int gpus[] = {4, 8};
@@ -252,7 +300,7 @@ START_TEST(test_gen_ring_closed_form)
                     struct cs_plan *plan = NULL;
                     struct cs_replay_result r;
                     char spec[128];
-                    double per = 0;
+                    double want;
 
                     if (q == 0 && sizes[k] > (1 << 20))
                         continue; /* LL: many small calls, slow under sanitizers */
@@ -260,18 +308,11 @@ START_TEST(test_gen_ring_closed_form)
                              gpus[gi], ch, protos[q]);
                     ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
                     ck_assert_int_eq(cs_plan_build(s, sizes[k], 4, 0, &plan, NULL), 0);
-                    for (int it = 0; it < plan->niter; it++) {
-                        long long u[2];
-
-                        cs_plan_call_units(plan, cs_plan_iter_elems(plan, it), u);
-                        for (int j = 0; j < plan->units_per_call; j++)
-                            if (u[j] > 0)
-                                per += 2 * LAT + ch * cs_plan_wire_bytes(plan, u[j]) / BW;
-                    }
+                    want = symmetric_ring_time(plan, ch);
                     cs_plan_free(plan);
                     r = run(s, plat, sizes[k], 0);
                     ck_assert_msg(r.status == CS_REPLAY_OK, "%s %lld", spec, sizes[k]);
-                    assert_rel(r.time_s, 2.0 * (gpus[gi] - 1) * per);
+                    assert_rel(r.time_s, want);
                     cs_sched_free(s);
                 }
         drop(plat);
@@ -281,11 +322,12 @@ END_TEST
 
 /* A sender with 16 LL calls and 8 credits: the receiver waits for a flag set at time D by a
  * reduce on its GPU. The sender's first 8 calls go at once; the 9th waits for the receiver to
- * consume at D; the end is D + 8 T. With 8 calls the end is D. */
+ * consume at D; the last 8 then go back to back (the sender does not wait out their hop
+ * latency) and the last arrives at D + 8 T + 2 LAT. With 8 calls the end is D. */
 START_TEST(test_credits_block)
 {
     struct cs_platform *plat = column(2, 1);
-    double T = 2 * LAT + 2 * 32768 / BW, D;
+    double T = 2 * 32768 / BW, D;
 
     plat->params.reduce_Bps = 1e9;
     D = 3 * 32768 / 1e9; /* re of one source: (1 + 2) x bytes */
@@ -303,7 +345,7 @@ START_TEST(test_credits_block)
         r = run(s, plat, 16 * 32768, CS_PROTO_LL);
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         ck_assert_int_eq(r.ntransfers, cnt);
-        assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T);
+        assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T + 2 * LAT);
         cs_sched_free(s);
     }
     drop(plat);
