@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
+#include "testplat.h"
 #include "testutil.h"
 #include "xml.h"
 
@@ -24,35 +25,18 @@ static char plat_path[64];
  * back with every protocol overhead set to zero. */
 static struct cs_platform *column(int rows, int columns)
 {
-    struct cs_platform_spec spec;
     struct cs_params p;
-    struct cs_platform *plat = NULL;
-    int fd;
+    struct cs_platform *plat;
 
-    cs_platform_spec_init(&spec, CS_FAM_HIER);
-    spec.rows = rows;
-    spec.columns = columns;
     cs_params_init(&p);
     p.link_Bps[CS_LINK_NVLINK] = BW;
     p.link_lat_s[CS_LINK_NVLINK] = LAT;
     p.link_Bps[CS_LINK_PCIE] = PCIE_BW;
     p.link_lat_s[CS_LINK_PCIE] = LAT;
-    snprintf(plat_path, sizeof(plat_path), "/tmp/cs-plat-XXXXXX");
-    fd = mkstemp(plat_path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_int_eq(cs_platform_write(&spec, &p, plat_path, NULL), 0);
-    ck_assert_int_eq(cs_platform_read(plat_path, &plat, NULL), 0);
+    plat = test_platform_hier(rows, columns, &p, plat_path);
     ck_assert_int_eq(plat->ngpus, rows * columns);
     plat->params.launch_s = 0;
-    plat->params.deploy_s = 0;
-    for (int q = 0; q < CS_NPROTO; q++) {
-        plat->params.tb_Bps[q] = 0;
-        for (int c = 0; c < CS_NLINK; c++)
-            plat->params.call_s[q][c] = 0;
-    }
-    plat->params.copy_Bps = 0;
-    plat->params.reduce_Bps = 0;
+    test_platform_bare(plat);
     return plat;
 }
 

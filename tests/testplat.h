@@ -1,0 +1,42 @@
+/* testplat.h: temporary a100-hier platforms for the replay suites (needs check.h, platform.h). */
+#ifndef CS_TESTPLAT_H
+#define CS_TESTPLAT_H
+
+#include <stdio.h>
+#include <unistd.h>
+
+/* Write a rows x columns a100-hier platform with parameters p to a new temporary file (its path
+ * goes to path, at least 64 bytes) and read it back. */
+static inline struct cs_platform *test_platform_hier(int rows, int columns,
+                                                     const struct cs_params *p, char *path)
+{
+    struct cs_platform_spec spec;
+    struct cs_platform *plat = NULL;
+    int fd;
+
+    cs_platform_spec_init(&spec, CS_FAM_HIER);
+    spec.rows = rows;
+    spec.columns = columns;
+    snprintf(path, 64, "/tmp/cs-plat-XXXXXX");
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(cs_platform_write(&spec, p, path, NULL), 0);
+    ck_assert_int_eq(cs_platform_read(path, &plat, NULL), 0);
+    return plat;
+}
+
+/* Zero every protocol overhead and throughput cap, so that only the links cost time. */
+static inline void test_platform_bare(struct cs_platform *plat)
+{
+    plat->params.deploy_s = 0;
+    for (int q = 0; q < CS_NPROTO; q++) {
+        plat->params.tb_Bps[q] = 0;
+        for (int c = 0; c < CS_NLINK; c++)
+            plat->params.call_s[q][c] = 0;
+    }
+    plat->params.copy_Bps = 0;
+    plat->params.reduce_Bps = 0;
+}
+
+#endif
