@@ -35,6 +35,21 @@ struct cs_sched *cmd_load_sched(const char *path);
 /* True when argv holds -h or --help before any "--". */
 int cmd_wants_help(int argc, char **argv);
 
+/* Each command's usage text, beside its code (cmd_NAME.c). */
+extern const char cmd_fmt_usage[];
+extern const char cmd_info_usage[];
+extern const char cmd_calibrate_usage[];
+extern const char cmd_validate_usage[];
+extern const char cmd_verify_usage[];
+extern const char cmd_gen_usage[];
+extern const char cmd_diff_usage[];
+extern const char cmd_platform_usage[];
+extern const char cmd_predict_usage[];
+extern const char cmd_sweep_usage[];
+extern const char cmd_tune_usage[];
+extern const char cmd_regress_usage[];
+extern const char cmd_plot_usage[];
+
 int cmd_fmt(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

@@ -4,6 +4,14 @@
 #include "cmd.h"
 #include "diff.h"
 
+const char cmd_diff_usage[] =
+    "usage: collsim diff A.xml B.xml\n"
+    "\n"
+    "Compare two schedules. Each real step's dependencies count as a set (its own plus those of\n"
+    "the nops before it), since msccl-tools orders them arbitrarily. Exit 0 when equal; 1 when\n"
+    "they differ, naming the first difference (GPU, threadblock, step, attribute, both values);\n"
+    "2 when a file cannot be read.\n";
+
 int cmd_diff(int argc, char **argv)
 {
     struct cs_sched *a, *b;

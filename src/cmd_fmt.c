@@ -4,6 +4,12 @@
 #include "cmd.h"
 #include "xml.h"
 
+const char cmd_fmt_usage[] =
+    "usage: collsim fmt FILE\n"
+    "\n"
+    "Read an MSCCL XML schedule (FILE, or - for stdin) and print it back in the form msccl-tools\n"
+    "writes. For a file written by msccl-tools the output is byte-identical to the input.\n";
+
 int cmd_fmt(int argc, char **argv)
 {
     struct cs_sched *sched;

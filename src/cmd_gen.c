@@ -7,6 +7,29 @@
 #include "gen.h"
 #include "xml.h"
 
+const char cmd_gen_usage[] =
+    "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
+    "                  [--channels K] [--per-node N] [--protocol LL|LL128|Simple]\n"
+    "                  [--msccl-tools-compat] [--dependence-nops on|off] [-o FILE]\n"
+    "\n"
+    "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
+    "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each column,\n"
+    "                then across each row, all-gather across rows, then in each column. Default:\n"
+    "                the corrected algorithm; --msccl-tools-compat: the published seed\n"
+    "                allreduce_a100_pcie_hierarchical.py exactly as msccl-tools lowers it, bug\n"
+    "                included (C = 2 only). --dependence-nops overrides msccl-tools'\n"
+    "                dependence_nop (on for the seed, off by default: with it the corrected\n"
+    "                algorithm has a dependency cycle).\n"
+    "  ring          NCCL-style ring: K rings (--channels, default 1), each over its share of the\n"
+    "                buffer, reduce-scatter then all-gather. --per-node N (GPUs per node, dividing\n"
+    "                G) visits the GPUs node by node with ring k starting each node at its GPU\n"
+    "                k mod N, so the rings leave each node through different GPUs and NICs, as\n"
+    "                NCCL spreads its channels (spec key per_node).\n"
+    "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it to all.\n"
+    "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
+    "--protocol defaults to Simple. Parameters that cannot work, or a schedule beyond the runtime's\n"
+    "limits (32 channels, 64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
+
 static int count_arg(const char *opt, const char *v, int *out)
 {
     char *end;

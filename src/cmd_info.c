@@ -4,6 +4,12 @@
 
 #include "cmd.h"
 
+const char cmd_info_usage[] =
+    "usage: collsim info FILE\n"
+    "\n"
+    "Summarise an MSCCL XML schedule: collective, protocol, GPUs, channels, chunks per loop,\n"
+    "threadblocks per GPU, steps per threadblock, step types and connections.\n";
+
 static void print_summary(const struct cs_sched *sched)
 {
     long types[CS_STEP_NOP + 1] = {0};

@@ -6,6 +6,26 @@
 #include "cmd.h"
 #include "platform.h"
 
+const char cmd_platform_usage[] =
+    "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
+    "                        [--between pcie|net] [--params FILE ...] [--set KEY=VALUE ...]\n"
+    "                        [-o FILE]\n"
+    "\n"
+    "Write a SimGrid platform file (DTD 4.1) for an A100 machine, with the timing model's\n"
+    "parameters as <prop>s on the root zone, each after a comment naming its source.\n"
+    "One host per GPU (gpu0, gpu1, ...), split-duplex links carrying a cs.class prop\n"
+    "(nvlink, pcie or net) that selects the per-call overhead. FAMILY is one of:\n"
+    "  a100-pcie-4gpu      A100 PCIe cards (--gpus-per-node, default 4) behind two CPU sockets\n"
+    "  a100-pcie-nvbridge  NVLink-bridged pairs of A100 PCIe cards joined by PCIe\n"
+    "  a100-hier           --rows R GPUs per column on NVLink, --columns C joined by\n"
+    "                      --between pcie (default) or net; gpu c*R+r is row r of column c\n"
+    "  dgx-a100, ndv4      8 A100 SXM on NVSwitch, one HDR NIC per GPU; --nodes N nodes\n"
+    "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
+    "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
+    "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
+    "e.g. cs.link_Bps.pcie=16e9). Options apply in order; the last setting of a key wins.\n"
+    "Without -o the file goes to stdout.\n";
+
 static int parse_count(const char *opt, const char *s, int *out)
 {
     char *end;

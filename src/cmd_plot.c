@@ -11,6 +11,24 @@
 #include "cmd.h"
 #include "table.h"
 
+const char cmd_plot_usage[] =
+    "usage: collsim plot CSV... [-o OUT.png|OUT.svg] [--metric time|busbw|both]\n"
+    "                    [--best COLUMN] [--where KEY=VALUE]... [--title T] [--script FILE]\n"
+    "\n"
+    "Draw prediction CSVs ('collsim predict --format csv') or sweep CSVs ('collsim sweep') with\n"
+    "gnuplot. One line per variant: the axis columns that vary name it (several plain\n"
+    "prediction CSVs: their file names). Deadlocked sizes are left out of the lines.\n"
+    "  -o OUT          PNG or SVG, by extension (default: the first CSV's name, .png)\n"
+    "  --metric M      time and bus bandwidth against size, log-log, side by side (both, the\n"
+    "                  default), or one of them\n"
+    "  --best COLUMN   instead, a map: for each size (x) and value of COLUMN (y), the variant\n"
+    "                  (the other varying columns) with the least time; cells where every\n"
+    "                  variant deadlocks are marked\n"
+    "  --where K=V     plot only rows whose column K is V (repeatable)\n"
+    "  --title T       the figure's title\n"
+    "  --script FILE   write the gnuplot script (data inline) there instead of running gnuplot\n"
+    "gnuplot is found in PATH, or named by $GNUPLOT.\n";
+
 #define MAX_FILES 64
 #define MAX_AXES 64
 #define MAX_LABELS 512

@@ -24,6 +24,30 @@
 #endif
 #endif
 
+const char cmd_predict_usage[] =
+    "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
+    "                       [-b MIN] [-e MAX] [-f FACTOR] [-d float|half|bfloat16|double]\n"
+    "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
+    "                       [--trace FILE.json] [--stats] [--max-events N]\n"
+    "\n"
+    "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
+    "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
+    "1G, 2) and print the predicted time, algbw and busbw (nccl-tests factors) and a status:\n"
+    "ok, or deadlock when the 8-slot FIFO credits or the flags never let it finish; then the\n"
+    "first deadlock's wait-for report. Sizes are rounded up to a multiple of nchunksperloop x\n"
+    "the type size. --protocol overrides the schedule's; --set overrides platform parameters.\n"
+    "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status.\n"
+    "--trace FILE.json writes a Chrome/Perfetto trace (open it in ui.perfetto.dev or\n"
+    "chrome://tracing) of the largest size: a process per GPU, a track per threadblock, a\n"
+    "slice per primitive call with its waits, flow arrows from sends to receives, link\n"
+    "utilisation counters; microseconds of simulated time. --stats prints, for the largest size,\n"
+    "bytes and utilisation per link, busy and waiting time per threadblock, and the critical\n"
+    "path (after the table; on stderr with --format csv or json). Both record at most\n"
+    "--max-events events (default 1000000) and fail with exit 2 beyond: trace one size with\n"
+    "-b S -e S.\n"
+    "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
+    "with fewer GPUs than the schedule).\n";
+
 enum fmt { FMT_TABLE = 1, FMT_CSV, FMT_JSON };
 
 /* "8", "128M", "1G": bytes with binary K, M, G suffixes as nccl-tests reads them. */

@@ -13,6 +13,26 @@
 #include "spawn.h"
 #include "table.h"
 
+const char cmd_regress_usage[] =
+    "usage: collsim regress BASELINE.csv [--tolerance PCT] [--update] [--subset N] [-j N]\n"
+    "\n"
+    "Re-run every prediction of a baseline table and report those that moved. The baseline's\n"
+    "columns: schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status. schedule is an\n"
+    "MSCCL XML path or gen:SPEC (a generator spec, as 'predict --gen'); platform a platform\n"
+    "file; protocol LL, LL128, Simple or - (the schedule's own). Relative paths are looked up\n"
+    "beside the baseline, then in each folder above it (schedules/ and platforms/ of the\n"
+    "repository for results/regression/baseline.csv).\n"
+    "\n"
+    "Prints a table of the predictions whose time moved by more than the tolerance or whose\n"
+    "status changed (ok, deadlock), with old and new time and the change, then a summary.\n"
+    "  --tolerance PCT  relative change allowed, in percent (default 1)\n"
+    "  --update         rewrite the baseline with the new predictions (after a deliberate\n"
+    "                   change); exit 0\n"
+    "  --subset N       check only N (schedule, platform, protocol) groups, spread over the\n"
+    "                   table (a quick check, as 'make check' runs)\n"
+    "  -j N             predictions run in parallel (default: the number of cores)\n"
+    "Exit 0: nothing moved; 1: something moved; 2: bad baseline or a prediction failed.\n";
+
 #define PATH_LEN 4096
 
 /* Baseline columns, in this order. */

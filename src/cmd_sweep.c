@@ -19,6 +19,32 @@
 #include "sweep.h"
 #include "table.h"
 
+const char cmd_sweep_usage[] =
+    "usage: collsim sweep SPEC [-j N] [-o OUT.csv] [--results DIR] [--quiet]\n"
+    "       collsim sweep SPEC --point K --out FILE.csv\n"
+    "       collsim sweep --list SPEC [--shard-dir DIR]\n"
+    "       collsim sweep --merge OUT.csv SHARD.csv...\n"
+    "\n"
+    "Run a what-if sweep: SPEC (format in docs/sweep.md) names the axes (schedule file or\n"
+    "generator and its parameters, protocol, platform family and its parameters, absolute or\n"
+    "scaled link bandwidths and latencies) and the sizes. Every point of the Cartesian product\n"
+    "runs 'collsim platform' and 'collsim predict' as child processes; the result is one CSV\n"
+    "with a column per key (point first) and the columns of 'collsim predict --format csv'.\n"
+    "\n"
+    "  -j N            points run in parallel (default: the number of cores)\n"
+    "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
+    "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
+    "                  Running the same command again skips finished points: a killed sweep\n"
+    "                  loses only the points that were running.\n"
+    "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE\n"
+    "  --list          print one shell command per point (for GNU parallel or a Slurm array)\n"
+    "  --shard-dir DIR where the listed commands write shard-K.csv (default: .)\n"
+    "  --merge OUT.csv SHARD.csv...   join shards, ordered by point (OUT.csv - is stdout)\n"
+    "  --quiet         no progress or summary on stderr\n"
+    "\n"
+    "Progress and an ETA go to stderr when it is a terminal. A point whose prediction\n"
+    "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
+
 #define PATH_LEN 4096
 #define MAX_CHILD_ARGS 160 /* platform: 2 per key at most (CS_SWEEP_MAX_KEYS) and a few */
 

@@ -13,6 +13,26 @@
 #include "tune.h"
 #include "xml.h"
 
+const char cmd_tune_usage[] =
+    "usage: collsim tune SWEEP.csv [--where KEY=VALUE]... [-o DIR] [--schedule-dir DIR]\n"
+    "                    [--extend]\n"
+    "\n"
+    "From the predictions of a sweep (a CSV of 'collsim sweep'), pick for every size the\n"
+    "fastest variant (the schedule columns: schedule or gen.*, and protocol) that does not\n"
+    "deadlock, and join consecutive sizes with the same winner into size ranges. The other axis\n"
+    "columns describe the platform and must hold one value: select one with --where.\n"
+    "\n"
+    "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
+    "  -o DIR          also write DIR/plan.txt and, per range, DIR/NN-VARIANT.xml: the schedule\n"
+    "                  with minBytes/maxBytes set to the window (and outofplace when missing),\n"
+    "                  numbered so that the MSCCL executor, which takes the first matching file\n"
+    "                  in path order, selects them by size. Generator variants run 'collsim gen'.\n"
+    "  --where K=V     keep only rows whose column K is V (repeatable)\n"
+    "  --schedule-dir DIR  resolve relative 'schedule' values there (the sweep file's folder)\n"
+    "  --extend        the first window starts at 0 bytes and the last has no upper limit\n"
+    "                  (maxBytes 0), instead of stopping at the smallest and largest sizes\n"
+    "                  measured\n";
+
 #define MAX_WHERE 32
 #define MAX_VARIANTS 4096
 #define DESC_LEN 512

@@ -18,6 +18,27 @@
 #include "csv.h"
 #include "valid.h"
 
+const char cmd_validate_usage[] =
+    "usage: collsim validate CASES [-o DIR] [--baseline FILE] [--tolerance FRACTION]\n"
+    "\n"
+    "Compare predictions with published measurements. CASES has one case per line (# starts\n"
+    "a comment; `#: NAME: text` after a case adds a note to its section of the summary):\n"
+    "  NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]\n"
+    "MEASUREMENT is a table in the shared measurements schema (shared:FILE reads\n"
+    "$CS_SHARED_DATA/measurements/FILE, default ../shared/data); SCHEDULE an MSCCL XML or\n"
+    "gen:SPEC (collsim predict --gen SPEC); PLATFORM a platform file; PROTOCOL LL, LL128,\n"
+    "Simple, or fastest[:P,P...] (predict each, keep the fastest per size; default all three).\n"
+    "Options: ranks=N and coll=allreduce|allgather|reducescatter (to derive times from busbw),\n"
+    "set=KEY=VALUE (passed to predict --set), params=FILE (every <prop> of a calibrate fit\n"
+    "output as --set), fit=MIN:MAX (sizes used to fit the platform: the summary reports the\n"
+    "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
+    "Each case runs `collsim predict` (this binary) once per protocol, then writes into DIR\n"
+    "(default: the directory of CASES) NAME.csv (size, measured, predicted, error %),\n"
+    "NAME.gp and NAME.svg (gnuplot, log-log), summary.md (median and max |error| per size\n"
+    "band, targets met or missed by how much) and summary.csv. With --baseline (a committed\n"
+    "summary.csv) it exits 1 when a median or max |error| exceeds the baseline's by more\n"
+    "than the tolerance (default 0.02, i.e. 2 points).\n";
+
 #define MAX_CASES 64
 #define MAX_SETS 48
 #define MAX_PROTOS 3
