@@ -2,6 +2,8 @@
 #ifndef CS_CMD_H
 #define CS_CMD_H
 
+#include <getopt.h>
+
 #include "error.h"
 #include "sched.h"
 
@@ -34,6 +36,26 @@ void cmd_print_help(const char *name);
 struct cs_sched *cmd_load_sched(const char *path);
 /* True when argv holds -h or --help before any "--". */
 int cmd_wants_help(int argc, char **argv);
+
+/* getopt_long for a subcommand (argv[0] its name), with collsim's messages. Call with
+ * *started = 0 before the first option (it restarts getopt's scan); returns the option's value
+ * (its short letter, or the `val` of a long option), -1 at the end of the options (positional
+ * arguments then start at optind; GNU permutation moves them there), or '?' after printing
+ * "collsim: CMD: unknown option '-x'" or "option '--y' needs a value" (return CS_EXIT_USAGE then).
+ * Values may be attached: -b1K, --minbytes=1K. */
+int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               int *started);
+
+/* Parse an option's value with src/parse.h; on failure print "collsim: OPT: 'VAL' is not a
+ * number (WHAT)" or "... is out of range (WHAT)" and return CS_EXIT_USAGE; 0 on success. `what`
+ * says what is expected, e.g. "a size such as 64K or 1G, at most 1T". */
+int cmd_opt_size(const char *opt, const char *val, long long min, long long max, long long *out,
+                 const char *what);
+int cmd_opt_ll(const char *opt, const char *val, long long min, long long max, long long *out,
+               const char *what);
+int cmd_opt_int(const char *opt, const char *val, int min, int max, int *out, const char *what);
+int cmd_opt_double(const char *opt, const char *val, double min, double max, double *out,
+                   const char *what);
 
 /* Each command's usage text, beside its code (cmd_NAME.c). */
 extern const char cmd_fmt_usage[];

@@ -1,9 +1,11 @@
 /* cmdutil.c: helpers shared by the subcommands: error printing, help, schedule loading. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "parse.h"
 #include "xml.h"
 
 void cmd_print_error(const struct cs_error *err)
@@ -54,4 +56,75 @@ struct cs_sched *cmd_load_sched(const char *path)
         return NULL;
     }
     return sched;
+}
+
+int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               int *started)
+{
+    char spec[128];
+    int c, idx = -1;
+
+    /* A leading ':' makes getopt report a missing value apart from an unknown option, and
+     * opterr = 0 leaves every message to us. */
+    snprintf(spec, sizeof(spec), ":%s", shortopts);
+    if (!*started) {
+        optind = 0; /* glibc: rescan from argv[1], forgetting any earlier command's state */
+        *started = 1;
+    }
+    opterr = 0;
+    c = getopt_long(argc, argv, spec, longopts, &idx);
+    if (c == '?' || c == ':') {
+        char name[96];
+
+        if (idx >= 0)
+            snprintf(name, sizeof(name), "--%s", longopts[idx].name);
+        else if (optopt > 0 && optopt < 128 && isgraph(optopt))
+            snprintf(name, sizeof(name), "-%c", optopt);
+        else
+            snprintf(name, sizeof(name), "%.80s", argv[optind - 1]);
+        if (c == '?')
+            cmd_usage_error("%s: unknown option '%s'; see 'collsim help %s'", argv[0], name,
+                            argv[0]);
+        else
+            cmd_usage_error("%s: option '%s' needs a value; see 'collsim help %s'", argv[0],
+                            name, argv[0]);
+        return '?';
+    }
+    return c;
+}
+
+static int opt_fail(const char *opt, const char *val, int code, const char *what)
+{
+    return cmd_usage_error("%s: '%s' %s (%s)", opt, val, cs_parse_why(code), what);
+}
+
+int cmd_opt_size(const char *opt, const char *val, long long min, long long max, long long *out,
+                 const char *what)
+{
+    int rc = cs_parse_size(val, min, max, out);
+
+    return rc ? opt_fail(opt, val, rc, what) : 0;
+}
+
+int cmd_opt_ll(const char *opt, const char *val, long long min, long long max, long long *out,
+               const char *what)
+{
+    int rc = cs_parse_ll(val, min, max, out);
+
+    return rc ? opt_fail(opt, val, rc, what) : 0;
+}
+
+int cmd_opt_int(const char *opt, const char *val, int min, int max, int *out, const char *what)
+{
+    int rc = cs_parse_int(val, min, max, out);
+
+    return rc ? opt_fail(opt, val, rc, what) : 0;
+}
+
+int cmd_opt_double(const char *opt, const char *val, double min, double max, double *out,
+                   const char *what)
+{
+    int rc = cs_parse_double(val, min, max, out);
+
+    return rc ? opt_fail(opt, val, rc, what) : 0;
 }

@@ -1,0 +1,78 @@
+/* predict.h: the prediction pipeline as a library call: a schedule and a platform in, one
+ * result per buffer size out (sizes as nccl-tests steps them, plan, replay, status). Every
+ * command that predicts (predict, sweep, regress, validate, tune) calls it in process; the
+ * replay forks its own simulating child per size, so it may be called any number of times. */
+#ifndef CS_PREDICT_H
+#define CS_PREDICT_H
+
+#include "error.h"
+#include "plan.h"
+#include "platform.h"
+#include "replay.h"
+#include "sched.h"
+
+/* What to predict on: a schedule file ("-" is stdin) or a generator spec (exactly one), a
+ * platform file, and platform parameter overrides "KEY=VALUE" applied in order. */
+struct cs_predict_input {
+    const char *sched_path;
+    const char *gen_spec; /* `collsim gen` spec, e.g. "ring:gpus=8,channels=4,protocol=LL" */
+    const char *plat_path;
+    const char *const *sets;
+    int nsets;
+};
+
+/* Load what in names: *sched and *plat are new (caller frees with cs_sched_free and
+ * cs_platform_free); the sets are applied to (*plat)->params, and the platform is checked to
+ * have enough GPUs for the schedule. 0, or a CS_ERR_* with err set (file:line where known);
+ * on failure nothing is returned. */
+int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
+                    struct cs_platform **plat, struct cs_error *err);
+
+/* The sizes nccl-tests -b min -e max -f factor visits, each rounded up to one the executor
+ * accepts for this schedule and type (cs_plan_round_size), duplicates dropped, ascending.
+ * *sizes is new (caller frees), *n its length (>= 1). 0, CS_ERR_USAGE (min > max, min < 1,
+ * factor < 2) or CS_ERR_NOMEM. *rounded is set to 1 when some size was rounded (may be NULL). */
+int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min_bytes,
+                     long long max_bytes, long long factor, long long **sizes, int *n,
+                     int *rounded);
+
+/* One predicted size. */
+struct cs_predict_row {
+    long long size_bytes; /* the whole buffer, as nccl-tests prints it */
+    long long count;      /* elements: size_bytes / type_bytes */
+    struct cs_replay_result res;
+    double time_us;    /* res.time_s in microseconds; 0 unless ok */
+    double algbw_GBps; /* size / time; 0 unless ok */
+    double busbw_GBps; /* algbw x the nccl-tests bus factor of the collective; 0 unless ok */
+    int niter;         /* the plan's loop iterations, maxAllowedCount: for messages */
+    int max_allowed;
+};
+
+/* Called after each size when non-NULL (progress): k of n done. */
+typedef void (*cs_predict_progress_fn)(void *ctx, int k, int n, const struct cs_predict_row *row);
+
+struct cs_predict_opts {
+    enum cs_proto proto; /* 0: the schedule's own */
+    int type_bytes;      /* element size (cs_dtype_bytes) */
+    struct cs_replay_opts replay;
+    /* When non-NULL, the largest size's replay records into this timeline (initialised by the
+     * caller) and *trace_plan receives that size's plan (caller frees with cs_plan_free). */
+    struct cs_timeline *timeline;
+    struct cs_plan **trace_plan;
+    cs_predict_progress_fn progress;
+    void *progress_ctx;
+};
+
+/* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling
+ * rows[0..n) (caller frees each with cs_predict_row_cleanup). A deadlock is a result, not an
+ * error. 0, or a CS_ERR_* with err set (a schedule or size the executor refuses, a failed
+ * simulation); then rows already filled are cleaned up. */
+int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
+                   const struct cs_predict_opts *opts, const long long *sizes, int n,
+                   struct cs_predict_row *rows, struct cs_error *err);
+void cs_predict_row_cleanup(struct cs_predict_row *row);
+
+/* The status word of a row, as every report and table spells it: "ok" or "deadlock". */
+const char *cs_predict_status_name(const struct cs_predict_row *row);
+
+#endif

@@ -1,0 +1,45 @@
+/* report.h: prediction results as people and tools read them: an nccl-tests style table, CSV
+ * and JSON. Each format's header is written here and nowhere else. */
+#ifndef CS_REPORT_H
+#define CS_REPORT_H
+
+#include <stdio.h>
+
+#include "predict.h"
+
+enum cs_report_fmt {
+    CS_REPORT_TABLE = 1,
+    CS_REPORT_CSV,
+    CS_REPORT_JSON,
+};
+
+/* Columns of a prediction row in CSV, in order (predict --format csv; sweep and regress files
+ * end with them). */
+#define CS_REPORT_CSV_HEADER "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status"
+#define CS_REPORT_CSV_NCOLS 7
+extern const char *const cs_report_csv_cols[CS_REPORT_CSV_NCOLS];
+
+/* What a report says about the run as a whole. */
+struct cs_report_meta {
+    const char *schedule; /* path or generator spec */
+    const char *platform; /* path */
+    enum cs_proto proto;
+    enum cs_coll coll;
+    int ngpus;
+    const char *dtype; /* type name printed in rows */
+};
+
+/* "table", "csv" or "json"; 0 when unknown. */
+enum cs_report_fmt cs_report_fmt_parse(const char *s);
+
+/* Write a whole report of n rows to fp: header, rows, and (table, CSV on stderr via `notes`)
+ * the first deadlock's wait-for report as `#` lines. `notes` receives what is not data in
+ * CSV mode (may be the same as fp for the table). 0, or CS_ERR_IO when fp fails. */
+int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
+                    const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n);
+
+/* The seven CSV fields of one row (no line end), for tables that prefix their own columns
+ * (sweep points). */
+void cs_report_csv_fields(FILE *fp, const struct cs_predict_row *row, const char *dtype);
+
+#endif
