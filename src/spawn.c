@@ -1,9 +1,11 @@
 /* spawn.c: running collsim's own subcommands as child processes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,4 +110,41 @@ int cs_spawn_run(char *const *args, const char *out_path, const char *err_path)
     if (pid < 0)
         return (int)pid;
     return cs_spawn_wait(pid);
+}
+
+pid_t cs_spawn_fn(int (*fn)(void *ctx), void *ctx, const char *out_path, const char *err_path)
+{
+    int fd_out = -1, fd_err = -1, fd_in, rc;
+    pid_t parent = getpid(), pid;
+
+    if (out_path != NULL &&
+        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return CS_ERR_IO;
+    if (err_path != NULL &&
+        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        if (fd_out >= 0)
+            close(fd_out);
+        return CS_ERR_IO;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        /* Die with the parent; if it is already gone, do not start. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
+        if (fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0)
+            _exit(127);
+        if (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0)
+            _exit(127);
+        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
+            dup2(fd_in, STDIN_FILENO);
+        rc = fn(ctx);
+        fflush(NULL);
+        _exit(rc & 0xff);
+    }
+    if (fd_out >= 0)
+        close(fd_out);
+    if (fd_err >= 0)
+        close(fd_err);
+    return pid < 0 ? CS_ERR_IO : pid;
 }

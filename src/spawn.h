@@ -21,6 +21,13 @@ int cs_spawn_wait(pid_t pid);
 /* Start and wait. */
 int cs_spawn_run(char *const *args, const char *out_path, const char *err_path);
 
+/* Run fn(ctx) in a forked child of this process (no exec: the child shares the parent's code and
+ * its state at the fork), with stdout and stderr redirected to out_path and err_path (created or
+ * truncated; NULL keeps ours) and stdin from /dev/null; the child exits with fn's return value
+ * (0..255) and is killed when the parent dies. The way commands run workers in parallel, and
+ * keep SimGrid's one engine per process. Returns the child's pid, or a negative CS_ERR_*. */
+pid_t cs_spawn_fn(int (*fn)(void *ctx), void *ctx, const char *out_path, const char *err_path);
+
 /* Turn a wait(2) status into the code cs_spawn_wait returns. */
 int cs_spawn_code(int wstatus);
 
