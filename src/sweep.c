@@ -1,7 +1,6 @@
 /* sweep.c: parsing and expansion of sweep files (format in docs/sweep.md). */
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "params.h"
+#include "parse.h"
 #include "sched.h"
 #include "sweep.h"
 
@@ -47,57 +47,6 @@ int cs_sweep_key_valid(const char *key)
         return cs_params_get(&p, key + 4, &v) == 0;
     if (strncmp(key, "scale.", 6) == 0)
         return cs_params_get(&p, key + 6, &v) == 0;
-    return 0;
-}
-
-int cs_sweep_parse_bytes(const char *s, long long *out)
-{
-    char *end;
-    unsigned long long v, mul = 1;
-
-    if (!isdigit((unsigned char)s[0]))
-        return CS_ERR_PARSE;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0)
-        return CS_ERR_PARSE;
-    if (*end == 'K' || *end == 'k')
-        mul = 1ULL << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1ULL << 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        mul = 1ULL << 30, end++;
-    if (*end != '\0' || v > (unsigned long long)LLONG_MAX / mul)
-        return CS_ERR_PARSE;
-    *out = (long long)(v * mul);
-    return 0;
-}
-
-static int parse_number(const char *s, double *out)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno != 0 || !isfinite(v))
-        return CS_ERR_PARSE;
-    *out = v;
-    return 0;
-}
-
-static int parse_posint(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v;
-
-    if (!isdigit((unsigned char)s[0]))
-        return CS_ERR_PARSE;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (*end != '\0' || errno != 0 || v < lo || v > hi)
-        return CS_ERR_PARSE;
-    *out = (int)v;
     return 0;
 }
 
@@ -153,7 +102,7 @@ static int check_value(const char *name, int line, const char *key, const char *
             return CS_ERR_INVALID;
         }
     } else if (strncmp(key, "gen.", 4) == 0 || strncmp(key, "platform.", 9) == 0) {
-        if (parse_posint(val, 1, MAX_INT_VALUE, &n) != 0) {
+        if (!isdigit((unsigned char)val[0]) || cs_parse_int(val, 1, MAX_INT_VALUE, &n) != 0) {
             cs_error_set(err, name, line, "%s: '%s' is not an integer in 1..%d", key, val,
                          MAX_INT_VALUE);
             return CS_ERR_INVALID;
@@ -168,7 +117,7 @@ static int check_value(const char *name, int line, const char *key, const char *
             return CS_ERR_INVALID;
         }
     } else if (strncmp(key, "scale.", 6) == 0) {
-        if (parse_number(val, &d) != 0 || !(d > 0)) {
+        if (cs_parse_double(val, 0, HUGE_VAL, &d) != 0 || !(d > 0)) {
             cs_error_set(err, name, line, "%s: scale factor '%s' is not a positive number", key,
                          val);
             return CS_ERR_INVALID;
@@ -221,7 +170,7 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
         }
         z = &sw->sizes[sw->nsizes];
         if (tok[0] == 'x' && last_range_open) { /* "1K..1M x4": the factor of the range before */
-            if (parse_posint(tok + 1, 2, 1024, &f) != 0)
+            if (cs_parse_int(tok + 1, 2, 1024, &f) != 0)
                 goto bad;
             sw->sizes[sw->nsizes - 1].factor = f;
             last_range_open = 0;
@@ -229,7 +178,7 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
         }
         last_range_open = 0;
         if (dots == NULL) {
-            if (cs_sweep_parse_bytes(tok, &z->min_bytes) != 0 || z->min_bytes < 1)
+            if (cs_parse_size(tok, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0)
                 goto bad;
             z->max_bytes = z->min_bytes;
             z->factor = 2;
@@ -238,15 +187,14 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
             x = strchr(dots + 2, 'x');
             if (x != NULL) {
                 *x = '\0';
-                if (parse_posint(x + 1, 2, 1024, &f) != 0) {
+                if (cs_parse_int(x + 1, 2, 1024, &f) != 0) {
                     *dots = '.';
                     *x = 'x';
                     goto bad;
                 }
             }
-            if (cs_sweep_parse_bytes(tok, &z->min_bytes) != 0 ||
-                cs_sweep_parse_bytes(dots + 2, &z->max_bytes) != 0 || z->min_bytes < 1 ||
-                z->max_bytes < z->min_bytes) {
+            if (cs_parse_size(tok, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0 ||
+                cs_parse_size(dots + 2, z->min_bytes, CS_SWEEP_MAX_BYTES, &z->max_bytes) != 0) {
                 *dots = '.';
                 if (x)
                     *x = 'x';
@@ -269,55 +217,74 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
     return 0;
 }
 
-/* Parse one logical line "KEYS = VALUES" (comments and continuations already removed). */
-static int parse_line(struct cs_sweep *sw, const char *name, int line, char *text,
-                      struct cs_error *err)
+/* The keys left of '=' into keys[] (indices into sw->keys); *nk is their number. */
+static int parse_keys(struct cs_sweep *sw, const char *name, int line, char *lhs, int *keys,
+                      int *nk, struct cs_error *err)
 {
-    char *eq = strchr(text, '='), *save = NULL, *tok;
-    struct cs_sweep_axis *ax;
-    int keys[CS_SWEEP_MAX_KEYS], nk = 0, cap = 0, rc;
-    char *lhs;
+    char *save = NULL;
+    int rc;
 
-    if (eq == NULL) {
-        cs_error_set(err, name, line, "expected 'KEY = VALUE...'");
-        return CS_ERR_PARSE;
-    }
-    *eq = '\0';
-    lhs = text;
-    /* sizes is not an axis */
-    {
-        size_t n = strlen(lhs);
-
-        while (n > 0 && (lhs[n - 1] == ' ' || lhs[n - 1] == '\t'))
-            lhs[--n] = '\0';
-        if (strcmp(lhs, "sizes") == 0)
-            return parse_sizes(sw, name, line, eq + 1, err);
-    }
-    for (tok = strtok_r(lhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+    *nk = 0;
+    for (char *tok = strtok_r(lhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         if (strcmp(tok, "sizes") == 0) {
             cs_error_set(err, name, line, "'sizes' cannot be linked with other keys");
             return CS_ERR_INVALID;
         }
         if ((rc = add_key(sw, name, line, tok, err)) < 0)
             return rc;
-        keys[nk++] = rc;
+        keys[(*nk)++] = rc;
     }
-    if (nk == 0) {
+    if (*nk == 0) {
         cs_error_set(err, name, line, "no key before '='");
         return CS_ERR_PARSE;
     }
-    ax = &sw->axes[sw->naxes];
-    memset(ax, 0, sizeof(*ax));
-    ax->line = line;
-    ax->nkeys = nk;
-    if ((ax->keys = malloc(sizeof(int) * (size_t)nk)) == NULL)
-        return CS_ERR_NOMEM;
-    memcpy(ax->keys, keys, sizeof(int) * (size_t)nk);
-    sw->naxes++; /* owned by sw from here, freed with it */
-    save = NULL;
-    for (tok = strtok_r(eq + 1, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        char *p = tok;
+    return 0;
+}
 
+/* One value tuple "v1,v2,..." of an axis, checked and appended to ax->vals (room for it made by
+ * the caller). On failure the tuple's values copied so far are freed. */
+static int parse_tuple(const struct cs_sweep *sw, struct cs_sweep_axis *ax, const char *name,
+                       int line, char *tok, struct cs_error *err)
+{
+    char **tuple = &ax->vals[(size_t)ax->nvals * (size_t)ax->nkeys];
+    char *p = tok;
+    int rc = 0, filled = 0;
+
+    for (int i = 0; i < ax->nkeys && rc == 0; i++) {
+        char *comma = strchr(p, ',');
+
+        if ((comma == NULL) != (i == ax->nkeys - 1)) {
+            cs_error_set(err, name, line, "'%s': expected %d comma-separated value%s", tok,
+                         ax->nkeys, ax->nkeys > 1 ? "s" : "");
+            rc = CS_ERR_PARSE;
+            break;
+        }
+        if (comma)
+            *comma = '\0';
+        if ((rc = check_value(name, line, sw->keys[ax->keys[i]], p, err)) == 0 &&
+            (tuple[i] = strdup(p)) == NULL)
+            rc = CS_ERR_NOMEM;
+        filled += rc == 0;
+        if (comma)
+            p = comma + 1;
+    }
+    if (rc != 0) {
+        while (filled > 0)
+            free(tuple[--filled]);
+        return rc;
+    }
+    ax->nvals++;
+    return 0;
+}
+
+/* The values right of '=': tuples separated by blanks, none repeated. */
+static int parse_values(const struct cs_sweep *sw, struct cs_sweep_axis *ax, const char *name,
+                        int line, char *rhs, struct cs_error *err)
+{
+    char *save = NULL;
+    int cap = 0, nk = ax->nkeys, rc;
+
+    for (char *tok = strtok_r(rhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         if (ax->nvals == cap) {
             int ncap = cap ? cap * 2 : 8;
             char **nv = realloc(ax->vals, sizeof(char *) * (size_t)ncap * (size_t)nk);
@@ -327,30 +294,8 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
             ax->vals = nv;
             cap = ncap;
         }
-        for (int i = 0; i < nk; i++) {
-            char *comma = strchr(p, ',');
-            char **slot = &ax->vals[(size_t)ax->nvals * (size_t)nk + (size_t)i];
-
-            if ((comma == NULL) != (i == nk - 1)) {
-                cs_error_set(err, name, line, "'%s': expected %d comma-separated value%s", tok, nk,
-                             nk > 1 ? "s" : "");
-                /* free the part of this tuple filled so far */
-                for (int j = 0; j < i; j++)
-                    free(ax->vals[(size_t)ax->nvals * (size_t)nk + (size_t)j]);
-                return CS_ERR_PARSE;
-            }
-            if (comma)
-                *comma = '\0';
-            if ((rc = check_value(name, line, sw->keys[keys[i]], p, err)) != 0 ||
-                (*slot = strdup(p)) == NULL) {
-                for (int j = 0; j < i; j++)
-                    free(ax->vals[(size_t)ax->nvals * (size_t)nk + (size_t)j]);
-                return rc ? rc : CS_ERR_NOMEM;
-            }
-            if (comma)
-                p = comma + 1;
-        }
-        ax->nvals++;
+        if ((rc = parse_tuple(sw, ax, name, line, tok, err)) != 0)
+            return rc;
     }
     if (ax->nvals == 0) {
         cs_error_set(err, name, line, "no value after '='");
@@ -368,6 +313,38 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
             }
         }
     return 0;
+}
+
+/* Parse one logical line "KEYS = VALUES" (comments and continuations already removed). */
+static int parse_line(struct cs_sweep *sw, const char *name, int line, char *text,
+                      struct cs_error *err)
+{
+    char *eq = strchr(text, '=');
+    struct cs_sweep_axis *ax;
+    int keys[CS_SWEEP_MAX_KEYS], nk, rc;
+    size_t n;
+
+    if (eq == NULL) {
+        cs_error_set(err, name, line, "expected 'KEY = VALUE...'");
+        return CS_ERR_PARSE;
+    }
+    *eq = '\0';
+    n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        text[--n] = '\0';
+    if (strcmp(text, "sizes") == 0) /* sizes is not an axis */
+        return parse_sizes(sw, name, line, eq + 1, err);
+    if ((rc = parse_keys(sw, name, line, text, keys, &nk, err)) != 0)
+        return rc;
+    ax = &sw->axes[sw->naxes];
+    memset(ax, 0, sizeof(*ax));
+    ax->line = line;
+    ax->nkeys = nk;
+    if ((ax->keys = malloc(sizeof(int) * (size_t)nk)) == NULL)
+        return CS_ERR_NOMEM;
+    memcpy(ax->keys, keys, sizeof(int) * (size_t)nk);
+    sw->naxes++; /* owned by sw from here, freed with it */
+    return parse_values(sw, ax, name, line, eq + 1, err);
 }
 
 /* The whole-file rules: what must be present, and what needs what. */
@@ -420,95 +397,76 @@ static int check_complete(const struct cs_sweep *sw, const char *name, struct cs
     return 0;
 }
 
+/* The next logical line of text at *p, in place: continuations ("\\\n") joined (line counts
+ * them), the comment cut, blanks trimmed and carriage returns made blanks. Advances *p past the
+ * line; *last is set at the end of the text. */
+static char *logical_line(char **p, int *line, int *last)
+{
+    char *s = *p, *q = s, *hash, *e;
+
+    for (; *q != '\0' && *q != '\n'; q++)
+        if (q[0] == '\\' && q[1] == '\n') {
+            q[0] = q[1] = ' ';
+            ++*line;
+            q++;
+        }
+    *last = *q == '\0';
+    *q = '\0';
+    *p = *last ? q : q + 1;
+    if ((hash = strchr(s, '#')) != NULL)
+        *hash = '\0';
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    for (e = s + strlen(s); e > s && isspace((unsigned char)e[-1]); e--)
+        e[-1] = '\0';
+    for (char *r = s; *r; r++)
+        if (*r == '\r')
+            *r = ' ';
+    return s;
+}
+
+/* The number of points: the product of the axes' lengths, at most CS_SWEEP_MAX_POINTS. */
+static int count_points(struct cs_sweep *sw, const char *name, struct cs_error *err)
+{
+    sw->npoints = 1;
+    for (int i = 0; i < sw->naxes; i++) {
+        sw->npoints *= sw->axes[i].nvals;
+        if (sw->npoints > CS_SWEEP_MAX_POINTS) {
+            cs_error_set(err, name, sw->axes[i].line, "more than %ld points", CS_SWEEP_MAX_POINTS);
+            return CS_ERR_INVALID;
+        }
+    }
+    return 0;
+}
+
 int cs_sweep_parse(const char *text, const char *name, const char *dir, struct cs_sweep **out,
                    struct cs_error *err)
 {
     struct cs_sweep *sw = calloc(1, sizeof(*sw));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int line = 1, start = 1, rc = 0;
-    const char *p = text;
+    char *copy = strdup(text), *p = copy;
+    int line = 1, last = 0, rc = 0;
 
     if (name == NULL)
         name = "<sweep>";
-    if (sw == NULL || (sw->keys = calloc(CS_SWEEP_MAX_KEYS, sizeof(char *))) == NULL ||
+    if (sw == NULL || copy == NULL ||
+        (sw->keys = calloc(CS_SWEEP_MAX_KEYS, sizeof(char *))) == NULL ||
         (sw->axes = calloc(CS_SWEEP_MAX_KEYS, sizeof(*sw->axes))) == NULL ||
         (sw->dir = strdup(dir ? dir : ".")) == NULL) {
-        cs_sweep_free(sw);
-        return CS_ERR_NOMEM;
+        rc = CS_ERR_NOMEM;
     }
-    /* Join continuation lines, drop comments, then parse each logical line. */
-    for (;;) {
-        char c = *p;
-        int end = c == '\0' || c == '\n';
+    while (rc == 0 && !last) {
+        int start = line;
+        char *l = logical_line(&p, &line, &last);
 
-        if (c == '\\' && p[1] == '\n') {
-            p += 2;
-            line++;
-            if (len + 1 >= cap || buf == NULL) {
-                char *nb = realloc(buf, cap = cap * 2 + 64);
-
-                if (nb == NULL) {
-                    rc = CS_ERR_NOMEM;
-                    break;
-                }
-                buf = nb;
-            }
-            buf[len++] = ' ';
-            continue;
-        }
-        if (!end) {
-            if (len + 2 >= cap || buf == NULL) {
-                char *nb = realloc(buf, cap = cap * 2 + 64);
-
-                if (nb == NULL) {
-                    rc = CS_ERR_NOMEM;
-                    break;
-                }
-                buf = nb;
-            }
-            buf[len++] = c;
-            p++;
-            continue;
-        }
-        if (buf != NULL) {
-            char *hash, *q;
-
-            buf[len] = '\0';
-            if ((hash = strchr(buf, '#')) != NULL)
-                *hash = '\0';
-            for (q = buf; *q == ' ' || *q == '\t' || *q == '\r'; q++)
-                ;
-            for (char *e = q + strlen(q); e > q && isspace((unsigned char)e[-1]); e--)
-                e[-1] = '\0';
-            for (char *r = q; *r; r++)
-                if (*r == '\r')
-                    *r = ' ';
-            if (*q != '\0' && (rc = parse_line(sw, name, start, q, err)) != 0)
-                break;
-        }
-        len = 0;
-        if (c == '\0')
-            break;
-        p++;
+        if (*l != '\0')
+            rc = parse_line(sw, name, start, l, err);
         line++;
-        start = line;
     }
-    free(buf);
+    free(copy);
     if (rc == 0)
         rc = check_complete(sw, name, err);
-    if (rc == 0) {
-        sw->npoints = 1;
-        for (int i = 0; i < sw->naxes; i++) {
-            sw->npoints *= sw->axes[i].nvals;
-            if (sw->npoints > CS_SWEEP_MAX_POINTS) {
-                cs_error_set(err, name, sw->axes[i].line, "more than %ld points",
-                             CS_SWEEP_MAX_POINTS);
-                rc = CS_ERR_INVALID;
-                break;
-            }
-        }
-    }
+    if (rc == 0)
+        rc = count_points(sw, name, err);
     if (rc != 0) {
         if (rc == CS_ERR_NOMEM)
             cs_error_set(err, name, line, "out of memory");
@@ -519,13 +477,22 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
     return 0;
 }
 
-int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
+/* The directory part of path ("." when it has none); new string, NULL on OOM. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        return strdup(".");
+    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
+/* The whole of a regular file of at most MAX_FILE_BYTES, NUL-terminated, in *text (new). */
+static int read_text(const char *path, char **text, struct cs_error *err)
 {
     FILE *fp = fopen(path, "rb");
-    char *text, *dir, *slash;
     struct stat st;
-    long n;
-    int rc;
+    size_t n;
 
     if (fp == NULL) {
         cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
@@ -536,44 +503,38 @@ int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
         cs_error_set(err, path, 0, "not a regular file");
         return CS_ERR_IO;
     }
-    if (fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
-        fclose(fp);
-        cs_error_set(err, path, 0, "cannot read (not a regular file?)");
-        return CS_ERR_IO;
-    }
-    if (n > MAX_FILE_BYTES) {
+    if (st.st_size > MAX_FILE_BYTES) {
         fclose(fp);
         cs_error_set(err, path, 0, "larger than %ld bytes", MAX_FILE_BYTES);
         return CS_ERR_INVALID;
     }
-    if ((text = malloc((size_t)n + 1)) == NULL) {
+    if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
         fclose(fp);
         return CS_ERR_NOMEM;
     }
-    if (fread(text, 1, (size_t)n, fp) != (size_t)n) {
-        fclose(fp);
-        free(text);
-        cs_error_set(err, path, 0, "cannot read");
-        return CS_ERR_IO;
-    }
+    n = fread(*text, 1, (size_t)st.st_size, fp);
     fclose(fp);
-    text[n] = '\0';
-    if (memchr(text, '\0', (size_t)n) != NULL) {
-        free(text);
-        cs_error_set(err, path, 0, "binary file (NUL byte)");
-        return CS_ERR_PARSE;
+    (*text)[n] = '\0';
+    if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
+        cs_error_set(err, path, 0,
+                     n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
+        free(*text);
+        return n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
     }
-    if ((dir = strdup(path)) == NULL) {
+    return 0;
+}
+
+int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
+{
+    char *text = NULL, *dir;
+    int rc = read_text(path, &text, err);
+
+    if (rc != 0)
+        return rc;
+    if ((dir = dir_of(path)) == NULL) {
         free(text);
         return CS_ERR_NOMEM;
     }
-    slash = strrchr(dir, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
     rc = cs_sweep_parse(text, path, dir, out, err);
     free(text);
     free(dir);

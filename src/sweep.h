@@ -14,7 +14,8 @@
 
 #define CS_SWEEP_MAX_KEYS 64
 #define CS_SWEEP_MAX_POINTS 1000000L
-#define CS_SWEEP_MAX_SIZES 64 /* size items (single sizes or ranges) */
+#define CS_SWEEP_MAX_SIZES 64                /* size items (single sizes or ranges) */
+#define CS_SWEEP_MAX_BYTES ((1LL << 40) - 1) /* sizes are below 1 TiB */
 
 /* One axis: nkeys keys (indices into cs_sweep.keys) and nvals tuples of nkeys values each. */
 struct cs_sweep_axis {
@@ -57,10 +58,6 @@ int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals);
 
 /* The index of a key, or -1. */
 int cs_sweep_find_key(const struct cs_sweep *sw, const char *key);
-
-/* Parse a byte count: digits with an optional K, M or G suffix (powers of 1024). 0 or
- * CS_ERR_PARSE. */
-int cs_sweep_parse_bytes(const char *s, long long *out);
 
 /* Whether a key is one a sweep file accepts (see docs/sweep.md). */
 int cs_sweep_key_valid(const char *key);

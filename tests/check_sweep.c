@@ -230,21 +230,34 @@ START_TEST(too_many_points)
 }
 END_TEST
 
-START_TEST(bytes)
+/* Sizes are read by cs_parse_size: K, M, G units (also Ki, KB), no sign, no overflow, below 1 TiB.
+ */
+static long long one_size(const char *tok)
 {
+    char text[256];
+    struct cs_sweep *sw;
     long long v;
 
-    ck_assert_int_eq(cs_sweep_parse_bytes("4096", &v), 0);
-    ck_assert_int_eq(v, 4096);
-    ck_assert_int_eq(cs_sweep_parse_bytes("64K", &v), 0);
-    ck_assert_int_eq(v, 65536);
-    ck_assert_int_eq(cs_sweep_parse_bytes("2G", &v), 0);
-    ck_assert_int_eq(v, 2LL << 30);
-    ck_assert_int_ne(cs_sweep_parse_bytes("-1", &v), 0);
-    ck_assert_int_ne(cs_sweep_parse_bytes("K", &v), 0);
-    ck_assert_int_ne(cs_sweep_parse_bytes("1KB", &v), 0);
-    ck_assert_int_ne(cs_sweep_parse_bytes("99999999999999999999", &v), 0);
-    ck_assert_int_ne(cs_sweep_parse_bytes("9999999999999G", &v), 0);
+    snprintf(text, sizeof(text), "%ssizes = %s\n", "gen.algorithm = x\nplatform.family = a\n", tok);
+    sw = parse_ok(text);
+    v = sw->sizes[0].min_bytes;
+    ck_assert_int_eq(sw->sizes[0].max_bytes, v);
+    cs_sweep_free(sw);
+    return v;
+}
+
+START_TEST(bytes)
+{
+    ck_assert_int_eq(one_size("4096"), 4096);
+    ck_assert_int_eq(one_size("64K"), 65536);
+    ck_assert_int_eq(one_size("2G"), 2LL << 30);
+    ck_assert_int_eq(one_size("1KB"), 1024);
+    ck_assert_int_eq(one_size("1023G"), 1023LL << 30);
+    parse_bad("gen.algorithm = x\nsizes = -1\n", 2, "'-1' is not a size");
+    parse_bad("gen.algorithm = x\nsizes = K\n", 2, "'K' is not a size");
+    parse_bad("gen.algorithm = x\nsizes = 99999999999999999999\n", 2, "not a size");
+    parse_bad("gen.algorithm = x\nsizes = 9999999999999G\n", 2, "not a size");
+    parse_bad("gen.algorithm = x\nsizes = 1K..17179869185G\n", 2, "not a size");
 }
 END_TEST
 
