@@ -1,10 +1,9 @@
-/* cmd_sweep.c: `collsim sweep`: runs every point of a sweep file as `collsim platform` and
- * `collsim predict` child processes, in parallel, resumably, and joins the results in one CSV. */
+/* cmd_sweep.c: `collsim sweep`: predicts every point of a sweep file in forked workers, in
+ * parallel and resumably, and joins the results in one CSV; lists and merges shards. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "parse.h"
+#include "report.h"
 #include "spawn.h"
 #include "sweep.h"
+#include "sweeprun.h"
 #include "table.h"
 
 const char cmd_sweep_usage[] =
@@ -28,8 +30,9 @@ const char cmd_sweep_usage[] =
     "Run a what-if sweep: SPEC (format in docs/sweep.md) names the axes (schedule file or\n"
     "generator and its parameters, protocol, platform family and its parameters, absolute or\n"
     "scaled link bandwidths and latencies) and the sizes. Every point of the Cartesian product\n"
-    "runs 'collsim platform' and 'collsim predict' as child processes; the result is one CSV\n"
-    "with a column per key (point first) and the columns of 'collsim predict --format csv'.\n"
+    "is predicted in a worker process (its platform written, its schedule read or generated);\n"
+    "the result is one CSV with a column per key (point first) and the columns of\n"
+    "'collsim predict --format csv'.\n"
     "\n"
     "  -j N            points run in parallel (default: the number of cores)\n"
     "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
@@ -46,37 +49,10 @@ const char cmd_sweep_usage[] =
     "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
 
 #define PATH_LEN 4096
-#define MAX_CHILD_ARGS 160 /* platform: 2 per key at most (CS_SWEEP_MAX_KEYS) and a few */
 
 static int quiet;
 
-/* --- small helpers ------------------------------------------------------------------------- */
-
-static void resolve(const struct cs_sweep *sw, const char *val, char *buf, size_t len)
-{
-    if (val[0] == '/')
-        snprintf(buf, len, "%s", val);
-    else
-        snprintf(buf, len, "%s/%s", sw->dir, val);
-}
-
-static const char *val_of(const struct cs_sweep *sw, const char **vals, const char *key)
-{
-    int i = cs_sweep_find_key(sw, key);
-
-    return i < 0 || strcmp(vals[i], "-") == 0 ? NULL : vals[i];
-}
-
-/* The header of a sweep CSV: point, the keys, the prediction columns. */
-static void write_header(const struct cs_sweep *sw, FILE *fp)
-{
-    fputs("point", fp);
-    for (int i = 0; i < sw->nkeys; i++) {
-        fputc(',', fp);
-        cs_table_write_field(fp, sw->keys[i]);
-    }
-    fputs("," CS_TABLE_PREDICT_HEADER "\n", fp);
-}
+/* --- files ---------------------------------------------------------------------------------- */
 
 /* Write a file through a temporary name and a rename, so that readers see all of it or nothing. */
 struct atomic_file {
@@ -121,144 +97,9 @@ static void atomic_abort(struct atomic_file *af)
     unlink(af->tmp);
 }
 
-/* Find `<prop id="KEY" value="V"/>` in a platform file written by `collsim platform`. */
-static int read_prop(const char *path, const char *key, double *out)
-{
-    FILE *fp = fopen(path, "r");
-    char line[1024], pat[256];
-    int found = 0;
-
-    if (fp == NULL)
-        return -1;
-    snprintf(pat, sizeof(pat), "<prop id=\"%s\" value=\"", key);
-    while (!found && fgets(line, sizeof(line), fp) != NULL) {
-        char *p = strstr(line, pat), *end;
-
-        if (p == NULL)
-            continue;
-        p += strlen(pat);
-        *out = strtod(p, &end);
-        found = end != p && *end == '"';
-    }
-    fclose(fp);
-    return found ? 0 : -1;
-}
-
-static void copy_file(const char *path, FILE *to)
-{
-    FILE *fp = fopen(path, "r");
-    char buf[4096];
-    size_t n;
-
-    if (fp == NULL)
-        return;
-    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-        fwrite(buf, 1, n, to);
-    fclose(fp);
-}
-
-/* --- one point ------------------------------------------------------------------------------ */
-
-struct argv_buf {
-    char *v[MAX_CHILD_ARGS + 1];
-    int n;
-    char store[MAX_CHILD_ARGS][PATH_LEN + 64];
-    int overflow;
-};
-
-static void arg(struct argv_buf *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void arg(struct argv_buf *a, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (a->n >= MAX_CHILD_ARGS) {
-        a->overflow = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    if (vsnprintf(a->store[a->n], sizeof(a->store[0]), fmt, ap) >= (int)sizeof(a->store[0]))
-        a->overflow = 1;
-    va_end(ap);
-    a->v[a->n] = a->store[a->n];
-    a->v[++a->n] = NULL;
-}
-
-/* The `collsim platform` arguments of a point; scale.* keys become --set with the scaled family
- * value read from base (NULL: leave them out). */
-static int platform_args(const struct cs_sweep *sw, const char **vals, const char *base,
-                         const char *out, struct argv_buf *a)
-{
-    static const char *const opts[][2] = {{"platform.nodes", "--nodes"},
-                                          {"platform.gpus_per_node", "--gpus-per-node"},
-                                          {"platform.rows", "--rows"},
-                                          {"platform.columns", "--columns"},
-                                          {"platform.between", "--between"}};
-
-    a->n = 0;
-    a->overflow = 0;
-    arg(a, "platform");
-    arg(a, "%s", val_of(sw, vals, "platform.family"));
-    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-        const char *v = val_of(sw, vals, opts[i][0]);
-
-        if (v != NULL) {
-            arg(a, "%s", opts[i][1]);
-            arg(a, "%s", v);
-        }
-    }
-    for (int i = 0; i < sw->nkeys; i++) {
-        if (strcmp(vals[i], "-") == 0)
-            continue;
-        if (strncmp(sw->keys[i], "set.", 4) == 0) {
-            arg(a, "--set");
-            arg(a, "%s=%s", sw->keys[i] + 4, vals[i]);
-        } else if (strncmp(sw->keys[i], "scale.", 6) == 0 && base != NULL) {
-            double v;
-
-            if (read_prop(base, sw->keys[i] + 6, &v) != 0) {
-                fprintf(stderr, "collsim: %s: no property '%s' to scale\n", base, sw->keys[i] + 6);
-                return -1;
-            }
-            arg(a, "--set");
-            arg(a, "%s=%.17g", sw->keys[i] + 6, v * strtod(vals[i], NULL));
-        }
-    }
-    arg(a, "-o");
-    arg(a, "%s", out);
-    return 0;
-}
-
-static int has_scale(const struct cs_sweep *sw)
-{
-    for (int i = 0; i < sw->nkeys; i++)
-        if (strncmp(sw->keys[i], "scale.", 6) == 0)
-            return 1; /* a point may leave it out: then the family file is read for nothing */
-    return 0;
-}
-
-/* The generator spec of a point: ALGO:key=value,...,protocol=P. */
-static void gen_spec(const struct cs_sweep *sw, const char **vals, char *buf, size_t len)
-{
-    size_t n = (size_t)snprintf(buf, len, "%s:", val_of(sw, vals, "gen.algorithm"));
-    const char *sep = "";
-    const char *proto = val_of(sw, vals, "protocol");
-
-    for (int i = 0; i < sw->nkeys && n < len; i++) {
-        const char *k = sw->keys[i];
-
-        if (strncmp(k, "gen.", 4) != 0 || strcmp(k, "gen.algorithm") == 0)
-            continue;
-        if (strcmp(vals[i], "-") == 0 ||
-            (strcmp(k, "gen.compat") == 0 && strcmp(vals[i], "0") == 0))
-            continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", sep, k + 4, vals[i]);
-        sep = ",";
-    }
-    if (proto != NULL && n < len)
-        snprintf(buf + n, len - n, "%sprotocol=%s", sep, proto);
-}
-
-static void remove_dir(const char *dir)
+/* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
+ * (.point-*, emptied and removed) and temporary files (*.tmp.*). */
+static void clean_dir(const char *dir, int all)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -270,25 +111,27 @@ static void remove_dir(const char *dir)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        unlink(p);
+        if (!all && strncmp(e->d_name, ".point-", 7) == 0) {
+            clean_dir(p, 1);
+            rmdir(p);
+        } else if (all || strstr(e->d_name, ".tmp.") != NULL) {
+            unlink(p);
+        }
     }
     closedir(d);
-    rmdir(dir);
 }
 
-/* Run point k: platform, then one predict per size item; write its rows to out atomically.
- * Returns an exit code. */
+/* --- one point ------------------------------------------------------------------------------ */
+
+/* Predict point k and write its rows to out atomically, through a private work directory beside
+ * it (for the point's platform file). Returns an exit code. */
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
-    const char *vals[CS_SWEEP_MAX_KEYS];
-    char work[PATH_LEN], plat[PATH_LEN + 32], base[PATH_LEN + 32], pred[PATH_LEN + 32];
-    char sched[PATH_LEN], spec[1024], perr[PATH_LEN + 32], *slash;
-    static struct argv_buf a;
+    char work[PATH_LEN], plat[PATH_LEN + 32], *slash;
     struct atomic_file af;
-    const char *proto, *dtype;
-    int rc = CS_EXIT_USAGE, code;
+    struct cs_error err;
+    int rc = CS_EXIT_USAGE;
 
-    cs_sweep_point(sw, k, vals);
     snprintf(work, sizeof(work), "%s", out);
     slash = strrchr(work, '/');
     snprintf(slash ? slash + 1 : work, sizeof(work) - (size_t)(slash ? slash + 1 - work : 0),
@@ -297,141 +140,53 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
         fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work, strerror(errno));
         return CS_EXIT_USAGE;
     }
-    /* the platform */
-    if (val_of(sw, vals, "platform") != NULL) {
-        resolve(sw, val_of(sw, vals, "platform"), plat, sizeof(plat));
-    } else {
-        snprintf(plat, sizeof(plat), "%s/platform.xml", work);
-        if (has_scale(sw)) {
-            snprintf(base, sizeof(base), "%s/family.xml", work);
-            platform_args(sw, vals, NULL, base, &a);
-            if (a.overflow) {
-                fprintf(stderr, "collsim: point %ld: 'collsim platform' arguments too long\n", k);
-                goto done;
-            }
-            if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
-                fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k, code);
-                goto done;
-            }
-            if (platform_args(sw, vals, base, plat, &a) != 0)
-                goto done;
-        } else {
-            platform_args(sw, vals, NULL, plat, &a);
-        }
-        if (a.overflow) {
-            fprintf(stderr, "collsim: point %ld: 'collsim platform' arguments too long\n", k);
-            goto done;
-        }
-        if ((code = cs_spawn_run(a.v, NULL, NULL)) != 0) {
-            fprintf(stderr, "collsim: point %ld: 'collsim platform' exited with %d\n", k, code);
-            goto done;
-        }
-    }
-    proto = val_of(sw, vals, "protocol");
-    dtype = val_of(sw, vals, "dtype");
-    if (atomic_open(&af, out) != 0)
-        goto done;
-    write_header(sw, af.fp);
-    for (int z = 0; z < sw->nsizes; z++) {
-        struct cs_table *t = NULL;
-        struct cs_error err;
+    snprintf(plat, sizeof(plat), "%s/platform.xml", work);
+    cs_error_init(&err);
+    if (atomic_open(&af, out) == 0) {
+        if (cs_sweeprun_point(sw, k, plat, af.fp, &err) != 0) {
+            char msg[2048];
 
-        a.n = 0;
-        a.overflow = 0;
-        arg(&a, "predict");
-        if (val_of(sw, vals, "schedule") != NULL) {
-            resolve(sw, val_of(sw, vals, "schedule"), sched, sizeof(sched));
-            arg(&a, "%s", sched);
-        } else {
-            gen_spec(sw, vals, spec, sizeof(spec));
-            arg(&a, "--gen");
-            arg(&a, "%s", spec);
-        }
-        arg(&a, "--platform");
-        arg(&a, "%s", plat);
-        if (proto != NULL) {
-            arg(&a, "--protocol");
-            arg(&a, "%s", proto);
-        }
-        if (dtype != NULL) {
-            arg(&a, "-d");
-            arg(&a, "%s", dtype);
-        }
-        arg(&a, "-b");
-        arg(&a, "%lld", sw->sizes[z].min_bytes);
-        arg(&a, "-e");
-        arg(&a, "%lld", sw->sizes[z].max_bytes);
-        arg(&a, "-f");
-        arg(&a, "%g", sw->sizes[z].factor);
-        arg(&a, "--format");
-        arg(&a, "csv");
-        snprintf(pred, sizeof(pred), "%s/predict-%d.csv", work, z);
-        snprintf(perr, sizeof(perr), "%s/predict-%d.err", work, z);
-        if (a.overflow) {
-            fprintf(stderr, "collsim: point %ld: 'collsim predict' arguments too long\n", k);
+            fprintf(stderr, "collsim: point %ld: %s\n", k, cs_error_format(&err, msg, sizeof(msg)));
             atomic_abort(&af);
-            goto done;
+        } else if (atomic_commit(&af) == 0) {
+            rc = CS_EXIT_OK;
         }
-        code = cs_spawn_run(a.v, pred, perr);
-        /* 1 is a prediction that deadlocked at some size: a result, with its rows (the
-         * wait-for report on its stderr is dropped: `collsim predict` shows it) */
-        if (code != 0 && code != 1) {
-            fprintf(stderr, "collsim: point %ld: 'collsim predict' exited with %d:\n", k, code);
-            copy_file(perr, stderr);
-            atomic_abort(&af);
-            goto done;
-        }
-        cs_error_init(&err);
-        if (cs_table_read(pred, &t, &err) != 0) {
-            cmd_print_error(&err);
-            atomic_abort(&af);
-            goto done;
-        }
-        if (t->ncols != CS_TABLE_PREDICT_NCOLS || cs_table_find_col(t, "size_bytes") != 0 ||
-            cs_table_find_col(t, "status") != 6) {
-            fprintf(stderr, "collsim: point %ld: predict wrote an unexpected header\n", k);
-            cs_table_free(t);
-            atomic_abort(&af);
-            goto done;
-        }
-        for (long r = 0; r < t->nrows; r++) {
-            fprintf(af.fp, "%ld", k);
-            for (int i = 0; i < sw->nkeys; i++) {
-                fputc(',', af.fp);
-                cs_table_write_field(af.fp, vals[i]);
-            }
-            for (int c = 0; c < t->ncols; c++) {
-                fputc(',', af.fp);
-                cs_table_write_field(af.fp, cs_table_get(t, r, c));
-            }
-            fputc('\n', af.fp);
-        }
-        cs_table_free(t);
     }
-    if (atomic_commit(&af) == 0)
-        rc = CS_EXIT_OK;
-done:
-    remove_dir(work);
+    clean_dir(work, 1);
+    rmdir(work);
     return rc;
+}
+
+/* A point run by a forked worker (cs_spawn_fn). */
+struct point_job {
+    const struct cs_sweep *sw;
+    long k;
+    const char *out;
+};
+
+static int point_main(void *ctx)
+{
+    const struct point_job *job = ctx;
+
+    return run_point(job->sw, job->k, job->out);
 }
 
 /* --- joining point files -------------------------------------------------------------------- */
 
 static int is_sweep_header(const struct cs_table *t)
 {
-    static const char *const pc[] = {"size_bytes", "count",      "type",  "time_us",
-                                     "algbw_GBps", "busbw_GBps", "status"};
-
-    if (t->ncols < 1 + CS_TABLE_PREDICT_NCOLS || strcmp(t->cols[0], "point") != 0)
+    if (t->ncols < 1 + CS_REPORT_CSV_NCOLS || strcmp(t->cols[0], "point") != 0)
         return 0;
-    for (int i = 0; i < CS_TABLE_PREDICT_NCOLS; i++)
-        if (strcmp(t->cols[t->ncols - CS_TABLE_PREDICT_NCOLS + i], pc[i]) != 0)
+    for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
+        if (strcmp(t->cols[t->ncols - CS_REPORT_CSV_NCOLS + i], cs_report_csv_cols[i]) != 0)
             return 0;
     return 1;
 }
 
+/* A row of one of the files being joined; seq keeps file and row order among a point's rows. */
 struct row_ref {
     long point;
+    long seq;
     int file;
     long row;
 };
@@ -442,157 +197,174 @@ static int cmp_row_ref(const void *a, const void *b)
 
     if (x->point != y->point)
         return x->point < y->point ? -1 : 1;
-    if (x->file != y->file)
-        return x->file < y->file ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
+    return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int parse_point(const char *s, long *out)
-{
-    char *end;
+/* The files being joined and their rows, sorted by point. */
+struct join {
+    char **files;
+    int nfiles;
+    struct cs_table **tabs;
+    struct row_ref *refs;
+    long nrefs, npoints, maxp;
+};
 
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return end != s && *end == '\0' && errno == 0 && *out >= 0 ? 0 : -1;
+/* Add file f's rows to j->refs. 0, or -1 after a message. */
+static int add_rows(struct join *j, int f, long *cap)
+{
+    const struct cs_table *t = j->tabs[f];
+
+    for (long r = 0; r < t->nrows; r++) {
+        long long p;
+
+        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0) {
+            fprintf(stderr, "collsim: %s:%d: bad point number '%s'\n", j->files[f], t->lines[r],
+                    cs_table_get(t, r, 0));
+            return -1;
+        }
+        if (j->nrefs == *cap) {
+            struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
+
+            if (nr == NULL)
+                return -1;
+            j->refs = nr;
+        }
+        j->refs[j->nrefs] = (struct row_ref){(long)p, j->nrefs, f, r};
+        j->nrefs++;
+        if (p > j->maxp)
+            j->maxp = (long)p;
+    }
+    return 0;
 }
 
-/* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point. A point found
- * in several files must have identical rows there; it is written once. Returns an exit code. */
-static int merge_files(char **files, int nfiles, const char *out, long expect_points)
+/* Read every file: sweep CSVs with one header. 0, or -1 after a message. */
+static int read_files(struct join *j)
 {
-    struct cs_table **tabs = calloc((size_t)nfiles, sizeof(*tabs));
-    struct row_ref *refs = NULL;
-    long nrefs = 0, cap = 0, npoints = 0, maxp = -1, deadlocks = 0;
-    int rc = CS_EXIT_USAGE;
-    struct atomic_file af;
-    FILE *fp = stdout;
+    long cap = 0;
 
-    if (tabs == NULL)
-        return CS_EXIT_USAGE;
-    for (int f = 0; f < nfiles; f++) {
+    for (int f = 0; f < j->nfiles; f++) {
+        const struct cs_table *t0;
         struct cs_error err;
+        int same;
 
         cs_error_init(&err);
-        if (cs_table_read(files[f], &tabs[f], &err) != 0) {
+        if (cs_table_read(j->files[f], &j->tabs[f], &err) != 0) {
             cmd_print_error(&err);
-            goto done;
+            return -1;
         }
-        if (!is_sweep_header(tabs[f])) {
+        if (!is_sweep_header(j->tabs[f])) {
             fprintf(stderr, "collsim: %s: not a sweep CSV (header must be point,...,%s)\n",
-                    files[f], CS_TABLE_PREDICT_HEADER);
-            goto done;
+                    j->files[f], CS_REPORT_CSV_HEADER);
+            return -1;
         }
-        if (f > 0) {
-            int same = tabs[f]->ncols == tabs[0]->ncols;
-
-            for (int c = 0; same && c < tabs[0]->ncols; c++)
-                same = strcmp(tabs[f]->cols[c], tabs[0]->cols[c]) == 0;
-            if (!same) {
-                fprintf(stderr, "collsim: %s: header differs from %s's\n", files[f], files[0]);
-                goto done;
-            }
+        t0 = j->tabs[0];
+        same = j->tabs[f]->ncols == t0->ncols;
+        for (int c = 0; same && c < t0->ncols; c++)
+            same = strcmp(j->tabs[f]->cols[c], t0->cols[c]) == 0;
+        if (!same) {
+            fprintf(stderr, "collsim: %s: header differs from %s's\n", j->files[f], j->files[0]);
+            return -1;
         }
-        for (long r = 0; r < tabs[f]->nrows; r++) {
-            long p;
-
-            if (parse_point(cs_table_get(tabs[f], r, 0), &p) != 0) {
-                fprintf(stderr, "collsim: %s:%d: bad point number '%s'\n", files[f],
-                        tabs[f]->lines[r], cs_table_get(tabs[f], r, 0));
-                goto done;
-            }
-            if (nrefs == cap) {
-                struct row_ref *nr = realloc(refs, sizeof(*refs) * (size_t)(cap = cap * 2 + 256));
-
-                if (nr == NULL)
-                    goto done;
-                refs = nr;
-            }
-            refs[nrefs++] = (struct row_ref){p, f, r};
-            if (p > maxp)
-                maxp = p;
-        }
+        if (add_rows(j, f, &cap) != 0)
+            return -1;
     }
-    qsort(refs, (size_t)nrefs, sizeof(*refs), cmp_row_ref);
-    /* the file that owns each point: the first; others must repeat it exactly */
-    for (long i = 0; i < nrefs;) {
-        long j = i, p = refs[i].point;
-        int f0 = refs[i].file;
+    qsort(j->refs, (size_t)j->nrefs, sizeof(*j->refs), cmp_row_ref);
+    return 0;
+}
+
+/* Whether the n rows at a and b (of their files) are the same. */
+static int same_rows(const struct join *j, const struct row_ref *a, const struct row_ref *b, long n)
+{
+    for (long m = 0; m < n; m++)
+        for (int c = 0; c < j->tabs[0]->ncols; c++)
+            if (strcmp(cs_table_get(j->tabs[a[m].file], a[m].row, c),
+                       cs_table_get(j->tabs[b[m].file], b[m].row, c)) != 0)
+                return 0;
+    return 1;
+}
+
+/* A point found in several files is kept from the first; the others must repeat its rows
+ * exactly, and are marked skipped (file -1). 0, or -1 after a message. */
+static int keep_once(struct join *j)
+{
+    struct row_ref *refs = j->refs;
+
+    for (long i = 0, e; i < j->nrefs; i = e) {
         long n0 = 0;
 
-        while (j < nrefs && refs[j].point == p)
-            j++;
-        for (long x = i; x < j; x++)
-            n0 += refs[x].file == f0;
-        for (long x = i; x < j;) {
-            int f = refs[x].file;
-            long y = x;
-
-            while (y < j && refs[y].file == f)
+        for (e = i; e < j->nrefs && refs[e].point == refs[i].point; e++)
+            n0 += refs[e].file == refs[i].file;
+        for (long x = i + n0, y; x < e; x = y) {
+            for (y = x; y < e && refs[y].file == refs[x].file;)
                 y++;
-            if (f != f0) {
-                int same = y - x == n0;
-
-                for (long m = 0; same && m < n0; m++)
-                    for (int c = 0; same && c < tabs[0]->ncols; c++)
-                        same = strcmp(cs_table_get(tabs[f], refs[x + m].row, c),
-                                      cs_table_get(tabs[f0], refs[i + m].row, c)) == 0;
-                if (!same) {
-                    fprintf(stderr, "collsim: point %ld: %s and %s disagree\n", p, files[f0],
-                            files[f]);
-                    goto done;
-                }
-                if (!quiet)
-                    fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n", p,
-                            files[f0], files[f]);
-                for (long m = x; m < y; m++)
-                    refs[m].file = -1; /* duplicate: skip */
+            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0)) {
+                fprintf(stderr, "collsim: point %ld: %s and %s disagree\n", refs[i].point,
+                        j->files[refs[i].file], j->files[refs[x].file]);
+                return -1;
             }
-            x = y;
+            if (!quiet)
+                fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n",
+                        refs[i].point, j->files[refs[i].file], j->files[refs[x].file]);
+            for (long m = x; m < y; m++)
+                refs[m].file = -1;
         }
-        npoints++;
-        i = j;
+        j->npoints++;
     }
-    if (strcmp(out, "-") != 0) {
-        if (atomic_open(&af, out) != 0)
-            goto done;
-        fp = af.fp;
-    }
-    cs_table_write(&(struct cs_table){.ncols = tabs[0]->ncols, .cols = tabs[0]->cols}, fp);
-    for (long i = 0; i < nrefs; i++) {
+    return 0;
+}
+
+/* The joined rows to fp; *deadlocks counts those with status deadlock. */
+static void write_rows(const struct join *j, FILE *fp, long *deadlocks)
+{
+    cs_table_write(&(struct cs_table){.ncols = j->tabs[0]->ncols, .cols = j->tabs[0]->cols}, fp);
+    for (long i = 0; i < j->nrefs; i++) {
         const struct cs_table *t;
 
-        if (refs[i].file < 0)
+        if (j->refs[i].file < 0)
             continue;
-        t = tabs[refs[i].file];
+        t = j->tabs[j->refs[i].file];
         for (int c = 0; c < t->ncols; c++) {
             if (c)
                 fputc(',', fp);
-            cs_table_write_field(fp, cs_table_get(t, refs[i].row, c));
+            cs_table_write_field(fp, cs_table_get(t, j->refs[i].row, c));
         }
         fputc('\n', fp);
-        deadlocks += strcmp(cs_table_get(t, refs[i].row, t->ncols - 1), "deadlock") == 0;
+        *deadlocks += strcmp(cs_table_get(t, j->refs[i].row, t->ncols - 1), "deadlock") == 0;
     }
-    if (fp != stdout) {
-        if (atomic_commit(&af) != 0)
-            goto done;
-    } else if (fflush(stdout) != 0) {
+}
+
+/* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point. A point found
+ * in several files must have identical rows there; it is written once. warn_missing: say when
+ * point numbers have gaps (shards). Returns an exit code. */
+static int merge_files(char **files, int nfiles, const char *out, int warn_missing)
+{
+    struct join j = {files, nfiles, calloc((size_t)nfiles, sizeof(*j.tabs)), NULL, 0, 0, -1};
+    long deadlocks = 0;
+    int rc = CS_EXIT_USAGE;
+    struct atomic_file af;
+
+    if (j.tabs == NULL || read_files(&j) != 0 || keep_once(&j) != 0)
         goto done;
-    }
+    if (strcmp(out, "-") != 0 && atomic_open(&af, out) != 0)
+        goto done;
+    write_rows(&j, strcmp(out, "-") != 0 ? af.fp : stdout, &deadlocks);
+    if (strcmp(out, "-") != 0 ? atomic_commit(&af) != 0 : fflush(stdout) != 0)
+        goto done;
     if (!quiet) {
-        fprintf(stderr, "collsim: %ld points, %ld rows", npoints, nrefs);
+        fprintf(stderr, "collsim: %ld points, %ld rows", j.npoints, j.nrefs);
         if (deadlocks)
             fprintf(stderr, ", %ld deadlocked", deadlocks);
         fputc('\n', stderr);
     }
-    if (expect_points < 0 && maxp + 1 != npoints)
-        fprintf(stderr, "collsim: warning: %ld of points 0..%ld missing\n", maxp + 1 - npoints,
-                maxp);
+    if (warn_missing && j.maxp + 1 != j.npoints)
+        fprintf(stderr, "collsim: warning: %ld of points 0..%ld missing\n", j.maxp + 1 - j.npoints,
+                j.maxp);
     rc = CS_EXIT_OK;
 done:
-    for (int f = 0; f < nfiles; f++)
-        cs_table_free(tabs[f]);
-    free(tabs);
-    free(refs);
+    for (int f = 0; j.tabs != NULL && f < nfiles; f++)
+        cs_table_free(j.tabs[f]);
+    free(j.tabs);
+    free(j.refs);
     return rc;
 }
 
@@ -612,7 +384,7 @@ static int point_file_matches(const struct cs_sweep *sw, long k, const char *pat
         return 0;
     cs_sweep_point(sw, k, vals);
     snprintf(ks, sizeof(ks), "%ld", k);
-    ok = is_sweep_header(t) && t->ncols == 1 + sw->nkeys + CS_TABLE_PREDICT_NCOLS && t->nrows > 0;
+    ok = is_sweep_header(t) && t->ncols == 1 + sw->nkeys + CS_REPORT_CSV_NCOLS && t->nrows > 0;
     for (int i = 0; ok && i < sw->nkeys; i++)
         ok = strcmp(t->cols[1 + i], sw->keys[i]) == 0;
     for (long r = 0; ok && r < t->nrows; r++) {
@@ -633,7 +405,7 @@ static void signature(const struct cs_sweep *sw, char *buf, size_t len)
         buf[0] = '\0';
         return;
     }
-    write_header(sw, fp);
+    cs_sweeprun_header(sw, fp);
     fputs("sizes", fp);
     for (int z = 0; z < sw->nsizes; z++)
         fprintf(fp, " %lld..%lldx%g", sw->sizes[z].min_bytes, sw->sizes[z].max_bytes,
@@ -670,25 +442,6 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
     return 0;
 }
 
-/* Remove what killed runs left behind: work directories and temporary files. */
-static void clean_stale(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[PATH_LEN + 256];
-
-    if (d == NULL)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (strncmp(e->d_name, ".point-", 7) == 0)
-            remove_dir(p);
-        else if (strstr(e->d_name, ".tmp.") != NULL)
-            unlink(p);
-    }
-    closedir(d);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -707,177 +460,231 @@ static void fmt_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
-static void progress(long done, long total, long run_done, int running, long failed, double t0)
+/* The points of a sweep being run into a results directory by jobs workers at a time. */
+struct pool {
+    const struct cs_sweep *sw;
+    const char *dir;
+    int jobs, running, tty;
+    long n, done, run_done, failed, next;
+    pid_t *pids;      /* per worker slot, 0 when free */
+    long *slot_point; /* the point a slot runs */
+    char *state;      /* per point: 0 pending, 1 done, 2 failed */
+    double t0;
+};
+
+static void progress(const struct pool *p)
 {
     char el[32], eta[32] = "?";
-    double e = now_s() - t0;
+    double e = now_s() - p->t0;
 
     fmt_duration(e, el, sizeof(el));
-    if (run_done > 0)
-        fmt_duration(e / (double)run_done * (double)(total - done), eta, sizeof(eta));
+    if (p->run_done > 0)
+        fmt_duration(e / (double)p->run_done * (double)(p->n - p->done), eta, sizeof(eta));
     fprintf(stderr, "\rsweep: %ld/%ld points (%ld%%), %d running, %ld failed, elapsed %s, ETA %s  ",
-            done, total, total ? done * 100 / total : 100, running, failed, el, eta);
+            p->done, p->n, p->n ? p->done * 100 / p->n : 100, p->running, p->failed, el, eta);
     fflush(stderr);
+}
+
+static void point_path(const struct pool *p, long k, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/point-%ld.csv", p->dir, k);
+}
+
+/* Mark the points whose files a killed or finished run left. 0, or -1 when a file there holds
+ * something else. */
+static int find_done(struct pool *p, const char *spec)
+{
+    char path[PATH_LEN + 64];
+
+    for (long k = 0; k < p->n; k++) {
+        point_path(p, k, path, sizeof(path));
+        if (access(path, F_OK) != 0)
+            continue;
+        if (!point_file_matches(p->sw, k, path)) {
+            fprintf(stderr,
+                    "collsim: %s does not hold point %ld of %s; give another --results "
+                    "directory or remove it\n",
+                    path, k, spec);
+            return -1;
+        }
+        p->state[k] = 1;
+        p->done++;
+    }
+    if (!quiet && p->done > 0)
+        fprintf(stderr, "collsim: %s: %ld of %ld points already done\n", p->dir, p->done, p->n);
+    return 0;
+}
+
+/* Start pending points while a slot is free. */
+static void start_points(struct pool *p)
+{
+    char path[PATH_LEN + 64];
+
+    while (p->running < p->jobs && p->next < p->n) {
+        struct point_job job = {p->sw, p->next, path};
+        int s = 0;
+        pid_t pid;
+
+        if (p->state[p->next] != 0) {
+            p->next++;
+            continue;
+        }
+        point_path(p, p->next, path, sizeof(path));
+        while (p->pids[s] != 0)
+            s++;
+        if ((pid = cs_spawn_fn(point_main, &job, NULL, NULL)) < 0) {
+            fprintf(stderr, "collsim: cannot start a worker process: %s\n", strerror(errno));
+            p->state[p->next++] = 2;
+            p->failed++;
+            continue;
+        }
+        p->pids[s] = pid;
+        p->slot_point[s] = p->next++;
+        p->running++;
+    }
+}
+
+/* Wait for a worker; on a terminal, refresh the elapsed time and ETA meanwhile. */
+static pid_t wait_worker(const struct pool *p, int *st)
+{
+    double last = now_s();
+    pid_t pid;
+
+    if (!p->tty)
+        return waitpid(-1, st, 0);
+    while ((pid = waitpid(-1, st, WNOHANG)) == 0) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+        if (now_s() - last >= 1.0) {
+            progress(p);
+            last = now_s();
+        }
+    }
+    return pid;
+}
+
+/* Record how the worker pid ended. */
+static void finish_worker(struct pool *p, pid_t pid, int st)
+{
+    for (int s = 0; s < p->jobs; s++) {
+        long k = p->slot_point[s];
+
+        if (p->pids[s] != pid)
+            continue;
+        p->pids[s] = 0;
+        p->running--;
+        if (cs_spawn_code(st) == 0) {
+            p->state[k] = 1;
+            p->done++;
+            p->run_done++;
+            continue;
+        }
+        p->state[k] = 2;
+        p->failed++;
+        if (p->tty)
+            fputc('\n', stderr);
+        fprintf(stderr, "collsim: point %ld failed (exit %d)\n", k, cs_spawn_code(st));
+    }
+}
+
+/* Run every pending point, jobs at a time. */
+static void run_points(struct pool *p)
+{
+    for (;;) {
+        int st;
+        pid_t pid;
+
+        start_points(p);
+        if (p->tty)
+            progress(p);
+        if (p->running == 0)
+            break;
+        pid = wait_worker(p, &st);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        finish_worker(p, pid, st);
+    }
+    if (p->tty)
+        fputc('\n', stderr);
+}
+
+/* Join the point files of a finished sweep into out. Returns an exit code. */
+static int join_points(const struct pool *p, const char *out)
+{
+    char **files = calloc((size_t)p->n, sizeof(char *)), path[PATH_LEN + 64];
+    int rc = files ? CS_EXIT_OK : CS_EXIT_USAGE;
+
+    for (long k = 0; k < p->n && rc == CS_EXIT_OK; k++) {
+        point_path(p, k, path, sizeof(path));
+        if ((files[k] = strdup(path)) == NULL)
+            rc = CS_EXIT_USAGE;
+    }
+    if (rc == CS_EXIT_OK)
+        rc = merge_files(files, (int)p->n, out, 0);
+    for (long k = 0; files != NULL && k < p->n; k++)
+        free(files[k]);
+    free(files);
+    return rc;
+}
+
+/* Lock a results directory (created if needed) for this sweep: one sweep per directory. The lock
+ * is inherited by the workers on purpose: while any of them still runs (its parent was killed),
+ * a new sweep may not start here. The lock's descriptor, or -1 after a message. */
+static int lock_results(const char *dir)
+{
+    char lockp[PATH_LEN + 16];
+    int fd;
+
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "collsim: %s: cannot create: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(lockp, sizeof(lockp), "%s/.lock", dir);
+    if ((fd = open(lockp, O_RDWR | O_CREAT, 0644)) < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr, "collsim: %s: %s\n", dir,
+                fd < 0 ? strerror(errno) : "another sweep is running in this directory");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *dir, int jobs,
                      const char *out)
 {
-    char path[PATH_LEN + 64], lockp[PATH_LEN + 16];
-    long n = sw->npoints, done = 0, run_done = 0, failed = 0, next = 0;
-    pid_t *pids = calloc((size_t)jobs, sizeof(pid_t));
-    long *slot_point = calloc((size_t)jobs, sizeof(long));
-    char *state = calloc((size_t)n, 1); /* 0 pending, 1 done, 2 failed */
-    int running = 0, lockfd, tty = isatty(STDERR_FILENO) && !quiet, rc;
-    double t0 = now_s();
-    char **files;
+    struct pool p = {.sw = sw, .dir = dir, .jobs = jobs, .n = sw->npoints};
+    int lockfd, rc = CS_EXIT_USAGE;
 
-    if (pids == NULL || slot_point == NULL || state == NULL) {
-        free(pids), free(slot_point), free(state);
-        return CS_EXIT_USAGE;
-    }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "collsim: %s: cannot create: %s\n", dir, strerror(errno));
-        free(pids), free(slot_point), free(state);
-        return CS_EXIT_USAGE;
-    }
-    /* One sweep per results directory. The lock is inherited by the children on purpose: while
-     * any of them still runs (its parent was killed), a new sweep may not start here. */
-    snprintf(lockp, sizeof(lockp), "%s/.lock", dir);
-    if ((lockfd = open(lockp, O_RDWR | O_CREAT, 0644)) < 0 ||
-        flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "collsim: %s: %s\n", dir,
-                lockfd < 0 ? strerror(errno) : "another sweep is running in this directory");
-        free(pids), free(slot_point), free(state);
-        return CS_EXIT_USAGE;
-    }
-    if (check_signature(sw, dir) != 0) {
-        rc = CS_EXIT_USAGE;
+    p.pids = calloc((size_t)jobs, sizeof(pid_t));
+    p.slot_point = calloc((size_t)jobs, sizeof(long));
+    p.state = calloc((size_t)p.n, 1);
+    p.t0 = now_s();
+    p.tty = isatty(STDERR_FILENO) && !quiet;
+    if (p.pids == NULL || p.slot_point == NULL || p.state == NULL ||
+        (lockfd = lock_results(dir)) < 0)
         goto out;
-    }
-    clean_stale(dir);
-    for (long k = 0; k < n; k++) {
-        snprintf(path, sizeof(path), "%s/point-%ld.csv", dir, k);
-        if (access(path, F_OK) != 0)
-            continue;
-        if (!point_file_matches(sw, k, path)) {
-            fprintf(stderr,
-                    "collsim: %s does not hold point %ld of %s; give another --results "
-                    "directory or remove it\n",
-                    path, k, spec);
-            rc = CS_EXIT_USAGE;
-            goto out;
-        }
-        state[k] = 1;
-        done++;
-    }
-    if (!quiet && done > 0)
-        fprintf(stderr, "collsim: %s: %ld of %ld points already done\n", dir, done, n);
-    for (;;) {
-        while (running < jobs && next < n) {
-            char ks[32];
-            char *args[] = {"sweep", (char *)spec, "--point", ks, "--out", path, "--quiet", NULL};
-            int s = 0;
-            pid_t pid;
-
-            if (state[next] != 0) {
-                next++;
-                continue;
-            }
-            snprintf(ks, sizeof(ks), "%ld", next);
-            snprintf(path, sizeof(path), "%s/point-%ld.csv", dir, next);
-            while (pids[s] != 0)
-                s++;
-            if ((pid = cs_spawn_start(args, NULL, NULL)) < 0) {
-                fprintf(stderr, "collsim: cannot start a child process: %s\n", strerror(errno));
-                state[next++] = 2;
-                failed++;
-                continue;
-            }
-            pids[s] = pid;
-            slot_point[s] = next++;
-            running++;
-        }
-        if (tty)
-            progress(done, n, run_done, running, failed, t0);
-        if (running == 0)
-            break;
-        {
-            int st;
-            pid_t pid;
-
-            if (tty) {
-                /* on a terminal, refresh the elapsed time and ETA while points run */
-                double last = now_s();
-
-                while ((pid = waitpid(-1, &st, WNOHANG)) == 0) {
-                    struct timespec ts = {0, 200 * 1000 * 1000};
-
-                    nanosleep(&ts, NULL);
-                    if (now_s() - last >= 1.0) {
-                        progress(done, n, run_done, running, failed, t0);
-                        last = now_s();
-                    }
-                }
-            } else {
-                pid = waitpid(-1, &st, 0);
-            }
-            if (pid < 0) {
-                if (errno == EINTR)
-                    continue;
-                break;
-            }
-            for (int s = 0; s < jobs; s++)
-                if (pids[s] == pid) {
-                    long k = slot_point[s];
-
-                    pids[s] = 0;
-                    running--;
-                    if (cs_spawn_code(st) == 0) {
-                        state[k] = 1;
-                        done++;
-                        run_done++;
-                    } else {
-                        state[k] = 2;
-                        failed++;
-                        if (tty)
-                            fputc('\n', stderr);
-                        fprintf(stderr, "collsim: point %ld failed (exit %d)\n", k,
-                                cs_spawn_code(st));
-                    }
-                }
+    if (check_signature(sw, dir) == 0) {
+        clean_dir(dir, 0);
+        if (find_done(&p, spec) == 0) {
+            run_points(&p);
+            if (p.failed > 0)
+                fprintf(stderr,
+                        "collsim: %ld of %ld points failed; the others are kept in %s: fix the "
+                        "cause and run the same command again to finish\n",
+                        p.failed, p.n, dir);
+            else
+                rc = join_points(&p, out);
         }
     }
-    if (tty)
-        fputc('\n', stderr);
-    if (failed > 0) {
-        fprintf(stderr,
-                "collsim: %ld of %ld points failed; the others are kept in %s: fix the cause and "
-                "run the same command again to finish\n",
-                failed, n, dir);
-        rc = CS_EXIT_USAGE;
-        goto out;
-    }
-    if ((files = calloc((size_t)n, sizeof(char *))) == NULL) {
-        rc = CS_EXIT_USAGE;
-        goto out;
-    }
-    rc = CS_EXIT_OK;
-    for (long k = 0; k < n && rc == CS_EXIT_OK; k++) {
-        snprintf(path, sizeof(path), "%s/point-%ld.csv", dir, k);
-        if ((files[k] = strdup(path)) == NULL)
-            rc = CS_EXIT_USAGE;
-    }
-    if (rc == CS_EXIT_OK)
-        rc = merge_files(files, (int)n, out, n);
-    for (long k = 0; k < n; k++)
-        free(files[k]);
-    free(files);
-out:
     close(lockfd);
-    free(pids);
-    free(slot_point);
-    free(state);
+out:
+    free(p.pids);
+    free(p.slot_point);
+    free(p.state);
     return rc;
 }
 
@@ -929,126 +736,158 @@ static int list_points(const struct cs_sweep *sw, const char *spec, const char *
 
 /* --- command line --------------------------------------------------------------------------- */
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
+struct sweep_args {
+    const char *spec, *out, *results, *point_out, *shard_dir;
+    long long point, jobs;
+    int list, merge;
+};
 
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return end != s && *end == '\0' && errno == 0 && *out >= lo && *out <= hi ? 0 : -1;
+enum { OPT_LIST = 256, OPT_RESULTS, OPT_POINT, OPT_OUT, OPT_SHARD_DIR, OPT_MERGE };
+
+static const struct option sweep_opts[] = {
+    {"jobs", required_argument, NULL, 'j'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"results", required_argument, NULL, OPT_RESULTS},
+    {"point", required_argument, NULL, OPT_POINT},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"shard-dir", required_argument, NULL, OPT_SHARD_DIR},
+    {"merge", no_argument, NULL, OPT_MERGE},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into a; 0, or an exit code. */
+static int take_option(struct sweep_args *a, int c, const char *opt, const char *v)
+{
+    switch (c) {
+    case 'j':
+        return cmd_opt_ll(opt, v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
+    case 'q':
+        quiet = 1;
+        return 0;
+    case 'o':
+        a->out = v;
+        return 0;
+    case OPT_LIST:
+        a->list = 1;
+        return 0;
+    case OPT_RESULTS:
+        a->results = v;
+        return 0;
+    case OPT_POINT:
+        return cmd_opt_ll(opt, v, 0, CS_SWEEP_MAX_POINTS, &a->point, "a point number");
+    case OPT_OUT:
+        a->point_out = v;
+        return 0;
+    case OPT_SHARD_DIR:
+        a->shard_dir = v;
+        return 0;
+    case OPT_MERGE:
+        a->merge = 1;
+        return 0;
+    }
+    return CS_EXIT_USAGE;
+}
+
+/* Options, then the sweep file (or, with --merge, the output and the shards from optind). */
+static int parse_args(int argc, char **argv, struct sweep_args *a)
+{
+    int c, started = 0, rc;
+
+    memset(a, 0, sizeof(*a));
+    a->out = "-";
+    a->shard_dir = ".";
+    a->point = -1;
+    a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    quiet = 0;
+    while ((c = cmd_getopt(argc, argv, "j:qo:", sweep_opts, &started)) != -1) {
+        if (c == '?')
+            return CS_EXIT_USAGE;
+        if ((rc = take_option(a, c, argv[optind - 1], optarg)) != 0)
+            return rc;
+    }
+    if (a->merge)
+        return argc - optind < 2
+                   ? cmd_usage_error("usage: collsim sweep --merge OUT.csv SHARD.csv...")
+                   : 0;
+    if (optind == argc)
+        return cmd_usage_error("sweep: no sweep file; see 'collsim help sweep'");
+    if (argc - optind > 1)
+        return cmd_usage_error("sweep: one sweep file only ('%s' and '%s')", argv[optind],
+                               argv[optind + 1]);
+    a->spec = argv[optind];
+    if ((a->point >= 0) != (a->point_out != NULL))
+        return cmd_usage_error("sweep: --point K and --out FILE go together");
+    if (a->jobs < 1)
+        a->jobs = 1;
+    return 0;
+}
+
+/* Files named in the sweep must exist before anything runs. 0, or -1 after a message. */
+static int check_files(const struct cs_sweep *sw, const char *spec)
+{
+    for (int x = 0; x < sw->naxes; x++)
+        for (int j = 0; j < sw->axes[x].nkeys; j++) {
+            const char *key = sw->keys[sw->axes[x].keys[j]];
+
+            if (strcmp(key, "schedule") != 0 && strcmp(key, "platform") != 0)
+                continue;
+            for (int v = 0; v < sw->axes[x].nvals; v++) {
+                char p[PATH_LEN];
+
+                cs_sweep_path(sw, sw->axes[x].vals[v * sw->axes[x].nkeys + j], p, sizeof(p));
+                if (access(p, R_OK) != 0) {
+                    fprintf(stderr, "collsim: %s:%d: %s '%s': %s\n", spec, sw->axes[x].line, key, p,
+                            strerror(errno));
+                    return -1;
+                }
+            }
+        }
+    return 0;
+}
+
+/* ./NAME.results for a sweep file NAME.sweep. */
+static void default_results(const char *spec, char *buf, size_t len)
+{
+    const char *b = strrchr(spec, '/');
+    char *dot;
+
+    snprintf(buf, len, "%s", b ? b + 1 : spec);
+    if ((dot = strrchr(buf, '.')) != NULL && dot != buf)
+        *dot = '\0';
+    strncat(buf, ".results", len - strlen(buf) - 1);
 }
 
 int cmd_sweep(int argc, char **argv)
 {
-    const char *spec = NULL, *out = "-", *results = NULL, *point_out = NULL, *shard_dir = ".";
-    long point = -1, jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    int list = 0, rc;
+    struct sweep_args a;
     struct cs_sweep *sw = NULL;
     struct cs_error err;
     char dirbuf[PATH_LEN];
+    int rc = parse_args(argc, argv, &a);
 
-    quiet = 0;
-    if (argc >= 2 && strcmp(argv[1], "--merge") == 0) {
-        int i = 2;
-
-        for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
-            if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-                quiet = 1;
-            else
-                return cmd_usage_error("sweep --merge: unknown option '%s'", argv[i]);
-        }
-        if (argc - i < 2)
-            return cmd_usage_error("usage: collsim sweep --merge OUT.csv SHARD.csv...");
-        return merge_files(argv + i + 1, argc - i - 1, argv[i], -1);
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_next = i + 1 < argc;
-
-        if (strcmp(a, "--list") == 0) {
-            list = 1;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            quiet = 1;
-        } else if ((strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) && has_next) {
-            if (parse_long(argv[++i], 1, 1024, &jobs) != 0)
-                return cmd_usage_error("sweep: -j takes a number of processes in 1..1024");
-        } else if (strncmp(a, "-j", 2) == 0 && a[2] != '\0') {
-            if (parse_long(a + 2, 1, 1024, &jobs) != 0)
-                return cmd_usage_error("sweep: -j takes a number of processes in 1..1024");
-        } else if (strcmp(a, "-o") == 0 && has_next) {
-            out = argv[++i];
-        } else if (strcmp(a, "--results") == 0 && has_next) {
-            results = argv[++i];
-        } else if (strcmp(a, "--point") == 0 && has_next) {
-            if (parse_long(argv[++i], 0, CS_SWEEP_MAX_POINTS, &point) != 0)
-                return cmd_usage_error("sweep: --point takes a point number");
-        } else if (strcmp(a, "--out") == 0 && has_next) {
-            point_out = argv[++i];
-        } else if (strcmp(a, "--shard-dir") == 0 && has_next) {
-            shard_dir = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("sweep: unknown option or missing value '%s'; see 'collsim "
-                                   "help sweep'",
-                                   a);
-        } else if (spec == NULL) {
-            spec = a;
-        } else {
-            return cmd_usage_error("sweep: one sweep file only ('%s' and '%s')", spec, a);
-        }
-    }
-    if (spec == NULL)
-        return cmd_usage_error("sweep: no sweep file; see 'collsim help sweep'");
-    if ((point >= 0) != (point_out != NULL))
-        return cmd_usage_error("sweep: --point K and --out FILE go together");
-    if (jobs < 1)
-        jobs = 1;
+    if (rc != 0)
+        return rc;
+    if (a.merge)
+        return merge_files(argv + optind + 1, argc - optind - 1, argv[optind], 1);
     cs_error_init(&err);
-    if (cs_sweep_read(spec, &sw, &err) != 0) {
+    if (cs_sweep_read(a.spec, &sw, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    /* files named in the sweep must exist before anything runs */
-    for (int i = 0; i < sw->nkeys; i++) {
-        if (strcmp(sw->keys[i], "schedule") != 0 && strcmp(sw->keys[i], "platform") != 0)
-            continue;
-        for (int x = 0; x < sw->naxes; x++)
-            for (int j = 0; j < sw->axes[x].nkeys; j++) {
-                if (sw->axes[x].keys[j] != i)
-                    continue;
-                for (int v = 0; v < sw->axes[x].nvals; v++) {
-                    char p[PATH_LEN];
-
-                    resolve(sw, sw->axes[x].vals[v * sw->axes[x].nkeys + j], p, sizeof(p));
-                    if (access(p, R_OK) != 0) {
-                        fprintf(stderr, "collsim: %s:%d: %s '%s': %s\n", spec, sw->axes[x].line,
-                                sw->keys[i], p, strerror(errno));
-                        cs_sweep_free(sw);
-                        return CS_EXIT_USAGE;
-                    }
-                }
-            }
-    }
-    if (list) {
-        rc = list_points(sw, spec, shard_dir);
-    } else if (point >= 0) {
-        if (point >= sw->npoints) {
-            rc = cmd_usage_error("sweep: %s has %ld points (0..%ld); no point %ld", spec,
-                                 sw->npoints, sw->npoints - 1, point);
-        } else {
-            rc = run_point(sw, point, point_out);
-        }
+    if (check_files(sw, a.spec) != 0) {
+        rc = CS_EXIT_USAGE;
+    } else if (a.list) {
+        rc = list_points(sw, a.spec, a.shard_dir);
+    } else if (a.point >= sw->npoints) {
+        rc = cmd_usage_error("sweep: %s has %ld points (0..%ld); no point %lld", a.spec,
+                             sw->npoints, sw->npoints - 1, a.point);
+    } else if (a.point >= 0) {
+        rc = run_point(sw, (long)a.point, a.point_out);
     } else {
-        if (results == NULL) {
-            const char *b = strrchr(spec, '/');
-            char *dot;
-
-            snprintf(dirbuf, sizeof(dirbuf), "%s", b ? b + 1 : spec);
-            if ((dot = strrchr(dirbuf, '.')) != NULL && dot != dirbuf)
-                *dot = '\0';
-            strncat(dirbuf, ".results", sizeof(dirbuf) - strlen(dirbuf) - 1);
-            results = dirbuf;
-        }
-        rc = run_sweep(sw, spec, results, (int)jobs, out);
+        if (a.results == NULL)
+            default_results(a.spec, dirbuf, sizeof(dirbuf));
+        rc = run_sweep(sw, a.spec, a.results ? a.results : dirbuf, (int)a.jobs, a.out);
     }
     cs_sweep_free(sw);
     return rc;

@@ -1,4 +1,4 @@
-/* spawn.c: running collsim's own subcommands as child processes. */
+/* spawn.c: child processes of collsim: workers that run a function, and subcommands. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,16 +16,7 @@
 
 int cs_spawn_exe(char *buf, size_t len)
 {
-    const char *env = getenv("COLLSIM_EXE");
-    ssize_t n;
-
-    if (env != NULL && *env != '\0') {
-        if (strlen(env) >= len)
-            return CS_ERR_IO;
-        strcpy(buf, env);
-        return 0;
-    }
-    n = readlink("/proc/self/exe", buf, len - 1);
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
     if (n <= 0 || (size_t)n >= len - 1)
         return CS_ERR_IO;
     buf[n] = '\0';

@@ -1,12 +1,13 @@
-/* spawn.h: running collsim's own subcommands as child processes (sweeps, tune, regress); part of
- * the program, not the library: a child that cannot exec says so on stderr. */
+/* spawn.h: child processes of collsim: forked workers that run a function in process (sweep
+ * points), and subcommands run by exec (tune, regress); part of the program, not the library: a
+ * child that cannot exec says so on stderr. */
 #ifndef CS_SPAWN_H
 #define CS_SPAWN_H
 
 #include <sys/types.h>
 
-/* The program that children run: $COLLSIM_EXE when set (a wrapper, e.g. in tests), else this
- * very binary (/proc/self/exe). Writes at most len bytes; 0 or CS_ERR_IO. */
+/* The path of this very binary (/proc/self/exe), as children and listed commands run it.
+ * Writes at most len bytes; 0 or CS_ERR_IO. */
 int cs_spawn_exe(char *buf, size_t len);
 
 /* Start `collsim ARGS...` (args[0] is the subcommand, NULL-terminated) with stdout and stderr

@@ -592,3 +592,18 @@ int cs_sweep_find_key(const struct cs_sweep *sw, const char *key)
             return i;
     return -1;
 }
+
+const char *cs_sweep_value(const struct cs_sweep *sw, const char *const *vals, const char *key)
+{
+    int i = cs_sweep_find_key(sw, key);
+
+    return i < 0 || strcmp(vals[i], "-") == 0 ? NULL : vals[i];
+}
+
+int cs_sweep_path(const struct cs_sweep *sw, const char *val, char *buf, size_t len)
+{
+    int n =
+        val[0] == '/' ? snprintf(buf, len, "%s", val) : snprintf(buf, len, "%s/%s", sw->dir, val);
+
+    return n < 0 || (size_t)n >= len ? CS_ERR_USAGE : 0;
+}

@@ -10,6 +10,8 @@
 #ifndef CS_SWEEP_H
 #define CS_SWEEP_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 #define CS_SWEEP_MAX_KEYS 64
@@ -58,6 +60,14 @@ int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals);
 
 /* The index of a key, or -1. */
 int cs_sweep_find_key(const struct cs_sweep *sw, const char *key);
+
+/* The value of key in a point's vals, or NULL when the sweep lacks the key or the point leaves
+ * it out ('-'). */
+const char *cs_sweep_value(const struct cs_sweep *sw, const char *const *vals, const char *key);
+
+/* A schedule or platform path of the sweep as the program opens it: absolute paths as they are,
+ * others relative to sw->dir. 0, or CS_ERR_USAGE when it does not fit in len bytes. */
+int cs_sweep_path(const struct cs_sweep *sw, const char *val, char *buf, size_t len);
 
 /* Whether a key is one a sweep file accepts (see docs/sweep.md). */
 int cs_sweep_key_valid(const char *key);

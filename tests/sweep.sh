@@ -1,20 +1,22 @@
 #!/bin/sh
 # sweep.sh: `collsim sweep` end to end: a parallel run, resume after the sweep is killed mid-run
-# (no point lost or duplicated, finished points not redone), shards listed, run by GNU parallel
-# and merged, and the refusals (foreign results directory, bad point number, conflicting shards).
-# The kill is deterministic: a wrapper standing in for collsim blocks point 3 until killed.
+# (its worker dies with it; no point lost or duplicated, finished points not redone), shards
+# listed, run by GNU parallel and merged, and the refusals (foreign results directory, bad point
+# number, conflicting shards). The kill is deterministic: point 3's platform is a FIFO that
+# blocks its worker until the sweep is killed.
 set -u
 src=${CS_SRCDIR:?}
 cs=${CS_BUILDDIR:?}/collsim
-real=${COLLSIM_EXE:-$cs}
-if [ -z "${COLLSIM_EXE:-}" ] && ! "$cs" help predict >/dev/null 2>&1; then
+if ! "$cs" help predict >/dev/null 2>&1; then
     echo "collsim predict is not built in: skipped"
     exit 77
 fi
 tmp=$(mktemp -d)
 pg=""
+opener=""
 cleanup() {
     [ -n "$pg" ] && kill -KILL "-$pg" 2>/dev/null
+    [ -n "$opener" ] && kill -KILL "$opener" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -42,18 +44,22 @@ t1=$(grep '^4,.*,65536,' full.csv | cut -d, -f9)
 t2=$(grep '^5,.*,65536,' full.csv | cut -d, -f9)
 awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(b <= a) }' || fail "x2 PCIe slower ($t2 > $t1 us)"
 
-# 2. killed while point 3 runs (-j 1: points 0-2 finished, 4-5 not started)
-cat >wrap.sh <<EOS
-#!/bin/sh
-prev=""
-for a in "\$@"; do
-    if [ "\$prev" = --point ] && [ "\$a" = 3 ]; then : >"$tmp/blocked"; exec sleep 100000; fi
-    prev=\$a
-done
-exec "$real" "\$@"
+# 2. killed while point 3 runs (-j 1: points 0-2 finished, 4-5 not started). Point 3's worker
+# blocks opening its platform, a FIFO, until the test opens the other end (then it knows the
+# point runs) and keeps it open. Only the sweep process is killed: its worker must die with it,
+# freeing the results directory's lock that it inherited.
+"$cs" platform a100-pcie-4gpu -o plat.xml || fail "platform"
+for k in 0 1 2 4 5; do cp plat.xml p$k.xml; done
+mkfifo p3.xml
+cat >k.sweep <<EOS
+schedule = $src/tests/data/msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml
+platform = p0.xml p1.xml p2.xml p3.xml p4.xml p5.xml
+sizes = 1K..64K x8
 EOS
-chmod +x wrap.sh
-COLLSIM_EXE=$tmp/wrap.sh setsid sh -c 'echo $$ >pgid; exec "$0" sweep s.sweep -j 1 --results r.d -o r.csv 2>/dev/null' "$cs" &
+(exec 3>p3.xml; : >blocked; exec sleep 100000) &
+opener=$!
+setsid sh -c 'echo $$ >pgid; exec "$0" sweep k.sweep -j 1 --results r.d -o r.csv 2>/dev/null' "$cs" &
+sweep=$!
 i=0
 while [ ! -e blocked ]; do
     i=$((i + 1))
@@ -61,20 +67,33 @@ while [ ! -e blocked ]; do
     sleep 0.1
 done
 pg=$(cat pgid)
-kill -KILL "-$pg"
-wait
+kill -KILL "$pg"
+wait "$sweep" 2>/dev/null
+i=0
+until flock -n r.d/.lock true; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || fail "the worker of point 3 outlived its sweep"
+    sleep 0.1
+done
 pg=""
+kill -KILL "$opener"
+wait "$opener" 2>/dev/null
+opener=""
+rm p3.xml
+cp plat.xml p3.xml
 [ ! -e r.csv ] || fail "a killed sweep wrote its output"
 ls r.d/point-*.csv | sort >done.txt
 [ "$(cat done.txt | tr '\n' ' ')" = "r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv " ] || fail "after the kill: $(cat done.txt)"
 before=$(stat -c '%i %Y' r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv)
-"$cs" sweep s.sweep -j 2 --results r.d -o r.csv 2>err || fail "resume: $(cat err)"
+"$cs" sweep k.sweep -j 2 --results r.d -o r.csv 2>err || fail "resume: $(cat err)"
 grep -q "3 of 6 points already done" err || fail "resume message: $(cat err)"
 [ "$(stat -c '%i %Y' r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv)" = "$before" ] || fail "finished points redone"
-cmp -s r.csv full.csv || fail "resumed result differs from the full run"
+"$cs" sweep k.sweep -j 2 --results kfull.d -o kfull.csv 2>err || fail "sweep k: $(cat err)"
+[ "$(tail -n +2 kfull.csv | wc -l)" -eq $((npoints * 3)) ] || fail "rows in kfull.csv"
+cmp -s r.csv kfull.csv || fail "resumed result differs from the full run"
 [ -z "$(ls -A r.d | grep -v -e '^point-[0-9]*\.csv$' -e '^sweep.sig$' -e '^\.lock$')" ] || fail "leftovers: $(ls -A r.d)"
 # a rerun of a finished sweep runs nothing and gives the same file
-"$cs" sweep s.sweep --results r.d -o r2.csv 2>/dev/null && cmp -s r2.csv full.csv || fail "rerun"
+"$cs" sweep k.sweep --results r.d -o r2.csv 2>/dev/null && cmp -s r2.csv kfull.csv || fail "rerun"
 
 # 3. shards: listed commands, run by hand and by GNU parallel, merged
 "$cs" sweep --list s.sweep --shard-dir sh >list.txt || fail "--list"

@@ -1,0 +1,229 @@
+/* sweeprun.c: one point of a sweep predicted in process, written as rows of the sweep CSV. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "predict.h"
+#include "report.h"
+#include "sweeprun.h"
+#include "table.h"
+
+#define PATH_LEN 4096
+#define MAX_COUNT 4096 /* GPUs, nodes, rows or columns of a platform, as `collsim platform` */
+
+int cs_sweeprun_gen_spec(const struct cs_sweep *sw, const char *const *vals, char *buf, size_t len)
+{
+    const char *proto = cs_sweep_value(sw, vals, "protocol"), *sep = "";
+    size_t n = (size_t)snprintf(buf, len, "%s:", cs_sweep_value(sw, vals, "gen.algorithm"));
+
+    for (int i = 0; i < sw->nkeys && n < len; i++) {
+        const char *k = sw->keys[i];
+
+        if (strncmp(k, "gen.", 4) != 0 || strcmp(k, "gen.algorithm") == 0 ||
+            strcmp(vals[i], "-") == 0 ||
+            (strcmp(k, "gen.compat") == 0 && strcmp(vals[i], "0") == 0))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", sep, k + 4, vals[i]);
+        sep = ",";
+    }
+    if (proto != NULL && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%sprotocol=%s", sep, proto);
+    return n < len ? 0 : CS_ERR_USAGE;
+}
+
+/* platform.* counts into spec, each checked against the family as `collsim platform` does. */
+static int family_counts(const struct cs_sweep *sw, const char *const *vals,
+                         struct cs_platform_spec *spec, struct cs_error *err)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        enum cs_platform_family only; /* 0: any family but a100-hier */
+    } counts[] = {
+        {"platform.nodes", offsetof(struct cs_platform_spec, nodes), CS_FAM_DGX},
+        {"platform.rows", offsetof(struct cs_platform_spec, rows), CS_FAM_HIER},
+        {"platform.columns", offsetof(struct cs_platform_spec, columns), CS_FAM_HIER},
+        {"platform.gpus_per_node", offsetof(struct cs_platform_spec, gpus_per_node), 0},
+    };
+
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        const char *v = cs_sweep_value(sw, vals, counts[i].key);
+        int *field = (int *)((char *)spec + counts[i].off);
+
+        if (v == NULL)
+            continue;
+        if (counts[i].only ? spec->family != counts[i].only : spec->family == CS_FAM_HIER) {
+            cs_error_set(err, sw->path, 0, "%s does not apply to %s", counts[i].key,
+                         cs_platform_family_name(spec->family));
+            return CS_ERR_INVALID;
+        }
+        if (cs_parse_int(v, 1, MAX_COUNT, field) != 0 ||
+            (spec->family == CS_FAM_DGX && *field != 8 && field == &spec->gpus_per_node)) {
+            cs_error_set(err, sw->path, 0, "%s: '%s' is not a count %s", counts[i].key, v,
+                         spec->family == CS_FAM_DGX ? "(dgx-a100 has 8 GPUs per node)"
+                                                    : "in 1..4096");
+            return CS_ERR_INVALID;
+        }
+    }
+    return 0;
+}
+
+/* set.* keys as they are; scale.* keys as factors of the value the family file holds. */
+static int family_params(const struct cs_sweep *sw, const char *const *vals,
+                         struct cs_params *params, struct cs_error *err)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < sw->nkeys; i++) {
+            const char *key = sw->keys[i];
+            char buf[64];
+            double v;
+
+            if (strcmp(vals[i], "-") == 0)
+                continue;
+            if (pass == 0 && strncmp(key, "set.", 4) == 0) {
+                if (cs_params_set(params, key + 4, vals[i], err) != 0)
+                    return CS_ERR_INVALID;
+            } else if (pass == 1 && strncmp(key, "scale.", 6) == 0) {
+                /* the file holds nine significant digits; the scaled value is set exactly */
+                cs_params_get(params, key + 6, &v);
+                snprintf(buf, sizeof(buf), "%.9g", v);
+                snprintf(buf, sizeof(buf), "%.17g", strtod(buf, NULL) * strtod(vals[i], NULL));
+                if (cs_params_set(params, key + 6, buf, err) != 0)
+                    return CS_ERR_INVALID;
+            }
+        }
+    return 0;
+}
+
+int cs_sweeprun_platform(const struct cs_sweep *sw, const char *const *vals,
+                         struct cs_platform_spec *spec, struct cs_params *params,
+                         struct cs_error *err)
+{
+    const char *name = cs_sweep_value(sw, vals, "platform.family");
+    const char *between = cs_sweep_value(sw, vals, "platform.between");
+    enum cs_platform_family fam = name ? cs_platform_family_parse(name) : 0;
+    int rc;
+
+    if (fam == 0) {
+        cs_error_set(err, sw->path, 0, "unknown platform family '%s'", name ? name : "");
+        return CS_ERR_INVALID;
+    }
+    cs_platform_spec_init(spec, fam);
+    cs_params_init(params);
+    if (between != NULL)
+        spec->between = cs_link_class_parse(between);
+    if ((rc = family_counts(sw, vals, spec, err)) != 0)
+        return rc;
+    return family_params(sw, vals, params, err);
+}
+
+void cs_sweeprun_header(const struct cs_sweep *sw, FILE *fp)
+{
+    fputs("point", fp);
+    for (int i = 0; i < sw->nkeys; i++) {
+        fputc(',', fp);
+        cs_table_write_field(fp, sw->keys[i]);
+    }
+    fputs("," CS_REPORT_CSV_HEADER "\n", fp);
+}
+
+/* The input of a point's prediction: the schedule file or generator spec, the platform file
+ * (written to tmp_platform from the family keys when the sweep names none). */
+static int point_input(const struct cs_sweep *sw, const char *const *vals, const char *tmp_platform,
+                       struct cs_predict_input *in, char *sched, char *spec, char *plat,
+                       struct cs_error *err)
+{
+    const char *sv = cs_sweep_value(sw, vals, "schedule");
+    const char *pv = cs_sweep_value(sw, vals, "platform");
+    struct cs_platform_spec ps;
+    struct cs_params params;
+    int rc;
+
+    memset(in, 0, sizeof(*in));
+    if (sv != NULL ? cs_sweep_path(sw, sv, sched, PATH_LEN)
+                   : cs_sweeprun_gen_spec(sw, vals, spec, PATH_LEN)) {
+        cs_error_set(err, sw->path, 0, "%s too long", sv ? "schedule path" : "generator spec");
+        return CS_ERR_USAGE;
+    }
+    in->sched_path = sv ? sched : NULL;
+    in->gen_spec = sv ? NULL : spec;
+    in->plat_path = plat;
+    if (pv != NULL) {
+        if (cs_sweep_path(sw, pv, plat, PATH_LEN) == 0)
+            return 0;
+        cs_error_set(err, sw->path, 0, "platform path too long");
+        return CS_ERR_USAGE;
+    }
+    snprintf(plat, PATH_LEN, "%s", tmp_platform);
+    if ((rc = cs_sweeprun_platform(sw, vals, &ps, &params, err)) != 0)
+        return rc;
+    return cs_platform_write(&ps, &params, plat, err);
+}
+
+/* Predict one size item of the sweep and write its rows, prefixed by the point's columns. */
+static int predict_item(const struct cs_sweep *sw, long k, const char *const *vals,
+                        const struct cs_sweep_size *z, const struct cs_sched *sched,
+                        const struct cs_platform *plat, const struct cs_predict_opts *opts,
+                        const char *dtype, FILE *fp, struct cs_error *err)
+{
+    struct cs_predict_row *rows = NULL;
+    long long *sizes = NULL;
+    int n = 0, rc;
+
+    rc = cs_predict_sizes(sched, opts->type_bytes, z->min_bytes, z->max_bytes, (long long)z->factor,
+                          &sizes, &n, NULL);
+    if (rc == 0 && (rows = calloc((size_t)n, sizeof(*rows))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (rc == 0)
+        rc = cs_predict_run(sched, plat, opts, sizes, n, rows, err);
+    for (int r = 0; rc == 0 && r < n; r++) {
+        fprintf(fp, "%ld", k);
+        for (int i = 0; i < sw->nkeys; i++) {
+            fputc(',', fp);
+            cs_table_write_field(fp, vals[i]);
+        }
+        fputc(',', fp);
+        cs_report_csv_fields(fp, &rows[r], dtype);
+        fputc('\n', fp);
+    }
+    for (int r = 0; rc == 0 && r < n; r++)
+        cs_predict_row_cleanup(&rows[r]);
+    free(rows);
+    free(sizes);
+    if (rc == CS_ERR_NOMEM)
+        cs_error_set(err, NULL, 0, "out of memory");
+    return rc;
+}
+
+int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
+                      struct cs_error *err)
+{
+    const char *vals[CS_SWEEP_MAX_KEYS], *dtype, *proto;
+    char sched_path[PATH_LEN], spec[PATH_LEN], plat_path[PATH_LEN];
+    struct cs_predict_input in;
+    struct cs_predict_opts opts = {0};
+    struct cs_sched *sched = NULL;
+    struct cs_platform *plat = NULL;
+    int rc;
+
+    if (cs_sweep_point(sw, k, vals) != 0) {
+        cs_error_set(err, sw->path, 0, "no point %ld", k);
+        return CS_ERR_USAGE;
+    }
+    dtype = cs_sweep_value(sw, vals, "dtype");
+    proto = cs_sweep_value(sw, vals, "protocol");
+    dtype = dtype ? dtype : "float";
+    opts.proto = proto ? cs_proto_parse(proto) : 0;
+    opts.type_bytes = cs_dtype_bytes(dtype);
+    rc = point_input(sw, vals, tmp_platform, &in, sched_path, spec, plat_path, err);
+    if (rc == 0)
+        rc = cs_predict_load(&in, &sched, &plat, err);
+    if (rc == 0)
+        cs_sweeprun_header(sw, fp);
+    for (int z = 0; rc == 0 && z < sw->nsizes; z++)
+        rc = predict_item(sw, k, vals, &sw->sizes[z], sched, plat, &opts, dtype, fp, err);
+    cs_platform_free(plat);
+    cs_sched_free(sched);
+    return rc;
+}
