@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -17,17 +16,49 @@
 int cs_spawn_exe(char *buf, size_t len)
 {
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
     if (n <= 0 || (size_t)n >= len - 1)
         return CS_ERR_IO;
     buf[n] = '\0';
     return 0;
 }
 
+/* Fork with the child's stdout and stderr redirected to out_path and err_path (created or
+ * truncated; NULL keeps ours) and its stdin from /dev/null. Returns 0 in the child, the child's
+ * pid in the parent, or CS_ERR_IO. */
+static pid_t fork_redirected(const char *out_path, const char *err_path)
+{
+    int fd_out = -1, fd_err = -1, fd_in;
+    pid_t pid = CS_ERR_IO;
+
+    if (out_path != NULL &&
+        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return CS_ERR_IO;
+    if (err_path == NULL ||
+        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+        fflush(NULL);
+        pid = fork();
+    }
+    if (pid == 0) {
+        if ((fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0) ||
+            (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0))
+            _exit(127);
+        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
+            dup2(fd_in, STDIN_FILENO);
+        return 0;
+    }
+    if (fd_out >= 0)
+        close(fd_out);
+    if (fd_err >= 0)
+        close(fd_err);
+    return pid < 0 ? CS_ERR_IO : pid;
+}
+
 pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path)
 {
     char exe[4096];
     char *argv[MAX_ARGS + 2];
-    int n = 0, fd_out = -1, fd_err = -1, fd_in;
+    int n = 0;
     pid_t pid;
 
     if (cs_spawn_exe(exe, sizeof(exe)) != 0)
@@ -39,39 +70,11 @@ pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_pa
         argv[n++] = args[i];
     }
     argv[n] = NULL;
-    if (out_path != NULL &&
-        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return CS_ERR_IO;
-    if (err_path != NULL &&
-        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        if (fd_out >= 0)
-            close(fd_out);
-        return CS_ERR_IO;
-    }
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        if (fd_out >= 0)
-            close(fd_out);
-        if (fd_err >= 0)
-            close(fd_err);
-        return CS_ERR_IO;
-    }
-    if (pid == 0) {
-        if (fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0)
-            _exit(127);
-        if (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0)
-            _exit(127);
-        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
-            dup2(fd_in, STDIN_FILENO);
+    if ((pid = fork_redirected(out_path, err_path)) == 0) {
         execv(exe, argv);
         fprintf(stderr, "collsim: cannot run %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
-    if (fd_out >= 0)
-        close(fd_out);
-    if (fd_err >= 0)
-        close(fd_err);
     return pid;
 }
 
@@ -105,37 +108,16 @@ int cs_spawn_run(char *const *args, const char *out_path, const char *err_path)
 
 pid_t cs_spawn_fn(int (*fn)(void *ctx), void *ctx, const char *out_path, const char *err_path)
 {
-    int fd_out = -1, fd_err = -1, fd_in, rc;
-    pid_t parent = getpid(), pid;
+    pid_t parent = getpid(), pid = fork_redirected(out_path, err_path);
+    int rc;
 
-    if (out_path != NULL &&
-        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return CS_ERR_IO;
-    if (err_path != NULL &&
-        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        if (fd_out >= 0)
-            close(fd_out);
-        return CS_ERR_IO;
-    }
-    fflush(NULL);
-    pid = fork();
     if (pid == 0) {
         /* Die with the parent; if it is already gone, do not start. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(127);
-        if (fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0)
-            _exit(127);
-        if (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0)
-            _exit(127);
-        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
-            dup2(fd_in, STDIN_FILENO);
         rc = fn(ctx);
         fflush(NULL);
         _exit(rc & 0xff);
     }
-    if (fd_out >= 0)
-        close(fd_out);
-    if (fd_err >= 0)
-        close(fd_err);
-    return pid < 0 ? CS_ERR_IO : pid;
+    return pid;
 }
