@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "parse.h"
 #include "report.h"
 #include "spawn.h"
 #include "sweep.h"
+#include "sweepcsv.h"
 #include "sweeprun.h"
 #include "table.h"
 
@@ -173,225 +173,70 @@ static int point_main(void *ctx)
 
 /* --- joining point files -------------------------------------------------------------------- */
 
-static int is_sweep_header(const struct cs_table *t)
+static void say_repeat(void *ctx, long point, int first, int file)
 {
-    if (t->ncols < 1 + CS_REPORT_CSV_NCOLS || strcmp(t->cols[0], "point") != 0)
-        return 0;
-    for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
-        if (strcmp(t->cols[t->ncols - CS_REPORT_CSV_NCOLS + i], cs_report_csv_cols[i]) != 0)
-            return 0;
-    return 1;
+    char *const *files = ctx;
+
+    if (!quiet)
+        fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n", point,
+                files[first], files[file]);
 }
 
-/* A row of one of the files being joined; seq keeps file and row order among a point's rows. */
-struct row_ref {
-    long point;
-    long seq;
-    int file;
-    long row;
-};
-
-static int cmp_row_ref(const void *a, const void *b)
-{
-    const struct row_ref *x = a, *y = b;
-
-    if (x->point != y->point)
-        return x->point < y->point ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* The files being joined and their rows, sorted by point. */
-struct join {
-    char **files;
-    int nfiles;
-    struct cs_table **tabs;
-    struct row_ref *refs;
-    long nrefs, npoints, maxp;
-};
-
-/* Add file f's rows to j->refs. 0, or -1 after a message. */
-static int add_rows(struct join *j, int f, long *cap)
-{
-    const struct cs_table *t = j->tabs[f];
-
-    for (long r = 0; r < t->nrows; r++) {
-        long long p;
-
-        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0) {
-            fprintf(stderr, "collsim: %s:%d: bad point number '%s'\n", j->files[f], t->lines[r],
-                    cs_table_get(t, r, 0));
-            return -1;
-        }
-        if (j->nrefs == *cap) {
-            struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
-
-            if (nr == NULL)
-                return -1;
-            j->refs = nr;
-        }
-        j->refs[j->nrefs] = (struct row_ref){(long)p, j->nrefs, f, r};
-        j->nrefs++;
-        if (p > j->maxp)
-            j->maxp = (long)p;
-    }
-    return 0;
-}
-
-/* Read every file: sweep CSVs with one header. 0, or -1 after a message. */
-static int read_files(struct join *j)
-{
-    long cap = 0;
-
-    for (int f = 0; f < j->nfiles; f++) {
-        const struct cs_table *t0;
-        struct cs_error err;
-        int same;
-
-        cs_error_init(&err);
-        if (cs_table_read(j->files[f], &j->tabs[f], &err) != 0) {
-            cmd_print_error(&err);
-            return -1;
-        }
-        if (!is_sweep_header(j->tabs[f])) {
-            fprintf(stderr, "collsim: %s: not a sweep CSV (header must be point,...,%s)\n",
-                    j->files[f], CS_REPORT_CSV_HEADER);
-            return -1;
-        }
-        t0 = j->tabs[0];
-        same = j->tabs[f]->ncols == t0->ncols;
-        for (int c = 0; same && c < t0->ncols; c++)
-            same = strcmp(j->tabs[f]->cols[c], t0->cols[c]) == 0;
-        if (!same) {
-            fprintf(stderr, "collsim: %s: header differs from %s's\n", j->files[f], j->files[0]);
-            return -1;
-        }
-        if (add_rows(j, f, &cap) != 0)
-            return -1;
-    }
-    qsort(j->refs, (size_t)j->nrefs, sizeof(*j->refs), cmp_row_ref);
-    return 0;
-}
-
-/* Whether the n rows at a and b (of their files) are the same. */
-static int same_rows(const struct join *j, const struct row_ref *a, const struct row_ref *b, long n)
-{
-    for (long m = 0; m < n; m++)
-        for (int c = 0; c < j->tabs[0]->ncols; c++)
-            if (strcmp(cs_table_get(j->tabs[a[m].file], a[m].row, c),
-                       cs_table_get(j->tabs[b[m].file], b[m].row, c)) != 0)
-                return 0;
-    return 1;
-}
-
-/* A point found in several files is kept from the first; the others must repeat its rows
- * exactly, and are marked skipped (file -1). 0, or -1 after a message. */
-static int keep_once(struct join *j)
-{
-    struct row_ref *refs = j->refs;
-
-    for (long i = 0, e; i < j->nrefs; i = e) {
-        long n0 = 0;
-
-        for (e = i; e < j->nrefs && refs[e].point == refs[i].point; e++)
-            n0 += refs[e].file == refs[i].file;
-        for (long x = i + n0, y; x < e; x = y) {
-            for (y = x; y < e && refs[y].file == refs[x].file;)
-                y++;
-            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0)) {
-                fprintf(stderr, "collsim: point %ld: %s and %s disagree\n", refs[i].point,
-                        j->files[refs[i].file], j->files[refs[x].file]);
-                return -1;
-            }
-            if (!quiet)
-                fprintf(stderr, "collsim: point %ld: in %s and %s (same rows, kept once)\n",
-                        refs[i].point, j->files[refs[i].file], j->files[refs[x].file]);
-            for (long m = x; m < y; m++)
-                refs[m].file = -1;
-        }
-        j->npoints++;
-    }
-    return 0;
-}
-
-/* The joined rows to fp; *deadlocks counts those with status deadlock. */
-static void write_rows(const struct join *j, FILE *fp, long *deadlocks)
-{
-    cs_table_write(&(struct cs_table){.ncols = j->tabs[0]->ncols, .cols = j->tabs[0]->cols}, fp);
-    for (long i = 0; i < j->nrefs; i++) {
-        const struct cs_table *t;
-
-        if (j->refs[i].file < 0)
-            continue;
-        t = j->tabs[j->refs[i].file];
-        for (int c = 0; c < t->ncols; c++) {
-            if (c)
-                fputc(',', fp);
-            cs_table_write_field(fp, cs_table_get(t, j->refs[i].row, c));
-        }
-        fputc('\n', fp);
-        *deadlocks += strcmp(cs_table_get(t, j->refs[i].row, t->ncols - 1), "deadlock") == 0;
-    }
-}
-
-/* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point. A point found
- * in several files must have identical rows there; it is written once. warn_missing: say when
- * point numbers have gaps (shards). Returns an exit code. */
+/* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point (see
+ * cs_sweepcsv_join). warn_missing: say when point numbers have gaps (shards). An exit code. */
 static int merge_files(char **files, int nfiles, const char *out, int warn_missing)
 {
-    struct join j = {files, nfiles, calloc((size_t)nfiles, sizeof(*j.tabs)), NULL, 0, 0, -1};
-    long deadlocks = 0;
-    int rc = CS_EXIT_USAGE;
-    struct atomic_file af;
+    struct cs_table **tabs = calloc((size_t)nfiles, sizeof(*tabs)), *t = NULL;
+    struct cs_sweepcsv_join info;
+    struct atomic_file af = {.fp = stdout};
+    struct cs_error err;
+    int rc = tabs ? 0 : CS_ERR_NOMEM, to_file = strcmp(out, "-") != 0;
 
-    if (j.tabs == NULL || read_files(&j) != 0 || keep_once(&j) != 0)
-        goto done;
-    if (strcmp(out, "-") != 0 && atomic_open(&af, out) != 0)
-        goto done;
-    write_rows(&j, strcmp(out, "-") != 0 ? af.fp : stdout, &deadlocks);
-    if (strcmp(out, "-") != 0 ? atomic_commit(&af) != 0 : fflush(stdout) != 0)
-        goto done;
+    cs_error_init(&err);
+    for (int f = 0; rc == 0 && f < nfiles; f++)
+        rc = cs_table_read(files[f], &tabs[f], &err);
+    if (rc == 0)
+        rc = cs_sweepcsv_join(tabs, (const char *const *)files, nfiles, say_repeat, files, &t,
+                              &info, &err);
+    for (int f = 0; tabs != NULL && f < nfiles; f++)
+        cs_table_free(tabs[f]);
+    free(tabs);
+    if (rc != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    if (to_file && atomic_open(&af, out) != 0)
+        rc = -1;
+    else if (cs_table_write(t, af.fp) != 0 || (to_file ? atomic_commit(&af) : fflush(stdout)) != 0)
+        rc = -1;
+    cs_table_free(t);
+    if (rc != 0)
+        return CS_EXIT_USAGE;
     if (!quiet) {
-        fprintf(stderr, "collsim: %ld points, %ld rows", j.npoints, j.nrefs);
-        if (deadlocks)
-            fprintf(stderr, ", %ld deadlocked", deadlocks);
+        fprintf(stderr, "collsim: %ld points, %ld rows", info.npoints, info.nrows);
+        if (info.ndeadlock)
+            fprintf(stderr, ", %ld deadlocked", info.ndeadlock);
         fputc('\n', stderr);
     }
-    if (warn_missing && j.maxp + 1 != j.npoints)
-        fprintf(stderr, "collsim: warning: %ld of points 0..%ld missing\n", j.maxp + 1 - j.npoints,
-                j.maxp);
-    rc = CS_EXIT_OK;
-done:
-    for (int f = 0; j.tabs != NULL && f < nfiles; f++)
-        cs_table_free(j.tabs[f]);
-    free(j.tabs);
-    free(j.refs);
-    return rc;
+    if (warn_missing && info.max_point + 1 != info.npoints)
+        fprintf(stderr, "collsim: warning: %ld of points 0..%ld missing\n",
+                info.max_point + 1 - info.npoints, info.max_point);
+    return CS_EXIT_OK;
 }
 
 /* --- the whole sweep ------------------------------------------------------------------------ */
 
-/* Whether a point file holds point k of this sweep: the header and every row's axis values. */
+/* Whether a point file holds point k of this sweep. */
 static int point_file_matches(const struct cs_sweep *sw, long k, const char *path)
 {
     struct cs_table *t = NULL;
     struct cs_error err;
-    const char *vals[CS_SWEEP_MAX_KEYS];
-    char ks[32];
     int ok;
 
     cs_error_init(&err);
     if (cs_table_read(path, &t, &err) != 0)
         return 0;
-    cs_sweep_point(sw, k, vals);
-    snprintf(ks, sizeof(ks), "%ld", k);
-    ok = is_sweep_header(t) && t->ncols == 1 + sw->nkeys + CS_REPORT_CSV_NCOLS && t->nrows > 0;
-    for (int i = 0; ok && i < sw->nkeys; i++)
-        ok = strcmp(t->cols[1 + i], sw->keys[i]) == 0;
-    for (long r = 0; ok && r < t->nrows; r++) {
-        ok = strcmp(cs_table_get(t, r, 0), ks) == 0;
-        for (int i = 0; ok && i < sw->nkeys; i++)
-            ok = strcmp(cs_table_get(t, r, 1 + i), vals[i]) == 0;
-    }
+    ok = cs_sweepcsv_check_point(sw, k, t) == 0;
     cs_table_free(t);
     return ok;
 }

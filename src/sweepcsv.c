@@ -1,0 +1,198 @@
+/* sweepcsv.c: sweep CSV headers, point files, and joining files by point. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "report.h"
+#include "sweepcsv.h"
+
+int cs_sweepcsv_check(const struct cs_table *t)
+{
+    if (t->ncols < 1 + CS_REPORT_CSV_NCOLS || strcmp(t->cols[0], "point") != 0)
+        return CS_ERR_PARSE;
+    for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
+        if (strcmp(t->cols[t->ncols - CS_REPORT_CSV_NCOLS + i], cs_report_csv_cols[i]) != 0)
+            return CS_ERR_PARSE;
+    return 0;
+}
+
+int cs_sweepcsv_check_point(const struct cs_sweep *sw, long k, const struct cs_table *t)
+{
+    const char *vals[CS_SWEEP_MAX_KEYS];
+    char ks[32];
+    int ok;
+
+    if (cs_sweep_point(sw, k, vals) != 0)
+        return CS_ERR_INVALID;
+    snprintf(ks, sizeof(ks), "%ld", k);
+    ok = cs_sweepcsv_check(t) == 0 && t->ncols == 1 + sw->nkeys + CS_REPORT_CSV_NCOLS &&
+         t->nrows > 0;
+    for (int i = 0; ok && i < sw->nkeys; i++)
+        ok = strcmp(t->cols[1 + i], sw->keys[i]) == 0;
+    for (long r = 0; ok && r < t->nrows; r++) {
+        ok = strcmp(cs_table_get(t, r, 0), ks) == 0;
+        for (int i = 0; ok && i < sw->nkeys; i++)
+            ok = strcmp(cs_table_get(t, r, 1 + i), vals[i]) == 0;
+    }
+    return ok ? 0 : CS_ERR_INVALID;
+}
+
+/* A row of one of the files joined; seq keeps file and row order among a point's rows. */
+struct row_ref {
+    long point;
+    long seq;
+    int file;
+    long row;
+};
+
+static int cmp_row_ref(const void *a, const void *b)
+{
+    const struct row_ref *x = a, *y = b;
+
+    if (x->point != y->point)
+        return x->point < y->point ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The files being joined and their rows, sorted by point. */
+struct join {
+    struct cs_table *const *tabs;
+    const char *const *names;
+    int n;
+    struct row_ref *refs;
+    long nrefs;
+};
+
+/* Check file f's header and add its rows to j->refs. */
+static int add_file(struct join *j, int f, long *cap, struct cs_error *err)
+{
+    const struct cs_table *t = j->tabs[f], *t0 = j->tabs[0];
+    int same = t->ncols == t0->ncols;
+
+    if (cs_sweepcsv_check(t) != 0) {
+        cs_error_set(err, j->names[f], 0, "not a sweep CSV (header must be point,...,%s)",
+                     CS_REPORT_CSV_HEADER);
+        return CS_ERR_PARSE;
+    }
+    for (int c = 0; same && c < t0->ncols; c++)
+        same = strcmp(t->cols[c], t0->cols[c]) == 0;
+    if (!same) {
+        cs_error_set(err, j->names[f], 0, "header differs from %s's", j->names[0]);
+        return CS_ERR_PARSE;
+    }
+    for (long r = 0; r < t->nrows; r++) {
+        long long p;
+
+        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0) {
+            cs_error_set(err, j->names[f], t->lines[r], "bad point number '%s'",
+                         cs_table_get(t, r, 0));
+            return CS_ERR_PARSE;
+        }
+        if (j->nrefs == *cap) {
+            struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
+
+            if (nr == NULL)
+                return CS_ERR_NOMEM;
+            j->refs = nr;
+        }
+        j->refs[j->nrefs] = (struct row_ref){(long)p, j->nrefs, f, r};
+        j->nrefs++;
+    }
+    return 0;
+}
+
+/* Whether the n rows at a and b (of their files) are the same. */
+static int same_rows(const struct join *j, const struct row_ref *a, const struct row_ref *b, long n)
+{
+    for (long m = 0; m < n; m++)
+        for (int c = 0; c < j->tabs[0]->ncols; c++)
+            if (strcmp(cs_table_get(j->tabs[a[m].file], a[m].row, c),
+                       cs_table_get(j->tabs[b[m].file], b[m].row, c)) != 0)
+                return 0;
+    return 1;
+}
+
+/* Mark the rows of points repeated by later files skipped (file -1), once checked the same. */
+static int keep_once(struct join *j, cs_sweepcsv_repeat_fn repeat, void *ctx, long *npoints,
+                     struct cs_error *err)
+{
+    struct row_ref *refs = j->refs;
+
+    for (long i = 0, e; i < j->nrefs; i = e) {
+        long n0 = 0;
+
+        for (e = i; e < j->nrefs && refs[e].point == refs[i].point; e++)
+            n0 += refs[e].file == refs[i].file;
+        for (long x = i + n0, y; x < e; x = y) {
+            for (y = x; y < e && refs[y].file == refs[x].file;)
+                y++;
+            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0)) {
+                cs_error_set(err, NULL, 0, "point %ld: %s and %s disagree", refs[i].point,
+                             j->names[refs[i].file], j->names[refs[x].file]);
+                return CS_ERR_INVALID;
+            }
+            if (repeat != NULL)
+                repeat(ctx, refs[i].point, refs[i].file, refs[x].file);
+            for (long m = x; m < y; m++)
+                refs[m].file = -1;
+        }
+        ++*npoints;
+    }
+    return 0;
+}
+
+/* The kept rows into a new table with the files' header. */
+static int collect(const struct join *j, struct cs_table **out, long *ndeadlock)
+{
+    const struct cs_table *t0 = j->tabs[0];
+    struct cs_table *t = cs_table_new(t0->ncols, (const char *const *)t0->cols);
+    const char **vals = calloc((size_t)t0->ncols, sizeof(*vals));
+    int rc = t && vals ? 0 : CS_ERR_NOMEM;
+
+    for (long i = 0; rc == 0 && i < j->nrefs; i++) {
+        const struct cs_table *src = j->refs[i].file >= 0 ? j->tabs[j->refs[i].file] : NULL;
+
+        for (int c = 0; src != NULL && c < t0->ncols; c++)
+            vals[c] = cs_table_get(src, j->refs[i].row, c);
+        if (src != NULL) {
+            rc = cs_table_add_row(t, vals, src->lines[j->refs[i].row]);
+            *ndeadlock += strcmp(vals[t0->ncols - 1], "deadlock") == 0;
+        }
+    }
+    free(vals);
+    if (rc != 0) {
+        cs_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int n,
+                     cs_sweepcsv_repeat_fn repeat, void *ctx, struct cs_table **out,
+                     struct cs_sweepcsv_join *info, struct cs_error *err)
+{
+    struct join j = {tabs, names, n, NULL, 0};
+    struct cs_sweepcsv_join in = {0, 0, 0, -1};
+    long cap = 0;
+    int rc = 0;
+
+    for (int f = 0; rc == 0 && f < n; f++)
+        rc = add_file(&j, f, &cap, err);
+    if (rc == 0) {
+        qsort(j.refs, (size_t)j.nrefs, sizeof(*j.refs), cmp_row_ref);
+        rc = keep_once(&j, repeat, ctx, &in.npoints, err);
+    }
+    if (rc == 0)
+        rc = collect(&j, out, &in.ndeadlock);
+    if (rc == 0) {
+        in.nrows = j.nrefs;
+        in.max_point = j.nrefs > 0 ? j.refs[j.nrefs - 1].point : -1;
+        *info = in;
+    } else if (rc == CS_ERR_NOMEM) {
+        cs_error_set(err, NULL, 0, "out of memory");
+    }
+    free(j.refs);
+    return rc;
+}

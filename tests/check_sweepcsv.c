@@ -1,0 +1,169 @@
+/* check_sweepcsv.c: sweep CSV headers, point files, and joining files by point. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "sweepcsv.h"
+
+#define HDR "point,protocol," CS_REPORT_CSV_HEADER "\n"
+#define ROW(p, proto, size, status) #p "," proto "," #size ",256,float,1.0,1.0,1.0," status "\n"
+
+static struct cs_table *table(const char *text)
+{
+    struct cs_table *t = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_table_parse(text, strlen(text), "t.csv", &t, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+START_TEST(header)
+{
+    struct cs_table *t = table(HDR);
+
+    ck_assert_int_eq(cs_sweepcsv_check(t), 0);
+    cs_table_free(t);
+    t = table("point," CS_REPORT_CSV_HEADER "\n");
+    ck_assert_int_eq(cs_sweepcsv_check(t), 0);
+    cs_table_free(t);
+    t = table(CS_REPORT_CSV_HEADER "\n"); /* a predict CSV: no point column */
+    ck_assert_int_eq(cs_sweepcsv_check(t), CS_ERR_PARSE);
+    cs_table_free(t);
+    t = table("point,protocol,size_bytes,count,type,time_us,algbw_GBps,busbw_GBps\n");
+    ck_assert_int_eq(cs_sweepcsv_check(t), CS_ERR_PARSE);
+    cs_table_free(t);
+}
+END_TEST
+
+/* A point file holds its point: the sweep's keys, its number and values in every row. */
+START_TEST(point_file)
+{
+    struct cs_sweep *sw = NULL;
+    struct cs_table *t;
+
+    ck_assert_int_eq(cs_sweep_parse("schedule = s.xml\nplatform = p.xml\nprotocol = LL Simple\n"
+                                    "sizes = 1K\n",
+                                    "t.sweep", "/d", &sw, NULL),
+                     0);
+    t = table("point,schedule,platform,protocol," CS_REPORT_CSV_HEADER "\n"
+              "1,s.xml,p.xml,Simple,1024,256,float,1.0,1.0,1.0,ok\n");
+    ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), 0);
+    ck_assert_int_eq(cs_sweepcsv_check_point(sw, 0, t), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_sweepcsv_check_point(sw, 2, t), CS_ERR_INVALID);
+    cs_table_free(t);
+    t = table("point,schedule,platform,protocol," CS_REPORT_CSV_HEADER "\n");
+    ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), CS_ERR_INVALID); /* no rows */
+    cs_table_free(t);
+    t = table("point,protocol," CS_REPORT_CSV_HEADER "\n1,Simple,1024,256,float,1,1,1,ok\n");
+    ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), CS_ERR_INVALID); /* other keys */
+    cs_table_free(t);
+    cs_sweep_free(sw);
+}
+END_TEST
+
+static int nrepeat;
+static long repeat_point;
+
+static void on_repeat(void *ctx, long point, int first, int file)
+{
+    ck_assert_ptr_null(ctx);
+    ck_assert_int_eq(first, 0);
+    ck_assert_int_eq(file, 2);
+    repeat_point = point;
+    nrepeat++;
+}
+
+/* Rows ordered by point, each file's rows in order; a repeated point kept once. */
+START_TEST(join)
+{
+    struct cs_table *tabs[3] = {
+        table(HDR ROW(2, "LL", 1024, "ok") ROW(0, "LL", 1024, "ok") ROW(0, "LL", 2048, "ok")),
+        table(HDR ROW(1, "Simple", 1024, "deadlock") ROW(3, "LL", 1024, "ok")),
+        table(HDR ROW(2, "LL", 1024, "ok")),
+    };
+    const char *names[] = {"a.csv", "b.csv", "c.csv"};
+    struct cs_sweepcsv_join info;
+    struct cs_table *out = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    nrepeat = 0;
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 3, on_repeat, NULL, &out, &info, &err), 0);
+    ck_assert_int_eq(nrepeat, 1);
+    ck_assert_int_eq(repeat_point, 2);
+    ck_assert_int_eq(info.npoints, 4);
+    ck_assert_int_eq(info.nrows, 6);
+    ck_assert_int_eq(info.ndeadlock, 1);
+    ck_assert_int_eq(info.max_point, 3);
+    ck_assert_int_eq(out->nrows, 5);
+    ck_assert_int_eq(out->ncols, tabs[0]->ncols);
+    ck_assert_str_eq(cs_table_get(out, 0, 0), "0");
+    ck_assert_str_eq(cs_table_get(out, 0, 2), "1024");
+    ck_assert_str_eq(cs_table_get(out, 1, 2), "2048");
+    ck_assert_str_eq(cs_table_get(out, 2, 0), "1");
+    ck_assert_str_eq(cs_table_get(out, 3, 0), "2");
+    ck_assert_str_eq(cs_table_get(out, 4, 0), "3");
+    cs_table_free(out);
+    for (int f = 0; f < 3; f++)
+        cs_table_free(tabs[f]);
+}
+END_TEST
+
+/* Join must fail with code and a message holding what (and file:line when given). */
+static void join_bad(const char *a, const char *b, int code, const char *file, int line,
+                     const char *what)
+{
+    struct cs_table *tabs[2] = {table(a), table(b)}, *out = NULL;
+    const char *names[] = {"a.csv", "b.csv"};
+    struct cs_sweepcsv_join info;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err), code);
+    ck_assert_ptr_null(out);
+    ck_assert_str_eq(err.file, file);
+    ck_assert_int_eq(err.line, line);
+    ck_assert_msg(strstr(err.msg, what) != NULL, "'%s' lacks '%s'", err.msg, what);
+    cs_table_free(tabs[0]);
+    cs_table_free(tabs[1]);
+}
+
+START_TEST(join_refused)
+{
+    join_bad(HDR ROW(0, "LL", 1024, "ok"), HDR ROW(0, "LL", 1024, "deadlock"), CS_ERR_INVALID, "",
+             0, "point 0: a.csv and b.csv disagree");
+    join_bad(HDR ROW(0, "LL", 1024, "ok"), HDR ROW(0, "LL", 1024, "ok") ROW(0, "LL", 2048, "ok"),
+             CS_ERR_INVALID, "", 0, "disagree");
+    join_bad(HDR ROW(0, "LL", 1024, "ok"), HDR "\n" ROW(x, "LL", 1024, "ok"), CS_ERR_PARSE, "b.csv",
+             3, "bad point number 'x'");
+    join_bad(HDR, "point,dtype," CS_REPORT_CSV_HEADER "\n", CS_ERR_PARSE, "b.csv", 0,
+             "header differs from a.csv's");
+    join_bad(CS_REPORT_CSV_HEADER "\n", HDR, CS_ERR_PARSE, "a.csv", 0, "not a sweep CSV");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sweepcsv");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, header);
+    tcase_add_test(tc, point_file);
+    tcase_add_test(tc, join);
+    tcase_add_test(tc, join_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
