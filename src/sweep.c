@@ -149,66 +149,64 @@ static int add_key(struct cs_sweep *sw, const char *name, int line, const char *
     return sw->nkeys++;
 }
 
+/* One size item: "N" or "MIN..MAX" with an optional factor "xF" (default 2). *open is set when
+ * a range has no factor, which a next item "xF" may give. 0, or -1 when tok is no size item. */
+static int parse_size_item(const char *tok, struct cs_sweep_size *z, int *open)
+{
+    char buf[64], *dots, *x;
+    int f = 2;
+
+    if (snprintf(buf, sizeof(buf), "%s", tok) >= (int)sizeof(buf))
+        return -1;
+    z->factor = 2;
+    *open = 0;
+    if ((dots = strstr(buf, "..")) == NULL) {
+        if (cs_parse_size(buf, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0)
+            return -1;
+        z->max_bytes = z->min_bytes;
+        return 0;
+    }
+    *dots = '\0';
+    if ((x = strchr(dots + 2, 'x')) != NULL) {
+        *x = '\0';
+        if (cs_parse_int(x + 1, 2, 1024, &f) != 0)
+            return -1;
+    }
+    if (cs_parse_size(buf, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0 ||
+        cs_parse_size(dots + 2, z->min_bytes, CS_SWEEP_MAX_BYTES, &z->max_bytes) != 0)
+        return -1;
+    z->factor = f;
+    *open = x == NULL;
+    return 0;
+}
+
 static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rhs,
                        struct cs_error *err)
 {
     char *save = NULL;
-    int last_range_open = 0;
+    int open = 0, f;
 
     if (sw->nsizes > 0) {
         cs_error_set(err, name, line, "key 'sizes' given twice");
         return CS_ERR_INVALID;
     }
     for (char *tok = strtok_r(rhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        struct cs_sweep_size *z;
-        char *dots = strstr(tok, ".."), *x;
-        int f = 2;
-
         if (sw->nsizes >= CS_SWEEP_MAX_SIZES) {
             cs_error_set(err, name, line, "more than %d size items", CS_SWEEP_MAX_SIZES);
             return CS_ERR_INVALID;
         }
-        z = &sw->sizes[sw->nsizes];
-        if (tok[0] == 'x' && last_range_open) { /* "1K..1M x4": the factor of the range before */
-            if (cs_parse_int(tok + 1, 2, 1024, &f) != 0)
-                goto bad;
+        if (tok[0] == 'x' && open && cs_parse_int(tok + 1, 2, 1024, &f) == 0) {
+            /* "1K..1M x4": the factor of the range before */
             sw->sizes[sw->nsizes - 1].factor = f;
-            last_range_open = 0;
-            continue;
-        }
-        last_range_open = 0;
-        if (dots == NULL) {
-            if (cs_parse_size(tok, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0)
-                goto bad;
-            z->max_bytes = z->min_bytes;
-            z->factor = 2;
+            open = 0;
+        } else if (parse_size_item(tok, &sw->sizes[sw->nsizes], &open) == 0) {
+            sw->nsizes++;
         } else {
-            *dots = '\0';
-            x = strchr(dots + 2, 'x');
-            if (x != NULL) {
-                *x = '\0';
-                if (cs_parse_int(x + 1, 2, 1024, &f) != 0) {
-                    *dots = '.';
-                    *x = 'x';
-                    goto bad;
-                }
-            }
-            if (cs_parse_size(tok, 1, CS_SWEEP_MAX_BYTES, &z->min_bytes) != 0 ||
-                cs_parse_size(dots + 2, z->min_bytes, CS_SWEEP_MAX_BYTES, &z->max_bytes) != 0) {
-                *dots = '.';
-                if (x)
-                    *x = 'x';
-                goto bad;
-            }
-            z->factor = f;
-            last_range_open = x == NULL;
+            cs_error_set(err, name, line,
+                         "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)",
+                         tok);
+            return CS_ERR_INVALID;
         }
-        sw->nsizes++;
-        continue;
-    bad:
-        cs_error_set(err, name, line,
-                     "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)", tok);
-        return CS_ERR_INVALID;
     }
     if (sw->nsizes == 0) {
         cs_error_set(err, name, line, "sizes: no value");
