@@ -182,15 +182,27 @@ static void say_repeat(void *ctx, long point, int first, int file)
                 files[first], files[file]);
 }
 
+/* Write t to out, atomically, or to stdout ("-"). 0, or -1 after a message. */
+static int write_table(const struct cs_table *t, const char *out)
+{
+    struct atomic_file af;
+
+    if (strcmp(out, "-") == 0)
+        return cs_table_write(t, stdout) == 0 && fflush(stdout) == 0 ? 0 : -1;
+    if (atomic_open(&af, out) != 0)
+        return -1;
+    cs_table_write(t, af.fp); /* a failed write fails the commit */
+    return atomic_commit(&af);
+}
+
 /* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point (see
  * cs_sweepcsv_join). warn_missing: say when point numbers have gaps (shards). An exit code. */
 static int merge_files(char **files, int nfiles, const char *out, int warn_missing)
 {
     struct cs_table **tabs = calloc((size_t)nfiles, sizeof(*tabs)), *t = NULL;
     struct cs_sweepcsv_join info;
-    struct atomic_file af = {.fp = stdout};
     struct cs_error err;
-    int rc = tabs ? 0 : CS_ERR_NOMEM, to_file = strcmp(out, "-") != 0;
+    int rc = tabs ? 0 : CS_ERR_NOMEM;
 
     cs_error_init(&err);
     for (int f = 0; rc == 0 && f < nfiles; f++)
@@ -205,10 +217,7 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    if (to_file && atomic_open(&af, out) != 0)
-        rc = -1;
-    else if (cs_table_write(t, af.fp) != 0 || (to_file ? atomic_commit(&af) : fflush(stdout)) != 0)
-        rc = -1;
+    rc = write_table(t, out);
     cs_table_free(t);
     if (rc != 0)
         return CS_EXIT_USAGE;

@@ -178,6 +178,10 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
     long cap = 0;
     int rc = 0;
 
+    if (n < 1) {
+        cs_error_set(err, NULL, 0, "no sweep CSV to join");
+        return CS_ERR_USAGE;
+    }
     for (int f = 0; rc == 0 && f < n; f++)
         rc = add_file(&j, f, &cap, err);
     if (rc == 0) {

@@ -30,7 +30,8 @@ typedef void (*cs_sweepcsv_repeat_fn)(void *ctx, long point, int first, int file
  * cs_table_free): one header, the rows ordered by point, each file's rows in order. A point in
  * several files must have the same rows in each; it is kept from the first (repeat, when not
  * NULL, hears of the others). 0, or CS_ERR_PARSE (not a sweep CSV, a header that differs, a bad
- * point number), CS_ERR_INVALID (files that disagree) or CS_ERR_NOMEM, with err set. */
+ * point number), CS_ERR_INVALID (files that disagree), CS_ERR_USAGE (n < 1) or CS_ERR_NOMEM,
+ * with err set. */
 int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int n,
                      cs_sweepcsv_repeat_fn repeat, void *ctx, struct cs_table **out,
                      struct cs_sweepcsv_join *info, struct cs_error *err);

@@ -144,6 +144,18 @@ START_TEST(join_refused)
 }
 END_TEST
 
+START_TEST(join_nothing)
+{
+    struct cs_table *out = NULL;
+    struct cs_sweepcsv_join info;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweepcsv_join(NULL, NULL, 0, NULL, NULL, &out, &info, &err), CS_ERR_USAGE);
+    ck_assert_ptr_null(out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sweepcsv");
@@ -153,6 +165,7 @@ static Suite *suite(void)
     tcase_add_test(tc, point_file);
     tcase_add_test(tc, join);
     tcase_add_test(tc, join_refused);
+    tcase_add_test(tc, join_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
