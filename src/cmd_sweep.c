@@ -611,11 +611,11 @@ static const struct option sweep_opts[] = {
 };
 
 /* One option into a; 0, or an exit code. */
-static int take_option(struct sweep_args *a, int c, const char *opt, const char *v)
+static int take_option(struct sweep_args *a, int c, const char *v)
 {
     switch (c) {
     case 'j':
-        return cmd_opt_ll(opt, v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
+        return cmd_opt_ll("-j", v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
     case 'q':
         quiet = 1;
         return 0;
@@ -629,7 +629,7 @@ static int take_option(struct sweep_args *a, int c, const char *opt, const char 
         a->results = v;
         return 0;
     case OPT_POINT:
-        return cmd_opt_ll(opt, v, 0, CS_SWEEP_MAX_POINTS, &a->point, "a point number");
+        return cmd_opt_ll("--point", v, 0, CS_SWEEP_MAX_POINTS, &a->point, "a point number");
     case OPT_OUT:
         a->point_out = v;
         return 0;
@@ -657,7 +657,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     while ((c = cmd_getopt(argc, argv, "j:qo:", sweep_opts, &started)) != -1) {
         if (c == '?')
             return CS_EXIT_USAGE;
-        if ((rc = take_option(a, c, argv[optind - 1], optarg)) != 0)
+        if ((rc = take_option(a, c, optarg)) != 0)
             return rc;
     }
     if (a->merge)
