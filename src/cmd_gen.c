@@ -30,71 +30,69 @@ const char cmd_gen_usage[] =
     "--protocol defaults to Simple. Parameters that cannot work, or a schedule beyond the\n"
     "runtime's limits (32 channels, 64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
 
-/* A count's value: an integer from min to 1000000. */
-static int count_arg(const char *opt, const char *val, int min, int *out)
+/* The field of a count option (--gpus, --columns, --instances, --channels, --per-node), or NULL;
+ * *min is the least count it takes. */
+static int *count_field(struct cs_gen_opts *o, int c, int *min)
 {
-    char name[32];
+    *min = c == 'g' ? 0 : c == 'c' ? 2 : 1;
+    return c == 'g'   ? &o->gpus
+           : c == 'c' ? &o->columns
+           : c == 'i' ? &o->instances
+           : c == 'k' ? &o->channels
+           : c == 'n' ? &o->per_node
+                      : NULL;
+}
 
-    snprintf(name, sizeof(name), "gen %s", opt);
-    if (cmd_opt_int(name, val, 0, 1000000, out, "a non-negative integer") != 0)
+static const struct option gen_opts[] = {
+    {"gpus", required_argument, NULL, 'g'},
+    {"columns", required_argument, NULL, 'c'},
+    {"instances", required_argument, NULL, 'i'},
+    {"channels", required_argument, NULL, 'k'},
+    {"per-node", required_argument, NULL, 'n'},
+    {"protocol", required_argument, NULL, 'p'},
+    {"msccl-tools-compat", no_argument, NULL, 'C'},
+    {"dependence-nops", required_argument, NULL, 'N'},
+    {NULL, 0, NULL, 0},
+};
+
+/* A count's value: an integer from min to 1000000. */
+static int count_arg(int c, const char *val, int min, int *out)
+{
+    const char *name = cmd_opt_long_name(gen_opts, c);
+    char opt[32];
+
+    snprintf(opt, sizeof(opt), "gen --%s", name);
+    if (cmd_opt_int(opt, val, 0, 1000000, out, "a non-negative integer") != 0)
         return CS_EXIT_USAGE;
     if (*out < min)
-        return cmd_usage_error("gen: %s must be at least %d", opt, min);
+        return cmd_usage_error("gen: --%s must be at least %d", name, min);
     return 0;
 }
 
-/* Parse the options into o and *path. */
+/* Parse the options into o and *path; the generator is left at optind. */
 static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char **path)
 {
-    static const struct option longopts[] = {
-        {"gpus", required_argument, NULL, 'g'},
-        {"columns", required_argument, NULL, 'c'},
-        {"instances", required_argument, NULL, 'i'},
-        {"channels", required_argument, NULL, 'k'},
-        {"per-node", required_argument, NULL, 'n'},
-        {"protocol", required_argument, NULL, 'p'},
-        {"msccl-tools-compat", no_argument, NULL, 'C'},
-        {"dependence-nops", required_argument, NULL, 'N'},
-        {NULL, 0, NULL, 0},
-    };
-    int c, rc = 0, started = 0;
+    int c, min, rc = 0, started = 0;
 
-    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
-        switch (c) {
-        case 'g':
-            rc = count_arg("--gpus", optarg, 0, &o->gpus);
-            break;
-        case 'c':
-            rc = count_arg("--columns", optarg, 2, &o->columns);
-            break;
-        case 'i':
-            rc = count_arg("--instances", optarg, 1, &o->instances);
-            break;
-        case 'k':
-            rc = count_arg("--channels", optarg, 1, &o->channels);
-            break;
-        case 'n':
-            rc = count_arg("--per-node", optarg, 1, &o->per_node);
-            break;
-        case 'C':
-            o->compat = 1;
-            break;
-        case 'o':
-            *path = optarg;
-            break;
-        case 'p':
+    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", gen_opts, &started)) != -1) {
+        int *count = count_field(o, c, &min);
+
+        if (count != NULL) {
+            rc = count_arg(c, optarg, min, count);
+        } else if (c == 'p') {
             o->proto = cs_proto_parse(optarg);
             if (o->proto == 0)
                 rc = cmd_usage_error("gen: unknown protocol '%s' (LL, LL128, Simple)", optarg);
-            break;
-        case 'N':
+        } else if (c == 'N') {
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 rc = cmd_usage_error("gen: --dependence-nops takes on or off");
             o->nops = strcmp(optarg, "on") == 0 ? 1 : 2;
-            break;
-        default:
+        } else if (c == 'C') {
+            o->compat = 1;
+        } else if (c == 'o') {
+            *path = optarg;
+        } else {
             rc = CS_EXIT_USAGE;
-            break;
         }
     }
     if (rc == 0 && optind == argc)

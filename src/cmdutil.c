@@ -58,6 +58,29 @@ struct cs_sched *cmd_load_sched(const char *path)
     return sched;
 }
 
+int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out)
+{
+    if (argc != n + 1)
+        return cmd_usage_error("%s takes %s; see 'collsim help %s'", argv[0], what, argv[0]);
+    for (int i = 0; i < n; i++) {
+        out[i] = cmd_load_sched(argv[i + 1]);
+        if (out[i] == NULL) {
+            while (i-- > 0)
+                cs_sched_free(out[i]);
+            return CS_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+const char *cmd_opt_long_name(const struct option *longopts, int val)
+{
+    for (const struct option *o = longopts; o->name != NULL; o++)
+        if (o->val == val)
+            return o->name;
+    return NULL;
+}
+
 /* The option that getopt_long just refused, as the user wrote it: "--name" (abbreviations
  * completed) or "-x". A refused long option is always argv[optind - 1]; a short one may sit inside
  * a cluster, where optind has not moved on, so a "--" word there names it only when it is the
