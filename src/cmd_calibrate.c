@@ -244,9 +244,8 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
         fprintf(stderr, "collsim: %s: %s\n", s->label, err.msg);
         return rc;
     }
-    fprintf(st->rep,
-            "\nWeighted least squares (weights 1/t^2), %d points, %d segment%s chosen by "
-            "BIC (",
+    fprintf(st->rep, "\nWeighted least squares (weights 1/t^2), %d points, %d segment%s chosen by "
+                     "BIC (",
             s->n, R->nseg, R->nseg == 1 ? "" : "s");
     for (int m = 1; m <= CS_FIT_MAX_SEG; m++) {
         if (isnan(R->bic_by_m[m]))
@@ -255,9 +254,8 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
             fprintf(st->rep, "%sm=%d: %.1f", m > 1 ? ", " : "", m, R->bic_by_m[m]);
     }
     fprintf(st->rep, "). 95%% intervals from the WLS covariance, Student t.\n\n");
-    fprintf(st->rep,
-            "| seg | %s range | alpha (95%% CI) | beta [95%% CI] | n_half | rms rel | "
-            "max rel | flags |\n|---|---|---|---|---|---|---|---|\n",
+    fprintf(st->rep, "| seg | %s range | alpha (95%% CI) | beta [95%% CI] | n_half | rms rel | "
+                     "max rel | flags |\n|---|---|---|---|---|---|---|---|\n",
             xunit);
     for (int k = 0; k < R->nseg; k++) {
         const struct cs_fit_line *L = &R->seg[k];
@@ -271,20 +269,19 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
             strcat(flags, "max residual >10%; ");
         if (L->dof == 0)
             strcat(flags, "no dof for intervals; ");
-        fprintf(st->rep,
-                "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n", k,
-                L->x_min, L->x_max, fmt_s(L->alpha_s, a, sizeof(a)),
+        fprintf(st->rep, "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n",
+                k, L->x_min, L->x_max, fmt_s(L->alpha_s, a, sizeof(a)),
                 fmt_s(L->alpha_ci_s, b, sizeof(b)), fmt_bw(L->beta_Bps, c, sizeof(c)),
                 fmt_bw(L->beta_lo_Bps, d, sizeof(d)), fmt_bw(L->beta_hi_Bps, e, sizeof(e)),
-                L->alpha_s * L->beta_Bps, 100 * L->rms_rel, 100 * L->max_rel, flags);
+                L->alpha_s * L->beta_Bps,
+                100 * L->rms_rel, 100 * L->max_rel, flags);
     }
     if (cs_fit_residuals(R, s->x, s->t, s->n, &res, &nres) != 0) {
         fprintf(stderr, "collsim: out of memory\n");
         return CS_ERR_NOMEM;
     }
-    fprintf(st->rep,
-            "\n| size (B) | %s | samples | measured (median) | fitted | error |\n"
-            "|---|---|---|---|---|---|\n",
+    fprintf(st->rep, "\n| size (B) | %s | samples | measured (median) | fitted | error |\n"
+                     "|---|---|---|---|---|---|\n",
             xunit);
     for (int i = 0; i < nres; i++) {
         double size = NAN;
@@ -338,13 +335,10 @@ static enum cs_proto seg_proto(const struct opts *o, int k, int m, double min_ms
 static int nsteps_of(enum coll c, int n)
 {
     switch (c) {
-    case COLL_ALLREDUCE:
-        return 2 * (n - 1);
+    case COLL_ALLREDUCE: return 2 * (n - 1);
     case COLL_ALLGATHER:
-    case COLL_REDUCESCATTER:
-        return n - 1;
-    case COLL_SENDRECV:
-        return 1;
+    case COLL_REDUCESCATTER: return n - 1;
+    case COLL_SENDRECV: return 1;
     }
     return 0;
 }
@@ -413,9 +407,8 @@ static int fit_steps_table(struct state *st, const struct cs_csv *t)
         if (rc == 1)
             continue;
         if (s != 2 * (g - 1) || us <= 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or "
-                    "time not positive\n",
+            fprintf(stderr, "collsim: %s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or "
+                            "time not positive\n",
                     t->name, t->lines[r], s, g);
             rc = CS_ERR_INVALID;
             goto fail;
@@ -429,9 +422,8 @@ static int fit_steps_table(struct state *st, const struct cs_csv *t)
         fprintf(stderr, "collsim: %s: %s\n", t->name, err.msg);
         goto fail;
     }
-    fprintf(st->rep,
-            "\n## %s\n\nTime against ring steps 2(n-1) at a tiny message (LL regime): "
-            "t = launch + steps * call, WLS (weights 1/t^2), %d points.\n\n",
+    fprintf(st->rep, "\n## %s\n\nTime against ring steps 2(n-1) at a tiny message (LL regime): "
+                     "t = launch + steps * call, WLS (weights 1/t^2), %d points.\n\n",
             t->name, n);
     fprintf(st->rep, "- launch (intercept): %s ± %s (95%%, Student t, %d dof)\n",
             fmt_s(L.alpha_s, a, sizeof(a)), fmt_s(L.alpha_ci_s, b, sizeof(b)), L.dof);
@@ -486,9 +478,8 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
     if (n == 0)
         n = infer_ranks(t, coll);
     if (n < 2) {
-        fprintf(stderr,
-                "collsim: %s: cannot infer the number of ranks from busbw/algbw; give "
-                "--ranks\n",
+        fprintf(stderr, "collsim: %s: cannot infer the number of ranks from busbw/algbw; give "
+                        "--ranks\n",
                 t->name);
         return CS_ERR_INVALID;
     }
@@ -542,20 +533,19 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
             goto done;
     }
     snprintf(s.label, sizeof(s.label), "%s", t->name);
-    fprintf(st->rep,
-            "\n## %s\n\n%s ring over %d ranks: %d steps of S/%d bytes; fitted "
-            "t = A + x / B with x = %d S / %d (bytes over each rank's link).%s\n",
+    fprintf(st->rep, "\n## %s\n\n%s ring over %d ranks: %d steps of S/%d bytes; fitted "
+                     "t = A + x / B with x = %d S / %d (bytes over each rank's link).%s\n",
             t->name, coll_names[coll], n, nsteps, n, nsteps, n,
             derived ? " Times derived from busbw (the table has no time column): t = "
                       "S*nsteps/(n*busbw); busbw rounding limits small-size precision."
                     : "");
     if (st->o.size_min > 0 || st->o.size_max < INFINITY)
-        fprintf(st->rep, "Sizes restricted to %.0f .. %.0f B.\n", st->o.size_min, st->o.size_max);
+        fprintf(st->rep, "Sizes restricted to %.0f .. %.0f B.\n", st->o.size_min,
+                st->o.size_max);
     if ((rc = fit_series(st, &s, "x (B/link)", &R)) != 0)
         goto done;
-    fprintf(st->rep,
-            "\nParameters (segments mapped to protocols in NCCL's order for %s: "
-            "first = LL, last = Simple%s; intercept attributed with launch %s%s):\n\n",
+    fprintf(st->rep, "\nParameters (segments mapped to protocols in NCCL's order for %s: "
+                     "first = LL, last = Simple%s; intercept attributed with launch %s%s):\n\n",
             cs_link_class_name(link), link == CS_LINK_NVLINK ? ", middle of 3 = LL128" : "",
             fmt_s(st->o.base.launch_s, a, sizeof(a)),
             st->o.intercept_deploy ? " and the base per-step cost" : "");
@@ -571,8 +561,8 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
             double dep = L->alpha_s - st->o.base.launch_s - nsteps * st->o.base.call_s[p][link];
 
             snprintf(how, sizeof(how),
-                     "%s: intercept %s of segment 0 minus launch and %d x base %s step cost",
-                     t->name, fmt_s(L->alpha_s, a, sizeof(a)), nsteps, cs_proto_name(p));
+                     "%s: intercept %s of segment 0 minus launch and %d x base %s step cost", t->name,
+                     fmt_s(L->alpha_s, a, sizeof(a)), nsteps, cs_proto_name(p));
             put(st, "cs.deploy_s", dep > 0 ? dep : 0, how);
         } else if (!st->o.intercept_deploy) {
             double call = (L->alpha_s - st->o.base.launch_s - st->o.base.deploy_s) / nsteps;
@@ -585,26 +575,23 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
                 fprintf(st->rep, "- segment %d: intercept below launch + deploy: %s not set\n", k,
                         key);
             else if (!(L->alpha_ci_s < L->alpha_s))
-                fprintf(st->rep,
-                        "- segment %d: intercept %s not determined (95%% interval "
-                        "wider than the value): %s not set\n",
+                fprintf(st->rep, "- segment %d: intercept %s not determined (95%% interval "
+                                 "wider than the value): %s not set\n",
                         k, fmt_s(L->alpha_s, a, sizeof(a)), key);
             else
                 put(st, key, call, how);
         }
         if (p == CS_PROTO_SIMPLE && (k == R.nseg - 1 || st->o.proto)) {
             snprintf(key, sizeof(key), "cs.link_Bps.%s", cs_link_class_name(link));
-            snprintf(how, sizeof(how),
-                     "%s: bus bandwidth of segment %d (%.3g .. %.3g B/link), "
-                     "95%% CI [%s, %s]",
+            snprintf(how, sizeof(how), "%s: bus bandwidth of segment %d (%.3g .. %.3g B/link), "
+                                       "95%% CI [%s, %s]",
                      t->name, k, L->x_min, L->x_max, fmt_bw(L->beta_lo_Bps, a, sizeof(a)),
                      fmt_bw(L->beta_hi_Bps, b, sizeof(b)));
             put(st, key, L->beta_Bps, how);
             if (L->beta_Bps > link_peak_Bps[link])
-                fprintf(st->rep,
-                        "- flag: bus bandwidth %s is above one %s link's peak %s: the "
-                        "ring's bottleneck is shared or not this link class; the value "
-                        "is an effective one\n",
+                fprintf(st->rep, "- flag: bus bandwidth %s is above one %s link's peak %s: the "
+                                 "ring's bottleneck is shared or not this link class; the value "
+                                 "is an effective one\n",
                         fmt_bw(L->beta_Bps, a, sizeof(a)), cs_link_class_name(link),
                         fmt_bw(link_peak_Bps[link], b, sizeof(b)));
         } else if (isfinite(L->beta_Bps)) {
@@ -619,9 +606,9 @@ done:
 
 /* --- harness per-sample CSVs ------------------------------------------------------------ */
 
-static const char *const harness_cols[] = {
-    "test",     "mech",        "op",    "src", "dst",    "concurrent", "nblocks",
-    "nthreads", "chunk_bytes", "bytes", "ops", "sample", "time_s",     "status"};
+static const char *const harness_cols[] = {"test", "mech", "op", "src", "dst", "concurrent",
+                                           "nblocks", "nthreads", "chunk_bytes", "bytes", "ops",
+                                           "sample", "time_s", "status"};
 #define NHCOLS ((int)(sizeof(harness_cols) / sizeof(harness_cols[0])))
 
 struct hseries {
@@ -638,8 +625,8 @@ static int parse_long(const struct cs_csv *t, int r, int c, long *out)
     long v = strtol(s, &end, 10);
 
     if (*s == '\0' || *end != '\0') {
-        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name, t->lines[r],
-                t->header[c], s);
+        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name,
+                t->lines[r], t->header[c], s);
         return CS_ERR_PARSE;
     }
     *out = v;
@@ -763,9 +750,8 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
             goto done;
         }
         if (ops < 1 || ts <= 0 || bytes < 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: ops %ld, time_s %g, bytes %g: need ops >= 1, "
-                    "time > 0, bytes >= 0\n",
+            fprintf(stderr, "collsim: %s:%d: ops %ld, time_s %g, bytes %g: need ops >= 1, "
+                            "time > 0, bytes >= 0\n",
                     t->name, t->lines[r], ops, ts, bytes);
             rc = CS_ERR_INVALID;
             goto done;
@@ -773,15 +759,13 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
         if (bytes < st->o.size_min || bytes > st->o.size_max)
             continue;
         if (sweep[r])
-            snprintf(key, sizeof(key),
-                     "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
-                     "chunk=bytes",
+            snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
+                                       "chunk=bytes",
                      cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]),
                      cs_csv_cell(t, r, col[2]), src, dst, conc, nblocks, nthreads);
         else
-            snprintf(key, sizeof(key),
-                     "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
-                     "chunk=%.0f",
+            snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld "
+                                       "chunk=%.0f",
                      cs_csv_cell(t, r, col[0]), cs_csv_cell(t, r, col[1]),
                      cs_csv_cell(t, r, col[2]), src, dst, conc, nblocks, nthreads, chunk);
         for (int i = 0; i < nh && h == NULL; i++)
@@ -800,9 +784,8 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
         if ((rc = series_add(&h->s, bytes, ts / (double)ops, bytes)) != 0)
             goto done;
     }
-    fprintf(st->rep,
-            "\n## %s\n\nHarness per-sample CSV: %d series, %d rows not ok skipped. "
-            "Per-op time = time_s / ops against bytes.\n",
+    fprintf(st->rep, "\n## %s\n\nHarness per-sample CSV: %d series, %d rows not ok skipped. "
+                     "Per-op time = time_s / ops against bytes.\n",
             t->name, nh, skipped);
     for (int c = 0; c < t->ncomments; c++)
         fprintf(st->rep, "%s`# %s`\n", c == 0 ? "\n" : "", t->comments[c]);
@@ -827,8 +810,8 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
             qsort(v, (size_t)h->s.n, sizeof(double), cmp_d);
             memset(&R, 0, sizeof(R));
             R.nseg = 1;
-            R.seg[0].alpha_s =
-                h->s.n % 2 ? v[h->s.n / 2] : 0.5 * (v[h->s.n / 2 - 1] + v[h->s.n / 2]);
+            R.seg[0].alpha_s = h->s.n % 2 ? v[h->s.n / 2]
+                                          : 0.5 * (v[h->s.n / 2 - 1] + v[h->s.n / 2]);
             R.seg[0].x_min = R.seg[0].x_max = h->s.x[0];
             R.seg[0].beta_Bps = INFINITY;
             free(v);
@@ -874,8 +857,8 @@ static void write_prop(const char *key, double value, const char *source, void *
             return;
         }
     if (!w->st->o.only_fitted)
-        fprintf(w->fp, "<!-- not fitted; prior: %s -->\n<prop id=\"%s\" value=\"%.9g\"/>\n", source,
-                key, value);
+        fprintf(w->fp, "<!-- not fitted; prior: %s -->\n<prop id=\"%s\" value=\"%.9g\"/>\n",
+                source, key, value);
 }
 
 static int parse_size(const char *s, double *out)
@@ -1081,11 +1064,10 @@ static int calibrate_fit(int argc, char **argv)
             }
             steps = cs_csv_col_find(t, "ring_steps") >= 0;
             harness = cs_csv_col_find(t, "mech") >= 0 && cs_csv_col_find(t, "time_s") >= 0;
-            if (!harness &&
-                (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0)) {
-                fprintf(stderr,
-                        "collsim: %s:1: neither a measurement table (size_bytes,"
-                        "time_us,...) nor a harness CSV (test,mech,...,time_s,...)\n",
+            if (!harness && (cs_csv_col_find(t, "size_bytes") < 0 ||
+                             cs_csv_col_find(t, "time_us") < 0)) {
+                fprintf(stderr, "collsim: %s:1: neither a measurement table (size_bytes,"
+                                "time_us,...) nor a harness CSV (test,mech,...,time_s,...)\n",
                         t->name);
                 rc = CS_EXIT_USAGE;
             } else if (pass == 0 && steps) {

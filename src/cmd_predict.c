@@ -296,8 +296,7 @@ int cmd_predict(int argc, char **argv)
             goto out;
         }
         if (opts.verbose)
-            fprintf(stderr,
-                    "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
+            fprintf(stderr, "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
                     "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s\n",
                     rows[k].size, plan->niter, plan->max_allowed, rows[k].res.ncalls,
                     rows[k].res.ntransfers, rows[k].res.wall_s, rows[k].res.maxrss_kb,

@@ -47,7 +47,7 @@ struct vcase {
     char name[128];
     char meas[1024];
     char meas_label[1024]; /* as written in the case file */
-    char sched[1024];      /* a path, or gen:SPEC */
+    char sched[1024]; /* a path, or gen:SPEC */
     char platform[1024];
     char protos[MAX_PROTOS][8];
     int nprotos;
@@ -164,17 +164,16 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
     snprintf(c->target, sizeof(c->target), "other");
     c->point_size = 128;
     if (nf < 5) {
-        fprintf(stderr,
-                "collsim: %s:%d: a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL "
-                "[OPTION=VALUE...]\n",
+        fprintf(stderr, "collsim: %s:%d: a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL "
+                        "[OPTION=VALUE...]\n",
                 file, line);
         return -1;
     }
     for (const char *p = f[0]; *p; p++)
         if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
               (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
-            fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n", file,
-                    line, f[0]);
+            fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n",
+                    file, line, f[0]);
             return -1;
         }
     snprintf(c->name, sizeof(c->name), "%s", f[0]);
@@ -250,17 +249,15 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
     badopt:
         if (eq)
             *eq = '=';
-        fprintf(stderr,
-                "collsim: %s:%d: bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, "
-                "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)\n",
+        fprintf(stderr, "collsim: %s:%d: bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, "
+                        "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)\n",
                 file, line, f[i]);
         return -1;
     }
     return 0;
 badproto:
-    fprintf(stderr,
-            "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
-            "fastest:P,P...\n",
+    fprintf(stderr, "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
+                    "fastest:P,P...\n",
             file, line, f[4]);
     return -1;
 }
@@ -397,10 +394,10 @@ static double lookup(const struct cs_csv *t, double size)
         if (cs_csv_get_double(t, r, cs, &s, NULL) != 0 || s < size || s >= bsize)
             continue;
         bsize = s;
-        best =
-            strcmp(cs_csv_cell(t, r, cst), "ok") == 0 && cs_csv_get_double(t, r, ct, &us, NULL) == 0
-                ? us * 1e-6
-                : NAN;
+        best = strcmp(cs_csv_cell(t, r, cst), "ok") == 0 &&
+                       cs_csv_get_double(t, r, ct, &us, NULL) == 0
+                   ? us * 1e-6
+                   : NAN;
     }
     return best;
 }
@@ -482,19 +479,18 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
     fp = fopen(path, "w");
     if (fp == NULL)
         return -1;
-    fprintf(fp,
-            "# gnuplot script written by collsim validate\n"
-            "set terminal svg size 720,480 dynamic\n"
-            "set output '%s.svg'\n"
-            "set datafile separator ','\n"
-            "%s"
-            "set key top left\n"
-            "set grid\n"
-            "set title \"%s: measured vs predicted\" noenhanced\n"
-            "set xlabel '%s'\n"
-            "set ylabel 'time (us)'\n"
-            "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
-            "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
+    fprintf(fp, "# gnuplot script written by collsim validate\n"
+                "set terminal svg size 720,480 dynamic\n"
+                "set output '%s.svg'\n"
+                "set datafile separator ','\n"
+                "%s"
+                "set key top left\n"
+                "set grid\n"
+                "set title \"%s: measured vs predicted\" noenhanced\n"
+                "set xlabel '%s'\n"
+                "set ylabel 'time (us)'\n"
+                "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
+                "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
             c->name, by_n ? "set logscale y\n" : "set logscale xy\n", c->name,
             by_n ? "GPUs" : "size (bytes)", c->name, c->name,
             c->fastest ? "fastest protocol" : c->protos[0]);
@@ -518,15 +514,16 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
         snprintf(pdesc + strlen(pdesc), sizeof(pdesc) - strlen(pdesc), "%s%s", q ? "/" : "",
                  c->protos[q]);
     fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
-            c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "", pdesc);
-    if (held) {
+            c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "",
+            pdesc);
+    if (held)
+    {
         char hi[64] = "up";
 
         if (isfinite(c->fit_max))
             snprintf(hi, sizeof(hi), "to %.0f B", c->fit_max);
-        fprintf(md,
-                " Sizes from %.0f B %s were used to fit the platform; the table reports the "
-                "other sizes (held out).",
+        fprintf(md, " Sizes from %.0f B %s were used to fit the platform; the table reports the "
+                    "other sizes (held out).",
                 c->fit_min, hi);
     }
     fprintf(md, "\n\n| band | sizes | median abs error | max abs error (at size) | missing |\n"
@@ -540,8 +537,8 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
         fprintf(md, "| %s%s | %d | ", cs_band_name((enum cs_band)b), held ? " (held out)" : "",
                 s.n);
         if (s.n > 0 && s.max_ranks > 0)
-            fprintf(md, "%.1f%% | %.1f%% (%d GPUs) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
-                    s.max_ranks, s.missing);
+            fprintf(md, "%.1f%% | %.1f%% (%d GPUs) | %d |\n", 100 * s.median_abs,
+                    100 * s.max_abs, s.max_ranks, s.missing);
         else if (s.n > 0)
             fprintf(md, "%.1f%% | %.1f%% (%.0f B) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
                     s.max_size, s.missing);
@@ -567,8 +564,8 @@ static int summarise(FILE *md, FILE *csv, const struct vcase *c, const struct re
         if (all.median_abs <= t_all)
             fprintf(md, "all sizes met (%.1f%%)", 100 * all.median_abs);
         else {
-            fprintf(md, "all sizes missed by %.1f points (%.1f%%)", 100 * (all.median_abs - t_all),
-                    100 * all.median_abs);
+            fprintf(md, "all sizes missed by %.1f points (%.1f%%)",
+                    100 * (all.median_abs - t_all), 100 * all.median_abs);
             missed = 1;
         }
         if (strcmp(c->target, "nvswitch8") == 0 && large.n > 0) {
@@ -625,8 +622,8 @@ static int check_baseline(const char *summary, const char *baseline, double tol)
             }
         }
         if (!found) {
-            printf("validate: %s band %s: in the baseline, not in this run\n", cs_csv_cell(b, r, 0),
-                   cs_csv_cell(b, r, 1));
+            printf("validate: %s band %s: in the baseline, not in this run\n",
+                   cs_csv_cell(b, r, 0), cs_csv_cell(b, r, 1));
             worse = 1;
         }
     }
@@ -705,8 +702,8 @@ int cmd_validate(int argc, char **argv)
             for (k = 0; k < ncases && strcmp(cases[k].name, name) != 0; k++)
                 ;
             if (k == ncases) {
-                fprintf(stderr, "collsim: %s:%d: note for an unknown case '%s'\n", cases_path, line,
-                        name);
+                fprintf(stderr, "collsim: %s:%d: note for an unknown case '%s'\n", cases_path,
+                        line, name);
                 rc = CS_EXIT_USAGE;
                 break;
             }
@@ -745,8 +742,8 @@ int cmd_validate(int argc, char **argv)
         }
         for (int k = 0; k < ncases; k++)
             if (strcmp(cases[k].name, cases[ncases].name) == 0) {
-                fprintf(stderr, "collsim: %s:%d: case '%s' again (first on line %d)\n", cases_path,
-                        line, cases[k].name, cases[k].line);
+                fprintf(stderr, "collsim: %s:%d: case '%s' again (first on line %d)\n",
+                        cases_path, line, cases[k].name, cases[k].line);
                 rc = CS_EXIT_USAGE;
             }
         ncases++;
@@ -770,13 +767,12 @@ int cmd_validate(int argc, char **argv)
         rc = CS_EXIT_USAGE;
         goto done;
     }
-    fprintf(md,
-            "# Validation: predicted against measured times\n\n"
-            "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
-            "measured = the median of the table's rows at a size (in and out of place). "
-            "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
-            "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
-            "<= 15%% on the others.\n",
+    fprintf(md, "# Validation: predicted against measured times\n\n"
+                "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
+                "measured = the median of the table's rows at a size (in and out of place). "
+                "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
+                "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
+                "<= 15%% on the others.\n",
             cases_path);
     fprintf(scsv, "case,band,n,median_abs,max_abs,missing\n");
     for (int k = 0; k < ncases; k++) {
@@ -807,8 +803,8 @@ int cmd_validate(int argc, char **argv)
         res.won = calloc((size_t)(res.n ? res.n : 1), sizeof(*res.won));
         if (res.won == NULL || res.n == 0 || predict_case(c, &res) != 0) {
             if (res.n == 0)
-                fprintf(stderr, "collsim: %s:%d: case %s: no measured sizes in range\n", cases_path,
-                        c->line, c->name);
+                fprintf(stderr, "collsim: %s:%d: case %s: no measured sizes in range\n",
+                        cases_path, c->line, c->name);
             free(res.p);
             free(res.won);
             rc = CS_EXIT_USAGE;
@@ -826,8 +822,8 @@ int cmd_validate(int argc, char **argv)
         write_case_csv(cf, &res);
         fclose(cf);
         if (write_plot(outdir, c, res.n > 0 && res.p[0].ranks > 0) < 0)
-            fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->name,
-                    outdir);
+            fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n",
+                    c->name, outdir);
         any_fail |= summarise(md, scsv, c, &res);
         printf("validate: %s: %d sizes\n", c->name, res.n);
         free(res.p);
