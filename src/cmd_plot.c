@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "plot.h"
+#include "spawn.h"
 #include "table.h"
 
 const char cmd_plot_usage[] =
@@ -112,7 +112,6 @@ static int run_gnuplot(const char *script, const char *out)
 {
     const char *gp = getenv("GNUPLOT");
     pid_t pid;
-    int st;
 
     if (gp == NULL || *gp == '\0')
         gp = "gnuplot";
@@ -125,7 +124,7 @@ static int run_gnuplot(const char *script, const char *out)
                 gp, strerror(errno));
         _exit(127);
     }
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (pid < 0 || cs_spawn_wait(pid) != 0) {
         fprintf(stderr, "collsim: gnuplot failed on %s\n", script);
         return CS_EXIT_USAGE; /* the script is kept to look at */
     }
