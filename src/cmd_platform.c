@@ -101,21 +101,19 @@ static int parse_args(int argc, char **argv, struct platform_args *a)
     int c, rc = 0, started = 0;
 
     while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", platform_opts, &started)) != -1) {
-        const struct option *o = platform_opts;
+        const char *name = cmd_opt_long_name(platform_opts, c);
         size_t used = strlen(a->origin);
 
         if (c == 'o') {
             a->out = optarg;
             continue;
         }
-        while (o->name != NULL && o->val != c)
-            o++;
-        if (o->name == NULL) /* '?': cmd_getopt said why */
+        if (name == NULL) /* '?': cmd_getopt said why */
             return CS_EXIT_USAGE;
         /* option names without their dashes: XML comments cannot hold "--" */
-        snprintf(a->origin + used, sizeof(a->origin) - used, "%s%s %s", used ? ", " : "", o->name,
+        snprintf(a->origin + used, sizeof(a->origin) - used, "%s%s %s", used ? ", " : "", name,
                  optarg);
-        rc = apply_option(a, c, o->name, optarg);
+        rc = apply_option(a, c, name, optarg);
     }
     if (rc == 0 && optind == argc)
         rc = cmd_usage_error("platform needs a FAMILY; see 'collsim help platform'");
