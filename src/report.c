@@ -1,0 +1,134 @@
+/* report.c: prediction rows as an nccl-tests style table, CSV or JSON. */
+#include <string.h>
+
+#include "report.h"
+
+const char *const cs_report_csv_cols[CS_REPORT_CSV_NCOLS] = {
+    "size_bytes", "count", "type", "time_us", "algbw_GBps", "busbw_GBps", "status",
+};
+
+enum cs_report_fmt cs_report_fmt_parse(const char *s)
+{
+    static const char *const names[] = {NULL, "table", "csv", "json"};
+
+    for (int f = CS_REPORT_TABLE; f <= CS_REPORT_JSON; f++)
+        if (strcmp(s, names[f]) == 0)
+            return (enum cs_report_fmt)f;
+    return 0;
+}
+
+static void json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(fp, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", fp);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(fp, "\\u%04x", *s);
+        else
+            fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+static int ok(const struct cs_predict_row *row)
+{
+    return row->res.status == CS_REPLAY_OK;
+}
+
+void cs_report_csv_fields(FILE *fp, const struct cs_predict_row *row, const char *dtype)
+{
+    if (ok(row))
+        fprintf(fp, "%lld,%lld,%s,%.6f,%.6f,%.6f,ok", row->size_bytes, row->count, dtype,
+                row->time_us, row->algbw_GBps, row->busbw_GBps);
+    else
+        fprintf(fp, "%lld,%lld,%s,,,,%s", row->size_bytes, row->count, dtype,
+                cs_predict_status_name(row));
+}
+
+static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *m)
+{
+    if (fmt == CS_REPORT_TABLE) {
+        fprintf(fp, "# collsim predict: %s on %s, %s, %d GPUs, %s\n", m->schedule, m->platform,
+                cs_proto_name(m->proto), m->ngpus, cs_coll_name(m->coll));
+        fprintf(fp, "#%11s %12s %8s %10s %11s %11s  %s\n", "size", "count", "type", "time(us)",
+                "algbw(GB/s)", "busbw(GB/s)", "status");
+    } else if (fmt == CS_REPORT_CSV) {
+        fputs(CS_REPORT_CSV_HEADER "\n", fp);
+    } else {
+        fputs("{\"schedule\": ", fp);
+        json_str(fp, m->schedule);
+        fputs(", \"platform\": ", fp);
+        json_str(fp, m->platform);
+        fprintf(fp, ", \"protocol\": \"%s\", \"collective\": \"%s\", \"gpus\": %d, \"results\": [",
+                cs_proto_name(m->proto), cs_coll_name(m->coll), m->ngpus);
+    }
+}
+
+static void write_row(FILE *fp, enum cs_report_fmt fmt, const char *dtype,
+                      const struct cs_predict_row *row, int first)
+{
+    if (fmt == CS_REPORT_TABLE) {
+        if (ok(row))
+            fprintf(fp, " %11lld %12lld %8s %10.2f %11.2f %11.2f  ok\n", row->size_bytes,
+                    row->count, dtype, row->time_us, row->algbw_GBps, row->busbw_GBps);
+        else
+            fprintf(fp, " %11lld %12lld %8s %10s %11s %11s  %s\n", row->size_bytes, row->count,
+                    dtype, "-", "-", "-", cs_predict_status_name(row));
+    } else if (fmt == CS_REPORT_CSV) {
+        cs_report_csv_fields(fp, row, dtype);
+        fputc('\n', fp);
+    } else {
+        fprintf(fp, "%s\n  {\"size_bytes\": %lld, \"count\": %lld, \"type\": \"%s\", ",
+                first ? "" : ",", row->size_bytes, row->count, dtype);
+        if (ok(row)) {
+            fprintf(fp,
+                    "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, "
+                    "\"status\": \"ok\"}",
+                    row->time_us, row->algbw_GBps, row->busbw_GBps);
+        } else {
+            fprintf(fp,
+                    "\"time_us\": null, \"algbw_GBps\": null, \"busbw_GBps\": null, "
+                    "\"status\": \"%s\", \"report\": ",
+                    cs_predict_status_name(row));
+            json_str(fp, row->res.report ? row->res.report : "");
+            fputc('}', fp);
+        }
+    }
+}
+
+/* The first deadlock's wait-for report as `#` lines: the others are the same schedule at
+ * larger sizes. */
+static void write_deadlock(FILE *fp, const struct cs_predict_row *rows, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const char *p = rows[k].res.report ? rows[k].res.report : "";
+
+        if (ok(&rows[k]))
+            continue;
+        fprintf(fp, "# at %lld bytes:\n", rows[k].size_bytes);
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+            fprintf(fp, "#   %.*s\n", len, p);
+            p += len + (nl != NULL);
+        }
+        return;
+    }
+}
+
+int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
+                    const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n)
+{
+    write_header(fp, fmt, meta);
+    for (int k = 0; k < n; k++)
+        write_row(fp, fmt, meta->dtype, &rows[k], k == 0);
+    if (fmt == CS_REPORT_JSON)
+        fputs("\n]}\n", fp);
+    else
+        write_deadlock(fmt == CS_REPORT_TABLE ? fp : notes, rows, n);
+    return ferror(fp) ? CS_ERR_IO : 0;
+}
