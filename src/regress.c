@@ -242,31 +242,24 @@ int cs_regress_geometric(const long long *sizes, int n, long long *factor)
     return 1;
 }
 
-/* The sizes to predict for g, as predict -b -e -f would visit them. */
+/* The sizes to predict for g, as predict -b -e -f would visit them (one run when geometric, else
+ * one per size), rounded as predict rounds them. */
 static int group_sizes(const struct cs_sched *sched, int type_bytes,
                        const struct cs_regress_group *g, long long **sizes, int *n)
 {
-    long long f, *v = NULL, *one;
-    int k = 0, rc = 0;
+    long long f, *v;
+    int k = 0;
 
     if (cs_regress_geometric(g->sizes, g->n, &f))
         return cs_predict_sizes(sched, type_bytes, g->sizes[0], g->sizes[g->n - 1], f, sizes, n,
                                 NULL);
     if ((v = malloc(sizeof(*v) * (size_t)g->n)) == NULL)
         return CS_ERR_NOMEM;
-    for (int i = 0; i < g->n && rc == 0; i++) {
-        int m;
+    for (int i = 0; i < g->n; i++) {
+        long long r = cs_plan_round_size(sched, g->sizes[i], type_bytes);
 
-        rc = cs_predict_sizes(sched, type_bytes, g->sizes[i], g->sizes[i], 2, &one, &m, NULL);
-        if (rc == 0) {
-            if (k == 0 || v[k - 1] != one[0])
-                v[k++] = one[0];
-            free(one);
-        }
-    }
-    if (rc != 0) {
-        free(v);
-        return rc;
+        if (k == 0 || v[k - 1] != r)
+            v[k++] = r;
     }
     *sizes = v;
     *n = k;

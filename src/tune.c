@@ -125,17 +125,21 @@ static void describe(const struct cs_tune_sweep *sw, long row, char *buf, size_t
     }
 }
 
+/* The column a "KEY=VALUE" filter names, or -1. */
+static int where_col(const struct cs_table *t, const char *w)
+{
+    char key[256];
+
+    snprintf(key, sizeof(key), "%.*s", (int)(strchr(w, '=') - w), w);
+    return cs_table_find_col(t, key);
+}
+
 /* Whether row r passes every --where filter. */
 static int kept(const struct cs_table *t, long r, const char *const *where, int nwhere)
 {
-    for (int w = 0; w < nwhere; w++) {
-        const char *eq = strchr(where[w], '=');
-        char key[256];
-
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - where[w]), where[w]);
-        if (strcmp(cs_table_get(t, r, cs_table_find_col(t, key)), eq + 1) != 0)
+    for (int w = 0; w < nwhere; w++)
+        if (strcmp(cs_table_get(t, r, where_col(t, where[w])), strchr(where[w], '=') + 1) != 0)
             return 0;
-    }
     return 1;
 }
 
@@ -144,17 +148,11 @@ static int check_where(const struct cs_tune_sweep *sw, const char *name, const c
 {
     for (int w = 0; w < nwhere; w++) {
         const char *eq = strchr(where[w], '=');
-        char key[256];
-        int c;
+        int c = eq ? where_col(sw->t, where[w]) : -1;
 
-        if (eq == NULL) {
-            cs_error_set(err, NULL, 0, "--where %s: not KEY=VALUE", where[w]);
-            return CS_ERR_USAGE;
-        }
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - where[w]), where[w]);
-        if ((c = cs_table_find_col(sw->t, key)) < 0 || c >= sw->naxes) {
-            cs_error_set(err, NULL, 0, "--where %s: %s has no axis column '%s'", where[w], name,
-                         key);
+        if (c < 0 || c >= sw->naxes) {
+            cs_error_set(err, NULL, 0, "--where %s: %s has no axis column '%.*s'", where[w], name,
+                         eq ? (int)(eq - where[w]) : (int)strlen(where[w]), where[w]);
             return CS_ERR_USAGE;
         }
     }
