@@ -34,6 +34,10 @@ void cmd_print_help(const char *name);
 /* Read a schedule from a path, or from stdin when path is "-". Prints the error and returns NULL
  * on failure. */
 struct cs_sched *cmd_load_sched(const char *path);
+/* For a command that takes exactly n schedule files, argv[1..n]: read them into out[0..n-1].
+ * On a wrong count prints "collsim: CMD takes WHAT; see 'collsim help CMD'"; on a bad file its
+ * error. 0, or CS_EXIT_USAGE with nothing to free. */
+int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out);
 /* True when argv holds -h or --help before any "--". */
 int cmd_wants_help(int argc, char **argv);
 
@@ -45,6 +49,9 @@ int cmd_wants_help(int argc, char **argv);
  * Values may be attached: -b1K, --minbytes=1K. */
 int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
                int *started);
+
+/* The long name of the option whose getopt value is val, or NULL. */
+const char *cmd_opt_long_name(const struct option *longopts, int val);
 
 /* Parse an option's value with src/parse.h; on failure print "collsim: OPT: 'VAL' is not a
  * number (WHAT)" or "... is out of range (WHAT)" and return CS_EXIT_USAGE; 0 on success. `what`

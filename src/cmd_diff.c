@@ -14,21 +14,13 @@ const char cmd_diff_usage[] =
 
 int cmd_diff(int argc, char **argv)
 {
-    struct cs_sched *a, *b;
+    struct cs_sched *s[2];
     struct cs_sched_diff d;
-    int rc;
+    int rc = cmd_load_scheds(argc, argv, 2, "two schedule files", s);
 
-    if (argc != 3)
-        return cmd_usage_error("diff takes two schedule files; see 'collsim help diff'");
-    a = cmd_load_sched(argv[1]);
-    if (a == NULL)
-        return CS_EXIT_USAGE;
-    b = cmd_load_sched(argv[2]);
-    if (b == NULL) {
-        cs_sched_free(a);
-        return CS_EXIT_USAGE;
-    }
-    rc = cs_sched_compare(a, b, &d);
+    if (rc != 0)
+        return rc;
+    rc = cs_sched_compare(s[0], s[1], &d);
     if (rc) {
         printf("%s and %s differ at ", argv[1], argv[2]);
         if (d.gpu < 0)
@@ -41,7 +33,7 @@ int cmd_diff(int argc, char **argv)
             printf("gpu %d tb %d step %d", d.gpu, d.tb, d.step);
         printf(": %s: %s vs %s\n", d.attr, d.a, d.b);
     }
-    cs_sched_free(a);
-    cs_sched_free(b);
+    cs_sched_free(s[0]);
+    cs_sched_free(s[1]);
     return rc ? CS_EXIT_NEGATIVE : CS_EXIT_OK;
 }

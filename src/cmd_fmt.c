@@ -14,13 +14,10 @@ int cmd_fmt(int argc, char **argv)
 {
     struct cs_sched *sched;
     struct cs_error err;
-    int rc;
+    int rc = cmd_load_scheds(argc, argv, 1, "one schedule file (or -)", &sched);
 
-    if (argc != 2)
-        return cmd_usage_error("fmt takes one schedule file (or -); see 'collsim help fmt'");
-    sched = cmd_load_sched(argv[1]);
-    if (sched == NULL)
-        return CS_EXIT_USAGE;
+    if (rc != 0)
+        return rc;
     cs_error_init(&err);
     rc = cs_sched_write_xml_file(sched, "-", &err);
     cs_sched_free(sched);

@@ -1,6 +1,5 @@
 /* cmd_info.c: `collsim info`: a summary of a schedule's shape. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cmd.h"
 
@@ -73,12 +72,10 @@ static void print_summary(const struct cs_sched *sched)
 int cmd_info(int argc, char **argv)
 {
     struct cs_sched *sched;
+    int rc = cmd_load_scheds(argc, argv, 1, "one schedule file (or -)", &sched);
 
-    if (argc != 2)
-        return cmd_usage_error("info takes one schedule file (or -); see 'collsim help info'");
-    sched = cmd_load_sched(argv[1]);
-    if (sched == NULL)
-        return CS_EXIT_USAGE;
+    if (rc != 0)
+        return rc;
     print_summary(sched);
     cs_sched_free(sched);
     return CS_EXIT_OK;

@@ -26,121 +26,152 @@ const char cmd_platform_usage[] =
     "e.g. cs.link_Bps.pcie=16e9). Options apply in order; the last setting of a key wins.\n"
     "Without -o the file goes to stdout.\n";
 
-static int parse_count(const char *opt, const char *s, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
+/* The command line: the spec's counts as given (0 when not), parameters and their sources. */
+struct platform_args {
+    int nodes, gpus_per_node, rows, columns;
+    enum cs_link_class between;
+    struct cs_params params;
+    struct cs_param_notes *notes;
+    char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
+    const char *out;
+};
 
-    if (end == s || *end != '\0' || v < 1 || v > 4096)
-        return cmd_usage_error("%s takes a positive integer, not '%s'", opt, s);
-    *out = (int)v;
+static const struct option platform_opts[] = {
+    {"nodes", required_argument, NULL, 'n'},   {"gpus-per-node", required_argument, NULL, 'g'},
+    {"rows", required_argument, NULL, 'r'},    {"columns", required_argument, NULL, 'c'},
+    {"between", required_argument, NULL, 'b'}, {"params", required_argument, NULL, 'p'},
+    {"set", required_argument, NULL, 's'},     {NULL, 0, NULL, 0},
+};
+
+/* --set KEY=VALUE: the parameter, noted as set on the command line. */
+static int set_param(struct platform_args *a, const char *kv)
+{
+    char key[256], note[400];
+    const char *eq = strchr(kv, '=');
+    struct cs_error err;
+
+    if (eq == NULL)
+        return cmd_usage_error("--set takes KEY=VALUE, not '%s'", kv);
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+    snprintf(note, sizeof(note), "set %.300s on the command line", kv);
+    cs_error_init(&err);
+    if (cs_params_set(&a->params, key, eq + 1, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    if (cs_param_notes_put(a->notes, key, note) != 0)
+        return cmd_usage_error("too many --set and --params parameters");
+    return 0;
+}
+
+/* Apply one option; `name` is its long name. */
+static int apply_option(struct platform_args *a, int c, const char *name, const char *val)
+{
+    int *count = c == 'n'   ? &a->nodes
+                 : c == 'g' ? &a->gpus_per_node
+                 : c == 'r' ? &a->rows
+                 : c == 'c' ? &a->columns
+                            : NULL;
+    struct cs_error err;
+    char opt[32];
+
+    snprintf(opt, sizeof(opt), "--%s", name);
+    if (count != NULL)
+        return cmd_opt_int(opt, val, 1, 4096, count, "a positive integer, at most 4096");
+    if (c == 'b') {
+        a->between = cs_link_class_parse(val);
+        if (a->between != CS_LINK_PCIE && a->between != CS_LINK_NET)
+            return cmd_usage_error("--between takes pcie or net, not '%s'", val);
+        return 0;
+    }
+    if (c == 's')
+        return set_param(a, val);
+    /* --params FILE */
+    cs_error_init(&err);
+    if (cs_params_read_props(&a->params, val, a->notes, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Parse the options in order; the family is left at optind. */
+static int parse_args(int argc, char **argv, struct platform_args *a)
+{
+    int c, rc = 0, started = 0;
+
+    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", platform_opts, &started)) != -1) {
+        const char *name = cmd_opt_long_name(platform_opts, c);
+        size_t used = strlen(a->origin);
+
+        if (c == 'o') {
+            a->out = optarg;
+            continue;
+        }
+        if (name == NULL) /* '?': cmd_getopt said why */
+            return CS_EXIT_USAGE;
+        /* option names without their dashes: XML comments cannot hold "--" */
+        snprintf(a->origin + used, sizeof(a->origin) - used, "%s%s %s", used ? ", " : "", name,
+                 optarg);
+        rc = apply_option(a, c, name, optarg);
+    }
+    if (rc == 0 && optind == argc)
+        rc = cmd_usage_error("platform needs a FAMILY; see 'collsim help platform'");
+    else if (rc == 0 && argc - optind > 1)
+        rc = cmd_usage_error("platform: one FAMILY only ('%s' and '%s')", argv[optind],
+                             argv[optind + 1]);
+    return rc;
+}
+
+/* The family's spec with the counts given, when they apply to it. */
+static int make_spec(const struct platform_args *a, const char *name, struct cs_platform_spec *spec)
+{
+    enum cs_platform_family fam = cs_platform_family_parse(name);
+
+    if (fam == 0)
+        return cmd_usage_error("unknown platform family '%s' (a100-pcie-4gpu, a100-pcie-nvbridge, "
+                               "a100-hier, dgx-a100, ndv4)",
+                               name);
+    if ((a->rows || a->columns) && fam != CS_FAM_HIER)
+        return cmd_usage_error("--rows and --columns apply to a100-hier only");
+    if (a->nodes && fam != CS_FAM_DGX)
+        return cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
+    if (a->gpus_per_node && fam == CS_FAM_DGX && a->gpus_per_node != 8)
+        return cmd_usage_error("dgx-a100 has 8 GPUs per node");
+    if (a->gpus_per_node && fam == CS_FAM_HIER)
+        return cmd_usage_error("a100-hier takes --rows and --columns");
+    cs_platform_spec_init(spec, fam);
+    spec->nodes = a->nodes ? a->nodes : spec->nodes;
+    spec->gpus_per_node = a->gpus_per_node ? a->gpus_per_node : spec->gpus_per_node;
+    spec->rows = a->rows ? a->rows : spec->rows;
+    spec->columns = a->columns ? a->columns : spec->columns;
+    spec->between = a->between ? a->between : spec->between;
+    spec->notes = a->notes;
+    spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;
 }
 
 int cmd_platform(int argc, char **argv)
 {
+    struct platform_args *a = calloc(1, sizeof(*a));
     struct cs_platform_spec spec;
-    struct cs_params params;
     struct cs_error err;
-    struct cs_param_notes *notes;
-    char origin[1024] = "", note[400];
-    enum cs_platform_family fam;
-    const char *out = "-";
-    int rc, have_rows = 0, have_cols = 0, have_gpn = 0, have_nodes = 0;
+    int rc = CS_EXIT_USAGE;
 
-    if (argc < 2)
-        return cmd_usage_error("platform needs a FAMILY; see 'collsim help platform'");
-    fam = cs_platform_family_parse(argv[1]);
-    if (fam == 0)
-        return cmd_usage_error("unknown platform family '%s' (a100-pcie-4gpu, a100-pcie-nvbridge, "
-                               "a100-hier, dgx-a100, ndv4)",
-                               argv[1]);
-    cs_platform_spec_init(&spec, fam);
-    cs_params_init(&params);
-    cs_error_init(&err);
-    notes = calloc(1, sizeof(*notes));
-    if (notes == NULL) {
+    if (a == NULL || (a->notes = calloc(1, sizeof(*a->notes))) == NULL) {
         fprintf(stderr, "collsim: out of memory\n");
+        free(a);
         return CS_EXIT_USAGE;
     }
-    rc = CS_EXIT_OK;
-    for (int i = 2; i < argc && rc == CS_EXIT_OK; i++) {
-        const char *a = argv[i];
-
-        if (i + 1 >= argc) {
-            rc = cmd_usage_error("%s: missing value or unknown option", a);
-            break;
-        }
-        if (strcmp(a, "-o") != 0) {
-            size_t used = strlen(origin);
-
-            /* option names without their dashes: XML comments cannot hold "--" */
-            snprintf(origin + used, sizeof(origin) - used, "%s%s %s", used ? ", " : "",
-                     a + strspn(a, "-"), argv[i + 1]);
-        }
-        if (strcmp(a, "--params") == 0) {
-            if (cs_params_read_props(&params, argv[++i], notes, &err) != 0) {
-                cmd_print_error(&err);
-                rc = CS_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "-o") == 0) {
-            out = argv[++i];
-        } else if (strcmp(a, "--nodes") == 0) {
-            rc = parse_count(a, argv[++i], &spec.nodes);
-            have_nodes = 1;
-        } else if (strcmp(a, "--gpus-per-node") == 0) {
-            rc = parse_count(a, argv[++i], &spec.gpus_per_node);
-            have_gpn = 1;
-        } else if (strcmp(a, "--rows") == 0) {
-            rc = parse_count(a, argv[++i], &spec.rows);
-            have_rows = 1;
-        } else if (strcmp(a, "--columns") == 0) {
-            rc = parse_count(a, argv[++i], &spec.columns);
-            have_cols = 1;
-        } else if (strcmp(a, "--between") == 0) {
-            spec.between = cs_link_class_parse(argv[++i]);
-            if (spec.between != CS_LINK_PCIE && spec.between != CS_LINK_NET)
-                rc = cmd_usage_error("--between takes pcie or net, not '%s'", argv[i]);
-        } else if (strcmp(a, "--set") == 0) {
-            char kv[256], *eq;
-
-            snprintf(kv, sizeof(kv), "%s", argv[++i]);
-            eq = strchr(kv, '=');
-            if (eq == NULL) {
-                rc = cmd_usage_error("--set takes KEY=VALUE, not '%s'", argv[i]);
-                break;
-            }
-            *eq = '\0';
-            snprintf(note, sizeof(note), "set %.300s on the command line", argv[i]);
-            if (cs_params_set(&params, kv, eq + 1, &err) != 0) {
-                cmd_print_error(&err);
-                rc = CS_EXIT_USAGE;
-            } else if (cs_param_notes_put(notes, kv, note) != 0) {
-                rc = cmd_usage_error("too many --set and --params parameters");
-            }
-        } else {
-            rc = cmd_usage_error("unknown option '%s'; see 'collsim help platform'", a);
-        }
+    a->out = "-";
+    cs_params_init(&a->params);
+    cs_error_init(&err);
+    if (parse_args(argc, argv, a) == 0 && make_spec(a, argv[optind], &spec) == 0) {
+        rc = cs_platform_write(&spec, &a->params, a->out, &err) == 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+        if (rc != CS_EXIT_OK)
+            cmd_print_error(&err);
     }
-    if (rc == CS_EXIT_OK && (have_rows || have_cols) && fam != CS_FAM_HIER)
-        rc = cmd_usage_error("--rows and --columns apply to a100-hier only");
-    else if (rc == CS_EXIT_OK && have_nodes && fam != CS_FAM_DGX)
-        rc = cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
-    else if (rc == CS_EXIT_OK && have_gpn && fam == CS_FAM_DGX && spec.gpus_per_node != 8)
-        rc = cmd_usage_error("dgx-a100 has 8 GPUs per node");
-    else if (rc == CS_EXIT_OK && have_gpn && fam == CS_FAM_HIER)
-        rc = cmd_usage_error("a100-hier takes --rows and --columns");
-    if (rc != CS_EXIT_OK) {
-        free(notes);
-        return rc;
-    }
-    spec.notes = notes;
-    spec.origin = origin[0] ? origin : NULL;
-    rc = cs_platform_write(&spec, &params, out, &err);
-    free(notes);
-    if (rc != 0) {
-        cmd_print_error(&err);
-        return CS_EXIT_USAGE;
-    }
-    return CS_EXIT_OK;
+    free(a->notes);
+    free(a);
+    return rc;
 }

@@ -1,7 +1,6 @@
 /* cmd_regress.c: `collsim regress`: re-runs every prediction of a baseline table and reports
  * what moved beyond a tolerance (or rewrites the baseline with --update). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "cmd.h"
 #include "regress.h"
+#include "report.h"
 #include "spawn.h"
 #include "table.h"
 
@@ -35,460 +35,242 @@ const char cmd_regress_usage[] =
 
 #define PATH_LEN 4096
 
-/* Baseline columns, in this order. */
-static const char *const cols[] = {"schedule", "platform",   "protocol", "size_bytes",
-                                   "time_us",  "busbw_GBps", "status"};
-enum { C_SCHED, C_PLAT, C_PROTO, C_SIZE, C_TIME, C_BUSBW, C_STATUS, NCOLS };
-
-struct group {
-    long first; /* first baseline row of the group */
-    long *rows; /* its rows, sizes ascending */
-    int nrows;
-    long long *sizes;
-    int nsizes;
-    int ncalls; /* predict calls: 1 for a geometric run, else one per size */
-    long long factor;
-    pid_t pid;
-    int call; /* the call running */
-    char out[PATH_LEN];
-    char err[PATH_LEN];
-    struct cs_table *result; /* rows of every call, appended */
-    int failed;
+struct regress_args {
+    const char *path;
+    double tol_pct;
+    long long jobs, subset;
+    int update;
 };
 
-/* A path of the baseline: absolute, or relative to the baseline's folder or one of its parents
- * (so that `schedules/x.xml` is found from results/regression/). */
-static int resolve(const char *base_dir, const char *rel, char *buf, size_t len)
+/* One group's predictions, made by a forked worker (the groups run in parallel) that writes them
+ * as predict CSV to `out`. */
+struct job {
+    const struct cs_regress_base *b;
+    const struct cs_regress_group *g;
+    pid_t pid;
+    char out[PATH_LEN];
+    char err[PATH_LEN];
+    struct cs_table *res; /* the new predictions; NULL when they failed */
+};
+
+static int parse_args(int argc, char **argv, struct regress_args *a)
 {
-    char dir[PATH_LEN / 2];
+    static const struct option longopts[] = {
+        {"tolerance", required_argument, NULL, 't'},
+        {"update", no_argument, NULL, 'u'},
+        {"subset", required_argument, NULL, 's'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, started = 0, rc = 0;
 
-    if (rel[0] == '/') {
-        snprintf(buf, len, "%s", rel);
-        return access(buf, R_OK) == 0 ? 0 : -1;
-    }
-    snprintf(dir, sizeof(dir), "%s", base_dir);
-    for (;;) {
-        char *slash;
-
-        if ((size_t)snprintf(buf, len, "%s/%s", dir, rel) < len && access(buf, R_OK) == 0)
-            return 0;
-        if (strcmp(dir, "/") == 0 || strcmp(dir, ".") == 0)
-            break;
-        if ((slash = strrchr(dir, '/')) == NULL)
-            strcpy(dir, ".");
-        else if (slash == dir)
-            dir[1] = '\0';
+    while (rc == 0 && (c = cmd_getopt(argc, argv, "j:", longopts, &started)) != -1) {
+        if (c == 't')
+            rc = cmd_opt_double("--tolerance", optarg, 0, 1e6, &a->tol_pct, "a percentage >= 0");
+        else if (c == 's')
+            rc = cmd_opt_ll("--subset", optarg, 1, 1L << 30, &a->subset, "a number of groups >= 1");
+        else if (c == 'j')
+            rc = cmd_opt_ll("-j", optarg, 1, 1024, &a->jobs, "a number of processes in 1..1024");
+        else if (c == 'u')
+            a->update = 1;
         else
-            *slash = '\0';
+            rc = CS_EXIT_USAGE;
     }
-    snprintf(buf, len, "%s", rel);
-    return access(buf, R_OK) == 0 ? 0 : -1;
+    if (rc != 0)
+        return rc;
+    if (optind == argc)
+        return cmd_usage_error("regress: no baseline; see 'collsim help regress'");
+    if (optind + 1 < argc)
+        return cmd_usage_error("regress: one baseline only");
+    if (a->update && a->subset)
+        return cmd_usage_error("regress: --update rewrites the whole baseline; drop --subset");
+    a->path = argv[optind];
+    return 0;
 }
 
-static int cmp_ll(const void *a, const void *b)
+/* In the worker: predict the group and print its rows as predict CSV. */
+static int worker(void *ctx)
 {
-    long long x = *(const long long *)a, y = *(const long long *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static int same_group(const struct cs_table *t, long a, long b)
-{
-    return strcmp(cs_table_get(t, a, C_SCHED), cs_table_get(t, b, C_SCHED)) == 0 &&
-           strcmp(cs_table_get(t, a, C_PLAT), cs_table_get(t, b, C_PLAT)) == 0 &&
-           strcmp(cs_table_get(t, a, C_PROTO), cs_table_get(t, b, C_PROTO)) == 0;
-}
-
-/* Start call g->call of a group. */
-static int start_call(const struct cs_table *t, struct group *g, const char *base_dir,
-                      const char *tmpdir, long gi)
-{
-    const char *sched = cs_table_get(t, g->first, C_SCHED);
-    const char *proto = cs_table_get(t, g->first, C_PROTO);
-    char sp[PATH_LEN], pp[PATH_LEN], b[32], e[32], f[32];
-    char *args[20];
+    const struct job *j = ctx;
+    struct cs_predict_row *rows = NULL;
+    struct cs_error err;
     int n = 0;
 
-    args[n++] = "predict";
-    if (strncmp(sched, "gen:", 4) == 0) {
-        args[n++] = "--gen";
-        args[n++] = (char *)sched + 4;
-    } else {
-        resolve(base_dir, sched, sp, sizeof(sp));
-        args[n++] = sp;
-    }
-    resolve(base_dir, cs_table_get(t, g->first, C_PLAT), pp, sizeof(pp));
-    args[n++] = "--platform";
-    args[n++] = pp;
-    if (strcmp(proto, "-") != 0 && proto[0] != '\0') {
-        args[n++] = "--protocol";
-        args[n++] = (char *)proto;
-    }
-    if (g->ncalls == 1) {
-        snprintf(b, sizeof(b), "%lld", g->sizes[0]);
-        snprintf(e, sizeof(e), "%lld", g->sizes[g->nsizes - 1]);
-        snprintf(f, sizeof(f), "%lld", g->factor);
-    } else {
-        snprintf(b, sizeof(b), "%lld", g->sizes[g->call]);
-        snprintf(e, sizeof(e), "%lld", g->sizes[g->call]);
-        snprintf(f, sizeof(f), "2");
-    }
-    args[n++] = "-b";
-    args[n++] = b;
-    args[n++] = "-e";
-    args[n++] = e;
-    args[n++] = "-f";
-    args[n++] = f;
-    args[n++] = "--format";
-    args[n++] = "csv";
-    args[n] = NULL;
-    snprintf(g->out, sizeof(g->out), "%s/group-%ld.csv", tmpdir, gi);
-    snprintf(g->err, sizeof(g->err), "%s/group-%ld.err", tmpdir, gi);
-    /* stderr kept aside: a deadlock's wait-for report is no news here, a failure's message is */
-    g->pid = cs_spawn_start(args, g->out, g->err);
-    return g->pid < 0 ? -1 : 0;
-}
-
-/* Collect the rows of a finished call. */
-static int collect(struct group *g, int code)
-{
-    struct cs_table *t = NULL;
-    struct cs_error err;
-    int rc = 0;
-
-    if (code != 0 && code != 1) {
-        FILE *fp = fopen(g->err, "r");
-        char buf[4096];
-        size_t n;
-
-        while (fp != NULL && (n = fread(buf, 1, sizeof(buf), fp)) > 0)
-            fwrite(buf, 1, n, stderr);
-        if (fp != NULL)
-            fclose(fp);
-        g->failed = 1;
-        unlink(g->out);
-        unlink(g->err);
-        return -1;
-    }
-    unlink(g->err);
     cs_error_init(&err);
-    if (cs_table_read(g->out, &t, &err) != 0 || t->ncols != CS_TABLE_PREDICT_NCOLS) {
-        if (err.msg[0])
-            cmd_print_error(&err);
-        g->failed = 1;
-        cs_table_free(t);
-        unlink(g->out);
-        return -1;
-    }
-    if (g->result == NULL) {
-        g->result = t;
-    } else {
-        for (long r = 0; r < t->nrows && rc == 0; r++)
-            rc = cs_table_add_row(g->result, (const char *const *)&t->cells[r * t->ncols], 0);
-        cs_table_free(t);
-    }
-    unlink(g->out);
-    return rc;
-}
-
-static const char *find_new(const struct group *g, long long size, int col)
-{
-    char s[32];
-
-    if (g->result == NULL)
-        return NULL;
-    snprintf(s, sizeof(s), "%lld", size);
-    for (long r = 0; r < g->result->nrows; r++)
-        if (strcmp(cs_table_get(g->result, r, 0), s) == 0)
-            return cs_table_get(g->result, r, col);
-    return NULL;
-}
-
-static void usage_cols(const char *path)
-{
-    fprintf(stderr, "collsim: %s: a baseline has the columns", path);
-    for (int i = 0; i < NCOLS; i++)
-        fprintf(stderr, "%s%s", i ? "," : " ", cols[i]);
-    fputc('\n', stderr);
-}
-
-int cmd_regress(int argc, char **argv)
-{
-    const char *path = NULL;
-    double tol = 1.0;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN), subset = 0;
-    int update = 0, rc = CS_EXIT_USAGE, ngroups = 0, running = 0, failed = 0;
-    long moved = 0, checked = 0;
-    struct cs_table *t = NULL;
-    struct cs_error err;
-    struct group *g = NULL;
-    char base_dir[PATH_LEN], tmpdir[] = "/tmp/collsim-regress.XXXXXX", *slash;
-    int *order = NULL, nsel = 0, next = 0;
-    int have_tmp = 0;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        char *end;
-
-        if (strcmp(a, "--update") == 0) {
-            update = 1;
-        } else if (strcmp(a, "--tolerance") == 0 && i + 1 < argc) {
-            tol = strtod(argv[++i], &end);
-            if (*end != '\0' || end == argv[i] || !(tol >= 0) || tol > 1e6)
-                return cmd_usage_error("regress: --tolerance takes a percentage >= 0");
-        } else if (strcmp(a, "--subset") == 0 && i + 1 < argc) {
-            subset = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || end == argv[i] || subset < 1)
-                return cmd_usage_error("regress: --subset takes a number of groups >= 1");
-        } else if (strcmp(a, "-j") == 0 && i + 1 < argc) {
-            jobs = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || end == argv[i] || jobs < 1 || jobs > 1024)
-                return cmd_usage_error("regress: -j takes a number of processes in 1..1024");
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cmd_usage_error("regress: unknown option or missing value '%s'; see 'collsim "
-                                   "help regress'",
-                                   a);
-        } else if (path == NULL) {
-            path = a;
-        } else {
-            return cmd_usage_error("regress: one baseline only");
-        }
-    }
-    if (path == NULL)
-        return cmd_usage_error("regress: no baseline; see 'collsim help regress'");
-    if (update && subset)
-        return cmd_usage_error("regress: --update rewrites the whole baseline; drop --subset");
-    if (jobs < 1)
-        jobs = 1;
-    cs_error_init(&err);
-    if (cs_table_read(path, &t, &err) != 0) {
+    if (cs_regress_predict(j->b, j->g, &rows, &n, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    if (t->ncols != NCOLS) {
-        usage_cols(path);
-        goto done;
+    puts(CS_REPORT_CSV_HEADER);
+    for (int k = 0; k < n; k++) {
+        cs_report_csv_fields(stdout, &rows[k], "float");
+        putchar('\n');
+        cs_predict_row_cleanup(&rows[k]);
     }
-    for (int i = 0; i < NCOLS; i++)
-        if (strcmp(t->cols[i], cols[i]) != 0) {
-            usage_cols(path);
-            goto done;
-        }
-    snprintf(base_dir, sizeof(base_dir), "%s", path);
-    if ((slash = strrchr(base_dir, '/')) == NULL)
-        strcpy(base_dir, ".");
-    else if (slash == base_dir)
-        base_dir[1] = '\0';
-    else
-        *slash = '\0';
-    /* groups: one (schedule, platform, protocol); check every row first */
-    if ((g = calloc((size_t)t->nrows + 1, sizeof(*g))) == NULL)
-        goto done;
-    for (long r = 0; r < t->nrows; r++) {
-        const char *sched = cs_table_get(t, r, C_SCHED), *proto = cs_table_get(t, r, C_PROTO);
-        char buf[PATH_LEN], *end;
-        long long size = strtoll(cs_table_get(t, r, C_SIZE), &end, 10);
-        int k;
+    free(rows);
+    return fflush(stdout) == 0 && !ferror(stdout) ? CS_EXIT_OK : CS_EXIT_USAGE;
+}
 
-        if (*end != '\0' || size < 1) {
-            fprintf(stderr, "collsim: %s:%d: bad size_bytes '%s'\n", path, t->lines[r],
-                    cs_table_get(t, r, C_SIZE));
-            goto done;
-        }
-        if (strcmp(proto, "-") != 0 && strcmp(proto, "LL") != 0 && strcmp(proto, "LL128") != 0 &&
-            strcmp(proto, "Simple") != 0) {
-            fprintf(stderr, "collsim: %s:%d: bad protocol '%s' (LL, LL128, Simple or -)\n", path,
-                    t->lines[r], proto);
-            goto done;
-        }
-        if (strncmp(sched, "gen:", 4) != 0 && resolve(base_dir, sched, buf, sizeof(buf)) != 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: schedule '%s' not found beside the baseline or "
-                    "in a folder above it\n",
-                    path, t->lines[r], sched);
-            goto done;
-        }
-        if (resolve(base_dir, cs_table_get(t, r, C_PLAT), buf, sizeof(buf)) != 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: platform '%s' not found beside the baseline or "
-                    "in a folder above it\n",
-                    path, t->lines[r], cs_table_get(t, r, C_PLAT));
-            goto done;
-        }
-        for (k = 0; k < ngroups && !same_group(t, g[k].first, r); k++)
-            ;
-        if (k == ngroups)
-            g[ngroups++].first = r;
-        for (int s = 0; s < g[k].nsizes; s++)
-            if (g[k].sizes[s] == size) {
-                fprintf(stderr, "collsim: %s:%d: size %lld repeats line %d\n", path, t->lines[r],
-                        size, t->lines[g[k].rows[s]]);
-                goto done;
-            }
-        {
-            long long *ns = realloc(g[k].sizes, sizeof(long long) * (size_t)(g[k].nsizes + 1));
-            long *nr = realloc(g[k].rows, sizeof(long) * (size_t)(g[k].nrows + 1));
+static int start(struct job *j, const char *tmpdir, int k)
+{
+    snprintf(j->out, sizeof(j->out), "%s/group-%d.csv", tmpdir, k);
+    snprintf(j->err, sizeof(j->err), "%s/group-%d.err", tmpdir, k);
+    fflush(NULL); /* nothing buffered is written twice by the child */
+    j->pid = cs_spawn_fn(worker, j, j->out, j->err);
+    return j->pid < 0 ? -1 : 0;
+}
 
-            if (ns != NULL)
-                g[k].sizes = ns;
-            if (nr != NULL)
-                g[k].rows = nr;
-            if (ns == NULL || nr == NULL)
-                goto done;
-            g[k].sizes[g[k].nsizes++] = size;
-            g[k].rows[g[k].nrows++] = r;
-        }
+/* Collect the rows of a finished worker, or pass its error on. */
+static void finish(struct job *j, int code)
+{
+    const struct cs_table *t = j->b->t;
+    struct cs_error err;
+    FILE *fp;
+
+    cs_error_init(&err);
+    if (code == 0 && cs_table_read(j->out, &j->res, &err) == 0 &&
+        j->res->ncols == CS_REPORT_CSV_NCOLS &&
+        strcmp(j->res->cols[0], cs_report_csv_cols[0]) == 0) {
+        unlink(j->out);
+        unlink(j->err);
+        return;
     }
-    for (int k = 0; k < ngroups; k++) {
-        qsort(g[k].sizes, (size_t)g[k].nsizes, sizeof(long long), cmp_ll);
-        g[k].ncalls = cs_regress_geometric(g[k].sizes, g[k].nsizes, &g[k].factor) ? 1 : g[k].nsizes;
+    cs_table_free(j->res);
+    j->res = NULL;
+    if ((fp = fopen(j->err, "r")) != NULL) {
+        char buf[4096];
+        size_t n;
+
+        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+            fwrite(buf, 1, n, stderr);
+        fclose(fp);
     }
-    /* the groups to run: all, or `subset` of them spread over the table */
-    if ((order = calloc((size_t)ngroups + 1, sizeof(int))) == NULL)
-        goto done;
-    if (subset == 0 || subset >= ngroups) {
-        for (int k = 0; k < ngroups; k++)
-            order[nsel++] = k;
-    } else {
-        for (long i = 0; i < subset; i++)
-            order[nsel++] = (int)(i * ngroups / subset);
-    }
+    if (err.msg[0])
+        cmd_print_error(&err);
+    fprintf(stderr, "collsim: %s:%d: the prediction failed (exit %d) for %s on %s\n", j->b->path,
+            t->lines[j->g->first], code, cs_table_get(t, j->g->first, CS_REGRESS_SCHED),
+            cs_table_get(t, j->g->first, CS_REGRESS_PLAT));
+    unlink(j->out);
+    unlink(j->err);
+}
+
+/* Run the jobs, up to `parallel` at once. Returns how many failed, or -1 when one cannot start. */
+static int run_jobs(struct job *jobs, int n, long long parallel)
+{
+    char tmpdir[] = "/tmp/collsim-regress.XXXXXX";
+    int running = 0, next = 0, failed = 0;
+
     if (mkdtemp(tmpdir) == NULL) {
         fprintf(stderr, "collsim: %s: %s\n", tmpdir, strerror(errno));
-        goto done;
+        return -1;
     }
-    have_tmp = 1;
-    /* run: up to `jobs` predict calls at once; a group's calls run one after the other */
-    for (;;) {
-        while (running < jobs && next < nsel) {
-            struct group *x = &g[order[next]];
+    while (next < n || running > 0) {
+        int st;
+        pid_t pid;
 
-            if (start_call(t, x, base_dir, tmpdir, order[next]) != 0) {
-                fprintf(stderr, "collsim: cannot start 'collsim predict'\n");
-                goto done;
-            }
-            next++;
-            running++;
-        }
-        if (running == 0)
-            break;
-        {
-            int st;
-            pid_t pid = waitpid(-1, &st, 0);
-
-            if (pid < 0) {
-                if (errno == EINTR)
-                    continue;
+        if (next < n && running < parallel) {
+            if (start(&jobs[next], tmpdir, next) != 0)
                 break;
-            }
-            for (int i = 0; i < nsel; i++) {
-                struct group *x = &g[order[i]];
-
-                if (x->pid != pid)
-                    continue;
-                x->pid = 0;
-                running--;
-                if (collect(x, cs_spawn_code(st)) != 0) {
-                    fprintf(stderr,
-                            "collsim: %s:%d: 'collsim predict' failed (exit %d) for %s "
-                            "on %s\n",
-                            path, t->lines[x->first], cs_spawn_code(st),
-                            cs_table_get(t, x->first, C_SCHED), cs_table_get(t, x->first, C_PLAT));
-                    failed++;
-                } else if (++x->call < x->ncalls) {
-                    if (start_call(t, x, base_dir, tmpdir, order[i]) != 0)
-                        goto done;
-                    running++;
-                }
-            }
-        }
-    }
-    /* compare */
-    for (int i = 0; i < nsel; i++) {
-        struct group *x = &g[order[i]];
-
-        if (x->failed)
+            next++, running++;
             continue;
-        for (int j = 0; j < x->nrows; j++) {
-            long r = x->rows[j];
-            long long size = strtoll(cs_table_get(t, r, C_SIZE), NULL, 10);
-            const char *nt = find_new(x, size, 3), *ns = find_new(x, size, 6);
-            const char *ot = cs_table_get(t, r, C_TIME), *os = cs_table_get(t, r, C_STATUS);
-            double ch = 0;
-            int mv;
-
-            checked++;
-            if (nt == NULL) {
-                mv = 1;
-            } else {
-                mv = cs_regress_moved(os, strtod(ot, NULL), ns, strtod(nt, NULL), tol, &ch);
+        }
+        if ((pid = waitpid(-1, &st, 0)) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < next; i++)
+            if (jobs[i].pid == pid) {
+                jobs[i].pid = 0;
+                running--;
+                finish(&jobs[i], cs_spawn_code(st));
+                failed += jobs[i].res == NULL;
             }
-            if (!mv)
+    }
+    rmdir(tmpdir);
+    if (next < n || running > 0) {
+        fprintf(stderr, "collsim: cannot run the predictions: %s\n", strerror(errno));
+        return -1;
+    }
+    return failed;
+}
+
+/* Compare every row of the groups predicted, print those that moved and (update) take their new
+ * values. Returns how many moved, or -1 when out of memory. */
+static long compare(struct cs_regress_base *b, const struct job *jobs, int n,
+                    const struct regress_args *a, long *checked)
+{
+    long moved = 0;
+
+    for (int i = 0; i < n; i++)
+        for (int k = 0; jobs[i].res != NULL && k < jobs[i].g->n; k++) {
+            long r = jobs[i].g->rows[k];
+            const char *ot = cs_table_get(b->t, r, CS_REGRESS_TIME);
+            struct cs_regress_cmp c;
+
+            (*checked)++;
+            cs_regress_compare(b, r, jobs[i].res, a->tol_pct, &c);
+            if (!c.moved)
                 continue;
             if (moved++ == 0)
                 printf("%-52s %-28s %-6s %12s %12s %12s %9s\n", "schedule", "platform", "proto",
                        "size_bytes", "old_us", "new_us", "change");
-            {
-                char chs[32];
-
-                if (nt == NULL)
-                    snprintf(chs, sizeof(chs), "missing");
-                else if (strcmp(os, ns) != 0)
-                    snprintf(chs, sizeof(chs), "%s>%s", os[0] ? os : "none", ns);
-                else
-                    snprintf(chs, sizeof(chs), "%+.2f%%", ch);
-                printf("%-52s %-28s %-6s %12lld %12s %12s %9s\n", cs_table_get(t, r, C_SCHED),
-                       cs_table_get(t, r, C_PLAT), cs_table_get(t, r, C_PROTO), size,
-                       ot[0] ? ot : "-", nt ? nt : "-", chs);
-            }
-            if (update && nt != NULL) {
-                /* cells are owned by the table: replace in place */
-                char **cell = &t->cells[r * t->ncols];
-                char *a = strdup(nt), *b = strdup(find_new(x, size, 5)), *c = strdup(ns);
-
-                if (a == NULL || b == NULL || c == NULL) {
-                    free(a), free(b), free(c);
-                    goto done;
-                }
-                free(cell[C_TIME]), free(cell[C_BUSBW]), free(cell[C_STATUS]);
-                cell[C_TIME] = a, cell[C_BUSBW] = b, cell[C_STATUS] = c;
-            }
+            printf("%-52s %-28s %-6s %12lld %12s %12s %9s\n",
+                   cs_table_get(b->t, r, CS_REGRESS_SCHED), cs_table_get(b->t, r, CS_REGRESS_PLAT),
+                   cs_table_get(b->t, r, CS_REGRESS_PROTO), c.size_bytes, ot[0] ? ot : "-",
+                   c.time_us ? c.time_us : "-", c.change);
+            if (a->update && cs_regress_update(b, &c) != 0)
+                return -1;
         }
+    return moved;
+}
+
+int cmd_regress(int argc, char **argv)
+{
+    struct regress_args a = {.tol_pct = 1.0, .jobs = sysconf(_SC_NPROCESSORS_ONLN)};
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+    struct job *jobs = NULL;
+    int *order = NULL, nsel = 0, failed, rc;
+    long moved = -1, checked = 0;
+
+    if ((rc = parse_args(argc, argv, &a)) != 0)
+        return rc;
+    cs_error_init(&err);
+    if (cs_regress_read(a.path, &b, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
     }
+    rc = CS_EXIT_USAGE;
+    order = calloc((size_t)b->ngroups + 1, sizeof(*order));
+    jobs = calloc((size_t)b->ngroups + 1, sizeof(*jobs));
+    if (order == NULL || jobs == NULL)
+        goto done;
+    nsel = cs_regress_select(b->ngroups, (long)a.subset, order);
+    for (int i = 0; i < nsel; i++)
+        jobs[i] = (struct job){.b = b, .g = &b->groups[order[i]]};
+    if ((failed = run_jobs(jobs, nsel, a.jobs > 0 ? a.jobs : 1)) < 0 ||
+        (moved = compare(b, jobs, nsel, &a, &checked)) < 0)
+        goto done;
     if (failed) {
         fprintf(stderr, "collsim: %d prediction group%s failed; %s not compared\n", failed,
-                failed > 1 ? "s" : "", update ? "baseline not rewritten," : "they were");
-        rc = CS_EXIT_USAGE;
-        goto done;
+                failed > 1 ? "s" : "", a.update ? "baseline not rewritten," : "they were");
+    } else if (a.update) {
+        if (cs_regress_write(b, &err) != 0)
+            cmd_print_error(&err);
+        else
+            printf("%s: %ld of %ld predictions updated (tolerance %g%%)\n", a.path, moved, checked,
+                   a.tol_pct);
+        rc = err.msg[0] ? CS_EXIT_USAGE : CS_EXIT_OK;
+    } else {
+        printf("%s: %ld of %ld predictions (%d of %d groups) moved by more than %g%%\n", a.path,
+               moved, checked, nsel, b->ngroups, a.tol_pct);
+        rc = moved ? CS_EXIT_NEGATIVE : CS_EXIT_OK;
     }
-    if (update) {
-        char tmp[PATH_LEN + 32];
-        FILE *fp;
-
-        snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-        if ((fp = fopen(tmp, "w")) == NULL || cs_table_write(t, fp) != 0 || fflush(fp) != 0 ||
-            fsync(fileno(fp)) != 0 || fclose(fp) != 0 || rename(tmp, path) != 0) {
-            fprintf(stderr, "collsim: %s: cannot rewrite: %s\n", path, strerror(errno));
-            unlink(tmp);
-            goto done;
-        }
-        printf("%s: %ld of %ld predictions updated (tolerance %g%%)\n", path, moved, checked, tol);
-        rc = CS_EXIT_OK;
-        goto done;
-    }
-    printf("%s: %ld of %ld predictions (%d of %d groups) moved by more than %g%%\n", path, moved,
-           checked, nsel, ngroups, tol);
-    rc = moved ? CS_EXIT_NEGATIVE : CS_EXIT_OK;
 done:
-    if (have_tmp)
-        rmdir(tmpdir);
-    for (int k = 0; g != NULL && k < ngroups; k++) {
-        free(g[k].rows);
-        free(g[k].sizes);
-        cs_table_free(g[k].result);
-    }
-    free(g);
+    for (int i = 0; jobs != NULL && i < nsel; i++)
+        cs_table_free(jobs[i].res);
+    free(jobs);
     free(order);
-    cs_table_free(t);
+    cs_regress_free(b);
     return rc;
 }

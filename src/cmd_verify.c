@@ -1,6 +1,5 @@
 /* cmd_verify.c: `collsim verify`: check schedules' structure and data, one verdict per file. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -95,44 +94,30 @@ static int verify_file(const char *path, int max_errors, int quiet)
 
 int cmd_verify(int argc, char **argv)
 {
-    int max_errors = CS_VERIFY_MAX_DIAGS, quiet = 0, nfiles = 0, worst = CS_EXIT_OK;
-    int i;
+    static const struct option longopts[] = {
+        {"max-errors", required_argument, NULL, 'm'},
+        {"quiet", no_argument, NULL, 'q'},
+        {NULL, 0, NULL, 0},
+    };
+    int max_errors = CS_VERIFY_MAX_DIAGS, quiet = 0, worst = CS_EXIT_OK, c, started = 0;
 
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+    while ((c = cmd_getopt(argc, argv, "q", longopts, &started)) != -1) {
+        if (c == 'q')
             quiet = 1;
-        } else if (strcmp(argv[i], "--max-errors") == 0 ||
-                   strncmp(argv[i], "--max-errors=", 13) == 0) {
-            const char *val = argv[i][12] == '=' ? argv[i] + 13 : (++i < argc ? argv[i] : NULL);
-            char *end;
-            long n;
-
-            if (val == NULL)
-                return cmd_usage_error("--max-errors needs a number");
-            n = strtol(val, &end, 10);
-            if (*val == '\0' || *end != '\0' || n < 1 || n > 1000000)
-                return cmd_usage_error("--max-errors '%s': expected a number from 1 to 1000000",
-                                       val);
-            max_errors = (int)n;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cmd_usage_error("verify: unknown option '%s'; see 'collsim help verify'",
-                                   argv[i]);
-        } else {
-            break;
-        }
+        else if (c == '?')
+            return CS_EXIT_USAGE;
+        else if (cmd_opt_int("--max-errors", optarg, 1, 1000000, &max_errors,
+                             "a number from 1 to 1000000") != 0)
+            return CS_EXIT_USAGE;
     }
-    for (; i < argc; i++, nfiles++) {
+    if (optind == argc)
+        return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
+                               "help verify'");
+    for (int i = optind; i < argc; i++) {
         int rc = verify_file(argv[i], max_errors, quiet);
 
         if (rc == CS_EXIT_USAGE || (rc == CS_EXIT_NEGATIVE && worst == CS_EXIT_OK))
             worst = rc;
     }
-    if (nfiles == 0)
-        return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
-                               "help verify'");
     return worst;
 }

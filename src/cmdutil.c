@@ -58,11 +58,62 @@ struct cs_sched *cmd_load_sched(const char *path)
     return sched;
 }
 
+int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out)
+{
+    if (argc != n + 1)
+        return cmd_usage_error("%s takes %s; see 'collsim help %s'", argv[0], what, argv[0]);
+    for (int i = 0; i < n; i++) {
+        out[i] = cmd_load_sched(argv[i + 1]);
+        if (out[i] == NULL) {
+            while (i-- > 0)
+                cs_sched_free(out[i]);
+            return CS_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+const char *cmd_opt_long_name(const struct option *longopts, int val)
+{
+    for (const struct option *o = longopts; o->name != NULL; o++)
+        if (o->val == val)
+            return o->name;
+    return NULL;
+}
+
+/* The option that getopt_long just refused, as the user wrote it: "--name" (abbreviations
+ * completed) or "-x". A refused long option is always argv[optind - 1]; a short one may sit inside
+ * a cluster, where optind has not moved on, so a "--" word there names it only when it is the
+ * option getopt reports in optopt (0 for an unknown long option). Returns 1 for a known long
+ * option (refused for a missing value, or for one it does not take), else 0. */
+static int refused_name(char *buf, size_t len, char **argv, const struct option *longopts)
+{
+    const char *a = argv[optind - 1];
+    size_t n = strcspn(a, "=");
+
+    if (strncmp(a, "--", 2) == 0) {
+        for (const struct option *o = longopts; o != NULL && o->name != NULL; o++)
+            if (o->val == optopt && n > 2 && strncmp(o->name, a + 2, n - 2) == 0) {
+                snprintf(buf, len, "--%s", o->name);
+                return 1;
+            }
+        if (optopt == 0) {
+            snprintf(buf, len, "%.*s", (int)(n < 80 ? n : 80), a);
+            return 0;
+        }
+    }
+    if (optopt > 0 && optopt < 128 && isgraph(optopt))
+        snprintf(buf, len, "-%c", optopt);
+    else
+        snprintf(buf, len, "%.80s", a);
+    return 0;
+}
+
 int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
                int *started)
 {
-    char spec[128];
-    int c, idx = -1;
+    char spec[128], name[96];
+    int c, known;
 
     /* A leading ':' makes getopt report a missing value apart from an unknown option, and
      * opterr = 0 leaves every message to us. */
@@ -72,25 +123,19 @@ int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option
         *started = 1;
     }
     opterr = 0;
-    c = getopt_long(argc, argv, spec, longopts, &idx);
-    if (c == '?' || c == ':') {
-        char name[96];
-
-        if (idx >= 0)
-            snprintf(name, sizeof(name), "--%s", longopts[idx].name);
-        else if (optopt > 0 && optopt < 128 && isgraph(optopt))
-            snprintf(name, sizeof(name), "-%c", optopt);
-        else
-            snprintf(name, sizeof(name), "%.80s", argv[optind - 1]);
-        if (c == '?')
-            cmd_usage_error("%s: unknown option '%s'; see 'collsim help %s'", argv[0], name,
-                            argv[0]);
-        else
-            cmd_usage_error("%s: option '%s' needs a value; see 'collsim help %s'", argv[0],
-                            name, argv[0]);
-        return '?';
-    }
-    return c;
+    c = getopt_long(argc, argv, spec, longopts, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    known = refused_name(name, sizeof(name), argv, longopts);
+    if (c == '?' && known)
+        cmd_usage_error("%s: option '%s' takes no value; see 'collsim help %s'", argv[0], name,
+                        argv[0]);
+    else if (c == '?')
+        cmd_usage_error("%s: unknown option '%s'; see 'collsim help %s'", argv[0], name, argv[0]);
+    else
+        cmd_usage_error("%s: option '%s' needs a value; see 'collsim help %s'", argv[0], name,
+                        argv[0]);
+    return '?';
 }
 
 static int opt_fail(const char *opt, const char *val, int code, const char *what)

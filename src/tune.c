@@ -1,8 +1,17 @@
-/* tune.c: the fastest variant per size range. */
+/* tune.c: the fastest variant per size range of a sweep, and the schedules that select it. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "gen.h"
+#include "parse.h"
+#include "report.h"
 #include "tune.h"
+#include "xml.h"
 
 static int cmp_obs(const void *a, const void *b)
 {
@@ -80,4 +89,342 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
     *out = r;
     *nout = nr;
     return 0;
+}
+
+/* Columns that pick the schedule (the variant); the other axis columns describe the platform. */
+static int is_variant_col(const char *c)
+{
+    return strcmp(c, "schedule") == 0 || strncmp(c, "gen.", 4) == 0 || strcmp(c, "protocol") == 0;
+}
+
+/* "sched-basename protocol", "ring gpus=8 LL": the variant's values, "-" left out. */
+static void describe(const struct cs_tune_sweep *sw, long row, char *buf, size_t len)
+{
+    const struct cs_table *t = sw->t;
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int c = 1; c < sw->naxes && n < len; c++) {
+        const char *k = t->cols[c], *v = cs_table_get(t, row, c);
+        const char *sep = n ? " " : "";
+
+        if (!is_variant_col(k) || strcmp(v, "-") == 0)
+            continue;
+        if (strcmp(k, "schedule") == 0) {
+            const char *b = strrchr(v, '/') ? strrchr(v, '/') + 1 : v;
+            size_t bl = strlen(b);
+
+            if (bl > 4 && strcmp(b + bl - 4, ".xml") == 0)
+                bl -= 4;
+            n += (size_t)snprintf(buf + n, len - n, "%s%.*s", sep, (int)bl, b);
+        } else if (strcmp(k, "gen.algorithm") == 0 || strcmp(k, "protocol") == 0) {
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", sep, v);
+        } else {
+            n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", sep, k + 4, v);
+        }
+    }
+}
+
+/* The column a "KEY=VALUE" filter names, or -1. */
+static int where_col(const struct cs_table *t, const char *w)
+{
+    char key[256];
+
+    snprintf(key, sizeof(key), "%.*s", (int)(strchr(w, '=') - w), w);
+    return cs_table_find_col(t, key);
+}
+
+/* Whether row r passes every --where filter. */
+static int kept(const struct cs_table *t, long r, const char *const *where, int nwhere)
+{
+    for (int w = 0; w < nwhere; w++)
+        if (strcmp(cs_table_get(t, r, where_col(t, where[w])), strchr(where[w], '=') + 1) != 0)
+            return 0;
+    return 1;
+}
+
+static int check_where(const struct cs_tune_sweep *sw, const char *name, const char *const *where,
+                       int nwhere, struct cs_error *err)
+{
+    for (int w = 0; w < nwhere; w++) {
+        const char *eq = strchr(where[w], '=');
+        int c = eq ? where_col(sw->t, where[w]) : -1;
+
+        if (c < 0 || c >= sw->naxes) {
+            cs_error_set(err, NULL, 0, "--where %s: %s has no axis column '%.*s'", where[w], name,
+                         eq ? (int)(eq - where[w]) : (int)strlen(where[w]), where[w]);
+            return CS_ERR_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Row r on the platform of row `first`, or an error naming the column that differs. */
+static int same_platform(const struct cs_tune_sweep *sw, const char *name, long first, long r,
+                         struct cs_error *err)
+{
+    const struct cs_table *t = sw->t;
+
+    for (int c = 1; c < sw->naxes; c++)
+        if (!is_variant_col(t->cols[c]) &&
+            strcmp(cs_table_get(t, r, c), cs_table_get(t, first, c)) != 0) {
+            cs_error_set(err, name, 0,
+                         "more than one platform ('%s' is %s on line %d, %s on line %d); pick one "
+                         "with --where %s=VALUE",
+                         t->cols[c], cs_table_get(t, first, c), t->lines[first],
+                         cs_table_get(t, r, c), t->lines[r], t->cols[c]);
+            return CS_ERR_INVALID;
+        }
+    return 0;
+}
+
+/* The variant of row r, added when new. Its index, or a CS_ERR_*. */
+static int variant_of(struct cs_tune_sweep *sw, const char *name, long r, struct cs_error *err)
+{
+    char d[CS_TUNE_DESC_LEN];
+    int v;
+
+    describe(sw, r, d, sizeof(d));
+    for (v = 0; v < sw->nvar && strcmp(sw->var[v].desc, d) != 0; v++)
+        ;
+    if (v < sw->nvar)
+        return v;
+    if (sw->nvar == CS_TUNE_MAX_VARIANTS) {
+        cs_error_set(err, name, 0, "more than %d variants", CS_TUNE_MAX_VARIANTS);
+        return CS_ERR_INVALID;
+    }
+    sw->var[v].row = r;
+    snprintf(sw->var[v].desc, sizeof(sw->var[v].desc), "%s", d);
+    return sw->nvar++;
+}
+
+/* Row r's size, time and status as an observation of variant v. */
+static int observe(struct cs_tune_sweep *sw, const char *name, long r, int v, struct cs_error *err)
+{
+    const struct cs_table *t = sw->t;
+    const char *size = cs_table_get(t, r, sw->naxes);
+    const char *time = cs_table_get(t, r, cs_table_find_col(t, "time_us"));
+    struct cs_tune_obs *o = &sw->obs[sw->nobs];
+
+    o->variant = v;
+    if (cs_parse_ll(size, LLONG_MIN, LLONG_MAX, &o->size_bytes) != 0) {
+        cs_error_set(err, name, t->lines[r], "bad size_bytes '%s'", size);
+        return CS_ERR_PARSE;
+    }
+    o->ok = strcmp(cs_table_get(t, r, cs_table_find_col(t, "status")), "ok") == 0;
+    o->time_us = 0;
+    if (o->ok && cs_parse_double(time, -HUGE_VAL, HUGE_VAL, &o->time_us) != 0) {
+        cs_error_set(err, name, t->lines[r], "bad time_us '%s'", time);
+        return CS_ERR_PARSE;
+    }
+    sw->nobs++;
+    return 0;
+}
+
+/* The rows kept, their variants and observations, and one platform. */
+static int collect(struct cs_tune_sweep *sw, const char *name, const char *const *where, int nwhere,
+                   struct cs_error *err)
+{
+    const struct cs_table *t = sw->t;
+    long first = -1;
+    int rc = 0, v;
+
+    for (long r = 0; r < t->nrows && rc == 0; r++) {
+        if (!kept(t, r, where, nwhere))
+            continue;
+        if (first < 0)
+            first = r;
+        if ((rc = same_platform(sw, name, first, r, err)) == 0 &&
+            (rc = v = variant_of(sw, name, r, err)) >= 0)
+            rc = observe(sw, name, r, v, err);
+    }
+    if (rc == 0 && first < 0) {
+        cs_error_set(err, name, 0, "no rows%s", nwhere ? " match --where" : "");
+        rc = CS_ERR_INVALID;
+    }
+    for (int c = 1; rc == 0 && c < sw->naxes; c++)
+        if (!is_variant_col(t->cols[c])) {
+            size_t n = strlen(sw->platform);
+
+            snprintf(sw->platform + n, sizeof(sw->platform) - n, "%s%s=%s", n ? " " : "",
+                     t->cols[c], cs_table_get(t, first, c));
+        }
+    return rc;
+}
+
+int cs_tune_read(const struct cs_table *t, const char *name, const char *const *where, int nwhere,
+                 struct cs_tune_sweep *out, struct cs_error *err)
+{
+    struct cs_tune_sweep sw = {.t = t};
+    int c_size = cs_table_find_col(t, "size_bytes");
+    int rc;
+
+    if (c_size < 1 || cs_table_find_col(t, "time_us") < 0 || cs_table_find_col(t, "status") < 0 ||
+        strcmp(t->cols[0], "point") != 0) {
+        cs_error_set(err, name, 0, "not a sweep CSV (point, axis columns, then %s)",
+                     CS_REPORT_CSV_HEADER);
+        return CS_ERR_PARSE;
+    }
+    sw.naxes = c_size;
+    if ((rc = check_where(&sw, name, where, nwhere, err)) != 0)
+        return rc;
+    sw.var = calloc(CS_TUNE_MAX_VARIANTS, sizeof(*sw.var));
+    sw.obs = calloc((size_t)t->nrows + 1, sizeof(*sw.obs));
+    rc = sw.var == NULL || sw.obs == NULL ? CS_ERR_NOMEM : collect(&sw, name, where, nwhere, err);
+    if (rc != 0) {
+        cs_tune_cleanup(&sw);
+        return rc;
+    }
+    *out = sw;
+    return 0;
+}
+
+void cs_tune_cleanup(struct cs_tune_sweep *sw)
+{
+    free(sw->var);
+    free(sw->obs);
+    sw->var = NULL;
+    sw->obs = NULL;
+    sw->nvar = 0;
+    sw->nobs = 0;
+}
+
+long cs_tune_uneven(const struct cs_tune_sweep *sw)
+{
+    long uneven = 0;
+
+    for (long i = 0; i < sw->nobs; i++) {
+        int n = 0;
+
+        for (long j = 0; j < sw->nobs; j++)
+            n += sw->obs[j].size_bytes == sw->obs[i].size_bytes;
+        uneven += n < sw->nvar;
+    }
+    return uneven;
+}
+
+/* The cs_gen_from_spec spec of a generator variant: "ALGO:key=value,...,protocol=P". */
+static void gen_spec(const struct cs_tune_sweep *sw, long row, const char *proto, char *buf,
+                     size_t len)
+{
+    const struct cs_table *t = sw->t;
+    size_t n = (size_t)snprintf(buf, len,
+                                "%s:", cs_table_get(t, row, cs_table_find_col(t, "gen.algorithm")));
+
+    for (int c = 1; c < sw->naxes && n < len; c++) {
+        const char *k = t->cols[c], *v = cs_table_get(t, row, c);
+
+        if (strncmp(k, "gen.", 4) == 0 && strcmp(k, "gen.algorithm") != 0 && strcmp(v, "-") != 0 &&
+            !(strcmp(k, "gen.compat") == 0 && strcmp(v, "1") != 0))
+            n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", buf[n - 1] == ':' ? "" : ",", k + 4,
+                                  v);
+    }
+    if (strcmp(proto, "-") != 0 && n < len)
+        snprintf(buf + n, len - n, "%sprotocol=%s", buf[n - 1] == ':' ? "" : ",", proto);
+}
+
+int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sched_dir,
+                          struct cs_sched **out, struct cs_error *err)
+{
+    const struct cs_table *t = sw->t;
+    long row = sw->var[v].row;
+    int cs = cs_table_find_col(t, "schedule"), cp = cs_table_find_col(t, "protocol");
+    const char *proto = cp >= 0 && cp < sw->naxes ? cs_table_get(t, row, cp) : "-";
+    char buf[4096];
+    int rc;
+
+    if (cs >= 0 && cs < sw->naxes) {
+        const char *path = cs_table_get(t, row, cs);
+
+        if (path[0] != '/')
+            snprintf(buf, sizeof(buf), "%s/%s", sched_dir, path);
+        else
+            snprintf(buf, sizeof(buf), "%s", path);
+        rc = cs_sched_read_xml(buf, out, err);
+    } else {
+        gen_spec(sw, row, proto, buf, sizeof(buf));
+        rc = cs_gen_from_spec(buf, out, err);
+    }
+    if (rc == 0 && strcmp(proto, "-") != 0)
+        (*out)->proto = cs_proto_parse(proto);
+    return rc;
+}
+
+void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
+                    long long *max_bytes)
+{
+    *min_bytes = extend && i == 0 ? 0 : r[i].min_bytes;
+    *max_bytes = extend && i == nr - 1 ? 0 : r[i].max_bytes;
+}
+
+void cs_tune_file_name(const char *desc, int i, char *buf, size_t len)
+{
+    char slug[CS_TUNE_DESC_LEN];
+    size_t n = 0;
+
+    for (const char *p = desc; *p && n + 1 < sizeof(slug); p++) {
+        char c = *p;
+
+        if (c == '=')
+            continue;
+        if (c == ' ')
+            c = '-';
+        else if (!isalnum((unsigned char)c) && c != '.' && c != '_' && c != '-')
+            c = '_';
+        slug[n++] = c;
+    }
+    slug[n] = '\0';
+    snprintf(buf, len, "%02d-%.200s.xml", i, slug);
+}
+
+int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int nr,
+                            int extend, const char *sched_dir, const char *outdir,
+                            char (*files)[CS_TUNE_DESC_LEN], struct cs_error *err)
+{
+    char path[4096 + CS_TUNE_DESC_LEN];
+    int rc = 0;
+
+    if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+        cs_error_set(err, outdir, 0, "cannot create: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    for (int i = 0; i < nr && rc == 0; i++) {
+        struct cs_sched *s = NULL;
+
+        if ((rc = cs_tune_variant_sched(sw, r[i].variant, sched_dir, &s, err)) != 0)
+            break;
+        s->has_min_bytes = s->has_max_bytes = 1;
+        cs_tune_window(r, i, nr, extend, &s->min_bytes, &s->max_bytes);
+        if (!s->has_outofplace) {
+            /* the executor requires it; Azure msccl-tools writes the complement of inplace */
+            s->has_outofplace = 1;
+            s->outofplace = !s->inplace;
+        }
+        cs_tune_file_name(sw->var[r[i].variant].desc, i, files[i], sizeof(files[i]));
+        snprintf(path, sizeof(path), "%s/%s", outdir, files[i]);
+        rc = cs_sched_write_xml_file(s, path, err);
+        cs_sched_free(s);
+    }
+    return rc;
+}
+
+void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *sw,
+                        const struct cs_tune_range *r, int nr, char (*files)[CS_TUNE_DESC_LEN],
+                        int extend)
+{
+    fprintf(fp, "# collsim tune %s: the fastest variant per size range%s%s\n", csv,
+            sw->platform[0] ? " on " : "", sw->platform);
+    fprintf(fp, "# min_bytes/max_bytes: the window written into each schedule (inclusive; 0 as "
+                "max_bytes: no limit)\n");
+    fprintf(fp, "%12s %12s  %-25s  %-40s %s\n", "min_bytes", "max_bytes", "measured sizes",
+            "variant", "file");
+    for (int i = 0; i < nr; i++) {
+        char meas[64];
+        long long lo, hi;
+
+        cs_tune_window(r, i, nr, extend, &lo, &hi);
+        snprintf(meas, sizeof(meas), "%lld..%lld", r[i].first_size, r[i].last_size);
+        fprintf(fp, "%12lld %12lld  %-25s  %-40s %s\n", lo, hi, meas, sw->var[r[i].variant].desc,
+                files ? files[i] : "-");
+    }
 }

@@ -1,9 +1,14 @@
-/* check_regress.c: what counts as a moved prediction, and geometric size runs. */
+/* check_regress.c: reading and grouping a baseline, what counts as a moved prediction, geometric
+ * size runs, predicting a group again and rewriting the baseline. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "regress.h"
+#include "testutil.h"
 
 START_TEST(moved)
 {
@@ -46,6 +51,227 @@ START_TEST(geometric)
 }
 END_TEST
 
+#define HEADER "schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status\n"
+
+/* A baseline file of this text in a fresh temporary folder; its path is returned (static). */
+static const char *write_baseline(const char *text)
+{
+    static char path[4096];
+    char dir[] = "/tmp/check_regress.XXXXXX";
+    FILE *fp;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/baseline.csv", dir);
+    ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+    fputs(text, fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    return path;
+}
+
+static void remove_baseline(const char *path)
+{
+    char dir[4096];
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    *strrchr(dir, '/') = '\0';
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/* The error cs_regress_read gives for a baseline of this text. */
+static int read_error(const char *text, struct cs_error *err)
+{
+    const char *path = write_baseline(text);
+    struct cs_regress_base *b = NULL;
+    int rc;
+
+    cs_error_init(err);
+    rc = cs_regress_read(path, &b, err);
+    ck_assert_ptr_null(b);
+    remove_baseline(path);
+    return rc;
+}
+
+START_TEST(resolve)
+{
+    char dir[4096], buf[4096];
+
+    snprintf(dir, sizeof(dir), "%s/results/regression", test_srcdir());
+    ck_assert_int_eq(cs_regress_resolve(dir, "platforms/dgx-a100.xml", buf, sizeof(buf)), 0);
+    ck_assert_int_eq(access(buf, R_OK), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "/platforms/dgx-a100.xml"));
+    ck_assert_int_eq(cs_regress_resolve(dir, "platforms/none.xml", buf, sizeof(buf)), CS_ERR_IO);
+    ck_assert_int_eq(cs_regress_resolve(dir, "/none/x.xml", buf, sizeof(buf)), CS_ERR_IO);
+}
+END_TEST
+
+/* The committed baseline: 60 groups of 8 sizes each, sizes ascending. */
+START_TEST(read_committed)
+{
+    char path[4096];
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+
+    snprintf(path, sizeof(path), "%s/results/regression/baseline.csv", test_srcdir());
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->t->nrows, 480);
+    ck_assert_int_eq(b->ngroups, 60);
+    for (int k = 0; k < b->ngroups; k++) {
+        ck_assert_int_eq(b->groups[k].n, 8);
+        for (int i = 1; i < b->groups[k].n; i++)
+            ck_assert(b->groups[k].sizes[i - 1] < b->groups[k].sizes[i]);
+    }
+    ck_assert_int_eq(b->groups[1].first, 8);
+    ck_assert_int_eq(b->groups[1].rows[7], 15);
+    ck_assert_ptr_nonnull(strstr(b->dir, "results/regression"));
+    cs_regress_free(b);
+}
+END_TEST
+
+START_TEST(read_refused)
+{
+    struct cs_error err;
+    char text[8192], plat[1024];
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    ck_assert_int_eq(read_error("schedule,platform\nx,y\n", &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "a baseline has the columns schedule,platform,"));
+    snprintf(text, sizeof(text), HEADER "gen:ring:gpus=4,%s,LL,12x,1,1,ok\n", plat);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_str_eq(err.msg, "bad size_bytes '12x'");
+    snprintf(text, sizeof(text),
+             HEADER "gen:ring:gpus=4,%s,LL,1024,1,1,ok\ngen:ring:gpus=4,%s,LL,1024,1,1,ok\n", plat,
+             plat);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 3);
+    ck_assert_str_eq(err.msg, "size 1024 repeats line 2");
+    snprintf(text, sizeof(text), HEADER "gen:ring:gpus=4,%s,ll,1024,1,1,ok\n", plat);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_INVALID);
+    ck_assert_str_eq(err.msg, "bad protocol 'll' (LL, LL128, Simple or -)");
+    ck_assert_int_eq(read_error(HEADER "gen:ring:gpus=4,platforms/none.xml,LL,1024,1,1,ok\n", &err),
+                     CS_ERR_IO);
+    ck_assert_str_eq(err.msg, "platform 'platforms/none.xml' not found beside the baseline or in "
+                              "a folder above it");
+    snprintf(text, sizeof(text), HEADER "schedules/none.xml,%s,-,1024,1,1,ok\n", plat);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "schedule 'schedules/none.xml' not found"));
+}
+END_TEST
+
+START_TEST(select_groups)
+{
+    int order[10];
+
+    ck_assert_int_eq(cs_regress_select(10, 0, order), 10);
+    ck_assert_int_eq(order[9], 9);
+    ck_assert_int_eq(cs_regress_select(10, 12, order), 10);
+    ck_assert_int_eq(cs_regress_select(10, 4, order), 4);
+    ck_assert_int_eq(order[0], 0);
+    ck_assert_int_eq(order[1], 2);
+    ck_assert_int_eq(order[2], 5);
+    ck_assert_int_eq(order[3], 7);
+}
+END_TEST
+
+/* Rows compared with new predictions: within tolerance, slower, a status change, missing; the
+ * baseline takes the new values and is rewritten. */
+START_TEST(compare_update_write)
+{
+    char text[8192], plat[1024];
+    const char *path;
+    const char *res_csv = "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n"
+                          "1024,256,float,100.500000,1,2.000000,ok\n"
+                          "2048,512,float,120.000000,1,3.000000,ok\n"
+                          "4096,1024,float,,,,deadlock\n";
+    struct cs_regress_base *b = NULL, *again = NULL;
+    struct cs_table *res = NULL;
+    struct cs_regress_cmp c[4];
+    struct cs_error err;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    snprintf(text, sizeof(text),
+             HEADER "gen:ring:gpus=4,%s,-,1024,100,1,ok\ngen:ring:gpus=4,%s,-,2048,100,1,ok\n"
+                    "gen:ring:gpus=4,%s,-,4096,100,1,ok\ngen:ring:gpus=4,%s,-,8192,100,1,ok\n",
+             plat, plat, plat, plat);
+    path = write_baseline(text);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_regress_read(path, &b, &err), 0);
+    ck_assert_int_eq(cs_table_parse(res_csv, strlen(res_csv), "res", &res, &err), 0);
+    for (int i = 0; i < 4; i++)
+        cs_regress_compare(b, i, res, 1, &c[i]);
+    ck_assert_int_eq(c[0].moved, 0);
+    ck_assert_str_eq(c[0].change, "+0.50%");
+    ck_assert_int_eq(c[1].moved, 1);
+    ck_assert_str_eq(c[1].change, "+20.00%");
+    ck_assert_str_eq(c[1].time_us, "120.000000");
+    ck_assert_int_eq(c[2].moved, 1);
+    ck_assert_str_eq(c[2].change, "ok>deadlock");
+    ck_assert_int_eq(c[3].moved, 1);
+    ck_assert_ptr_null(c[3].time_us);
+    ck_assert_str_eq(c[3].change, "missing");
+    cs_regress_compare(b, 0, NULL, 1, &c[0]);
+    ck_assert_str_eq(c[0].change, "missing");
+    for (int i = 1; i < 4; i++)
+        ck_assert_int_eq(cs_regress_update(b, &c[i]), 0);
+    ck_assert_int_eq(cs_regress_write(b, &err), 0);
+    ck_assert_int_eq(cs_regress_read(path, &again, &err), 0);
+    ck_assert_str_eq(cs_table_get(again->t, 0, CS_REGRESS_TIME), "100");
+    ck_assert_str_eq(cs_table_get(again->t, 1, CS_REGRESS_TIME), "120.000000");
+    ck_assert_str_eq(cs_table_get(again->t, 1, CS_REGRESS_BUSBW), "3.000000");
+    ck_assert_str_eq(cs_table_get(again->t, 2, CS_REGRESS_TIME), "");
+    ck_assert_str_eq(cs_table_get(again->t, 2, CS_REGRESS_STATUS), "deadlock");
+    ck_assert_str_eq(cs_table_get(again->t, 3, CS_REGRESS_TIME), "100");
+    cs_regress_free(again);
+    cs_table_free(res);
+    cs_regress_free(b);
+    remove_baseline(path);
+}
+END_TEST
+
+/* The first group of the committed baseline, predicted again, agrees with it within 1%; a
+ * non-geometric group predicts each of its sizes. */
+START_TEST(predict_group)
+{
+    char path[4096], text[8192];
+    struct cs_regress_base *b = NULL;
+    struct cs_predict_row *rows = NULL;
+    struct cs_error err;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/results/regression/baseline.csv", test_srcdir());
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_regress_read(path, &b, &err), 0);
+    ck_assert_msg(cs_regress_predict(b, &b->groups[0], &rows, &n, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(n, 8);
+    for (int k = 0; k < n; k++) {
+        double old = strtod(cs_table_get(b->t, b->groups[0].rows[k], CS_REGRESS_TIME), NULL);
+
+        ck_assert_int_eq(rows[k].size_bytes, b->groups[0].sizes[k]);
+        ck_assert_int_eq(cs_regress_moved("ok", old, "ok", rows[k].time_us, 1, NULL), 0);
+        cs_predict_row_cleanup(&rows[k]);
+    }
+    free(rows);
+    cs_regress_free(b);
+    snprintf(text, sizeof(text),
+             HEADER "gen:ring:gpus=4,%s/platforms/dgx-a100.xml,Simple,1536,1,1,ok\n"
+                    "gen:ring:gpus=4,%s/platforms/dgx-a100.xml,Simple,1024,1,1,ok\n",
+             test_srcdir(), test_srcdir());
+    ck_assert_int_eq(cs_regress_read(write_baseline(text), &b, &err), 0);
+    ck_assert_msg(cs_regress_predict(b, &b->groups[0], &rows, &n, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(rows[0].size_bytes, 1024);
+    ck_assert_int_eq(rows[1].size_bytes, 1536);
+    ck_assert(rows[1].time_us > rows[0].time_us);
+    for (int k = 0; k < n; k++)
+        cs_predict_row_cleanup(&rows[k]);
+    free(rows);
+    remove_baseline(b->path);
+    cs_regress_free(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("regress");
@@ -53,6 +279,12 @@ static Suite *suite(void)
 
     tcase_add_test(tc, moved);
     tcase_add_test(tc, geometric);
+    tcase_add_test(tc, resolve);
+    tcase_add_test(tc, read_committed);
+    tcase_add_test(tc, read_refused);
+    tcase_add_test(tc, select_groups);
+    tcase_add_test(tc, compare_update_write);
+    tcase_add_test(tc, predict_group);
     suite_add_tcase(s, tc);
     return s;
 }

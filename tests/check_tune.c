@@ -1,9 +1,14 @@
-/* check_tune.c: the fastest variant per size range. */
+/* check_tune.c: the fastest variant per size range, reading a sweep for it, and the plan. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "testutil.h"
 #include "tune.h"
+#include "xml.h"
 
 #define N(a) ((long)(sizeof(a) / sizeof((a)[0])))
 
@@ -110,6 +115,181 @@ START_TEST(bad)
 }
 END_TEST
 
+/* A sweep table from CSV text. */
+static struct cs_table *table(const char *csv)
+{
+    struct cs_table *t = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_table_parse(csv, strlen(csv), "s.csv", &t, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+/* The constructed sweep of tune.sh: three variants of two schedule files on one platform. */
+START_TEST(read_sweep)
+{
+    struct cs_table *t = NULL;
+    struct cs_tune_sweep sw;
+    struct cs_error err;
+    const char *where[] = {"protocol=LL128"};
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_table_read(test_data("tune/sweep.csv"), &t, &err), 0);
+    ck_assert_msg(cs_tune_read(t, "sweep.csv", NULL, 0, &sw, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sw.naxes, 4);
+    ck_assert_int_eq(sw.nvar, 3);
+    ck_assert_str_eq(sw.var[0].desc, "allreduce_a100_ncv4.4gpu.1inst.LL LL");
+    ck_assert_str_eq(sw.var[2].desc, "allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL Simple");
+    ck_assert_str_eq(sw.platform, "platform.family=a100-pcie-4gpu");
+    ck_assert_int_eq(sw.nobs, 18);
+    ck_assert_int_eq(sw.obs[4].ok, 0); /* the first deadlock */
+    ck_assert_int_eq(sw.obs[6].variant, 1);
+    ck_assert_int_eq(sw.obs[6].size_bytes, 1024);
+    ck_assert(sw.obs[6].time_us == 9.0);
+    ck_assert_int_eq(cs_tune_uneven(&sw), 0);
+    cs_tune_cleanup(&sw);
+    ck_assert_int_eq(cs_tune_read(t, "sweep.csv", where, 1, &sw, &err), 0);
+    ck_assert_int_eq(sw.nvar, 1);
+    ck_assert_int_eq(sw.nobs, 6);
+    cs_tune_cleanup(&sw);
+    cs_table_free(t);
+}
+END_TEST
+
+START_TEST(read_refused)
+{
+    struct cs_table *t = table("point,gen.algorithm,protocol,platform.family,size_bytes,count,type,"
+                               "time_us,algbw_GBps,busbw_GBps,status\n"
+                               "0,ring,LL,a,1024,256,float,5,1,1,ok\n"
+                               "1,ring,LL,b,1024,256,float,6,1,1,ok\n"
+                               "2,ring,Simple,a,2048,512,float,x,1,1,ok\n");
+    struct cs_table *nosweep = table("a,b\n1,2\n");
+    struct cs_tune_sweep sw;
+    struct cs_error err;
+    const char *a[] = {"platform.family=a"}, *c[] = {"platform.family=c"};
+    const char *nosuch[] = {"nosuch=1"}, *noeq[] = {"protocol"};
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", NULL, 0, &sw, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "more than one platform"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "--where platform.family=VALUE"));
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", a, 1, &sw, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 4);
+    ck_assert_str_eq(err.msg, "bad time_us 'x'");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", c, 1, &sw, &err), CS_ERR_INVALID);
+    ck_assert_str_eq(err.msg, "no rows match --where");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", nosuch, 1, &sw, &err), CS_ERR_USAGE);
+    ck_assert_str_eq(err.msg, "--where nosuch=1: s.csv has no axis column 'nosuch'");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", noeq, 1, &sw, &err), CS_ERR_USAGE);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(nosweep, "n.csv", NULL, 0, &sw, &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a sweep CSV"));
+    cs_table_free(nosweep);
+    cs_table_free(t);
+}
+END_TEST
+
+/* Uneven sizes: a variant measured where the other was not. */
+START_TEST(uneven)
+{
+    struct cs_table *t = table("point,schedule,size_bytes,time_us,status\n"
+                               "0,a.xml,1024,5,ok\n0,a.xml,2048,6,ok\n1,b.xml,1024,5,ok\n"
+                               "1,b.xml,3072,6,ok\n");
+    struct cs_tune_sweep sw;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", NULL, 0, &sw, &err), 0);
+    ck_assert_int_eq(sw.nvar, 2);
+    ck_assert_str_eq(sw.var[1].desc, "b");
+    ck_assert_str_eq(sw.platform, "");
+    ck_assert_int_eq(cs_tune_uneven(&sw), 2);
+    cs_tune_cleanup(&sw);
+    cs_table_free(t);
+}
+END_TEST
+
+START_TEST(windows_and_names)
+{
+    const struct cs_tune_range r[] = {{1024, 4095, 0, 1024, 2048}, {4096, 8192, 1, 4096, 8192}};
+    long long lo, hi;
+    char name[CS_TUNE_DESC_LEN];
+
+    cs_tune_window(r, 0, 2, 0, &lo, &hi);
+    ck_assert(lo == 1024 && hi == 4095);
+    cs_tune_window(r, 1, 2, 0, &lo, &hi);
+    ck_assert(lo == 4096 && hi == 8192);
+    cs_tune_window(r, 0, 2, 1, &lo, &hi);
+    ck_assert(lo == 0 && hi == 4095);
+    cs_tune_window(r, 1, 2, 1, &lo, &hi);
+    ck_assert(lo == 4096 && hi == 0);
+    cs_tune_file_name("ring gpus=8 LL", 3, name, sizeof(name));
+    ck_assert_str_eq(name, "03-ring-gpus8-LL.xml");
+    cs_tune_file_name("a/b:c.x_y-z", 12, name, sizeof(name));
+    ck_assert_str_eq(name, "12-a_b_c.x_y-z.xml");
+}
+END_TEST
+
+/* A generator variant is generated with its protocol; written with its window, it reads back. */
+START_TEST(generated_schedules)
+{
+    struct cs_table *t = table("point,gen.algorithm,gen.gpus,gen.compat,protocol,size_bytes,"
+                               "time_us,status\n"
+                               "0,ring,4,-,LL,1024,5,ok\n0,ring,4,-,LL,4096,9,ok\n"
+                               "1,hierarchical,4,1,LL128,1024,6,ok\n"
+                               "1,hierarchical,4,1,LL128,4096,7,ok\n");
+    struct cs_tune_sweep sw;
+    struct cs_tune_range *r = NULL;
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+    char dir[] = "/tmp/check_tune.XXXXXX", files[2][CS_TUNE_DESC_LEN], path[4096], *text;
+    size_t len;
+    FILE *fp;
+    int nr;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_tune_read(t, "s.csv", NULL, 0, &sw, &err), 0);
+    ck_assert_str_eq(sw.var[1].desc, "hierarchical gpus=4 compat=1 LL128");
+    ck_assert_msg(cs_tune_variant_sched(&sw, 1, ".", &s, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s->proto, CS_PROTO_LL128);
+    ck_assert_int_eq(s->ngpus, 4);
+    cs_sched_free(s);
+    ck_assert_int_eq(cs_tune_ranges(sw.obs, sw.nobs, &r, &nr, &err), 0);
+    ck_assert_int_eq(nr, 2);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_msg(cs_tune_write_schedules(&sw, r, nr, 1, ".", dir, files, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_str_eq(files[0], "00-ring-gpus4-LL.xml");
+    snprintf(path, sizeof(path), "%s/%s", dir, files[1]);
+    ck_assert_msg(cs_sched_read_xml(path, &s, &err) == 0, "%s", err.msg);
+    ck_assert(s->has_min_bytes && s->min_bytes == 4096 && s->has_max_bytes && s->max_bytes == 0);
+    ck_assert(s->has_outofplace);
+    ck_assert_int_eq(s->proto, CS_PROTO_LL128);
+    cs_sched_free(s);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s", dir, files[0]);
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0);
+    fp = open_memstream(&text, &len);
+    cs_tune_plan_write(fp, "s.csv", &sw, r, nr, files, 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(
+        strstr(text, "# collsim tune s.csv: the fastest variant per size range\n"));
+    ck_assert_ptr_nonnull(strstr(text, "        1024         4095  1024..1024                 "
+                                       "ring gpus=4 LL"));
+    ck_assert_ptr_nonnull(strstr(text, "00-ring-gpus4-LL.xml\n"));
+    free(text);
+    free(r);
+    cs_tune_cleanup(&sw);
+    cs_table_free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("tune");
@@ -119,6 +299,11 @@ static Suite *suite(void)
     tcase_add_test(tc, gaps_and_ties);
     tcase_add_test(tc, same_winner_twice);
     tcase_add_test(tc, bad);
+    tcase_add_test(tc, read_sweep);
+    tcase_add_test(tc, read_refused);
+    tcase_add_test(tc, uneven);
+    tcase_add_test(tc, windows_and_names);
+    tcase_add_test(tc, generated_schedules);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -70,6 +70,13 @@ bad "does not divide" ring --gpus 12 --per-node 8
 bad "at least 1" ring --gpus 8 --per-node 0
 bad "on or off" hierarchical --gpus 8 --dependence-nops maybe
 bad "for hierarchical" ring --gpus 8 --dependence-nops on
+bad "out of range" ring --gpus 99999999999
+bad "option '--gpus' needs a value" ring --gpus
+bad "option '--msccl-tools-compat' takes no value" hierarchical --gpus 8 --msccl-tools-compat=1
+bad "one generator only" ring allpairs --gpus 8
+# values attached with '=', options before the generator
+expect 0 "$cs" gen --gpus=8 --protocol=LL hierarchical -o"$tmp/attached.xml"
+cmp -s "$tmp/attached.xml" "$tmp/file.xml" || fail "gen --gpus=8 --protocol=LL -oFILE differs"
 expect 0 "$cs" gen --help
 grep -q "msccl-tools-compat" "$tmp/out" || fail "gen --help lacks the options"
 

@@ -46,6 +46,13 @@ slow2=$("$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 4M -e 4M --format csv
 awk -v f="$fast" -v s="$slow2" 'BEGIN { exit !(s > 2 * f) }' || { echo "FAIL: predict --set had no effect ($fast vs $slow2 us)"; fail=$((fail + 1)); }
 
 expect 2 "unknown family" "$cs" platform a100-nope
+expect 2 "--nodes overflow" "$cs" platform ndv4 --nodes 99999999999
+grep -q "out of range" "$tmp/err" || { echo "FAIL: --nodes overflow: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "--set without a value" "$cs" platform ndv4 --set
+grep -q "option '--set' needs a value" "$tmp/err" || { echo "FAIL: --set message: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+# attached values and options before the family write the same file
+expect 0 "attached values" "$cs" platform --nodes=2 ndv4 -o"$tmp/dgx2b.xml"
+cmp -s "$tmp/dgx2.xml" "$tmp/dgx2b.xml" || { echo "FAIL: --nodes=2 -oFILE differs"; fail=$((fail + 1)); }
 expect 2 "unknown --set key" "$cs" platform a100-hier --set cs.nope=1
 expect 2 "negative --set value" "$cs" platform a100-hier --set cs.launch_s=-1
 expect 2 "--rows on dgx" "$cs" platform dgx-a100 --rows 2

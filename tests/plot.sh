@@ -35,6 +35,10 @@ done
 "$cs" plot "$tmp/pred0.csv" "$tmp/pred1.csv" -o "$tmp/p.png" --script "$tmp/p.gp" || fail "plot of predict CSVs"
 grep -q "title 'pred0.csv'" "$tmp/p.gp" && grep -q "title 'pred1.csv'" "$tmp/p.gp" || fail "predict CSV legends"
 
+# attached values: the same script
+"$cs" plot "$csv" -o"$tmp/a.png" --script="$tmp/a2.gp" || fail "plot with attached values"
+cmp -s "$tmp/a.gp" "$tmp/a2.gp" || fail "-oFILE --script=FILE writes another script"
+
 "$cs" plot "$csv" --best nosuch -o "$tmp/c.png" 2>/dev/null
 [ $? -eq 2 ] || fail "--best on a missing column accepted"
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"

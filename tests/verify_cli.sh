@@ -67,6 +67,16 @@ run 2 --max-errors 0 "$fixed"
 run 2 --max-errors "$fixed"
 run 2 --bogus "$fixed"
 run 0 -- "$fixed"
+run 2 --max-errors 99999999999 "$fixed"
+has "$tmp/err" "out of range"
+run 2 --max-errors
+has "$tmp/err" "option '--max-errors' needs a value"
+
+# Attached values; options after the files.
+run 1 --max-errors=1 "$seed"
+has "$tmp/err" "... and 63 more problems"
+run 0 "$custom" -q
+[ -s "$tmp/err" ] && { echo "FAIL: -q after the file still prints notes" >&2; fails=$((fails + 1)); }
 
 echo "verify_cli.sh: $fails failures"
 [ "$fails" -eq 0 ]

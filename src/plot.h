@@ -1,0 +1,36 @@
+/* plot.h: gnuplot scripts for prediction and sweep tables: time and bus bandwidth against size, one
+ * series per variant, or a map of the fastest variant per (size, parameter value). */
+#ifndef CS_PLOT_H
+#define CS_PLOT_H
+
+#include <stdio.h>
+
+#include "error.h"
+#include "table.h"
+
+/* What to draw. */
+struct cs_plot_opts {
+    const char *metric;       /* "time", "busbw" or "both" (lines only; NULL: both) */
+    const char *best;         /* an axis column: draw the fastest-variant map over it; or NULL */
+    const char *const *where; /* "KEY=VALUE" filters: keep rows whose column KEY is VALUE */
+    int nwhere;
+    const char *title; /* the figure's title; NULL: named after the tables */
+    const char *out;   /* the image gnuplot writes: SVG when it ends in .svg, else PNG */
+};
+
+/* The points to draw, grouped into variants, and the options. Opaque. */
+struct cs_plot;
+
+/* Collect the rows of ntabs prediction or sweep tables (names[i] names tabs[i] in messages and
+ * legends) that pass o->where, naming each variant after the axis columns that vary (several
+ * plain prediction tables: after their names). Checks the columns, sizes, times and bandwidths.
+ * 0 and a new plot in *out (free with cs_plot_free), or CS_ERR_INVALID, CS_ERR_PARSE or
+ * CS_ERR_NOMEM with a message in err. The plot keeps pointers to o's strings and to names. */
+int cs_plot_new(const struct cs_table *const *tabs, const char *const *names, int ntabs,
+                const struct cs_plot_opts *o, struct cs_plot **out, struct cs_error *err);
+void cs_plot_free(struct cs_plot *p);
+
+/* Write the gnuplot script, data inline. 0, or CS_ERR_IO when the stream fails. */
+int cs_plot_write(const struct cs_plot *p, FILE *fp);
+
+#endif

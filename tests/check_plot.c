@@ -1,0 +1,209 @@
+/* check_plot.c: gnuplot scripts from small tables: variants, legends, deadlocks left out, the
+ * fastest-variant map, titles and the errors on bad tables and options. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+
+/* A sweep of two protocols at two sizes; LL deadlocks at 4096. */
+static const char sweep[] = "point,protocol,gen.gpus,size_bytes,count,type,time_us,algbw_GBps,"
+                            "busbw_GBps,status\n"
+                            "0,LL,8,1024,256,float,5,0.2,0.3,ok\n"
+                            "0,LL,8,4096,1024,float,-,-,-,deadlock\n"
+                            "1,Simple,8,1024,256,float,9,0.1,0.2,ok\n"
+                            "1,Simple,8,4096,1024,float,11,0.4,0.7,ok\n";
+
+static struct cs_table *table(const char *text, const char *name)
+{
+    struct cs_table *t = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_table_parse(text, strlen(text), name, &t, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+/* Plot the tables (names n0, n1, ...) and return the script (free it), or NULL with err set. */
+static char *script_of(const char *const *texts, int ntabs, const struct cs_plot_opts *o,
+                       struct cs_error *err)
+{
+    static const char *const names[] = {"dir/a.csv", "dir/b.csv", "dir/c.csv"};
+    struct cs_table *tabs[3];
+    struct cs_plot *p = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    cs_error_init(err);
+    for (int i = 0; i < ntabs; i++)
+        tabs[i] = table(texts[i], names[i]);
+    rc = cs_plot_new((const struct cs_table *const *)tabs, names, ntabs, o, &p, err);
+    for (int i = 0; i < ntabs; i++)
+        cs_table_free(tabs[i]);
+    if (rc != 0) {
+        ck_assert_ptr_null(p);
+        return NULL;
+    }
+    {
+        FILE *fp = open_memstream(&buf, &len);
+
+        ck_assert_int_eq(cs_plot_write(p, fp), 0);
+        fclose(fp);
+    }
+    cs_plot_free(p);
+    return buf;
+}
+
+static void has(const char *s, const char *what)
+{
+    ck_assert_msg(strstr(s, what) != NULL, "script lacks '%s':\n%s", what, s);
+}
+
+START_TEST(lines)
+{
+    const char *texts[] = {sweep};
+    struct cs_plot_opts o = {.out = "x.svg", .title = "it's"};
+    struct cs_error err;
+    char *s = script_of(texts, 1, &o, &err);
+
+    ck_assert_ptr_nonnull(s);
+    /* protocol varies, gen.gpus does not: two variants named by the protocol alone */
+    has(s, "$d0 << EOD\n1024 5 0.3\nEOD\n");
+    has(s, "$d1 << EOD\n1024 9 0.2\n4096 11 0.7\nEOD\n");
+    has(s, "set terminal svg size 2200,760");
+    has(s, "set output 'x.svg'\n");
+    has(s, "set multiplot layout 1,2 title 'it''s'\n");
+    has(s, "set logscale x 2\n");
+    has(s, "set ylabel 'Time (us)'\n");
+    has(s, "set ylabel 'Bus bandwidth (GB/s)'\n");
+    has(s, "plot $d0 using 1:2 with linespoints lc 1 dt 1 pt 1 title 'LL', \\\n"
+           "     $d1 using 1:2 with linespoints lc 2 dt 1 pt 2 title 'Simple'\n");
+    has(s, "using 1:3");
+    ck_assert_ptr_null(strstr(s, "gpus="));
+    free(s);
+
+    o = (struct cs_plot_opts){.out = "x.png", .metric = "time"};
+    s = script_of(texts, 1, &o, &err);
+    has(s, "set terminal pngcairo size 1400,760");
+    has(s, "set multiplot layout 1,1 title 'a.csv'\n");
+    ck_assert_ptr_null(strstr(s, "Bus bandwidth"));
+    free(s);
+}
+END_TEST
+
+START_TEST(where_and_files)
+{
+    const char *pred = "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n"
+                       "1024,256,float,5,0.2,0.3,ok\n";
+    const char *two[] = {pred, pred}, *one[] = {sweep};
+    const char *where[] = {"protocol=Simple"};
+    struct cs_plot_opts o = {.out = "x.png"};
+    struct cs_error err;
+    char *s = script_of(two, 2, &o, &err);
+
+    /* plain prediction tables: one line each, named by the file */
+    has(s, "title 'a.csv', \\\n     $d1 using 1:2 with linespoints lc 2 dt 1 pt 2 title 'b.csv'");
+    has(s, "title 'a.csv, b.csv'\n");
+    free(s);
+
+    o.where = where;
+    o.nwhere = 1;
+    s = script_of(one, 1, &o, &err);
+    has(s, "$d0 << EOD\n1024 9 0.2\n4096 11 0.7\nEOD\n");
+    ck_assert_ptr_null(strstr(s, "$d1"));
+    free(s);
+}
+END_TEST
+
+START_TEST(best)
+{
+    /* 10 sorts after 2; at 4096 and 2 GPUs nothing finishes */
+    const char *text = "point,protocol,gen.gpus,size_bytes,count,type,time_us,algbw_GBps,"
+                       "busbw_GBps,status\n"
+                       "0,LL,10,1024,256,float,5,0.2,0.3,ok\n"
+                       "1,Simple,10,1024,256,float,4,0.2,0.3,ok\n"
+                       "2,LL,2,1024,256,float,3,0.2,0.3,ok\n"
+                       "3,Simple,2,1024,256,float,6,0.2,0.3,ok\n"
+                       "2,LL,2,4096,256,float,-,-,-,deadlock\n"
+                       "3,Simple,2,4096,256,float,-,-,-,deadlock\n";
+    const char *texts[] = {text};
+    struct cs_plot_opts o = {.out = "m.png", .best = "gen.gpus"};
+    struct cs_error err;
+    char *s = script_of(texts, 1, &o, &err);
+
+    ck_assert_ptr_nonnull(s);
+    has(s, "$b0 << EOD\n1024 0\nEOD\n$b1 << EOD\n1024 1\nEOD\n$b512 << EOD\n4096 0\nEOD\n");
+    has(s, "set terminal pngcairo size 1500,420");
+    has(s, "set title 'Fastest variant per size and gen.gpus: a.csv'\n");
+    has(s, "set ylabel 'gen.gpus'\n");
+    has(s, "set ytics ('2' 0, '10' 1)\n");
+    has(s, "plot $b0 using 1:2 with points lc 1 pt 5 ps 3.5 title 'LL', \\\n"
+           "     $b1 using 1:2 with points lc 2 pt 5 ps 3.5 title 'Simple', \\\n"
+           "     $b512 using 1:2 with points lc rgb 'black' pt 2 ps 2.5 title 'none finishes "
+           "(deadlock)'\n");
+    free(s);
+}
+END_TEST
+
+static void bad(const char *text, const struct cs_plot_opts *o, int line, const char *what)
+{
+    const char *texts[] = {text};
+    struct cs_error err;
+    char *s = script_of(texts, 1, o, &err);
+
+    ck_assert_ptr_null(s);
+    ck_assert_msg(err.line == line, "line %d, want %d (%s)", err.line, line, err.msg);
+    ck_assert_msg(strstr(err.msg, what) != NULL, "'%s' lacks '%s'", err.msg, what);
+}
+
+START_TEST(errors)
+{
+    const char *head = "protocol,size_bytes,time_us,busbw_GBps,status\n";
+    const char *w1[] = {"protocol=XX"}, *w2[] = {"nosuch=1"};
+    struct cs_plot_opts o = {.out = "x.png"};
+    char text[512];
+
+    bad("a,b\n1,2\n", &o, 0, "not a prediction or sweep CSV");
+    snprintf(text, sizeof(text), "%sLL,1K,5,0.3,ok\n", head);
+    bad(text, &o, 2, "bad size_bytes");
+    snprintf(text, sizeof(text), "%sLL,1024,5,0.3,ok\nLL,2048,0,0.3,ok\n", head);
+    bad(text, &o, 3, "status ok but time or busbw is not a positive number");
+    snprintf(text, sizeof(text), "%sLL,1024,5,0.3x,ok\n", head);
+    bad(text, &o, 2, "not a positive number");
+    snprintf(text, sizeof(text), "%sLL,1024,5,0.3,ok\n", head);
+    o.best = "nosuch";
+    bad(text, &o, 0, "--best nosuch: no such axis column");
+    o.best = NULL;
+    o.where = w1;
+    o.nwhere = 1;
+    bad(text, &o, 0, "nothing to plot (check --where)");
+    o.where = w2;
+    bad(text, &o, 0, "--where nosuch=1: no such axis column");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("plot");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, lines);
+    tcase_add_test(tc, where_and_files);
+    tcase_add_test(tc, best);
+    tcase_add_test(tc, errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
