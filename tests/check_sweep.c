@@ -261,6 +261,31 @@ START_TEST(bytes)
 }
 END_TEST
 
+/* A point's values by key ('-' and absent keys are NULL), and paths resolved against the
+ * sweep's folder. */
+START_TEST(value_and_path)
+{
+    struct cs_sweep *sw = parse_ok("schedule = a.xml /abs/b.xml\n"
+                                   "platform.family = dgx-a100\n"
+                                   "platform.nodes = 2 -\n"
+                                   "sizes = 1K\n");
+    const char *v[CS_SWEEP_MAX_KEYS];
+    char buf[16];
+
+    cs_sweep_point(sw, 0, v);
+    ck_assert_str_eq(cs_sweep_value(sw, v, "platform.nodes"), "2");
+    ck_assert_ptr_null(cs_sweep_value(sw, v, "protocol"));
+    ck_assert_int_eq(cs_sweep_path(sw, cs_sweep_value(sw, v, "schedule"), buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "/d/a.xml");
+    cs_sweep_point(sw, 3, v);
+    ck_assert_ptr_null(cs_sweep_value(sw, v, "platform.nodes"));
+    ck_assert_int_eq(cs_sweep_path(sw, cs_sweep_value(sw, v, "schedule"), buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "/abs/b.xml");
+    ck_assert_int_eq(cs_sweep_path(sw, "a-very-long-name.xml", buf, sizeof(buf)), CS_ERR_USAGE);
+    cs_sweep_free(sw);
+}
+END_TEST
+
 START_TEST(read_file)
 {
     struct cs_sweep *sw = NULL;
@@ -322,6 +347,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, too_many_points);
     tcase_add_test(tc, bytes);
+    tcase_add_test(tc, value_and_path);
     tcase_add_test(tc, read_file);
     tcase_add_test(tc, examples_parse);
     suite_add_tcase(s, tc);
