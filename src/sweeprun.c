@@ -69,30 +69,29 @@ static int family_counts(const struct cs_sweep *sw, const char *const *vals,
     return 0;
 }
 
-/* set.* keys as they are; scale.* keys as factors of the value the family file holds. */
+/* set.* keys as they are; scale.* keys as factors of the value the family file holds (a sweep
+ * never gives both set.K and scale.K, so their order does not matter). */
 static int family_params(const struct cs_sweep *sw, const char *const *vals,
                          struct cs_params *params, struct cs_error *err)
 {
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < sw->nkeys; i++) {
-            const char *key = sw->keys[i];
-            char buf[64];
-            double v;
+    for (int i = 0; i < sw->nkeys; i++) {
+        const char *key = sw->keys[i];
+        char buf[64];
+        double v;
 
-            if (strcmp(vals[i], "-") == 0)
-                continue;
-            if (pass == 0 && strncmp(key, "set.", 4) == 0) {
-                if (cs_params_set(params, key + 4, vals[i], err) != 0)
-                    return CS_ERR_INVALID;
-            } else if (pass == 1 && strncmp(key, "scale.", 6) == 0) {
-                /* the file holds nine significant digits; the scaled value is set exactly */
-                cs_params_get(params, key + 6, &v);
-                snprintf(buf, sizeof(buf), "%.9g", v);
-                snprintf(buf, sizeof(buf), "%.17g", strtod(buf, NULL) * strtod(vals[i], NULL));
-                if (cs_params_set(params, key + 6, buf, err) != 0)
-                    return CS_ERR_INVALID;
-            }
-        }
+        if (strcmp(vals[i], "-") == 0)
+            continue;
+        if (strncmp(key, "set.", 4) == 0 && cs_params_set(params, key + 4, vals[i], err) != 0)
+            return CS_ERR_INVALID;
+        if (strncmp(key, "scale.", 6) != 0)
+            continue;
+        /* the file holds nine significant digits; the scaled value is set exactly */
+        cs_params_get(params, key + 6, &v);
+        snprintf(buf, sizeof(buf), "%.9g", v);
+        snprintf(buf, sizeof(buf), "%.17g", strtod(buf, NULL) * strtod(vals[i], NULL));
+        if (cs_params_set(params, key + 6, buf, err) != 0)
+            return CS_ERR_INVALID;
+    }
     return 0;
 }
 
