@@ -73,7 +73,7 @@ static const struct option predict_opts[] = {
 };
 
 /* One option into a; 0, or an exit code. */
-static int take_option(struct predict_args *a, int c, const char *opt, const char *v)
+static int take_option(struct predict_args *a, int c, const char *v)
 {
     static const char size_what[] = "a size such as 8, 64K, 128M or 1G, at most 1T";
 
@@ -94,11 +94,11 @@ static int take_option(struct predict_args *a, int c, const char *opt, const cha
         a->proto = cs_proto_parse(v);
         return a->proto ? 0 : cmd_usage_error("--protocol takes LL, LL128 or Simple, not '%s'", v);
     case 'b':
-        return cmd_opt_size(opt, v, 1, 1LL << 40, &a->minb, size_what);
+        return cmd_opt_size("-b", v, 1, 1LL << 40, &a->minb, size_what);
     case 'e':
-        return cmd_opt_size(opt, v, 1, 1LL << 40, &a->maxb, size_what);
+        return cmd_opt_size("-e", v, 1, 1LL << 40, &a->maxb, size_what);
     case 'f':
-        return cmd_opt_ll(opt, v, 2, 1024, &a->factor, "an integer factor from 2 to 1024");
+        return cmd_opt_ll("-f", v, 2, 1024, &a->factor, "an integer factor from 2 to 1024");
     case 'd':
         a->dtype = v;
         return 0;
@@ -109,7 +109,8 @@ static int take_option(struct predict_args *a, int c, const char *opt, const cha
         a->trace_path = v;
         return 0;
     case OPT_MAX_EVENTS:
-        return cmd_opt_ll(opt, v, 1, 1000000000LL, &a->max_events, "a count from 1 to 1e9");
+        return cmd_opt_ll("--max-events", v, 1, 1000000000LL, &a->max_events,
+                          "a count from 1 to 1e9");
     case OPT_SET:
         if (a->in.nsets == MAX_SETS)
             return cmd_usage_error("too many --set options");
@@ -134,7 +135,7 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     while ((c = cmd_getopt(argc, argv, "vp:b:e:f:d:", predict_opts, &started)) != -1) {
         if (c == '?')
             return CS_EXIT_USAGE;
-        if ((rc = take_option(a, c, argv[optind - 1], optarg)) != 0)
+        if ((rc = take_option(a, c, optarg)) != 0)
             return rc;
     }
     for (int i = optind; i < argc; i++) {

@@ -1,17 +1,14 @@
-/* spawn.c: child processes of collsim: workers that run a function, and subcommands. */
+/* spawn.c: child processes of collsim: forked workers that run a function in process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "spawn.h"
-
-#define MAX_ARGS 256
 
 int cs_spawn_exe(char *buf, size_t len)
 {
@@ -54,30 +51,6 @@ static pid_t fork_redirected(const char *out_path, const char *err_path)
     return pid < 0 ? CS_ERR_IO : pid;
 }
 
-pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path)
-{
-    char exe[4096];
-    char *argv[MAX_ARGS + 2];
-    int n = 0;
-    pid_t pid;
-
-    if (cs_spawn_exe(exe, sizeof(exe)) != 0)
-        return CS_ERR_IO;
-    argv[n++] = exe;
-    for (int i = 0; args[i] != NULL; i++) {
-        if (n > MAX_ARGS)
-            return CS_ERR_USAGE;
-        argv[n++] = args[i];
-    }
-    argv[n] = NULL;
-    if ((pid = fork_redirected(out_path, err_path)) == 0) {
-        execv(exe, argv);
-        fprintf(stderr, "collsim: cannot run %s: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
-    return pid;
-}
-
 int cs_spawn_code(int wstatus)
 {
     if (WIFEXITED(wstatus))
@@ -95,15 +68,6 @@ int cs_spawn_wait(pid_t pid)
         if (errno != EINTR)
             return CS_ERR_IO;
     return cs_spawn_code(st);
-}
-
-int cs_spawn_run(char *const *args, const char *out_path, const char *err_path)
-{
-    pid_t pid = cs_spawn_start(args, out_path, err_path);
-
-    if (pid < 0)
-        return (int)pid;
-    return cs_spawn_wait(pid);
 }
 
 pid_t cs_spawn_fn(int (*fn)(void *ctx), void *ctx, const char *out_path, const char *err_path)

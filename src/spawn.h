@@ -1,26 +1,17 @@
 /* spawn.h: child processes of collsim: forked workers that run a function in process (sweep
- * points), and subcommands run by exec (tune, regress); part of the program, not the library: a
- * child that cannot exec says so on stderr. */
+ * points, regress groups), never an exec of collsim; part of the program, not the library. */
 #ifndef CS_SPAWN_H
 #define CS_SPAWN_H
 
 #include <sys/types.h>
 
-/* The path of this very binary (/proc/self/exe), as children and listed commands run it.
+/* The path of this very binary (/proc/self/exe), for the commands `sweep --list` prints.
  * Writes at most len bytes; 0 or CS_ERR_IO. */
 int cs_spawn_exe(char *buf, size_t len);
-
-/* Start `collsim ARGS...` (args[0] is the subcommand, NULL-terminated) with stdout and stderr
- * redirected to out_path and err_path (created or truncated; NULL keeps ours) and stdin from
- * /dev/null. Returns the child's pid, or a negative CS_ERR_*. */
-pid_t cs_spawn_start(char *const *args, const char *out_path, const char *err_path);
 
 /* Wait for pid. Returns its exit code (0..255), 128 + the signal number when a signal killed it,
  * or a negative CS_ERR_* when waiting failed. */
 int cs_spawn_wait(pid_t pid);
-
-/* Start and wait. */
-int cs_spawn_run(char *const *args, const char *out_path, const char *err_path);
 
 /* Run fn(ctx) in a forked child of this process (no exec: the child shares the parent's code and
  * its state at the fork), with stdout and stderr redirected to out_path and err_path (created or
