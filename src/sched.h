@@ -4,15 +4,15 @@
 
 #include <stdio.h>
 
-/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference msccl.md 1.2, 2.4). */
+#include "proto.h"
+
+/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference msccl.md 1.2, 2.4);
+ * the protocol's own limits are in proto.h. */
 #define CS_MAX_CHANNELS 32     /* chan < 32 */
-#define CS_MAX_CNT 72          /* cnt < 72 (MSCCL_MAX_COUNT) */
 #define CS_MAX_STEPS 64        /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
 #define CS_MAX_STEPS_LEGACY 256 /* s < 256 in the legacy runtime */
 #define CS_MAX_TBS 1024        /* tbs per GPU (32 x MAXCHANNELS) */
 #define CS_MAX_DEPID 127       /* depid is an int8_t */
-#define CS_MAX_REDUCE_FUSION 16 /* consecutive re fused by the parser */
-#define CS_NCCL_STEPS 8        /* FIFO slots per connection */
 
 enum cs_coll {
     CS_COLL_ALLREDUCE = 1,
@@ -20,12 +20,6 @@ enum cs_coll {
     CS_COLL_REDUCE_SCATTER,
     CS_COLL_ALLTOALL,
     CS_COLL_CUSTOM,
-};
-
-enum cs_proto {
-    CS_PROTO_LL = 1,
-    CS_PROTO_LL128,
-    CS_PROTO_SIMPLE,
 };
 
 enum cs_step_type {

@@ -8,7 +8,7 @@
 
 #include "testutil.h"
 #include "xml.h"
-#include "xplan.h"
+#include "emulate.h"
 
 static struct cs_sched *load(const char *path)
 {
@@ -36,21 +36,21 @@ static int emulate(const struct cs_xplan *p, long long size_bytes, long iter_byt
                    char *msg, size_t msglen)
 {
     struct cs_xplan_sizing sz;
-    struct cs_xplan_bufs *b;
+    struct cs_emulate_bufs *b;
     struct cs_error err;
     int rc;
 
     cs_error_init(&err);
     ck_assert_msg(cs_xplan_size(p, size_bytes, 4, iter_bytes, &sz, &err) == 0, "%s", err.msg);
-    b = cs_xplan_bufs_new(p, sz.chunk_elems);
+    b = cs_emulate_bufs_new(p, sz.run.chunk_elems);
     ck_assert_ptr_nonnull(b);
-    rc = cs_xplan_emulate(p, &sz, b, &err);
+    rc = cs_emulate_run(p, &sz, b, &err);
     *wrong = -1;
-    if (rc == 0 && cs_xplan_has_reference(p))
-        *wrong = cs_xplan_check_output(p, b, &err);
+    if (rc == 0 && cs_emulate_has_reference(p))
+        *wrong = cs_emulate_check_output(p, b, &err);
     if (msg)
         snprintf(msg, msglen, "%s", err.msg);
-    cs_xplan_bufs_free(b);
+    cs_emulate_bufs_free(b);
     return rc;
 }
 
@@ -118,7 +118,7 @@ START_TEST(test_hierarchical_nops_and_fusion)
         }
     for (int i = 0; i < p->nsteps; i++) {
         ck_assert_int_ne(p->steps[i].type, CS_STEP_NOP);
-        ck_assert_int_le(p->steps[i].nsrcs + 1, CS_XPLAN_MAX_SRCS);
+        ck_assert_int_le(p->steps[i].nsrcs + 1, CS_MAX_REDUCE_FUSION);
         fused += p->steps[i].nsrcs;
         with_deps += p->steps[i].ndeps;
         if (p->steps[i].nsrcs > 0)
@@ -152,16 +152,16 @@ START_TEST(test_sizing)
     /* nchunksperloop 2, LL: 32 KiB per loop chunk. */
     cs_error_init(&err);
     ck_assert_int_eq(cs_xplan_size(p, 1 << 20, 4, 0, &sz, &err), 0);
-    ck_assert_int_eq(sz.chunk_elems, (1 << 20) / 4 / 2);
-    ck_assert_int_eq(sz.iter_elems, 32 * 1024 / 4);
-    ck_assert_int_eq(sz.niters, 16);
-    ck_assert_int_eq(sz.max_count, 1);
+    ck_assert_int_eq(sz.run.chunk_elems, (1 << 20) / 4 / 2);
+    ck_assert_int_eq(sz.run.loop_elems, 32 * 1024 / 4);
+    ck_assert_int_eq(sz.run.niter, 16);
+    ck_assert_int_eq(sz.run.max_allowed, 1);
     ck_assert_int_eq(sz.count, (1 << 20) / 4);
     ck_assert_int_eq(cs_xplan_size(p, 1024, 4, 0, &sz, &err), 0);
-    ck_assert_int_eq(sz.niters, 1);
-    ck_assert_int_eq(sz.max_count, 64); /* 32 KiB / 512 B */
+    ck_assert_int_eq(sz.run.niter, 1);
+    ck_assert_int_eq(sz.run.max_allowed, 64); /* 32 KiB / 512 B */
     ck_assert_int_eq(cs_xplan_size(p, 8, 4, 0, &sz, &err), 0);
-    ck_assert_int_eq(sz.max_count, 71); /* clamped below MSCCL_MAX_COUNT */
+    ck_assert_int_eq(sz.run.max_allowed, 71); /* clamped below MSCCL_MAX_COUNT */
     /* 12 B do not split into 2 chunks of floats. */
     ck_assert_int_eq(cs_xplan_size(p, 12, 4, 0, &sz, &err), CS_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "does not split"));
@@ -171,14 +171,14 @@ START_TEST(test_sizing)
     s = load(test_data("msccl-xml/allgather_a100_pcie.4gpu.1inst.LL128.xml"));
     p = plan_of(s);
     ck_assert_int_eq(cs_xplan_size(p, 4 * 576000 * 3, 4, 0, &sz, &err), 0);
-    ck_assert_int_eq(sz.niters, 3);
+    ck_assert_int_eq(sz.run.niter, 3);
     ck_assert_int_eq(sz.count, 576000 * 3 / 4);
     /* In-place allgather: rank r's input is its slice of the output. */
     ck_assert_int_eq(p->ranks[3].in_alias, 3);
     ck_assert_int_eq(p->ranks[3].in_chunks, 1);
     ck_assert_int_eq(p->ranks[3].out_chunks, 4);
-    ck_assert_int_eq(cs_xplan_proto_slots(CS_PROTO_SIMPLE), 4);
-    ck_assert_int_eq(cs_xplan_proto_slots(CS_PROTO_LL128), 1);
+    ck_assert_int_eq(cs_proto_slots_per_call(CS_PROTO_SIMPLE), 4);
+    ck_assert_int_eq(cs_proto_slots_per_call(CS_PROTO_LL128), 1);
     cs_xplan_free(p);
     cs_sched_free(s);
 }
@@ -191,15 +191,15 @@ START_TEST(test_reference_values)
     float out[8 * 3];
 
     /* alltoall, 8 chunks of 3 elements: rank 2's output chunk q is rank q's input chunk 2. */
-    ck_assert_int_eq(cs_xplan_expect_output(p, 2, 3, out), 0);
+    ck_assert_int_eq(cs_emulate_expect_output(p, 2, 3, out), 0);
     for (int q = 0; q < 8; q++)
         for (int j = 0; j < 3; j++)
-            ck_assert(out[q * 3 + j] == cs_xplan_input_value(q, 2 * 3 + j));
+            ck_assert(out[q * 3 + j] == cs_emulate_input_value(q, 2 * 3 + j));
     cs_xplan_free(p);
     cs_sched_free(s);
     for (int r = 0; r < 4; r++)
         for (long e = 0; e < 5000; e += 7) {
-            float v = cs_xplan_input_value(r, e);
+            float v = cs_emulate_input_value(r, e);
 
             ck_assert(v == floorf(v) && v >= -30 && v <= 30);
         }
@@ -265,10 +265,10 @@ START_TEST(test_custom_has_no_reference)
     struct cs_xplan *p = plan_of(s);
     long wrong;
 
-    ck_assert(!cs_xplan_has_reference(p));
+    ck_assert(!cs_emulate_has_reference(p));
     ck_assert_int_eq(emulate(p, (long long)p->nchunks * 4 * 4, 0, &wrong, NULL, 0), 0);
     ck_assert_int_eq(wrong, -1);
-    ck_assert_int_eq(cs_xplan_expect_output(p, 0, 4, NULL), CS_ERR_USAGE);
+    ck_assert_int_eq(cs_emulate_expect_output(p, 0, 4, NULL), CS_ERR_USAGE);
     cs_xplan_free(p);
     cs_sched_free(s);
 }
@@ -449,9 +449,9 @@ static int plan_dir(const char *top, const char *sub)
         snprintf(dir, sizeof(dir), "%s/msccl-xml", top);
         ok = manifest_ok(dir, rel);
         snprintf(dir, sizeof(dir), "%s/msccl-xml%s%s", top, *sub ? "/" : "", sub);
-        if (cs_xplan_has_reference(p) && ok == 1)
+        if (cs_emulate_has_reference(p) && ok == 1)
             ck_assert_msg(wrong == 0, "%s: %ld wrong: %s", rel, wrong, msg);
-        if (cs_xplan_has_reference(p) && ok == 0)
+        if (cs_emulate_has_reference(p) && ok == 0)
             ck_assert_msg(wrong > 0, "%s: the manifest says Check() fails, the emulation agrees not", rel);
         cs_xplan_free(p);
         cs_sched_free(s);

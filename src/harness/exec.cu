@@ -13,7 +13,7 @@
 
 extern "C" {
 #include "xml.h"
-#include "xplan.h"
+#include "emulate.h"
 }
 
 /* Flag value of (launch, iteration, XML step): lexicographic, as COMPUTE_FLAG. */
@@ -57,27 +57,14 @@ struct hx_exec_args {
     int tb_offset;
     int proto;
     unsigned work;
-    long chunk_elems, iter_elems;
-    int niters, max_count;
+    long chunk_elems, loop_elems;
+    int niter, max_allowed;
     hx_ctl ctl;
 };
 
 __device__ __forceinline__ float *hx_buf(const hx_exec_args &a, int rank, int buf)
 {
     return buf == CS_BUF_INPUT ? a.in[rank] : buf == CS_BUF_OUTPUT ? a.out[rank] : a.scratch[rank];
-}
-
-/* The same region arithmetic as the CPU emulation (xplan.c call_region). */
-__device__ __forceinline__ void hx_region(const hx_exec_args &a, int off, int cnt, int k, int iter,
-                                          long *start, long *len)
-{
-    long g = (long)iter * a.iter_elems;
-    long nelem = a.chunk_elems - g < a.iter_elems ? a.chunk_elems - g : a.iter_elems;
-    int c0 = off + k * a.max_count;
-    int nk = cnt - k * a.max_count < a.max_count ? cnt - k * a.max_count : a.max_count;
-
-    *start = (long)c0 * a.chunk_elems + g;
-    *len = (long)(nk - 1) * a.chunk_elems + nelem;
 }
 
 __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
@@ -89,10 +76,10 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
     hx_conn *sc = tb.send_conn >= 0 ? a.conns[tb.send_conn] : NULL;
     unsigned long long sstep = sc ? sc->send_step : 0, rstep = rc ? rc->recv_step : 0;
 
-    for (int iter = 0; iter < a.niters; iter++) {
+    for (int iter = 0; iter < a.niter; iter++) {
         for (int i = 0; i < tb.nsteps; i++) {
             const cs_xplan_step st = a.steps[tb.step_first + i];
-            int calls = (st.cnt + a.max_count - 1) / a.max_count;
+            int calls = cs_proto_step_calls(st.cnt, a.max_allowed);
 
             /* Dependencies: thread d waits for dependency d (msccl_kernel.cu). */
             if ((int)threadIdx.x < st.ndeps) {
@@ -107,8 +94,10 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
                 long start, len, dstart = 0, dlen = 0;
                 hx_op op;
 
-                hx_region(a, st.srcoff, st.cnt, k, iter, &start, &len);
-                hx_region(a, st.dstoff, st.cnt, k, iter, &dstart, &dlen);
+                cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.srcoff,
+                                     st.cnt, k, &start, &len);
+                cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.dstoff,
+                                     st.cnt, k, &dstart, &dlen);
                 op.src = cs_step_reads_src_d(st.type) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
                 op.dst = cs_step_writes_dst_d(st.type) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
                 op.rc = cs_step_recvs_d(st.type) ? rc : NULL;
@@ -166,19 +155,6 @@ static const char *const hx_default_xmls[] = {
 static const char *proto_mech(int proto)
 {
     return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
-}
-
-static double busbw_factor(const cs_xplan *p)
-{
-    double n = p->nranks;
-
-    switch (p->coll) {
-    case CS_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case CS_COLL_ALLGATHER:
-    case CS_COLL_REDUCE_SCATTER:
-    case CS_COLL_ALLTOALL: return (n - 1) / n;
-    }
-    return 1.0;
 }
 
 /* Device state of one schedule, sized for its largest call. */
@@ -290,10 +266,10 @@ static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
     x.fifos.assign(p->nconns, NULL);
     x.conns_d.assign(p->nconns, NULL);
     for (int k = 0; k < p->nconns; k++) {
-        long sb = hx_slot_bytes(p->proto);
+        long sb = cs_proto_step_bytes(p->proto);
 
         if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
-            HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * HX_NSTEPS)) ||
+            HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * CS_NCCL_STEPS)) ||
             HX_CK(cudaMalloc((void **)&x.conns_d[k], sizeof(hx_conn))))
             return -1;
         memset(&x.conns_h[k], 0, sizeof(hx_conn));
@@ -348,7 +324,7 @@ static int xrun_pointers(hx_xrun &x, long S)
 }
 
 /* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
-static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_xplan_bufs *img)
+static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 {
     const cs_xplan *p = x.p;
     long S = img->chunk_elems;
@@ -372,7 +348,7 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_xplan_bufs *img)
     }
     for (int k = 0; k < p->nconns; k++)
         if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
-            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)hx_slot_bytes(p->proto) * HX_NSTEPS)) ||
+            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
             HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
             return -1;
     for (size_t d = 0; d < x.pd.size(); d++) {
@@ -405,10 +381,10 @@ static int xrun_args(hx_ctx *c, hx_xrun &x, int d, const cs_xplan_sizing &sz, hx
     a->scratch = q.scratch;
     a->proto = x.p->proto;
     a->work = 1;
-    a->chunk_elems = sz.chunk_elems;
-    a->iter_elems = sz.iter_elems;
-    a->niters = sz.niters;
-    a->max_count = sz.max_count;
+    a->chunk_elems = sz.run.chunk_elems;
+    a->loop_elems = sz.run.loop_elems;
+    a->niter = sz.run.niter;
+    a->max_allowed = sz.run.max_allowed;
     a->ctl.abort = c->d_abort[d];
     a->ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
     return 0;
@@ -426,8 +402,8 @@ static int launch(hx_exec_args *a, int grid, int nthreads, cudaStream_t s)
  * size, or is NULL when the emulation deadlocks. Sets *status: ok; wrong_schedule (the output is
  * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
  * (the GPU disagrees with the emulation). Returns -1 on a CUDA error. */
-static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_xplan_bufs *img,
-                       const cs_xplan_bufs *emu, cs_xplan_bufs *got, int nthreads, double *time_s,
+static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_emulate_bufs *img,
+                       const cs_emulate_bufs *emu, cs_emulate_bufs *got, int nthreads, double *time_s,
                        const char **status, char *why, size_t whylen)
 {
     const cs_xplan *p = x.p;
@@ -487,7 +463,7 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     *status = "ok";
     for (int r = 0; r < p->nranks; r++)
         if (HX_CK(cudaSetDevice(x.dev[r])) ||
-            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.chunk_elems * 4,
+            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
     {
@@ -495,12 +471,12 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
         long wrong = 0, differ = 0;
 
         cs_error_init(&err);
-        if (cs_xplan_has_reference(p))
-            wrong = cs_xplan_check_output(p, got, &err);
+        if (cs_emulate_has_reference(p))
+            wrong = cs_emulate_check_output(p, got, &err);
         /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
          * order, and unwritten elements stay NaN in both. */
         for (int r = 0; emu && r < p->nranks; r++)
-            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.chunk_elems; e++)
+            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.run.chunk_elems; e++)
                 differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
         if (differ > 0) {
             *status = "bad_data";
@@ -611,7 +587,7 @@ static int exec_one(hx_ctx *c, const char *path)
            "status");
     for (int i = 0; i < nsizes && rc == 0; i++) {
         cs_xplan_sizing sz;
-        cs_xplan_bufs *img, *got, *emu;
+        cs_emulate_bufs *img, *got, *emu;
         double times[64];
         int nt = 0, mhz;
         const char *worst = "ok";
@@ -626,19 +602,19 @@ static int exec_one(hx_ctx *c, const char *path)
             fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, sizes[i], err.msg);
             continue;
         }
-        img = cs_xplan_bufs_new(p, sz.chunk_elems);
-        got = cs_xplan_bufs_new(p, sz.chunk_elems);
-        emu = cs_xplan_bufs_new(p, sz.chunk_elems);
-        if (img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.chunk_elems)) {
-            cs_xplan_bufs_free(img);
-            cs_xplan_bufs_free(got);
-            cs_xplan_bufs_free(emu);
+        img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+        got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+        emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+        if (img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.run.chunk_elems)) {
+            cs_emulate_bufs_free(img);
+            cs_emulate_bufs_free(got);
+            cs_emulate_bufs_free(emu);
             rc = -1;
             break;
         }
         cs_error_init(&err);
-        if (cs_xplan_emulate(p, &sz, emu, &err) != 0) {
-            cs_xplan_bufs_free(emu);
+        if (cs_emulate_run(p, &sz, emu, &err) != 0) {
+            cs_emulate_bufs_free(emu);
             emu = NULL;
         }
         mhz = hx_sm_mhz(c, 0);
@@ -658,7 +634,7 @@ static int exec_one(hx_ctx *c, const char *path)
             {
                 hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
                               x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
-                              (long long)sz.chunk_elems * 4, sizes[i], 1, smp, t, mhz, st};
+                              (long long)sz.run.chunk_elems * 4, sizes[i], 1, smp, t, mhz, st};
 
                 hx_emit(c, &row);
             }
@@ -680,15 +656,15 @@ static int exec_one(hx_ctx *c, const char *path)
                 algbw = sizes[i] / med / 1e9;
             }
             printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", sizes[i], sz.count, "float",
-                   med * 1e6, algbw, algbw * busbw_factor(p), worst, why[0] ? ": " : "", why);
+                   med * 1e6, algbw, algbw * cs_busbw_factor((cs_coll)p->coll, p->nranks), worst, why[0] ? ": " : "", why);
             if (sum)
                 fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", sizes[i], sz.count, med * 1e6,
-                        algbw, algbw * busbw_factor(p),
+                        algbw, algbw * cs_busbw_factor((cs_coll)p->coll, p->nranks),
                         worst);
         }
-        cs_xplan_bufs_free(img);
-        cs_xplan_bufs_free(got);
-        cs_xplan_bufs_free(emu);
+        cs_emulate_bufs_free(img);
+        cs_emulate_bufs_free(got);
+        cs_emulate_bufs_free(emu);
     }
     if (sum)
         fclose(sum);

@@ -6,15 +6,10 @@
 
 #include <stdint.h>
 
-#define HX_NSTEPS 8 /* FIFO slots per connection (NCCL_STEPS) */
+#include "proto.h"
 
-/* Slot sizes (bytes of FIFO per step), from NCCL's default buffers (msccl.md 3.1). */
-#define HX_SLOT_BYTES_SIMPLE (512L * 1024)      /* 4 MiB / 8 */
-#define HX_SLOT_BYTES_LL (64L * 1024)           /* 512 KiB / 8: 32 KiB of data */
-#define HX_SLOT_BYTES_LL128 614400L             /* 4,915,200 B / 8: 576,000 B of data */
-#define HX_LL128_LINE_FLOATS 30                 /* 120 data bytes per 128-byte line */
-
-enum { HX_P_LL = 1, HX_P_LL128 = 2, HX_P_SIMPLE = 3 }; /* the values of enum cs_proto */
+/* Floats of data per LL128 line. */
+#define HX_LL128_LINE_FLOATS (CS_LL128_LINE_DATA_BYTES / (int)sizeof(float))
 
 /* One directed connection. head is written by the receiver only, tail by the sender only; each
  * sits on its own 128-byte line. The FIFO lives in the receiver's memory. The step counters are
@@ -25,7 +20,7 @@ struct hx_conn {
     volatile unsigned long long tail; /* steps the sender has filled (Simple) */
     char pad1[120];
     unsigned long long send_step, recv_step; /* persisted by the owning tb at kernel end */
-    char *fifo;                              /* HX_NSTEPS slots of slot_bytes */
+    char *fifo;                              /* CS_NCCL_STEPS slots of slot_bytes */
     long long slot_bytes;
 };
 
@@ -155,14 +150,14 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
         if (op.rc) {
             if (!hx_block_wait_ge(&op.rc->tail, rstep + 2, ctl, flag))
                 return 0;
-            in = (const float *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
+            in = (const float *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
         }
         if (op.sc) {
             /* Space for 2 more steps: head + 8 >= sstep + 2. */
-            if (sstep + 2 > HX_NSTEPS &&
-                !hx_block_wait_ge(&op.sc->head, sstep + 2 - HX_NSTEPS, ctl, flag))
+            if (sstep + 2 > CS_NCCL_STEPS &&
+                !hx_block_wait_ge(&op.sc->head, sstep + 2 - CS_NCCL_STEPS, ctl, flag))
                 return 0;
-            out = (float *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
+            out = (float *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
         }
         {
             /* 16-byte vectors where every operand is aligned (NCCL moves Simple data in 16-byte
@@ -252,12 +247,12 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, uns
     int timed_out = 0;
 
     if (op.rc)
-        in = (const uint4 *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
+        in = (const uint4 *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
     if (op.sc) {
-        if (sstep + 1 > HX_NSTEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - HX_NSTEPS, ctl, flag))
+        if (sstep + 1 > CS_NCCL_STEPS &&
+            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
             return 0;
-        out = (uint4 *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
+        out = (uint4 *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
     }
     for (long l = threadIdx.x; l < nlines && !timed_out; l += blockDim.x) {
         long i = 2 * l;
@@ -345,12 +340,12 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
     int timed_out = 0;
 
     if (op.rc)
-        in = (const unsigned long long *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
+        in = (const unsigned long long *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
     if (op.sc) {
-        if (sstep + 1 > HX_NSTEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - HX_NSTEPS, ctl, flag))
+        if (sstep + 1 > CS_NCCL_STEPS &&
+            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
             return 0;
-        out = (unsigned long long *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
+        out = (unsigned long long *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
     }
     /* Whole warps iterate together (warp votes below); a warp handles 4 lines per round. */
     for (long base = (long)warp * 4; base < nlines && !timed_out; base += (long)nwarps * 4) {
@@ -428,24 +423,11 @@ __device__ __forceinline__ int hx_prim(int proto, const hx_op &op, unsigned long
                                        unsigned long long &rstep, const hx_ctl &ctl,
                                        volatile int *flag)
 {
-    if (proto == HX_P_SIMPLE)
+    if (proto == CS_PROTO_SIMPLE)
         return hx_prim_simple(op, sstep, rstep, ctl, flag);
-    if (proto == HX_P_LL)
+    if (proto == CS_PROTO_LL)
         return hx_prim_ll(op, sstep, rstep, ctl, flag);
     return hx_prim_ll128(op, sstep, rstep, ctl, flag);
-}
-
-/* Slot bytes and data bytes per call for a protocol. */
-static inline long hx_slot_bytes(int proto)
-{
-    return proto == HX_P_SIMPLE ? HX_SLOT_BYTES_SIMPLE
-                                : proto == HX_P_LL ? HX_SLOT_BYTES_LL : HX_SLOT_BYTES_LL128;
-}
-
-static inline long hx_call_max_bytes(int proto)
-{
-    return proto == HX_P_SIMPLE ? 4 * HX_SLOT_BYTES_SIMPLE
-                                : proto == HX_P_LL ? HX_SLOT_BYTES_LL / 2 : 576000L;
 }
 
 #endif

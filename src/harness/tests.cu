@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(640) k_proto(hx_pt_args a)
     hx_op op;
 
     for (int k = 0; k < a.nsteps; k++) {
-        long off = ((long)pair * HX_NSTEPS + k % HX_NSTEPS) * a.n;
+        long off = ((long)pair * CS_NCCL_STEPS + k % CS_NCCL_STEPS) * a.n;
 
         op.n = a.n;
         if (producer) {
@@ -505,7 +505,7 @@ int hx_mem(hx_ctx *c)
 
 static const char *pmech(int proto)
 {
-    return proto == HX_P_SIMPLE ? "simple" : proto == HX_P_LL ? "ll" : "ll128";
+    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
 }
 
 /* Buffers of one protocol test: on `sdev` the producers' source, on `rdev` the connections,
@@ -520,7 +520,7 @@ struct proto_bufs {
 
 static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn, int proto)
 {
-    size_t per = (size_t)npairs * HX_NSTEPS * maxn * sizeof(float);
+    size_t per = (size_t)npairs * CS_NCCL_STEPS * maxn * sizeof(float);
 
     memset(&b, 0, sizeof(b));
     b.maxn = maxn;
@@ -531,7 +531,7 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
     if (HX_CK(cudaSetDevice(rdev)) || HX_CK(cudaMalloc((void **)&b.lsrc, per)) ||
         HX_CK(cudaMalloc((void **)&b.dst, per)) ||
         HX_CK(cudaMalloc((void **)&b.conns, npairs * sizeof(hx_conn))) ||
-        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))))
+        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))))
         return -1;
     k_fill<<<1024, 256>>>(b.lsrc, (long)(per / 4), 1);
     return HX_CK(cudaDeviceSynchronize());
@@ -553,13 +553,13 @@ static int proto_reset(proto_bufs &b, int rdev, int npairs, int proto, long n)
 
     for (int i = 0; i < npairs; i++) {
         memset(&h[i], 0, sizeof(hx_conn));
-        h[i].fifo = b.fifo + (size_t)i * HX_NSTEPS * hx_slot_bytes(proto);
-        h[i].slot_bytes = hx_slot_bytes(proto);
+        h[i].fifo = b.fifo + (size_t)i * CS_NCCL_STEPS * cs_proto_step_bytes(proto);
+        h[i].slot_bytes = cs_proto_step_bytes(proto);
     }
     if (HX_CK(cudaSetDevice(rdev)) ||
-        HX_CK(cudaMemset(b.fifo, 0, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))) ||
+        HX_CK(cudaMemset(b.fifo, 0, (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))) ||
         HX_CK(cudaMemcpy(b.conns, h.data(), npairs * sizeof(hx_conn), cudaMemcpyHostToDevice)) ||
-        HX_CK(cudaMemset(b.dst, 0xff, (size_t)npairs * HX_NSTEPS * n * sizeof(float))))
+        HX_CK(cudaMemset(b.dst, 0xff, (size_t)npairs * CS_NCCL_STEPS * n * sizeof(float))))
         return -1;
     return HX_CK(cudaDeviceSynchronize());
 }
@@ -573,7 +573,7 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
 
     for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < total; t += (long)gridDim.x * blockDim.x) {
         long p = t / (nslots * n), r = t % (nslots * n);
-        long i = (p * HX_NSTEPS) * n + r;
+        long i = (p * CS_NCCL_STEPS) * n + r;
         float v = hx_pat(i, 0) + (reduce ? hx_pat(i, 1) : 0.0f);
 
         if (!(__ldcg(dst + i) == v))
@@ -659,7 +659,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
     if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
         return -1;
     cudaMemset(bad, 0, sizeof(*bad));
-    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < HX_NSTEPS ? nsteps : HX_NSTEPS, reduce, bad);
+    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
     cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
     cudaFree(bad);
     *status = nbad ? "bad_data" : "ok";
@@ -670,7 +670,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
 static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 {
     const hx_opts *o = c->o;
-    static const int protos[] = {HX_P_LL, HX_P_LL128, HX_P_SIMPLE};
+    static const int protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
     int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
     std::vector<int> pairs = o->quick ? std::vector<int>{1, 16, maxpairs}
                                       : std::vector<int>{1, 4, 16, 64, maxpairs};
@@ -680,7 +680,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
         pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
     for (int pi = 0; pi < 3; pi++) {
         int proto = protos[pi];
-        long maxbytes = hx_call_max_bytes(proto);
+        long maxbytes = cs_proto_loop_bytes(proto);
         std::vector<long> chunks;
         proto_bufs b;
         int maxp = 0;
@@ -699,7 +699,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                 for (int p : pairs)
                     for (int red = 0; red < 2; red++) {
                         if (o->quick)
-                            pts.push_back({n, st, p, red, proto == HX_P_SIMPLE ? 512 : 640});
+                            pts.push_back({n, st, p, red, proto == CS_PROTO_SIMPLE ? 512 : 640});
                         else
                             for (int nt : {256, 512, 640})
                                 pts.push_back({n, st, p, red, nt});
