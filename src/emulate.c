@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* Flag value of (iteration, XML step): compares lexicographically, as COMPUTE_FLAG does. */
-#define FLAG(iter, s) ((long long)(iter) * CS_MAX_STEPS_LEGACY + (s))
+#define FLAG(iter, s) ((long long)(iter)*CS_MAX_STEPS_LEGACY + (s))
 
 /* The plan's call k of a step at chunk offset off, in iteration iter: [*start, *start + *len). */
 static void call_region(const struct cs_xplan_sizing *sz, int off, int cnt, int k, int iter,
@@ -149,7 +149,7 @@ fail:
 }
 
 long cs_emulate_check_output(const struct cs_xplan *plan, const struct cs_emulate_bufs *bufs,
-                           struct cs_error *err)
+                             struct cs_error *err)
 {
     long wrong = 0, maxn = 0;
     float *exp;
@@ -195,9 +195,12 @@ struct emu_tb {
 static float *buf_ptr(const struct cs_emulate_bufs *b, int rank, int buf)
 {
     switch (buf) {
-    case CS_BUF_INPUT: return b->in[rank];
-    case CS_BUF_OUTPUT: return b->out[rank];
-    case CS_BUF_SCRATCH: return b->scratch[rank];
+    case CS_BUF_INPUT:
+        return b->in[rank];
+    case CS_BUF_OUTPUT:
+        return b->out[rank];
+    case CS_BUF_SCRATCH:
+        return b->scratch[rank];
     }
     return NULL;
 }
@@ -252,9 +255,10 @@ static int emu_call(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
             if (st->type == CS_STEP_RE) {
                 v = dst[i] + src[i];
                 for (int j = 0; j < st->nsrcs; j++)
-                    v += buf_ptr(b, tb->rank, st->srcbuf)[start - (long)st->srcoff * sz->run.chunk_elems +
-                                                          (long)p->srcs[st->src_first + j] *
-                                                              sz->run.chunk_elems + i];
+                    v += buf_ptr(
+                        b, tb->rank,
+                        st->srcbuf)[start - (long)st->srcoff * sz->run.chunk_elems +
+                                    (long)p->srcs[st->src_first + j] * sz->run.chunk_elems + i];
             } else if (rx && cs_step_reduces(st->type)) {
                 v = src[i] + rx[i];
             } else if (rx) {
@@ -288,13 +292,14 @@ static int emu_call(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
 }
 
 int cs_emulate_run(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
-                     struct cs_emulate_bufs *b, struct cs_error *err)
+                   struct cs_emulate_bufs *b, struct cs_error *err)
 {
     struct emu_conn *conns = calloc((size_t)(p->nconns ? p->nconns : 1), sizeof(*conns));
     struct emu_tb *es = calloc((size_t)(p->ntbs ? p->ntbs : 1), sizeof(*es));
     long long *flags = malloc((size_t)(p->ntbs ? p->ntbs : 1) * sizeof(*flags));
-    long call_elems = (long)sz->run.max_allowed *
-                      (sz->run.loop_elems < sz->run.chunk_elems ? sz->run.loop_elems : sz->run.chunk_elems);
+    long call_elems =
+        (long)sz->run.max_allowed *
+        (sz->run.loop_elems < sz->run.chunk_elems ? sz->run.loop_elems : sz->run.chunk_elems);
     int rc = CS_ERR_NOMEM, left = 0, progress = 1;
 
     if (conns == NULL || es == NULL || flags == NULL)

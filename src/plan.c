@@ -1,4 +1,5 @@
-/* plan.c: from schedule and size to the executor's loop, calls, folded nops and fused reductions. */
+/* plan.c: from schedule and size to the executor's loop, calls, folded nops and fused reductions.
+ */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -8,8 +9,7 @@ int cs_dtype_bytes(const char *name)
 {
     if (strcmp(name, "float") == 0 || strcmp(name, "float32") == 0)
         return 4;
-    if (strcmp(name, "half") == 0 || strcmp(name, "float16") == 0 ||
-        strcmp(name, "bfloat16") == 0)
+    if (strcmp(name, "half") == 0 || strcmp(name, "float16") == 0 || strcmp(name, "bfloat16") == 0)
         return 2;
     if (strcmp(name, "double") == 0 || strcmp(name, "float64") == 0)
         return 8;
@@ -253,10 +253,9 @@ int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long 
     s.chunk_elems = s.count / nchunks;
     s.loop_elems = loop_bytes / type_bytes;
     if ((s.chunk_elems + s.loop_elems - 1) / s.loop_elems > CS_MAX_ITERATIONS) {
-        cs_error_set(err, NULL, 0,
-                     "%lld bytes needs %lld loop iterations; the executor's flags allow %d",
-                     size_bytes, (s.chunk_elems + s.loop_elems - 1) / s.loop_elems,
-                     CS_MAX_ITERATIONS);
+        cs_error_set(
+            err, NULL, 0, "%lld bytes needs %lld loop iterations; the executor's flags allow %d",
+            size_bytes, (s.chunk_elems + s.loop_elems - 1) / s.loop_elems, CS_MAX_ITERATIONS);
         return CS_ERR_INVALID;
     }
     s.niter = (int)((s.chunk_elems + s.loop_elems - 1) / s.loop_elems);
@@ -314,8 +313,7 @@ long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op
 void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long unit_bytes[2])
 {
     long long slice = (elems + CS_SIMPLE_SLICES_PER_CALL * CS_SIMPLE_SLICE_ALIGN - 1) /
-                      (CS_SIMPLE_SLICES_PER_CALL * CS_SIMPLE_SLICE_ALIGN) *
-                      CS_SIMPLE_SLICE_ALIGN;
+                      (CS_SIMPLE_SLICES_PER_CALL * CS_SIMPLE_SLICE_ALIGN) * CS_SIMPLE_SLICE_ALIGN;
     long long min_slice = cs_proto_simple_min_slice_bytes() / plan->type_bytes;
 
     if (plan->proto != CS_PROTO_SIMPLE) {

@@ -22,17 +22,17 @@ struct cs_plan_op {
     int nsrc;               /* re: local sources reduced in one pass (1..16); 1 otherwise */
     int hasdep;             /* publishes its flag when done */
     int ndeps;
-    struct cs_dep *deps;    /* ndeps flags (tb of the same GPU, step) to wait for */
-    int ncalls;             /* primitive calls per iteration: ceil(cnt / max_allowed) */
-    int srcbuf, dstbuf;     /* local operands (enum cs_buf); 0 when the type has none */
+    struct cs_dep *deps;              /* ndeps flags (tb of the same GPU, step) to wait for */
+    int ncalls;                       /* primitive calls per iteration: ceil(cnt / max_allowed) */
+    int srcbuf, dstbuf;               /* local operands (enum cs_buf); 0 when the type has none */
     int srcoff[CS_MAX_REDUCE_FUSION]; /* source chunk of each of the nsrc passes; 0 if unused */
     int dstoff;
-    int line;               /* XML line of the last step folded in */
+    int line; /* XML line of the last step folded in */
 };
 
 struct cs_plan_tb {
-    int gpu, id;     /* rank and tb id */
-    int send, recv;  /* peer ranks or -1 */
+    int gpu, id;    /* rank and tb id */
+    int send, recv; /* peer ranks or -1 */
     int chan;
     int line; /* XML line of the <tb> */
     int nops;
@@ -43,7 +43,7 @@ struct cs_plan {
     enum cs_proto proto;
     enum cs_coll coll;
     int ngpus, nchannels, nchunksperloop;
-    long long size_bytes;   /* whole buffer, count x sizeMultiplier x type size */
+    long long size_bytes; /* whole buffer, count x sizeMultiplier x type size */
     int type_bytes;
     long long count;        /* elements in the whole buffer */
     long long chunk_elems;  /* S: elements per MSCCL chunk */

@@ -83,9 +83,12 @@ static int set_buffers(const struct cs_sched *sched, const struct cs_gpu *gpu, i
 static int buf_chunks(const struct cs_xplan_rank *rk, int buf)
 {
     switch (buf) {
-    case CS_BUF_INPUT: return rk->in_chunks;
-    case CS_BUF_OUTPUT: return rk->out_chunks;
-    case CS_BUF_SCRATCH: return rk->scratch_chunks;
+    case CS_BUF_INPUT:
+        return rk->in_chunks;
+    case CS_BUF_OUTPUT:
+        return rk->out_chunks;
+    case CS_BUF_SCRATCH:
+        return rk->scratch_chunks;
     }
     return 0;
 }
@@ -97,9 +100,9 @@ static int check_range(const struct cs_sched *sched, const struct cs_xplan_rank 
 
     if (off < 0 || op->cnt < 0 || off + op->cnt > size) {
         cs_error_set(err, sched_file(sched), op->line,
-                     "rank %d step %d (%s): chunks [%d, %d) of buffer %c outside its %d chunks", rank,
-                     op->step, cs_step_type_name(op->type), off, off + op->cnt, cs_buf_char(buf),
-                     size);
+                     "rank %d step %d (%s): chunks [%d, %d) of buffer %c outside its %d chunks",
+                     rank, op->step, cs_step_type_name(op->type), off, off + op->cnt,
+                     cs_buf_char(buf), size);
         return CS_ERR_INVALID;
     }
     return 0;
@@ -107,16 +110,17 @@ static int check_range(const struct cs_sched *sched, const struct cs_xplan_rank 
 
 /* What the executor relies on for one transmission of tb t: a peer for what it sends or
  * receives, operands inside the rank's buffers, dependencies on existing steps of the rank. */
-static int check_op(const struct cs_sched *sched, const struct cs_xplan *p, const struct cs_plan_tb *t,
-                    const struct cs_plan_op *op, struct cs_error *err)
+static int check_op(const struct cs_sched *sched, const struct cs_xplan *p,
+                    const struct cs_plan_tb *t, const struct cs_plan_op *op, struct cs_error *err)
 {
     const struct cs_xplan_rank *rk = &p->ranks[t->gpu];
     const struct cs_gpu *gpu = cs_sched_find_gpu(sched, t->gpu);
     int rc = 0;
 
     if ((cs_step_sends(op->type) && t->send < 0) || (cs_step_recvs(op->type) && t->recv < 0)) {
-        cs_error_set(err, sched_file(sched), op->line, "rank %d tb %d step %d %s but the tb has %s=-1",
-                     t->gpu, t->id, op->step, cs_step_sends(op->type) && t->send < 0 ? "sends" : "receives",
+        cs_error_set(err, sched_file(sched), op->line,
+                     "rank %d tb %d step %d %s but the tb has %s=-1", t->gpu, t->id, op->step,
+                     cs_step_sends(op->type) && t->send < 0 ? "sends" : "receives",
                      cs_step_sends(op->type) && t->send < 0 ? "send" : "recv");
         return CS_ERR_INVALID;
     }
@@ -160,9 +164,9 @@ static int lay_out_tb(struct layout *l, const struct cs_plan_tb *t, int g)
         if (push((void **)&p->steps, &p->nsteps, &l->cap_steps, sizeof(*st)))
             return CS_ERR_NOMEM;
         st = &p->steps[p->nsteps - 1];
-        *st = (struct cs_xplan_step){op->type, op->srcbuf, op->srcoff[0], op->dstbuf, op->dstoff,
-                                     op->cnt, p->nsrcs, op->nsrc - 1, p->ndeps, op->ndeps,
-                                     op->hasdep, op->step, op->line};
+        *st = (struct cs_xplan_step){op->type,   op->srcbuf, op->srcoff[0], op->dstbuf, op->dstoff,
+                                     op->cnt,    p->nsrcs,   op->nsrc - 1,  p->ndeps,   op->ndeps,
+                                     op->hasdep, op->step,   op->line};
         for (int j = 1; j < op->nsrc; j++) {
             if (push((void **)&p->srcs, &p->nsrcs, &l->cap_srcs, sizeof(int)))
                 return CS_ERR_NOMEM;
@@ -204,8 +208,6 @@ static int lay_out(struct cs_xplan *p, const struct cs_sched *sched, const struc
     }
     return 0;
 }
-
-
 
 static int tb_uses(const struct cs_tb *tb, int (*pred)(enum cs_step_type))
 {
@@ -259,9 +261,10 @@ static int build_conns(struct cs_xplan *p, const struct cs_sched *sched, struct 
         if (found < 0) {
             if (!tb_uses(xa, cs_step_sends))
                 continue;
-            cs_error_set(err, sched_file(sched), xa->line,
-                         "rank %d tb %d sends to rank %d on channel %d, where no tb receives from it",
-                         a->rank, a->id, peer, xa->chan);
+            cs_error_set(
+                err, sched_file(sched), xa->line,
+                "rank %d tb %d sends to rank %d on channel %d, where no tb receives from it",
+                a->rank, a->id, peer, xa->chan);
             return CS_ERR_INVALID;
         }
         if (push((void **)&p->conns, &p->nconns, &cap, sizeof(*p->conns)))
@@ -275,9 +278,10 @@ static int build_conns(struct cs_xplan *p, const struct cs_sched *sched, struct 
         const struct cs_tb *xa = cs_gpu_find_tb(cs_sched_find_gpu(sched, a->rank), a->id);
 
         if (xa->recv >= 0 && a->recv_conn < 0 && tb_uses(xa, cs_step_recvs)) {
-            cs_error_set(err, sched_file(sched), xa->line,
-                         "rank %d tb %d receives from rank %d on channel %d, where no tb sends to it",
-                         a->rank, a->id, xa->recv, xa->chan);
+            cs_error_set(
+                err, sched_file(sched), xa->line,
+                "rank %d tb %d receives from rank %d on channel %d, where no tb sends to it",
+                a->rank, a->id, xa->recv, xa->chan);
             return CS_ERR_INVALID;
         }
     }
@@ -373,9 +377,10 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
             conn_calls(plan, cn->send_tb, cs_step_sends, sz.run.max_allowed, k, &a);
             conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.run.max_allowed, k, &b);
             if (a != b) {
-                cs_error_set(err, "", 0,
-                             "connection %d->%d channel %d: call %ld sends %d chunks but receives %d",
-                             cn->src, cn->dst, cn->chan, k, a, b);
+                cs_error_set(
+                    err, "", 0,
+                    "connection %d->%d channel %d: call %ld sends %d chunks but receives %d",
+                    cn->src, cn->dst, cn->chan, k, a, b);
                 return CS_ERR_INVALID;
             }
         }
@@ -385,4 +390,3 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
     *out = sz;
     return 0;
 }
-

@@ -76,12 +76,12 @@ struct cs_xplan_sizing {
     long max_call_calls;       /* most prim calls any connection carries per iteration */
 };
 
-/* Compile a schedule with cs_plan_compile and lay it out. Checks what the executor relies on: every transmission's operands inside
- * the rank's buffers, dependencies on existing steps of the same rank, nop folding as the
- * runtime's parser accepts it, one tb per (send peer, chan) and per (recv peer, chan), a
- * receiving tb for every sending one. On success stores a new plan in *out (caller frees with
- * cs_xplan_free) and returns 0; otherwise CS_ERR_INVALID or CS_ERR_NOMEM with err set (file:line
- * of the offending XML element when known). */
+/* Compile a schedule with cs_plan_compile and lay it out. Checks what the executor relies on: every
+ * transmission's operands inside the rank's buffers, dependencies on existing steps of the same
+ * rank, nop folding as the runtime's parser accepts it, one tb per (send peer, chan) and per (recv
+ * peer, chan), a receiving tb for every sending one. On success stores a new plan in *out (caller
+ * frees with cs_xplan_free) and returns 0; otherwise CS_ERR_INVALID or CS_ERR_NOMEM with err set
+ * (file:line of the offending XML element when known). */
 int cs_xplan_build(const struct cs_sched *sched, struct cs_xplan **out, struct cs_error *err);
 void cs_xplan_free(struct cs_xplan *plan);
 

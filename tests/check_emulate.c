@@ -57,7 +57,8 @@ START_TEST(test_reference_values)
 END_TEST
 
 /* The CPU emulation of the compiled plan gives the collective's result for correct schedules, at
- * one iteration with multi-chunk calls, at several iterations, and with a partial last iteration. */
+ * one iteration with multi-chunk calls, at several iterations, and with a partial last iteration.
+ */
 START_TEST(test_emulate_reference_xmls)
 {
     static const char *good[] = {
@@ -79,12 +80,15 @@ START_TEST(test_emulate_reference_xmls)
         s = load(test_data(path));
         p = plan_of(s);
         n = (long long)p->nchunks * 4;
-        /* 1 element per chunk; 24 elements per chunk with 8-element iterations; 20 with 8 (partial). */
+        /* 1 element per chunk; 24 elements per chunk with 8-element iterations; 20 with 8
+         * (partial). */
         ck_assert_msg(emulate(p, n * 1, 0, &wrong, msg, sizeof(msg)) == 0, "%s: %s", good[i], msg);
         ck_assert_msg(wrong == 0, "%s: %ld wrong: %s", good[i], wrong, msg);
-        ck_assert_msg(emulate(p, n * 24, 32, &wrong, msg, sizeof(msg)) == 0, "%s: %s", good[i], msg);
+        ck_assert_msg(emulate(p, n * 24, 32, &wrong, msg, sizeof(msg)) == 0, "%s: %s", good[i],
+                      msg);
         ck_assert_msg(wrong == 0, "%s: %ld wrong: %s", good[i], wrong, msg);
-        ck_assert_msg(emulate(p, n * 20, 32, &wrong, msg, sizeof(msg)) == 0, "%s: %s", good[i], msg);
+        ck_assert_msg(emulate(p, n * 20, 32, &wrong, msg, sizeof(msg)) == 0, "%s: %s", good[i],
+                      msg);
         ck_assert_msg(wrong == 0, "%s: %ld wrong: %s", good[i], wrong, msg);
         cs_xplan_free(p);
         cs_sched_free(s);
@@ -178,7 +182,8 @@ static int plan_dir(const char *top, const char *sub)
         s = load(path);
         p = plan_of(s);
         ck_assert_int_eq(p->nranks, s->ngpus);
-        ck_assert_int_eq(p->ntbs, (int)(p->ranks[p->nranks - 1].tb_first + p->ranks[p->nranks - 1].ntbs));
+        ck_assert_int_eq(p->ntbs,
+                         (int)(p->ranks[p->nranks - 1].tb_first + p->ranks[p->nranks - 1].ntbs));
         ck_assert_msg(emulate(p, (long long)p->nchunks * 4 * 2, 0, &wrong, msg, sizeof(msg)) == 0,
                       "%s: %s", rel, msg);
         snprintf(dir, sizeof(dir), "%s/msccl-xml", top);
@@ -187,7 +192,8 @@ static int plan_dir(const char *top, const char *sub)
         if (cs_emulate_has_reference(p) && ok == 1)
             ck_assert_msg(wrong == 0, "%s: %ld wrong: %s", rel, wrong, msg);
         if (cs_emulate_has_reference(p) && ok == 0)
-            ck_assert_msg(wrong > 0, "%s: the manifest says Check() fails, the emulation agrees not", rel);
+            ck_assert_msg(wrong > 0,
+                          "%s: the manifest says Check() fails, the emulation agrees not", rel);
         cs_xplan_free(p);
         cs_sched_free(s);
         n++;
@@ -236,7 +242,8 @@ START_TEST(test_shared_deadlock_scan)
         snprintf(path, sizeof(path), "%s/msccl-xml/%s", top, files[i]);
         s = load(path);
         p = plan_of(s);
-        ck_assert_msg(emulate(p, 1048576, 0, &wrong, msg, sizeof(msg)) == 0, "%s: %s", files[i], msg);
+        ck_assert_msg(emulate(p, 1048576, 0, &wrong, msg, sizeof(msg)) == 0, "%s: %s", files[i],
+                      msg);
         ck_assert_int_eq(emulate(p, 4194304, 0, &wrong, msg, sizeof(msg)), CS_ERR_SIM);
         ck_assert_ptr_nonnull(strstr(msg, "deadlock"));
         cs_xplan_free(p);

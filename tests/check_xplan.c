@@ -146,33 +146,42 @@ struct bad_case {
     const char *what;
 };
 
-#define HEAD "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allreduce\" inplace=\"0\">\n"
-#define STEP(s, t, sb, so, db, dof, c, di, ds, h)                                                          \
-    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db              \
-    "\" dstoff=\"" #dof "\" cnt=\"" #c "\" depid=\"" #di "\" deps=\"" #ds "\" hasdep=\"" #h "\"/>\n"
+#define HEAD                                                                                       \
+    "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "              \
+    "coll=\"allreduce\" inplace=\"0\">\n"
+#define STEP(s, t, sb, so, db, dof, c, di, ds, h)                                                  \
+    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db          \
+    "\" dstoff=\"" #dof "\" cnt=\"" #c "\" depid=\"" #di "\" deps=\"" #ds "\" hasdep=\"" #h        \
+    "\"/>\n"
 #define NOP(s, di, ds) STEP(s, "nop", "i", -1, "o", -1, 0, di, ds, 0)
-#define RECV1 "<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n"
+#define RECV1                                                                                      \
+    "<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" "       \
+    "recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n"
 
 static const struct bad_case bad_cases[] = {
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 1, "o", 0, 2, -1, -1, 0)
-          "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
+              0, "s", "i", 1, "o", 0, 2, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      4, "outside"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 1)
-          "</tb>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n" NOP(0, 0, 0)
-          STEP(1, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
+              0, "s", "i", 0, "o", 0, 1, -1, -1,
+              1) "</tb>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n" NOP(0, 0, 0)
+              STEP(1, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      8, "no depid"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)
-          "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"1\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0)
-          "</tb>\n</gpu>\n</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
+              0, "s", "i", 0, "o", 0, 1, -1, -1,
+              0) "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                 "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"1\">\n" STEP(
+                     0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n",
      3, "no tb receives"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)
-          "</tb>\n<tb id=\"1\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
-          STEP(0, "s", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
+              0, "s", "i",
+              0, "o", 0, 1, -1, -1, 0) "</tb>\n<tb id=\"1\" send=\"1\" recv=\"-1\" "
+                                       "chan=\"0\">\n" STEP(0, "s", "i", 1, "o", 1, 1, -1, -1,
+                                                            0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      6, "share a connection"},
 };
 
@@ -201,10 +210,12 @@ START_TEST(test_call_count_mismatch)
 {
     static const char xml[] =
         HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-             "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 2, -1, -1, 0)
-             "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-             "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0)
-             STEP(1, "r", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
+             "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
+                 0, "s", "i", 0, "o", 0, 2, -1, -1,
+                 0) "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                    "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0,
+                                                                             1, -1, -1, 0)
+                        STEP(1, "r", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
     struct cs_sched *s = NULL;
     struct cs_xplan *p = NULL;
     struct cs_xplan_sizing sz;
@@ -228,13 +239,17 @@ END_TEST
 START_TEST(test_call_size_mismatch)
 {
     static const char xml[] =
-        "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"2\" coll=\"custom\" inplace=\"0\">\n"
+        "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"2\" "
+        "coll=\"custom\" inplace=\"0\">\n"
         "<gpu id=\"0\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\">\n"
-        "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 2, -1, -1, 0)
-        STEP(1, "s", "i", 2, "o", 2, 1, -1, -1, 0) "</tb>\n</gpu>\n"
-        "<gpu id=\"1\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\">\n"
-        "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0)
-        STEP(1, "r", "i", 1, "o", 1, 2, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
+        "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 2, -1, -1,
+                                                                 0)
+            STEP(1, "s", "i", 2, "o", 2, 1, -1, -1,
+                 0) "</tb>\n</gpu>\n"
+                    "<gpu id=\"1\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\">\n"
+                    "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0,
+                                                                             1, -1, -1, 0)
+                        STEP(1, "r", "i", 1, "o", 1, 2, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
     struct cs_sched *s = NULL;
     struct cs_xplan *p = NULL;
     struct cs_xplan_sizing sz;
@@ -292,7 +307,8 @@ static void views_agree(const char *path, const struct cs_sched *s, long long si
             for (int j = 1; j < op->nsrc; j++)
                 ck_assert_int_eq(x->srcs[st->src_first + j - 1], op->srcoff[j]);
             for (int d = 0; d < op->ndeps; d++) {
-                ck_assert_int_eq(x->deps[st->dep_first + d].tb, p->gpu_tb0[pt->gpu] + op->deps[d].tb);
+                ck_assert_int_eq(x->deps[st->dep_first + d].tb,
+                                 p->gpu_tb0[pt->gpu] + op->deps[d].tb);
                 ck_assert_int_eq(x->deps[st->dep_first + d].s, op->deps[d].step);
             }
         }

@@ -1,4 +1,5 @@
-/* xplantest.h: loading a schedule and compiling its executor plan, for the xplan and emulate suites. */
+/* xplantest.h: loading a schedule and compiling its executor plan, for the xplan and emulate
+ * suites. */
 #ifndef CS_XPLANTEST_H
 #define CS_XPLANTEST_H
 
