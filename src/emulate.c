@@ -205,6 +205,33 @@ static float *buf_ptr(const struct cs_emulate_bufs *b, int rank, int buf)
     return NULL;
 }
 
+/* The values of one call: what arrives (plus the source when reducing), or the source; a fused
+ * re adds its other sources, found at the same place of other chunks (base: chunk 0 there). */
+static void apply(const struct cs_xplan *p, const struct cs_xplan_step *st, const float *src,
+                  const float *rx, const float *base, long chunk_elems, float *dst, float *tx,
+                  long len)
+{
+    for (long i = 0; i < len; i++) {
+        float v;
+
+        if (st->type == CS_STEP_RE) {
+            v = dst[i] + src[i];
+            for (int j = 0; j < st->nsrcs; j++)
+                v += base[(long)p->srcs[st->src_first + j] * chunk_elems + i];
+        } else if (rx && cs_step_reduces(st->type)) {
+            v = src[i] + rx[i];
+        } else if (rx) {
+            v = rx[i];
+        } else {
+            v = src[i];
+        }
+        if (dst)
+            dst[i] = v;
+        if (tx)
+            tx[i] = v;
+    }
+}
+
 /* One call of tb t if it can run now: 1 when done, 0 when blocked. */
 static int emu_call(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
                     struct cs_emulate_bufs *b, struct emu_conn *conns, struct emu_tb *es,
@@ -249,28 +276,8 @@ static int emu_call(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
             tx = outc->slots[slot];
             outc->len[slot] = len;
         }
-        for (long i = 0; i < len; i++) {
-            float v;
-
-            if (st->type == CS_STEP_RE) {
-                v = dst[i] + src[i];
-                for (int j = 0; j < st->nsrcs; j++)
-                    v += buf_ptr(
-                        b, tb->rank,
-                        st->srcbuf)[start - (long)st->srcoff * sz->run.chunk_elems +
-                                    (long)p->srcs[st->src_first + j] * sz->run.chunk_elems + i];
-            } else if (rx && cs_step_reduces(st->type)) {
-                v = src[i] + rx[i];
-            } else if (rx) {
-                v = rx[i];
-            } else {
-                v = src[i];
-            }
-            if (dst)
-                dst[i] = v;
-            if (tx)
-                tx[i] = v;
-        }
+        apply(p, st, src, rx, src ? src - (long)st->srcoff * sz->run.chunk_elems : NULL,
+              (long)sz->run.chunk_elems, dst, tx, len);
         if (rx) {
             in->head = (in->head + 1) % CS_NCCL_STEPS;
             in->ncalls--;
