@@ -217,6 +217,42 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
     return 1;
 }
 
+/* ---- LL and LL128 take one FIFO step per call (prims_ll.h, prims_ll128.h). ---- */
+
+/* Find the slot to read and wait for a free slot to write. 0 when the wait gave up. */
+template <typename T>
+static __device__ int hx_line_begin(const hx_op &op, unsigned long long sstep,
+                                    unsigned long long rstep, const hx_ctl &ctl,
+                                    volatile int *flag, const T **in, T **out)
+{
+    if (op.rc)
+        *in = (const T *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
+    if (op.sc) {
+        if (sstep + 1 > CS_NCCL_STEPS &&
+            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
+            return 0;
+        *out = (T *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
+    }
+    return 1;
+}
+
+/* The receiver hands the step back after the whole call; both sides count it. 0 when a wait on
+ * the device gave up. */
+static __device__ int hx_line_end(const hx_op &op, unsigned long long &sstep,
+                                  unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+{
+    __syncthreads();
+    if (op.rc && threadIdx.x == 0) {
+        __threadfence();
+        op.rc->head = rstep + 1;
+    }
+    if (op.sc)
+        sstep += 1;
+    if (op.rc)
+        rstep += 1;
+    return !hx_block_aborted(ctl, flag);
+}
+
 /* ---- LL: 16-byte lines {data0, flag, data1, flag} stored and polled with one volatile 16-byte
  * access; the flag is the call's step number + 1 (prims_ll.h). One FIFO step per call. ---- */
 __device__ __forceinline__ void hx_ll_store(uint4 *p, unsigned d0, unsigned d1, unsigned f)
@@ -246,14 +282,8 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, uns
     unsigned rflag = (unsigned)(rstep + 1), sflag = (unsigned)(sstep + 1);
     int timed_out = 0;
 
-    if (op.rc)
-        in = (const uint4 *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
-    if (op.sc) {
-        if (sstep + 1 > CS_NCCL_STEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
-            return 0;
-        out = (uint4 *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
-    }
+    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+        return 0;
     for (long l = threadIdx.x; l < nlines && !timed_out; l += blockDim.x) {
         long i = 2 * l;
         float a = 0.0f, b = 0.0f;
@@ -294,16 +324,7 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, uns
         if (out)
             hx_ll_store(out + l, __float_as_uint(a), __float_as_uint(b), sflag);
     }
-    __syncthreads();
-    if (op.rc && threadIdx.x == 0) {
-        __threadfence();
-        op.rc->head = rstep + 1;
-    }
-    if (op.sc)
-        sstep += 1;
-    if (op.rc)
-        rstep += 1;
-    return !hx_block_aborted(ctl, flag);
+    return hx_line_end(op, sstep, rstep, ctl, flag);
 }
 
 /* ---- LL128: 128-byte lines of 16 u64, written by 8 threads with one 16-byte volatile store
@@ -339,14 +360,8 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
     int nwarps = blockDim.x / 32, warp = threadIdx.x / 32;
     int timed_out = 0;
 
-    if (op.rc)
-        in = (const unsigned long long *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
-    if (op.sc) {
-        if (sstep + 1 > CS_NCCL_STEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
-            return 0;
-        out = (unsigned long long *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
-    }
+    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+        return 0;
     /* Whole warps iterate together (warp votes below); a warp handles 4 lines per round. */
     for (long base = (long)warp * 4; base < nlines && !timed_out; base += (long)nwarps * 4) {
         long line = base + lane / 8;
@@ -405,16 +420,7 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
                                j == 7 ? sflag : hx_pack(v[2], v[3]));
         }
     }
-    __syncthreads();
-    if (op.rc && threadIdx.x == 0) {
-        __threadfence();
-        op.rc->head = rstep + 1;
-    }
-    if (op.sc)
-        sstep += 1;
-    if (op.rc)
-        rstep += 1;
-    return !hx_block_aborted(ctl, flag);
+    return hx_line_end(op, sstep, rstep, ctl, flag);
 }
 
 /* One prim call of protocol proto. 1 when done, 0 when a wait gave up. All threads of the block
