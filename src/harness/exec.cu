@@ -507,6 +507,132 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* Whether every tb of the schedule can be resident at once (the kernel spins across blocks); when
+ * not, reports a too_big row and returns 1. */
+static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, int maxb)
+{
+    const cs_xplan *p = x.p;
+    int need = 0;
+
+    for (int r = 0; r < p->nranks; r++)
+        need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
+    if (need <= maxb * c->nsm[0])
+        return 0;
+    hx_row row = {"exec", proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
+                  0, 0, 0, 0, 0.0, 0, "too_big"};
+
+    fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
+            name, need, maxb, c->nsm[0]);
+    hx_emit(c, &row);
+    return 1;
+}
+
+/* The sizes to run: powers of two (of four with --quick) from the options' range, rounded down
+ * to a multiple of unit, at most 64, shuffled. Returns their count. */
+static int exec_sizes(hx_ctx *c, long long unit, long long sizes[64])
+{
+    const hx_opts *o = c->o;
+    int n = 0;
+
+    for (long long s = o->exec_min_bytes; s <= o->exec_max_bytes && n < 64; s *= o->quick ? 4 : 2) {
+        long long v = s / unit * unit;
+
+        if (v < unit)
+            v = unit;
+        if (n == 0 || sizes[n - 1] != v)
+            sizes[n++] = v;
+    }
+    hx_shuffle(c, sizes, n);
+    return n;
+}
+
+/* The samples of one size (the first one a warm-up when it runs), each emitted as a row. Sets
+ * *worst to the last status other than ok, stores the times of runs that finished in times and
+ * their number in *nt, and sets *timeout_at when a run times out or deadlocks. -1 on a CUDA error. */
+static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_sizing &sz,
+                        const cs_emulate_bufs *img, const cs_emulate_bufs *emu, cs_emulate_bufs *got,
+                        int nthreads, double times[64], int *nt, const char **worst,
+                        long long *timeout_at, char *why, size_t whylen)
+{
+    const cs_xplan *p = x.p;
+    int mhz = hx_sm_mhz(c, 0);
+
+    for (int smp = 0; smp <= c->o->samples && smp < 64; smp++) {
+        double t = 0;
+        const char *st = "ok";
+
+        if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, whylen))
+            return -1;
+        /* A run that finished, with the collective's output or the emulation's. */
+        int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
+
+        if (smp == 0 && ran)
+            continue; /* warm-up: module load, first touch, clocks */
+        hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+                      x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
+                      (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st};
+
+        hx_emit(c, &row);
+        if (strcmp(st, "ok") != 0)
+            *worst = st;
+        if (ran) {
+            times[(*nt)++] = t;
+        } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
+            *timeout_at = sz.run.size_bytes;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* One size: emulate it on the CPU, sample it on the GPU, print and write its summary line. 0,
+ * 1 when the size is skipped, -1 on a CUDA or memory error. */
+static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, int nthreads,
+                     FILE *sum, long long *timeout_at)
+{
+    const cs_xplan *p = x.p;
+    cs_xplan_sizing sz;
+    cs_emulate_bufs *img, *got, *emu;
+    cs_error err;
+    double times[64], med = 0, algbw = 0, bf = cs_busbw_factor((cs_coll)p->coll, p->nranks);
+    int nt = 0, rc;
+    const char *worst = "ok";
+    char why[1200] = "";
+
+    cs_error_init(&err);
+    if (cs_xplan_size(p, size, 4, 0, &sz, &err) != 0) {
+        fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, size, err.msg);
+        return 1;
+    }
+    img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    rc = img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.run.chunk_elems) ? -1 : 0;
+    if (rc == 0 && cs_emulate_run(p, &sz, emu, &err) != 0) {
+        cs_emulate_bufs_free(emu);
+        emu = NULL;
+    }
+    if (rc == 0)
+        rc = exec_samples(c, x, name, sz, img, emu, got, nthreads, times, &nt, &worst, timeout_at,
+                          why, sizeof(why));
+    if (rc == 0) {
+        if (nt > 0) {
+            qsort(times, nt, sizeof(double), cmp_double);
+            med = times[nt / 2];
+            algbw = size / med / 1e9;
+        }
+        printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", size, sz.count, "float",
+               med * 1e6, algbw, algbw * bf, worst, why[0] ? ": " : "", why);
+        if (sum)
+            fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", size, sz.count, med * 1e6, algbw,
+                    algbw * bf, worst);
+    }
+    cs_emulate_bufs_free(img);
+    cs_emulate_bufs_free(got);
+    cs_emulate_bufs_free(emu);
+    return rc;
+}
+
 static int exec_one(hx_ctx *c, const char *path)
 {
     const hx_opts *o = c->o;
@@ -515,9 +641,8 @@ static int exec_one(hx_ctx *c, const char *path)
     cs_error err;
     char name[256], csvpath[4600];
     hx_xrun x;
-    long long sizes[64];
-    int nsizes = 0, nthreads, maxb = 0, rc = 0;
-    long long lo = o->exec_min_bytes, hi = o->exec_max_bytes, unit, timeout_at = -1;
+    long long sizes[64], unit, mx = 0, timeout_at = -1;
+    int nsizes, nthreads, maxb = 0, rc = 0;
     FILE *sum;
 
     cs_error_init(&err);
@@ -539,42 +664,18 @@ static int exec_one(hx_ctx *c, const char *path)
         cs_xplan_free(p);
         return -1;
     }
-    {
-        int need = 0;
-
-        for (int r = 0; r < p->nranks; r++)
-            need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
-        if (need > maxb * c->nsm[0]) {
-            hx_row row = {"exec", proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
-                          0, 0, 0, 0, 0.0, 0, "too_big"};
-
-            fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
-                    name, need, maxb, c->nsm[0]);
-            hx_emit(c, &row);
-            cs_xplan_free(p);
-            return 0;
-        }
+    if (too_big(c, x, name, nthreads, maxb)) {
+        cs_xplan_free(p);
+        return 0;
     }
     unit = (long long)p->nchunks * 4;
-    for (long long s = lo; s <= hi && nsizes < 64; s *= o->quick ? 4 : 2) {
-        long long v = s / unit * unit;
-
-        if (v < unit)
-            v = unit;
-        if (nsizes == 0 || sizes[nsizes - 1] != v)
-            sizes[nsizes++] = v;
-    }
-    hx_shuffle(c, sizes, nsizes);
-    {
-        long long mx = 0;
-
-        for (int i = 0; i < nsizes; i++)
-            mx = sizes[i] > mx ? sizes[i] : mx;
-        if (xrun_setup(c, x, (long)(mx / unit))) {
-            xrun_free(x);
-            cs_xplan_free(p);
-            return -1;
-        }
+    nsizes = exec_sizes(c, unit, sizes);
+    for (int i = 0; i < nsizes; i++)
+        mx = sizes[i] > mx ? sizes[i] : mx;
+    if (xrun_setup(c, x, (long)(mx / unit))) {
+        xrun_free(x);
+        cs_xplan_free(p);
+        return -1;
     }
     snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", o->outdir, name);
     sum = fopen(csvpath, "w");
@@ -585,92 +686,14 @@ static int exec_one(hx_ctx *c, const char *path)
            p->ntbs, p->nconns, nthreads);
     printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw", "busbw",
            "status");
-    for (int i = 0; i < nsizes && rc == 0; i++) {
-        cs_xplan_sizing sz;
-        cs_emulate_bufs *img, *got, *emu;
-        double times[64];
-        int nt = 0, mhz;
-        const char *worst = "ok";
-        char why[1200] = "";
-
-        if (!hx_time_left(c))
-            break;
-        if (timeout_at >= 0 && sizes[i] >= timeout_at)
-            continue;
-        cs_error_init(&err);
-        if (cs_xplan_size(p, sizes[i], 4, 0, &sz, &err) != 0) {
-            fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, sizes[i], err.msg);
-            continue;
-        }
-        img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-        got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-        emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-        if (img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.run.chunk_elems)) {
-            cs_emulate_bufs_free(img);
-            cs_emulate_bufs_free(got);
-            cs_emulate_bufs_free(emu);
-            rc = -1;
-            break;
-        }
-        cs_error_init(&err);
-        if (cs_emulate_run(p, &sz, emu, &err) != 0) {
-            cs_emulate_bufs_free(emu);
-            emu = NULL;
-        }
-        mhz = hx_sm_mhz(c, 0);
-        for (int smp = 0; smp <= o->samples && smp < 64; smp++) {
-            double t = 0;
-            const char *st = "ok";
-
-            if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, sizeof(why))) {
-                rc = -1;
-                break;
-            }
-            /* A run that finished, with the collective's output or the emulation's. */
-            int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
-
-            if (smp == 0 && ran)
-                continue; /* warm-up: module load, first touch, clocks */
-            {
-                hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
-                              x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
-                              (long long)sz.run.chunk_elems * 4, sizes[i], 1, smp, t, mhz, st};
-
-                hx_emit(c, &row);
-            }
-            if (strcmp(st, "ok") != 0)
-                worst = st;
-            if (ran) {
-                times[nt++] = t;
-            } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
-                timeout_at = sizes[i];
-                break;
-            }
-        }
-        if (rc == 0) {
-            double med = 0, algbw = 0;
-
-            if (nt > 0) {
-                qsort(times, nt, sizeof(double), cmp_double);
-                med = times[nt / 2];
-                algbw = sizes[i] / med / 1e9;
-            }
-            printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", sizes[i], sz.count, "float",
-                   med * 1e6, algbw, algbw * cs_busbw_factor((cs_coll)p->coll, p->nranks), worst, why[0] ? ": " : "", why);
-            if (sum)
-                fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", sizes[i], sz.count, med * 1e6,
-                        algbw, algbw * cs_busbw_factor((cs_coll)p->coll, p->nranks),
-                        worst);
-        }
-        cs_emulate_bufs_free(img);
-        cs_emulate_bufs_free(got);
-        cs_emulate_bufs_free(emu);
-    }
+    for (int i = 0; i < nsizes && rc >= 0 && hx_time_left(c); i++)
+        if (timeout_at < 0 || sizes[i] < timeout_at)
+            rc = exec_size(c, x, name, sizes[i], nthreads, sum, &timeout_at);
     if (sum)
         fclose(sum);
     xrun_free(x);
     cs_xplan_free(p);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 int hx_exec(hx_ctx *c)
