@@ -143,12 +143,36 @@ enum cs_proto cs_proto_parse(const char *s);
 enum cs_step_type cs_step_type_parse(const char *s);
 enum cs_buf cs_buf_parse(const char *s);
 
-/* Step-type properties. */
-int cs_step_sends(enum cs_step_type type);    /* s, rcs, rrs, rrcs */
-int cs_step_recvs(enum cs_step_type type);    /* r, rcs, rrc, rrs, rrcs */
-int cs_step_reduces(enum cs_step_type type);  /* rrc, rrs, rrcs, re */
-int cs_step_reads_src(enum cs_step_type type); /* reads local srcbuf: s, rrc, rrs, rrcs, cpy, re */
-int cs_step_writes_dst(enum cs_step_type type); /* writes local dstbuf: r, rcs, rrc, rrcs, cpy, re */
+/* Step-type properties, inline so that the harness's device code uses them too. */
+static inline CS_HOST_DEVICE int cs_step_sends(enum cs_step_type t) /* s, rcs, rrs, rrcs */
+{
+    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
+}
+
+static inline CS_HOST_DEVICE int cs_step_recvs(enum cs_step_type t) /* r, rcs, rrc, rrs, rrcs */
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
+           t == CS_STEP_RRCS;
+}
+
+static inline CS_HOST_DEVICE int cs_step_reduces(enum cs_step_type t) /* rrc, rrs, rrcs, re */
+{
+    return t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS || t == CS_STEP_RE;
+}
+
+/* Reads the local srcbuf: s, rrc, rrs, rrcs, cpy, re. */
+static inline CS_HOST_DEVICE int cs_step_reads_src(enum cs_step_type t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+/* Writes the local dstbuf: r, rcs, rrc, rrcs, cpy, re. */
+static inline CS_HOST_DEVICE int cs_step_writes_dst(enum cs_step_type t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
 
 /* Number of steps over all GPUs and tbs, and the largest tb count of any GPU. */
 long cs_sched_count_steps(const struct cs_sched *sched);

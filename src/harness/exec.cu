@@ -22,30 +22,6 @@ __device__ __forceinline__ unsigned long long hx_flag(unsigned work, int iter, i
     return ((unsigned long long)work << 40) | ((unsigned long long)iter << 8) | (unsigned)s;
 }
 
-/* Step-type predicates of sched.c, for device code. */
-__device__ __forceinline__ int cs_step_sends_d(int t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
-}
-
-__device__ __forceinline__ int cs_step_recvs_d(int t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
-           t == CS_STEP_RRCS;
-}
-
-__device__ __forceinline__ int cs_step_reads_src_d(int t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
-}
-
-__device__ __forceinline__ int cs_step_writes_dst_d(int t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
-}
-
 struct hx_exec_args {
     const cs_xplan_tb *tbs;
     const cs_xplan_step *steps;
@@ -79,6 +55,7 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
     for (int iter = 0; iter < a.niter; iter++) {
         for (int i = 0; i < tb.nsteps; i++) {
             const cs_xplan_step st = a.steps[tb.step_first + i];
+            cs_step_type ty = (cs_step_type)st.type;
             int calls = cs_proto_step_calls(st.cnt, a.max_allowed);
 
             /* Dependencies: thread d waits for dependency d (msccl_kernel.cu). */
@@ -98,10 +75,10 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
                                      st.cnt, k, &start, &len);
                 cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.dstoff,
                                      st.cnt, k, &dstart, &dlen);
-                op.src = cs_step_reads_src_d(st.type) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
-                op.dst = cs_step_writes_dst_d(st.type) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
-                op.rc = cs_step_recvs_d(st.type) ? rc : NULL;
-                op.sc = cs_step_sends_d(st.type) ? sc : NULL;
+                op.src = cs_step_reads_src(ty) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
+                op.dst = cs_step_writes_dst(ty) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
+                op.rc = cs_step_recvs(ty) ? rc : NULL;
+                op.sc = cs_step_sends(ty) ? sc : NULL;
                 op.n = len;
                 if (st.type == CS_STEP_CPY || st.type == CS_STEP_RE) {
                     const float *base = hx_buf(a, tb.rank, st.srcbuf);
