@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flag value of (iteration, XML step): compares lexicographically, as COMPUTE_FLAG does. */
-#define FLAG(iter, s) ((long long)(iter)*CS_MAX_STEPS_LEGACY + (s))
+/* Flag value of (iteration, XML step) in one launch; -1 before the first. */
+#define FLAG(iter, s) ((long long)cs_proto_flag(0, iter, s))
 
 /* The plan's call k of a step at chunk offset off, in iteration iter: [*start, *start + *len). */
 static void call_region(const struct cs_xplan_sizing *sz, int off, int cnt, int k, int iter,

@@ -27,9 +27,20 @@ enum cs_proto {
 /* Consecutive re the parser fuses into one transmission: MSCCL_MAX_REDUCE_FUSION
  * (executor src/misc/msccl/msccl_parser.cc:636-643). */
 #define CS_MAX_REDUCE_FUSION 16
-/* Loop iterations the flags can tell apart: COMPUTE_FLAG keeps 16 bits of iteration
- * (executor src/device/msccl_kernel.cu:24-25); collsim refuses more. */
-#define CS_MAX_ITERATIONS 65535
+/* Flags: COMPUTE_FLAG(work, iter, step) = (work x MSCCL_MAX_ITER + iter) x steps + step
+ * (executor src/device/msccl_kernel.cu:24-25), so flags compare as (launch, iteration, step).
+ * More iterations than MSCCL_MAX_ITER alias the next launch: collsim refuses them. A flag here
+ * has room for 256 steps, the legacy runtime's limit (the executor's is 64). */
+#define CS_FLAG_ITERS 65536
+#define CS_FLAG_STEPS 256
+#define CS_MAX_ITERATIONS (CS_FLAG_ITERS - 1)
+
+/* The flag a tb publishes after step `step` of iteration iter of launch work. */
+static inline CS_HOST_DEVICE unsigned long long cs_proto_flag(unsigned work, int iter, int step)
+{
+    return ((unsigned long long)work * CS_FLAG_ITERS + (unsigned)iter) * CS_FLAG_STEPS +
+           (unsigned)step;
+}
 
 /* Line layouts (executor src/include/device.h): an LL line is 16 B, two 4-B data words each with
  * its flag word; an LL128 line is 128 B of which 8 B are flag. */

@@ -38,6 +38,11 @@ START_TEST(test_table)
     ck_assert_int_eq(cs_proto_max_allowed(576000, 131072), 4);
     ck_assert_int_eq(cs_proto_max_allowed(32768, 65536), 1);
     ck_assert_int_eq(cs_proto_max_allowed(32768, 4), 71);
+    /* Flags compare as (launch, iteration, step). */
+    ck_assert(cs_proto_flag(0, 1, 0) > cs_proto_flag(0, 0, CS_FLAG_STEPS - 1));
+    ck_assert(cs_proto_flag(1, 0, 0) > cs_proto_flag(0, CS_MAX_ITERATIONS, CS_FLAG_STEPS - 1));
+    ck_assert(cs_proto_flag(0, 2, 5) > cs_proto_flag(0, 2, 4));
+    ck_assert_int_eq(CS_MAX_ITERATIONS, 65535);
     ck_assert_int_eq(cs_proto_step_calls(16, 1), 16);
     ck_assert_int_eq(cs_proto_step_calls(16, 3), 6);
     /* 10 chunks of 100 elements, one iteration, 3 chunks per call: call 3 is chunk 9 alone. */

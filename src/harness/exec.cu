@@ -16,12 +16,6 @@ extern "C" {
 #include "emulate.h"
 }
 
-/* Flag value of (launch, iteration, XML step): lexicographic, as COMPUTE_FLAG. */
-__device__ __forceinline__ unsigned long long hx_flag(unsigned work, int iter, int s)
-{
-    return ((unsigned long long)work << 40) | ((unsigned long long)iter << 8) | (unsigned)s;
-}
-
 struct hx_exec_args {
     const cs_xplan_tb *tbs;
     const cs_xplan_step *steps;
@@ -62,7 +56,7 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
             if ((int)threadIdx.x < st.ndeps) {
                 const cs_xplan_dep dp = a.deps[st.dep_first + threadIdx.x];
 
-                if (hx_spin_ge(&a.flags[dp.tb], hx_flag(a.work, iter, dp.s), a.ctl))
+                if (hx_spin_ge(&a.flags[dp.tb], cs_proto_flag(a.work, iter, dp.s), a.ctl))
                     __threadfence();
             }
             if (hx_block_aborted(a.ctl, &flag))
@@ -103,7 +97,7 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
                 __syncthreads();
                 if (threadIdx.x == 0) {
                     __threadfence();
-                    *(volatile unsigned long long *)&a.flags[bid] = hx_flag(a.work, iter, st.s);
+                    *(volatile unsigned long long *)&a.flags[bid] = cs_proto_flag(a.work, iter, st.s);
                 }
             }
         }
