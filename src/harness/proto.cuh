@@ -132,8 +132,10 @@ __device__ __forceinline__ float hx_value(const hx_op &op, long i, float in)
     return op.src ? in + hx_ld(op.src + i) : in;
 }
 
-/* ---- Simple: two slices per call, each filling 2 FIFO steps; the sender posts tail after a
- * system fence, the receiver posts head after consuming (prims_simple.h). ---- */
+/* ---- Simple: two slices per call, each filling CS_SIMPLE_STEPS_PER_SLICE FIFO steps; the sender
+ * posts tail after a system fence, the receiver posts head after consuming (prims_simple.h). ---- */
+static_assert(CS_SIMPLE_SLICES_PER_CALL == 2, "hx_prim_simple splits a call in two halves");
+
 static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
                               unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
 {
@@ -142,20 +144,20 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
 
     if (s0 > op.n)
         s0 = op.n;
-    for (int slice = 0; slice < 2; slice++) {
+    for (int slice = 0; slice < CS_SIMPLE_SLICES_PER_CALL; slice++) {
         long lo = slice == 0 ? 0 : s0, hi = slice == 0 ? s0 : op.n;
         const float *in = NULL;
         float *out = NULL;
 
         if (op.rc) {
-            if (!hx_block_wait_ge(&op.rc->tail, rstep + 2, ctl, flag))
+            if (!hx_block_wait_ge(&op.rc->tail, rstep + CS_SIMPLE_STEPS_PER_SLICE, ctl, flag))
                 return 0;
             in = (const float *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
         }
         if (op.sc) {
-            /* Space for 2 more steps: head + 8 >= sstep + 2. */
-            if (sstep + 2 > CS_NCCL_STEPS &&
-                !hx_block_wait_ge(&op.sc->head, sstep + 2 - CS_NCCL_STEPS, ctl, flag))
+            /* Space for 2 more steps: head + 8 >= sstep + CS_SIMPLE_STEPS_PER_SLICE. */
+            if (sstep + CS_SIMPLE_STEPS_PER_SLICE > CS_NCCL_STEPS &&
+                !hx_block_wait_ge(&op.sc->head, sstep + CS_SIMPLE_STEPS_PER_SLICE - CS_NCCL_STEPS, ctl, flag))
                 return 0;
             out = (float *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
         }
@@ -202,17 +204,17 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
         if (threadIdx.x == 0) {
             if (op.sc) {
                 __threadfence_system(); /* data before the step counter, also across the link */
-                op.sc->tail = sstep + 2;
+                op.sc->tail = sstep + CS_SIMPLE_STEPS_PER_SLICE;
             }
             if (op.rc) {
                 __threadfence(); /* reads of the slot are done before it is handed back */
-                op.rc->head = rstep + 2;
+                op.rc->head = rstep + CS_SIMPLE_STEPS_PER_SLICE;
             }
         }
         if (op.sc)
-            sstep += 2;
+            sstep += CS_SIMPLE_STEPS_PER_SLICE;
         if (op.rc)
-            rstep += 2;
+            rstep += CS_SIMPLE_STEPS_PER_SLICE;
     }
     return 1;
 }
