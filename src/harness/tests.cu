@@ -742,6 +742,58 @@ int hx_proto(hx_ctx *c)
 
 /* ---------------- T5 / T6 across GPU pairs ---------------- */
 
+/* One-way latency between GPUs i and j: a flag ping-pong of N round trips on flags fi (on i) and
+ * fj (on j), one row per sample after a warm-up; round trip / 2 is the fit's business. -1 on a
+ * CUDA error. */
+static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned long long *fj,
+                       cudaStream_t si, cudaStream_t sj, int mhz)
+{
+    const hx_opts *o = c->o;
+
+    for (int smp = 0; smp <= o->samples && hx_time_left(c); smp++) {
+        const int N = o->quick ? 2000 : 20000;
+        hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
+        hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
+        cudaEvent_t e0, e1;
+        float ms = -1;
+        int ab = 0, ab2 = 0;
+        unsigned long long vi = 0, vj = 0;
+
+        cudaSetDevice(i);
+        cudaMemset(fi, 0, 8);
+        cudaMemset(c->d_abort[i], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        cudaSetDevice(j);
+        cudaMemset(fj, 0, 8);
+        cudaMemset(c->d_abort[j], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
+        cudaSetDevice(i);
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, si);
+        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
+        cudaEventRecord(e1, si);
+        if (HX_CK(cudaEventSynchronize(e1)))
+            return -1;
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
+        cudaSetDevice(j);
+        cudaDeviceSynchronize();
+        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
+        if (smp == 0)
+            continue;
+        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
+                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
+        hx_emit(c, &r);
+    }
+    return 0;
+}
+
 static int p2p_pair(hx_ctx *c, int i, int j)
 {
     const hx_opts *o = c->o;
@@ -805,48 +857,8 @@ static int p2p_pair(hx_ctx *c, int i, int j)
             }
         }
     }
-    /* One-way latency: flag ping-pong, round trip / 2 is the fit's business. */
-    for (int smp = 0; smp <= o->samples && hx_time_left(c); smp++) {
-        const int N = o->quick ? 2000 : 20000;
-        hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
-        hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
-        cudaEvent_t e0, e1;
-        float ms = -1;
-        int ab = 0, ab2 = 0;
-        unsigned long long vi = 0, vj = 0;
-
-        cudaSetDevice(i);
-        cudaMemset(fi, 0, 8);
-        cudaMemset(c->d_abort[i], 0, sizeof(int));
-        cudaDeviceSynchronize();
-        cudaSetDevice(j);
-        cudaMemset(fj, 0, 8);
-        cudaMemset(c->d_abort[j], 0, sizeof(int));
-        cudaDeviceSynchronize();
-        k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
-        cudaSetDevice(i);
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        cudaEventRecord(e0, si);
-        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
-        cudaEventRecord(e1, si);
-        if (HX_CK(cudaEventSynchronize(e1)))
-            return -1;
-        cudaEventElapsedTime(&ms, e0, e1);
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
-        cudaSetDevice(j);
-        cudaDeviceSynchronize();
-        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
-        if (smp == 0)
-            continue;
-        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
-                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
-        hx_emit(c, &r);
-    }
+    if (p2p_latency(c, i, j, fi, fj, si, sj, mhz) != 0)
+        return -1;
     cudaSetDevice(i);
     cudaFree(src);
     cudaFree(fi);
