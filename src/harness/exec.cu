@@ -37,7 +37,7 @@ __device__ __forceinline__ float *hx_buf(const hx_exec_args &a, int rank, int bu
     return buf == CS_BUF_INPUT ? a.in[rank] : buf == CS_BUF_OUTPUT ? a.out[rank] : a.scratch[rank];
 }
 
-__global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
+__global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a)
 {
     __shared__ int flag;
     int bid = a.tb_offset + blockIdx.x;
@@ -122,11 +122,6 @@ static const char *const hx_default_xmls[] = {
      * wrong_schedule, which checks the executor's check. */
     "allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml",
 };
-
-static const char *proto_mech(int proto)
-{
-    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
-}
 
 /* Device state of one schedule, sized for its largest call. */
 struct hx_xrun {
@@ -489,7 +484,7 @@ static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, 
         need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
     if (need <= maxb * c->nsm[0])
         return 0;
-    hx_row row = {"exec", proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
+    hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
                   0, 0, 0, 0, 0.0, 0, "too_big"};
 
     fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
@@ -539,7 +534,7 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
 
         if (smp == 0 && ran)
             continue; /* warm-up: module load, first touch, clocks */
-        hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+        hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
                       x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
                       (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st};
 
@@ -629,7 +624,7 @@ static int exec_one(hx_ctx *c, const char *path)
     cs_sched_free(sched);
     x.p = p;
     x.multi = o->exec_multi && c->ndev >= p->nranks;
-    nthreads = p->proto == CS_PROTO_SIMPLE ? 512 : 640;
+    nthreads = hx_nthreads(p->proto);
     if (HX_CK(cudaSetDevice(0)) ||
         HX_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, hx_exec_kernel, nthreads, 0))) {
         cs_xplan_free(p);

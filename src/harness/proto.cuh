@@ -8,6 +8,20 @@
 
 #include "proto.h"
 
+/* Threads per CTA of the protocol kernels: 640 for LL and LL128, as the executor launches them
+ * (runtime-audit.md 0, row 2); 512 for Simple. */
+#define HX_MAX_NTHREADS 640
+static inline int hx_nthreads(int proto)
+{
+    return proto == CS_PROTO_SIMPLE ? 512 : HX_MAX_NTHREADS;
+}
+
+/* The CSV's mech column for a protocol. */
+static inline const char *hx_proto_mech(int proto)
+{
+    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
+}
+
 /* Floats of data per LL128 line. */
 #define HX_LL128_LINE_FLOATS (CS_LL128_LINE_DATA_BYTES / (int)sizeof(float))
 

@@ -132,7 +132,7 @@ struct hx_pt_args {
     hx_ctl ctl;
 };
 
-__global__ void __launch_bounds__(640) k_proto(hx_pt_args a)
+__global__ void __launch_bounds__(HX_MAX_NTHREADS) k_proto(hx_pt_args a)
 {
     __shared__ int flag;
     int b = blockIdx.x;
@@ -503,11 +503,6 @@ int hx_mem(hx_ctx *c)
 
 /* ---------------- T4 / T6 protocol kernels ---------------- */
 
-static const char *pmech(int proto)
-{
-    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
-}
-
 /* Buffers of one protocol test: on `sdev` the producers' source, on `rdev` the connections,
  * FIFOs, the consumers' local operand and destination. */
 struct proto_bufs {
@@ -699,7 +694,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                 for (int p : pairs)
                     for (int red = 0; red < 2; red++) {
                         if (o->quick)
-                            pts.push_back({n, st, p, red, proto == CS_PROTO_SIMPLE ? 512 : 640});
+                            pts.push_back({n, st, p, red, hx_nthreads(proto)});
                         else
                             for (int nt : {256, 512, 640})
                                 pts.push_back({n, st, p, red, nt});
@@ -719,7 +714,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
                 double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
                                         q.nthreads, &st);
-                hx_row r = {test, pmech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
+                hx_row r = {test, hx_proto_mech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
                             q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz, st};
 
                 if (t < 0)
