@@ -1,6 +1,7 @@
 /* plan.h: a schedule, a buffer size, a datatype and a protocol turned into what the MSCCL executor
  * runs: chunk size, loop iterations, calls per step, folded dependencies and fused reductions
- * (shared reference msccl.md sections 2 and 3). Plain C; the replay consumes it. */
+ * (shared reference msccl.md sections 2 and 3). The one executor model: the replay consumes it,
+ * xplan.h lays it out for the CPU emulation and the CUDA harness; the numbers are in proto.h. */
 #ifndef CS_PLAN_H
 #define CS_PLAN_H
 
@@ -13,7 +14,7 @@ extern "C" {
 #endif
 
 /* One transmission as the executor's parser builds it: a real step with the dependencies of the
- * nops before it, or a chain of up to 16 fused `re` steps. */
+ * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. */
 struct cs_plan_op {
     enum cs_step_type type; /* never CS_STEP_NOP */
     int first_step;         /* XML s of the first step folded in (its first nop, if any) */

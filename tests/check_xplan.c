@@ -146,44 +146,38 @@ struct bad_case {
     const char *what;
 };
 
-#define HEAD                                                                                       \
-    "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "              \
-    "coll=\"allreduce\" inplace=\"0\">\n"
-#define STEP(s, t, sb, so, db, dof, c, di, ds, h)                                                  \
-    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db          \
-    "\" dstoff=\"" #dof "\" cnt=\"" #c "\" depid=\"" #di "\" deps=\"" #ds "\" hasdep=\"" #h        \
-    "\"/>\n"
+/* The bad schedules keep one XML element per source line. */
+/* clang-format off */
+#define HEAD "<algo name=\"x\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allreduce\" inplace=\"0\">\n"
+#define STEP(s, t, sb, so, db, dof, c, di, ds, h)                                                          \
+    "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db              \
+    "\" dstoff=\"" #dof "\" cnt=\"" #c "\" depid=\"" #di "\" deps=\"" #ds "\" hasdep=\"" #h "\"/>\n"
 #define NOP(s, di, ds) STEP(s, "nop", "i", -1, "o", -1, 0, di, ds, 0)
-#define RECV1                                                                                      \
-    "<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" "       \
-    "recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n"
+#define RECV1 "<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n"
 
 static const struct bad_case bad_cases[] = {
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
-              0, "s", "i", 1, "o", 0, 2, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 1, "o", 0, 2, -1, -1, 0)
+          "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      4, "outside"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
-              0, "s", "i", 0, "o", 0, 1, -1, -1,
-              1) "</tb>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n" NOP(0, 0, 0)
-              STEP(1, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 1)
+          "</tb>\n<tb id=\"1\" send=\"-1\" recv=\"-1\" chan=\"0\">\n" NOP(0, 0, 0)
+          STEP(1, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      8, "no depid"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
-              0, "s", "i", 0, "o", 0, 1, -1, -1,
-              0) "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-                 "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"1\">\n" STEP(
-                     0, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)
+          "</tb>\n</gpu>\n<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
+          "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"1\">\n" STEP(0, "r", "i", 0, "o", 0, 1, -1, -1, 0)
+          "</tb>\n</gpu>\n</algo>\n",
      3, "no tb receives"},
     {HEAD "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">\n"
-          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(
-              0, "s", "i",
-              0, "o", 0, 1, -1, -1, 0) "</tb>\n<tb id=\"1\" send=\"1\" recv=\"-1\" "
-                                       "chan=\"0\">\n" STEP(0, "s", "i", 1, "o", 1, 1, -1, -1,
-                                                            0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
+          "<tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n" STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)
+          "</tb>\n<tb id=\"1\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
+          STEP(0, "s", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>\n</gpu>\n" RECV1 "</algo>\n",
      6, "share a connection"},
 };
+/* clang-format on */
 
 START_TEST(test_bad_plans)
 {
