@@ -28,7 +28,8 @@ float cs_emulate_input_value(int rank, long e)
     return (float)(((long)rank * 131 + e * 7 + (e >> 9) * 3) % 61 - 30);
 }
 
-void cs_emulate_fill_input(const struct cs_xplan *plan, int rank, long chunk_elems, float *in)
+/* Fill rank r's input (in_chunks x chunk_elems floats) with cs_emulate_input_value. */
+static void fill_input(const struct cs_xplan *plan, int rank, long chunk_elems, float *in)
 {
     long n = (long)plan->ranks[rank].in_chunks * chunk_elems;
 
@@ -140,7 +141,7 @@ struct cs_emulate_bufs *cs_emulate_bufs_new(const struct cs_xplan *plan, long ch
         if (b->out_mem[r])
             for (size_t e = 0; e < no; e++)
                 b->out[r][e] = NAN;
-        cs_emulate_fill_input(plan, r, chunk_elems, b->in[r]);
+        fill_input(plan, r, chunk_elems, b->in[r]);
     }
     return b;
 fail:

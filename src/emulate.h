@@ -16,9 +16,6 @@ int cs_emulate_has_reference(const struct cs_xplan *plan);
 /* The value of element e of rank r's input: a small integer, so float sums are exact. */
 float cs_emulate_input_value(int rank, long e);
 
-/* Fill rank r's input (in_chunks * chunk_elems floats) with cs_emulate_input_value. */
-void cs_emulate_fill_input(const struct cs_xplan *plan, int rank, long chunk_elems, float *in);
-
 /* Expected output of rank r (out_chunks * chunk_elems floats) for the collective, or
  * CS_ERR_USAGE for custom. When the output aliases the input, the expected output covers the
  * output region only. */
