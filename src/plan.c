@@ -1,27 +1,15 @@
-/* plan.c: from schedule and size to the executor's loop, calls, folded nops and fused reductions. */
+/* plan.c: from schedule and size to the executor's loop, calls, folded nops and fused reductions.
+ */
 #include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static long long loop_bytes(enum cs_proto proto)
-{
-    switch (proto) {
-    case CS_PROTO_LL:
-        return CS_LOOP_BYTES_LL;
-    case CS_PROTO_LL128:
-        return CS_LOOP_BYTES_LL128;
-    default:
-        return CS_LOOP_BYTES_SIMPLE;
-    }
-}
-
 int cs_dtype_bytes(const char *name)
 {
     if (strcmp(name, "float") == 0 || strcmp(name, "float32") == 0)
         return 4;
-    if (strcmp(name, "half") == 0 || strcmp(name, "float16") == 0 ||
-        strcmp(name, "bfloat16") == 0)
+    if (strcmp(name, "half") == 0 || strcmp(name, "float16") == 0 || strcmp(name, "bfloat16") == 0)
         return 2;
     if (strcmp(name, "double") == 0 || strcmp(name, "float64") == 0)
         return 8;
@@ -69,229 +57,272 @@ void cs_plan_free(struct cs_plan *plan)
     free(plan);
 }
 
-/* Fold one tb's steps into transmissions, as mscclGetAlgoFromXmlFile does: nops add their
- * dependency to the next transmission; consecutive re into one destination fuse. */
-static int fold_tb(const struct cs_plan *plan, const struct cs_gpu *gpu, const struct cs_tb *tb,
+static int nomem(struct cs_error *err)
+{
+    cs_error_set(err, NULL, 0, "out of memory");
+    return CS_ERR_NOMEM;
+}
+
+/* Whether step st fuses into op, the transmission of the previous XML step: both re, same
+ * destination and source buffer, st without a dependency of its own, op not publishing and not
+ * yet MSCCL_MAX_REDUCE_FUSION sources (msccl_parser.cc:556-566, 636-643). */
+static int fuses(const struct cs_plan_op *op, const struct cs_step *st)
+{
+    return op != NULL && st->type == CS_STEP_RE && op->type == CS_STEP_RE &&
+           op->dstbuf == (int)st->dstbuf && op->dstoff == st->dstoff &&
+           op->srcbuf == (int)st->srcbuf && st->depid < 0 && !op->hasdep &&
+           op->nsrc < CS_MAX_REDUCE_FUSION;
+}
+
+/* A new transmission for step st, first_step the XML s of the first step folded in, taking the
+ * npending dependencies of the nops before it after its own. */
+static int add_op(struct cs_plan_tb *out, const struct cs_step *st, int first_step,
+                  const struct cs_dep *pending, int npending, struct cs_error *err)
+{
+    struct cs_plan_op *op = &out->ops[out->nops++];
+    int own = st->depid >= 0;
+
+    op->type = st->type;
+    op->first_step = first_step;
+    op->step = st->s;
+    op->cnt = st->cnt;
+    op->nsrc = 1;
+    op->hasdep = st->hasdep;
+    op->line = st->line;
+    if (cs_step_reads_src(st->type)) {
+        op->srcbuf = st->srcbuf;
+        op->srcoff[0] = st->srcoff;
+    }
+    if (cs_step_writes_dst(st->type)) {
+        op->dstbuf = st->dstbuf;
+        op->dstoff = st->dstoff;
+    }
+    op->ndeps = npending + own;
+    if (op->ndeps == 0)
+        return 0;
+    op->deps = malloc((size_t)op->ndeps * sizeof(*op->deps));
+    if (op->deps == NULL)
+        return nomem(err);
+    if (own)
+        op->deps[0] = (struct cs_dep){st->depid, st->deps};
+    memcpy(op->deps + own, pending, (size_t)npending * sizeof(*op->deps));
+    return 0;
+}
+
+/* Fold one tb's steps into transmissions, as mscclGetAlgoFromXmlFile does: every step with a
+ * depid, nops included, adds a dependency that the next transmission waits for; consecutive re
+ * fuse. */
+static int fold_tb(const struct cs_sched *sched, int gpu, const struct cs_tb *tb,
                    struct cs_plan_tb *out, struct cs_error *err)
 {
-    struct cs_dep *pending = NULL;
-    int npending = 0, first = -1;
+    struct cs_dep *pending = calloc((size_t)tb->nsteps + 1, sizeof(*pending));
+    int npending = 0, first = -1, prev_re = 0, rc = 0;
 
     out->ops = calloc(tb->nsteps > 0 ? (size_t)tb->nsteps : 1, sizeof(*out->ops));
-    pending = calloc((size_t)tb->nsteps + 1, sizeof(*pending));
     if (out->ops == NULL || pending == NULL) {
         free(pending);
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
+        return nomem(err);
     }
-    for (int i = 0; i < tb->nsteps; i++) {
+    for (int i = 0; i < tb->nsteps && rc == 0; i++) {
         const struct cs_step *st = &tb->steps[i];
-        struct cs_plan_op *prev = out->nops > 0 ? &out->ops[out->nops - 1] : NULL;
-        const struct cs_step *prevst = NULL;
-        struct cs_plan_op *op;
+        struct cs_plan_op *prev = prev_re ? &out->ops[out->nops - 1] : NULL;
 
         if (first < 0)
             first = st->s;
+        prev_re = 0;
         if (st->type == CS_STEP_NOP) {
-            pending[npending].tb = st->depid;
-            pending[npending].step = st->deps;
-            npending++;
+            if (st->depid >= 0)
+                pending[npending++] = (struct cs_dep){st->depid, st->deps};
             continue;
         }
-        if (prev != NULL)
-            for (int k = i - 1; k >= 0; k--)
-                if (tb->steps[k].type != CS_STEP_NOP) {
-                    prevst = &tb->steps[k];
-                    break;
-                }
-        if (st->type == CS_STEP_RE && npending == 0 && prev != NULL && prev->type == CS_STEP_RE &&
-            prevst != NULL && prevst->dstbuf == st->dstbuf && prevst->dstoff == st->dstoff &&
-            prevst->srcbuf == st->srcbuf && st->depid < 0 && !prevst->hasdep &&
-            prev->nsrc < CS_MAX_REDUCE_FUSION) {
-            prev->nsrc++;
+        if (npending == 0 && fuses(prev, st)) {
+            prev->srcoff[prev->nsrc++] = st->srcoff;
             prev->step = st->s;
             prev->cnt = st->cnt;
             prev->hasdep = st->hasdep;
-            prev->ncalls = (st->cnt + plan->max_allowed - 1) / plan->max_allowed;
+            prev->line = st->line;
             first = -1;
+            prev_re = 1;
             continue;
         }
         if (npending > 0 && st->depid < 0) {
-            cs_error_set(err, NULL, st->line,
-                         "gpu %d tb %d step %d: nops carry dependencies but the step after them "
-                         "has depid=-1, which the MSCCL executor rejects",
-                         gpu->id, tb->id, st->s);
-            free(pending);
-            return CS_ERR_INVALID;
+            cs_error_set(err, sched->path, st->line,
+                         "gpu %d tb %d step %d inherits dependencies from the nops before it but "
+                         "has no depid of its own (the MSCCL runtime rejects this)",
+                         gpu, tb->id, st->s);
+            rc = CS_ERR_INVALID;
+            break;
         }
-        op = &out->ops[out->nops++];
-        op->type = st->type;
-        op->first_step = first;
-        op->step = st->s;
-        op->cnt = st->cnt;
-        op->nsrc = 1;
-        op->hasdep = st->hasdep;
-        op->ncalls = (st->cnt + plan->max_allowed - 1) / plan->max_allowed;
-        if (st->depid >= 0) {
-            pending[npending].tb = st->depid;
-            pending[npending].step = st->deps;
-            npending++;
-        }
-        op->ndeps = npending;
-        if (npending > 0) {
-            op->deps = malloc((size_t)npending * sizeof(*op->deps));
-            if (op->deps == NULL) {
-                free(pending);
-                cs_error_set(err, NULL, 0, "out of memory");
-                return CS_ERR_NOMEM;
-            }
-            /* The op's own dependency first, then the nops' (order does not matter). */
-            op->deps[0] = pending[npending - 1];
-            memcpy(op->deps + 1, pending, (size_t)(npending - 1) * sizeof(*op->deps));
-        }
+        rc = add_op(out, st, first, pending, npending, err);
         npending = 0;
         first = -1;
+        prev_re = st->type == CS_STEP_RE;
     }
     free(pending);
+    return rc;
+}
+
+/* Allocate and fold every tb, GPU by GPU; ids must be dense. */
+static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct cs_error *err)
+{
+    int ntbs = 0, rc;
+
+    p->gpu_tb0 = calloc((size_t)sched->ngpus + 1, sizeof(int));
+    for (int g = 0; g < sched->ngpus; g++) {
+        const struct cs_gpu *gpu = cs_sched_find_gpu(sched, g);
+
+        if (gpu == NULL) {
+            cs_error_set(err, sched->path, sched->line, "no <gpu id=\"%d\">", g);
+            return CS_ERR_INVALID;
+        }
+        ntbs += gpu->ntbs;
+    }
+    p->tbs = calloc(ntbs > 0 ? (size_t)ntbs : 1, sizeof(*p->tbs));
+    if (p->gpu_tb0 == NULL || p->tbs == NULL)
+        return nomem(err);
+    for (int g = 0; g < sched->ngpus; g++) {
+        const struct cs_gpu *gpu = cs_sched_find_gpu(sched, g);
+
+        p->gpu_tb0[g] = p->ntbs;
+        for (int t = 0; t < gpu->ntbs; t++) {
+            const struct cs_tb *tb = cs_gpu_find_tb(gpu, t);
+            struct cs_plan_tb *pt = &p->tbs[p->ntbs];
+
+            if (tb == NULL) {
+                cs_error_set(err, sched->path, gpu->line, "gpu %d: tb %d is missing", g, t);
+                return CS_ERR_INVALID;
+            }
+            *pt = (struct cs_plan_tb){g, t, tb->send, tb->recv, tb->chan, tb->line, 0, NULL};
+            p->ntbs++; /* counts tbs whose ops are allocated, for cs_plan_free on failure */
+            if ((rc = fold_tb(sched, g, tb, pt, err)) != 0)
+                return rc;
+        }
+    }
+    p->gpu_tb0[sched->ngpus] = p->ntbs;
+    return 0;
+}
+
+int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
+                    struct cs_error *err)
+{
+    struct cs_plan *p;
+    int rc;
+
+    if (sched->nchunksperloop <= 0 || sched->ngpus <= 0 || sched->ngpus_alloc != sched->ngpus) {
+        cs_error_set(err, sched->path, sched->line, "schedule is incomplete (ngpus %d, %d <gpu>s)",
+                     sched->ngpus, sched->ngpus_alloc);
+        return CS_ERR_INVALID;
+    }
+    p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return nomem(err);
+    p->proto = proto != 0 ? proto : sched->proto;
+    p->coll = sched->coll;
+    p->ngpus = sched->ngpus;
+    p->nchannels = sched->nchannels;
+    p->nchunksperloop = sched->nchunksperloop;
+    p->slots_per_call = cs_proto_slots_per_call(p->proto);
+    p->units_per_call = cs_proto_units_per_call(p->proto);
+    p->wire_factor = cs_proto_wire_factor(p->proto);
+    if ((rc = compile_tbs(sched, p, err)) != 0) {
+        cs_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long long size_bytes,
+                        int type_bytes, long loop_bytes, struct cs_error *err)
+{
+    struct cs_plan_sizing s = {0};
+    long long unit = (long long)nchunks * type_bytes;
+
+    if (loop_bytes <= 0)
+        loop_bytes = cs_proto_loop_bytes(proto);
+    if (type_bytes <= 0 || nchunks <= 0 || size_bytes <= 0 || loop_bytes < type_bytes ||
+        size_bytes % unit != 0) {
+        cs_error_set(err, NULL, 0,
+                     "%lld bytes does not split into nchunksperloop (%d) chunks of %d-byte "
+                     "elements; the MSCCL executor would not select this schedule",
+                     size_bytes, nchunks, type_bytes);
+        return CS_ERR_INVALID;
+    }
+    s.size_bytes = size_bytes;
+    s.count = size_bytes / type_bytes;
+    s.chunk_elems = s.count / nchunks;
+    s.loop_elems = loop_bytes / type_bytes;
+    if ((s.chunk_elems + s.loop_elems - 1) / s.loop_elems > CS_MAX_ITERATIONS) {
+        cs_error_set(
+            err, NULL, 0, "%lld bytes needs %lld loop iterations; the executor's flags allow %d",
+            size_bytes, (s.chunk_elems + s.loop_elems - 1) / s.loop_elems, CS_MAX_ITERATIONS);
+        return CS_ERR_INVALID;
+    }
+    s.niter = (int)((s.chunk_elems + s.loop_elems - 1) / s.loop_elems);
+    s.last_elems = s.chunk_elems - (long long)(s.niter - 1) * s.loop_elems;
+    s.max_allowed = cs_proto_max_allowed(loop_bytes, (size_bytes + nchunks - 1) / nchunks);
+    *sz = s;
     return 0;
 }
 
 int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_bytes,
                   enum cs_proto proto, struct cs_plan **out, struct cs_error *err)
 {
+    struct cs_plan_sizing sz;
     struct cs_plan *p;
-    long long unit, lb, chunk_bytes_ceil, ma;
     int rc;
 
-    if (proto == 0)
-        proto = sched->proto;
-    if (type_bytes <= 0 || sched->nchunksperloop <= 0 || sched->ngpus <= 0 ||
-        sched->ngpus_alloc != sched->ngpus) {
-        cs_error_set(err, NULL, 0, "schedule or datatype not usable for a plan");
-        return CS_ERR_INVALID;
-    }
-    unit = (long long)sched->nchunksperloop * type_bytes;
-    if (size_bytes <= 0 || size_bytes % unit != 0) {
-        cs_error_set(err, NULL, 0,
-                     "%lld bytes is not a positive multiple of nchunksperloop (%d) x %d-byte "
-                     "elements; the MSCCL executor would not select this schedule",
-                     size_bytes, sched->nchunksperloop, type_bytes);
-        return CS_ERR_INVALID;
-    }
-    p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
-    }
-    p->proto = proto;
-    p->coll = sched->coll;
-    p->ngpus = sched->ngpus;
-    p->nchannels = sched->nchannels;
-    p->nchunksperloop = sched->nchunksperloop;
-    p->size_bytes = size_bytes;
+    if ((rc = cs_plan_sizing_init(&sz, sched->nchunksperloop, proto != 0 ? proto : sched->proto,
+                                  size_bytes, type_bytes, 0, err)) != 0 ||
+        (rc = cs_plan_compile(sched, proto, &p, err)) != 0)
+        return rc;
+    p->size_bytes = sz.size_bytes;
     p->type_bytes = type_bytes;
-    p->count = size_bytes / type_bytes;
-    p->chunk_elems = p->count / sched->nchunksperloop;
-    lb = loop_bytes(proto);
-    p->loop_elems = lb / type_bytes;
-    p->niter = (int)((p->chunk_elems + p->loop_elems - 1) / p->loop_elems);
-    if ((p->chunk_elems + p->loop_elems - 1) / p->loop_elems >= 65536) {
-        cs_error_set(err, NULL, 0,
-                     "%lld bytes needs %lld loop iterations; the executor's flags allow 65535",
-                     size_bytes, (p->chunk_elems + p->loop_elems - 1) / p->loop_elems);
-        free(p);
-        return CS_ERR_INVALID;
-    }
-    p->last_elems = p->chunk_elems - (long long)(p->niter - 1) * p->loop_elems;
-    /* mscclSetupCount: chunkEffectiveSize / ceil(nBytes / nchunksperloop), clamped to [1, 71]. */
-    chunk_bytes_ceil = (size_bytes + sched->nchunksperloop - 1) / sched->nchunksperloop;
-    ma = lb / chunk_bytes_ceil;
-    p->max_allowed = (int)(ma < 1 ? 1 : ma > CS_MAX_ALLOWED_COUNT ? CS_MAX_ALLOWED_COUNT : ma);
-    p->slots_per_call = proto == CS_PROTO_SIMPLE ? 4 : 1;
-    p->units_per_call = proto == CS_PROTO_SIMPLE ? 2 : 1;
-    p->wire_factor = proto == CS_PROTO_LL ? 2.0 : proto == CS_PROTO_LL128 ? 128.0 / 120.0 : 1.0;
-    p->gpu_tb0 = calloc((size_t)sched->ngpus + 1, sizeof(int));
-    for (int g = 0; g < sched->ngpus; g++)
-        p->ntbs += sched->gpus[g].ntbs;
-    p->tbs = calloc(p->ntbs > 0 ? (size_t)p->ntbs : 1, sizeof(*p->tbs));
-    if (p->gpu_tb0 == NULL || p->tbs == NULL) {
-        cs_plan_free(p);
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
-    }
-    {
-        int ntbs = p->ntbs, k = 0;
+    p->count = sz.count;
+    p->chunk_elems = sz.chunk_elems;
+    p->loop_elems = sz.loop_elems;
+    p->niter = sz.niter;
+    p->last_elems = sz.last_elems;
+    p->max_allowed = sz.max_allowed;
+    for (int t = 0; t < p->ntbs; t++)
+        for (int i = 0; i < p->tbs[t].nops; i++) {
+            struct cs_plan_op *op = &p->tbs[t].ops[i];
 
-        p->ntbs = 0; /* counts tbs whose ops are allocated, for cs_plan_free on failure */
-        for (int g = 0; g < sched->ngpus; g++) {
-            const struct cs_gpu *gpu = cs_sched_find_gpu(sched, g);
-
-            if (gpu == NULL) {
-                cs_plan_free(p);
-                cs_error_set(err, NULL, 0, "schedule has no gpu %d", g);
-                return CS_ERR_INVALID;
-            }
-            p->gpu_tb0[g] = k;
-            for (int t = 0; t < gpu->ntbs; t++) {
-                const struct cs_tb *tb = cs_gpu_find_tb(gpu, t);
-                struct cs_plan_tb *pt = &p->tbs[k];
-
-                if (tb == NULL) {
-                    cs_plan_free(p);
-                    cs_error_set(err, NULL, 0, "gpu %d has no tb %d (ids must be dense)", g, t);
-                    return CS_ERR_INVALID;
-                }
-                pt->gpu = g;
-                pt->id = t;
-                pt->send = tb->send;
-                pt->recv = tb->recv;
-                pt->chan = tb->chan;
-                p->ntbs = k + 1;
-                rc = fold_tb(p, gpu, tb, pt, err);
-                if (rc != 0) {
-                    cs_plan_free(p);
-                    return rc;
-                }
-                for (int i = 0; i < pt->nops; i++)
-                    p->ncalls_total += (long long)pt->ops[i].ncalls * p->niter;
-                k++;
-            }
+            op->ncalls = cs_proto_step_calls(op->cnt, p->max_allowed);
+            p->ncalls_total += (long long)op->ncalls * p->niter;
         }
-        p->gpu_tb0[sched->ngpus] = k;
-        (void)ntbs;
-    }
     *out = p;
     return 0;
 }
 
 long long cs_plan_iter_elems(const struct cs_plan *plan, int iter)
 {
-    return iter == plan->niter - 1 ? plan->last_elems : plan->loop_elems;
+    return cs_proto_iter_elems((long)plan->chunk_elems, (long)plan->loop_elems, iter);
 }
 
 long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op *op, int iter,
                              int call)
 {
-    long long left = (long long)op->cnt - (long long)call * plan->max_allowed;
-    long long n = left < plan->max_allowed ? left : plan->max_allowed;
+    long start, len;
 
-    if (n < 0)
-        n = 0;
-    return n * cs_plan_iter_elems(plan, iter);
+    cs_proto_call_region((long)plan->chunk_elems, (long)plan->loop_elems, plan->max_allowed, iter,
+                         0, op->cnt, call, &start, &len);
+    return len;
 }
 
 void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long unit_bytes[2])
 {
+    long long slice = (elems + CS_SIMPLE_SLICES_PER_CALL * CS_SIMPLE_SLICE_ALIGN - 1) /
+                      (CS_SIMPLE_SLICES_PER_CALL * CS_SIMPLE_SLICE_ALIGN) * CS_SIMPLE_SLICE_ALIGN;
+    long long min_slice = cs_proto_simple_min_slice_bytes() / plan->type_bytes;
+
     if (plan->proto != CS_PROTO_SIMPLE) {
         unit_bytes[0] = elems * plan->type_bytes;
         unit_bytes[1] = 0;
         return;
     }
-    /* ProtoSimple<2,2>: sliceSize = max(DIVUP(nelem, 32) x 16, stepSize x 2 / 32) elements with
-     * stepSize = 512 KiB worth, i.e. at least 32 KiB worth (prims_simple.h). */
-    long long slice = (elems + 31) / 32 * 16;
-    long long min_slice = 32768 / plan->type_bytes;
-
+    /* ProtoSimple<2,2>: sliceSize = max(DIVUP(nelem, 16 x slices) x 16, the smallest slice), capped
+     * at the call (prims_simple.h:211-212). */
     if (slice < min_slice)
         slice = min_slice;
     if (slice > elems)
@@ -302,13 +333,5 @@ void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long u
 
 double cs_plan_wire_bytes(const struct cs_plan *plan, long long data_bytes)
 {
-    /* Whole lines: LL 16 B carrying 8 B of data, LL128 128 B carrying 120 B (device.h). */
-    switch (plan->proto) {
-    case CS_PROTO_LL:
-        return (double)((data_bytes + 7) / 8 * 16);
-    case CS_PROTO_LL128:
-        return (double)((data_bytes + 119) / 120 * 128);
-    default:
-        return (double)data_bytes;
-    }
+    return (double)cs_proto_wire_bytes(plan->proto, data_bytes);
 }

@@ -1,20 +1,20 @@
 /* plan.h: a schedule, a buffer size, a datatype and a protocol turned into what the MSCCL executor
  * runs: chunk size, loop iterations, calls per step, folded dependencies and fused reductions
- * (shared reference msccl.md sections 2 and 3). Plain C; the replay consumes it. */
+ * (shared reference msccl.md sections 2 and 3). The one executor model: the replay consumes it,
+ * xplan.h lays it out for the CPU emulation and the CUDA harness; the numbers are in proto.h. */
 #ifndef CS_PLAN_H
 #define CS_PLAN_H
 
 #include "error.h"
+#include "proto.h"
 #include "sched.h"
 
-/* Data bytes per loop chunk (one iteration of one MSCCL chunk) per protocol: msccl.md 3.1. */
-#define CS_LOOP_BYTES_SIMPLE (2LL * 1024 * 1024) /* 4 MiB FIFO / 8 steps x MSCCL_CHUNKSTEPS 4 */
-#define CS_LOOP_BYTES_LL (32LL * 1024)           /* 64 KiB step, half of each LL line is flag */
-#define CS_LOOP_BYTES_LL128 576000LL             /* 614400 B step x 120/128 */
-#define CS_MAX_ALLOWED_COUNT 71                  /* maxAllowedCount is clamped to [1, 71] */
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* One transmission as the executor's parser builds it: a real step with the dependencies of the
- * nops before it, or a chain of up to 16 fused `re` steps. */
+ * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. */
 struct cs_plan_op {
     enum cs_step_type type; /* never CS_STEP_NOP */
     int first_step;         /* XML s of the first step folded in (its first nop, if any) */
@@ -23,14 +23,19 @@ struct cs_plan_op {
     int nsrc;               /* re: local sources reduced in one pass (1..16); 1 otherwise */
     int hasdep;             /* publishes its flag when done */
     int ndeps;
-    struct cs_dep *deps;    /* ndeps flags (tb of the same GPU, step) to wait for */
-    int ncalls;             /* primitive calls per iteration: ceil(cnt / max_allowed) */
+    struct cs_dep *deps;              /* ndeps flags (tb of the same GPU, step) to wait for */
+    int ncalls;                       /* primitive calls per iteration: ceil(cnt / max_allowed) */
+    int srcbuf, dstbuf;               /* local operands (enum cs_buf); 0 when the type has none */
+    int srcoff[CS_MAX_REDUCE_FUSION]; /* source chunk of each of the nsrc passes; 0 if unused */
+    int dstoff;
+    int line; /* XML line of the last step folded in */
 };
 
 struct cs_plan_tb {
-    int gpu, id;     /* rank and tb id */
-    int send, recv;  /* peer ranks or -1 */
+    int gpu, id;    /* rank and tb id */
+    int send, recv; /* peer ranks or -1 */
     int chan;
+    int line; /* XML line of the <tb> */
     int nops;
     struct cs_plan_op *ops;
 };
@@ -39,7 +44,7 @@ struct cs_plan {
     enum cs_proto proto;
     enum cs_coll coll;
     int ngpus, nchannels, nchunksperloop;
-    long long size_bytes;   /* whole buffer, count x sizeMultiplier x type size */
+    long long size_bytes; /* whole buffer, count x sizeMultiplier x type size */
     int type_bytes;
     long long count;        /* elements in the whole buffer */
     long long chunk_elems;  /* S: elements per MSCCL chunk */
@@ -55,6 +60,32 @@ struct cs_plan {
     int *gpu_tb0;           /* ngpus+1 entries: tbs of GPU g are [gpu_tb0[g], gpu_tb0[g+1]) */
     long long ncalls_total; /* primitive calls over the whole run, all tbs */
 };
+
+/* How a call of one size runs: the MSCCL chunk, the loop and maxAllowedCount (msccl.md 3.1). */
+struct cs_plan_sizing {
+    long long size_bytes;  /* whole buffer */
+    long long count;       /* elements in the whole buffer */
+    long long chunk_elems; /* S: elements per MSCCL chunk */
+    long long loop_elems;  /* elements per chunk per loop iteration */
+    long long last_elems;  /* elements per chunk in the last (maybe partial) iteration */
+    int niter;             /* ceil(S / loop_elems), at most CS_MAX_ITERATIONS */
+    int max_allowed;       /* maxAllowedCount */
+};
+
+/* Size a run of size_bytes (the whole buffer) of type_bytes elements over nchunks chunks per loop,
+ * with loop_bytes of data per chunk per iteration (0: the protocol's default). 0, or
+ * CS_ERR_INVALID with err set when the size does not split into nchunks whole chunks or needs
+ * more loop iterations than the flags allow. */
+int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long long size_bytes,
+                        int type_bytes, long loop_bytes, struct cs_error *err);
+
+/* Compile a schedule, size-independently, for protocol proto (0: the schedule's own): nops folded
+ * into the next transmission's dependencies, consecutive re fused, as the executor's parser does
+ * (msccl.md 2.1, 2.2). The sizing fields stay 0 and every op's ncalls 0. On success stores a new
+ * plan in *out (free with cs_plan_free) and returns 0; CS_ERR_INVALID or CS_ERR_NOMEM with err
+ * set (file:line of the step) otherwise. */
+int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
+                    struct cs_error *err);
 
 /* Build the plan for a buffer of size_bytes (the whole buffer, as nccl-tests prints it) of
  * elements of type_bytes, run with protocol proto (0: the schedule's own). size_bytes must be a
@@ -91,5 +122,9 @@ int cs_dtype_bytes(const char *name);
 /* nccl-tests bus-bandwidth factor for a collective on n ranks: allreduce 2(n-1)/n,
  * allgather/reduce_scatter/alltoall (n-1)/n, custom 1. */
 double cs_busbw_factor(enum cs_coll coll, int nranks);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -279,34 +279,6 @@ enum cs_buf cs_buf_parse(const char *s)
     return 0;
 }
 
-int cs_step_sends(enum cs_step_type t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
-}
-
-int cs_step_recvs(enum cs_step_type t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
-           t == CS_STEP_RRCS;
-}
-
-int cs_step_reduces(enum cs_step_type t)
-{
-    return t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS || t == CS_STEP_RE;
-}
-
-int cs_step_reads_src(enum cs_step_type t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
-}
-
-int cs_step_writes_dst(enum cs_step_type t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
-}
-
 long cs_sched_count_steps(const struct cs_sched *sched)
 {
     long n = 0;

@@ -4,15 +4,15 @@
 
 #include <stdio.h>
 
-/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference msccl.md 1.2, 2.4). */
+#include "proto.h"
+
+/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference msccl.md 1.2, 2.4);
+ * the protocol's own limits are in proto.h. */
 #define CS_MAX_CHANNELS 32     /* chan < 32 */
-#define CS_MAX_CNT 72          /* cnt < 72 (MSCCL_MAX_COUNT) */
 #define CS_MAX_STEPS 64        /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
 #define CS_MAX_STEPS_LEGACY 256 /* s < 256 in the legacy runtime */
 #define CS_MAX_TBS 1024        /* tbs per GPU (32 x MAXCHANNELS) */
 #define CS_MAX_DEPID 127       /* depid is an int8_t */
-#define CS_MAX_REDUCE_FUSION 16 /* consecutive re fused by the parser */
-#define CS_NCCL_STEPS 8        /* FIFO slots per connection */
 
 enum cs_coll {
     CS_COLL_ALLREDUCE = 1,
@@ -20,12 +20,6 @@ enum cs_coll {
     CS_COLL_REDUCE_SCATTER,
     CS_COLL_ALLTOALL,
     CS_COLL_CUSTOM,
-};
-
-enum cs_proto {
-    CS_PROTO_LL = 1,
-    CS_PROTO_LL128,
-    CS_PROTO_SIMPLE,
 };
 
 enum cs_step_type {
@@ -149,12 +143,36 @@ enum cs_proto cs_proto_parse(const char *s);
 enum cs_step_type cs_step_type_parse(const char *s);
 enum cs_buf cs_buf_parse(const char *s);
 
-/* Step-type properties. */
-int cs_step_sends(enum cs_step_type type);    /* s, rcs, rrs, rrcs */
-int cs_step_recvs(enum cs_step_type type);    /* r, rcs, rrc, rrs, rrcs */
-int cs_step_reduces(enum cs_step_type type);  /* rrc, rrs, rrcs, re */
-int cs_step_reads_src(enum cs_step_type type); /* reads local srcbuf: s, rrc, rrs, rrcs, cpy, re */
-int cs_step_writes_dst(enum cs_step_type type); /* writes local dstbuf: r, rcs, rrc, rrcs, cpy, re */
+/* Step-type properties, inline so that the harness's device code uses them too. */
+static inline CS_HOST_DEVICE int cs_step_sends(enum cs_step_type t) /* s, rcs, rrs, rrcs */
+{
+    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
+}
+
+static inline CS_HOST_DEVICE int cs_step_recvs(enum cs_step_type t) /* r, rcs, rrc, rrs, rrcs */
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
+           t == CS_STEP_RRCS;
+}
+
+static inline CS_HOST_DEVICE int cs_step_reduces(enum cs_step_type t) /* rrc, rrs, rrcs, re */
+{
+    return t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS || t == CS_STEP_RE;
+}
+
+/* Reads the local srcbuf: s, rrc, rrs, rrcs, cpy, re. */
+static inline CS_HOST_DEVICE int cs_step_reads_src(enum cs_step_type t)
+{
+    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
+
+/* Writes the local dstbuf: r, rcs, rrc, rrcs, cpy, re. */
+static inline CS_HOST_DEVICE int cs_step_writes_dst(enum cs_step_type t)
+{
+    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
+           t == CS_STEP_CPY || t == CS_STEP_RE;
+}
 
 /* Number of steps over all GPUs and tbs, and the largest tb count of any GPU. */
 long cs_sched_count_steps(const struct cs_sched *sched);

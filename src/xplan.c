@@ -1,18 +1,9 @@
-/* xplan.c: compile an MSCCL schedule into the executor's flat plan; reference results; CPU emulation. */
+/* xplan.c: the plan laid out in flat arrays for the GPU executor and the CPU emulation, with the
+ * buffer, dependency, connection and call-matching checks the executor relies on. */
 #include "xplan.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Flag value of (iteration, XML step): compares lexicographically, as COMPUTE_FLAG does. */
-#define FLAG(iter, s) ((long long)(iter) * CS_MAX_STEPS_LEGACY + (s))
-
-struct builder {
-    struct cs_xplan *p;
-    int cap_steps, cap_deps, cap_srcs;
-    const char *file;
-};
 
 static const char *sched_file(const struct cs_sched *sched)
 {
@@ -92,128 +83,128 @@ static int set_buffers(const struct cs_sched *sched, const struct cs_gpu *gpu, i
 static int buf_chunks(const struct cs_xplan_rank *rk, int buf)
 {
     switch (buf) {
-    case CS_BUF_INPUT: return rk->in_chunks;
-    case CS_BUF_OUTPUT: return rk->out_chunks;
-    case CS_BUF_SCRATCH: return rk->scratch_chunks;
+    case CS_BUF_INPUT:
+        return rk->in_chunks;
+    case CS_BUF_OUTPUT:
+        return rk->out_chunks;
+    case CS_BUF_SCRATCH:
+        return rk->scratch_chunks;
     }
     return 0;
 }
 
 static int check_range(const struct cs_sched *sched, const struct cs_xplan_rank *rk, int rank,
-                       const struct cs_step *xs, int buf, int off, int cnt, struct cs_error *err)
+                       const struct cs_plan_op *op, int buf, int off, struct cs_error *err)
 {
     int size = buf_chunks(rk, buf);
 
-    if (off < 0 || cnt < 0 || off + cnt > size) {
-        cs_error_set(err, sched_file(sched), xs->line,
-                     "rank %d step %d (%s): chunks [%d, %d) of buffer %c outside its %d chunks", rank,
-                     xs->s, cs_step_type_name(xs->type), off, off + cnt, cs_buf_char(buf), size);
+    if (off < 0 || op->cnt < 0 || off + op->cnt > size) {
+        cs_error_set(err, sched_file(sched), op->line,
+                     "rank %d step %d (%s): chunks [%d, %d) of buffer %c outside its %d chunks",
+                     rank, op->step, cs_step_type_name(op->type), off, off + op->cnt,
+                     cs_buf_char(buf), size);
         return CS_ERR_INVALID;
     }
     return 0;
 }
 
-/* Fold one tb's XML steps into transmissions (msccl.md 2.1, 2.2). */
-static int build_tb(struct builder *b, const struct cs_sched *sched, int rank, const struct cs_tb *tb,
-                    struct cs_error *err)
+/* What the executor relies on for one transmission of tb t: a peer for what it sends or
+ * receives, operands inside the rank's buffers, dependencies on existing steps of the rank. */
+static int check_op(const struct cs_sched *sched, const struct cs_xplan *p,
+                    const struct cs_plan_tb *t, const struct cs_plan_op *op, struct cs_error *err)
 {
-    struct cs_xplan *p = b->p;
-    const struct cs_xplan_rank *rk = &p->ranks[rank];
-    struct cs_xplan_dep pending[CS_MAX_STEPS_LEGACY + 1];
-    int npending = 0, rc, prev_xml_re = -1; /* plan index of a transmission that is the previous XML step's re */
+    const struct cs_xplan_rank *rk = &p->ranks[t->gpu];
+    const struct cs_gpu *gpu = cs_sched_find_gpu(sched, t->gpu);
+    int rc = 0;
 
-    for (int k = 0; k < tb->nsteps; k++) {
-        const struct cs_step *xs = &tb->steps[k];
+    if ((cs_step_sends(op->type) && t->send < 0) || (cs_step_recvs(op->type) && t->recv < 0)) {
+        cs_error_set(err, sched_file(sched), op->line,
+                     "rank %d tb %d step %d %s but the tb has %s=-1", t->gpu, t->id, op->step,
+                     cs_step_sends(op->type) && t->send < 0 ? "sends" : "receives",
+                     cs_step_sends(op->type) && t->send < 0 ? "send" : "recv");
+        return CS_ERR_INVALID;
+    }
+    for (int j = 0; j < op->nsrc && rc == 0 && cs_step_reads_src(op->type); j++)
+        rc = check_range(sched, rk, t->gpu, op, op->srcbuf, op->srcoff[j], err);
+    if (rc == 0 && cs_step_writes_dst(op->type))
+        rc = check_range(sched, rk, t->gpu, op, op->dstbuf, op->dstoff, err);
+    for (int d = 0; d < op->ndeps && rc == 0; d++) {
+        const struct cs_tb *xd = cs_gpu_find_tb(gpu, op->deps[d].tb);
+
+        if (xd == NULL) {
+            cs_error_set(err, sched_file(sched), op->line, "rank %d: depid %d names no tb", t->gpu,
+                         op->deps[d].tb);
+            rc = CS_ERR_INVALID;
+        } else if (op->deps[d].step < 0 || op->deps[d].step >= xd->nsteps) {
+            cs_error_set(err, sched_file(sched), op->line,
+                         "rank %d tb %d depends on step %d of tb %d, which has %d steps", t->gpu,
+                         t->id, op->deps[d].step, op->deps[d].tb, xd->nsteps);
+            rc = CS_ERR_INVALID;
+        }
+    }
+    return rc;
+}
+
+struct layout {
+    struct cs_xplan *p;
+    int cap_steps, cap_deps, cap_srcs;
+};
+
+/* Append the transmissions of plan tb t (global index g) to the flat arrays. */
+static int lay_out_tb(struct layout *l, const struct cs_plan_tb *t, int g)
+{
+    struct cs_xplan *p = l->p;
+    int tb0 = p->ranks[t->gpu].tb_first;
+
+    p->tbs[g] = (struct cs_xplan_tb){t->gpu, t->id, t->chan, -1, -1, p->nsteps, t->nops};
+    for (int i = 0; i < t->nops; i++) {
+        const struct cs_plan_op *op = &t->ops[i];
         struct cs_xplan_step *st;
-        struct cs_xplan_dep own = {-1, -1};
 
-        if (xs->depid >= 0) {
-            if (xs->depid >= rk->ntbs) {
-                cs_error_set(err, sched_file(sched), xs->line, "rank %d: depid %d names no tb",
-                             rank, xs->depid);
-                return CS_ERR_INVALID;
-            }
-            own.tb = rk->tb_first + xs->depid;
-            own.s = xs->deps;
-        }
-        if (xs->type == CS_STEP_NOP) {
-            if (own.tb >= 0 && npending < (int)(sizeof(pending) / sizeof(pending[0])))
-                pending[npending++] = own;
-            prev_xml_re = -1;
-            continue;
-        }
-        if (xs->type == CS_STEP_RE && prev_xml_re >= 0 && npending == 0) {
-            struct cs_xplan_step *pr = &p->steps[prev_xml_re];
-
-            if (pr->dstbuf == (int)xs->dstbuf && pr->dstoff == xs->dstoff &&
-                pr->srcbuf == (int)xs->srcbuf && xs->depid < 0 && !pr->hasdep &&
-                pr->nsrcs + 1 < CS_XPLAN_MAX_SRCS) {
-                if ((rc = check_range(sched, rk, rank, xs, xs->srcbuf, xs->srcoff, xs->cnt, err)) ||
-                    (rc = check_range(sched, rk, rank, xs, xs->dstbuf, xs->dstoff, xs->cnt, err)))
-                    return rc;
-                if (push((void **)&p->srcs, &p->nsrcs, &b->cap_srcs, sizeof(int)))
-                    return CS_ERR_NOMEM;
-                pr = &p->steps[prev_xml_re];
-                p->srcs[p->nsrcs - 1] = xs->srcoff;
-                pr->nsrcs++;
-                pr->cnt = xs->cnt;
-                pr->hasdep = xs->hasdep;
-                pr->s = xs->s;
-                pr->line = xs->line;
-                continue;
-            }
-        }
-        if (npending > 0 && own.tb < 0) {
-            cs_error_set(err, sched_file(sched), xs->line,
-                         "rank %d tb %d step %d inherits dependencies from the nops before it but has "
-                         "no depid of its own (the MSCCL runtime rejects this)",
-                         rank, tb->id, xs->s);
-            return CS_ERR_INVALID;
-        }
-        if (cs_step_sends(xs->type) && tb->send < 0) {
-            cs_error_set(err, sched_file(sched), xs->line, "rank %d tb %d step %d sends but the tb has send=-1",
-                         rank, tb->id, xs->s);
-            return CS_ERR_INVALID;
-        }
-        if (cs_step_recvs(xs->type) && tb->recv < 0) {
-            cs_error_set(err, sched_file(sched), xs->line,
-                         "rank %d tb %d step %d receives but the tb has recv=-1", rank, tb->id, xs->s);
-            return CS_ERR_INVALID;
-        }
-        if (cs_step_reads_src(xs->type) &&
-            (rc = check_range(sched, rk, rank, xs, xs->srcbuf, xs->srcoff, xs->cnt, err)))
-            return rc;
-        if (cs_step_writes_dst(xs->type) &&
-            (rc = check_range(sched, rk, rank, xs, xs->dstbuf, xs->dstoff, xs->cnt, err)))
-            return rc;
-        if (push((void **)&p->steps, &p->nsteps, &b->cap_steps, sizeof(*st)))
+        if (push((void **)&p->steps, &p->nsteps, &l->cap_steps, sizeof(*st)))
             return CS_ERR_NOMEM;
         st = &p->steps[p->nsteps - 1];
-        st->type = xs->type;
-        if (cs_step_reads_src(xs->type)) {
-            st->srcbuf = xs->srcbuf;
-            st->srcoff = xs->srcoff;
-        }
-        if (cs_step_writes_dst(xs->type)) {
-            st->dstbuf = xs->dstbuf;
-            st->dstoff = xs->dstoff;
-        }
-        st->cnt = xs->cnt;
-        st->src_first = p->nsrcs;
-        st->hasdep = xs->hasdep;
-        st->s = xs->s;
-        st->line = xs->line;
-        st->dep_first = p->ndeps;
-        if (own.tb >= 0)
-            pending[npending++] = own;
-        for (int d = 0; d < npending; d++) {
-            if (push((void **)&p->deps, &p->ndeps, &b->cap_deps, sizeof(*p->deps)))
+        *st = (struct cs_xplan_step){op->type,   op->srcbuf, op->srcoff[0], op->dstbuf, op->dstoff,
+                                     op->cnt,    p->nsrcs,   op->nsrc - 1,  p->ndeps,   op->ndeps,
+                                     op->hasdep, op->step,   op->line};
+        for (int j = 1; j < op->nsrc; j++) {
+            if (push((void **)&p->srcs, &p->nsrcs, &l->cap_srcs, sizeof(int)))
                 return CS_ERR_NOMEM;
-            p->deps[p->ndeps - 1] = pending[d];
+            p->srcs[p->nsrcs - 1] = op->srcoff[j];
         }
-        p->steps[p->nsteps - 1].ndeps = npending;
-        npending = 0;
-        prev_xml_re = xs->type == CS_STEP_RE ? p->nsteps - 1 : -1;
+        for (int d = 0; d < op->ndeps; d++) {
+            if (push((void **)&p->deps, &p->ndeps, &l->cap_deps, sizeof(*p->deps)))
+                return CS_ERR_NOMEM;
+            p->deps[p->ndeps - 1] = (struct cs_xplan_dep){tb0 + op->deps[d].tb, op->deps[d].step};
+        }
+    }
+    return 0;
+}
+
+/* Buffers per rank, then every tb checked and laid out. */
+static int lay_out(struct cs_xplan *p, const struct cs_sched *sched, const struct cs_plan *cp,
+                   struct cs_error *err)
+{
+    struct layout l = {p, 0, 0, 0};
+    int rc;
+
+    p->ranks = calloc((size_t)p->nranks, sizeof(*p->ranks));
+    p->tbs = calloc(cp->ntbs > 0 ? (size_t)cp->ntbs : 1, sizeof(*p->tbs));
+    if (p->ranks == NULL || p->tbs == NULL)
+        return CS_ERR_NOMEM;
+    p->ntbs = cp->ntbs;
+    for (int r = 0; r < p->nranks; r++) {
+        if ((rc = set_buffers(sched, cs_sched_find_gpu(sched, r), r, &p->ranks[r], err)) != 0)
+            return rc;
+        p->ranks[r].tb_first = cp->gpu_tb0[r];
+        p->ranks[r].ntbs = cp->gpu_tb0[r + 1] - cp->gpu_tb0[r];
+    }
+    for (int t = 0; t < cp->ntbs; t++) {
+        for (int i = 0; i < cp->tbs[t].nops; i++)
+            if ((rc = check_op(sched, p, &cp->tbs[t], &cp->tbs[t].ops[i], err)) != 0)
+                return rc;
+        if ((rc = lay_out_tb(&l, &cp->tbs[t], t)) != 0)
+            return rc;
     }
     return 0;
 }
@@ -270,9 +261,10 @@ static int build_conns(struct cs_xplan *p, const struct cs_sched *sched, struct 
         if (found < 0) {
             if (!tb_uses(xa, cs_step_sends))
                 continue;
-            cs_error_set(err, sched_file(sched), xa->line,
-                         "rank %d tb %d sends to rank %d on channel %d, where no tb receives from it",
-                         a->rank, a->id, peer, xa->chan);
+            cs_error_set(
+                err, sched_file(sched), xa->line,
+                "rank %d tb %d sends to rank %d on channel %d, where no tb receives from it",
+                a->rank, a->id, peer, xa->chan);
             return CS_ERR_INVALID;
         }
         if (push((void **)&p->conns, &p->nconns, &cap, sizeof(*p->conns)))
@@ -286,9 +278,10 @@ static int build_conns(struct cs_xplan *p, const struct cs_sched *sched, struct 
         const struct cs_tb *xa = cs_gpu_find_tb(cs_sched_find_gpu(sched, a->rank), a->id);
 
         if (xa->recv >= 0 && a->recv_conn < 0 && tb_uses(xa, cs_step_recvs)) {
-            cs_error_set(err, sched_file(sched), xa->line,
-                         "rank %d tb %d receives from rank %d on channel %d, where no tb sends to it",
-                         a->rank, a->id, xa->recv, xa->chan);
+            cs_error_set(
+                err, sched_file(sched), xa->line,
+                "rank %d tb %d receives from rank %d on channel %d, where no tb sends to it",
+                a->rank, a->id, xa->recv, xa->chan);
             return CS_ERR_INVALID;
         }
     }
@@ -297,117 +290,34 @@ static int build_conns(struct cs_xplan *p, const struct cs_sched *sched, struct 
 
 int cs_xplan_build(const struct cs_sched *sched, struct cs_xplan **out, struct cs_error *err)
 {
-    struct builder b = {0};
-    struct cs_xplan *p = calloc(1, sizeof(*p));
-    int rc = CS_ERR_NOMEM, ntbs = 0;
+    struct cs_plan *cp = NULL;
+    struct cs_xplan *p;
+    int rc = cs_plan_compile(sched, 0, &cp, err);
 
-    if (p == NULL)
+    if (rc != 0)
+        return rc;
+    p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        cs_plan_free(cp);
         return CS_ERR_NOMEM;
-    b.p = p;
-    if (sched->ngpus <= 0 || sched->ngpus_alloc != sched->ngpus || sched->nchunksperloop <= 0) {
-        cs_error_set(err, sched_file(sched), sched->line, "schedule is incomplete (ngpus %d, %d <gpu>s)",
-                     sched->ngpus, sched->ngpus_alloc);
-        rc = CS_ERR_INVALID;
-        goto fail;
     }
     p->nranks = sched->ngpus;
     p->nchunks = sched->nchunksperloop;
     p->proto = sched->proto;
     p->coll = sched->coll;
     p->inplace = sched->inplace;
-    p->ranks = calloc((size_t)p->nranks, sizeof(*p->ranks));
-    if (p->ranks == NULL)
-        goto fail;
-    for (int r = 0; r < p->nranks; r++) {
-        const struct cs_gpu *gpu = cs_sched_find_gpu(sched, r);
-
-        if (gpu == NULL) {
-            cs_error_set(err, sched_file(sched), sched->line, "no <gpu id=\"%d\">", r);
-            rc = CS_ERR_INVALID;
-            goto fail;
-        }
-        if ((rc = set_buffers(sched, gpu, r, &p->ranks[r], err)) != 0)
-            goto fail;
-        p->ranks[r].tb_first = ntbs;
-        p->ranks[r].ntbs = gpu->ntbs;
-        ntbs += gpu->ntbs;
+    rc = lay_out(p, sched, cp, err);
+    cs_plan_free(cp);
+    if (rc == 0)
+        rc = build_conns(p, sched, err);
+    if (rc != 0) {
+        if (rc == CS_ERR_NOMEM)
+            cs_error_set(err, sched_file(sched), 0, "out of memory compiling the plan");
+        cs_xplan_free(p);
+        return rc;
     }
-    p->tbs = calloc(ntbs > 0 ? (size_t)ntbs : 1, sizeof(*p->tbs));
-    if (p->tbs == NULL) {
-        rc = CS_ERR_NOMEM;
-        goto fail;
-    }
-    p->ntbs = ntbs;
-    for (int r = 0; r < p->nranks; r++) {
-        const struct cs_gpu *gpu = cs_sched_find_gpu(sched, r);
-
-        for (int id = 0; id < gpu->ntbs; id++) {
-            const struct cs_tb *tb = cs_gpu_find_tb(gpu, id);
-            struct cs_xplan_tb *pt = &p->tbs[p->ranks[r].tb_first + id];
-
-            if (tb == NULL) {
-                cs_error_set(err, sched_file(sched), gpu->line, "rank %d: tb %d is missing", r, id);
-                rc = CS_ERR_INVALID;
-                goto fail;
-            }
-            pt->rank = r;
-            pt->id = id;
-            pt->chan = tb->chan;
-            pt->step_first = p->nsteps;
-            if ((rc = build_tb(&b, sched, r, tb, err)) != 0)
-                goto fail;
-            p->tbs[p->ranks[r].tb_first + id].nsteps = p->nsteps - pt->step_first;
-        }
-    }
-    /* Dependencies must name a step that exists in the target tb. */
-    for (int t = 0; t < p->ntbs; t++) {
-        const struct cs_tb *xt =
-            cs_gpu_find_tb(cs_sched_find_gpu(sched, p->tbs[t].rank), p->tbs[t].id);
-
-        for (int i = p->tbs[t].step_first; i < p->tbs[t].step_first + p->tbs[t].nsteps; i++)
-            for (int d = p->steps[i].dep_first; d < p->steps[i].dep_first + p->steps[i].ndeps; d++) {
-                const struct cs_xplan_dep *dp = &p->deps[d];
-                const struct cs_tb *xd = cs_gpu_find_tb(cs_sched_find_gpu(sched, p->tbs[t].rank),
-                                                        p->tbs[dp->tb].id);
-
-                if (dp->s < 0 || dp->s >= xd->nsteps) {
-                    cs_error_set(err, sched_file(sched), p->steps[i].line ? p->steps[i].line : xt->line,
-                                 "rank %d tb %d depends on step %d of tb %d, which has %d steps",
-                                 p->tbs[t].rank, p->tbs[t].id, dp->s, p->tbs[dp->tb].id, xd->nsteps);
-                    rc = CS_ERR_INVALID;
-                    goto fail;
-                }
-            }
-    }
-    if ((rc = build_conns(p, sched, err)) != 0)
-        goto fail;
     *out = p;
     return 0;
-fail:
-    if (rc == CS_ERR_NOMEM)
-        cs_error_set(err, sched_file(sched), 0, "out of memory compiling the plan");
-    cs_xplan_free(p);
-    return rc;
-}
-
-long cs_xplan_proto_chunk_bytes(int proto)
-{
-    switch (proto) {
-    case CS_PROTO_SIMPLE: return CS_XPLAN_CHUNK_BYTES_SIMPLE;
-    case CS_PROTO_LL: return CS_XPLAN_CHUNK_BYTES_LL;
-    case CS_PROTO_LL128: return CS_XPLAN_CHUNK_BYTES_LL128;
-    }
-    return 0;
-}
-
-int cs_xplan_proto_slots(int proto)
-{
-    return proto == CS_PROTO_SIMPLE ? CS_XPLAN_SLOTS_SIMPLE : CS_XPLAN_SLOTS_LL;
-}
-
-int cs_xplan_step_calls(const struct cs_xplan_step *st, int max_count)
-{
-    return (st->cnt + max_count - 1) / max_count;
 }
 
 /* Calls per iteration a tb issues on steps matching pred; with want >= 0, also stores the chunk
@@ -424,11 +334,12 @@ static long conn_calls(const struct cs_xplan *plan, int tb, int (*pred)(enum cs_
 
         if (!pred((enum cs_step_type)st->type))
             continue;
-        calls = cs_xplan_step_calls(st, max_count);
+        calls = cs_proto_step_calls(st->cnt, max_count);
         if (want >= n && want < n + calls) {
-            long k = want - n;
+            long start, len; /* in chunks: one-element chunks, one iteration */
 
-            *nk = st->cnt - (int)k * max_count < max_count ? st->cnt - (int)k * max_count : max_count;
+            cs_proto_call_region(1, 1, max_count, 0, 0, st->cnt, (int)(want - n), &start, &len);
+            *nk = (int)len;
         }
         n += calls;
     }
@@ -439,31 +350,18 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
                   long iter_bytes, struct cs_xplan_sizing *out, struct cs_error *err)
 {
     struct cs_xplan_sizing sz = {0};
-    long long per_chunk;
-    long mc;
+    int rc = cs_plan_sizing_init(&sz.run, plan->nchunks, plan->proto, size_bytes, elem_bytes,
+                                 iter_bytes, err);
 
-    if (iter_bytes <= 0)
-        iter_bytes = cs_xplan_proto_chunk_bytes(plan->proto);
-    if (elem_bytes <= 0 || size_bytes <= 0 || iter_bytes < elem_bytes ||
-        size_bytes % ((long long)plan->nchunks * elem_bytes) != 0) {
-        cs_error_set(err, "", 0, "size %lld B does not split into %d chunks of %d-byte elements",
-                     size_bytes, plan->nchunks, elem_bytes);
-        return CS_ERR_INVALID;
-    }
-    sz.size_bytes = size_bytes;
-    sz.chunk_elems = (long)(size_bytes / elem_bytes / plan->nchunks);
-    per_chunk = (long long)sz.chunk_elems * elem_bytes;
+    if (rc != 0)
+        return rc;
     sz.count = plan->coll == CS_COLL_ALLREDUCE || plan->coll == CS_COLL_CUSTOM
-                   ? size_bytes / elem_bytes
-                   : size_bytes / elem_bytes / plan->nranks;
-    sz.iter_elems = iter_bytes / elem_bytes;
-    sz.niters = (int)((sz.chunk_elems + sz.iter_elems - 1) / sz.iter_elems);
-    mc = (long)(iter_bytes / per_chunk);
-    sz.max_count = mc < 1 ? 1 : mc > CS_MAX_CNT - 1 ? CS_MAX_CNT - 1 : (int)mc;
+                   ? sz.run.count
+                   : sz.run.count / plan->nranks;
     for (int c = 0; c < plan->nconns; c++) {
         const struct cs_xplan_conn *cn = &plan->conns[c];
-        long ns = conn_calls(plan, cn->send_tb, cs_step_sends, sz.max_count, -1, NULL);
-        long nr = conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.max_count, -1, NULL);
+        long ns = conn_calls(plan, cn->send_tb, cs_step_sends, sz.run.max_allowed, -1, NULL);
+        long nr = conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.run.max_allowed, -1, NULL);
 
         if (ns != nr) {
             cs_error_set(err, "", 0,
@@ -476,12 +374,13 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
         for (long k = 0; k < ns; k++) {
             int a = 0, b = 0;
 
-            conn_calls(plan, cn->send_tb, cs_step_sends, sz.max_count, k, &a);
-            conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.max_count, k, &b);
+            conn_calls(plan, cn->send_tb, cs_step_sends, sz.run.max_allowed, k, &a);
+            conn_calls(plan, cn->recv_tb, cs_step_recvs, sz.run.max_allowed, k, &b);
             if (a != b) {
-                cs_error_set(err, "", 0,
-                             "connection %d->%d channel %d: call %ld sends %d chunks but receives %d",
-                             cn->src, cn->dst, cn->chan, k, a, b);
+                cs_error_set(
+                    err, "", 0,
+                    "connection %d->%d channel %d: call %ld sends %d chunks but receives %d",
+                    cn->src, cn->dst, cn->chan, k, a, b);
                 return CS_ERR_INVALID;
             }
         }
@@ -490,347 +389,4 @@ int cs_xplan_size(const struct cs_xplan *plan, long long size_bytes, int elem_by
     }
     *out = sz;
     return 0;
-}
-
-int cs_xplan_has_reference(const struct cs_xplan *plan)
-{
-    return plan->coll != CS_COLL_CUSTOM;
-}
-
-float cs_xplan_input_value(int rank, long e)
-{
-    /* Integers in [-30, 30]: sums over up to 2^18 ranks stay exact in float. */
-    return (float)(((long)rank * 131 + e * 7 + (e >> 9) * 3) % 61 - 30);
-}
-
-void cs_xplan_fill_input(const struct cs_xplan *plan, int rank, long chunk_elems, float *in)
-{
-    long n = (long)plan->ranks[rank].in_chunks * chunk_elems;
-
-    for (long e = 0; e < n; e++)
-        in[e] = cs_xplan_input_value(rank, e);
-}
-
-int cs_xplan_expect_output(const struct cs_xplan *plan, int rank, long chunk_elems, float *out)
-{
-    long n = (long)plan->ranks[rank].out_chunks * chunk_elems;
-    long per = (long)(plan->nchunks / plan->nranks) * chunk_elems; /* one rank's share */
-
-    switch (plan->coll) {
-    case CS_COLL_ALLREDUCE:
-        for (long e = 0; e < n; e++) {
-            float v = 0;
-
-            for (int q = 0; q < plan->nranks; q++)
-                v += cs_xplan_input_value(q, e);
-            out[e] = v;
-        }
-        return 0;
-    case CS_COLL_ALLGATHER:
-        for (long e = 0; e < n; e++)
-            out[e] = cs_xplan_input_value((int)(e / per), e % per);
-        return 0;
-    case CS_COLL_REDUCE_SCATTER:
-        for (long e = 0; e < n; e++) {
-            float v = 0;
-
-            for (int q = 0; q < plan->nranks; q++)
-                v += cs_xplan_input_value(q, rank * per + e);
-            out[e] = v;
-        }
-        return 0;
-    case CS_COLL_ALLTOALL:
-        for (long e = 0; e < n; e++)
-            out[e] = cs_xplan_input_value((int)(e / per), rank * per + e % per);
-        return 0;
-    }
-    return CS_ERR_USAGE;
-}
-
-void cs_xplan_bufs_free(struct cs_xplan_bufs *bufs)
-{
-    if (bufs == NULL)
-        return;
-    for (int r = 0; r < bufs->nranks; r++) {
-        if (bufs->in_mem)
-            free(bufs->in_mem[r]);
-        if (bufs->out_mem)
-            free(bufs->out_mem[r]);
-        if (bufs->scratch)
-            free(bufs->scratch[r]);
-    }
-    free(bufs->in);
-    free(bufs->out);
-    free(bufs->scratch);
-    free(bufs->in_mem);
-    free(bufs->out_mem);
-    free(bufs);
-}
-
-struct cs_xplan_bufs *cs_xplan_bufs_new(const struct cs_xplan *plan, long chunk_elems)
-{
-    struct cs_xplan_bufs *b = calloc(1, sizeof(*b));
-    size_t n = (size_t)plan->nranks;
-
-    if (b == NULL)
-        return NULL;
-    b->nranks = plan->nranks;
-    b->chunk_elems = chunk_elems;
-    b->in = calloc(n, sizeof(float *));
-    b->out = calloc(n, sizeof(float *));
-    b->scratch = calloc(n, sizeof(float *));
-    b->in_mem = calloc(n, sizeof(float *));
-    b->out_mem = calloc(n, sizeof(float *));
-    if (!b->in || !b->out || !b->scratch || !b->in_mem || !b->out_mem)
-        goto fail;
-    for (int r = 0; r < plan->nranks; r++) {
-        const struct cs_xplan_rank *rk = &plan->ranks[r];
-        size_t ni = (size_t)rk->in_chunks * (size_t)chunk_elems;
-        size_t no = (size_t)rk->out_chunks * (size_t)chunk_elems;
-        size_t ns = (size_t)rk->scratch_chunks * (size_t)chunk_elems;
-
-        b->scratch[r] = calloc(ns ? ns : 1, sizeof(float));
-        if (b->scratch[r] == NULL)
-            goto fail;
-        if (rk->in_alias >= 0) {
-            b->out_mem[r] = malloc((no ? no : 1) * sizeof(float));
-            if (b->out_mem[r] == NULL)
-                goto fail;
-            b->out[r] = b->out_mem[r];
-            b->in[r] = b->out[r] + (size_t)rk->in_alias * (size_t)chunk_elems;
-        } else {
-            b->in_mem[r] = malloc((ni ? ni : 1) * sizeof(float));
-            if (b->in_mem[r] == NULL)
-                goto fail;
-            b->in[r] = b->in_mem[r];
-            if (rk->out_alias >= 0) {
-                b->out[r] = b->in[r] + (size_t)rk->out_alias * (size_t)chunk_elems;
-            } else {
-                b->out_mem[r] = malloc((no ? no : 1) * sizeof(float));
-                if (b->out_mem[r] == NULL)
-                    goto fail;
-                b->out[r] = b->out_mem[r];
-            }
-        }
-        if (b->out_mem[r])
-            for (size_t e = 0; e < no; e++)
-                b->out[r][e] = NAN;
-        cs_xplan_fill_input(plan, r, chunk_elems, b->in[r]);
-    }
-    return b;
-fail:
-    cs_xplan_bufs_free(b);
-    return NULL;
-}
-
-long cs_xplan_check_output(const struct cs_xplan *plan, const struct cs_xplan_bufs *bufs,
-                           struct cs_error *err)
-{
-    long wrong = 0, maxn = 0;
-    float *exp;
-
-    if (!cs_xplan_has_reference(plan))
-        return CS_ERR_USAGE;
-    for (int r = 0; r < plan->nranks; r++)
-        if ((long)plan->ranks[r].out_chunks * bufs->chunk_elems > maxn)
-            maxn = (long)plan->ranks[r].out_chunks * bufs->chunk_elems;
-    exp = malloc((size_t)(maxn ? maxn : 1) * sizeof(float));
-    if (exp == NULL)
-        return CS_ERR_NOMEM;
-    for (int r = 0; r < plan->nranks; r++) {
-        long n = (long)plan->ranks[r].out_chunks * bufs->chunk_elems;
-
-        cs_xplan_expect_output(plan, r, bufs->chunk_elems, exp);
-        for (long e = 0; e < n; e++)
-            if (!(bufs->out[r][e] == exp[e])) {
-                if (wrong == 0)
-                    cs_error_set(err, "", 0,
-                                 "rank %d output chunk %ld element %ld: expected %g, found %g", r,
-                                 e / bufs->chunk_elems, e % bufs->chunk_elems, (double)exp[e],
-                                 (double)bufs->out[r][e]);
-                wrong++;
-            }
-    }
-    free(exp);
-    return wrong;
-}
-
-/* ---- CPU emulation ---- */
-
-struct emu_conn {
-    float *slots[CS_NCCL_STEPS]; /* one payload per queued call */
-    long len[CS_NCCL_STEPS];
-    int head, ncalls; /* queue of calls */
-};
-
-struct emu_tb {
-    int step, call, iter, done;
-};
-
-static float *buf_ptr(const struct cs_xplan_bufs *b, int rank, int buf)
-{
-    switch (buf) {
-    case CS_BUF_INPUT: return b->in[rank];
-    case CS_BUF_OUTPUT: return b->out[rank];
-    case CS_BUF_SCRATCH: return b->scratch[rank];
-    }
-    return NULL;
-}
-
-/* Elements [*start, *start + *len) of a chunk-relative call region: call k of a step at chunk
- * offset off, in iteration iter. Calls of several chunks only happen with one iteration, where a
- * chunk slice is the whole chunk, so the region is contiguous. */
-static void call_region(const struct cs_xplan_sizing *sz, int off, int cnt, int k, int iter,
-                        long *start, long *len)
-{
-    long g = (long)iter * sz->iter_elems;
-    long nelem = sz->chunk_elems - g < sz->iter_elems ? sz->chunk_elems - g : sz->iter_elems;
-    int c0 = off + k * sz->max_count;
-    int nk = cnt - k * sz->max_count < sz->max_count ? cnt - k * sz->max_count : sz->max_count;
-
-    *start = (long)c0 * sz->chunk_elems + g;
-    *len = (long)(nk - 1) * sz->chunk_elems + nelem;
-}
-
-/* One call of tb t if it can run now: 1 when done, 0 when blocked. */
-static int emu_call(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
-                    struct cs_xplan_bufs *b, struct emu_conn *conns, struct emu_tb *es,
-                    long long *flags, int t)
-{
-    const struct cs_xplan_tb *tb = &p->tbs[t];
-    struct emu_tb *e = &es[t];
-    const struct cs_xplan_step *st = &p->steps[tb->step_first + e->step];
-    int slots = cs_xplan_proto_slots(p->proto), calls = cs_xplan_step_calls(st, sz->max_count);
-    struct emu_conn *in = tb->recv_conn >= 0 ? &conns[tb->recv_conn] : NULL;
-    struct emu_conn *outc = tb->send_conn >= 0 ? &conns[tb->send_conn] : NULL;
-    long start, len, dstart = 0, dlen = 0;
-    const float *rx = NULL;
-    float *src = NULL, *dst = NULL, *tx = NULL;
-
-    if (e->call == 0)
-        for (int d = st->dep_first; d < st->dep_first + st->ndeps; d++)
-            if (flags[p->deps[d].tb] < FLAG(e->iter, p->deps[d].s))
-                return 0;
-    if (calls > 0) {
-        if (cs_step_recvs(st->type) && in->ncalls == 0)
-            return 0;
-        if (cs_step_sends(st->type) && (outc->ncalls + 1) * slots > CS_NCCL_STEPS)
-            return 0;
-        call_region(sz, st->srcoff, st->cnt, e->call, e->iter, &start, &len);
-        if (cs_step_writes_dst(st->type))
-            call_region(sz, st->dstoff, st->cnt, e->call, e->iter, &dstart, &dlen);
-        if (cs_step_reads_src(st->type))
-            src = buf_ptr(b, tb->rank, st->srcbuf) + start;
-        if (cs_step_writes_dst(st->type))
-            dst = buf_ptr(b, tb->rank, st->dstbuf) + dstart;
-        if (cs_step_recvs(st->type)) {
-            rx = in->slots[in->head];
-            len = in->len[in->head];
-        } else if (cs_step_writes_dst(st->type) && !cs_step_reads_src(st->type)) {
-            len = dlen;
-        }
-        if (cs_step_sends(st->type)) {
-            int slot = (outc->head + outc->ncalls) % CS_NCCL_STEPS;
-
-            tx = outc->slots[slot];
-            outc->len[slot] = len;
-        }
-        for (long i = 0; i < len; i++) {
-            float v;
-
-            if (st->type == CS_STEP_RE) {
-                v = dst[i] + src[i];
-                for (int j = 0; j < st->nsrcs; j++)
-                    v += buf_ptr(b, tb->rank, st->srcbuf)[start - (long)st->srcoff * sz->chunk_elems +
-                                                          (long)p->srcs[st->src_first + j] *
-                                                              sz->chunk_elems + i];
-            } else if (rx && cs_step_reduces(st->type)) {
-                v = src[i] + rx[i];
-            } else if (rx) {
-                v = rx[i];
-            } else {
-                v = src[i];
-            }
-            if (dst)
-                dst[i] = v;
-            if (tx)
-                tx[i] = v;
-        }
-        if (rx) {
-            in->head = (in->head + 1) % CS_NCCL_STEPS;
-            in->ncalls--;
-        }
-        if (tx)
-            outc->ncalls++;
-    }
-    if (++e->call >= calls) {
-        e->call = 0;
-        if (st->hasdep)
-            flags[t] = FLAG(e->iter, st->s);
-        if (++e->step >= tb->nsteps) {
-            e->step = 0;
-            if (++e->iter >= sz->niters)
-                e->done = 1;
-        }
-    }
-    return 1;
-}
-
-int cs_xplan_emulate(const struct cs_xplan *p, const struct cs_xplan_sizing *sz,
-                     struct cs_xplan_bufs *b, struct cs_error *err)
-{
-    struct emu_conn *conns = calloc((size_t)(p->nconns ? p->nconns : 1), sizeof(*conns));
-    struct emu_tb *es = calloc((size_t)(p->ntbs ? p->ntbs : 1), sizeof(*es));
-    long long *flags = malloc((size_t)(p->ntbs ? p->ntbs : 1) * sizeof(*flags));
-    long call_elems = (long)sz->max_count *
-                      (sz->iter_elems < sz->chunk_elems ? sz->iter_elems : sz->chunk_elems);
-    int rc = CS_ERR_NOMEM, left = 0, progress = 1;
-
-    if (conns == NULL || es == NULL || flags == NULL)
-        goto out;
-    for (int c = 0; c < p->nconns; c++)
-        for (int s = 0; s < CS_NCCL_STEPS; s++)
-            if ((conns[c].slots[s] = malloc((size_t)call_elems * sizeof(float))) == NULL)
-                goto out;
-    for (int t = 0; t < p->ntbs; t++) {
-        flags[t] = -1;
-        es[t].done = p->tbs[t].nsteps == 0;
-        left += !es[t].done;
-    }
-    while (left > 0 && progress) {
-        progress = 0;
-        for (int t = 0; t < p->ntbs; t++) {
-            if (es[t].done)
-                continue;
-            while (!es[t].done && emu_call(p, sz, b, conns, es, flags, t))
-                progress = 1;
-            left -= es[t].done;
-        }
-    }
-    rc = 0;
-    if (left > 0) {
-        for (int t = 0; t < p->ntbs; t++)
-            if (!es[t].done) {
-                const struct cs_xplan_step *st = &p->steps[p->tbs[t].step_first + es[t].step];
-
-                cs_error_set(err, "", st->line,
-                             "deadlock: %d tbs cannot proceed; rank %d tb %d waits at step %d (%s) "
-                             "call %d of iteration %d",
-                             left, p->tbs[t].rank, p->tbs[t].id, st->s, cs_step_type_name(st->type),
-                             es[t].call, es[t].iter);
-                break;
-            }
-        rc = CS_ERR_SIM;
-    }
-out:
-    if (conns)
-        for (int c = 0; c < p->nconns; c++)
-            for (int s = 0; s < CS_NCCL_STEPS; s++)
-                free(conns[c].slots[s]);
-    free(conns);
-    free(es);
-    free(flags);
-    if (rc == CS_ERR_NOMEM)
-        cs_error_set(err, "", 0, "out of memory in the emulation");
-    return rc;
 }

@@ -31,8 +31,8 @@ static struct cs_sched *one_tb(int nchunks, int nsteps, const struct cs_step *st
 
 static struct cs_step re_step(int srcoff, int dstoff, int depid, int deps, int hasdep)
 {
-    struct cs_step st = {0, CS_STEP_RE, CS_BUF_SCRATCH, srcoff, CS_BUF_INPUT, dstoff, 1,
-                         depid, deps, hasdep, 0};
+    struct cs_step st = {0,     CS_STEP_RE, CS_BUF_SCRATCH, srcoff, CS_BUF_INPUT, dstoff, 1,
+                         depid, deps,       hasdep,         0};
     return st;
 }
 

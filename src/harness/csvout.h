@@ -10,8 +10,9 @@ extern "C" {
 #endif
 
 /* The column header, exactly as calibration.md 3.3 gives it. */
-#define HX_CSV_HEADER \
-    "test,mech,op,src,dst,concurrent,nblocks,nthreads,chunk_bytes,bytes,ops,sample,time_s,sm_mhz,status"
+#define HX_CSV_HEADER                                                                              \
+    "test,mech,op,src,dst,concurrent,nblocks,nthreads,chunk_bytes,bytes,ops,sample,time_s,sm_mhz," \
+    "status"
 
 /* One sample. time_s covers `ops` operations of `bytes` payload bytes each (per direction, per
  * flow); src/dst are device ordinals (dst == src: local, -1: the host). */

@@ -13,37 +13,7 @@
 
 extern "C" {
 #include "xml.h"
-#include "xplan.h"
-}
-
-/* Flag value of (launch, iteration, XML step): lexicographic, as COMPUTE_FLAG. */
-__device__ __forceinline__ unsigned long long hx_flag(unsigned work, int iter, int s)
-{
-    return ((unsigned long long)work << 40) | ((unsigned long long)iter << 8) | (unsigned)s;
-}
-
-/* Step-type predicates of sched.c, for device code. */
-__device__ __forceinline__ int cs_step_sends_d(int t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RCS || t == CS_STEP_RRS || t == CS_STEP_RRCS;
-}
-
-__device__ __forceinline__ int cs_step_recvs_d(int t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRS ||
-           t == CS_STEP_RRCS;
-}
-
-__device__ __forceinline__ int cs_step_reads_src_d(int t)
-{
-    return t == CS_STEP_S || t == CS_STEP_RRC || t == CS_STEP_RRS || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
-}
-
-__device__ __forceinline__ int cs_step_writes_dst_d(int t)
-{
-    return t == CS_STEP_R || t == CS_STEP_RCS || t == CS_STEP_RRC || t == CS_STEP_RRCS ||
-           t == CS_STEP_CPY || t == CS_STEP_RE;
+#include "emulate.h"
 }
 
 struct hx_exec_args {
@@ -57,8 +27,8 @@ struct hx_exec_args {
     int tb_offset;
     int proto;
     unsigned work;
-    long chunk_elems, iter_elems;
-    int niters, max_count;
+    long chunk_elems, loop_elems;
+    int niter, max_allowed;
     hx_ctl ctl;
 };
 
@@ -67,20 +37,7 @@ __device__ __forceinline__ float *hx_buf(const hx_exec_args &a, int rank, int bu
     return buf == CS_BUF_INPUT ? a.in[rank] : buf == CS_BUF_OUTPUT ? a.out[rank] : a.scratch[rank];
 }
 
-/* The same region arithmetic as the CPU emulation (xplan.c call_region). */
-__device__ __forceinline__ void hx_region(const hx_exec_args &a, int off, int cnt, int k, int iter,
-                                          long *start, long *len)
-{
-    long g = (long)iter * a.iter_elems;
-    long nelem = a.chunk_elems - g < a.iter_elems ? a.chunk_elems - g : a.iter_elems;
-    int c0 = off + k * a.max_count;
-    int nk = cnt - k * a.max_count < a.max_count ? cnt - k * a.max_count : a.max_count;
-
-    *start = (long)c0 * a.chunk_elems + g;
-    *len = (long)(nk - 1) * a.chunk_elems + nelem;
-}
-
-__global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
+__global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a)
 {
     __shared__ int flag;
     int bid = a.tb_offset + blockIdx.x;
@@ -89,16 +46,17 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
     hx_conn *sc = tb.send_conn >= 0 ? a.conns[tb.send_conn] : NULL;
     unsigned long long sstep = sc ? sc->send_step : 0, rstep = rc ? rc->recv_step : 0;
 
-    for (int iter = 0; iter < a.niters; iter++) {
+    for (int iter = 0; iter < a.niter; iter++) {
         for (int i = 0; i < tb.nsteps; i++) {
             const cs_xplan_step st = a.steps[tb.step_first + i];
-            int calls = (st.cnt + a.max_count - 1) / a.max_count;
+            cs_step_type ty = (cs_step_type)st.type;
+            int calls = cs_proto_step_calls(st.cnt, a.max_allowed);
 
             /* Dependencies: thread d waits for dependency d (msccl_kernel.cu). */
             if ((int)threadIdx.x < st.ndeps) {
                 const cs_xplan_dep dp = a.deps[st.dep_first + threadIdx.x];
 
-                if (hx_spin_ge(&a.flags[dp.tb], hx_flag(a.work, iter, dp.s), a.ctl))
+                if (hx_spin_ge(&a.flags[dp.tb], cs_proto_flag(a.work, iter, dp.s), a.ctl))
                     __threadfence();
             }
             if (hx_block_aborted(a.ctl, &flag))
@@ -107,12 +65,14 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
                 long start, len, dstart = 0, dlen = 0;
                 hx_op op;
 
-                hx_region(a, st.srcoff, st.cnt, k, iter, &start, &len);
-                hx_region(a, st.dstoff, st.cnt, k, iter, &dstart, &dlen);
-                op.src = cs_step_reads_src_d(st.type) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
-                op.dst = cs_step_writes_dst_d(st.type) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
-                op.rc = cs_step_recvs_d(st.type) ? rc : NULL;
-                op.sc = cs_step_sends_d(st.type) ? sc : NULL;
+                cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.srcoff,
+                                     st.cnt, k, &start, &len);
+                cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.dstoff,
+                                     st.cnt, k, &dstart, &dlen);
+                op.src = cs_step_reads_src(ty) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
+                op.dst = cs_step_writes_dst(ty) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
+                op.rc = cs_step_recvs(ty) ? rc : NULL;
+                op.sc = cs_step_sends(ty) ? sc : NULL;
                 op.n = len;
                 if (st.type == CS_STEP_CPY || st.type == CS_STEP_RE) {
                     const float *base = hx_buf(a, tb.rank, st.srcbuf);
@@ -137,7 +97,7 @@ __global__ void __launch_bounds__(640) hx_exec_kernel(hx_exec_args a)
                 __syncthreads();
                 if (threadIdx.x == 0) {
                     __threadfence();
-                    *(volatile unsigned long long *)&a.flags[bid] = hx_flag(a.work, iter, st.s);
+                    *(volatile unsigned long long *)&a.flags[bid] = cs_proto_flag(a.work, iter, st.s);
                 }
             }
         }
@@ -162,24 +122,6 @@ static const char *const hx_default_xmls[] = {
      * wrong_schedule, which checks the executor's check. */
     "allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml",
 };
-
-static const char *proto_mech(int proto)
-{
-    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
-}
-
-static double busbw_factor(const cs_xplan *p)
-{
-    double n = p->nranks;
-
-    switch (p->coll) {
-    case CS_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case CS_COLL_ALLGATHER:
-    case CS_COLL_REDUCE_SCATTER:
-    case CS_COLL_ALLTOALL: return (n - 1) / n;
-    }
-    return 1.0;
-}
 
 /* Device state of one schedule, sized for its largest call. */
 struct hx_xrun {
@@ -290,10 +232,10 @@ static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
     x.fifos.assign(p->nconns, NULL);
     x.conns_d.assign(p->nconns, NULL);
     for (int k = 0; k < p->nconns; k++) {
-        long sb = hx_slot_bytes(p->proto);
+        long sb = cs_proto_step_bytes(p->proto);
 
         if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
-            HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * HX_NSTEPS)) ||
+            HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * CS_NCCL_STEPS)) ||
             HX_CK(cudaMalloc((void **)&x.conns_d[k], sizeof(hx_conn))))
             return -1;
         memset(&x.conns_h[k], 0, sizeof(hx_conn));
@@ -348,7 +290,7 @@ static int xrun_pointers(hx_xrun &x, long S)
 }
 
 /* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
-static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_xplan_bufs *img)
+static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 {
     const cs_xplan *p = x.p;
     long S = img->chunk_elems;
@@ -372,7 +314,7 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_xplan_bufs *img)
     }
     for (int k = 0; k < p->nconns; k++)
         if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
-            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)hx_slot_bytes(p->proto) * HX_NSTEPS)) ||
+            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
             HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
             return -1;
     for (size_t d = 0; d < x.pd.size(); d++) {
@@ -405,10 +347,10 @@ static int xrun_args(hx_ctx *c, hx_xrun &x, int d, const cs_xplan_sizing &sz, hx
     a->scratch = q.scratch;
     a->proto = x.p->proto;
     a->work = 1;
-    a->chunk_elems = sz.chunk_elems;
-    a->iter_elems = sz.iter_elems;
-    a->niters = sz.niters;
-    a->max_count = sz.max_count;
+    a->chunk_elems = sz.run.chunk_elems;
+    a->loop_elems = sz.run.loop_elems;
+    a->niter = sz.run.niter;
+    a->max_allowed = sz.run.max_allowed;
     a->ctl.abort = c->d_abort[d];
     a->ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
     return 0;
@@ -426,8 +368,8 @@ static int launch(hx_exec_args *a, int grid, int nthreads, cudaStream_t s)
  * size, or is NULL when the emulation deadlocks. Sets *status: ok; wrong_schedule (the output is
  * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
  * (the GPU disagrees with the emulation). Returns -1 on a CUDA error. */
-static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_xplan_bufs *img,
-                       const cs_xplan_bufs *emu, cs_xplan_bufs *got, int nthreads, double *time_s,
+static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_emulate_bufs *img,
+                       const cs_emulate_bufs *emu, cs_emulate_bufs *got, int nthreads, double *time_s,
                        const char **status, char *why, size_t whylen)
 {
     const cs_xplan *p = x.p;
@@ -487,7 +429,7 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     *status = "ok";
     for (int r = 0; r < p->nranks; r++)
         if (HX_CK(cudaSetDevice(x.dev[r])) ||
-            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.chunk_elems * 4,
+            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
     {
@@ -495,12 +437,12 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
         long wrong = 0, differ = 0;
 
         cs_error_init(&err);
-        if (cs_xplan_has_reference(p))
-            wrong = cs_xplan_check_output(p, got, &err);
+        if (cs_emulate_has_reference(p))
+            wrong = cs_emulate_check_output(p, got, &err);
         /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
          * order, and unwritten elements stay NaN in both. */
         for (int r = 0; emu && r < p->nranks; r++)
-            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.chunk_elems; e++)
+            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.run.chunk_elems; e++)
                 differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
         if (differ > 0) {
             *status = "bad_data";
@@ -531,6 +473,132 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* Whether every tb of the schedule can be resident at once (the kernel spins across blocks); when
+ * not, reports a too_big row and returns 1. */
+static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, int maxb)
+{
+    const cs_xplan *p = x.p;
+    int need = 0;
+
+    for (int r = 0; r < p->nranks; r++)
+        need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
+    if (need <= maxb * c->nsm[0])
+        return 0;
+    hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
+                  0, 0, 0, 0, 0.0, 0, "too_big"};
+
+    fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
+            name, need, maxb, c->nsm[0]);
+    hx_emit(c, &row);
+    return 1;
+}
+
+/* The sizes to run: powers of two (of four with --quick) from the options' range, rounded down
+ * to a multiple of unit, at most 64, shuffled. Returns their count. */
+static int exec_sizes(hx_ctx *c, long long unit, long long sizes[64])
+{
+    const hx_opts *o = c->o;
+    int n = 0;
+
+    for (long long s = o->exec_min_bytes; s <= o->exec_max_bytes && n < 64; s *= o->quick ? 4 : 2) {
+        long long v = s / unit * unit;
+
+        if (v < unit)
+            v = unit;
+        if (n == 0 || sizes[n - 1] != v)
+            sizes[n++] = v;
+    }
+    hx_shuffle(c, sizes, n);
+    return n;
+}
+
+/* The samples of one size (the first one a warm-up when it runs), each emitted as a row. Sets
+ * *worst to the last status other than ok, stores the times of runs that finished in times and
+ * their number in *nt, and sets *timeout_at when a run times out or deadlocks. -1 on a CUDA error. */
+static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_sizing &sz,
+                        const cs_emulate_bufs *img, const cs_emulate_bufs *emu, cs_emulate_bufs *got,
+                        int nthreads, double times[64], int *nt, const char **worst,
+                        long long *timeout_at, char *why, size_t whylen)
+{
+    const cs_xplan *p = x.p;
+    int mhz = hx_sm_mhz(c, 0);
+
+    for (int smp = 0; smp <= c->o->samples && smp < 64; smp++) {
+        double t = 0;
+        const char *st = "ok";
+
+        if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, whylen))
+            return -1;
+        /* A run that finished, with the collective's output or the emulation's. */
+        int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
+
+        if (smp == 0 && ran)
+            continue; /* warm-up: module load, first touch, clocks */
+        hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+                      x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
+                      (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st};
+
+        hx_emit(c, &row);
+        if (strcmp(st, "ok") != 0)
+            *worst = st;
+        if (ran) {
+            times[(*nt)++] = t;
+        } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
+            *timeout_at = sz.run.size_bytes;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* One size: emulate it on the CPU, sample it on the GPU, print and write its summary line. 0,
+ * 1 when the size is skipped, -1 on a CUDA or memory error. */
+static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, int nthreads,
+                     FILE *sum, long long *timeout_at)
+{
+    const cs_xplan *p = x.p;
+    cs_xplan_sizing sz;
+    cs_emulate_bufs *img, *got, *emu;
+    cs_error err;
+    double times[64], med = 0, algbw = 0, bf = cs_busbw_factor((cs_coll)p->coll, p->nranks);
+    int nt = 0, rc;
+    const char *worst = "ok";
+    char why[1200] = "";
+
+    cs_error_init(&err);
+    if (cs_xplan_size(p, size, 4, 0, &sz, &err) != 0) {
+        fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, size, err.msg);
+        return 1;
+    }
+    img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
+    rc = img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.run.chunk_elems) ? -1 : 0;
+    if (rc == 0 && cs_emulate_run(p, &sz, emu, &err) != 0) {
+        cs_emulate_bufs_free(emu);
+        emu = NULL;
+    }
+    if (rc == 0)
+        rc = exec_samples(c, x, name, sz, img, emu, got, nthreads, times, &nt, &worst, timeout_at,
+                          why, sizeof(why));
+    if (rc == 0) {
+        if (nt > 0) {
+            qsort(times, nt, sizeof(double), cmp_double);
+            med = times[nt / 2];
+            algbw = size / med / 1e9;
+        }
+        printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", size, sz.count, "float",
+               med * 1e6, algbw, algbw * bf, worst, why[0] ? ": " : "", why);
+        if (sum)
+            fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", size, sz.count, med * 1e6, algbw,
+                    algbw * bf, worst);
+    }
+    cs_emulate_bufs_free(img);
+    cs_emulate_bufs_free(got);
+    cs_emulate_bufs_free(emu);
+    return rc;
+}
+
 static int exec_one(hx_ctx *c, const char *path)
 {
     const hx_opts *o = c->o;
@@ -539,9 +607,8 @@ static int exec_one(hx_ctx *c, const char *path)
     cs_error err;
     char name[256], csvpath[4600];
     hx_xrun x;
-    long long sizes[64];
-    int nsizes = 0, nthreads, maxb = 0, rc = 0;
-    long long lo = o->exec_min_bytes, hi = o->exec_max_bytes, unit, timeout_at = -1;
+    long long sizes[64], unit, mx = 0, timeout_at = -1;
+    int nsizes, nthreads, maxb = 0, rc = 0;
     FILE *sum;
 
     cs_error_init(&err);
@@ -557,48 +624,24 @@ static int exec_one(hx_ctx *c, const char *path)
     cs_sched_free(sched);
     x.p = p;
     x.multi = o->exec_multi && c->ndev >= p->nranks;
-    nthreads = p->proto == CS_PROTO_SIMPLE ? 512 : 640;
+    nthreads = hx_nthreads(p->proto);
     if (HX_CK(cudaSetDevice(0)) ||
         HX_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, hx_exec_kernel, nthreads, 0))) {
         cs_xplan_free(p);
         return -1;
     }
-    {
-        int need = 0;
-
-        for (int r = 0; r < p->nranks; r++)
-            need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
-        if (need > maxb * c->nsm[0]) {
-            hx_row row = {"exec", proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
-                          0, 0, 0, 0, 0.0, 0, "too_big"};
-
-            fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
-                    name, need, maxb, c->nsm[0]);
-            hx_emit(c, &row);
-            cs_xplan_free(p);
-            return 0;
-        }
+    if (too_big(c, x, name, nthreads, maxb)) {
+        cs_xplan_free(p);
+        return 0;
     }
     unit = (long long)p->nchunks * 4;
-    for (long long s = lo; s <= hi && nsizes < 64; s *= o->quick ? 4 : 2) {
-        long long v = s / unit * unit;
-
-        if (v < unit)
-            v = unit;
-        if (nsizes == 0 || sizes[nsizes - 1] != v)
-            sizes[nsizes++] = v;
-    }
-    hx_shuffle(c, sizes, nsizes);
-    {
-        long long mx = 0;
-
-        for (int i = 0; i < nsizes; i++)
-            mx = sizes[i] > mx ? sizes[i] : mx;
-        if (xrun_setup(c, x, (long)(mx / unit))) {
-            xrun_free(x);
-            cs_xplan_free(p);
-            return -1;
-        }
+    nsizes = exec_sizes(c, unit, sizes);
+    for (int i = 0; i < nsizes; i++)
+        mx = sizes[i] > mx ? sizes[i] : mx;
+    if (xrun_setup(c, x, (long)(mx / unit))) {
+        xrun_free(x);
+        cs_xplan_free(p);
+        return -1;
     }
     snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", o->outdir, name);
     sum = fopen(csvpath, "w");
@@ -609,92 +652,14 @@ static int exec_one(hx_ctx *c, const char *path)
            p->ntbs, p->nconns, nthreads);
     printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw", "busbw",
            "status");
-    for (int i = 0; i < nsizes && rc == 0; i++) {
-        cs_xplan_sizing sz;
-        cs_xplan_bufs *img, *got, *emu;
-        double times[64];
-        int nt = 0, mhz;
-        const char *worst = "ok";
-        char why[1200] = "";
-
-        if (!hx_time_left(c))
-            break;
-        if (timeout_at >= 0 && sizes[i] >= timeout_at)
-            continue;
-        cs_error_init(&err);
-        if (cs_xplan_size(p, sizes[i], 4, 0, &sz, &err) != 0) {
-            fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, sizes[i], err.msg);
-            continue;
-        }
-        img = cs_xplan_bufs_new(p, sz.chunk_elems);
-        got = cs_xplan_bufs_new(p, sz.chunk_elems);
-        emu = cs_xplan_bufs_new(p, sz.chunk_elems);
-        if (img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.chunk_elems)) {
-            cs_xplan_bufs_free(img);
-            cs_xplan_bufs_free(got);
-            cs_xplan_bufs_free(emu);
-            rc = -1;
-            break;
-        }
-        cs_error_init(&err);
-        if (cs_xplan_emulate(p, &sz, emu, &err) != 0) {
-            cs_xplan_bufs_free(emu);
-            emu = NULL;
-        }
-        mhz = hx_sm_mhz(c, 0);
-        for (int smp = 0; smp <= o->samples && smp < 64; smp++) {
-            double t = 0;
-            const char *st = "ok";
-
-            if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, sizeof(why))) {
-                rc = -1;
-                break;
-            }
-            /* A run that finished, with the collective's output or the emulation's. */
-            int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
-
-            if (smp == 0 && ran)
-                continue; /* warm-up: module load, first touch, clocks */
-            {
-                hx_row row = {"exec", proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
-                              x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
-                              (long long)sz.chunk_elems * 4, sizes[i], 1, smp, t, mhz, st};
-
-                hx_emit(c, &row);
-            }
-            if (strcmp(st, "ok") != 0)
-                worst = st;
-            if (ran) {
-                times[nt++] = t;
-            } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
-                timeout_at = sizes[i];
-                break;
-            }
-        }
-        if (rc == 0) {
-            double med = 0, algbw = 0;
-
-            if (nt > 0) {
-                qsort(times, nt, sizeof(double), cmp_double);
-                med = times[nt / 2];
-                algbw = sizes[i] / med / 1e9;
-            }
-            printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", sizes[i], sz.count, "float",
-                   med * 1e6, algbw, algbw * busbw_factor(p), worst, why[0] ? ": " : "", why);
-            if (sum)
-                fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", sizes[i], sz.count, med * 1e6,
-                        algbw, algbw * busbw_factor(p),
-                        worst);
-        }
-        cs_xplan_bufs_free(img);
-        cs_xplan_bufs_free(got);
-        cs_xplan_bufs_free(emu);
-    }
+    for (int i = 0; i < nsizes && rc >= 0 && hx_time_left(c); i++)
+        if (timeout_at < 0 || sizes[i] < timeout_at)
+            rc = exec_size(c, x, name, sizes[i], nthreads, sum, &timeout_at);
     if (sum)
         fclose(sum);
     xrun_free(x);
     cs_xplan_free(p);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 int hx_exec(hx_ctx *c)

@@ -20,17 +20,17 @@ enum {
 
 struct hx_opts {
     int quick;
-    int samples;          /* samples per point */
-    double time_limit_s;  /* wall-clock budget; remaining points are skipped past it */
+    int samples;           /* samples per point */
+    double time_limit_s;   /* wall-clock budget; remaining points are skipped past it */
     double spin_timeout_s; /* bound of every device spin loop */
-    unsigned seed;        /* order of points */
-    int max_gpus;         /* 0: all */
+    unsigned seed;         /* order of points */
+    int max_gpus;          /* 0: all */
     const char *outdir;
-    const char *tests;    /* comma list: env,launch,timer,mem,proto,p2p,exec */
+    const char *tests; /* comma list: env,launch,timer,mem,proto,p2p,exec */
     const char *xmls[HX_MAX_XML];
     int nxml;
     long long exec_min_bytes, exec_max_bytes;
-    int exec_multi;       /* executor: one rank per GPU when there are enough GPUs (default) */
+    int exec_multi; /* executor: one rank per GPU when there are enough GPUs (default) */
 };
 
 /* Run state shared by all tests. */
@@ -39,11 +39,11 @@ struct hx_ctx {
     struct hx_csv csv;
     int ndev;
     int nsm[HX_MAX_DEV];
-    double t0_s; /* wall clock at start */
-    long failures;  /* samples with a status other than ok */
-    long skipped;   /* points dropped by the time limit */
+    double t0_s;              /* wall clock at start */
+    long failures;            /* samples with a status other than ok */
+    long skipped;             /* points dropped by the time limit */
     int *d_abort[HX_MAX_DEV]; /* per device: set by a spin loop that timed out */
-    int peer_all;     /* every device can access every other one (peer access enabled) */
+    int peer_all;             /* every device can access every other one (peer access enabled) */
     unsigned rng;
 };
 

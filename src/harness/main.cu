@@ -1,6 +1,8 @@
 /* main.cu: collsim-harness, the CUDA calibration harness: options, device discovery, the run. */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "parse.h"
 
 static const char usage_text[] =
     "usage: collsim-harness [--quick] [OPTIONS]\n"
@@ -35,8 +38,8 @@ static const char usage_text[] =
     "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
     "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
     "                       (wrong) hierarchical seed among them)\n"
-    "  --exec-sizes MIN:MAX executor sizes in bytes, all ranks' data (default 4096:16777216 quick,\n"
-    "                       1024:268435456 otherwise)\n"
+    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks' data\n"
+    "                       (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
     "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
     "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
     "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
@@ -134,159 +137,148 @@ static int usage_error(const char *msg, const char *arg)
     return HX_EXIT_USAGE;
 }
 
-static int parse_double(const char *s, double *out)
+/* Whether every name of the comma-separated list is a test. */
+static int known_tests(const char *list)
 {
-    char *end;
+    static const char *const known[] = {"env", "launch", "timer", "mem", "proto", "p2p", "exec"};
 
-    errno = 0;
-    *out = strtod(s, &end);
-    return errno == 0 && end != s && *end == '\0' && *out > 0;
+    for (const char *p = list; *p;) {
+        const char *q = strchr(p, ',');
+        size_t l = q ? (size_t)(q - p) : strlen(p);
+        int ok = 0;
+
+        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+            ok |= strlen(known[k]) == l && strncmp(known[k], p, l) == 0;
+        if (!ok)
+            return 0;
+        if (!q)
+            break;
+        p = q + 1;
+    }
+    return 1;
 }
 
-static int parse_long(const char *s, long long *out)
+/* --exec-sizes MIN:MAX, each a byte size (units K, M, G as collsim reads them). */
+static int parse_sizes(const char *arg, hx_opts *o)
 {
-    char *end;
+    char buf[64], *colon;
 
-    errno = 0;
-    *out = strtoll(s, &end, 10);
-    return errno == 0 && end != s && *end == '\0' && *out >= 0;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    colon = strchr(buf, ':');
+    if (colon == NULL)
+        return usage_error("--exec-sizes wants MIN:MAX", arg);
+    *colon = '\0';
+    if (cs_parse_size(buf, 1, LLONG_MAX, &o->exec_min_bytes) != 0 ||
+        cs_parse_size(colon + 1, o->exec_min_bytes, LLONG_MAX, &o->exec_max_bytes) != 0)
+        return usage_error("invalid --exec-sizes (MIN:MAX bytes, 1 <= MIN <= MAX)", arg);
+    return 0;
 }
 
-int main(int argc, char **argv)
+/* The options into *o, defaults included. -1 to run, or the exit status (--help, usage error). */
+static int parse_options(int argc, char **argv, hx_opts *o)
 {
     static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 'q'},        {"tests", required_argument, NULL, 't'},
-        {"xml", required_argument, NULL, 'x'},    {"exec-sizes", required_argument, NULL, 'S'},
-        {"virtual-ranks", no_argument, NULL, 'V'},    {"samples", required_argument, NULL, 'n'},
-        {"time-limit", required_argument, NULL, 'L'}, {"spin-timeout", required_argument, NULL, 'T'},
-        {"gpus", required_argument, NULL, 'g'},   {"seed", required_argument, NULL, 's'},
-        {"outdir", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {"quick", no_argument, NULL, 'q'},
+        {"tests", required_argument, NULL, 't'},
+        {"xml", required_argument, NULL, 'x'},
+        {"exec-sizes", required_argument, NULL, 'S'},
+        {"virtual-ranks", no_argument, NULL, 'V'},
+        {"samples", required_argument, NULL, 'n'},
+        {"time-limit", required_argument, NULL, 'L'},
+        {"spin-timeout", required_argument, NULL, 'T'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"seed", required_argument, NULL, 's'},
+        {"outdir", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    static const char *const known[] = {"env", "launch", "timer", "mem", "proto", "p2p", "exec"};
-    hx_opts o;
-    hx_ctx c;
-    int opt, ndev = 0, rc = 0, have_sizes = 0, have_limit = 0;
-    long long v;
-    double d;
-    cudaError_t e;
-    char host[128] = "host", stamp[32], path[4096];
-    time_t now;
+    long long seed;
+    int opt;
     struct stat st;
 
-    memset(&o, 0, sizeof(o));
-    memset(&c, 0, sizeof(c));
-    o.samples = 5;
-    o.exec_multi = 1;
-    o.spin_timeout_s = 2.0;
-    o.seed = 1;
-    o.outdir = ".";
+    memset(o, 0, sizeof(*o));
+    o->samples = 5;
+    o->exec_multi = 1;
+    o->spin_timeout_s = 2.0;
+    o->seed = 1;
+    o->outdir = ".";
     while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'q': o.quick = 1; break;
+        case 'q': o->quick = 1; break;
         case 't':
-            o.tests = optarg;
+            if (!known_tests(optarg))
+                return usage_error("unknown test in --tests", optarg);
+            o->tests = optarg;
             break;
         case 'x':
-            if (o.nxml >= HX_MAX_XML)
+            if (o->nxml >= HX_MAX_XML)
                 return usage_error("too many --xml", NULL);
-            o.xmls[o.nxml++] = optarg;
+            o->xmls[o->nxml++] = optarg;
             break;
-        case 'S': {
-            char buf[64], *colon;
-            long long lo, hi;
-
-            snprintf(buf, sizeof(buf), "%s", optarg);
-            colon = strchr(buf, ':');
-            if (colon == NULL)
-                return usage_error("--exec-sizes wants MIN:MAX", optarg);
-            *colon = '\0';
-            if (!parse_long(buf, &lo) || !parse_long(colon + 1, &hi) || lo < 1 || hi < lo)
-                return usage_error("invalid --exec-sizes (MIN:MAX bytes, 1 <= MIN <= MAX)", optarg);
-            o.exec_min_bytes = lo;
-            o.exec_max_bytes = hi;
-            have_sizes = 1;
+        case 'S':
+            if (parse_sizes(optarg, o) != 0)
+                return HX_EXIT_USAGE;
             break;
-        }
-        case 'V': o.exec_multi = 0; break;
+        case 'V': o->exec_multi = 0; break;
         case 'n':
-            if (!parse_long(optarg, &v) || v < 1 || v > 60)
+            if (cs_parse_int(optarg, 1, 60, &o->samples) != 0)
                 return usage_error("--samples wants 1..60", optarg);
-            o.samples = (int)v;
             break;
         case 'L':
-            if (!parse_double(optarg, &d))
+            if (cs_parse_double(optarg, DBL_MIN, DBL_MAX, &o->time_limit_s) != 0)
                 return usage_error("invalid --time-limit", optarg);
-            o.time_limit_s = d;
-            have_limit = 1;
             break;
         case 'T':
-            if (!parse_double(optarg, &d) || d > 600)
+            if (cs_parse_double(optarg, DBL_MIN, 600, &o->spin_timeout_s) != 0)
                 return usage_error("--spin-timeout wants (0, 600] seconds", optarg);
-            o.spin_timeout_s = d;
             break;
         case 'g':
-            if (!parse_long(optarg, &v) || v < 1)
+            if (cs_parse_int(optarg, 1, INT_MAX, &o->max_gpus) != 0)
                 return usage_error("invalid --gpus", optarg);
-            o.max_gpus = (int)v;
             break;
         case 's':
-            if (!parse_long(optarg, &v) || v < 1 || v > 0xffffffffll)
+            if (cs_parse_ll(optarg, 1, 0xffffffffll, &seed) != 0)
                 return usage_error("invalid --seed", optarg);
-            o.seed = (unsigned)v;
+            o->seed = (unsigned)seed;
             break;
-        case 'o': o.outdir = optarg; break;
+        case 'o': o->outdir = optarg; break;
         case 'h': fputs(usage_text, stdout); return HX_EXIT_OK;
         default: return usage_error("invalid option", NULL);
         }
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
-    if (o.tests) {
-        hx_ctx probe;
-
-        memset(&probe, 0, sizeof(probe));
-        probe.o = &o;
-        for (const char *p = o.tests; *p;) {
-            const char *q = strchr(p, ',');
-            size_t l = q ? (size_t)(q - p) : strlen(p);
-            int ok = 0;
-
-            for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-                ok |= strlen(known[k]) == l && strncmp(known[k], p, l) == 0;
-            if (!ok)
-                return usage_error("unknown test in --tests", o.tests);
-            if (!q)
-                break;
-            p = q + 1;
-        }
+    if (o->exec_max_bytes == 0) {
+        o->exec_min_bytes = o->quick ? 4096 : 1024;
+        o->exec_max_bytes = o->quick ? (16ll << 20) : (256ll << 20);
     }
-    if (!have_sizes) {
-        o.exec_min_bytes = o.quick ? 4096 : 1024;
-        o.exec_max_bytes = o.quick ? (16ll << 20) : (256ll << 20);
-    }
-    if (!have_limit)
-        o.time_limit_s = o.quick ? 400 : 3600;
-    if (stat(o.outdir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return usage_error("output directory does not exist", o.outdir);
+    if (o->time_limit_s == 0)
+        o->time_limit_s = o->quick ? 400 : 3600;
+    if (stat(o->outdir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return usage_error("output directory does not exist", o->outdir);
+    return -1;
+}
 
-    e = cudaGetDeviceCount(&ndev);
+/* The devices (at most --gpus), their SM counts and abort flags, peer access between all pairs.
+ * HX_EXIT_NODEV after a message when there is no usable device, else 0. */
+static int open_devices(hx_ctx *c, hx_opts *o)
+{
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+
     if (e != cudaSuccess || ndev == 0) {
         fprintf(stderr, "collsim-harness: no CUDA device: %s\n",
                 e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found 0");
         return HX_EXIT_NODEV;
     }
-    if (o.max_gpus > 0 && ndev > o.max_gpus)
-        ndev = o.max_gpus;
+    if (o->max_gpus > 0 && ndev > o->max_gpus)
+        ndev = o->max_gpus;
     if (ndev > HX_MAX_DEV)
         ndev = HX_MAX_DEV;
-    c.o = &o;
-    c.ndev = ndev;
-    c.rng = o.seed;
-    c.t0_s = hx_now_s();
-    c.peer_all = 1;
+    c->ndev = ndev;
+    c->peer_all = 1;
     for (int dv = 0; dv < ndev; dv++) {
-        if (HX_CK(cudaSetDevice(dv)) || HX_CK(cudaDeviceGetAttribute(&c.nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
-            HX_CK(cudaMalloc((void **)&c.d_abort[dv], sizeof(int))))
+        if (HX_CK(cudaSetDevice(dv)) || HX_CK(cudaDeviceGetAttribute(&c->nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
+            HX_CK(cudaMalloc((void **)&c->d_abort[dv], sizeof(int))))
             return HX_EXIT_NODEV;
         for (int p = 0; p < ndev; p++) {
             int acc = 0;
@@ -301,46 +293,77 @@ int main(int argc, char **argv)
                     acc = 0;
                 cudaGetLastError();
             }
-            c.peer_all &= acc;
+            c->peer_all &= acc;
         }
     }
-    if (o.exec_multi && ndev > 1 && !c.peer_all) {
+    if (o->exec_multi && ndev > 1 && !c->peer_all) {
         fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses virtual ranks\n");
-        o.exec_multi = 0;
+        o->exec_multi = 0;
     }
+    return 0;
+}
+
+/* OUTDIR/calib-HOST-UTC.csv, the host name reduced to [A-Za-z0-9-]. */
+static void csv_path(const hx_opts *o, char *path, size_t len)
+{
+    char host[128] = "host", stamp[32];
+    time_t now = time(NULL);
+
     gethostname(host, sizeof(host) - 1);
     for (char *p = host; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
             *p = '_';
-    now = time(NULL);
     strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
-    snprintf(path, sizeof(path), "%s/calib-%s-%s.csv", o.outdir, host, stamp);
+    snprintf(path, len, "%s/calib-%s-%s.csv", o->outdir, host, stamp);
+}
+
+/* The selected tests after env, in order; -1 when one stops on a CUDA error. */
+static int run_tests(hx_ctx *c)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(hx_ctx *);
+    } tests[] = {{"launch", hx_launch}, {"timer", hx_timer}, {"mem", hx_mem},
+                 {"proto", hx_proto},   {"p2p", hx_p2p},     {"exec", hx_exec}};
+
+    if (hx_env(c) != 0)
+        return -1;
+    hx_csv_header(&c->csv);
+    for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
+        double t0 = hx_now_s();
+
+        if (!hx_test_on(c, tests[k].name))
+            continue;
+        if (tests[k].fn(c) != 0)
+            return -1;
+        printf("# %s: %.1f s, %ld rows so far\n", tests[k].name, hx_now_s() - t0, c->csv.rows);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    hx_opts o;
+    hx_ctx c;
+    int rc = parse_options(argc, argv, &o);
+    char path[4096];
+
+    if (rc >= 0)
+        return rc;
+    memset(&c, 0, sizeof(c));
+    c.o = &o;
+    if ((rc = open_devices(&c, &o)) != 0)
+        return rc;
+    c.rng = o.seed;
+    c.t0_s = hx_now_s();
+    csv_path(&o, path, sizeof(path));
     if (hx_csv_open(&c.csv, path) != 0) {
         fprintf(stderr, "collsim-harness: cannot create %s: %s\n", path, strerror(errno));
         return HX_EXIT_USAGE;
     }
-    printf("# collsim-harness %s: %d GPU(s), writing %s\n", o.quick ? "--quick" : "(full)", ndev, path);
-    if (hx_env(&c) == 0) {
-        hx_csv_header(&c.csv);
-        struct {
-            const char *name;
-            int (*fn)(hx_ctx *);
-        } tests[] = {{"launch", hx_launch}, {"timer", hx_timer}, {"mem", hx_mem},
-                     {"proto", hx_proto},   {"p2p", hx_p2p},     {"exec", hx_exec}};
-
-        for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]) && rc == 0; k++) {
-            double t0 = hx_now_s();
-
-            if (!hx_test_on(&c, tests[k].name))
-                continue;
-            if (tests[k].fn(&c) != 0)
-                rc = -1;
-            printf("# %s: %.1f s, %ld rows so far\n", tests[k].name, hx_now_s() - t0, c.csv.rows);
-            fflush(stdout);
-        }
-    } else {
-        rc = -1;
-    }
+    printf("# collsim-harness %s: %d GPU(s), writing %s\n", o.quick ? "--quick" : "(full)", c.ndev, path);
+    rc = run_tests(&c);
     hx_csv_comment(&c.csv, "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d", c.csv.rows,
                    c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
     if (hx_csv_close(&c.csv) != 0) {

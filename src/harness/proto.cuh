@@ -6,15 +6,24 @@
 
 #include <stdint.h>
 
-#define HX_NSTEPS 8 /* FIFO slots per connection (NCCL_STEPS) */
+#include "proto.h"
 
-/* Slot sizes (bytes of FIFO per step), from NCCL's default buffers (msccl.md 3.1). */
-#define HX_SLOT_BYTES_SIMPLE (512L * 1024)      /* 4 MiB / 8 */
-#define HX_SLOT_BYTES_LL (64L * 1024)           /* 512 KiB / 8: 32 KiB of data */
-#define HX_SLOT_BYTES_LL128 614400L             /* 4,915,200 B / 8: 576,000 B of data */
-#define HX_LL128_LINE_FLOATS 30                 /* 120 data bytes per 128-byte line */
+/* Threads per CTA of the protocol kernels: 640 for LL and LL128, as the executor launches them
+ * (runtime-audit.md 0, row 2); 512 for Simple. */
+#define HX_MAX_NTHREADS 640
+static inline int hx_nthreads(int proto)
+{
+    return proto == CS_PROTO_SIMPLE ? 512 : HX_MAX_NTHREADS;
+}
 
-enum { HX_P_LL = 1, HX_P_LL128 = 2, HX_P_SIMPLE = 3 }; /* the values of enum cs_proto */
+/* The CSV's mech column for a protocol. */
+static inline const char *hx_proto_mech(int proto)
+{
+    return proto == CS_PROTO_SIMPLE ? "simple" : proto == CS_PROTO_LL ? "ll" : "ll128";
+}
+
+/* Floats of data per LL128 line. */
+#define HX_LL128_LINE_FLOATS (CS_LL128_LINE_DATA_BYTES / (int)sizeof(float))
 
 /* One directed connection. head is written by the receiver only, tail by the sender only; each
  * sits on its own 128-byte line. The FIFO lives in the receiver's memory. The step counters are
@@ -25,7 +34,7 @@ struct hx_conn {
     volatile unsigned long long tail; /* steps the sender has filled (Simple) */
     char pad1[120];
     unsigned long long send_step, recv_step; /* persisted by the owning tb at kernel end */
-    char *fifo;                              /* HX_NSTEPS slots of slot_bytes */
+    char *fifo;                              /* CS_NCCL_STEPS slots of slot_bytes */
     long long slot_bytes;
 };
 
@@ -137,8 +146,10 @@ __device__ __forceinline__ float hx_value(const hx_op &op, long i, float in)
     return op.src ? in + hx_ld(op.src + i) : in;
 }
 
-/* ---- Simple: two slices per call, each filling 2 FIFO steps; the sender posts tail after a
- * system fence, the receiver posts head after consuming (prims_simple.h). ---- */
+/* ---- Simple: two slices per call, each filling CS_SIMPLE_STEPS_PER_SLICE FIFO steps; the sender
+ * posts tail after a system fence, the receiver posts head after consuming (prims_simple.h). ---- */
+static_assert(CS_SIMPLE_SLICES_PER_CALL == 2, "hx_prim_simple splits a call in two halves");
+
 static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
                               unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
 {
@@ -147,22 +158,22 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
 
     if (s0 > op.n)
         s0 = op.n;
-    for (int slice = 0; slice < 2; slice++) {
+    for (int slice = 0; slice < CS_SIMPLE_SLICES_PER_CALL; slice++) {
         long lo = slice == 0 ? 0 : s0, hi = slice == 0 ? s0 : op.n;
         const float *in = NULL;
         float *out = NULL;
 
         if (op.rc) {
-            if (!hx_block_wait_ge(&op.rc->tail, rstep + 2, ctl, flag))
+            if (!hx_block_wait_ge(&op.rc->tail, rstep + CS_SIMPLE_STEPS_PER_SLICE, ctl, flag))
                 return 0;
-            in = (const float *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
+            in = (const float *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
         }
         if (op.sc) {
-            /* Space for 2 more steps: head + 8 >= sstep + 2. */
-            if (sstep + 2 > HX_NSTEPS &&
-                !hx_block_wait_ge(&op.sc->head, sstep + 2 - HX_NSTEPS, ctl, flag))
+            /* Space for 2 more steps: head + 8 >= sstep + CS_SIMPLE_STEPS_PER_SLICE. */
+            if (sstep + CS_SIMPLE_STEPS_PER_SLICE > CS_NCCL_STEPS &&
+                !hx_block_wait_ge(&op.sc->head, sstep + CS_SIMPLE_STEPS_PER_SLICE - CS_NCCL_STEPS, ctl, flag))
                 return 0;
-            out = (float *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
+            out = (float *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
         }
         {
             /* 16-byte vectors where every operand is aligned (NCCL moves Simple data in 16-byte
@@ -207,19 +218,55 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
         if (threadIdx.x == 0) {
             if (op.sc) {
                 __threadfence_system(); /* data before the step counter, also across the link */
-                op.sc->tail = sstep + 2;
+                op.sc->tail = sstep + CS_SIMPLE_STEPS_PER_SLICE;
             }
             if (op.rc) {
                 __threadfence(); /* reads of the slot are done before it is handed back */
-                op.rc->head = rstep + 2;
+                op.rc->head = rstep + CS_SIMPLE_STEPS_PER_SLICE;
             }
         }
         if (op.sc)
-            sstep += 2;
+            sstep += CS_SIMPLE_STEPS_PER_SLICE;
         if (op.rc)
-            rstep += 2;
+            rstep += CS_SIMPLE_STEPS_PER_SLICE;
     }
     return 1;
+}
+
+/* ---- LL and LL128 take one FIFO step per call (prims_ll.h, prims_ll128.h). ---- */
+
+/* Find the slot to read and wait for a free slot to write. 0 when the wait gave up. */
+template <typename T>
+static __device__ int hx_line_begin(const hx_op &op, unsigned long long sstep,
+                                    unsigned long long rstep, const hx_ctl &ctl,
+                                    volatile int *flag, const T **in, T **out)
+{
+    if (op.rc)
+        *in = (const T *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
+    if (op.sc) {
+        if (sstep + 1 > CS_NCCL_STEPS &&
+            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
+            return 0;
+        *out = (T *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
+    }
+    return 1;
+}
+
+/* The receiver hands the step back after the whole call; both sides count it. 0 when a wait on
+ * the device gave up. */
+static __device__ int hx_line_end(const hx_op &op, unsigned long long &sstep,
+                                  unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+{
+    __syncthreads();
+    if (op.rc && threadIdx.x == 0) {
+        __threadfence();
+        op.rc->head = rstep + 1;
+    }
+    if (op.sc)
+        sstep += 1;
+    if (op.rc)
+        rstep += 1;
+    return !hx_block_aborted(ctl, flag);
 }
 
 /* ---- LL: 16-byte lines {data0, flag, data1, flag} stored and polled with one volatile 16-byte
@@ -251,14 +298,8 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, uns
     unsigned rflag = (unsigned)(rstep + 1), sflag = (unsigned)(sstep + 1);
     int timed_out = 0;
 
-    if (op.rc)
-        in = (const uint4 *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
-    if (op.sc) {
-        if (sstep + 1 > HX_NSTEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - HX_NSTEPS, ctl, flag))
-            return 0;
-        out = (uint4 *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
-    }
+    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+        return 0;
     for (long l = threadIdx.x; l < nlines && !timed_out; l += blockDim.x) {
         long i = 2 * l;
         float a = 0.0f, b = 0.0f;
@@ -299,16 +340,7 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, uns
         if (out)
             hx_ll_store(out + l, __float_as_uint(a), __float_as_uint(b), sflag);
     }
-    __syncthreads();
-    if (op.rc && threadIdx.x == 0) {
-        __threadfence();
-        op.rc->head = rstep + 1;
-    }
-    if (op.sc)
-        sstep += 1;
-    if (op.rc)
-        rstep += 1;
-    return !hx_block_aborted(ctl, flag);
+    return hx_line_end(op, sstep, rstep, ctl, flag);
 }
 
 /* ---- LL128: 128-byte lines of 16 u64, written by 8 threads with one 16-byte volatile store
@@ -344,14 +376,8 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
     int nwarps = blockDim.x / 32, warp = threadIdx.x / 32;
     int timed_out = 0;
 
-    if (op.rc)
-        in = (const unsigned long long *)(op.rc->fifo + (rstep % HX_NSTEPS) * op.rc->slot_bytes);
-    if (op.sc) {
-        if (sstep + 1 > HX_NSTEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - HX_NSTEPS, ctl, flag))
-            return 0;
-        out = (unsigned long long *)(op.sc->fifo + (sstep % HX_NSTEPS) * op.sc->slot_bytes);
-    }
+    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+        return 0;
     /* Whole warps iterate together (warp votes below); a warp handles 4 lines per round. */
     for (long base = (long)warp * 4; base < nlines && !timed_out; base += (long)nwarps * 4) {
         long line = base + lane / 8;
@@ -410,16 +436,7 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
                                j == 7 ? sflag : hx_pack(v[2], v[3]));
         }
     }
-    __syncthreads();
-    if (op.rc && threadIdx.x == 0) {
-        __threadfence();
-        op.rc->head = rstep + 1;
-    }
-    if (op.sc)
-        sstep += 1;
-    if (op.rc)
-        rstep += 1;
-    return !hx_block_aborted(ctl, flag);
+    return hx_line_end(op, sstep, rstep, ctl, flag);
 }
 
 /* One prim call of protocol proto. 1 when done, 0 when a wait gave up. All threads of the block
@@ -428,24 +445,11 @@ __device__ __forceinline__ int hx_prim(int proto, const hx_op &op, unsigned long
                                        unsigned long long &rstep, const hx_ctl &ctl,
                                        volatile int *flag)
 {
-    if (proto == HX_P_SIMPLE)
+    if (proto == CS_PROTO_SIMPLE)
         return hx_prim_simple(op, sstep, rstep, ctl, flag);
-    if (proto == HX_P_LL)
+    if (proto == CS_PROTO_LL)
         return hx_prim_ll(op, sstep, rstep, ctl, flag);
     return hx_prim_ll128(op, sstep, rstep, ctl, flag);
-}
-
-/* Slot bytes and data bytes per call for a protocol. */
-static inline long hx_slot_bytes(int proto)
-{
-    return proto == HX_P_SIMPLE ? HX_SLOT_BYTES_SIMPLE
-                                : proto == HX_P_LL ? HX_SLOT_BYTES_LL : HX_SLOT_BYTES_LL128;
-}
-
-static inline long hx_call_max_bytes(int proto)
-{
-    return proto == HX_P_SIMPLE ? 4 * HX_SLOT_BYTES_SIMPLE
-                                : proto == HX_P_LL ? HX_SLOT_BYTES_LL / 2 : 576000L;
 }
 
 #endif

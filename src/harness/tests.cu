@@ -132,7 +132,7 @@ struct hx_pt_args {
     hx_ctl ctl;
 };
 
-__global__ void __launch_bounds__(640) k_proto(hx_pt_args a)
+__global__ void __launch_bounds__(HX_MAX_NTHREADS) k_proto(hx_pt_args a)
 {
     __shared__ int flag;
     int b = blockIdx.x;
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(640) k_proto(hx_pt_args a)
     hx_op op;
 
     for (int k = 0; k < a.nsteps; k++) {
-        long off = ((long)pair * HX_NSTEPS + k % HX_NSTEPS) * a.n;
+        long off = ((long)pair * CS_NCCL_STEPS + k % CS_NCCL_STEPS) * a.n;
 
         op.n = a.n;
         if (producer) {
@@ -503,11 +503,6 @@ int hx_mem(hx_ctx *c)
 
 /* ---------------- T4 / T6 protocol kernels ---------------- */
 
-static const char *pmech(int proto)
-{
-    return proto == HX_P_SIMPLE ? "simple" : proto == HX_P_LL ? "ll" : "ll128";
-}
-
 /* Buffers of one protocol test: on `sdev` the producers' source, on `rdev` the connections,
  * FIFOs, the consumers' local operand and destination. */
 struct proto_bufs {
@@ -520,7 +515,7 @@ struct proto_bufs {
 
 static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn, int proto)
 {
-    size_t per = (size_t)npairs * HX_NSTEPS * maxn * sizeof(float);
+    size_t per = (size_t)npairs * CS_NCCL_STEPS * maxn * sizeof(float);
 
     memset(&b, 0, sizeof(b));
     b.maxn = maxn;
@@ -531,7 +526,7 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
     if (HX_CK(cudaSetDevice(rdev)) || HX_CK(cudaMalloc((void **)&b.lsrc, per)) ||
         HX_CK(cudaMalloc((void **)&b.dst, per)) ||
         HX_CK(cudaMalloc((void **)&b.conns, npairs * sizeof(hx_conn))) ||
-        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))))
+        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))))
         return -1;
     k_fill<<<1024, 256>>>(b.lsrc, (long)(per / 4), 1);
     return HX_CK(cudaDeviceSynchronize());
@@ -553,13 +548,13 @@ static int proto_reset(proto_bufs &b, int rdev, int npairs, int proto, long n)
 
     for (int i = 0; i < npairs; i++) {
         memset(&h[i], 0, sizeof(hx_conn));
-        h[i].fifo = b.fifo + (size_t)i * HX_NSTEPS * hx_slot_bytes(proto);
-        h[i].slot_bytes = hx_slot_bytes(proto);
+        h[i].fifo = b.fifo + (size_t)i * CS_NCCL_STEPS * cs_proto_step_bytes(proto);
+        h[i].slot_bytes = cs_proto_step_bytes(proto);
     }
     if (HX_CK(cudaSetDevice(rdev)) ||
-        HX_CK(cudaMemset(b.fifo, 0, (size_t)npairs * HX_NSTEPS * hx_slot_bytes(proto))) ||
+        HX_CK(cudaMemset(b.fifo, 0, (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))) ||
         HX_CK(cudaMemcpy(b.conns, h.data(), npairs * sizeof(hx_conn), cudaMemcpyHostToDevice)) ||
-        HX_CK(cudaMemset(b.dst, 0xff, (size_t)npairs * HX_NSTEPS * n * sizeof(float))))
+        HX_CK(cudaMemset(b.dst, 0xff, (size_t)npairs * CS_NCCL_STEPS * n * sizeof(float))))
         return -1;
     return HX_CK(cudaDeviceSynchronize());
 }
@@ -573,7 +568,7 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
 
     for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < total; t += (long)gridDim.x * blockDim.x) {
         long p = t / (nslots * n), r = t % (nslots * n);
-        long i = (p * HX_NSTEPS) * n + r;
+        long i = (p * CS_NCCL_STEPS) * n + r;
         float v = hx_pat(i, 0) + (reduce ? hx_pat(i, 1) : 0.0f);
 
         if (!(__ldcg(dst + i) == v))
@@ -659,7 +654,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
     if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
         return -1;
     cudaMemset(bad, 0, sizeof(*bad));
-    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < HX_NSTEPS ? nsteps : HX_NSTEPS, reduce, bad);
+    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
     cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
     cudaFree(bad);
     *status = nbad ? "bad_data" : "ok";
@@ -670,7 +665,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
 static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 {
     const hx_opts *o = c->o;
-    static const int protos[] = {HX_P_LL, HX_P_LL128, HX_P_SIMPLE};
+    static const int protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
     int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
     std::vector<int> pairs = o->quick ? std::vector<int>{1, 16, maxpairs}
                                       : std::vector<int>{1, 4, 16, 64, maxpairs};
@@ -680,7 +675,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
         pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
     for (int pi = 0; pi < 3; pi++) {
         int proto = protos[pi];
-        long maxbytes = hx_call_max_bytes(proto);
+        long maxbytes = cs_proto_loop_bytes(proto);
         std::vector<long> chunks;
         proto_bufs b;
         int maxp = 0;
@@ -699,7 +694,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                 for (int p : pairs)
                     for (int red = 0; red < 2; red++) {
                         if (o->quick)
-                            pts.push_back({n, st, p, red, proto == HX_P_SIMPLE ? 512 : 640});
+                            pts.push_back({n, st, p, red, hx_nthreads(proto)});
                         else
                             for (int nt : {256, 512, 640})
                                 pts.push_back({n, st, p, red, nt});
@@ -719,7 +714,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
                 double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
                                         q.nthreads, &st);
-                hx_row r = {test, pmech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
+                hx_row r = {test, hx_proto_mech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
                             q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz, st};
 
                 if (t < 0)
@@ -741,6 +736,58 @@ int hx_proto(hx_ctx *c)
 }
 
 /* ---------------- T5 / T6 across GPU pairs ---------------- */
+
+/* One-way latency between GPUs i and j: a flag ping-pong of N round trips on flags fi (on i) and
+ * fj (on j), one row per sample after a warm-up; round trip / 2 is the fit's business. -1 on a
+ * CUDA error. */
+static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned long long *fj,
+                       cudaStream_t si, cudaStream_t sj, int mhz)
+{
+    const hx_opts *o = c->o;
+
+    for (int smp = 0; smp <= o->samples && hx_time_left(c); smp++) {
+        const int N = o->quick ? 2000 : 20000;
+        hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
+        hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
+        cudaEvent_t e0, e1;
+        float ms = -1;
+        int ab = 0, ab2 = 0;
+        unsigned long long vi = 0, vj = 0;
+
+        cudaSetDevice(i);
+        cudaMemset(fi, 0, 8);
+        cudaMemset(c->d_abort[i], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        cudaSetDevice(j);
+        cudaMemset(fj, 0, 8);
+        cudaMemset(c->d_abort[j], 0, sizeof(int));
+        cudaDeviceSynchronize();
+        k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
+        cudaSetDevice(i);
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, si);
+        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
+        cudaEventRecord(e1, si);
+        if (HX_CK(cudaEventSynchronize(e1)))
+            return -1;
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
+        cudaSetDevice(j);
+        cudaDeviceSynchronize();
+        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
+        cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
+        if (smp == 0)
+            continue;
+        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
+                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
+        hx_emit(c, &r);
+    }
+    return 0;
+}
 
 static int p2p_pair(hx_ctx *c, int i, int j)
 {
@@ -805,48 +852,8 @@ static int p2p_pair(hx_ctx *c, int i, int j)
             }
         }
     }
-    /* One-way latency: flag ping-pong, round trip / 2 is the fit's business. */
-    for (int smp = 0; smp <= o->samples && hx_time_left(c); smp++) {
-        const int N = o->quick ? 2000 : 20000;
-        hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
-        hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
-        cudaEvent_t e0, e1;
-        float ms = -1;
-        int ab = 0, ab2 = 0;
-        unsigned long long vi = 0, vj = 0;
-
-        cudaSetDevice(i);
-        cudaMemset(fi, 0, 8);
-        cudaMemset(c->d_abort[i], 0, sizeof(int));
-        cudaDeviceSynchronize();
-        cudaSetDevice(j);
-        cudaMemset(fj, 0, 8);
-        cudaMemset(c->d_abort[j], 0, sizeof(int));
-        cudaDeviceSynchronize();
-        k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
-        cudaSetDevice(i);
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        cudaEventRecord(e0, si);
-        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
-        cudaEventRecord(e1, si);
-        if (HX_CK(cudaEventSynchronize(e1)))
-            return -1;
-        cudaEventElapsedTime(&ms, e0, e1);
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
-        cudaSetDevice(j);
-        cudaDeviceSynchronize();
-        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
-        if (smp == 0)
-            continue;
-        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
-                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
-        hx_emit(c, &r);
-    }
+    if (p2p_latency(c, i, j, fi, fj, si, sj, mhz) != 0)
+        return -1;
     cudaSetDevice(i);
     cudaFree(src);
     cudaFree(fi);
