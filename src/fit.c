@@ -136,8 +136,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median of v[0..n-1] (reorders v). */
-static double median(double *v, int n)
+double cs_fit_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -164,7 +163,7 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
 
             for (int i = 0; i < n; i++)
                 r[i] = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]);
-            scale = 1.4826 * median(r, n);
+            scale = 1.4826 * cs_fit_median(r, n);
             if (!(scale > 1e-12))
                 break;
             for (int i = 0; i < n; i++) {

@@ -96,6 +96,9 @@ int cs_fit_seg_of(const struct cs_fit_result *r, double x);
 int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,
                      struct cs_fit_resid **out, int *nout);
 
+/* The median of v[0..n-1] (n >= 1; sorts v in place). */
+double cs_fit_median(double *v, int n);
+
 /* Two-sided 95% quantile of Student's t with dof degrees of freedom (dof >= 1): exact table to
  * 30, Cornish-Fisher expansion beyond (error < 1e-4). */
 double cs_fit_t975(int dof);

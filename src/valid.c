@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "csv.h"
+#include "fit.h"
+#include "meas.h"
 
 const char *cs_band_name(enum cs_band b)
 {
@@ -24,149 +26,71 @@ enum cs_band cs_band_of(double size_bytes)
     return CS_BAND_LARGE;
 }
 
-static int cmp_d(const void *a, const void *b)
+/* Rows by GPU count, then size, then time: the rows of one point are adjacent, times sorted. */
+static int cmp_row(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    const struct cs_meas_row *p = a, *q = b;
 
-    return x < y ? -1 : x > y;
+    if (p->ngpus != q->ngpus)
+        return p->ngpus < q->ngpus ? -1 : 1;
+    if (p->size_bytes != q->size_bytes)
+        return p->size_bytes < q->size_bytes ? -1 : 1;
+    return (p->time_s > q->time_s) - (p->time_s < q->time_s);
 }
 
-struct st {
-    double size, t;
-};
-
-static int cmp_st(const void *a, const void *b)
+/* One point per run of equal sizes (or counts) of the sorted rows: the median time. */
+static int points_of(const struct cs_meas_row *rows, int n, struct cs_valid_point *pts)
 {
-    const struct st *p = a, *q = b;
+    int np = 0;
 
-    if (p->size != q->size)
-        return p->size < q->size ? -1 : 1;
-    return (p->t > q->t) - (p->t < q->t);
+    for (int k = 0; k < n;) {
+        int e = k, h;
+
+        while (e < n && rows[e].ngpus == rows[k].ngpus && rows[e].size_bytes == rows[k].size_bytes)
+            e++;
+        h = k + (e - k) / 2;
+        memset(&pts[np], 0, sizeof(pts[np]));
+        pts[np].size_bytes = rows[k].size_bytes;
+        pts[np].ranks = rows[k].ngpus;
+        pts[np].meas_s = (e - k) % 2 ? rows[h].time_s : 0.5 * (rows[h - 1].time_s + rows[h].time_s);
+        pts[np].pred_s = NAN;
+        pts[np].held_out = 1;
+        np++;
+        k = e;
+    }
+    return np;
 }
 
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
                               struct cs_valid_point **out, int *nout, struct cs_error *err)
 {
     struct cs_csv *t = NULL;
-    struct st *rows = NULL;
+    struct cs_meas_row *rows = NULL;
     struct cs_valid_point *pts = NULL;
-    int rc, cs, ct, cb, cn, n = 0, np = 0, nsteps;
+    enum cs_meas_coll c = coll ? cs_meas_coll_parse(coll) : CS_MEAS_ALLREDUCE;
+    int rc, n = 0, np;
 
     if ((rc = cs_csv_read(path, &t, err)) != 0)
         return rc;
-    cs = cs_csv_col_find(t, "size_bytes");
-    ct = cs_csv_col_find(t, "time_us");
-    cb = cs_csv_col_find(t, "busbw_GBps");
-    cn = cs_csv_col_find(t, "n_gpus");
-    if (cs < 0 || ct < 0) {
-        cs_error_set(err, t->name, 1, "not a measurement table (size_bytes, time_us columns)");
-        rc = CS_ERR_PARSE;
-        goto done;
-    }
-    if (coll == NULL || strcmp(coll, "allreduce") == 0)
-        nsteps = 2 * (ranks - 1);
-    else if (strcmp(coll, "allgather") == 0 || strcmp(coll, "reducescatter") == 0)
-        nsteps = ranks - 1;
-    else {
+    if (c == 0 || c == CS_MEAS_SENDRECV) {
         cs_error_set(err, t->name, 0, "unknown collective '%s'", coll);
         rc = CS_ERR_INVALID;
-        goto done;
+    } else {
+        rc = cs_meas_read_rows(t, cs_meas_ring_steps(c, ranks), ranks, &rows, &n, NULL, err);
     }
-    rows = malloc((size_t)(t->nrows ? t->nrows : 1) * sizeof(*rows));
-    pts = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*pts));
-    if (rows == NULL || pts == NULL) {
-        rc = CS_ERR_NOMEM;
-        goto done;
-    }
-    for (int r = 0; r < t->nrows; r++) {
-        double size, us, bus;
-        int r1 = cs_csv_get_double(t, r, cs, &size, err), r2;
-
-        if (r1 < 0) {
-            rc = r1;
-            goto done;
-        }
-        if (r1 == 1 && cn >= 0) {
-            /* Time against GPU count: the count stands in for the size while sorting. */
-            int r4 = cs_csv_get_double(t, r, cn, &size, err);
-
-            if (r4 != 0 || size < 2 || size != floor(size) || size > 1e6) {
-                cs_error_set(err, t->name, t->lines[r], "n_gpus '%s' is not a count >= 2",
-                             cs_csv_cell(t, r, cn));
-                rc = CS_ERR_INVALID;
-                goto done;
-            }
-            size = -size;
-        } else if (r1 == 1) {
-            cs_error_set(err, t->name, t->lines[r], "empty size_bytes");
-            rc = CS_ERR_INVALID;
-            goto done;
-        }
-        r2 = cs_csv_get_double(t, r, ct, &us, err);
-        if (r2 < 0) {
-            rc = r2;
-            goto done;
-        }
-        if (r2 == 1) {
-            int r3 = cs_csv_get_double(t, r, cb, &bus, err);
-
-            if (r3 < 0) {
-                rc = r3;
-                goto done;
-            }
-            if (r3 == 1 || bus <= 0 || ranks < 2) {
-                cs_error_set(err, t->name, t->lines[r],
-                             "no time_us, and no positive busbw_GBps with a rank count to derive "
-                             "it from");
-                rc = CS_ERR_INVALID;
-                goto done;
-            }
-            us = size * nsteps / ranks / (bus * 1e9) * 1e6;
-        }
-        if (size == 0 || (size < 0 && cn < 0) || us <= 0) {
-            cs_error_set(err, t->name, t->lines[r], "size %g B, time %g us: both must be positive",
-                         size, us);
-            rc = CS_ERR_INVALID;
-            goto done;
-        }
-        rows[n].size = size;
-        rows[n].t = us * 1e-6;
-        n++;
-    }
-    qsort(rows, (size_t)n, sizeof(*rows), cmp_st);
-    for (int k = 0; k < n;) {
-        int e = k;
-
-        while (e < n && rows[e].size == rows[k].size)
-            e++;
-        pts[np].size_bytes = rows[k].size > 0 ? rows[k].size : 0;
-        pts[np].ranks = rows[k].size < 0 ? (int)-rows[k].size : 0;
-        pts[np].meas_s = (e - k) % 2 ? rows[k + (e - k) / 2].t
-                                     : 0.5 * (rows[k + (e - k) / 2 - 1].t + rows[k + (e - k) / 2].t);
-        pts[np].pred_s = NAN;
-        pts[np].held_out = 1;
-        np++;
-        k = e;
-    }
-    if (np > 0 && pts[0].ranks > 0)
-        for (int i = 0; i < np / 2; i++) {
-            struct cs_valid_point tmp = pts[i];
-
-            pts[i] = pts[np - 1 - i];
-            pts[np - 1 - i] = tmp;
-        }
-    if (np == 0) {
+    if (rc == 0 && n == 0) {
         cs_error_set(err, t->name, 0, "no rows");
         rc = CS_ERR_INVALID;
-        goto done;
     }
-    *out = pts;
-    *nout = np;
-    pts = NULL;
-    rc = 0;
-done:
+    if (rc == 0 && (pts = calloc((size_t)n, sizeof(*pts))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (rc == 0) {
+        qsort(rows, (size_t)n, sizeof(*rows), cmp_row);
+        np = points_of(rows, n, pts);
+        *out = pts;
+        *nout = np;
+    }
     free(rows);
-    free(pts);
     cs_csv_free(t);
     return rc;
 }
@@ -202,8 +126,7 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
     }
     out->n = k;
     if (k > 0) {
-        qsort(e, (size_t)k, sizeof(*e), cmp_d);
-        out->median_abs = k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]);
+        out->median_abs = cs_fit_median(e, k);
     }
     free(e);
 }
