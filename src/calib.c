@@ -187,8 +187,8 @@ void cs_calib_map_ring(struct cs_calib *c, const struct cs_calib_ring *r,
 {
     for (int k = 0; k < R->nseg; k++) {
         const struct cs_fit_line *L = &R->seg[k];
-        enum cs_proto p = cs_calib_seg_proto(r->forced, r->link, k, R->nseg,
-                                             L->x_min * r->nranks / r->nsteps);
+        enum cs_proto p =
+            cs_calib_seg_proto(r->forced, r->link, k, R->nseg, L->x_min * r->nranks / r->nsteps);
 
         if (p == 0) {
             note(c, "- segment %d: not mapped to a protocol (transition regime)\n", k);
@@ -202,17 +202,19 @@ void cs_calib_map_ring(struct cs_calib *c, const struct cs_calib_ring *r,
 /* The protocol a harness mechanism exercises: LL, LL128 or Simple in any spelling; 0 if none. */
 static enum cs_proto mech_proto(const char *mech)
 {
+    static const struct {
+        const char *mech;
+        enum cs_proto proto;
+    } lower[] = {{"ll", CS_PROTO_LL},
+                 {"ll8", CS_PROTO_LL},
+                 {"ll128", CS_PROTO_LL128},
+                 {"simple", CS_PROTO_SIMPLE}};
     enum cs_proto p = cs_proto_parse(mech);
 
-    if (p != 0)
-        return p;
-    if (strcmp(mech, "ll") == 0 || strcmp(mech, "ll8") == 0)
-        return CS_PROTO_LL;
-    if (strcmp(mech, "ll128") == 0)
-        return CS_PROTO_LL128;
-    if (strcmp(mech, "simple") == 0)
-        return CS_PROTO_SIMPLE;
-    return 0;
+    for (size_t i = 0; p == 0 && i < sizeof(lower) / sizeof(lower[0]); i++)
+        if (strcmp(mech, lower[i].mech) == 0)
+            p = lower[i].proto;
+    return p;
 }
 
 /* A protocol series: one threadblock's throughput and the per-call cost. */

@@ -61,7 +61,7 @@ struct cs_calib_ring {
     enum cs_link_class link;
     enum cs_proto forced; /* 0: segments in NCCL's order */
     int nsteps, nranks;
-    int intercept_deploy;       /* the first intercept gives cs.deploy_s, not cs.call_s */
+    int intercept_deploy;         /* the first intercept gives cs.deploy_s, not cs.call_s */
     const struct cs_params *base; /* launch, deploy and call costs that attribute intercepts */
 };
 

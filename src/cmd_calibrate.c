@@ -69,10 +69,10 @@ const char cmd_calibrate_usage[] =
     "--set KEY=VALUE changes a prior (e.g. cs.launch_s used to attribute intercepts).\n";
 
 struct opts {
-    enum cs_link_class link;  /* 0: not given */
-    enum cs_proto proto;      /* 0: auto */
-    enum cs_meas_coll coll;   /* 0: from the file, else allreduce */
-    int ranks;                /* 0: inferred */
+    enum cs_link_class link; /* 0: not given */
+    enum cs_proto proto;     /* 0: auto */
+    enum cs_meas_coll coll;  /* 0: from the file, else allreduce */
+    int ranks;               /* 0: inferred */
     double size_min, size_max;
     struct cs_fit_opts fo;
     int intercept_deploy;
@@ -162,8 +162,9 @@ static void report_segments(FILE *rep, const struct cs_fit_result *R, int npoint
             strcat(flags, "max residual >10%; ");
         if (L->dof == 0)
             strcat(flags, "no dof for intervals; ");
-        fprintf(rep, "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n",
-                k, L->x_min, L->x_max, cs_calib_fmt_time(L->alpha_s, a, sizeof(a)),
+        fprintf(rep,
+                "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n", k,
+                L->x_min, L->x_max, cs_calib_fmt_time(L->alpha_s, a, sizeof(a)),
                 cs_calib_fmt_time(L->alpha_ci_s, b, sizeof(b)),
                 cs_calib_fmt_bw(L->beta_Bps, c, sizeof(c)),
                 cs_calib_fmt_bw(L->beta_lo_Bps, d, sizeof(d)),
@@ -194,8 +195,8 @@ static int report_residuals(FILE *rep, const struct cs_fit_result *R, const stru
         for (int j = 0; j < s->n; j++)
             if (s->x[j] == res[i].x)
                 size = s->size[j];
-        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", size, res[i].x,
-                res[i].nsamples, cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
+        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", size, res[i].x, res[i].nsamples,
+                cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
                 cs_calib_fmt_time(res[i].t_pred_s, b, sizeof(b)), 100 * res[i].err_rel);
     }
     free(res);
@@ -361,7 +362,7 @@ static int table_series(const struct state *st, const struct cs_csv *t, int nste
 static int fit_measurement_table(struct state *st, const struct cs_csv *t)
 {
     enum cs_link_class link = st->o.link ? st->o.link : CS_LINK_NVLINK;
-    struct cs_calib_ring ring = {t->name, link, st->o.proto, 0, 0, st->o.intercept_deploy,
+    struct cs_calib_ring ring = {t->name,    link, st->o.proto, 0, 0, st->o.intercept_deploy,
                                  &st->o.base};
     struct series s = {0};
     struct cs_fit_result R;
@@ -383,8 +384,7 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
                       "S*nsteps/(n*busbw); busbw rounding limits small-size precision."
                     : "");
     if (st->o.size_min > 0 || st->o.size_max < INFINITY)
-        fprintf(st->rep, "Sizes restricted to %.0f .. %.0f B.\n", st->o.size_min,
-                st->o.size_max);
+        fprintf(st->rep, "Sizes restricted to %.0f .. %.0f B.\n", st->o.size_min, st->o.size_max);
     if ((rc = fit_series(st, &s, "x (B/link)", &R)) != 0)
         goto done;
     fprintf(st->rep,
@@ -401,12 +401,26 @@ done:
 
 /* --- harness per-sample CSVs ------------------------------------------------------------ */
 
-static const char *const harness_cols[] = {"test", "mech", "op", "src", "dst", "concurrent",
-                                           "nblocks", "nthreads", "chunk_bytes", "bytes", "ops",
-                                           "sample", "time_s", "status"};
+static const char *const harness_cols[] = {
+    "test",     "mech",        "op",    "src", "dst",    "concurrent", "nblocks",
+    "nthreads", "chunk_bytes", "bytes", "ops", "sample", "time_s",     "status"};
 #define NHCOLS ((int)(sizeof(harness_cols) / sizeof(harness_cols[0])))
-enum { H_TEST, H_MECH, H_OP, H_SRC, H_DST, H_CONC, H_BLOCKS, H_THREADS, H_CHUNK, H_BYTES, H_OPS,
-       H_SAMPLE, H_TIME, H_STATUS };
+enum {
+    H_TEST,
+    H_MECH,
+    H_OP,
+    H_SRC,
+    H_DST,
+    H_CONC,
+    H_BLOCKS,
+    H_THREADS,
+    H_CHUNK,
+    H_BYTES,
+    H_OPS,
+    H_SAMPLE,
+    H_TIME,
+    H_STATUS
+};
 
 struct hseries {
     char key[512];
@@ -430,8 +444,8 @@ static int parse_long(const struct cs_csv *t, int r, int c, long *out)
     long long v;
 
     if (cs_parse_ll(s, -2147483647LL, 2147483647LL, &v) != 0) {
-        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name,
-                t->lines[r], t->header[c], s);
+        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name, t->lines[r],
+                t->header[c], s);
         return CS_ERR_PARSE;
     }
     *out = (long)v;
@@ -452,8 +466,8 @@ static void mark_sweeps(struct harness *h)
 
             for (int c = H_TEST; c <= H_THREADS && same; c++)
                 same = strcmp(cs_csv_cell(t, r, h->col[c]), cs_csv_cell(t, q, h->col[c])) == 0;
-            if (same && strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]),
-                               cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
+            if (same &&
+                strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]), cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
                 h->sweep[r] = 0;
         }
     }
@@ -602,8 +616,20 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
 
 /* --- options ---------------------------------------------------------------------------- */
 
-enum { OPT_LINK = 256, OPT_PROTO, OPT_COLL, OPT_RANKS, OPT_SIZES, OPT_SEGMENTS, OPT_MIN_SIZES,
-       OPT_ROBUST, OPT_INTERCEPT, OPT_SET, OPT_ONLY_FITTED, OPT_REPORT };
+enum {
+    OPT_LINK = 256,
+    OPT_PROTO,
+    OPT_COLL,
+    OPT_RANKS,
+    OPT_SIZES,
+    OPT_SEGMENTS,
+    OPT_MIN_SIZES,
+    OPT_ROBUST,
+    OPT_INTERCEPT,
+    OPT_SET,
+    OPT_ONLY_FITTED,
+    OPT_REPORT
+};
 
 static const struct option calibrate_opts[] = {
     {"link", required_argument, NULL, OPT_LINK},
@@ -681,9 +707,9 @@ static int take_option(struct opts *o, int c, const char *opt, const char *v)
         return take_sizes(o, v);
     case OPT_SEGMENTS:
         o->fo.nsegments = 0;
-        return strcmp(v, "auto") == 0 ? 0
-                                      : cmd_opt_int(opt, v, 1, CS_FIT_MAX_SEG, &o->fo.nsegments,
-                                                    "auto or 1..4");
+        return strcmp(v, "auto") == 0
+                   ? 0
+                   : cmd_opt_int(opt, v, 1, CS_FIT_MAX_SEG, &o->fo.nsegments, "auto or 1..4");
     case OPT_MIN_SIZES:
         return cmd_opt_int(opt, v, 2, 1000, &o->fo.min_sizes, "an integer >= 2");
     case OPT_ROBUST:
@@ -749,8 +775,7 @@ static int fit_file(struct state *st, const char *path, int pass)
     }
     steps = cs_csv_col_find(t, "ring_steps") >= 0;
     harness = cs_csv_col_find(t, "mech") >= 0 && cs_csv_col_find(t, "time_s") >= 0;
-    if (!harness &&
-        (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0)) {
+    if (!harness && (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0)) {
         fprintf(stderr,
                 "collsim: %s:1: neither a measurement table (size_bytes,time_us,...) nor a "
                 "harness CSV (test,mech,...,time_s,...)\n",

@@ -31,7 +31,8 @@ const char cmd_validate_usage[] =
     "Simple, or fastest[:P,P...] (predict each, keep the fastest per size; default all three).\n"
     "Options: ranks=N and coll=allreduce|allgather|reducescatter (to derive times from busbw),\n"
     "set=KEY=VALUE (as predict --set), params=FILE (every <prop> of a calibrate fit\n"
-    "output, in order with the set= options), fit=MIN:MAX (sizes used to fit the platform: the summary reports the\n"
+    "output, in order with the set= options), fit=MIN:MAX (sizes used to fit the platform: the "
+    "summary reports the\n"
     "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
     "Each case predicts as `collsim predict` does, once per protocol, then writes into DIR\n"
     "(default: the directory of CASES) NAME.csv (size, measured, predicted, error %),\n"
@@ -216,8 +217,8 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         return -1;
     }
     if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")]) {
-        fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n", file,
-                line, f[0]);
+        fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n", file, line,
+                f[0]);
         return -1;
     }
     snprintf(c->name, sizeof(c->name), "%s", f[0]);
@@ -229,8 +230,9 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
     snprintf(c->sched, sizeof(c->sched), "%s", f[2]);
     snprintf(c->platform, sizeof(c->platform), "%s", f[3]);
     if (parse_protocols(c, f[4]) != 0) {
-        fprintf(stderr, "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
-                        "fastest:P,P...\n",
+        fprintf(stderr,
+                "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
+                "fastest:P,P...\n",
                 file, line, f[4]);
         return -1;
     }
@@ -419,18 +421,19 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
     fp = fopen(path, "w");
     if (fp == NULL)
         return -1;
-    fprintf(fp, "# gnuplot script written by collsim validate\n"
-                "set terminal svg size 720,480 dynamic\n"
-                "set output '%s.svg'\n"
-                "set datafile separator ','\n"
-                "%s"
-                "set key top left\n"
-                "set grid\n"
-                "set title \"%s: measured vs predicted\" noenhanced\n"
-                "set xlabel '%s'\n"
-                "set ylabel 'time (us)'\n"
-                "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
-                "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
+    fprintf(fp,
+            "# gnuplot script written by collsim validate\n"
+            "set terminal svg size 720,480 dynamic\n"
+            "set output '%s.svg'\n"
+            "set datafile separator ','\n"
+            "%s"
+            "set key top left\n"
+            "set grid\n"
+            "set title \"%s: measured vs predicted\" noenhanced\n"
+            "set xlabel '%s'\n"
+            "set ylabel 'time (us)'\n"
+            "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
+            "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
             c->name, by_n ? "set logscale y\n" : "set logscale xy\n", c->name,
             by_n ? "GPUs" : "size (bytes)", c->name, c->name,
             c->fastest ? "fastest protocol" : c->protos[0]);
@@ -565,9 +568,9 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
                     FILE *scsv)
 {
     struct result res = {0};
-    struct cs_valid_case vc = {c->name,   c->meas_label, c->sched,   c->platform, "",
-                               c->fastest, c->target,    c->has_fit, c->fit_min,  c->fit_max,
-                               c->notes};
+    struct cs_valid_case vc = {c->name,    c->meas_label, c->sched,  c->platform,
+                               "",         c->fastest,    c->target, c->has_fit,
+                               c->fit_min, c->fit_max,    c->notes};
     char path[2200], protos[64] = "";
     int rc = -1;
     FILE *cf;

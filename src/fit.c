@@ -54,8 +54,7 @@ static double weight(const double *t, const double *rw, int i)
 }
 
 /* Solve the (possibly constrained) WLS problem over x[0..n-1]; rw: optional robustness weights. */
-static void solve(const double *x, const double *t, int n, const double *rw,
-                  struct cs_fit_line *L)
+static void solve(const double *x, const double *t, int n, const double *rw, struct cs_fit_line *L)
 {
     double s0 = 0, sx = 0, st = 0, xm, tm, sxx = 0, sxt = 0, a, b, ssr = 0, s2, tq;
     int p = 2;
@@ -437,8 +436,8 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
         rc = choose(&w, n, minm, &R);
     }
     if (rc == 0 && R.nseg == 0) {
-        cs_error_set(err, NULL, 0, "%d points over %d distinct sizes: too few for %d segment%s",
-                     n, w.G, minm, minm == 1 ? "" : "s");
+        cs_error_set(err, NULL, 0, "%d points over %d distinct sizes: too few for %d segment%s", n,
+                     w.G, minm, minm == 1 ? "" : "s");
         rc = CS_ERR_INVALID;
     }
     if (rc == 0)

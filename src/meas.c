@@ -8,17 +8,22 @@
 static const char *const coll_names[] = {NULL, "allreduce", "allgather", "reducescatter",
                                          "sendrecv"};
 
+/* Every spelling taken: collsim's and nccl-tests' (all_reduce_perf). */
+static const struct {
+    const char *name;
+    enum cs_meas_coll coll;
+} spellings[] = {
+    {"allreduce", CS_MEAS_ALLREDUCE},         {"all_reduce", CS_MEAS_ALLREDUCE},
+    {"allgather", CS_MEAS_ALLGATHER},         {"all_gather", CS_MEAS_ALLGATHER},
+    {"reducescatter", CS_MEAS_REDUCESCATTER}, {"reduce_scatter", CS_MEAS_REDUCESCATTER},
+    {"sendrecv", CS_MEAS_SENDRECV},
+};
+
 enum cs_meas_coll cs_meas_coll_parse(const char *s)
 {
-    if (strcmp(s, "all_reduce") == 0)
-        return CS_MEAS_ALLREDUCE;
-    if (strcmp(s, "all_gather") == 0)
-        return CS_MEAS_ALLGATHER;
-    if (strcmp(s, "reduce_scatter") == 0)
-        return CS_MEAS_REDUCESCATTER;
-    for (int i = CS_MEAS_ALLREDUCE; i <= CS_MEAS_SENDRECV; i++)
-        if (strcmp(s, coll_names[i]) == 0)
-            return (enum cs_meas_coll)i;
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++)
+        if (strcmp(s, spellings[i].name) == 0)
+            return spellings[i].coll;
     return 0;
 }
 

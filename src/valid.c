@@ -30,12 +30,11 @@ enum cs_band cs_band_of(double size_bytes)
 static int cmp_row(const void *a, const void *b)
 {
     const struct cs_meas_row *p = a, *q = b;
+    int d = (p->ngpus > q->ngpus) - (p->ngpus < q->ngpus);
 
-    if (p->ngpus != q->ngpus)
-        return p->ngpus < q->ngpus ? -1 : 1;
-    if (p->size_bytes != q->size_bytes)
-        return p->size_bytes < q->size_bytes ? -1 : 1;
-    return (p->time_s > q->time_s) - (p->time_s < q->time_s);
+    if (d == 0)
+        d = (p->size_bytes > q->size_bytes) - (p->size_bytes < q->size_bytes);
+    return d ? d : (p->time_s > q->time_s) - (p->time_s < q->time_s);
 }
 
 /* One point per run of equal sizes (or counts) of the sorted rows: the median time. */
@@ -133,12 +132,13 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
 
 void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path)
 {
-    fprintf(md, "# Validation: predicted against measured times\n\n"
-                "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
-                "measured = the median of the table's rows at a size (in and out of place). "
-                "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
-                "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
-                "<= 15%% on the others.\n",
+    fprintf(md,
+            "# Validation: predicted against measured times\n\n"
+            "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
+            "measured = the median of the table's rows at a size (in and out of place). "
+            "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
+            "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
+            "<= 15%% on the others.\n",
             cases_path);
     fprintf(csv, "case,band,n,median_abs,max_abs,missing\n");
 }

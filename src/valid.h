@@ -23,16 +23,16 @@ enum cs_band cs_band_of(double size_bytes);
 struct cs_valid_point {
     double size_bytes;
     double meas_s;
-    double pred_s;  /* NAN when the prediction deadlocked or is missing */
-    int held_out;   /* 1 when the size was not used to fit the platform */
-    int ranks;      /* tables of time against GPU count (n_gpus column, no size): the count */
-    char proto[8];  /* the protocol of the prediction kept (the fastest), "" when none */
+    double pred_s; /* NAN when the prediction deadlocked or is missing */
+    int held_out;  /* 1 when the size was not used to fit the platform */
+    int ranks;     /* tables of time against GPU count (n_gpus column, no size): the count */
+    char proto[8]; /* the protocol of the prediction kept (the fastest), "" when none */
 };
 
 /* Statistics of |error| = |pred - meas| / meas over a set of points. */
 struct cs_valid_stats {
-    int n;          /* points with a prediction */
-    int missing;    /* points without one (deadlock, not predicted) */
+    int n;       /* points with a prediction */
+    int missing; /* points without one (deadlock, not predicted) */
     double median_abs;
     double max_abs;
     double max_size; /* size of the largest |error| */
@@ -41,10 +41,10 @@ struct cs_valid_stats {
 
 /* Read a measurement table (the shared measurements schema): the median time per size, sorted
  * by size. A table with an n_gpus column and empty sizes gives one point per GPU count instead
- * (size_bytes 0, ranks set), sorted by count. Rows without a time take it from busbw: t = S * nsteps / (n * busbw), with nsteps and n
- * from `coll` ("allreduce", "allgather", "reducescatter") and `ranks` (needed only then).
- * *out is a new array of *n points (pred_s = NAN, held_out = 1). CS_ERR_PARSE / CS_ERR_INVALID with
- * file:line on bad rows, CS_ERR_IO when unreadable. */
+ * (size_bytes 0, ranks set), sorted by count. Rows without a time take it from busbw: t = S *
+ * nsteps / (n * busbw), with nsteps and n from `coll` ("allreduce", "allgather", "reducescatter")
+ * and `ranks` (needed only then). *out is a new array of *n points (pred_s = NAN, held_out = 1).
+ * CS_ERR_PARSE / CS_ERR_INVALID with file:line on bad rows, CS_ERR_IO when unreadable. */
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
                               struct cs_valid_point **out, int *n, struct cs_error *err);
 

@@ -36,11 +36,11 @@ END_TEST
 START_TEST(test_stats)
 {
     struct cs_valid_point p[] = {
-        {1024, 10e-6, 11e-6, 1, 0, "LL"},          /* +10% */
-        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},         /* -5% */
-        {1 << 20, 100e-6, 130e-6, 0, 0, "LL"},     /* +30%, used in the fit */
-        {1 << 23, 1000e-6, NAN, 1, 0, "LL"},       /* deadlock */
-        {1 << 24, 2000e-6, 2040e-6, 1, 0, "LL"},   /* +2% */
+        {1024, 10e-6, 11e-6, 1, 0, "LL"},        /* +10% */
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},       /* -5% */
+        {1 << 20, 100e-6, 130e-6, 0, 0, "LL"},   /* +30%, used in the fit */
+        {1 << 23, 1000e-6, NAN, 1, 0, "LL"},     /* deadlock */
+        {1 << 24, 2000e-6, 2040e-6, 1, 0, "LL"}, /* +2% */
     };
     struct cs_valid_stats s;
 
@@ -86,8 +86,7 @@ START_TEST(test_read)
     free(p);
     /* Without ranks a busbw-only row is an error at its line. */
     cs_error_init(&err);
-    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 0, &p, &n, &err),
-                     CS_ERR_INVALID);
+    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 0, &p, &n, &err), CS_ERR_INVALID);
     ck_assert_int_eq(err.line, 6);
     path = write_tmp("size_bytes,time_us,algbw_GBps,busbw_GBps,placement,n_gpus,ring_steps\n"
                      ",33.7,,,unspecified,8,14\n"
@@ -158,8 +157,8 @@ START_TEST(test_summary)
         {1 << 23, 1000e-6, NAN, 1, 0, ""},
         {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple"},
     };
-    struct cs_valid_case c = {"c1", "m.csv", "gen:ring", "p.xml", "LL/Simple", 1, "nvswitch8", 0,
-                              0, INFINITY, "A note.\n"};
+    struct cs_valid_case c = {"c1",        "m.csv", "gen:ring", "p.xml",  "LL/Simple", 1,
+                              "nvswitch8", 0,       0,          INFINITY, "A note.\n"};
     FILE *md = tmpfile(), *csv = tmpfile(), *cf = tmpfile();
     char *a, *b, *d;
 
