@@ -7,6 +7,9 @@
 #include "csv.h"
 #include "error.h"
 
+/* The largest size a table may hold: 1 PiB. */
+#define CS_MEAS_MAX_SIZE 1125899906842624.0
+
 /* The collectives of nccl-tests tables (enums start at 1). */
 enum cs_meas_coll {
     CS_MEAS_ALLREDUCE = 1,
@@ -23,6 +26,11 @@ const char *cs_meas_coll_name(enum cs_meas_coll c);
 /* Steps of a ring collective over n ranks, each moving S/n bytes over every rank's link:
  * 2(n-1) for AllReduce, n-1 for AllGather and ReduceScatter, 1 for SendRecv. */
 int cs_meas_ring_steps(enum cs_meas_coll c, int n);
+
+/* Cell (row, col) of t as a finite number (cs_parse_double: blanks around it allowed, tiny
+ * values that underflow are numbers). 0 and *out; 1 when the cell is empty or col < 0, *out
+ * untouched; CS_ERR_PARSE with file:line naming the column when it is not a finite number. */
+int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err);
 
 /* The rank count behind a table's busbw/algbw ratio (nccl-tests factors) at the largest size
  * that has both; 0 when there is none or the ratio fits no whole count. */
@@ -41,7 +49,8 @@ struct cs_meas_row {
  * t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may be
  * NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
  * column, a cell that is not a number) or CS_ERR_INVALID (an empty size outside a GPU-count
- * table, a count < 2, no time, a size or time not positive), with file:line; CS_ERR_NOMEM. */
+ * table, a size that is not a whole number of bytes up to CS_MEAS_MAX_SIZE, a count < 2, no
+ * time, a size or time not positive), with file:line; CS_ERR_NOMEM. */
 int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_meas_row **rows,
                       int *n, int *derived, struct cs_error *err);
 

@@ -69,6 +69,25 @@ START_TEST(test_rows)
 }
 END_TEST
 
+START_TEST(test_cell)
+{
+    /* Blanks around a number are fine; a tiny time that underflows is still a number. */
+    struct cs_csv *t = table("size_bytes,time_us\n 1024 ,1e-308\n");
+    struct cs_meas_row *r = NULL;
+    double v = -1;
+    int n = 0;
+
+    ck_assert_int_eq(cs_meas_read_cell(t, 0, 0, &v, NULL), 0);
+    ck_assert(v == 1024);
+    ck_assert_int_eq(cs_meas_read_cell(t, 0, -1, &v, NULL), 1);
+    ck_assert(v == 1024);
+    ck_assert_int_eq(cs_meas_read_rows(t, 14, 8, &r, &n, NULL, NULL), 0);
+    ck_assert(n == 1 && r[0].time_s > 0 && r[0].time_s < 1e-313);
+    free(r);
+    cs_csv_free(t);
+}
+END_TEST
+
 START_TEST(test_gpus)
 {
     struct cs_csv *t = table("size_bytes,time_us,n_gpus,ring_steps\n,33.7,8,14\n,10,2,2\n");
@@ -97,6 +116,10 @@ START_TEST(test_bad)
         {"size_bytes,time_us\n-8,3\n", CS_ERR_INVALID, 2, "both must be positive"},
         {"size_bytes,time_us,n_gpus\n,3,1\n", CS_ERR_INVALID, 2, "n_gpus '1' is not a count"},
         {"size_bytes,time_us,n_gpus\n,3,2.5\n", CS_ERR_INVALID, 2, "is not a count"},
+        {"size_bytes,time_us\n1024.5,3\n", CS_ERR_INVALID, 2, "'1024.5' is not a whole number"},
+        {"size_bytes,time_us\n1e30,3\n", CS_ERR_INVALID, 2, "'1e30' is not a whole number"},
+        {"size_bytes,time_us\n1024,inf\n", CS_ERR_PARSE, 2, "'inf' is not a finite number"},
+        {"size_bytes,time_us\n1024,1e999\n", CS_ERR_PARSE, 2, "'1e999' is not a finite number"},
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -125,6 +148,7 @@ int main(void)
     tcase_add_test(tc, test_coll);
     tcase_add_test(tc, test_infer);
     tcase_add_test(tc, test_rows);
+    tcase_add_test(tc, test_cell);
     tcase_add_test(tc, test_gpus);
     tcase_add_test(tc, test_bad);
     suite_add_tcase(s, tc);
