@@ -647,24 +647,6 @@ static const struct option calibrate_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* --sizes MIN:MAX (bytes with K/M/G/T units, either side optional). */
-static int take_sizes(struct opts *o, const char *v)
-{
-    const char *colon = strchr(v, ':');
-    char lo[64];
-    long long a = 0, b = 0;
-
-    if (colon == NULL)
-        return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
-    snprintf(lo, sizeof(lo), "%.*s", (int)(colon - v), v);
-    if ((lo[0] && cs_parse_size(lo, 0, 1LL << 50, &a) != 0) ||
-        (colon[1] && cs_parse_size(colon + 1, 0, 1LL << 50, &b) != 0) || (colon[1] && a > b))
-        return cmd_usage_error("--sizes: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", v);
-    o->size_min = (double)a;
-    o->size_max = colon[1] ? (double)b : INFINITY;
-    return 0;
-}
-
 /* --set KEY=VALUE on the prior. */
 static int take_set(struct opts *o, const char *v)
 {
@@ -704,7 +686,11 @@ static int take_option(struct opts *o, int c, const char *opt, const char *v)
     case OPT_RANKS:
         return cmd_opt_int(opt, v, 2, 1 << 20, &o->ranks, "an integer >= 2");
     case OPT_SIZES:
-        return take_sizes(o, v);
+        if (strchr(v, ':') == NULL)
+            return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
+        if (cs_meas_parse_range(v, &o->size_min, &o->size_max) != 0)
+            return cmd_usage_error("--sizes: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", v);
+        return 0;
     case OPT_SEGMENTS:
         o->fo.nsegments = 0;
         return strcmp(v, "auto") == 0

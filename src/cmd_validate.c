@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "meas.h"
 #include "params.h"
 #include "parse.h"
 #include "predict.h"
@@ -44,7 +45,6 @@ const char cmd_validate_usage[] =
 #define MAX_CASES 64
 #define MAX_OPS 48
 #define MAX_PROTOS 3
-#define MAX_SIZE (1LL << 50) /* largest size a case option takes: 1 PiB */
 
 /* A change to the platform's parameters, applied in the case line's order after loading it. */
 struct param_op {
@@ -81,25 +81,6 @@ static void case_cleanup(struct vcase *c)
     for (int i = 0; i < c->nops; i++)
         free(c->ops[i].arg);
     c->nops = 0;
-}
-
-/* MIN:MAX in bytes, either side optional (0 and infinity). */
-static int parse_range(const char *s, double *lo, double *hi)
-{
-    char buf[128], *colon;
-    long long a = 0, b = 0;
-
-    snprintf(buf, sizeof(buf), "%s", s);
-    colon = strchr(buf, ':');
-    if (colon == NULL)
-        return -1;
-    *colon = '\0';
-    if ((buf[0] && cs_parse_size(buf, 0, MAX_SIZE, &a) != 0) ||
-        (colon[1] && cs_parse_size(colon + 1, 0, MAX_SIZE, &b) != 0) || (colon[1] && a > b))
-        return -1;
-    *lo = (double)a;
-    *hi = colon[1] ? (double)b : INFINITY;
-    return 0;
 }
 
 /* A params= file must read cleanly now, so that a bad one names the case line. */
@@ -181,12 +162,12 @@ static int parse_option(struct vcase *c, const char *k, const char *v, const cha
         return check_params_file(v, file, line) != 0 ? -2 : add_op(c, v, 1);
     if (strcmp(k, "fit") == 0) {
         c->has_fit = 1;
-        return parse_range(v, &c->fit_min, &c->fit_max);
+        return cs_meas_parse_range(v, &c->fit_min, &c->fit_max) ? -1 : 0;
     }
     if (strcmp(k, "sizes") == 0)
-        return parse_range(v, &c->size_min, &c->size_max);
+        return cs_meas_parse_range(v, &c->size_min, &c->size_max) ? -1 : 0;
     if (strcmp(k, "size") == 0) {
-        if (cs_parse_size(v, 1, MAX_SIZE, &size) != 0)
+        if (cs_parse_size(v, 1, (long long)CS_MEAS_MAX_SIZE, &size) != 0)
             return -1;
         c->point_size = (double)size;
         return 0;

@@ -69,6 +69,24 @@ int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, str
     return 0;
 }
 
+int cs_meas_parse_range(const char *s, double *lo, double *hi)
+{
+    const char *colon = strchr(s, ':');
+    char min[64];
+    long long a = 0, b = 0;
+
+    if (colon == NULL || colon - s >= (long)sizeof(min))
+        return CS_ERR_PARSE;
+    snprintf(min, sizeof(min), "%.*s", (int)(colon - s), s);
+    if ((min[0] && cs_parse_size(min, 0, (long long)CS_MEAS_MAX_SIZE, &a) != 0) ||
+        (colon[1] && cs_parse_size(colon + 1, 0, (long long)CS_MEAS_MAX_SIZE, &b) != 0) ||
+        (colon[1] && a > b))
+        return CS_ERR_PARSE;
+    *lo = (double)a;
+    *hi = colon[1] ? (double)b : INFINITY;
+    return 0;
+}
+
 int cs_meas_infer_ranks(const struct cs_csv *t, enum cs_meas_coll c)
 {
     int cs = cs_csv_col_find(t, "size_bytes"), ca = cs_csv_col_find(t, "algbw_GBps"),

@@ -10,6 +10,11 @@
 /* The largest size a table may hold: 1 PiB. */
 #define CS_MEAS_MAX_SIZE 1125899906842624.0
 
+/* A range of sizes MIN:MAX (cs_parse_size: bytes with K/M/G/T units), either side optional:
+ * 0 and INFINITY then. 0, or CS_ERR_PARSE when s is not such a range or MIN > MAX (*lo and *hi
+ * untouched). */
+int cs_meas_parse_range(const char *s, double *lo, double *hi);
+
 /* The collectives of nccl-tests tables (enums start at 1). */
 enum cs_meas_coll {
     CS_MEAS_ALLREDUCE = 1,

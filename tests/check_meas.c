@@ -28,6 +28,26 @@ START_TEST(test_coll)
 }
 END_TEST
 
+START_TEST(test_range)
+{
+    double lo = -1, hi = -1;
+
+    ck_assert_int_eq(cs_meas_parse_range("64K:1M", &lo, &hi), 0);
+    ck_assert(lo == 65536 && hi == 1048576);
+    ck_assert_int_eq(cs_meas_parse_range(":", &lo, &hi), 0);
+    ck_assert(lo == 0 && isinf(hi));
+    ck_assert_int_eq(cs_meas_parse_range("256M:", &lo, &hi), 0);
+    ck_assert(lo == 268435456 && isinf(hi));
+    lo = hi = -1;
+    ck_assert_int_eq(cs_meas_parse_range("9:1", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("12", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("1.5K:", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("1e30:", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range(":17179869185G", &lo, &hi), CS_ERR_PARSE);
+    ck_assert(lo == -1 && hi == -1);
+}
+END_TEST
+
 START_TEST(test_infer)
 {
     /* busbw/algbw = 2(n-1)/n = 1.75 for 8 ranks at the largest size (the small one is noise). */
@@ -146,6 +166,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, test_coll);
+    tcase_add_test(tc, test_range);
     tcase_add_test(tc, test_infer);
     tcase_add_test(tc, test_rows);
     tcase_add_test(tc, test_cell);
