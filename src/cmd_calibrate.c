@@ -666,7 +666,7 @@ static int take_set(struct opts *o, const char *v)
 }
 
 /* One option into o; 0, or an exit code. */
-static int take_option(struct opts *o, int c, const char *opt, const char *v)
+static int take_option(struct opts *o, int c, const char *v)
 {
     switch (c) {
     case OPT_LINK:
@@ -684,7 +684,7 @@ static int take_option(struct opts *o, int c, const char *opt, const char *v)
                                          "reducescatter or sendrecv",
                                          v);
     case OPT_RANKS:
-        return cmd_opt_int(opt, v, 2, 1 << 20, &o->ranks, "an integer >= 2");
+        return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
     case OPT_SIZES:
         if (strchr(v, ':') == NULL)
             return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
@@ -693,11 +693,11 @@ static int take_option(struct opts *o, int c, const char *opt, const char *v)
         return 0;
     case OPT_SEGMENTS:
         o->fo.nsegments = 0;
-        return strcmp(v, "auto") == 0
-                   ? 0
-                   : cmd_opt_int(opt, v, 1, CS_FIT_MAX_SEG, &o->fo.nsegments, "auto or 1..4");
+        return strcmp(v, "auto") == 0 ? 0
+                                      : cmd_opt_int("--segments", v, 1, CS_FIT_MAX_SEG,
+                                                    &o->fo.nsegments, "auto or 1..4");
     case OPT_MIN_SIZES:
-        return cmd_opt_int(opt, v, 2, 1000, &o->fo.min_sizes, "an integer >= 2");
+        return cmd_opt_int("--min-sizes", v, 2, 1000, &o->fo.min_sizes, "an integer >= 2");
     case OPT_ROBUST:
         o->fo.robust = 1;
         return 0;
@@ -732,7 +732,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     while ((c = cmd_getopt(argc, argv, "o:", calibrate_opts, &started)) != -1) {
         if (c == '?')
             return CS_EXIT_USAGE;
-        if ((rc = take_option(o, c, argv[optind - 1], optarg)) != 0)
+        if ((rc = take_option(o, c, optarg)) != 0)
             return rc;
     }
     o->prior = o->base;

@@ -63,4 +63,11 @@ bad "1: bad case option 'ranks=99999999999'" "c m.csv s.xml p.xml LL ranks=99999
 bad "1: bad case option 'ranks=8abc'" "c m.csv s.xml p.xml LL ranks=8abc"
 printf '<prop id="cs.nope" value="1"/>\n' >"$tmp/nope.props"
 bad "1: params file: .*nope.props:1: unknown platform parameter" "c m.csv s.xml p.xml LL params=$tmp/nope.props"
+# Options: values checked, attached or separate.
+"$CS_BUILDDIR/collsim" validate tests/data/validation/cases.txt --tolerance 2x >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q -- "--tolerance: '2x' is not a number" "$tmp/out" ||
+    { echo "FAIL: --tolerance 2x:" >&2; cat "$tmp/out" >&2; rc=1; }
+"$CS_BUILDDIR/collsim" validate --colour=red tests/data/validation/cases.txt >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q -- "unknown option '--colour'" "$tmp/out" ||
+    { echo "FAIL: --colour:" >&2; cat "$tmp/out" >&2; rc=1; }
 exit $rc
