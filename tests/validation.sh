@@ -68,6 +68,6 @@ bad "1: params file: .*nope.props:1: unknown platform parameter" "c m.csv s.xml 
 [ $? -eq 2 ] && grep -q -- "--tolerance: '2x' is not a number" "$tmp/out" ||
     { echo "FAIL: --tolerance 2x:" >&2; cat "$tmp/out" >&2; rc=1; }
 "$CS_BUILDDIR/collsim" validate --colour=red tests/data/validation/cases.txt >"$tmp/out" 2>&1
-[ $? -eq 2 ] && grep -q -- "unknown option '--colour'" "$tmp/out" ||
+[ $? -eq 2 ] && grep -q -- "unknown option '--colour" "$tmp/out" ||
     { echo "FAIL: --colour:" >&2; cat "$tmp/out" >&2; rc=1; }
 exit $rc
