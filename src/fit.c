@@ -54,8 +54,7 @@ static double weight(const double *t, const double *rw, int i)
 }
 
 /* Solve the (possibly constrained) WLS problem over x[0..n-1]; rw: optional robustness weights. */
-static void solve(const double *x, const double *t, int n, const double *rw,
-                  struct cs_fit_line *L)
+static void solve(const double *x, const double *t, int n, const double *rw, struct cs_fit_line *L)
 {
     double s0 = 0, sx = 0, st = 0, xm, tm, sxx = 0, sxt = 0, a, b, ssr = 0, s2, tq;
     int p = 2;
@@ -136,8 +135,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median of v[0..n-1] (reorders v). */
-static double median(double *v, int n)
+double cs_fit_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -164,7 +162,7 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
 
             for (int i = 0; i < n; i++)
                 r[i] = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]);
-            scale = 1.4826 * median(r, n);
+            scale = 1.4826 * cs_fit_median(r, n);
             if (!(scale > 1e-12))
                 break;
             for (int i = 0; i < n; i++) {
@@ -281,24 +279,136 @@ static double bic_of(double ssr, int n, int m)
     return n * log(v) + (3.0 * m - 1) * log((double)n);
 }
 
+/* The search of a segmented fit over G distinct sizes (groups of points gstart[g] ..
+ * gstart[g + 1] - 1 of the sorted points xs, ts). */
+struct search {
+    const double *xs, *ts;
+    int *gstart, G, maxm, robust;
+    double *cost; /* cost[i*(G+1)+j]: weighted SSR of one line over groups i..j-1 */
+    double *dp;   /* dp[m*(G+1)+j]: least SSR of m segments over groups 0..j-1 */
+    int *from;    /* from[m*(G+1)+j]: where the last of those m segments starts */
+};
+
+/* Group the sorted sizes: 2 .. CS_FIT_MAX_SIZES distinct ones, else CS_ERR_INVALID. */
+static int group_sizes(struct search *w, int n, struct cs_error *err)
+{
+    w->G = 0;
+    for (int k = 0; k < n; k++)
+        if (k == 0 || w->xs[k] != w->xs[k - 1])
+            w->gstart[w->G++] = k;
+    w->gstart[w->G] = n;
+    if (w->G < 2) {
+        cs_error_set(err, NULL, 0, "all %d points have the same size: need 2 distinct sizes", n);
+        return CS_ERR_INVALID;
+    }
+    if (w->G > CS_FIT_MAX_SIZES) {
+        cs_error_set(err, NULL, 0, "%d distinct sizes: a segmented fit takes at most %d", w->G,
+                     CS_FIT_MAX_SIZES);
+        return CS_ERR_INVALID;
+    }
+    return 0;
+}
+
+/* The cost of every segment: INFINITY when it has fewer than ms sizes (a single segment over
+ * everything needs only 2, so that small sets still fit) or fewer than 3 points. */
+static int fill_costs(struct search *w, int ms)
+{
+    int G = w->G, rc;
+
+    for (int i = 0; i <= G; i++)
+        for (int j = 0; j <= G; j++) {
+            struct cs_fit_line L;
+            int np = j > i ? w->gstart[j] - w->gstart[i] : 0;
+            int need = (i == 0 && j == G) ? 2 : ms;
+
+            w->cost[i * (G + 1) + j] = INFINITY;
+            if (j - i < need || np < 3)
+                continue;
+            rc = fit_pts(w->xs + w->gstart[i], w->ts + w->gstart[i], np, w->robust, &L);
+            if (rc != 0)
+                return rc;
+            w->cost[i * (G + 1) + j] = L.ssr;
+        }
+    return 0;
+}
+
+/* The best split into m = 1..maxm segments by dynamic programming over the costs. */
+static void best_splits(struct search *w)
+{
+    int G = w->G;
+
+    for (int m = 0; m <= w->maxm; m++)
+        for (int j = 0; j <= G; j++) {
+            w->dp[m * (G + 1) + j] = INFINITY;
+            w->from[m * (G + 1) + j] = -1;
+        }
+    w->dp[0] = 0;
+    for (int m = 1; m <= w->maxm; m++)
+        for (int j = 1; j <= G; j++)
+            for (int i = 0; i < j; i++) {
+                double c = w->dp[(m - 1) * (G + 1) + i] + w->cost[i * (G + 1) + j];
+
+                if (c < w->dp[m * (G + 1) + j]) {
+                    w->dp[m * (G + 1) + j] = c;
+                    w->from[m * (G + 1) + j] = i;
+                }
+            }
+}
+
+/* Choose the number of segments in minm..maxm by BIC (0 when none is feasible) and refit the
+ * chosen segments into R. */
+static int choose(const struct search *w, int n, int minm, struct cs_fit_result *R)
+{
+    int G = w->G, best_m = 0, rc;
+
+    memset(R, 0, sizeof(*R));
+    R->n = n;
+    R->bic = INFINITY;
+    for (int m = 0; m <= CS_FIT_MAX_SEG; m++)
+        R->bic_by_m[m] = NAN;
+    for (int m = minm; m <= w->maxm; m++) {
+        double s = w->dp[m * (G + 1) + G];
+
+        if (!isfinite(s))
+            continue;
+        R->bic_by_m[m] = bic_of(s, n, m);
+        if (R->bic_by_m[m] < R->bic) {
+            R->bic = R->bic_by_m[m];
+            best_m = m;
+        }
+    }
+    R->nseg = best_m;
+    for (int m = best_m, j = G; m >= 1; m--) {
+        int i = w->from[m * (G + 1) + j];
+
+        rc = fit_pts(w->xs + w->gstart[i], w->ts + w->gstart[i], w->gstart[j] - w->gstart[i],
+                     w->robust, &R->seg[m - 1]);
+        if (rc != 0)
+            return rc;
+        j = i;
+    }
+    return 0;
+}
+
 int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err)
 {
     struct cs_fit_opts d;
-    int *gstart = NULL, *from = NULL, G = 0, maxm, minm, ms, rc = 0, best_m = 0;
-    double *xs = NULL, *ts = NULL, *cost = NULL, *dp = NULL;
+    struct search w = {0};
+    double *xs = NULL, *ts = NULL;
+    int minm = 1, ms, rc;
     struct cs_fit_result R;
 
     if (o == NULL) {
         cs_fit_opts_init(&d);
         o = &d;
     }
-    maxm = o->max_segments ? o->max_segments : CS_FIT_MAX_SEG;
-    minm = 1;
+    w.maxm = o->max_segments ? o->max_segments : CS_FIT_MAX_SEG;
     if (o->nsegments > 0)
-        minm = maxm = o->nsegments;
+        minm = w.maxm = o->nsegments;
     ms = o->min_sizes ? o->min_sizes : 3;
-    if (maxm < 1 || maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2) {
+    w.robust = o->robust;
+    if (w.maxm < 1 || w.maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2) {
         cs_error_set(err, NULL, 0, "bad segmented-fit options (segments 1..%d, min sizes >= 2)",
                      CS_FIT_MAX_SEG);
         return CS_ERR_INVALID;
@@ -307,107 +417,36 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
         cs_error_set(err, NULL, 0, "%d points: an alpha-beta fit needs at least 3", n);
         return CS_ERR_INVALID;
     }
-    if ((rc = check_points(x, t, n, err)) != 0)
+    if ((rc = check_points(x, t, n, err)) != 0 || (rc = sorted_copy(x, t, n, &xs, &ts)) != 0)
         return rc;
-    if ((rc = sorted_copy(x, t, n, &xs, &ts)) != 0)
-        return rc;
-    gstart = malloc((size_t)(n + 1) * sizeof(*gstart));
-    if (gstart == NULL) {
+    w.xs = xs;
+    w.ts = ts;
+    if ((w.gstart = malloc((size_t)(n + 1) * sizeof(*w.gstart))) == NULL)
         rc = CS_ERR_NOMEM;
-        goto done;
+    if (rc == 0 && (rc = group_sizes(&w, n, err)) == 0) {
+        size_t cells = (size_t)(w.maxm + 1) * (size_t)(w.G + 1);
+
+        w.cost = malloc((size_t)(w.G + 1) * (size_t)(w.G + 1) * sizeof(*w.cost));
+        w.dp = malloc(cells * sizeof(*w.dp));
+        w.from = malloc(cells * sizeof(*w.from));
+        rc = w.cost && w.dp && w.from ? fill_costs(&w, ms) : CS_ERR_NOMEM;
     }
-    for (int k = 0; k < n; k++)
-        if (k == 0 || xs[k] != xs[k - 1])
-            gstart[G++] = k;
-    gstart[G] = n;
-    if (G < 2) {
-        cs_error_set(err, NULL, 0, "all %d points have the same size: need 2 distinct sizes", n);
+    if (rc == 0) {
+        best_splits(&w);
+        rc = choose(&w, n, minm, &R);
+    }
+    if (rc == 0 && R.nseg == 0) {
+        cs_error_set(err, NULL, 0, "%d points over %d distinct sizes: too few for %d segment%s", n,
+                     w.G, minm, minm == 1 ? "" : "s");
         rc = CS_ERR_INVALID;
-        goto done;
     }
-    if (G > CS_FIT_MAX_SIZES) {
-        cs_error_set(err, NULL, 0, "%d distinct sizes: a segmented fit takes at most %d", G,
-                     CS_FIT_MAX_SIZES);
-        rc = CS_ERR_INVALID;
-        goto done;
-    }
-    /* cost[i*(G+1)+j]: weighted SSR of one line over size groups i..j-1; INFINITY when the
-     * segment has fewer than min_sizes sizes (a single segment over everything needs only 2, so
-     * that small sets still fit) or fewer than 3 points. */
-    cost = malloc((size_t)(G + 1) * (size_t)(G + 1) * sizeof(*cost));
-    dp = malloc((size_t)(maxm + 1) * (size_t)(G + 1) * sizeof(*dp));
-    from = malloc((size_t)(maxm + 1) * (size_t)(G + 1) * sizeof(*from));
-    if (cost == NULL || dp == NULL || from == NULL) {
-        rc = CS_ERR_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i <= G; i++)
-        for (int j = 0; j <= G; j++) {
-            struct cs_fit_line L;
-            int np = j > i ? gstart[j] - gstart[i] : 0;
-            int need = (i == 0 && j == G) ? 2 : ms;
-
-            cost[i * (G + 1) + j] = INFINITY;
-            if (j - i < need || np < 3)
-                continue;
-            if ((rc = fit_pts(xs + gstart[i], ts + gstart[i], np, o->robust, &L)) != 0)
-                goto done;
-            cost[i * (G + 1) + j] = L.ssr;
-        }
-    for (int m = 0; m <= maxm; m++)
-        for (int j = 0; j <= G; j++) {
-            dp[m * (G + 1) + j] = INFINITY;
-            from[m * (G + 1) + j] = -1;
-        }
-    dp[0] = 0;
-    for (int m = 1; m <= maxm; m++)
-        for (int j = 1; j <= G; j++)
-            for (int i = 0; i < j; i++) {
-                double c = dp[(m - 1) * (G + 1) + i] + cost[i * (G + 1) + j];
-
-                if (c < dp[m * (G + 1) + j]) {
-                    dp[m * (G + 1) + j] = c;
-                    from[m * (G + 1) + j] = i;
-                }
-            }
-    memset(&R, 0, sizeof(R));
-    R.n = n;
-    R.bic = INFINITY;
-    for (int m = 0; m <= CS_FIT_MAX_SEG; m++)
-        R.bic_by_m[m] = NAN;
-    for (int m = minm; m <= maxm; m++) {
-        double s = dp[m * (G + 1) + G];
-
-        if (!isfinite(s))
-            continue;
-        R.bic_by_m[m] = bic_of(s, n, m);
-        if (R.bic_by_m[m] < R.bic) {
-            R.bic = R.bic_by_m[m];
-            best_m = m;
-        }
-    }
-    if (best_m == 0) {
-        cs_error_set(err, NULL, 0, "%d points over %d distinct sizes: too few for %d segment%s",
-                     n, G, minm, minm == 1 ? "" : "s");
-        rc = CS_ERR_INVALID;
-        goto done;
-    }
-    R.nseg = best_m;
-    for (int m = best_m, j = G; m >= 1; m--) {
-        int i = from[m * (G + 1) + j];
-
-        if ((rc = fit_pts(xs + gstart[i], ts + gstart[i], gstart[j] - gstart[i], o->robust,
-                          &R.seg[m - 1])) != 0)
-            goto done;
-        j = i;
-    }
-    *out = R;
-done:
+    if (rc == 0)
+        *out = R;
     free(xs);
-    free(gstart);
-    free(cost);
-    free(dp);
-    free(from);
+    free(w.gstart);
+    free(w.cost);
+    free(w.dp);
+    free(w.from);
     return rc;
 }
 

@@ -35,22 +35,22 @@ struct cs_fit_opts {
 
 /* One regime's line. */
 struct cs_fit_line {
-    double alpha_s;        /* intercept (s), >= 0 */
-    double slope_s_per_B;  /* 1/beta (s/B), >= 0 */
-    double beta_Bps;       /* 1/slope; INFINITY when the slope is 0 */
-    double alpha_ci_s;     /* half-width of the 95% interval of alpha (0 when clamped) */
-    double slope_ci;       /* half-width of the 95% interval of the slope */
-    double beta_lo_Bps;    /* 95% interval of beta: 1/(slope + ci) .. 1/(slope - ci) */
-    double beta_hi_Bps;    /* INFINITY when slope - ci <= 0 */
-    double ssr;            /* sum of weighted squared residuals (relative residuals squared) */
-    double rms_rel;        /* sqrt(ssr / n) */
-    double max_rel;        /* largest |relative residual| */
-    double x_min, x_max;   /* sizes covered (bytes) */
-    int n;                 /* points */
-    int nsizes;            /* distinct sizes */
-    int dof;               /* n - free parameters */
-    int alpha_clamped;     /* unconstrained alpha was < 0: fixed at 0 */
-    int slope_clamped;     /* unconstrained slope was < 0: fixed at 0 */
+    double alpha_s;       /* intercept (s), >= 0 */
+    double slope_s_per_B; /* 1/beta (s/B), >= 0 */
+    double beta_Bps;      /* 1/slope; INFINITY when the slope is 0 */
+    double alpha_ci_s;    /* half-width of the 95% interval of alpha (0 when clamped) */
+    double slope_ci;      /* half-width of the 95% interval of the slope */
+    double beta_lo_Bps;   /* 95% interval of beta: 1/(slope + ci) .. 1/(slope - ci) */
+    double beta_hi_Bps;   /* INFINITY when slope - ci <= 0 */
+    double ssr;           /* sum of weighted squared residuals (relative residuals squared) */
+    double rms_rel;       /* sqrt(ssr / n) */
+    double max_rel;       /* largest |relative residual| */
+    double x_min, x_max;  /* sizes covered (bytes) */
+    int n;                /* points */
+    int nsizes;           /* distinct sizes */
+    int dof;              /* n - free parameters */
+    int alpha_clamped;    /* unconstrained alpha was < 0: fixed at 0 */
+    int slope_clamped;    /* unconstrained slope was < 0: fixed at 0 */
 };
 
 struct cs_fit_result {
@@ -63,12 +63,12 @@ struct cs_fit_result {
 
 /* Residual of one distinct size: median measured time against the prediction. */
 struct cs_fit_resid {
-    double x;          /* size (bytes) */
-    double t_meas_s;   /* median of the samples at that size */
-    double t_pred_s;   /* the fitted segment's prediction */
-    double err_rel;    /* (pred - meas) / meas */
+    double x;        /* size (bytes) */
+    double t_meas_s; /* median of the samples at that size */
+    double t_pred_s; /* the fitted segment's prediction */
+    double err_rel;  /* (pred - meas) / meas */
     int nsamples;
-    int seg;           /* segment index */
+    int seg; /* segment index */
 };
 
 /* Set opts to the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
@@ -95,6 +95,9 @@ int cs_fit_seg_of(const struct cs_fit_result *r, double x);
  * CS_ERR_NOMEM on allocation failure. */
 int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,
                      struct cs_fit_resid **out, int *nout);
+
+/* The median of v[0..n-1] (n >= 1; sorts v in place). */
+double cs_fit_median(double *v, int n);
 
 /* Two-sided 95% quantile of Student's t with dof degrees of freedom (dof >= 1): exact table to
  * 30, Cornish-Fisher expansion beyond (error < 1e-4). */

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "csv.h"
+#include "fit.h"
+#include "meas.h"
 
 const char *cs_band_name(enum cs_band b)
 {
@@ -24,149 +26,70 @@ enum cs_band cs_band_of(double size_bytes)
     return CS_BAND_LARGE;
 }
 
-static int cmp_d(const void *a, const void *b)
+/* Rows by GPU count, then size, then time: the rows of one point are adjacent, times sorted. */
+static int cmp_row(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    const struct cs_meas_row *p = a, *q = b;
+    int d = (p->ngpus > q->ngpus) - (p->ngpus < q->ngpus);
 
-    return x < y ? -1 : x > y;
+    if (d == 0)
+        d = (p->size_bytes > q->size_bytes) - (p->size_bytes < q->size_bytes);
+    return d ? d : (p->time_s > q->time_s) - (p->time_s < q->time_s);
 }
 
-struct st {
-    double size, t;
-};
-
-static int cmp_st(const void *a, const void *b)
+/* One point per run of equal sizes (or counts) of the sorted rows: the median time. */
+static int points_of(const struct cs_meas_row *rows, int n, struct cs_valid_point *pts)
 {
-    const struct st *p = a, *q = b;
+    int np = 0;
 
-    if (p->size != q->size)
-        return p->size < q->size ? -1 : 1;
-    return (p->t > q->t) - (p->t < q->t);
+    for (int k = 0; k < n;) {
+        int e = k, h;
+
+        while (e < n && rows[e].ngpus == rows[k].ngpus && rows[e].size_bytes == rows[k].size_bytes)
+            e++;
+        h = k + (e - k) / 2;
+        memset(&pts[np], 0, sizeof(pts[np]));
+        pts[np].size_bytes = rows[k].size_bytes;
+        pts[np].ranks = rows[k].ngpus;
+        pts[np].meas_s = (e - k) % 2 ? rows[h].time_s : 0.5 * (rows[h - 1].time_s + rows[h].time_s);
+        pts[np].pred_s = NAN;
+        pts[np].held_out = 1;
+        np++;
+        k = e;
+    }
+    return np;
 }
 
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
                               struct cs_valid_point **out, int *nout, struct cs_error *err)
 {
     struct cs_csv *t = NULL;
-    struct st *rows = NULL;
+    struct cs_meas_row *rows = NULL;
     struct cs_valid_point *pts = NULL;
-    int rc, cs, ct, cb, cn, n = 0, np = 0, nsteps;
+    enum cs_meas_coll c = coll ? cs_meas_coll_parse(coll) : CS_MEAS_ALLREDUCE;
+    int rc, n = 0, np;
 
     if ((rc = cs_csv_read(path, &t, err)) != 0)
         return rc;
-    cs = cs_csv_col_find(t, "size_bytes");
-    ct = cs_csv_col_find(t, "time_us");
-    cb = cs_csv_col_find(t, "busbw_GBps");
-    cn = cs_csv_col_find(t, "n_gpus");
-    if (cs < 0 || ct < 0) {
-        cs_error_set(err, t->name, 1, "not a measurement table (size_bytes, time_us columns)");
-        rc = CS_ERR_PARSE;
-        goto done;
-    }
-    if (coll == NULL || strcmp(coll, "allreduce") == 0)
-        nsteps = 2 * (ranks - 1);
-    else if (strcmp(coll, "allgather") == 0 || strcmp(coll, "reducescatter") == 0)
-        nsteps = ranks - 1;
-    else {
+    if (c == 0 || c == CS_MEAS_SENDRECV) {
         cs_error_set(err, t->name, 0, "unknown collective '%s'", coll);
         rc = CS_ERR_INVALID;
-        goto done;
+    } else {
+        rc = cs_meas_read_rows(t, cs_meas_ring_steps(c, ranks), ranks, &rows, &n, NULL, err);
     }
-    rows = malloc((size_t)(t->nrows ? t->nrows : 1) * sizeof(*rows));
-    pts = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*pts));
-    if (rows == NULL || pts == NULL) {
-        rc = CS_ERR_NOMEM;
-        goto done;
-    }
-    for (int r = 0; r < t->nrows; r++) {
-        double size, us, bus;
-        int r1 = cs_csv_get_double(t, r, cs, &size, err), r2;
-
-        if (r1 < 0) {
-            rc = r1;
-            goto done;
-        }
-        if (r1 == 1 && cn >= 0) {
-            /* Time against GPU count: the count stands in for the size while sorting. */
-            int r4 = cs_csv_get_double(t, r, cn, &size, err);
-
-            if (r4 != 0 || size < 2 || size != floor(size) || size > 1e6) {
-                cs_error_set(err, t->name, t->lines[r], "n_gpus '%s' is not a count >= 2",
-                             cs_csv_cell(t, r, cn));
-                rc = CS_ERR_INVALID;
-                goto done;
-            }
-            size = -size;
-        } else if (r1 == 1) {
-            cs_error_set(err, t->name, t->lines[r], "empty size_bytes");
-            rc = CS_ERR_INVALID;
-            goto done;
-        }
-        r2 = cs_csv_get_double(t, r, ct, &us, err);
-        if (r2 < 0) {
-            rc = r2;
-            goto done;
-        }
-        if (r2 == 1) {
-            int r3 = cs_csv_get_double(t, r, cb, &bus, err);
-
-            if (r3 < 0) {
-                rc = r3;
-                goto done;
-            }
-            if (r3 == 1 || bus <= 0 || ranks < 2) {
-                cs_error_set(err, t->name, t->lines[r],
-                             "no time_us, and no positive busbw_GBps with a rank count to derive "
-                             "it from");
-                rc = CS_ERR_INVALID;
-                goto done;
-            }
-            us = size * nsteps / ranks / (bus * 1e9) * 1e6;
-        }
-        if (size == 0 || (size < 0 && cn < 0) || us <= 0) {
-            cs_error_set(err, t->name, t->lines[r], "size %g B, time %g us: both must be positive",
-                         size, us);
-            rc = CS_ERR_INVALID;
-            goto done;
-        }
-        rows[n].size = size;
-        rows[n].t = us * 1e-6;
-        n++;
-    }
-    qsort(rows, (size_t)n, sizeof(*rows), cmp_st);
-    for (int k = 0; k < n;) {
-        int e = k;
-
-        while (e < n && rows[e].size == rows[k].size)
-            e++;
-        pts[np].size_bytes = rows[k].size > 0 ? rows[k].size : 0;
-        pts[np].ranks = rows[k].size < 0 ? (int)-rows[k].size : 0;
-        pts[np].meas_s = (e - k) % 2 ? rows[k + (e - k) / 2].t
-                                     : 0.5 * (rows[k + (e - k) / 2 - 1].t + rows[k + (e - k) / 2].t);
-        pts[np].pred_s = NAN;
-        pts[np].held_out = 1;
-        np++;
-        k = e;
-    }
-    if (np > 0 && pts[0].ranks > 0)
-        for (int i = 0; i < np / 2; i++) {
-            struct cs_valid_point tmp = pts[i];
-
-            pts[i] = pts[np - 1 - i];
-            pts[np - 1 - i] = tmp;
-        }
-    if (np == 0) {
+    if (rc == 0 && n == 0) {
         cs_error_set(err, t->name, 0, "no rows");
         rc = CS_ERR_INVALID;
-        goto done;
     }
-    *out = pts;
-    *nout = np;
-    pts = NULL;
-    rc = 0;
-done:
+    if (rc == 0 && (pts = calloc((size_t)n, sizeof(*pts))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (rc == 0) {
+        qsort(rows, (size_t)n, sizeof(*rows), cmp_row);
+        np = points_of(rows, n, pts);
+        *out = pts;
+        *nout = np;
+    }
     free(rows);
-    free(pts);
     cs_csv_free(t);
     return rc;
 }
@@ -202,8 +125,174 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
     }
     out->n = k;
     if (k > 0) {
-        qsort(e, (size_t)k, sizeof(*e), cmp_d);
-        out->median_abs = k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]);
+        out->median_abs = cs_fit_median(e, k);
     }
     free(e);
+}
+
+void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path)
+{
+    fprintf(md,
+            "# Validation: predicted against measured times\n\n"
+            "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
+            "measured = the median of the table's rows at a size (in and out of place). "
+            "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
+            "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
+            "<= 15%% on the others.\n",
+            cases_path);
+    fprintf(csv, "case,band,n,median_abs,max_abs,missing\n");
+}
+
+/* The case's heading: what was compared, and which sizes were held out. */
+static void case_heading(FILE *md, const struct cs_valid_case *c)
+{
+    fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
+            c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "",
+            c->protos);
+    if (c->has_fit) {
+        char hi[64] = "up";
+
+        if (isfinite(c->fit_max))
+            snprintf(hi, sizeof(hi), "to %.0f B", c->fit_max);
+        fprintf(md,
+                " Sizes from %.0f B %s were used to fit the platform; the table reports the "
+                "other sizes (held out).",
+                c->fit_min, hi);
+    }
+}
+
+/* One row per band with points: summary.md's table and summary.csv. */
+static void band_rows(FILE *md, FILE *csv, const struct cs_valid_case *c,
+                      const struct cs_valid_point *p, int n)
+{
+    int held = c->has_fit;
+
+    fprintf(md, "\n\n| band | sizes | median abs error | max abs error (at size) | missing |\n"
+                "|---|---|---|---|---|\n");
+    for (int b = 0; b < CS_NBANDS; b++) {
+        struct cs_valid_stats s;
+
+        cs_valid_stats(p, n, (enum cs_band)b, held, &s);
+        if (s.n == 0 && s.missing == 0)
+            continue;
+        fprintf(md, "| %s%s | %d | ", cs_band_name((enum cs_band)b), held ? " (held out)" : "",
+                s.n);
+        if (s.n > 0 && s.max_ranks > 0)
+            fprintf(md, "%.1f%% | %.1f%% (%d GPUs) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
+                    s.max_ranks, s.missing);
+        else if (s.n > 0)
+            fprintf(md, "%.1f%% | %.1f%% (%.0f B) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
+                    s.max_size, s.missing);
+        else
+            fprintf(md, "- | - | %d |\n", s.missing);
+        fprintf(csv, "%s,%d,%d,%.6f,%.6f,%d\n", c->name, b, s.n, s.n ? s.median_abs : NAN,
+                s.n ? s.max_abs : NAN, s.missing);
+    }
+}
+
+/* One target line: met, or missed by how many points; 1 when missed. */
+static int target(FILE *md, const char *what, double median, double limit)
+{
+    if (median <= limit) {
+        fprintf(md, "%s met (%.1f%%)", what, 100 * median);
+        return 0;
+    }
+    fprintf(md, "%s missed by %.1f points (%.1f%%)", what, 100 * (median - limit), 100 * median);
+    return 1;
+}
+
+int cs_valid_summary_case(FILE *md, FILE *csv, const struct cs_valid_case *c,
+                          const struct cs_valid_point *p, int n)
+{
+    int nvs = strcmp(c->target, "nvswitch8") == 0, missed;
+    double t_all = nvs ? 0.10 : 0.15;
+    struct cs_valid_stats all, large;
+
+    case_heading(md, c);
+    band_rows(md, csv, c, p, n);
+    cs_valid_stats(p, n, CS_BAND_ALL, c->has_fit, &all);
+    cs_valid_stats(p, n, CS_BAND_LARGE, c->has_fit, &large);
+    fprintf(md, "\nTarget (%s): median at most %.0f%% over all sizes", c->target, 100 * t_all);
+    if (nvs)
+        fprintf(md, ", at most 5%% at 4 MiB and up");
+    fprintf(md, ": ");
+    if (all.n == 0) {
+        fprintf(md, "no predictions.\n");
+        return 1;
+    }
+    missed = target(md, "all sizes", all.median_abs, t_all);
+    if (nvs && large.n > 0) {
+        fprintf(md, "; ");
+        missed |= target(md, ">= 4 MiB", large.median_abs, 0.05);
+    }
+    fprintf(md, ".\n\n");
+    if (c->notes != NULL)
+        fprintf(md, "%s\n", c->notes);
+    fprintf(md, "![%s](%s.svg)\n", c->name, c->name);
+    return missed;
+}
+
+void cs_valid_case_csv(FILE *fp, const struct cs_valid_point *p, int n)
+{
+    int by_n = n > 0 && p[0].ranks > 0;
+
+    fprintf(fp, "%s,measured_us,predicted_us,error_pct,protocol,held_out\n",
+            by_n ? "n_gpus" : "size_bytes");
+    for (int i = 0; i < n; i++) {
+        double x = by_n ? p[i].ranks : p[i].size_bytes;
+
+        if (isfinite(p[i].pred_s))
+            fprintf(fp, "%.0f,%.4f,%.4f,%.2f,%s,%d\n", x, p[i].meas_s * 1e6, p[i].pred_s * 1e6,
+                    100 * (p[i].pred_s - p[i].meas_s) / p[i].meas_s, p[i].proto, p[i].held_out);
+        else
+            fprintf(fp, "%.0f,%.4f,,,none,%d\n", x, p[i].meas_s * 1e6, p[i].held_out);
+    }
+}
+
+/* Row r of baseline b against row q of summary s (same case and band): 1 when worse. */
+static int band_worse(const struct cs_csv *b, int r, const struct cs_csv *s, int q, double tol,
+                      FILE *out)
+{
+    double bm, bx, sm = NAN, sx = NAN;
+
+    if (cs_csv_get_double(b, r, 3, &bm, NULL) != 0 || cs_csv_get_double(b, r, 4, &bx, NULL) != 0)
+        return 0;
+    if (cs_csv_get_double(s, q, 3, &sm, NULL) == 0 && cs_csv_get_double(s, q, 4, &sx, NULL) == 0 &&
+        sm <= bm + tol && sx <= bx + tol)
+        return 0;
+    fprintf(out,
+            "validate: %s band %s: median %.2f%% max %.2f%% (baseline %.2f%% %.2f%%, "
+            "tolerance %.2f points)\n",
+            cs_csv_cell(s, q, 0), cs_band_name(atoi(cs_csv_cell(s, q, 1))), 100 * sm, 100 * sx,
+            100 * bm, 100 * bx, 100 * tol);
+    return 1;
+}
+
+int cs_valid_baseline_check(const char *summary, const char *baseline, double tol, FILE *out,
+                            struct cs_error *err)
+{
+    struct cs_csv *s = NULL, *b = NULL;
+    int worse = 0, rc;
+
+    if ((rc = cs_csv_read(summary, &s, err)) != 0 || (rc = cs_csv_read(baseline, &b, err)) != 0) {
+        cs_csv_free(s);
+        return rc;
+    }
+    for (int r = 0; r < b->nrows; r++) {
+        int q = 0;
+
+        while (q < s->nrows && (strcmp(cs_csv_cell(b, r, 0), cs_csv_cell(s, q, 0)) != 0 ||
+                                strcmp(cs_csv_cell(b, r, 1), cs_csv_cell(s, q, 1)) != 0))
+            q++;
+        if (q == s->nrows) {
+            fprintf(out, "validate: %s band %s: in the baseline, not in this run\n",
+                    cs_csv_cell(b, r, 0), cs_csv_cell(b, r, 1));
+            worse = 1;
+        } else {
+            worse |= band_worse(b, r, s, q, tol, out);
+        }
+    }
+    cs_csv_free(s);
+    cs_csv_free(b);
+    return worse;
 }

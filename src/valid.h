@@ -3,6 +3,8 @@
 #ifndef CS_VALID_H
 #define CS_VALID_H
 
+#include <stdio.h>
+
 #include "error.h"
 
 /* Size bands of the validation summary (issue 5): up to 64 KiB, 64 KiB to 4 MiB, 4 MiB and up. */
@@ -21,15 +23,16 @@ enum cs_band cs_band_of(double size_bytes);
 struct cs_valid_point {
     double size_bytes;
     double meas_s;
-    double pred_s;  /* NAN when the prediction deadlocked or is missing */
-    int held_out;   /* 1 when the size was not used to fit the platform */
-    int ranks;      /* tables of time against GPU count (n_gpus column, no size): the count */
+    double pred_s; /* NAN when the prediction deadlocked or is missing */
+    int held_out;  /* 1 when the size was not used to fit the platform */
+    int ranks;     /* tables of time against GPU count (n_gpus column, no size): the count */
+    char proto[8]; /* the protocol of the prediction kept (the fastest), "" when none */
 };
 
 /* Statistics of |error| = |pred - meas| / meas over a set of points. */
 struct cs_valid_stats {
-    int n;          /* points with a prediction */
-    int missing;    /* points without one (deadlock, not predicted) */
+    int n;       /* points with a prediction */
+    int missing; /* points without one (deadlock, not predicted) */
     double median_abs;
     double max_abs;
     double max_size; /* size of the largest |error| */
@@ -38,10 +41,10 @@ struct cs_valid_stats {
 
 /* Read a measurement table (the shared measurements schema): the median time per size, sorted
  * by size. A table with an n_gpus column and empty sizes gives one point per GPU count instead
- * (size_bytes 0, ranks set), sorted by count. Rows without a time take it from busbw: t = S * nsteps / (n * busbw), with nsteps and n
- * from `coll` ("allreduce", "allgather", "reducescatter") and `ranks` (needed only then).
- * *out is a new array of *n points (pred_s = NAN, held_out = 1). CS_ERR_PARSE / CS_ERR_INVALID with
- * file:line on bad rows, CS_ERR_IO when unreadable. */
+ * (size_bytes 0, ranks set), sorted by count. Rows without a time take it from busbw: t = S *
+ * nsteps / (n * busbw), with nsteps and n from `coll` ("allreduce", "allgather", "reducescatter")
+ * and `ranks` (needed only then). *out is a new array of *n points (pred_s = NAN, held_out = 1).
+ * CS_ERR_PARSE / CS_ERR_INVALID with file:line on bad rows, CS_ERR_IO when unreadable. */
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
                               struct cs_valid_point **out, int *n, struct cs_error *err);
 
@@ -49,5 +52,38 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
  * held_out_only. */
 void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int held_out_only,
                     struct cs_valid_stats *out);
+
+/* One case of a validation, as its summary describes it. */
+struct cs_valid_case {
+    const char *name;
+    const char *meas_label; /* the measurement as the case file names it */
+    const char *sched;      /* a path or gen:SPEC */
+    const char *platform;
+    const char *protos; /* the protocols predicted, "LL/LL128/Simple" */
+    int fastest;        /* the fastest of them per size is kept */
+    const char *target; /* "nvswitch8" (median <= 10%, <= 5% at 4 MiB and up) or "other" */
+    int has_fit;        /* sizes in [fit_min, fit_max] fitted the platform: report the others */
+    double fit_min, fit_max;
+    const char *notes; /* Markdown lines for the case's section, or NULL */
+};
+
+/* The head of summary.md (naming the case file) and of summary.csv. */
+void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path);
+
+/* A case's section of summary.md (per band: median and max |error|, then the targets met or
+ * missed) and its rows of summary.csv (case,band,n,median_abs,max_abs,missing). Returns 1 when a
+ * target is missed or nothing was predicted, else 0. */
+int cs_valid_summary_case(FILE *md, FILE *csv, const struct cs_valid_case *c,
+                          const struct cs_valid_point *p, int n);
+
+/* A case's table: size (or GPU count), measured and predicted us, error %, protocol, held out. */
+void cs_valid_case_csv(FILE *fp, const struct cs_valid_point *p, int n);
+
+/* Compare a summary.csv with a baseline one: every case and band of the baseline must be there
+ * with a median and max |error| at most tol (a fraction) above the baseline's; each one that is
+ * not gets a line on out. 0 when all are within, 1 when some are not, or a CS_ERR_* with err
+ * set when a file cannot be read. */
+int cs_valid_baseline_check(const char *summary, const char *baseline, double tol, FILE *out,
+                            struct cs_error *err);
 
 #endif

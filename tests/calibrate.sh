@@ -107,6 +107,17 @@ expect_error 2 "unknown subcommand" calibrate frobnicate
 expect_error 2 "is not nvlink, pcie or net" calibrate fit "$fixture" --link pci
 expect_error 2 "is not MIN:MAX" calibrate fit "$fixture" --sizes 12
 expect_error 2 "unknown platform parameter" calibrate fit "$fixture" --set cs.nope=1
+expect_error 2 "is not MIN:MAX" calibrate fit "$fixture" --sizes 1e30:
+expect_error 2 "is not MIN:MAX" calibrate fit "$fixture" --sizes 1.5K:
+expect_error 2 "ranks: '8abc' is not a number" calibrate fit "$fixture" --ranks 8abc
+expect_error 2 "ranks: '99999999999' is out of range" calibrate fit "$fixture" --ranks 99999999999
+expect_error 2 "unknown option '--colour'" calibrate fit "$fixture" --colour red
+expect_error 2 "option '--link' needs a value" calibrate fit "$fixture" --link
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024.5,10,,,in_place\n' >"$tmp/bad6.csv"
+expect_error 2 "bad6.csv:2: size_bytes '1024.5' is not a whole number" calibrate fit "$tmp/bad6.csv" --ranks 8
+# Attached option values (--opt=value, -oFILE) read as the separate ones.
+"$collsim" calibrate fit "$fixture" --link=nvlink --only-fitted -o"$tmp/p2.xml" &&
+    cmp -s "$tmp/p.xml" "$tmp/p2.xml" || { echo "FAIL: attached option values" >&2; fail=1; }
 
 # The shared measurements, when present: sane values.
 shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"

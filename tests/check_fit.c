@@ -36,8 +36,8 @@ struct regime {
     double upto_bytes, alpha_s, beta_Bps;
 };
 
-static int synth(const struct regime *rg, int nrg, double lo, double hi, int samples,
-                 double noise, double *x, double *t)
+static int synth(const struct regime *rg, int nrg, double lo, double hi, int samples, double noise,
+                 double *x, double *t)
 {
     int n = 0;
 

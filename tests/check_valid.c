@@ -36,11 +36,11 @@ END_TEST
 START_TEST(test_stats)
 {
     struct cs_valid_point p[] = {
-        {1024, 10e-6, 11e-6, 1, 0},          /* +10% */
-        {2048, 10e-6, 9.5e-6, 1, 0},         /* -5% */
-        {1 << 20, 100e-6, 130e-6, 0, 0},     /* +30%, used in the fit */
-        {1 << 23, 1000e-6, NAN, 1, 0},       /* deadlock */
-        {1 << 24, 2000e-6, 2040e-6, 1, 0},   /* +2% */
+        {1024, 10e-6, 11e-6, 1, 0, "LL"},        /* +10% */
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},       /* -5% */
+        {1 << 20, 100e-6, 130e-6, 0, 0, "LL"},   /* +30%, used in the fit */
+        {1 << 23, 1000e-6, NAN, 1, 0, "LL"},     /* deadlock */
+        {1 << 24, 2000e-6, 2040e-6, 1, 0, "LL"}, /* +2% */
     };
     struct cs_valid_stats s;
 
@@ -86,8 +86,7 @@ START_TEST(test_read)
     free(p);
     /* Without ranks a busbw-only row is an error at its line. */
     cs_error_init(&err);
-    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 0, &p, &n, &err),
-                     CS_ERR_INVALID);
+    ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 0, &p, &n, &err), CS_ERR_INVALID);
     ck_assert_int_eq(err.line, 6);
     path = write_tmp("size_bytes,time_us,algbw_GBps,busbw_GBps,placement,n_gpus,ring_steps\n"
                      ",33.7,,,unspecified,8,14\n"
@@ -136,6 +135,91 @@ START_TEST(test_shared)
 }
 END_TEST
 
+/* The text a stream received, as a new string. */
+static char *slurp(FILE *fp)
+{
+    long len = ftell(fp);
+    char *s = malloc((size_t)len + 1);
+
+    ck_assert_ptr_nonnull(s);
+    rewind(fp);
+    ck_assert_int_eq(fread(s, 1, (size_t)len, fp), len);
+    s[len] = '\0';
+    fclose(fp);
+    return s;
+}
+
+START_TEST(test_summary)
+{
+    struct cs_valid_point p[] = {
+        {1024, 10e-6, 11e-6, 1, 0, "LL"},
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},
+        {1 << 23, 1000e-6, NAN, 1, 0, ""},
+        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple"},
+    };
+    struct cs_valid_case c = {"c1",        "m.csv", "gen:ring", "p.xml",  "LL/Simple", 1,
+                              "nvswitch8", 0,       0,          INFINITY, "A note.\n"};
+    FILE *md = tmpfile(), *csv = tmpfile(), *cf = tmpfile();
+    char *a, *b, *d;
+
+    ck_assert_int_eq(cs_valid_summary_case(md, csv, &c, p, 4), 1); /* 7% >= 4 MiB: missed */
+    cs_valid_case_csv(cf, p, 4);
+    a = slurp(md);
+    b = slurp(csv);
+    d = slurp(cf);
+    ck_assert_ptr_nonnull(strstr(a, "### c1\n\nMeasurement `m.csv`; schedule `gen:ring`; "
+                                    "platform `p.xml`; protocol fastest of LL/Simple."));
+    ck_assert_ptr_nonnull(strstr(a, "| all sizes | 3 | 7.0% | 10.0% (1024 B) | 1 |"));
+    ck_assert_ptr_nonnull(strstr(a, "all sizes met (7.0%); >= 4 MiB missed by 2.0 points (7.0%)."));
+    ck_assert_ptr_nonnull(strstr(a, "A note.\n\n![c1](c1.svg)"));
+    ck_assert_ptr_nonnull(strstr(b, "c1,0,3,0.070000,0.100000,1\n"));
+    ck_assert_ptr_nonnull(strstr(b, "c1,3,1,0.070000,0.070000,1\n"));
+    ck_assert_str_eq(d, "size_bytes,measured_us,predicted_us,error_pct,protocol,held_out\n"
+                        "1024,10.0000,11.0000,10.00,LL,1\n"
+                        "2048,10.0000,9.5000,-5.00,LL,1\n"
+                        "8388608,1000.0000,,,none,1\n"
+                        "16777216,2000.0000,2140.0000,7.00,Simple,1\n");
+    free(a);
+    free(b);
+    free(d);
+}
+END_TEST
+
+START_TEST(test_baseline)
+{
+    char sum[64], base[64];
+    FILE *fp, *out;
+    struct cs_error err;
+    char *text;
+
+    snprintf(sum, sizeof(sum), "/tmp/check_valid_s%d.csv", (int)getpid());
+    snprintf(base, sizeof(base), "/tmp/check_valid_b%d.csv", (int)getpid());
+    fp = fopen(sum, "w");
+    fputs("case,band,n,median_abs,max_abs,missing\nc1,0,3,0.05,0.10,0\nc1,1,2,0.20,0.30,0\n", fp);
+    fclose(fp);
+    fp = fopen(base, "w");
+    fputs("case,band,n,median_abs,max_abs,missing\nc1,0,3,0.04,0.09,0\nc1,1,2,0.1,0.3,0\n"
+          "c2,0,1,0.1,0.1,0\n",
+          fp);
+    fclose(fp);
+    out = tmpfile();
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_baseline_check(sum, base, 0.02, out, &err), 1);
+    text = slurp(out);
+    ck_assert_ptr_null(strstr(text, "band all sizes")); /* within 2 points */
+    ck_assert_ptr_nonnull(strstr(text, "c1 band <= 64 KiB: median 20.00% max 30.00% "
+                                       "(baseline 10.00% 30.00%, tolerance 2.00 points)"));
+    ck_assert_ptr_nonnull(strstr(text, "c2 band 0: in the baseline, not in this run"));
+    free(text);
+    out = tmpfile();
+    ck_assert_int_eq(cs_valid_baseline_check(sum, sum, 0, out, &err), 0);
+    fclose(out);
+    ck_assert_int_eq(cs_valid_baseline_check(sum, "/nonexistent.csv", 0, stdout, &err), CS_ERR_IO);
+    unlink(sum);
+    unlink(base);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("valid");
@@ -147,6 +231,8 @@ int main(void)
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_read);
     tcase_add_test(tc, test_shared);
+    tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_baseline);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -25,6 +25,20 @@ awk -F, 'NR == 1 { print; next } { OFS = ","; $4 -= 0.05; $5 -= 0.05; print }' \
 [ $? -eq 1 ] && grep -q 'baseline' "$tmp/out" ||
     { echo "FAIL: a tighter baseline does not fail" >&2; cat "$tmp/out" >&2; rc=1; }
 
+# params=FILE applies every prop, in order with set=: the 50th of 50 props sets a 0.5 s launch.
+{
+    i=0
+    while [ $i -lt 49 ]; do echo '<prop id="cs.deploy_s" value="0"/>'; i=$((i + 1)); done
+    echo '<!-- the last one counts too -->'
+    echo '<prop id="cs.launch_s" value="0.5"/>'
+} >"$tmp/many.props"
+printf 'slow tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv gen:ring:gpus=8,channels=24,instances=1,protocol=Simple platforms/dgx-a100.xml Simple sizes=:2K set=cs.launch_s=0 params=%s\n' \
+    "$tmp/many.props" >"$tmp/slow.txt"
+"$CS_BUILDDIR/collsim" validate "$tmp/slow.txt" -o "$tmp/s" >"$tmp/out" 2>&1 &&
+    awk -F, 'NR > 1 && !($3 > 500000) { bad = 1 } NR > 1 { n++ } END { exit bad || !n }' \
+        "$tmp/s/slow.csv" ||
+    { echo "FAIL: params= does not set the 50th prop" >&2; cat "$tmp/out" "$tmp/s/slow.csv" >&2; rc=1; }
+
 # Bad case files: exit 2 with file:line.
 bad() {
     printf '%s\n' "$2" >"$tmp/bad.txt"
@@ -45,4 +59,15 @@ bad "1: case name 'a/b'" "a/b m.csv s.xml p.xml LL"
 bad "2: case 'c' again" "c m.csv s.xml p.xml LL
 c m.csv s.xml p.xml LL"
 bad "1: cannot open params file" "c m.csv s.xml p.xml LL params=$tmp/none.props"
+bad "1: bad case option 'ranks=99999999999'" "c m.csv s.xml p.xml LL ranks=99999999999"
+bad "1: bad case option 'ranks=8abc'" "c m.csv s.xml p.xml LL ranks=8abc"
+printf '<prop id="cs.nope" value="1"/>\n' >"$tmp/nope.props"
+bad "1: params file: .*nope.props:1: unknown platform parameter" "c m.csv s.xml p.xml LL params=$tmp/nope.props"
+# Options: values checked, attached or separate.
+"$CS_BUILDDIR/collsim" validate tests/data/validation/cases.txt --tolerance 2x >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q -- "--tolerance: '2x' is not a number" "$tmp/out" ||
+    { echo "FAIL: --tolerance 2x:" >&2; cat "$tmp/out" >&2; rc=1; }
+"$CS_BUILDDIR/collsim" validate --colour=red tests/data/validation/cases.txt >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q -- "unknown option '--colour" "$tmp/out" ||
+    { echo "FAIL: --colour:" >&2; cat "$tmp/out" >&2; rc=1; }
 exit $rc

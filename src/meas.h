@@ -1,0 +1,62 @@
+/* meas.h: measurement tables of the shared schema (size_bytes,time_us,algbw_GBps,busbw_GBps,...):
+ * the collectives they measure, ring steps, and their rows as sizes and times in seconds. The one
+ * reader of these tables, used by calibration and validation. */
+#ifndef CS_MEAS_H
+#define CS_MEAS_H
+
+#include "csv.h"
+#include "error.h"
+
+/* The largest size a table may hold: 1 PiB. */
+#define CS_MEAS_MAX_SIZE 1125899906842624.0
+
+/* A range of sizes MIN:MAX (cs_parse_size: bytes with K/M/G/T units), either side optional:
+ * 0 and INFINITY then. 0, or CS_ERR_PARSE when s is not such a range or MIN > MAX (*lo and *hi
+ * untouched). */
+int cs_meas_parse_range(const char *s, double *lo, double *hi);
+
+/* The collectives of nccl-tests tables (enums start at 1). */
+enum cs_meas_coll {
+    CS_MEAS_ALLREDUCE = 1,
+    CS_MEAS_ALLGATHER,
+    CS_MEAS_REDUCESCATTER,
+    CS_MEAS_SENDRECV,
+};
+
+/* "allreduce", "allgather", "reducescatter", "sendrecv" (also all_reduce, all_gather,
+ * reduce_scatter); 0 when unknown. */
+enum cs_meas_coll cs_meas_coll_parse(const char *s);
+const char *cs_meas_coll_name(enum cs_meas_coll c);
+
+/* Steps of a ring collective over n ranks, each moving S/n bytes over every rank's link:
+ * 2(n-1) for AllReduce, n-1 for AllGather and ReduceScatter, 1 for SendRecv. */
+int cs_meas_ring_steps(enum cs_meas_coll c, int n);
+
+/* Cell (row, col) of t as a finite number (cs_parse_double: blanks around it allowed, tiny
+ * values that underflow are numbers). 0 and *out; 1 when the cell is empty or col < 0, *out
+ * untouched; CS_ERR_PARSE with file:line naming the column when it is not a finite number. */
+int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err);
+
+/* The rank count behind a table's busbw/algbw ratio (nccl-tests factors) at the largest size
+ * that has both; 0 when there is none or the ratio fits no whole count. */
+int cs_meas_infer_ranks(const struct cs_csv *t, enum cs_meas_coll c);
+
+/* One row: a size (bytes) and its time (s), or, in a table of time against GPU count (n_gpus
+ * column, empty size), the count with size 0. */
+struct cs_meas_row {
+    double size_bytes;
+    int ngpus; /* 0 for a size row */
+    double time_s;
+    int line; /* in the file */
+};
+
+/* The rows of a measurement table, in file order. A row without time_us takes it from busbw:
+ * t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may be
+ * NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
+ * column, a cell that is not a number) or CS_ERR_INVALID (an empty size outside a GPU-count
+ * table, a size that is not a whole number of bytes up to CS_MEAS_MAX_SIZE, a count < 2, no
+ * time, a size or time not positive), with file:line; CS_ERR_NOMEM. */
+int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_meas_row **rows,
+                      int *n, int *derived, struct cs_error *err);
+
+#endif

@@ -1,0 +1,225 @@
+/* check_calib.c: which fitted series or segment sets which platform parameter. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+
+/* The median value of key, NAN when absent. */
+static double value(const struct cs_calib *c, const char *key)
+{
+    const struct cs_calib_key *k = cs_calib_find(c, key);
+
+    return k ? cs_calib_value(k) : NAN;
+}
+
+static int near(double got, double want)
+{
+    return fabs(got - want) <= 1e-12 * fabs(want);
+}
+
+/* A fit result of m segments with intercepts alpha[k] (s) and bandwidths beta[k] (B/s). */
+static void result(struct cs_fit_result *R, int m, const double *alpha, const double *beta,
+                   const double *xmin)
+{
+    memset(R, 0, sizeof(*R));
+    R->nseg = m;
+    for (int k = 0; k < m; k++) {
+        R->seg[k].alpha_s = alpha[k];
+        R->seg[k].alpha_ci_s = alpha[k] / 10;
+        R->seg[k].beta_Bps = beta[k];
+        R->seg[k].slope_s_per_B = 1 / beta[k];
+        R->seg[k].x_min = xmin[k];
+        R->seg[k].x_max = 2 * xmin[k];
+    }
+}
+
+START_TEST(test_put)
+{
+    struct cs_calib c;
+
+    cs_calib_init(&c, NULL);
+    cs_calib_put(&c, "cs.copy_Bps", 3, "a");
+    cs_calib_put(&c, "cs.copy_Bps", 1, "b");
+    cs_calib_put(&c, "cs.copy_Bps", -1, "negative: dropped");
+    cs_calib_put(&c, "cs.copy_Bps", NAN, "not finite: dropped");
+    cs_calib_put(&c, "cs.copy_Bps", 10, "c");
+    cs_calib_put(&c, "cs.launch_s", 2, "d");
+    ck_assert_int_eq(c.nkeys, 2);
+    ck_assert_int_eq(cs_calib_find(&c, "cs.copy_Bps")->n, 3);
+    ck_assert_str_eq(cs_calib_find(&c, "cs.copy_Bps")->how, "a; b; c");
+    ck_assert(value(&c, "cs.copy_Bps") == 3);
+    cs_calib_put(&c, "cs.copy_Bps", 5, "e");
+    ck_assert(value(&c, "cs.copy_Bps") == 4); /* median of 1 3 5 10 */
+    ck_assert_ptr_null(cs_calib_find(&c, "cs.reduce_Bps"));
+}
+END_TEST
+
+START_TEST(test_seg_proto)
+{
+    /* NVLink: LL, LL128, Simple in order of size; PCIe has no LL128. */
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 0, 3, 0), CS_PROTO_LL);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 1, 3, 0), CS_PROTO_LL128);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 2, 3, 0), CS_PROTO_SIMPLE);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_PCIE, 1, 3, 0), 0);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 1, 4, 0), 0);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_PCIE, 1, 2, 0), CS_PROTO_SIMPLE);
+    /* One segment: Simple from 1 MiB messages up, else LL; --proto wins. */
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 0, 1, 1048576), CS_PROTO_SIMPLE);
+    ck_assert_int_eq(cs_calib_seg_proto(0, CS_LINK_NVLINK, 0, 1, 1048575), CS_PROTO_LL);
+    ck_assert_int_eq(cs_calib_seg_proto(CS_PROTO_LL128, CS_LINK_PCIE, 0, 1, 0), CS_PROTO_LL128);
+}
+END_TEST
+
+START_TEST(test_steps)
+{
+    struct cs_calib c;
+    struct cs_fit_line L = {0};
+
+    L.alpha_s = 6e-6;
+    L.slope_s_per_B = 1.9e-6;
+    cs_calib_init(&c, NULL);
+    cs_calib_map_steps(&c, &L, CS_PROTO_LL, CS_LINK_NVLINK, "lat.csv");
+    ck_assert(value(&c, "cs.launch_s") == 6e-6);
+    ck_assert(value(&c, "cs.call_s.LL.nvlink") == 1.9e-6);
+    ck_assert_str_eq(cs_calib_find(&c, "cs.launch_s")->how,
+                     "intercept of time vs ring steps, lat.csv");
+}
+END_TEST
+
+START_TEST(test_ring)
+{
+    /* 8 ranks AllReduce: 14 steps. Intercepts = launch 5 us + 14 x call. */
+    const double alpha[] = {5e-6 + 14 * 1e-6, 5e-6 + 14 * 2e-6, 5e-6 + 14 * 3e-6},
+                 beta[] = {50e9, 150e9, 230e9}, xmin[] = {1e3, 1e5, 1e7};
+    struct cs_params base;
+    struct cs_calib_ring r = {"oci.csv", CS_LINK_NVLINK, 0, 14, 8, 0, &base};
+    struct cs_fit_result R;
+    struct cs_calib c;
+
+    cs_params_init(&base);
+    base.launch_s = 5e-6;
+    base.deploy_s = 0;
+    result(&R, 3, alpha, beta, xmin);
+    cs_calib_init(&c, NULL);
+    cs_calib_map_ring(&c, &r, &R);
+    ck_assert(near(value(&c, "cs.call_s.LL.nvlink"), 1e-6));
+    ck_assert(near(value(&c, "cs.call_s.LL128.nvlink"), 2e-6));
+    ck_assert(near(value(&c, "cs.call_s.Simple.nvlink"), 3e-6));
+    ck_assert(value(&c, "cs.link_Bps.nvlink") == 230e9); /* the last, Simple, segment */
+    ck_assert_int_eq(c.nkeys, 4);
+    /* --intercept deploy: the first intercept less launch and 14 base LL calls. */
+    r.intercept_deploy = 1;
+    cs_calib_init(&c, NULL);
+    cs_calib_map_ring(&c, &r, &R);
+    ck_assert(near(value(&c, "cs.deploy_s"), alpha[0] - 5e-6 - 14 * base.call_s[CS_PROTO_LL][1]));
+    ck_assert(isnan(value(&c, "cs.call_s.LL.nvlink")));
+    /* An intercept below launch sets nothing. */
+    r.intercept_deploy = 0;
+    base.launch_s = 1;
+    cs_calib_init(&c, NULL);
+    cs_calib_map_ring(&c, &r, &R);
+    ck_assert_int_eq(c.nkeys, 1);
+}
+END_TEST
+
+START_TEST(test_harness)
+{
+    const double alpha[] = {1.5e-6}, beta[] = {40e9}, xmin[] = {1024};
+    struct cs_calib_harness h = {"ll128", "copy", 0, 1, 1, CS_LINK_NVLINK, "s"};
+    struct cs_fit_result R;
+    struct cs_calib c;
+    char *log = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&log, &len);
+
+    result(&R, 1, alpha, beta, xmin);
+    cs_calib_init(&c, fp);
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(value(&c, "cs.tb_Bps.LL128") == 40e9);
+    ck_assert(value(&c, "cs.call_s.LL128.nvlink") == 1.5e-6);
+    h.mech = "ce";
+    h.dst = 0; /* local copy: read + write */
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(value(&c, "cs.copy_Bps") == 80e9);
+    h.op = "reduce2"; /* two reads, one write */
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(value(&c, "cs.reduce_Bps") == 120e9);
+    h.mech = "flag_pingpong";
+    h.dst = 1; /* a round trip is two latencies */
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(value(&c, "cs.link_lat_s.nvlink") == 0.75e-6);
+    h.mech = "ce";
+    h.op = "copy";
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(value(&c, "cs.link_Bps.nvlink") == 40e9);
+    h.mech = "launch";
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(near(value(&c, "cs.launch_s"), 1.5e-6 + 1024 / 40e9));
+    ck_assert_int_eq(c.nkeys, 7);
+    /* Without a link class a remote series is reported, not mapped. */
+    h.link = 0;
+    h.mech = "flag_pingpong";
+    cs_calib_map_harness(&c, &h, &R);
+    h.mech = "ce";
+    h.op = "memset";
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert_int_eq(c.nkeys, 7);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(log, "- `cs.copy_Bps` = 8e+10 from s\n"));
+    ck_assert_ptr_nonnull(strstr(log, "- round trip not mapped: give --link for the class\n"));
+    ck_assert_ptr_nonnull(strstr(log, "- not mapped to a parameter (reported only)\n"));
+    free(log);
+}
+END_TEST
+
+START_TEST(test_write)
+{
+    struct cs_params base;
+    struct cs_calib c;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    cs_params_init(&base);
+    cs_calib_init(&c, NULL);
+    cs_calib_put(&c, "cs.launch_s", 4e-6, "fit of a--b.csv");
+    cs_calib_put(&c, "cs.launch_s", 6e-6, "c.csv");
+    ck_assert_int_eq(cs_calib_write_props(&c, &base, 1, "a--b.csv c.csv", fp), 0);
+    fclose(fp);
+    ck_assert_str_eq(text, "<!-- collsim calibrate fit: a--b.csv c.csv -->\n"
+                           "<!-- fit (collsim calibrate fit, WLS 1/t^2): fit of a-_b.csv; c.csv "
+                           "(median of the values) -->\n"
+                           "<prop id=\"cs.launch_s\" value=\"5e-06\"/>\n");
+    free(text);
+    fp = open_memstream(&text, &len);
+    ck_assert_int_eq(cs_calib_write_props(&c, &base, 0, "x", fp), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(text, "<!-- not fitted; prior: "));
+    ck_assert_ptr_nonnull(strstr(text, "<prop id=\"cs.copy_Bps\""));
+    free(text);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("calib");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_put);
+    tcase_add_test(tc, test_seg_proto);
+    tcase_add_test(tc, test_steps);
+    tcase_add_test(tc, test_ring);
+    tcase_add_test(tc, test_harness);
+    tcase_add_test(tc, test_write);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

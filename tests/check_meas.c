@@ -1,0 +1,181 @@
+/* check_meas.c: measurement tables: collectives, ring steps, rank inference and rows. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meas.h"
+
+/* A table parsed from text. */
+static struct cs_csv *table(const char *text)
+{
+    struct cs_csv *t = NULL;
+
+    ck_assert_int_eq(cs_csv_read_mem(text, strlen(text), "m.csv", &t, NULL), 0);
+    return t;
+}
+
+START_TEST(test_coll)
+{
+    ck_assert_int_eq(cs_meas_coll_parse("all_reduce"), CS_MEAS_ALLREDUCE);
+    ck_assert_int_eq(cs_meas_coll_parse("reducescatter"), CS_MEAS_REDUCESCATTER);
+    ck_assert_int_eq(cs_meas_coll_parse("alltoall"), 0);
+    ck_assert_str_eq(cs_meas_coll_name(CS_MEAS_SENDRECV), "sendrecv");
+    ck_assert_ptr_null(cs_meas_coll_name(0));
+    ck_assert_int_eq(cs_meas_ring_steps(CS_MEAS_ALLREDUCE, 8), 14);
+    ck_assert_int_eq(cs_meas_ring_steps(CS_MEAS_ALLGATHER, 8), 7);
+    ck_assert_int_eq(cs_meas_ring_steps(CS_MEAS_SENDRECV, 8), 1);
+}
+END_TEST
+
+START_TEST(test_range)
+{
+    double lo = -1, hi = -1;
+
+    ck_assert_int_eq(cs_meas_parse_range("64K:1M", &lo, &hi), 0);
+    ck_assert(lo == 65536 && hi == 1048576);
+    ck_assert_int_eq(cs_meas_parse_range(":", &lo, &hi), 0);
+    ck_assert(lo == 0 && isinf(hi));
+    ck_assert_int_eq(cs_meas_parse_range("256M:", &lo, &hi), 0);
+    ck_assert(lo == 268435456 && isinf(hi));
+    lo = hi = -1;
+    ck_assert_int_eq(cs_meas_parse_range("9:1", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("12", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("1.5K:", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range("1e30:", &lo, &hi), CS_ERR_PARSE);
+    ck_assert_int_eq(cs_meas_parse_range(":17179869185G", &lo, &hi), CS_ERR_PARSE);
+    ck_assert(lo == -1 && hi == -1);
+}
+END_TEST
+
+START_TEST(test_infer)
+{
+    /* busbw/algbw = 2(n-1)/n = 1.75 for 8 ranks at the largest size (the small one is noise). */
+    struct cs_csv *t = table("size_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                             "1024,10,0.5,0.6\n"
+                             "1048576,50,20,35\n");
+
+    ck_assert_int_eq(cs_meas_infer_ranks(t, CS_MEAS_ALLREDUCE), 8);
+    ck_assert_int_eq(cs_meas_infer_ranks(t, CS_MEAS_ALLGATHER), 0); /* 1.75 > (n-1)/n */
+    ck_assert_int_eq(cs_meas_infer_ranks(t, CS_MEAS_SENDRECV), 2);
+    cs_csv_free(t);
+    t = table("size_bytes,time_us,algbw_GBps,busbw_GBps\n1024,10,,\n");
+    ck_assert_int_eq(cs_meas_infer_ranks(t, CS_MEAS_ALLREDUCE), 0);
+    cs_csv_free(t);
+}
+END_TEST
+
+START_TEST(test_rows)
+{
+    struct cs_csv *t = table("size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n"
+                             "2048,20,,,out_of_place\n"
+                             "4096,,,1.75,in_place\n");
+    struct cs_meas_row *r = NULL;
+    struct cs_error err;
+    int n = 0, derived = 0;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_meas_read_rows(t, 14, 8, &r, &n, &derived, &err), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert(r[0].size_bytes == 2048 && fabs(r[0].time_s - 20e-6) < 1e-18 && r[0].line == 2);
+    /* busbw 1.75 GB/s, 14 steps of S/8: t = 4096 * 14 / 8 / 1.75e9 = 4.096 us */
+    ck_assert(fabs(r[1].time_s - 4.096e-6) < 1e-15 && r[1].ngpus == 0 && derived == 1);
+    free(r);
+    /* Without a rank count the busbw row has no time: an error at its line. */
+    ck_assert_int_eq(cs_meas_read_rows(t, 14, 0, &r, &n, NULL, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 3);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no time_us"));
+    cs_csv_free(t);
+}
+END_TEST
+
+START_TEST(test_cell)
+{
+    /* Blanks around a number are fine; a tiny time that underflows is still a number. */
+    struct cs_csv *t = table("size_bytes,time_us\n 1024 ,1e-308\n");
+    struct cs_meas_row *r = NULL;
+    double v = -1;
+    int n = 0;
+
+    ck_assert_int_eq(cs_meas_read_cell(t, 0, 0, &v, NULL), 0);
+    ck_assert(v == 1024);
+    ck_assert_int_eq(cs_meas_read_cell(t, 0, -1, &v, NULL), 1);
+    ck_assert(v == 1024);
+    ck_assert_int_eq(cs_meas_read_rows(t, 14, 8, &r, &n, NULL, NULL), 0);
+    ck_assert(n == 1 && r[0].time_s > 0 && r[0].time_s < 1e-313);
+    free(r);
+    cs_csv_free(t);
+}
+END_TEST
+
+START_TEST(test_gpus)
+{
+    struct cs_csv *t = table("size_bytes,time_us,n_gpus,ring_steps\n,33.7,8,14\n,10,2,2\n");
+    struct cs_meas_row *r = NULL;
+    int n = 0;
+
+    ck_assert_int_eq(cs_meas_read_rows(t, 0, 0, &r, &n, NULL, NULL), 0);
+    ck_assert(n == 2 && r[0].ngpus == 8 && r[0].size_bytes == 0 && r[1].ngpus == 2);
+    free(r);
+    cs_csv_free(t);
+}
+END_TEST
+
+/* Each bad table names its line and what is wrong. */
+START_TEST(test_bad)
+{
+    static const struct {
+        const char *text;
+        int rc, line;
+        const char *msg;
+    } bad[] = {
+        {"a,b\n1,2\n", CS_ERR_PARSE, 1, "not a measurement table"},
+        {"size_bytes,time_us\n1024,abc\n", CS_ERR_PARSE, 2, "'abc' is not a finite number"},
+        {"size_bytes,time_us\n1024,10\n,12\n", CS_ERR_INVALID, 3, "empty size_bytes"},
+        {"size_bytes,time_us\n1024,0\n", CS_ERR_INVALID, 2, "size 1024 B, time 0 us"},
+        {"size_bytes,time_us\n-8,3\n", CS_ERR_INVALID, 2, "both must be positive"},
+        {"size_bytes,time_us,n_gpus\n,3,1\n", CS_ERR_INVALID, 2, "n_gpus '1' is not a count"},
+        {"size_bytes,time_us,n_gpus\n,3,2.5\n", CS_ERR_INVALID, 2, "is not a count"},
+        {"size_bytes,time_us\n1024.5,3\n", CS_ERR_INVALID, 2, "'1024.5' is not a whole number"},
+        {"size_bytes,time_us\n1e30,3\n", CS_ERR_INVALID, 2, "'1e30' is not a whole number"},
+        {"size_bytes,time_us\n1024,inf\n", CS_ERR_PARSE, 2, "'inf' is not a finite number"},
+        {"size_bytes,time_us\n1024,1e999\n", CS_ERR_PARSE, 2, "'1e999' is not a finite number"},
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct cs_csv *t = table(bad[i].text);
+        struct cs_meas_row *r = NULL;
+        struct cs_error err;
+        int n = -1;
+
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_meas_read_rows(t, 14, 8, &r, &n, NULL, &err), bad[i].rc);
+        ck_assert_int_eq(err.line, bad[i].line);
+        ck_assert_msg(strstr(err.msg, bad[i].msg) != NULL, "%s", err.msg);
+        ck_assert(r == NULL && n == -1);
+        cs_csv_free(t);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("meas");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_coll);
+    tcase_add_test(tc, test_range);
+    tcase_add_test(tc, test_infer);
+    tcase_add_test(tc, test_rows);
+    tcase_add_test(tc, test_cell);
+    tcase_add_test(tc, test_gpus);
+    tcase_add_test(tc, test_bad);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
