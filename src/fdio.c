@@ -4,36 +4,29 @@
 #include <errno.h>
 #include <unistd.h>
 
-int cs_fd_write_all(int fd, const void *buf, size_t len)
+/* Move all len bytes between fd and buf, in the direction `writing` says, retrying on EINTR and
+ * short transfers. 0, or -1 on error, a closed pipe or an early EOF. */
+static int transfer(int fd, char *buf, size_t len, int writing)
 {
-    const char *p = buf;
-
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = writing ? write(fd, buf, len) : read(fd, buf, len);
 
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             return -1;
-        p += n;
+        buf += n;
         len -= (size_t)n;
     }
     return 0;
 }
 
+int cs_fd_write_all(int fd, const void *buf, size_t len)
+{
+    return transfer(fd, (char *)buf, len, 1);
+}
+
 int cs_fd_read_all(int fd, void *buf, size_t len)
 {
-    char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return transfer(fd, buf, len, 0);
 }
