@@ -349,10 +349,26 @@ static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
     return 0;
 }
 
+/* A send on src's rank matched with a receive (recv: I_RECV, or I_RRC to reduce) on dst's. */
+static int send_pair(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, enum inst recv,
+                     int sendtb, int recvtb, int ch)
+{
+    int s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch), r;
+
+    if (s < 0 || dag_read(p, &src, s))
+        return p->failed;
+    r = new_op(p, recv, dst.rank, src, dst, recvtb, ch);
+    if (r < 0 || dag_write(p, &dst, r, recv == I_RRC))
+        return p->failed;
+    p->ops[s].recv_match = r;
+    p->ops[r].send_match = s;
+    return 0;
+}
+
 int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
                  int ch)
 {
-    int s, r;
+    int s;
 
     if (prologue(p, &src, &dst))
         return p->failed;
@@ -364,21 +380,13 @@ int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int se
             return p->failed;
         return 0;
     }
-    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
-    if (s < 0 || dag_read(p, &src, s))
-        return p->failed;
-    r = new_op(p, I_RECV, dst.rank, src, dst, recvtb, ch);
-    if (r < 0 || dag_write(p, &dst, r, 0))
-        return p->failed;
-    p->ops[s].recv_match = r;
-    p->ops[r].send_match = s;
-    return 0;
+    return send_pair(p, src, dst, I_RECV, sendtb, recvtb, ch);
 }
 
 int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int sendtb, int recvtb,
                    int ch)
 {
-    int s, r;
+    int s;
 
     if (prologue(p, &src, &dst))
         return p->failed;
@@ -388,15 +396,7 @@ int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int 
             return p->failed;
         return 0;
     }
-    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
-    if (s < 0 || dag_read(p, &src, s))
-        return p->failed;
-    r = new_op(p, I_RRC, dst.rank, src, dst, recvtb, ch);
-    if (r < 0 || dag_write(p, &dst, r, 1))
-        return p->failed;
-    p->ops[s].recv_match = r;
-    p->ops[r].send_match = s;
-    return 0;
+    return send_pair(p, src, dst, I_RRC, sendtb, recvtb, ch);
 }
 
 /* ---- instruction classes */
@@ -1184,20 +1184,18 @@ struct emit {
     struct ivec *ideps; /* instanced op -> dependencies (instanced ops) */
 };
 
-static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
+static int nomem(struct cs_prog *p)
 {
-    struct cs_prog *p = e->p;
-    struct prog_rank *pr = &p->ranks[rank];
-    int ni = e->ni, nt = pr->ntbs * ni, rc = 0;
-    struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
-    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
-    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
-    int maxch = 1;
+    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+}
 
-    if (tbs == NULL || ents == NULL || nents == NULL) {
-        rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-        goto out;
-    }
+/* The instanced threadblocks of rank pr, in their final order (by send, recv, channel); records
+ * each instanced op's tb id in e->iop_tbid. */
+static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb *tbs)
+{
+    const struct cs_prog *p = e->p;
+    int ni = e->ni, nt = pr->ntbs * ni, maxch = 1;
+
     for (int r = 0; r < p->o.ngpus; r++)
         if (p->ranks[r].nchan > maxch)
             maxch = p->ranks[r].nchan;
@@ -1212,180 +1210,218 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
         }
     qsort(tbs, (size_t)nt, sizeof(*tbs), itb_cmp);
     for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
+        const struct ltb *t = &pr->tbs[tbs[k].ltb];
 
         tbs[k].id = k;
         for (int s = 0; s < t->ops.n; s++)
             e->iop_tbid[t->ops.v[s] * ni + tbs[k].inst] = k;
     }
-    /* dependencies: drop those on the same tb, then those an earlier op of the tb already has */
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
-        struct ivec running = {NULL, 0, 0};
+}
 
-        for (int s = 0; s < t->ops.n; s++) {
-            struct ivec *d = &e->ideps[t->ops.v[s] * ni + tbs[k].inst];
-            int w = 0;
+/* Dependencies of instanced tb k: drop those on the same tb, then those an earlier op of the tb
+ * already has; mark the ops that remain depended on. */
+static int prune_deps(struct emit *e, const struct ltb *t, const struct itb *tb)
+{
+    struct ivec running = {NULL, 0, 0};
 
+    for (int s = 0; s < t->ops.n; s++) {
+        struct ivec *d = &e->ideps[t->ops.v[s] * e->ni + tb->inst];
+        int w = 0;
+
+        for (int j = 0; j < d->n; j++) {
+            if (e->iop_tbid[d->v[j]] == tb->id || ivec_has(&running, d->v[j]))
+                continue;
+            d->v[w++] = d->v[j];
+        }
+        d->n = w;
+        for (int j = 0; j < d->n; j++) {
+            if (ivec_push(&running, d->v[j])) {
+                ivec_free(&running);
+                return nomem(e->p);
+            }
+            e->hasdep[d->v[j]] = 1;
+        }
+    }
+    ivec_free(&running);
+    return 0;
+}
+
+/* Split tb's ops into `pre` and `after` (from the first reduce on, when dependence nops are on);
+ * a reduce's dependencies move to nops in `pre`, except the first, which the first reduce keeps. */
+static int split_entries(struct emit *e, const struct ltb *t, int inst, struct ent *pre, int *npre,
+                         struct ent *after, int *nafter)
+{
+    struct cs_prog *p = e->p;
+    int first_re = -1, first_dep = -1;
+
+    for (int s = 0; s < t->ops.n; s++) {
+        int x = t->ops.v[s];
+        struct ivec *d = &e->ideps[x * e->ni + inst];
+
+        if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
             for (int j = 0; j < d->n; j++) {
-                if (e->iop_tbid[d->v[j]] == k || ivec_has(&running, d->v[j]))
-                    continue;
-                d->v[w++] = d->v[j];
+                if (first_dep < 0)
+                    first_dep = d->v[j];
+                else
+                    pre[(*npre)++] = (struct ent){-1, d->v[j]};
             }
-            d->n = w;
-            for (int j = 0; j < d->n; j++)
-                if (ivec_push(&running, d->v[j])) {
-                    ivec_free(&running);
-                    rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                    goto out;
-                }
-            for (int j = 0; j < d->n; j++)
-                e->hasdep[d->v[j]] = 1;
-        }
-        ivec_free(&running);
-    }
-    /* entries, with nops: dependence nops first, then one nop per extra dependency */
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
-        int inst = tbs[k].inst, cap = 0, n = 0, first_re = -1, first_dep = -1;
-        struct ent *pre, *after, *v;
-        int npre = 0, nafter = 0;
-
-        for (int s = 0; s < t->ops.n; s++)
-            cap += 1 + e->ideps[t->ops.v[s] * ni + inst].n;
-        pre = malloc((size_t)(cap + 1) * sizeof(*pre));
-        after = malloc((size_t)(cap + 1) * sizeof(*after));
-        v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
-        if (pre == NULL || after == NULL || v == NULL) {
-            free(pre);
-            free(after);
-            free(v);
-            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto out;
-        }
-        for (int s = 0; s < t->ops.n; s++) {
-            int x = t->ops.v[s];
-            struct ivec *d = &e->ideps[x * ni + inst];
-
-            if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
-                for (int j = 0; j < d->n; j++) {
-                    if (first_dep < 0)
-                        first_dep = d->v[j];
-                    else
-                        pre[npre++] = (struct ent){-1, d->v[j]};
-                }
-                d->n = 0;
-                if (first_re < 0)
-                    first_re = x;
-            }
-            if (first_re >= 0)
-                after[nafter++] = (struct ent){x, -1};
-            else
-                pre[npre++] = (struct ent){x, -1};
-        }
-        if (first_dep >= 0) {
-            struct ivec *d = &e->ideps[first_re * ni + inst];
-
             d->n = 0;
-            if (ivec_push(d, first_dep)) {
-                free(pre);
-                free(after);
-                free(v);
-                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                goto out;
-            }
+            if (first_re < 0)
+                first_re = x;
         }
-        for (int j = 0; j < npre + nafter; j++) {
-            struct ent en = j < npre ? pre[j] : after[j - npre];
-
-            if (en.op >= 0) {
-                struct ivec *d = &e->ideps[en.op * ni + inst];
-
-                for (int q = 1; q < d->n; q++)
-                    v[n++] = (struct ent){-1, d->v[q]};
-                e->iop_step[en.op * ni + inst] = n;
-            }
-            v[n++] = en;
-        }
-        free(pre);
-        free(after);
-        ents[k] = v;
-        nents[k] = n;
+        if (first_re >= 0)
+            after[(*nafter)++] = (struct ent){x, -1};
+        else
+            pre[(*npre)++] = (struct ent){x, -1};
     }
-    /* build the gpu */
+    if (first_dep >= 0) {
+        struct ivec *d = &e->ideps[first_re * e->ni + inst];
+
+        d->n = 0;
+        if (ivec_push(d, first_dep))
+            return nomem(p);
+    }
+    return 0;
+}
+
+/* The entries of one instanced tb, with nops: dependence nops first, then one nop per extra
+ * dependency before the op that has it. *out is a new array of *nout entries. */
+static int tb_entries(struct emit *e, const struct ltb *t, int inst, struct ent **out, int *nout)
+{
+    int cap = 0, n = 0, npre = 0, nafter = 0, rc;
+    struct ent *pre, *after, *v;
+
+    for (int s = 0; s < t->ops.n; s++)
+        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
+    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
+    after = malloc((size_t)(cap + 1) * sizeof(*after));
+    v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
+    rc = pre == NULL || after == NULL || v == NULL ? nomem(e->p)
+                                                   : split_entries(e, t, inst, pre, &npre, after,
+                                                                   &nafter);
+    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
+        struct ent en = j < npre ? pre[j] : after[j - npre];
+
+        if (en.op >= 0) {
+            struct ivec *d = &e->ideps[en.op * e->ni + inst];
+
+            for (int q = 1; q < d->n; q++)
+                v[n++] = (struct ent){-1, d->v[q]};
+            e->iop_step[en.op * e->ni + inst] = n;
+        }
+        v[n++] = en;
+    }
+    free(pre);
+    free(after);
+    if (rc != 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+/* Grow the gpu's chunk count of r's buffer to cover r. */
+static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
+{
+    int *sz = r.buf == CS_BUF_INPUT    ? &gpu->i_chunks
+              : r.buf == CS_BUF_OUTPUT ? &gpu->o_chunks
+                                       : &gpu->s_chunks;
+
+    if (r.index + r.size > *sz)
+        *sz = r.index + r.size;
+}
+
+/* Fill step st from entry en of instance inst: an op, or a nop whose dependency (an instanced
+ * op) is resolved to (tb, step) once every rank is lowered. */
+static void emit_step(const struct emit *e, struct cs_step *st, const struct ent *en, int inst)
+{
+    if (en->op < 0) {
+        st->type = CS_STEP_NOP;
+        st->srcbuf = CS_BUF_INPUT;
+        st->srcoff = -1;
+        st->dstbuf = CS_BUF_OUTPUT;
+        st->dstoff = -1;
+        st->cnt = 0;
+        st->depid = en->dep;
+        st->deps = -2;
+    } else {
+        const struct op *o = &e->p->ops[en->op];
+        struct cs_ref a = inst_ref(e->p, o->src, inst), b = inst_ref(e->p, o->dst, inst);
+        const struct ivec *d = &e->ideps[en->op * e->ni + inst];
+
+        st->type = step_type(o->inst);
+        st->srcbuf = a.buf;
+        st->srcoff = a.index;
+        st->dstbuf = b.buf;
+        st->dstoff = b.index;
+        st->cnt = a.size;
+        st->hasdep = e->hasdep[en->op * e->ni + inst];
+        if (d->n > 0) {
+            st->depid = d->v[0];
+            st->deps = -2;
+        }
+    }
+}
+
+/* Add instanced tb `tb` with its entries to gpu. */
+static int emit_tb(const struct emit *e, struct cs_gpu *gpu, const struct itb *itb,
+                   const struct ent *ents, int nents)
+{
+    struct cs_tb *tb = cs_gpu_add_tb(gpu);
+
+    if (tb == NULL)
+        return nomem(e->p);
+    tb->id = itb->id;
+    tb->send = itb->send;
+    tb->recv = itb->recv;
+    tb->chan = itb->chan;
+    for (int j = 0; j < nents; j++) {
+        struct cs_step *st = cs_tb_add_step(tb);
+
+        if (st == NULL)
+            return nomem(e->p);
+        st->s = j;
+        st->depid = st->deps = -1;
+        emit_step(e, st, &ents[j], itb->inst);
+    }
+    return 0;
+}
+
+static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
+{
+    struct cs_prog *p = e->p;
+    struct prog_rank *pr = &p->ranks[rank];
+    int nt = pr->ntbs * e->ni, rc = 0;
+    struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
+    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
+    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
+
+    if (tbs == NULL || ents == NULL || nents == NULL) {
+        rc = nomem(p);
+        goto out;
+    }
+    instance_tbs(e, pr, tbs);
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = prune_deps(e, &pr->tbs[tbs[k].ltb], &tbs[k]);
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents[k], &nents[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
+    for (int k = 0; k < nt && rc == 0; k++) {
+        const struct ltb *t = &pr->tbs[tbs[k].ltb];
 
         for (int s = 0; s < t->ops.n; s++) {
             const struct op *o = &p->ops[t->ops.v[s]];
-            struct cs_ref a = inst_ref(p, o->src, tbs[k].inst), b = inst_ref(p, o->dst, tbs[k].inst);
-            int *sz;
 
-            if (local_src(o->inst)) {
-                sz = a.buf == CS_BUF_INPUT ? &gpu->i_chunks
-                   : a.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
-                if (a.index + a.size > *sz)
-                    *sz = a.index + a.size;
-            }
-            if (local_dst(o->inst)) {
-                sz = b.buf == CS_BUF_INPUT ? &gpu->i_chunks
-                   : b.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
-                if (b.index + b.size > *sz)
-                    *sz = b.index + b.size;
-            }
+            if (local_src(o->inst))
+                cover_chunks(gpu, inst_ref(p, o->src, tbs[k].inst));
+            if (local_dst(o->inst))
+                cover_chunks(gpu, inst_ref(p, o->dst, tbs[k].inst));
         }
     }
-    for (int k = 0; k < nt; k++) {
-        struct cs_tb *tb = cs_gpu_add_tb(gpu);
-        int inst = tbs[k].inst;
-
-        if (tb == NULL) {
-            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto out;
-        }
-        tb->id = k;
-        tb->send = tbs[k].send;
-        tb->recv = tbs[k].recv;
-        tb->chan = tbs[k].chan;
-        for (int j = 0; j < nents[k]; j++) {
-            struct cs_step *st = cs_tb_add_step(tb);
-            const struct ent *en = &ents[k][j];
-
-            if (st == NULL) {
-                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                goto out;
-            }
-            st->s = j;
-            st->depid = st->deps = -1;
-            if (en->op < 0) {
-                st->type = CS_STEP_NOP;
-                st->srcbuf = CS_BUF_INPUT;
-                st->srcoff = -1;
-                st->dstbuf = CS_BUF_OUTPUT;
-                st->dstoff = -1;
-                st->cnt = 0;
-                st->depid = en->dep; /* resolved below */
-                st->deps = -2;
-            } else {
-                const struct op *o = &p->ops[en->op];
-                struct cs_ref a = inst_ref(p, o->src, inst), b = inst_ref(p, o->dst, inst);
-                const struct ivec *d = &e->ideps[en->op * ni + inst];
-
-                st->type = step_type(o->inst);
-                st->srcbuf = a.buf;
-                st->srcoff = a.index;
-                st->dstbuf = b.buf;
-                st->dstoff = b.index;
-                st->cnt = a.size;
-                st->hasdep = e->hasdep[en->op * ni + inst];
-                if (d->n > 0) {
-                    st->depid = d->v[0];
-                    st->deps = -2;
-                }
-            }
-        }
-    }
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = emit_tb(e, gpu, &tbs[k], ents[k], nents[k]);
 out:
     if (ents)
         for (int k = 0; k < nt; k++)
@@ -1396,70 +1432,62 @@ out:
     return rc;
 }
 
-int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
+/* The lowering passes before emission; *ord (n ops) is the topological order. */
+static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
 {
-    int *topo = NULL, *ord = NULL, n = 0, ni = p->o.instances, rc;
-    struct emit e;
-    struct cs_sched *sched = NULL;
-
-    memset(&e, 0, sizeof(e));
     if (p->failed)
-        goto failed;
-    if (p->lowered) {
-        fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
-        goto failed;
-    }
+        return p->failed;
+    if (p->lowered)
+        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
     p->lowered = 1;
-    if (add_starts(p))
-        goto failed;
-    if (p->o.fusion && fuse(p))
-        goto failed;
-    if (metadata(p, &topo))
-        goto failed;
-    if (topo_sort(p, &ord, &n))
-        goto failed;
-    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, ord, n) : assign_manual(p, ord, n)))
-        goto failed;
-    if (infer_deps(p, ord, n))
-        goto failed;
-    e.p = p;
-    e.ni = ni;
-    e.iop_tbid = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
-    e.iop_step = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
-    e.hasdep = calloc((size_t)p->nops * (size_t)ni, 1);
-    e.ideps = calloc((size_t)p->nops * (size_t)ni, sizeof(struct ivec));
-    sched = cs_sched_new();
-    if (e.iop_tbid == NULL || e.iop_step == NULL || e.hasdep == NULL || e.ideps == NULL
-        || sched == NULL || cs_sched_set_name(sched, p->o.name)) {
-        fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-        goto failed;
-    }
+    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
+        return p->failed;
+    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, *ord, *n) : assign_manual(p, *ord, *n)) ||
+        infer_deps(p, *ord, *n))
+        return p->failed;
+    return 0;
+}
+
+/* Allocate e's per-instanced-op arrays and replicate every op's dependencies per instance. */
+static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
+{
+    int ni = p->o.instances;
+    size_t nio = (size_t)p->nops * (size_t)ni;
+
+    e->p = p;
+    e->ni = ni;
+    e->iop_tbid = malloc(nio * sizeof(int));
+    e->iop_step = malloc(nio * sizeof(int));
+    e->hasdep = calloc(nio, 1);
+    e->ideps = calloc(nio, sizeof(struct ivec));
+    if (e->iop_tbid == NULL || e->iop_step == NULL || e->hasdep == NULL || e->ideps == NULL)
+        return nomem(p);
     for (int i = 0; i < n; i++) {
         const struct op *o = &p->ops[ord[i]];
 
         for (int k = 0; k < ni; k++)
             for (int j = 0; j < o->deps.n; j++)
-                if (ivec_push(&e.ideps[ord[i] * ni + k], o->deps.v[j] * ni + k)) {
-                    fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                    goto failed;
-                }
+                if (ivec_push(&e->ideps[ord[i] * ni + k], o->deps.v[j] * ni + k))
+                    return nomem(p);
     }
-    sched->proto = p->o.proto;
-    sched->ngpus = p->o.ngpus;
-    sched->coll = p->o.coll;
-    sched->inplace = p->o.inplace;
-    for (int r = 0; r < p->o.ngpus; r++) {
-        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+    return 0;
+}
 
-        if (gpu == NULL) {
-            fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto failed;
-        }
-        if (lower_rank(&e, r, gpu))
-            goto failed;
-    }
-    sched->ngpus_alloc = p->o.ngpus;
-    /* resolve dependencies to (tb id, step) now that every step index is known */
+static void emit_cleanup(struct emit *e)
+{
+    if (e->ideps)
+        for (int i = 0; i < e->p->nops * e->ni; i++)
+            ivec_free(&e->ideps[i]);
+    free(e->ideps);
+    free(e->iop_tbid);
+    free(e->iop_step);
+    free(e->hasdep);
+}
+
+/* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the
+ * schedule's channel and chunk counts. */
+static void resolve_deps(struct cs_sched *sched, const struct emit *e)
+{
     sched->nchannels = 1;
     for (int r = 0; r < sched->ngpus; r++) {
         struct cs_gpu *gpu = &sched->gpus[r];
@@ -1479,29 +1507,56 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
                 if (st->deps == -2) {
                     int d = st->depid;
 
-                    st->depid = e.iop_tbid[d];
-                    st->deps = e.iop_step[d];
+                    st->depid = e->iop_tbid[d];
+                    st->deps = e->iop_step[d];
                 }
             }
         }
     }
-    rc = 0;
+}
+
+/* Emit every rank of the lowered program p into a new schedule. */
+static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
+{
+    struct cs_sched *sched = cs_sched_new();
+
+    if (sched == NULL || cs_sched_set_name(sched, p->o.name)) {
+        cs_sched_free(sched);
+        return nomem(p);
+    }
+    sched->proto = p->o.proto;
+    sched->ngpus = p->o.ngpus;
+    sched->coll = p->o.coll;
+    sched->inplace = p->o.inplace;
+    for (int r = 0; r < p->o.ngpus; r++) {
+        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+
+        if (gpu == NULL || lower_rank(e, r, gpu)) {
+            cs_sched_free(sched);
+            return gpu == NULL ? nomem(p) : p->failed;
+        }
+    }
+    sched->ngpus_alloc = p->o.ngpus;
+    resolve_deps(sched, e);
     *out = sched;
-    sched = NULL;
-    goto done;
-failed:
-    rc = p->failed ? p->failed : CS_ERR_USAGE;
-    if (err)
-        cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
-done:
-    cs_sched_free(sched);
-    if (e.ideps)
-        for (int i = 0; i < p->nops * ni; i++)
-            ivec_free(&e.ideps[i]);
-    free(e.ideps);
-    free(e.iop_tbid);
-    free(e.iop_step);
-    free(e.hasdep);
+    return 0;
+}
+
+int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
+{
+    int *topo = NULL, *ord = NULL, n = 0, rc;
+    struct emit e;
+
+    memset(&e, 0, sizeof(e));
+    e.p = p;
+    if (passes(p, &topo, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
+        rc = 0;
+    else {
+        rc = p->failed ? p->failed : CS_ERR_USAGE;
+        if (err)
+            cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
+    }
+    emit_cleanup(&e);
     free(topo);
     free(ord);
     return rc;
