@@ -699,26 +699,22 @@ static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
 
 /* After the topological sort, some steps wait on each other: walk back from one of them through
  * waits that are still unmet until a step repeats, and report that cycle. */
-static void report_cycle(struct vctx *v)
+/* Walk from a blocked step along what each step waits for until a step repeats: the waits go to
+ * hops (*nh of them), the cycle starts at hop *start. 0, or -1 (cannot happen: a blocked step has
+ * a blocked predecessor). */
+static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *nh, int32_t *start)
 {
-    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), x = -1, nh = 0, start;
-    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
-    size_t len = 0, cap = 1024;
-    char *msg = malloc(cap), a[128], b[128];
+    int32_t x = -1;
 
-    if (pos == NULL || hops == NULL || msg == NULL) {
-        v->oom = 1;
-        goto out;
-    }
     memset(pos, 0xff, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t id = 0; id < v->nsteps && x < 0; id++)
         if (v->indeg[id] > 0)
             x = id;
-    for (;;) {
+    for (*nh = 0;;) {
         struct pick p = {-1, {0, 0}};
         enum wait_kind kind;
 
-        pos[x] = nh;
+        pos[x] = *nh;
         each_dep(v, x, dep_pick_blocked, &p);
         if (p.target >= 0) {
             kind = WAIT_DEP;
@@ -729,15 +725,55 @@ static void report_cycle(struct vctx *v)
             p.target = prev_real(v, x);
             kind = WAIT_PROGRAM;
         }
-        if (p.target < 0 || v->oom) /* cannot happen: a blocked step has a blocked predecessor */
-            goto out;
-        hops[nh++] = (struct hop){x, p.target, kind, p.dep};
+        if (p.target < 0 || v->oom)
+            return -1;
+        hops[(*nh)++] = (struct hop){x, p.target, kind, p.dep};
         if (pos[p.target] >= 0) {
-            start = pos[p.target];
-            break;
+            *start = pos[p.target];
+            return 0;
         }
         x = p.target;
     }
+}
+
+/* Append hop h (waiting for step `to`, labelled b) to the cycle's message. */
+static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, char **msg,
+                       size_t *len, size_t *cap)
+{
+    switch (h->kind) {
+    case WAIT_PROGRAM:
+        append(msg, len, cap, ", which comes after %s in its tb", b);
+        break;
+    case WAIT_DEP:
+        if (step_index(v, to) == h->dep.step)
+            append(msg, len, cap, ", which depends on %s", b);
+        else
+            append(msg, len, cap, ", which depends on tb %d step %d, signalled by %s", h->dep.tb,
+                   h->dep.step, b);
+        break;
+    case WAIT_RECV: {
+        int32_t ft = v->step_tb[h->from];
+
+        append(msg, len, cap, ", which receives on connection %d->%d channel %d from %s",
+               v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+        break;
+    }
+    }
+}
+
+static void report_cycle(struct vctx *v)
+{
+    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), nh = 0, start = 0;
+    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
+    size_t len = 0, cap = 1024;
+    char *msg = malloc(cap), a[128], b[128];
+
+    if (pos == NULL || hops == NULL || msg == NULL) {
+        v->oom = 1;
+        goto out;
+    }
+    if (find_cycle(v, pos, hops, &nh, &start) != 0)
+        goto out;
     step_label(v, hops[start].from, a, sizeof(a));
     append(&msg, &len, &cap, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
            v->nreal - v->norder, v->nreal, a);
@@ -746,9 +782,7 @@ static void report_cycle(struct vctx *v)
 
         if (shown == 24) {
             append(&msg, &len, &cap, " ... (%d more waits)", nh - h);
-            h = nh - 1;
-            to = hops[h].to;
-            step_label(v, to, b, sizeof(b));
+            step_label(v, hops[nh - 1].to, b, sizeof(b));
             append(&msg, &len, &cap, " ... which waits for %s", b);
             break;
         }
@@ -756,25 +790,7 @@ static void report_cycle(struct vctx *v)
         while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
             to = hops[++h].to;
         step_label(v, to, b, sizeof(b));
-        switch (hops[h].kind) {
-        case WAIT_PROGRAM:
-            append(&msg, &len, &cap, ", which comes after %s in its tb", b);
-            break;
-        case WAIT_DEP:
-            if (step_index(v, to) == hops[h].dep.step)
-                append(&msg, &len, &cap, ", which depends on %s", b);
-            else
-                append(&msg, &len, &cap, ", which depends on tb %d step %d, signalled by %s",
-                       hops[h].dep.tb, hops[h].dep.step, b);
-            break;
-        case WAIT_RECV: {
-            int32_t ft = v->step_tb[hops[h].from];
-
-            append(&msg, &len, &cap, ", which receives on connection %d->%d channel %d from %s",
-                   v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
-            break;
-        }
-        }
+        append_hop(v, &hops[h], to, b, &msg, &len, &cap);
     }
     if (msg != NULL)
         FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
