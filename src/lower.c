@@ -1179,28 +1179,17 @@ static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)
     return r;
 }
 
+/* The XML step type of each instruction; 0 (start, nop) becomes a nop. */
+static const enum cs_step_type step_types[] = {
+    [I_SEND] = CS_STEP_S,  [I_RECV] = CS_STEP_R,  [I_COPY] = CS_STEP_CPY, [I_REDUCE] = CS_STEP_RE,
+    [I_RRC] = CS_STEP_RRC, [I_RCS] = CS_STEP_RCS, [I_RRS] = CS_STEP_RRS,  [I_RRCS] = CS_STEP_RRCS,
+};
+
 static enum cs_step_type step_type(enum inst i)
 {
-    switch (i) {
-    case I_SEND:
-        return CS_STEP_S;
-    case I_RECV:
-        return CS_STEP_R;
-    case I_COPY:
-        return CS_STEP_CPY;
-    case I_REDUCE:
-        return CS_STEP_RE;
-    case I_RRC:
-        return CS_STEP_RRC;
-    case I_RCS:
-        return CS_STEP_RCS;
-    case I_RRS:
-        return CS_STEP_RRS;
-    case I_RRCS:
-        return CS_STEP_RRCS;
-    default:
-        return CS_STEP_NOP;
-    }
+    size_t n = sizeof(step_types) / sizeof(step_types[0]);
+
+    return (size_t)i < n && step_types[i] ? step_types[i] : CS_STEP_NOP;
 }
 
 static int local_src(enum inst i)

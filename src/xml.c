@@ -1,8 +1,8 @@
 /* xml.c: the MSCCL XML reader (libxml2, no network, no DTD, no entities) and writer. */
 #include "xml.h"
 
-#include <limits.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -586,32 +586,18 @@ int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *
 /* Write s with XML escaping for an attribute value. */
 static void put_escaped(FILE *fp, const char *s)
 {
+    static const char *const entity[256] = {
+        ['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",   ['"'] = "&quot;",
+        ['\n'] = "&#10;", ['\t'] = "&#09;", ['\r'] = "&#13;",
+    };
+
     for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", fp);
-            break;
-        case '<':
-            fputs("&lt;", fp);
-            break;
-        case '>':
-            fputs("&gt;", fp);
-            break;
-        case '"':
-            fputs("&quot;", fp);
-            break;
-        case '\n':
-            fputs("&#10;", fp);
-            break;
-        case '\t':
-            fputs("&#09;", fp);
-            break;
-        case '\r':
-            fputs("&#13;", fp);
-            break;
-        default:
+        const char *e = entity[(unsigned char)*s];
+
+        if (e != NULL)
+            fputs(e, fp);
+        else
             fputc(*s, fp);
-        }
     }
 }
 
