@@ -1,4 +1,5 @@
 /* gen.c: native schedule generators: programs of chunk moves handed to the lowering pipeline. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -402,80 +403,96 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 
 /* ---- specs */
 
+/* The integer keys of a generator spec. */
+static const struct {
+    const char *key;
+    size_t offset;
+} spec_keys[] = {
+    {"gpus", offsetof(struct cs_gen_opts, gpus)},
+    {"columns", offsetof(struct cs_gen_opts, columns)},
+    {"instances", offsetof(struct cs_gen_opts, instances)},
+    {"channels", offsetof(struct cs_gen_opts, channels)},
+    {"per_node", offsetof(struct cs_gen_opts, per_node)},
+    {"compat", offsetof(struct cs_gen_opts, compat)},
+    {"nops", offsetof(struct cs_gen_opts, nops)},
+};
+
+/* Set one key=value of spec (kv, v: the key and value, split) in o. */
+static int spec_option(const char *spec, const char *kv, const char *v, struct cs_gen_opts *o,
+                       struct cs_error *err)
+{
+    int *dst = NULL;
+
+    if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
+        o->proto = cs_proto_parse(v);
+        if (o->proto == 0) {
+            cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
+            return CS_ERR_USAGE;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]) && dst == NULL; i++)
+        if (strcmp(kv, spec_keys[i].key) == 0)
+            dst = (int *)((char *)o + spec_keys[i].offset);
+    if (dst == NULL) {
+        cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
+        return CS_ERR_USAGE;
+    }
+    if (cs_parse_int(v, 0, 1000000, dst) != 0) {
+        cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
+        return CS_ERR_USAGE;
+    }
+    if (dst == &o->instances && o->instances == 0)
+        o->instances = -1; /* explicit 0 is an error, not the default */
+    return 0;
+}
+
+/* Run generator `name` on o, after refusing keys that belong to another generator. */
+static int run_generator(const char *spec, const char *name, const struct cs_gen_opts *o,
+                         struct cs_sched **out, struct cs_error *err)
+{
+    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops)) {
+        cs_error_set(err, "", 0,
+                     "generator spec '%s': columns, compat and nops are for hierarchical", spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "ring") != 0 && (o->channels || o->per_node)) {
+        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "hierarchical") == 0)
+        return cs_gen_hierarchical(o, out, err);
+    if (strcmp(name, "ring") == 0)
+        return cs_gen_ring(o, out, err);
+    if (strcmp(name, "allpairs") == 0)
+        return cs_gen_allpairs(o, out, err);
+    cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+    return CS_ERR_USAGE;
+}
+
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
-    char buf[512], *name, *rest, *kv, *save = NULL;
+    char buf[512], *rest, *kv, *save = NULL;
     int rc;
 
     memset(&o, 0, sizeof(o));
     if (spec == NULL || strlen(spec) >= sizeof(buf))
         return usage(err, "generator spec missing or too long");
     strcpy(buf, spec);
-    name = buf;
     rest = strchr(buf, ':');
     if (rest)
         *rest++ = '\0';
     for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
-        int *dst = NULL;
 
         if (v == NULL) {
             cs_error_set(err, "", 0, "generator spec '%s': '%s' is not key=value", spec, kv);
             return CS_ERR_USAGE;
         }
         *v++ = '\0';
-        if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
-            o.proto = cs_proto_parse(v);
-            if (o.proto == 0) {
-                cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
-                return CS_ERR_USAGE;
-            }
-            continue;
-        }
-        if (strcmp(kv, "gpus") == 0)
-            dst = &o.gpus;
-        else if (strcmp(kv, "columns") == 0)
-            dst = &o.columns;
-        else if (strcmp(kv, "instances") == 0)
-            dst = &o.instances;
-        else if (strcmp(kv, "channels") == 0)
-            dst = &o.channels;
-        else if (strcmp(kv, "per_node") == 0)
-            dst = &o.per_node;
-        else if (strcmp(kv, "compat") == 0)
-            dst = &o.compat;
-        else if (strcmp(kv, "nops") == 0)
-            dst = &o.nops;
-        if (dst == NULL) {
-            cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
-            return CS_ERR_USAGE;
-        }
-        if (cs_parse_int(v, 0, 1000000, dst) != 0) {
-            cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
-            return CS_ERR_USAGE;
-        }
-        if (dst == &o.instances && o.instances == 0)
-            o.instances = -1; /* explicit 0 is an error, not the default */
+        if ((rc = spec_option(spec, kv, v, &o, err)) != 0)
+            return rc;
     }
-    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops)) {
-        cs_error_set(err, "", 0,
-                     "generator spec '%s': columns, compat and nops are for hierarchical", spec);
-        return CS_ERR_USAGE;
-    }
-    if (strcmp(name, "ring") != 0 && (o.channels || o.per_node)) {
-        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
-        return CS_ERR_USAGE;
-    }
-    if (strcmp(name, "hierarchical") == 0)
-        rc = cs_gen_hierarchical(&o, out, err);
-    else if (strcmp(name, "ring") == 0)
-        rc = cs_gen_ring(&o, out, err);
-    else if (strcmp(name, "allpairs") == 0)
-        rc = cs_gen_allpairs(&o, out, err);
-    else {
-        cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
-        rc = CS_ERR_USAGE;
-    }
-    return rc;
+    return run_generator(spec, buf, &o, out, err);
 }
