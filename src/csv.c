@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
+
 /* A growable array of strings. */
 struct strvec {
     char **v;
@@ -398,50 +400,14 @@ int cs_csv_read(const char *path, struct cs_csv **out, struct cs_error *err)
 
 int cs_csv_read_file(const char *path, int flags, struct cs_csv **out, struct cs_error *err)
 {
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    char *data = NULL;
-    size_t len = 0, cap = 0;
-    int rc;
+    char *data;
+    size_t len;
+    int rc = cs_file_read(path, CS_CSV_MAX_BYTES, &data, &len, err);
 
-    if (fp == NULL) {
-        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    for (;;) {
-        size_t n;
-
-        if (len + 65536 > cap) {
-            char *d;
-
-            cap = cap ? cap * 2 : 131072;
-            d = realloc(data, cap);
-            if (d == NULL) {
-                rc = CS_ERR_NOMEM;
-                goto done;
-            }
-            data = d;
-        }
-        n = fread(data + len, 1, cap - len, fp);
-        len += n;
-        if ((long)len > CS_CSV_MAX_BYTES) {
-            cs_error_set(err, name, 0, "larger than %ld bytes", CS_CSV_MAX_BYTES);
-            rc = CS_ERR_IO;
-            goto done;
-        }
-        if (n == 0)
-            break;
-    }
-    if (ferror(fp)) {
-        cs_error_set(err, name, 0, "read error: %s", strerror(errno));
-        rc = CS_ERR_IO;
-        goto done;
-    }
-    rc = cs_csv_parse(data ? data : "", len, name, flags, out, err);
-done:
+    if (rc != 0)
+        return rc == CS_ERR_INVALID ? CS_ERR_IO : rc; /* too large: an I/O error, as documented */
+    rc = cs_csv_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
     free(data);
-    if (fp != stdin)
-        fclose(fp);
     return rc;
 }
 

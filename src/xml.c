@@ -10,6 +10,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "fdio.h"
 #include "parse.h"
 
 /* Bounds on attribute values. Chunk offsets are int16_t in the runtime; the node limits are
@@ -514,71 +515,15 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     return 0;
 }
 
-/* Read all of fp, up to CS_XML_MAX_BYTES + 1 bytes. */
-static int slurp(FILE *fp, char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-
-    if (b == NULL)
-        return CS_ERR_NOMEM;
-    for (;;) {
-        size_t got;
-
-        if (n == cap) {
-            char *nb;
-
-            if (cap > (size_t)CS_XML_MAX_BYTES)
-                break;
-            cap *= 2;
-            nb = realloc(b, cap);
-            if (nb == NULL) {
-                free(b);
-                return CS_ERR_NOMEM;
-            }
-            b = nb;
-        }
-        got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                free(b);
-                return CS_ERR_IO;
-            }
-            break;
-        }
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     char *buf;
     size_t len;
-    int rc;
+    int rc = cs_file_read(path, CS_XML_MAX_BYTES, &buf, &len, err);
 
-    if (fp == NULL) {
-        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    rc = slurp(fp, &buf, &len);
-    if (!is_stdin)
-        fclose(fp);
-    if (rc != 0) {
-        cs_error_set(err, name, 0, "%s", rc == CS_ERR_NOMEM ? "out of memory" : "read error");
+    if (rc != 0)
         return rc;
-    }
-    if (len > (size_t)CS_XML_MAX_BYTES) {
-        free(buf);
-        cs_error_set(err, name, 0, "file is larger than %ld bytes", CS_XML_MAX_BYTES);
-        return CS_ERR_INVALID;
-    }
-    rc = cs_sched_read_xml_mem(buf, len, name, out, err);
+    rc = cs_sched_read_xml_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
     free(buf);
     return rc;
 }
