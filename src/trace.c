@@ -180,6 +180,17 @@ static void slice(FILE *fp, const char *name, const char *cat, const struct cs_p
             name, cat, tb->gpu, tb->id, ts, dur);
 }
 
+/* One end of a unit's flow arrow: ph is the phase with its binding point, the id pairs the seq-th
+ * unit sent on connection conn with the seq-th received on it. */
+static void flow(FILE *fp, const char *ph, int conn, int seq, const struct cs_plan_tb *tb,
+                 const char *ts)
+{
+    fprintf(fp,
+            ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":%s,\"id\":%lld,\"pid\":%d,\"tid\":%d,"
+            "\"ts\":%s}",
+            ph, ((long long)conn << 32) | (unsigned)seq, tb->gpu, tb->id, ts);
+}
+
 /* The unit as a slice inside its call, and a flow per unit from the middle of the sender's slice
  * to the middle of the receiver's (inside both, so each end binds to its unit); the id pairs the
  * n-th unit sent on a connection with the n-th received on it. */
@@ -199,15 +210,9 @@ static void write_unit(FILE *fp, const struct cs_tl_event *e, const struct cs_pl
         fprintf(fp, ",\"wire_bytes\":%.0f,\"network_us\":%.6f", e->wire_bytes, e->wire_s * 1e6);
     fprintf(fp, "}}");
     if (e->in_conn >= 0)
-        fprintf(fp,
-                ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-                "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%s}",
-                ((long long)e->in_conn << 32) | (unsigned)e->in_seq, tb->gpu, tb->id, mid);
+        flow(fp, "\"f\",\"bp\":\"e\"", e->in_conn, e->in_seq, tb, mid);
     if (e->out_conn >= 0)
-        fprintf(fp,
-                ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
-                "\"pid\":%d,\"tid\":%d,\"ts\":%s}",
-                ((long long)e->out_conn << 32) | (unsigned)e->out_seq, tb->gpu, tb->id, mid);
+        flow(fp, "\"s\"", e->out_conn, e->out_seq, tb, mid);
 }
 
 /* The slice (and flows) of one timeline event. */
