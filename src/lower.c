@@ -355,16 +355,28 @@ static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
     return 0;
 }
 
-/* A send on src's rank matched with a receive (recv: I_RECV, or I_RRC to reduce) on dst's. */
-static int send_pair(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, enum inst recv,
-                     int sendtb, int recvtb, int ch)
+/* Copy (or with `reduce`, add) src into dst: one local op on a rank, else a send on src's rank
+ * matched with a receive on dst's. */
+static int move(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int reduce, int sendtb,
+                int recvtb, int ch)
 {
-    int s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch), r;
+    int s, r;
 
+    if (prologue(p, &src, &dst))
+        return p->failed;
+    if (src.rank == dst.rank) {
+        if (!reduce && src.buf == dst.buf && src.index == dst.index)
+            return 0;
+        s = new_op(p, reduce ? I_REDUCE : I_COPY, src.rank, src, dst, sendtb, ch);
+        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce))
+            return p->failed;
+        return 0;
+    }
+    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
     if (s < 0 || dag_read(p, &src, s))
         return p->failed;
-    r = new_op(p, recv, dst.rank, src, dst, recvtb, ch);
-    if (r < 0 || dag_write(p, &dst, r, recv == I_RRC))
+    r = new_op(p, reduce ? I_RRC : I_RECV, dst.rank, src, dst, recvtb, ch);
+    if (r < 0 || dag_write(p, &dst, r, reduce))
         return p->failed;
     p->ops[s].recv_match = r;
     p->ops[r].send_match = s;
@@ -374,35 +386,13 @@ static int send_pair(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, en
 int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
                  int ch)
 {
-    int s;
-
-    if (prologue(p, &src, &dst))
-        return p->failed;
-    if (src.rank == dst.rank) {
-        if (src.buf == dst.buf && src.index == dst.index)
-            return 0;
-        s = new_op(p, I_COPY, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 0))
-            return p->failed;
-        return 0;
-    }
-    return send_pair(p, src, dst, I_RECV, sendtb, recvtb, ch);
+    return move(p, src, dst, 0, sendtb, recvtb, ch);
 }
 
 int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int sendtb, int recvtb,
                    int ch)
 {
-    int s;
-
-    if (prologue(p, &src, &dst))
-        return p->failed;
-    if (src.rank == dst.rank) {
-        s = new_op(p, I_REDUCE, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 1))
-            return p->failed;
-        return 0;
-    }
-    return send_pair(p, src, dst, I_RRC, sendtb, recvtb, ch);
+    return move(p, src, dst, 1, sendtb, recvtb, ch);
 }
 
 /* ---- instruction classes */
