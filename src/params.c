@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parse.h"
 
 static const char *const proto_keys[CS_NPROTO] = {NULL, "LL", "LL128", "Simple"};
 static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
@@ -121,15 +124,13 @@ static double *slot(struct cs_params *p, const char *key)
 int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err)
 {
     double *d = slot(p, key);
-    char *end;
     double v;
 
     if (d == NULL) {
         cs_error_set(err, NULL, 0, "unknown platform parameter '%s'", key);
         return CS_ERR_INVALID;
     }
-    v = strtod(value, &end);
-    if (end == value || *end != '\0' || !isfinite(v) || v < 0) {
+    if (cs_parse_double(value, 0, DBL_MAX, &v) != 0) {
         cs_error_set(err, NULL, 0, "platform parameter %s=\"%s\" is not a non-negative number", key,
                      value);
         return CS_ERR_INVALID;

@@ -67,6 +67,33 @@ START_TEST(notes_hold_every_key)
 }
 END_TEST
 
+START_TEST(set_values)
+{
+    struct cs_params p;
+    struct cs_error err;
+
+    cs_params_init(&p);
+    ck_assert_int_eq(cs_params_set(&p, "cs.copy_Bps", "5e10", NULL), 0);
+    ck_assert(p.copy_Bps == 5e10);
+    ck_assert_int_eq(cs_params_set(&p, "cs.launch_s", "1e-400", NULL), 0);
+    ck_assert(p.launch_s == 0);
+    ck_assert_int_eq(cs_params_set(&p, "cs.call_s.LL128.net", "2e-6", NULL), 0);
+    ck_assert(p.call_s[CS_PROTO_LL128][CS_LINK_NET] == 2e-6);
+    for (const char *const *v = (const char *const[]){"1e400", "-1", "inf", "nan", "", "5x", NULL};
+         *v != NULL; v++) {
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_params_set(&p, "cs.copy_Bps", *v, &err), CS_ERR_INVALID);
+        ck_assert_msg(strstr(err.msg, "is not a non-negative number") != NULL, "%s", err.msg);
+    }
+    ck_assert(p.copy_Bps == 5e10);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_params_set(&p, "cs.call_s.LL128", "1", &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "unknown platform parameter") != NULL, "%s", err.msg);
+    ck_assert_int_eq(cs_params_set(&p, "cs.tb_Bps.LL256", "1", NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_params_set(&p, "launch_s", "1", NULL), CS_ERR_INVALID);
+}
+END_TEST
+
 START_TEST(read_props_file)
 {
     char path[32];
@@ -215,6 +242,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, notes_hold_every_key);
+    tcase_add_test(tc, set_values);
     tcase_add_test(tc, read_props_file);
     tcase_add_test(tc, platform_props_round_trip);
     tcase_add_test(tc, platform_read_errors);
