@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
