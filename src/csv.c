@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
+
 /* A growable array of strings. */
 struct strvec {
     char **v;
@@ -94,68 +96,87 @@ static void skip_eol(struct parser *p)
     }
 }
 
+/* Append a quoted field's contents to b; p->pos is just past the opening quote. */
+static int parse_quoted(struct parser *p, struct buf *b)
+{
+    int qline = p->line, rc;
+
+    for (;;) {
+        char c;
+
+        if (p->pos >= p->len) {
+            cs_error_set(p->err, p->name, qline, "unterminated quoted field");
+            return CS_ERR_PARSE;
+        }
+        c = p->s[p->pos++];
+        if (c == '\0')
+            return 1;
+        if (c == '"') {
+            if (p->pos >= p->len || p->s[p->pos] != '"')
+                break;
+            p->pos++;
+        } else if (c == '\n') {
+            p->line++;
+        }
+        if ((rc = buf_put(b, c)) != 0)
+            return rc;
+    }
+    if (!at_eol(p) && p->s[p->pos] != ',') {
+        cs_error_set(p->err, p->name, p->line, "text after a closing quote");
+        return CS_ERR_PARSE;
+    }
+    return 0;
+}
+
+/* Append an unquoted field to b, up to the next comma or line end. */
+static int parse_plain(struct parser *p, struct buf *b)
+{
+    int rc;
+
+    while (!at_eol(p) && p->s[p->pos] != ',') {
+        char c = p->s[p->pos++];
+
+        if (c == '\0')
+            return 1;
+        if (c == '"') {
+            cs_error_set(p->err, p->name, p->line, "quote inside an unquoted field");
+            return CS_ERR_PARSE;
+        }
+        if ((rc = buf_put(b, c)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Parse one record (a row of fields) starting at p->pos, which is at the start of a line that is
  * neither blank nor a comment. */
 static int parse_record(struct parser *p, struct strvec *fields)
 {
-    struct buf b = {0};
-    int rc, start_line = p->line;
+    int start_line = p->line;
 
     for (;;) {
+        struct buf b = {0};
+        int rc;
+        char *f;
+
         if (p->pos < p->len && p->s[p->pos] == '"') {
-            int qline = p->line;
-
             p->pos++;
-            for (;;) {
-                char c;
-
-                if (p->pos >= p->len) {
-                    cs_error_set(p->err, p->name, qline, "unterminated quoted field");
-                    free(b.p);
-                    return CS_ERR_PARSE;
-                }
-                c = p->s[p->pos++];
-                if (c == '\0')
-                    goto nul;
-                if (c == '"') {
-                    if (p->pos < p->len && p->s[p->pos] == '"') {
-                        p->pos++;
-                    } else {
-                        break;
-                    }
-                } else if (c == '\n') {
-                    p->line++;
-                }
-                if ((rc = buf_put(&b, c)) != 0)
-                    goto fail;
-            }
-            if (!at_eol(p) && p->s[p->pos] != ',') {
-                cs_error_set(p->err, p->name, p->line, "text after a closing quote");
-                free(b.p);
+            rc = parse_quoted(p, &b);
+        } else {
+            rc = parse_plain(p, &b);
+        }
+        if (rc != 0) {
+            free(b.p);
+            if (rc > 0) {
+                cs_error_set(p->err, p->name, start_line, "NUL byte in a CSV file");
                 return CS_ERR_PARSE;
             }
-        } else {
-            while (!at_eol(p) && p->s[p->pos] != ',') {
-                char c = p->s[p->pos++];
-
-                if (c == '\0')
-                    goto nul;
-                if (c == '"') {
-                    cs_error_set(p->err, p->name, p->line, "quote inside an unquoted field");
-                    free(b.p);
-                    return CS_ERR_PARSE;
-                }
-                if ((rc = buf_put(&b, c)) != 0)
-                    goto fail;
-            }
+            return rc;
         }
-        {
-            char *f = buf_take(&b);
-
-            if (f == NULL || strvec_push(fields, f) != 0) {
-                free(f);
-                return CS_ERR_NOMEM;
-            }
+        f = buf_take(&b);
+        if (f == NULL || strvec_push(fields, f) != 0) {
+            free(f);
+            return CS_ERR_NOMEM;
         }
         if (at_eol(p)) {
             skip_eol(p);
@@ -163,21 +184,46 @@ static int parse_record(struct parser *p, struct strvec *fields)
         }
         p->pos++; /* the comma */
     }
-nul:
-    cs_error_set(p->err, p->name, start_line, "NUL byte in a CSV file");
-    free(b.p);
-    return CS_ERR_PARSE;
-fail:
-    free(b.p);
-    return rc;
 }
 
-/* Skip blank lines; a `#` line becomes a comment (in `comments` when not NULL). Returns 1 when a
- * record starts at p->pos, 0 at the end of input, <0 on error. */
-static int next_record(struct parser *p, struct strvec *comments)
+/* Consume the `#` line at p->pos, keeping its text (without the `#`, leading blanks and CR) in
+ * `comments` when not NULL. */
+static int read_comment(struct parser *p, struct strvec *comments)
+{
+    size_t e = p->pos + 1, b = p->pos + 1, l;
+    char *c;
+
+    while (e < p->len && p->s[e] != '\n')
+        e++;
+    if (memchr(p->s + p->pos, '\0', e - p->pos) != NULL) {
+        cs_error_set(p->err, p->name, p->line, "NUL byte in a CSV file");
+        return CS_ERR_PARSE;
+    }
+    while (b < e && (p->s[b] == ' ' || p->s[b] == '\t'))
+        b++;
+    l = e - b;
+    if (l > 0 && p->s[b + l - 1] == '\r')
+        l--;
+    if (comments != NULL) {
+        c = strndup(p->s + b, l);
+        if (c == NULL || strvec_push(comments, c) != 0) {
+            free(c);
+            return CS_ERR_NOMEM;
+        }
+    }
+    p->pos = e;
+    skip_eol(p);
+    return 0;
+}
+
+/* Skip blank lines; with CS_CSV_COMMENTS a `#` line becomes a comment (kept in `comments` when
+ * not NULL). Returns 1 when a record
+ * starts at p->pos, 0 at the end of input, <0 on error. */
+static int next_record(struct parser *p, int flags, struct strvec *comments)
 {
     while (p->pos < p->len) {
         size_t q = p->pos;
+        int rc;
 
         while (q < p->len && (p->s[q] == ' ' || p->s[q] == '\t'))
             q++;
@@ -193,35 +239,10 @@ static int next_record(struct parser *p, struct strvec *comments)
             }
             return 1; /* a bare CR: let the record parser see it */
         }
-        if (p->s[q] == '#' && p->pos == q) {
-            size_t e = q + 1;
-            char *c;
-
-            while (e < p->len && p->s[e] != '\n')
-                e++;
-            if (memchr(p->s + q, '\0', e - q) != NULL) {
-                cs_error_set(p->err, p->name, p->line, "NUL byte in a CSV file");
-                return CS_ERR_PARSE;
-            }
-            if (comments != NULL) {
-                size_t b = q + 1, l;
-
-                while (b < e && (p->s[b] == ' ' || p->s[b] == '\t'))
-                    b++;
-                l = e - b;
-                if (l > 0 && p->s[b + l - 1] == '\r')
-                    l--;
-                c = strndup(p->s + b, l);
-                if (c == NULL || strvec_push(comments, c) != 0) {
-                    free(c);
-                    return CS_ERR_NOMEM;
-                }
-            }
-            p->pos = e;
-            skip_eol(p);
-            continue;
-        }
-        return 1;
+        if (!(flags & CS_CSV_COMMENTS) || p->s[q] != '#' || p->pos != q)
+            return 1;
+        if ((rc = read_comment(p, comments)) != 0)
+            return rc;
     }
     return 0;
 }
@@ -237,158 +258,156 @@ static char *trim_dup(const char *s)
     return strndup(s + b, e - b);
 }
 
-int cs_csv_read_mem(const char *buf, size_t len, const char *name, struct cs_csv **out,
-                    struct cs_error *err)
+/* Parse the header record into `header`: names trimmed, none empty, none repeated. */
+static int read_header(struct parser *p, struct strvec *header)
+{
+    struct strvec row = {0};
+    int hline = p->line, rc;
+
+    if ((rc = parse_record(p, &row)) != 0)
+        goto done;
+    for (int i = 0; i < row.n; i++) {
+        char *h = trim_dup(row.v[i]);
+
+        if (h == NULL || strvec_push(header, h) != 0) {
+            free(h);
+            rc = CS_ERR_NOMEM;
+            goto done;
+        }
+        if (h[0] == '\0') {
+            cs_error_set(p->err, p->name, hline, "empty column name (column %d)", i + 1);
+            rc = CS_ERR_PARSE;
+            goto done;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(header->v[j], h) == 0) {
+                cs_error_set(p->err, p->name, hline, "duplicate column name '%s'", h);
+                rc = CS_ERR_PARSE;
+                goto done;
+            }
+    }
+done:
+    strvec_cleanup(&row);
+    return rc;
+}
+
+/* Parse the data record at p->pos into t (cells and line), checking its field count. */
+static int read_row(struct parser *p, struct cs_csv *t, struct strvec *cells, int *cap)
+{
+    struct strvec row = {0};
+    int line = p->line, rc;
+
+    if ((rc = parse_record(p, &row)) != 0)
+        goto done;
+    if (row.n != t->ncols) {
+        cs_error_set(p->err, p->name, line, "%d fields, the header has %d", row.n, t->ncols);
+        rc = CS_ERR_PARSE;
+        goto done;
+    }
+    if (t->nrows == *cap) {
+        int ncap = *cap ? *cap * 2 : 64;
+        int *nl = realloc(t->lines, (size_t)ncap * sizeof(*nl));
+
+        if (nl == NULL) {
+            rc = CS_ERR_NOMEM;
+            goto done;
+        }
+        t->lines = nl;
+        *cap = ncap;
+    }
+    for (int i = 0; i < row.n; i++) {
+        if ((rc = strvec_push(cells, row.v[i])) != 0)
+            goto done;
+        row.v[i] = NULL;
+    }
+    t->lines[t->nrows++] = line;
+done:
+    strvec_cleanup(&row);
+    return rc;
+}
+
+int cs_csv_parse(const char *buf, size_t len, const char *name, int flags, struct cs_csv **out,
+                 struct cs_error *err)
 {
     struct parser p = {buf, len, 0, 1, name ? name : "", err};
-    struct strvec comments = {0}, header = {0}, cells = {0}, row = {0};
-    int *lines = NULL, nrows = 0, cap = 0, rc;
-    struct cs_csv *t;
+    struct strvec comments = {0}, header = {0}, cells = {0};
+    struct cs_csv *t = calloc(1, sizeof(*t));
+    int cap = 0, rc;
 
+    if (t == NULL || (t->name = strdup(p.name)) == NULL) {
+        free(t);
+        return CS_ERR_NOMEM;
+    }
     /* A UTF-8 byte order mark is not part of the first header name. */
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         p.pos = 3;
-    rc = next_record(&p, &comments);
-    if (rc < 0)
-        goto fail;
-    if (rc == 0) {
-        cs_error_set(err, p.name, p.line, "no header row");
-        rc = CS_ERR_PARSE;
-        goto fail;
+    rc = next_record(&p, flags, &comments);
+    if (rc > 0 && (rc = read_header(&p, &header)) == 0) {
+        t->ncols = header.n;
+        t->header = header.v;
+        header.v = NULL;
+        header.n = 0;
+        while ((rc = next_record(&p, flags, NULL)) > 0)
+            if ((rc = read_row(&p, t, &cells, &cap)) != 0)
+                break;
     }
-    {
-        int hline = p.line;
-
-        if ((rc = parse_record(&p, &row)) != 0)
-            goto fail;
-        for (int i = 0; i < row.n; i++) {
-            char *h = trim_dup(row.v[i]);
-
-            if (h == NULL || strvec_push(&header, h) != 0) {
-                free(h);
-                rc = CS_ERR_NOMEM;
-                goto fail;
-            }
-            if (h[0] == '\0') {
-                cs_error_set(err, p.name, hline, "empty column name (column %d)", i + 1);
-                rc = CS_ERR_PARSE;
-                goto fail;
-            }
-            for (int j = 0; j < i; j++)
-                if (strcmp(header.v[j], h) == 0) {
-                    cs_error_set(err, p.name, hline, "duplicate column name '%s'", h);
-                    rc = CS_ERR_PARSE;
-                    goto fail;
-                }
-        }
-        strvec_cleanup(&row);
-    }
-    for (;;) {
-        int line;
-
-        rc = next_record(&p, NULL);
-        if (rc < 0)
-            goto fail;
-        if (rc == 0)
-            break;
-        line = p.line;
-        if ((rc = parse_record(&p, &row)) != 0)
-            goto fail;
-        if (row.n != header.n) {
-            cs_error_set(err, p.name, line, "%d fields, the header has %d", row.n, header.n);
-            rc = CS_ERR_PARSE;
-            goto fail;
-        }
-        if (nrows == cap) {
-            int ncap = cap ? cap * 2 : 64;
-            int *nl = realloc(lines, (size_t)ncap * sizeof(*nl));
-
-            if (nl == NULL) {
-                rc = CS_ERR_NOMEM;
-                goto fail;
-            }
-            lines = nl;
-            cap = ncap;
-        }
-        lines[nrows++] = line;
-        for (int i = 0; i < row.n; i++) {
-            if ((rc = strvec_push(&cells, row.v[i])) != 0)
-                goto fail;
-            row.v[i] = NULL;
-        }
-        row.n = 0;
-    }
-    t = calloc(1, sizeof(*t));
-    if (t == NULL || (t->name = strdup(p.name)) == NULL) {
-        free(t);
-        rc = CS_ERR_NOMEM;
-        goto fail;
-    }
-    t->ncols = header.n;
-    t->header = header.v;
-    t->nrows = nrows;
     t->cells = cells.v;
-    t->lines = lines;
     t->ncomments = comments.n;
     t->comments = comments.v;
-    strvec_cleanup(&row);
+    t->end_line = p.line;
+    strvec_cleanup(&header);
+    if (rc != 0) {
+        /* cells may end in a partial row: free them by count, not by nrows. */
+        strvec_cleanup(&cells);
+        t->cells = NULL;
+        t->nrows = 0;
+        cs_csv_free(t);
+        return rc;
+    }
     *out = t;
     return 0;
-fail:
-    strvec_cleanup(&comments);
-    strvec_cleanup(&header);
-    strvec_cleanup(&cells);
-    strvec_cleanup(&row);
-    free(lines);
+}
+
+/* A measurement table must have a header row: turn a parsed table without one into an error. */
+static int need_header(int rc, struct cs_csv *t, struct cs_csv **out, struct cs_error *err)
+{
+    if (rc == 0 && t->ncols == 0) {
+        cs_error_set(err, t->name, t->end_line, "no header row");
+        cs_csv_free(t);
+        return CS_ERR_PARSE;
+    }
+    if (rc == 0)
+        *out = t;
     return rc;
+}
+
+int cs_csv_read_mem(const char *buf, size_t len, const char *name, struct cs_csv **out,
+                    struct cs_error *err)
+{
+    struct cs_csv *t = NULL;
+    int rc = cs_csv_parse(buf, len, name, CS_CSV_COMMENTS, &t, err);
+
+    return need_header(rc, t, out, err);
 }
 
 int cs_csv_read(const char *path, struct cs_csv **out, struct cs_error *err)
 {
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    char *data = NULL;
-    size_t len = 0, cap = 0;
-    int rc;
+    struct cs_csv *t = NULL;
+    int rc = cs_csv_read_file(path, CS_CSV_COMMENTS, &t, err);
 
-    if (fp == NULL) {
-        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    for (;;) {
-        size_t n;
+    return need_header(rc, t, out, err);
+}
 
-        if (len + 65536 > cap) {
-            char *d;
+int cs_csv_read_file(const char *path, int flags, struct cs_csv **out, struct cs_error *err)
+{
+    char *data;
+    size_t len;
+    int rc = cs_file_read(path, CS_CSV_MAX_BYTES, &data, &len, err);
 
-            cap = cap ? cap * 2 : 131072;
-            d = realloc(data, cap);
-            if (d == NULL) {
-                rc = CS_ERR_NOMEM;
-                goto done;
-            }
-            data = d;
-        }
-        n = fread(data + len, 1, cap - len, fp);
-        len += n;
-        if ((long)len > CS_CSV_MAX_BYTES) {
-            cs_error_set(err, name, 0, "larger than %ld bytes", CS_CSV_MAX_BYTES);
-            rc = CS_ERR_IO;
-            goto done;
-        }
-        if (n == 0)
-            break;
-    }
-    if (ferror(fp)) {
-        cs_error_set(err, name, 0, "read error: %s", strerror(errno));
-        rc = CS_ERR_IO;
-        goto done;
-    }
-    rc = cs_csv_read_mem(data ? data : "", len, name, out, err);
-done:
+    if (rc != 0)
+        return rc == CS_ERR_INVALID ? CS_ERR_IO : rc; /* too large: an I/O error, as documented */
+    rc = cs_csv_parse(data, len, strcmp(path, "-") == 0 ? "<stdin>" : path, flags, out, err);
     free(data);
-    if (fp != stdin)
-        fclose(fp);
     return rc;
 }
 
@@ -425,8 +444,7 @@ const char *cs_csv_cell(const struct cs_csv *t, int row, int col)
     return t->cells[(long)row * t->ncols + col];
 }
 
-int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out,
-                      struct cs_error *err)
+int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err)
 {
     const char *s = cs_csv_cell(t, row, col);
     char *end;

@@ -1,9 +1,11 @@
 /* gen.c: native schedule generators: programs of chunk moves handed to the lowering pipeline. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
 #include "lower.h"
+#include "parse.h"
 
 static int usage(struct cs_error *err, const char *msg)
 {
@@ -64,7 +66,84 @@ static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
     return r;
 }
 
+/* An in-place allreduce program over o's GPUs with `chunks` chunks per buffer, manual tbs and
+ * fusion; dependence_nop as the lowering option. NULL when out of memory. */
+static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *name, int chunks,
+                                      int dependence_nop)
+{
+    struct cs_prog_opts po;
+
+    memset(&po, 0, sizeof(po));
+    po.name = name;
+    po.coll = CS_COLL_ALLREDUCE;
+    po.ngpus = o->gpus;
+    po.in_chunks = chunks;
+    po.inplace = 1;
+    po.proto = o->proto;
+    po.instances = o->instances;
+    po.policy = CS_TB_MANUAL;
+    po.fusion = 1;
+    po.dependence_nop = dependence_nop;
+    return cs_prog_new(&po);
+}
+
 /* ---- hierarchical */
+
+/* The hierarchical phases both layouts share, on G ranks in columns of R, column part B chunks,
+ * row part P chunks. Reduce-scatter inside each column: part pq of every rank to rank pq's
+ * scratch. */
+static void column_scatter(struct cs_prog *prog, int G, int R, int B)
+{
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+        }
+    }
+}
+
+/* Reduce-scatter across each row: row part c' of the column part to rank (c', p)'s scratch,
+ * after the column slots. */
+static void row_scatter(struct cs_prog *prog, int G, int R, int C, int B, int P)
+{
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq * P, P),
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, -1);
+        }
+    }
+}
+
+/* All-gather across rows, then inside columns. */
+static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P)
+{
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++)
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c * P, P),
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c * P, P), cq * R + p, r, -1);
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++)
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, -1);
+    }
+}
 
 /* The seed's program with R = gpus/columns rows and m chunks per row part: chunk factor gpus*m,
  * column part B = columns*m. fix: the row reductions read the row-phase receive slots (the seed
@@ -75,38 +154,12 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
                         struct cs_error *err)
 {
     int G = o->gpus, C = o->columns, R = G / C, B = C * m, P = m;
-    struct cs_prog_opts po;
-    struct cs_prog *prog;
+    struct cs_prog *prog =
+        allreduce_prog(o, "hierarchical_allreduce", G * m, o->nops ? o->nops == 1 : o->compat);
 
-    memset(&po, 0, sizeof(po));
-    po.name = "hierarchical_allreduce";
-    po.coll = CS_COLL_ALLREDUCE;
-    po.ngpus = G;
-    po.in_chunks = G * m;
-    po.inplace = 1;
-    po.proto = o->proto;
-    po.instances = o->instances;
-    po.interleaved = 0;
-    po.policy = CS_TB_MANUAL;
-    po.fusion = 1;
-    po.dependence_nop = o->nops ? o->nops == 1 : o->compat;
-    prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
-
-    /* reduce-scatter inside each column: part pq of every rank to rank pq's scratch */
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int pq = 0; pq < R; pq++) {
-            int q = c * R + pq, slot = p < pq ? p : p - 1;
-
-            if (pq == p)
-                continue;
-            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
-                         ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
-        }
-    }
+    column_scatter(prog, G, R, B);
     for (int r = 0; r < G; r++) {
         int p = r % R;
 
@@ -115,19 +168,7 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, 1),
                                ref(r, CS_BUF_SCRATCH, k * B + j, 1), j, -1, -1);
     }
-    /* reduce-scatter across each row: row part c' of the column part to rank (c', p) */
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int cq = 0; cq < C; cq++) {
-            int q = cq * R + p, slot = c < cq ? c : c - 1;
-
-            if (cq == c)
-                continue;
-            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq * P, P),
-                         ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, -1);
-        }
-    }
+    row_scatter(prog, G, R, C, B, P);
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R;
 
@@ -140,67 +181,22 @@ static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_s
                                ref(r, CS_BUF_SCRATCH, s, 1), j, -1, -1);
             }
     }
-    /* all-gather across rows, then inside columns */
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int cq = 0; cq < C; cq++) {
-            int q = cq * R + p;
-
-            if (cq != c)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c * P, P),
-                             ref(q, CS_BUF_INPUT, p * B + c * P, P), q, r, -1);
-        }
-    }
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int pq = 0; pq < R; pq++) {
-            int q = c * R + pq;
-
-            if (pq != p)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(q, CS_BUF_INPUT, p * B, B),
-                             q, r, -1);
-        }
-    }
+    gather(prog, G, R, C, B, P);
     return finish(prog, out, err);
 }
 
-/* The compact corrected layout, for sizes where the seed's layout (one reducer threadblock per chunk
- * of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk factor
- * G), column reductions on the tb of the first column peer, row reductions on the tb of the first
- * row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
+/* The compact corrected layout, for sizes where the seed's layout (one reducer threadblock per
+ * chunk of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk
+ * factor G), column reductions on the tb of the first column peer, row reductions on the tb of the
+ * first row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
 static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
 {
     int G = o->gpus, C = o->columns, R = G / C, B = C;
-    struct cs_prog_opts po;
-    struct cs_prog *prog;
+    struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G, o->nops == 1);
 
-    memset(&po, 0, sizeof(po));
-    po.name = "hierarchical_allreduce";
-    po.coll = CS_COLL_ALLREDUCE;
-    po.ngpus = G;
-    po.in_chunks = G;
-    po.inplace = 1;
-    po.proto = o->proto;
-    po.instances = o->instances;
-    po.policy = CS_TB_MANUAL;
-    po.fusion = 1;
-    po.dependence_nop = o->nops == 1;
-    prog = cs_prog_new(&po);
     if (prog == NULL)
         return usage(err, "out of memory");
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int pq = 0; pq < R; pq++) {
-            int q = c * R + pq, slot = p < pq ? p : p - 1;
-
-            if (pq != p)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
-                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
-        }
-    }
+    column_scatter(prog, G, R, B);
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R, tb = c * R + (p == 0 ? 1 : 0);
 
@@ -208,17 +204,7 @@ static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, stru
             cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(r, CS_BUF_SCRATCH, k * B, B),
                            tb, -1, -1);
     }
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int cq = 0; cq < C; cq++) {
-            int q = cq * R + p, slot = c < cq ? c : c - 1;
-
-            if (cq != c)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
-                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, r, -1);
-        }
-    }
+    row_scatter(prog, G, R, C, B, 1);
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R, tb = (c == 0 ? 1 : 0) * R + p;
 
@@ -226,22 +212,7 @@ static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, stru
             cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
                            ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), tb, -1, -1);
     }
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int cq = 0; cq < C; cq++)
-            if (cq != c)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
-                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, r, -1);
-    }
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
-
-        for (int pq = 0; pq < R; pq++)
-            if (pq != p)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
-                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, -1);
-    }
+    gather(prog, G, R, C, B, 1);
     return finish(prog, out, err);
 }
 
@@ -279,7 +250,8 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
     }
     if (o.compat) {
         if (o.gpus * o.gpus * o.instances > 32767)
-            return usage(err, "the seed's G*G*instances chunks exceed the runtime's int16_t offsets");
+            return usage(err,
+                         "the seed's G*G*instances chunks exceed the runtime's int16_t offsets");
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
         rc = hier_program(&o, o.gpus, 0, out, err);
@@ -289,8 +261,8 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
      * B*I tbs, all of which must be valid depids), its column sends move B chunks at once, and
      * each column all-gather send waits on all B reducers (B-1 nops around 4 steps); cheaper tests
      * first, then the lowering decides. */
-    if (o.gpus * o.columns < CS_MAX_CNT && o.gpus * o.columns * o.instances <= CS_MAX_DEPID + 1
-        && o.gpus * o.columns + 3 <= CS_MAX_STEPS) {
+    if (o.gpus * o.columns < CS_MAX_CNT && o.gpus * o.columns * o.instances <= CS_MAX_DEPID + 1 &&
+        o.gpus * o.columns + 3 <= CS_MAX_STEPS) {
         struct cs_error e;
 
         cs_error_init(&e);
@@ -306,23 +278,6 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
 }
 
 /* ---- ring */
-
-static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *name, int chunks)
-{
-    struct cs_prog_opts po;
-
-    memset(&po, 0, sizeof(po));
-    po.name = name;
-    po.coll = CS_COLL_ALLREDUCE;
-    po.ngpus = o->gpus;
-    po.in_chunks = chunks;
-    po.inplace = 1;
-    po.proto = o->proto;
-    po.instances = o->instances;
-    po.policy = CS_TB_MANUAL;
-    po.fusion = 1;
-    return cs_prog_new(&po);
-}
 
 /* The GPU at position p of ring k: p, or with per_node N, p's node with its GPUs rotated by k. */
 static int ring_gpu(const struct cs_gen_opts *o, int k, int p)
@@ -372,7 +327,7 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
         return usage(err, msg);
     }
     snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
-    prog = allreduce_prog(&o, name, G * K);
+    prog = allreduce_prog(&o, name, G * K, 0);
     if (prog == NULL)
         return usage(err, "out of memory");
     for (int k = 0; k < K; k++) {
@@ -425,7 +380,7 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
         return usage(err, msg);
     }
     nch = (G - 1 + 31) / 32;
-    prog = allreduce_prog(&o, "allreduce_allpairs", G);
+    prog = allreduce_prog(&o, "allreduce_allpairs", G, 0);
     if (prog == NULL)
         return usage(err, "out of memory");
     for (int r = 0; r < G; r++)
@@ -448,91 +403,96 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 
 /* ---- specs */
 
-static int parse_int(const char *v, int *out)
-{
-    char *end;
-    long x = strtol(v, &end, 10);
+/* The integer keys of a generator spec. */
+static const struct {
+    const char *key;
+    size_t offset;
+} spec_keys[] = {
+    {"gpus", offsetof(struct cs_gen_opts, gpus)},
+    {"columns", offsetof(struct cs_gen_opts, columns)},
+    {"instances", offsetof(struct cs_gen_opts, instances)},
+    {"channels", offsetof(struct cs_gen_opts, channels)},
+    {"per_node", offsetof(struct cs_gen_opts, per_node)},
+    {"compat", offsetof(struct cs_gen_opts, compat)},
+    {"nops", offsetof(struct cs_gen_opts, nops)},
+};
 
-    if (*v == '\0' || *end != '\0' || x < -1000000 || x > 1000000)
-        return -1;
-    *out = (int)x;
+/* Set one key=value of spec (kv, v: the key and value, split) in o. */
+static int spec_option(const char *spec, const char *kv, const char *v, struct cs_gen_opts *o,
+                       struct cs_error *err)
+{
+    int *dst = NULL;
+
+    if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
+        o->proto = cs_proto_parse(v);
+        if (o->proto == 0) {
+            cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
+            return CS_ERR_USAGE;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]) && dst == NULL; i++)
+        if (strcmp(kv, spec_keys[i].key) == 0)
+            dst = (int *)((char *)o + spec_keys[i].offset);
+    if (dst == NULL) {
+        cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
+        return CS_ERR_USAGE;
+    }
+    if (cs_parse_int(v, 0, 1000000, dst) != 0) {
+        cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
+        return CS_ERR_USAGE;
+    }
+    if (dst == &o->instances && o->instances == 0)
+        o->instances = -1; /* explicit 0 is an error, not the default */
     return 0;
+}
+
+/* Run generator `name` on o, after refusing keys that belong to another generator. */
+static int run_generator(const char *spec, const char *name, const struct cs_gen_opts *o,
+                         struct cs_sched **out, struct cs_error *err)
+{
+    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops)) {
+        cs_error_set(err, "", 0,
+                     "generator spec '%s': columns, compat and nops are for hierarchical", spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "ring") != 0 && (o->channels || o->per_node)) {
+        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
+        return CS_ERR_USAGE;
+    }
+    if (strcmp(name, "hierarchical") == 0)
+        return cs_gen_hierarchical(o, out, err);
+    if (strcmp(name, "ring") == 0)
+        return cs_gen_ring(o, out, err);
+    if (strcmp(name, "allpairs") == 0)
+        return cs_gen_allpairs(o, out, err);
+    cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+    return CS_ERR_USAGE;
 }
 
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
-    char buf[512], *name, *rest, *kv, *save = NULL;
+    char buf[512], *rest, *kv, *save = NULL;
     int rc;
 
     memset(&o, 0, sizeof(o));
     if (spec == NULL || strlen(spec) >= sizeof(buf))
         return usage(err, "generator spec missing or too long");
     strcpy(buf, spec);
-    name = buf;
     rest = strchr(buf, ':');
     if (rest)
         *rest++ = '\0';
     for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
-        int *dst = NULL;
 
         if (v == NULL) {
             cs_error_set(err, "", 0, "generator spec '%s': '%s' is not key=value", spec, kv);
             return CS_ERR_USAGE;
         }
         *v++ = '\0';
-        if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
-            o.proto = cs_proto_parse(v);
-            if (o.proto == 0) {
-                cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
-                return CS_ERR_USAGE;
-            }
-            continue;
-        }
-        if (strcmp(kv, "gpus") == 0)
-            dst = &o.gpus;
-        else if (strcmp(kv, "columns") == 0)
-            dst = &o.columns;
-        else if (strcmp(kv, "instances") == 0)
-            dst = &o.instances;
-        else if (strcmp(kv, "channels") == 0)
-            dst = &o.channels;
-        else if (strcmp(kv, "per_node") == 0)
-            dst = &o.per_node;
-        else if (strcmp(kv, "compat") == 0)
-            dst = &o.compat;
-        else if (strcmp(kv, "nops") == 0)
-            dst = &o.nops;
-        if (dst == NULL) {
-            cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
-            return CS_ERR_USAGE;
-        }
-        if (parse_int(v, dst) || *dst < 0) {
-            cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
-            return CS_ERR_USAGE;
-        }
-        if (dst == &o.instances && o.instances == 0)
-            o.instances = -1; /* explicit 0 is an error, not the default */
+        if ((rc = spec_option(spec, kv, v, &o, err)) != 0)
+            return rc;
     }
-    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops)) {
-        cs_error_set(err, "", 0, "generator spec '%s': columns, compat and nops are for hierarchical",
-                     spec);
-        return CS_ERR_USAGE;
-    }
-    if (strcmp(name, "ring") != 0 && (o.channels || o.per_node)) {
-        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
-        return CS_ERR_USAGE;
-    }
-    if (strcmp(name, "hierarchical") == 0)
-        rc = cs_gen_hierarchical(&o, out, err);
-    else if (strcmp(name, "ring") == 0)
-        rc = cs_gen_ring(&o, out, err);
-    else if (strcmp(name, "allpairs") == 0)
-        rc = cs_gen_allpairs(&o, out, err);
-    else {
-        cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
-        rc = CS_ERR_USAGE;
-    }
-    return rc;
+    return run_generator(spec, buf, &o, out, err);
 }

@@ -121,8 +121,8 @@ static int fail(struct cs_prog *p, int code, const char *msg, const struct cs_re
 {
     if (!p->failed) {
         if (r)
-            cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg,
-                         r->rank, cs_buf_char(r->buf), r->index, r->size);
+            cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg, r->rank,
+                         cs_buf_char(r->buf), r->index, r->size);
         else
             cs_error_set(&p->err, "", 0, "%s", msg);
         p->failed = code;
@@ -130,12 +130,17 @@ static int fail(struct cs_prog *p, int code, const char *msg, const struct cs_re
     return code;
 }
 
+static int nomem(struct cs_prog *p)
+{
+    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+}
+
 struct cs_prog *cs_prog_new(const struct cs_prog_opts *opts)
 {
     struct cs_prog *p;
 
-    if (opts->ngpus < 1 || opts->instances < 1 || opts->in_chunks < 0 || opts->out_chunks < 0
-        || opts->in_chunks + opts->out_chunks == 0)
+    if (opts->ngpus < 1 || opts->instances < 1 || opts->in_chunks < 0 || opts->out_chunks < 0 ||
+        opts->in_chunks + opts->out_chunks == 0)
         return NULL;
     p = calloc(1, sizeof(*p));
     if (p == NULL)
@@ -187,9 +192,9 @@ void cs_prog_free(struct cs_prog *p)
 static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int index)
 {
     struct slots *ss = &p->ranks[rank].buf[buf - 1];
-    int limit = buf == CS_BUF_INPUT ? p->o.in_chunks
-              : buf == CS_BUF_OUTPUT ? p->o.out_chunks
-                                     : 1 << 15;
+    int limit = buf == CS_BUF_INPUT    ? p->o.in_chunks
+                : buf == CS_BUF_OUTPUT ? p->o.out_chunks
+                                       : 1 << 15;
 
     if (index < 0 || index >= limit)
         return NULL;
@@ -236,7 +241,7 @@ static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src
         struct op *n = realloc(p->ops, (size_t)cap * sizeof(*n));
 
         if (n == NULL)
-            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            return nomem(p);
         p->ops = n;
         p->cap_ops = cap;
     }
@@ -256,7 +261,7 @@ static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src
 static int link_ops(struct cs_prog *p, int from, int to)
 {
     if (ivec_add(&p->ops[from].next, to) || ivec_add(&p->ops[to].prev, from))
-        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        return nomem(p);
     return 0;
 }
 
@@ -269,7 +274,7 @@ static int dag_read(struct cs_prog *p, const struct cs_ref *r, int op)
         if (s->last_writer < 0)
             return fail(p, CS_ERR_USAGE, "a chunk is read before anything wrote it", r);
         if (link_ops(p, s->last_writer, op) || ivec_push(&s->readers, op))
-            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+            return nomem(p);
     }
     return 0;
 }
@@ -324,7 +329,8 @@ static int add_starts(struct cs_prog *p)
             alias(p, &ref);
             sl = get_slot(p, r, ref.buf, ref.index);
             if (sl == NULL)
-                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input", &ref);
+                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input",
+                            &ref);
             op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
@@ -349,54 +355,44 @@ static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
     return 0;
 }
 
-int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
-                 int ch)
+/* Copy (or with `reduce`, add) src into dst: one local op on a rank, else a send on src's rank
+ * matched with a receive on dst's. */
+static int move(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int reduce, int sendtb,
+                int recvtb, int ch)
 {
     int s, r;
 
     if (prologue(p, &src, &dst))
         return p->failed;
     if (src.rank == dst.rank) {
-        if (src.buf == dst.buf && src.index == dst.index)
+        if (!reduce && src.buf == dst.buf && src.index == dst.index)
             return 0;
-        s = new_op(p, I_COPY, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 0))
+        s = new_op(p, reduce ? I_REDUCE : I_COPY, src.rank, src, dst, sendtb, ch);
+        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce))
             return p->failed;
         return 0;
     }
     s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
     if (s < 0 || dag_read(p, &src, s))
         return p->failed;
-    r = new_op(p, I_RECV, dst.rank, src, dst, recvtb, ch);
-    if (r < 0 || dag_write(p, &dst, r, 0))
+    r = new_op(p, reduce ? I_RRC : I_RECV, dst.rank, src, dst, recvtb, ch);
+    if (r < 0 || dag_write(p, &dst, r, reduce))
         return p->failed;
     p->ops[s].recv_match = r;
     p->ops[r].send_match = s;
     return 0;
 }
 
+int cs_prog_copy(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
+                 int ch)
+{
+    return move(p, src, dst, 0, sendtb, recvtb, ch);
+}
+
 int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int sendtb, int recvtb,
                    int ch)
 {
-    int s, r;
-
-    if (prologue(p, &src, &dst))
-        return p->failed;
-    if (src.rank == dst.rank) {
-        s = new_op(p, I_REDUCE, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, 1))
-            return p->failed;
-        return 0;
-    }
-    s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
-    if (s < 0 || dag_read(p, &src, s))
-        return p->failed;
-    r = new_op(p, I_RRC, dst.rank, src, dst, recvtb, ch);
-    if (r < 0 || dag_write(p, &dst, r, 1))
-        return p->failed;
-    p->ops[s].recv_match = r;
-    p->ops[r].send_match = s;
-    return 0;
+    return move(p, src, dst, 1, sendtb, recvtb, ch);
 }
 
 /* ---- instruction classes */
@@ -420,8 +416,8 @@ static int same_tb(const struct op *a, const struct op *b)
 
 static int fuse_ok(const struct op *a, const struct op *b)
 {
-    return same_tb(a, b) && a->src.size == b->src.size && a->dst.buf == b->dst.buf
-        && a->dst.index == b->dst.index;
+    return same_tb(a, b) && a->src.size == b->src.size && a->dst.buf == b->dst.buf &&
+           a->dst.index == b->dst.index;
 }
 
 /* Splice op x out of the DAG, joining its predecessors to its successors. */
@@ -514,7 +510,7 @@ static int metadata(struct cs_prog *p, int **order_out)
     if (indeg == NULL || order == NULL) {
         free(indeg);
         free(order);
-        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        return nomem(p);
     }
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[i];
@@ -659,7 +655,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
     int n = 0, alive = 0;
 
     if (ord == NULL)
-        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        return nomem(p);
     for (int i = 0; i < p->nops; i++)
         if (p->ops[i].inst == I_START)
             p->ops[i].visited = 1;
@@ -706,7 +702,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
 nomem:
     free(h.v);
     free(ord);
-    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    return nomem(p);
 }
 
 /* ---- threadblock assignment */
@@ -748,7 +744,7 @@ static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
     struct op *o = &p->ops[x];
 
     if (ivec_push(&t->ops, x))
-        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+        return nomem(p);
     t->chan = o->ch >= 0 ? o->ch : 0;
     if (op_send_peer(o) >= 0)
         t->send = op_send_peer(o);
@@ -777,12 +773,12 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
                 ti = k;
         if (ti < 0) {
             if (rank_tb_add(pr, o->tb, o->ch) == NULL)
-                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                return nomem(p);
             ti = pr->ntbs - 1;
         }
         t = &pr->tbs[ti];
-        if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0)
-              && (t->chan == o->ch || t->chan < 0 || o->ch < 0))) {
+        if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0) &&
+              (t->chan == o->ch || t->chan < 0 || o->ch < 0))) {
             char msg[200];
 
             snprintf(msg, sizeof(msg),
@@ -834,186 +830,208 @@ static int sorted_subset(const int *a, int n, const int *b, int m)
 /* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
  * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
  * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
-static int channel_assignment(struct cs_prog *p, const int *ord, int n)
-{
-    int g = p->o.ngpus;
-    unsigned int *sfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
-    unsigned int *rfree = malloc((size_t)g * (size_t)g * sizeof(unsigned));
-    int *chain = malloc((size_t)(p->nops + 1) * sizeof(int));
-    struct flow *flows = NULL;
-    int nflows = 0;
+/* The state of automatic channel assignment: channels still free per (sender, receiver) pair, as
+ * sender and as receiver (bit c: channel c), the flow being placed, and the flows placed so far. */
+struct chans {
+    unsigned int *sfree, *rfree;
+    int *chain, len;
+    struct flow *flows;
+    int nflows;
+};
 
-    if (sfree == NULL || rfree == NULL || chain == NULL) {
-        free(sfree);
-        free(rfree);
-        free(chain);
-        return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+static void chans_cleanup(struct chans *c)
+{
+    free(c->sfree);
+    free(c->rfree);
+    free(c->chain);
+    for (int fl = 0; fl < c->nflows; fl++)
+        free(c->flows[fl].e);
+    free(c->flows);
+}
+
+/* The flow of send x: x and every fused hop after it, into c->chain. Returns the channel one of
+ * its ops asks for, else the lowest channel free on every hop, else -1. */
+static int flow_chain(struct cs_prog *p, struct chans *c, int x)
+{
+    unsigned int f = 0xffffffffu;
+    int ch = -1;
+
+    c->len = 0;
+    while (x >= 0) {
+        struct op *h = &p->ops[x];
+        int y = h->recv_match, pair = chan_pair_index(p, h->rank, p->ops[y].rank);
+
+        c->chain[c->len++] = x;
+        f &= c->sfree[pair] & c->rfree[pair];
+        if (h->ch >= 0)
+            ch = h->ch;
+        x = is_send(p->ops[y].inst) ? y : -1;
+        if (x < 0)
+            c->chain[c->len++] = y;
     }
-    for (int i = 0; i < g * g; i++)
-        sfree[i] = rfree[i] = 0xffffffffu;
+    for (int b = 0; b < 32 && ch < 0; b++)
+        if (f & (1u << b))
+            ch = b;
+    return ch;
+}
+
+/* The sorted distinct (sender, receiver) pairs of the current flow, into edges; returns their
+ * count. */
+static int flow_edges(const struct cs_prog *p, const struct chans *c, int *edges)
+{
+    int ne = 0;
+
+    for (int k = 0; k < c->len; k++) {
+        const struct op *h = &p->ops[c->chain[k]];
+
+        if (is_send(h->inst) && h->recv_match >= 0) {
+            int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
+
+            for (int j = 0; j < ne; j++)
+                dup |= edges[j] == e;
+            if (!dup)
+                edges[ne++] = e;
+        }
+    }
+    qsort(edges, (size_t)ne, sizeof(int), int_cmp);
+    return ne;
+}
+
+/* A flow over the same (sender, receiver) pairs as an earlier one, or over a subset of them,
+ * takes that flow's channel; else a flow with channel ch is recorded. Returns the channel, -1
+ * when none is free, -2 when out of memory. */
+static int flow_channel(const struct cs_prog *p, struct chans *c, int ch)
+{
+    int *edges = malloc((size_t)c->len * sizeof(int)), ne, match = -1;
+    struct flow *nf;
+
+    if (edges == NULL)
+        return -2;
+    ne = flow_edges(p, c, edges);
+    for (int fl = 0; fl < c->nflows && match < 0; fl++)
+        if (ne == c->flows[fl].n && memcmp(edges, c->flows[fl].e, (size_t)ne * sizeof(int)) == 0)
+            match = fl;
+    for (int fl = 0; fl < c->nflows && match < 0; fl++)
+        if (sorted_subset(edges, ne, c->flows[fl].e, c->flows[fl].n))
+            match = fl;
+    if (match >= 0 || ch < 0) {
+        free(edges);
+        return match >= 0 ? c->flows[match].ch : ch;
+    }
+    if ((nf = realloc(c->flows, (size_t)(c->nflows + 1) * sizeof(*nf))) == NULL) {
+        free(edges);
+        return -2;
+    }
+    c->flows = nf;
+    c->flows[c->nflows++] = (struct flow){edges, ne, ch};
+    return ch;
+}
+
+/* Put every op of the current flow on channel ch, which its pairs no longer have free. */
+static void take_channel(struct cs_prog *p, struct chans *c, int ch)
+{
+    for (int k = 0; k < c->len; k++) {
+        struct op *h = &p->ops[c->chain[k]];
+
+        h->ch = ch;
+        if (is_send(h->inst) && h->recv_match >= 0) {
+            int pair = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank);
+
+            c->sfree[pair] &= ~(1u << ch);
+            c->rfree[pair] &= ~(1u << ch);
+        }
+    }
+}
+
+/* One replay of the ordering fix-up: the first receive out of order moves itself and its send to
+ * the next channel. Returns 1 when one moved, 0 when all are in order, <0 on error. */
+static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int *matched, int *seq)
+{
+    size_t g = (size_t)p->o.ngpus;
+
+    memset(issued, 0, g * g * 32 * sizeof(int));
+    memset(matched, 0, g * g * 32 * sizeof(int));
+    for (int i = 0; i < p->nops; i++)
+        seq[i] = -1;
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
-        int len = 0, x = ord[i], ch = -1;
-        unsigned int f = 0xffffffffu;
+        int c = o->ch < 0 ? 0 : o->ch;
+
+        if (is_recv(o->inst) && o->send_match >= 0) {
+            struct op *s = &p->ops[o->send_match];
+            size_t key = ((size_t)s->rank * g + (size_t)o->rank) * 32 + (size_t)c;
+
+            if (seq[o->send_match] != matched[key]) {
+                if (c + 1 >= 32)
+                    return fail(p, CS_ERR_INVALID,
+                                "automatic channel assignment ran out of channels", NULL);
+                o->ch = s->ch = c + 1;
+                return 1;
+            }
+            matched[key]++;
+        }
+        if (is_send(o->inst) && o->recv_match >= 0) {
+            size_t key =
+                ((size_t)o->rank * g + (size_t)p->ops[o->recv_match].rank) * 32 + (size_t)c;
+
+            seq[ord[i]] = issued[key]++;
+        }
+    }
+    return 0;
+}
+
+/* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
+ * sends; a receive out of order moves itself and its send to the next channel, and the replay
+ * starts again. */
+static int order_fixup(struct cs_prog *p, const int *ord, int n)
+{
+    size_t nk = (size_t)p->o.ngpus * (size_t)p->o.ngpus * 32;
+    int *issued = malloc(nk * sizeof(int)), *matched = malloc(nk * sizeof(int));
+    int *seq = malloc((size_t)(p->nops + 1) * sizeof(int)), rc;
+
+    if (issued == NULL || matched == NULL || seq == NULL)
+        rc = nomem(p);
+    else
+        while ((rc = order_pass(p, ord, n, issued, matched, seq)) > 0)
+            ;
+    free(issued);
+    free(matched);
+    free(seq);
+    return rc;
+}
+
+static int channel_assignment(struct cs_prog *p, const int *ord, int n)
+{
+    size_t g = (size_t)p->o.ngpus;
+    struct chans c = {malloc(g * g * sizeof(unsigned)),
+                      malloc(g * g * sizeof(unsigned)),
+                      malloc((size_t)(p->nops + 1) * sizeof(int)),
+                      0,
+                      NULL,
+                      0};
+    int ch = 0;
+
+    if (c.sfree == NULL || c.rfree == NULL || c.chain == NULL)
+        ch = -2;
+    for (size_t i = 0; ch >= 0 && i < g * g; i++)
+        c.sfree[i] = c.rfree[i] = 0xffffffffu;
+    for (int i = 0; i < n && ch >= 0; i++) {
+        struct op *o = &p->ops[ord[i]];
 
         if (o->inst != I_SEND || o->recv_match < 0)
             continue;
         if (!is_send(p->ops[o->recv_match].inst))
             continue; /* the match is not fused: keep -1 */
-        /* the flow: this send and every fused hop after it */
-        while (x >= 0) {
-            struct op *h = &p->ops[x];
-            int y = h->recv_match;
-
-            chain[len++] = x;
-            f &= sfree[chan_pair_index(p, h->rank, p->ops[y].rank)];
-            f &= rfree[chan_pair_index(p, h->rank, p->ops[y].rank)];
-            if (h->ch >= 0)
-                ch = h->ch;
-            x = is_send(p->ops[y].inst) ? y : -1;
-            if (x < 0)
-                chain[len++] = y;
-        }
-        if (ch < 0) {
-            for (int c = 0; c < 32; c++)
-                if (f & (1u << c)) {
-                    ch = c;
-                    break;
-                }
-        }
-        /* a flow over the same (sender, receiver) pairs as an earlier one, or over a subset of
-         * them, takes that flow's channel */
-        {
-            int ne = 0, match = -1;
-            int *edges = malloc((size_t)len * sizeof(int));
-
-            if (edges == NULL) {
-                ch = -2;
-            } else {
-                for (int k = 0; k < len; k++) {
-                    struct op *h = &p->ops[chain[k]];
-
-                    if (is_send(h->inst) && h->recv_match >= 0) {
-                        int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
-
-                        for (int j = 0; j < ne; j++)
-                            dup |= edges[j] == e;
-                        if (!dup)
-                            edges[ne++] = e;
-                    }
-                }
-                qsort(edges, (size_t)ne, sizeof(int), int_cmp);
-                for (int fl = 0; fl < nflows && match < 0; fl++)
-                    if (ne == flows[fl].n && memcmp(edges, flows[fl].e, (size_t)ne * sizeof(int)) == 0)
-                        match = fl;
-                for (int fl = 0; fl < nflows && match < 0; fl++)
-                    if (sorted_subset(edges, ne, flows[fl].e, flows[fl].n))
-                        match = fl;
-                if (match >= 0) {
-                    ch = flows[match].ch;
-                    free(edges);
-                } else if (ch >= 0) {
-                    struct flow *nf = realloc(flows, (size_t)(nflows + 1) * sizeof(*nf));
-
-                    if (nf == NULL) {
-                        free(edges);
-                        ch = -2;
-                    } else {
-                        flows = nf;
-                        flows[nflows].e = edges;
-                        flows[nflows].n = ne;
-                        flows[nflows].ch = ch;
-                        nflows++;
-                    }
-                } else {
-                    free(edges);
-                }
-            }
-        }
-        if (ch < 0) {
-            free(sfree);
-            free(rfree);
-            free(chain);
-            for (int fl = 0; fl < nflows; fl++)
-                free(flows[fl].e);
-            free(flows);
-            return fail(p, ch == -2 ? CS_ERR_NOMEM : CS_ERR_INVALID,
-                        ch == -2 ? "out of memory"
-                                 : "automatic channel assignment ran out of channels",
-                        NULL);
-        }
-        for (int k = 0; k < len; k++) {
-            struct op *h = &p->ops[chain[k]];
-
-            h->ch = ch;
-            if (is_send(h->inst) && h->recv_match >= 0) {
-                sfree[chan_pair_index(p, h->rank, p->ops[h->recv_match].rank)] &= ~(1u << ch);
-                rfree[chan_pair_index(p, h->rank, p->ops[h->recv_match].rank)] &= ~(1u << ch);
-            }
-        }
+        ch = flow_channel(p, &c, flow_chain(p, &c, ord[i]));
+        if (ch >= 0)
+            take_channel(p, &c, ch);
     }
-    free(sfree);
-    free(rfree);
-    free(chain);
-    for (int fl = 0; fl < nflows; fl++)
-        free(flows[fl].e);
-    free(flows);
-    /* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
-     * sends; a receive out of order moves itself and its send to the next channel, and the replay
-     * starts again. */
-    {
-        size_t nk = (size_t)g * (size_t)g * 32;
-        int *issued = malloc(nk * sizeof(int)), *matched = malloc(nk * sizeof(int));
-        int *seq = malloc((size_t)(p->nops + 1) * sizeof(int));
-        int changed = 1;
-
-        if (issued == NULL || matched == NULL || seq == NULL) {
-            free(issued);
-            free(matched);
-            free(seq);
-            return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-        }
-        while (changed) {
-            changed = 0;
-            memset(issued, 0, nk * sizeof(int));
-            memset(matched, 0, nk * sizeof(int));
-            for (int i = 0; i < p->nops; i++)
-                seq[i] = -1;
-            for (int i = 0; i < n && !changed; i++) {
-                struct op *o = &p->ops[ord[i]];
-                int c = o->ch < 0 ? 0 : o->ch;
-
-                if (is_recv(o->inst) && o->send_match >= 0) {
-                    struct op *s = &p->ops[o->send_match];
-                    size_t key = ((size_t)s->rank * (size_t)g + (size_t)o->rank) * 32 + (size_t)c;
-
-                    if (seq[o->send_match] != matched[key]) {
-                        if (c + 1 >= 32) {
-                            free(issued);
-                            free(matched);
-                            free(seq);
-                            return fail(p, CS_ERR_INVALID,
-                                        "automatic channel assignment ran out of channels", NULL);
-                        }
-                        o->ch = s->ch = c + 1;
-                        changed = 1;
-                        break;
-                    }
-                    matched[key]++;
-                }
-                if (is_send(o->inst) && o->recv_match >= 0) {
-                    size_t key = ((size_t)o->rank * (size_t)g + (size_t)p->ops[o->recv_match].rank)
-                                   * 32 + (size_t)c;
-
-                    seq[ord[i]] = issued[key]++;
-                }
-            }
-        }
-        free(issued);
-        free(matched);
-        free(seq);
-    }
-    return 0;
+    chans_cleanup(&c);
+    if (ch == -2)
+        return nomem(p);
+    if (ch < 0)
+        return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels", NULL);
+    return order_fixup(p, ord, n);
 }
 
 static int assign_auto(struct cs_prog *p, const int *ord, int n)
@@ -1040,14 +1058,16 @@ static int assign_auto(struct cs_prog *p, const int *ord, int n)
 
             pick = own_s >= 0 ? own_s : own_r;
             t = &pr->tbs[pick];
-            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) || (s >= 0 && t->send >= 0 && t->send != s)
-                || (r >= 0 && t->recv >= 0 && t->recv != r)) {
+            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) ||
+                (s >= 0 && t->send >= 0 && t->send != s) ||
+                (r >= 0 && t->recv >= 0 && t->recv != r)) {
                 char msg[200];
 
-                snprintf(msg, sizeof(msg),
-                         "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
-                         "and receiving from %d needs two threadblocks' connections",
-                         o->rank, ch, s, r);
+                snprintf(
+                    msg, sizeof(msg),
+                    "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
+                    "and receiving from %d needs two threadblocks' connections",
+                    o->rank, ch, s, r);
                 return fail(p, CS_ERR_USAGE, msg, NULL);
             }
         } else {
@@ -1068,7 +1088,7 @@ static int assign_auto(struct cs_prog *p, const int *ord, int n)
         }
         if (pick < 0) {
             if (rank_tb_add(pr, pr->ntbs, ch) == NULL)
-                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                return nomem(p);
             pick = pr->ntbs - 1;
         }
         o->ch = ch;
@@ -1101,7 +1121,7 @@ static int infer_deps(struct cs_prog *p, const int *ord, int n)
                 }
             }
             if (!placed && ivec_push(&o->deps, d))
-                return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+                return nomem(p);
         }
     }
     return 0;
@@ -1119,8 +1139,8 @@ struct itb {
 
 /* An entry of an instanced tb: an op of instance `inst` or a nop carrying one dependency. */
 struct ent {
-    int op;   /* op index, or -1 for a nop */
-    int dep;  /* nop: the instanced op it waits for (op*instances + inst) */
+    int op;  /* op index, or -1 for a nop */
+    int dep; /* nop: the instanced op it waits for (op*instances + inst) */
 };
 
 static int itb_cmp(const void *a, const void *b)
@@ -1149,19 +1169,17 @@ static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)
     return r;
 }
 
+/* The XML step type of each instruction; 0 (start, nop) becomes a nop. */
+static const enum cs_step_type step_types[] = {
+    [I_SEND] = CS_STEP_S,  [I_RECV] = CS_STEP_R,  [I_COPY] = CS_STEP_CPY, [I_REDUCE] = CS_STEP_RE,
+    [I_RRC] = CS_STEP_RRC, [I_RCS] = CS_STEP_RCS, [I_RRS] = CS_STEP_RRS,  [I_RRCS] = CS_STEP_RRCS,
+};
+
 static enum cs_step_type step_type(enum inst i)
 {
-    switch (i) {
-    case I_SEND: return CS_STEP_S;
-    case I_RECV: return CS_STEP_R;
-    case I_COPY: return CS_STEP_CPY;
-    case I_REDUCE: return CS_STEP_RE;
-    case I_RRC: return CS_STEP_RRC;
-    case I_RCS: return CS_STEP_RCS;
-    case I_RRS: return CS_STEP_RRS;
-    case I_RRCS: return CS_STEP_RRCS;
-    default: return CS_STEP_NOP;
-    }
+    size_t n = sizeof(step_types) / sizeof(step_types[0]);
+
+    return (size_t)i < n && step_types[i] ? step_types[i] : CS_STEP_NOP;
 }
 
 static int local_src(enum inst i)
@@ -1171,33 +1189,26 @@ static int local_src(enum inst i)
 
 static int local_dst(enum inst i)
 {
-    return i == I_RECV || i == I_RCS || i == I_RRS || i == I_RRC || i == I_COPY || i == I_REDUCE
-        || i == I_RRCS;
+    return i == I_RECV || i == I_RCS || i == I_RRS || i == I_RRC || i == I_COPY || i == I_REDUCE ||
+           i == I_RRCS;
 }
 
 struct emit {
     struct cs_prog *p;
-    int ni;            /* instances */
-    int *iop_tbid;     /* instanced op -> final tb id */
-    int *iop_step;     /* instanced op -> final step */
-    char *hasdep;      /* instanced op -> someone depends on it */
+    int ni;             /* instances */
+    int *iop_tbid;      /* instanced op -> final tb id */
+    int *iop_step;      /* instanced op -> final step */
+    char *hasdep;       /* instanced op -> someone depends on it */
     struct ivec *ideps; /* instanced op -> dependencies (instanced ops) */
 };
 
-static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
+/* The instanced threadblocks of rank pr, in their final order (by send, recv, channel); records
+ * each instanced op's tb id in e->iop_tbid. */
+static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb *tbs)
 {
-    struct cs_prog *p = e->p;
-    struct prog_rank *pr = &p->ranks[rank];
-    int ni = e->ni, nt = pr->ntbs * ni, rc = 0;
-    struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
-    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
-    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
-    int maxch = 1;
+    const struct cs_prog *p = e->p;
+    int ni = e->ni, nt = pr->ntbs * ni, maxch = 1;
 
-    if (tbs == NULL || ents == NULL || nents == NULL) {
-        rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-        goto out;
-    }
     for (int r = 0; r < p->o.ngpus; r++)
         if (p->ranks[r].nchan > maxch)
             maxch = p->ranks[r].nchan;
@@ -1212,180 +1223,218 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
         }
     qsort(tbs, (size_t)nt, sizeof(*tbs), itb_cmp);
     for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
+        const struct ltb *t = &pr->tbs[tbs[k].ltb];
 
         tbs[k].id = k;
         for (int s = 0; s < t->ops.n; s++)
             e->iop_tbid[t->ops.v[s] * ni + tbs[k].inst] = k;
     }
-    /* dependencies: drop those on the same tb, then those an earlier op of the tb already has */
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
-        struct ivec running = {NULL, 0, 0};
+}
 
-        for (int s = 0; s < t->ops.n; s++) {
-            struct ivec *d = &e->ideps[t->ops.v[s] * ni + tbs[k].inst];
-            int w = 0;
+/* Dependencies of instanced tb k: drop those on the same tb, then those an earlier op of the tb
+ * already has; mark the ops that remain depended on. */
+static int prune_deps(struct emit *e, const struct ltb *t, const struct itb *tb)
+{
+    struct ivec running = {NULL, 0, 0};
 
+    for (int s = 0; s < t->ops.n; s++) {
+        struct ivec *d = &e->ideps[t->ops.v[s] * e->ni + tb->inst];
+        int w = 0;
+
+        for (int j = 0; j < d->n; j++) {
+            if (e->iop_tbid[d->v[j]] == tb->id || ivec_has(&running, d->v[j]))
+                continue;
+            d->v[w++] = d->v[j];
+        }
+        d->n = w;
+        for (int j = 0; j < d->n; j++) {
+            if (ivec_push(&running, d->v[j])) {
+                ivec_free(&running);
+                return nomem(e->p);
+            }
+            e->hasdep[d->v[j]] = 1;
+        }
+    }
+    ivec_free(&running);
+    return 0;
+}
+
+/* Split tb's ops into `pre` and `after` (from the first reduce on, when dependence nops are on);
+ * a reduce's dependencies move to nops in `pre`, except the first, which the first reduce keeps. */
+static int split_entries(struct emit *e, const struct ltb *t, int inst, struct ent *pre, int *npre,
+                         struct ent *after, int *nafter)
+{
+    struct cs_prog *p = e->p;
+    int first_re = -1, first_dep = -1;
+
+    for (int s = 0; s < t->ops.n; s++) {
+        int x = t->ops.v[s];
+        struct ivec *d = &e->ideps[x * e->ni + inst];
+
+        if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
             for (int j = 0; j < d->n; j++) {
-                if (e->iop_tbid[d->v[j]] == k || ivec_has(&running, d->v[j]))
-                    continue;
-                d->v[w++] = d->v[j];
+                if (first_dep < 0)
+                    first_dep = d->v[j];
+                else
+                    pre[(*npre)++] = (struct ent){-1, d->v[j]};
             }
-            d->n = w;
-            for (int j = 0; j < d->n; j++)
-                if (ivec_push(&running, d->v[j])) {
-                    ivec_free(&running);
-                    rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                    goto out;
-                }
-            for (int j = 0; j < d->n; j++)
-                e->hasdep[d->v[j]] = 1;
-        }
-        ivec_free(&running);
-    }
-    /* entries, with nops: dependence nops first, then one nop per extra dependency */
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
-        int inst = tbs[k].inst, cap = 0, n = 0, first_re = -1, first_dep = -1;
-        struct ent *pre, *after, *v;
-        int npre = 0, nafter = 0;
-
-        for (int s = 0; s < t->ops.n; s++)
-            cap += 1 + e->ideps[t->ops.v[s] * ni + inst].n;
-        pre = malloc((size_t)(cap + 1) * sizeof(*pre));
-        after = malloc((size_t)(cap + 1) * sizeof(*after));
-        v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
-        if (pre == NULL || after == NULL || v == NULL) {
-            free(pre);
-            free(after);
-            free(v);
-            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto out;
-        }
-        for (int s = 0; s < t->ops.n; s++) {
-            int x = t->ops.v[s];
-            struct ivec *d = &e->ideps[x * ni + inst];
-
-            if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
-                for (int j = 0; j < d->n; j++) {
-                    if (first_dep < 0)
-                        first_dep = d->v[j];
-                    else
-                        pre[npre++] = (struct ent){-1, d->v[j]};
-                }
-                d->n = 0;
-                if (first_re < 0)
-                    first_re = x;
-            }
-            if (first_re >= 0)
-                after[nafter++] = (struct ent){x, -1};
-            else
-                pre[npre++] = (struct ent){x, -1};
-        }
-        if (first_dep >= 0) {
-            struct ivec *d = &e->ideps[first_re * ni + inst];
-
             d->n = 0;
-            if (ivec_push(d, first_dep)) {
-                free(pre);
-                free(after);
-                free(v);
-                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                goto out;
-            }
+            if (first_re < 0)
+                first_re = x;
         }
-        for (int j = 0; j < npre + nafter; j++) {
-            struct ent en = j < npre ? pre[j] : after[j - npre];
-
-            if (en.op >= 0) {
-                struct ivec *d = &e->ideps[en.op * ni + inst];
-
-                for (int q = 1; q < d->n; q++)
-                    v[n++] = (struct ent){-1, d->v[q]};
-                e->iop_step[en.op * ni + inst] = n;
-            }
-            v[n++] = en;
-        }
-        free(pre);
-        free(after);
-        ents[k] = v;
-        nents[k] = n;
+        if (first_re >= 0)
+            after[(*nafter)++] = (struct ent){x, -1};
+        else
+            pre[(*npre)++] = (struct ent){x, -1};
     }
-    /* build the gpu */
+    if (first_dep >= 0) {
+        struct ivec *d = &e->ideps[first_re * e->ni + inst];
+
+        d->n = 0;
+        if (ivec_push(d, first_dep))
+            return nomem(p);
+    }
+    return 0;
+}
+
+/* The entries of one instanced tb, with nops: dependence nops first, then one nop per extra
+ * dependency before the op that has it. *out is a new array of *nout entries. */
+static int tb_entries(struct emit *e, const struct ltb *t, int inst, struct ent **out, int *nout)
+{
+    int cap = 0, n = 0, npre = 0, nafter = 0, rc;
+    struct ent *pre, *after, *v;
+
+    for (int s = 0; s < t->ops.n; s++)
+        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
+    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
+    after = malloc((size_t)(cap + 1) * sizeof(*after));
+    v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
+    rc = pre == NULL || after == NULL || v == NULL
+             ? nomem(e->p)
+             : split_entries(e, t, inst, pre, &npre, after, &nafter);
+    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
+        struct ent en = j < npre ? pre[j] : after[j - npre];
+
+        if (en.op >= 0) {
+            struct ivec *d = &e->ideps[en.op * e->ni + inst];
+
+            for (int q = 1; q < d->n; q++)
+                v[n++] = (struct ent){-1, d->v[q]};
+            e->iop_step[en.op * e->ni + inst] = n;
+        }
+        v[n++] = en;
+    }
+    free(pre);
+    free(after);
+    if (rc != 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+/* Grow the gpu's chunk count of r's buffer to cover r. */
+static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
+{
+    int *sz = r.buf == CS_BUF_INPUT    ? &gpu->i_chunks
+              : r.buf == CS_BUF_OUTPUT ? &gpu->o_chunks
+                                       : &gpu->s_chunks;
+
+    if (r.index + r.size > *sz)
+        *sz = r.index + r.size;
+}
+
+/* Fill step st from entry en of instance inst: an op, or a nop whose dependency (an instanced
+ * op) is resolved to (tb, step) once every rank is lowered. */
+static void emit_step(const struct emit *e, struct cs_step *st, const struct ent *en, int inst)
+{
+    if (en->op < 0) {
+        st->type = CS_STEP_NOP;
+        st->srcbuf = CS_BUF_INPUT;
+        st->srcoff = -1;
+        st->dstbuf = CS_BUF_OUTPUT;
+        st->dstoff = -1;
+        st->cnt = 0;
+        st->depid = en->dep;
+        st->deps = -2;
+    } else {
+        const struct op *o = &e->p->ops[en->op];
+        struct cs_ref a = inst_ref(e->p, o->src, inst), b = inst_ref(e->p, o->dst, inst);
+        const struct ivec *d = &e->ideps[en->op * e->ni + inst];
+
+        st->type = step_type(o->inst);
+        st->srcbuf = a.buf;
+        st->srcoff = a.index;
+        st->dstbuf = b.buf;
+        st->dstoff = b.index;
+        st->cnt = a.size;
+        st->hasdep = e->hasdep[en->op * e->ni + inst];
+        if (d->n > 0) {
+            st->depid = d->v[0];
+            st->deps = -2;
+        }
+    }
+}
+
+/* Add instanced tb `tb` with its entries to gpu. */
+static int emit_tb(const struct emit *e, struct cs_gpu *gpu, const struct itb *itb,
+                   const struct ent *ents, int nents)
+{
+    struct cs_tb *tb = cs_gpu_add_tb(gpu);
+
+    if (tb == NULL)
+        return nomem(e->p);
+    tb->id = itb->id;
+    tb->send = itb->send;
+    tb->recv = itb->recv;
+    tb->chan = itb->chan;
+    for (int j = 0; j < nents; j++) {
+        struct cs_step *st = cs_tb_add_step(tb);
+
+        if (st == NULL)
+            return nomem(e->p);
+        st->s = j;
+        st->depid = st->deps = -1;
+        emit_step(e, st, &ents[j], itb->inst);
+    }
+    return 0;
+}
+
+static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
+{
+    struct cs_prog *p = e->p;
+    struct prog_rank *pr = &p->ranks[rank];
+    int nt = pr->ntbs * e->ni, rc = 0;
+    struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
+    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
+    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
+
+    if (tbs == NULL || ents == NULL || nents == NULL) {
+        rc = nomem(p);
+        goto out;
+    }
+    instance_tbs(e, pr, tbs);
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = prune_deps(e, &pr->tbs[tbs[k].ltb], &tbs[k]);
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents[k], &nents[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt; k++) {
-        struct ltb *t = &pr->tbs[tbs[k].ltb];
+    for (int k = 0; k < nt && rc == 0; k++) {
+        const struct ltb *t = &pr->tbs[tbs[k].ltb];
 
         for (int s = 0; s < t->ops.n; s++) {
             const struct op *o = &p->ops[t->ops.v[s]];
-            struct cs_ref a = inst_ref(p, o->src, tbs[k].inst), b = inst_ref(p, o->dst, tbs[k].inst);
-            int *sz;
 
-            if (local_src(o->inst)) {
-                sz = a.buf == CS_BUF_INPUT ? &gpu->i_chunks
-                   : a.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
-                if (a.index + a.size > *sz)
-                    *sz = a.index + a.size;
-            }
-            if (local_dst(o->inst)) {
-                sz = b.buf == CS_BUF_INPUT ? &gpu->i_chunks
-                   : b.buf == CS_BUF_OUTPUT ? &gpu->o_chunks : &gpu->s_chunks;
-                if (b.index + b.size > *sz)
-                    *sz = b.index + b.size;
-            }
+            if (local_src(o->inst))
+                cover_chunks(gpu, inst_ref(p, o->src, tbs[k].inst));
+            if (local_dst(o->inst))
+                cover_chunks(gpu, inst_ref(p, o->dst, tbs[k].inst));
         }
     }
-    for (int k = 0; k < nt; k++) {
-        struct cs_tb *tb = cs_gpu_add_tb(gpu);
-        int inst = tbs[k].inst;
-
-        if (tb == NULL) {
-            rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto out;
-        }
-        tb->id = k;
-        tb->send = tbs[k].send;
-        tb->recv = tbs[k].recv;
-        tb->chan = tbs[k].chan;
-        for (int j = 0; j < nents[k]; j++) {
-            struct cs_step *st = cs_tb_add_step(tb);
-            const struct ent *en = &ents[k][j];
-
-            if (st == NULL) {
-                rc = fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                goto out;
-            }
-            st->s = j;
-            st->depid = st->deps = -1;
-            if (en->op < 0) {
-                st->type = CS_STEP_NOP;
-                st->srcbuf = CS_BUF_INPUT;
-                st->srcoff = -1;
-                st->dstbuf = CS_BUF_OUTPUT;
-                st->dstoff = -1;
-                st->cnt = 0;
-                st->depid = en->dep; /* resolved below */
-                st->deps = -2;
-            } else {
-                const struct op *o = &p->ops[en->op];
-                struct cs_ref a = inst_ref(p, o->src, inst), b = inst_ref(p, o->dst, inst);
-                const struct ivec *d = &e->ideps[en->op * ni + inst];
-
-                st->type = step_type(o->inst);
-                st->srcbuf = a.buf;
-                st->srcoff = a.index;
-                st->dstbuf = b.buf;
-                st->dstoff = b.index;
-                st->cnt = a.size;
-                st->hasdep = e->hasdep[en->op * ni + inst];
-                if (d->n > 0) {
-                    st->depid = d->v[0];
-                    st->deps = -2;
-                }
-            }
-        }
-    }
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = emit_tb(e, gpu, &tbs[k], ents[k], nents[k]);
 out:
     if (ents)
         for (int k = 0; k < nt; k++)
@@ -1396,70 +1445,62 @@ out:
     return rc;
 }
 
-int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
+/* The lowering passes before emission; *ord (n ops) is the topological order. */
+static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
 {
-    int *topo = NULL, *ord = NULL, n = 0, ni = p->o.instances, rc;
-    struct emit e;
-    struct cs_sched *sched = NULL;
-
-    memset(&e, 0, sizeof(e));
     if (p->failed)
-        goto failed;
-    if (p->lowered) {
-        fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
-        goto failed;
-    }
+        return p->failed;
+    if (p->lowered)
+        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
     p->lowered = 1;
-    if (add_starts(p))
-        goto failed;
-    if (p->o.fusion && fuse(p))
-        goto failed;
-    if (metadata(p, &topo))
-        goto failed;
-    if (topo_sort(p, &ord, &n))
-        goto failed;
-    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, ord, n) : assign_manual(p, ord, n)))
-        goto failed;
-    if (infer_deps(p, ord, n))
-        goto failed;
-    e.p = p;
-    e.ni = ni;
-    e.iop_tbid = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
-    e.iop_step = malloc((size_t)p->nops * (size_t)ni * sizeof(int));
-    e.hasdep = calloc((size_t)p->nops * (size_t)ni, 1);
-    e.ideps = calloc((size_t)p->nops * (size_t)ni, sizeof(struct ivec));
-    sched = cs_sched_new();
-    if (e.iop_tbid == NULL || e.iop_step == NULL || e.hasdep == NULL || e.ideps == NULL
-        || sched == NULL || cs_sched_set_name(sched, p->o.name)) {
-        fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-        goto failed;
-    }
+    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
+        return p->failed;
+    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, *ord, *n) : assign_manual(p, *ord, *n)) ||
+        infer_deps(p, *ord, *n))
+        return p->failed;
+    return 0;
+}
+
+/* Allocate e's per-instanced-op arrays and replicate every op's dependencies per instance. */
+static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
+{
+    int ni = p->o.instances;
+    size_t nio = (size_t)p->nops * (size_t)ni;
+
+    e->p = p;
+    e->ni = ni;
+    e->iop_tbid = malloc(nio * sizeof(int));
+    e->iop_step = malloc(nio * sizeof(int));
+    e->hasdep = calloc(nio, 1);
+    e->ideps = calloc(nio, sizeof(struct ivec));
+    if (e->iop_tbid == NULL || e->iop_step == NULL || e->hasdep == NULL || e->ideps == NULL)
+        return nomem(p);
     for (int i = 0; i < n; i++) {
         const struct op *o = &p->ops[ord[i]];
 
         for (int k = 0; k < ni; k++)
             for (int j = 0; j < o->deps.n; j++)
-                if (ivec_push(&e.ideps[ord[i] * ni + k], o->deps.v[j] * ni + k)) {
-                    fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-                    goto failed;
-                }
+                if (ivec_push(&e->ideps[ord[i] * ni + k], o->deps.v[j] * ni + k))
+                    return nomem(p);
     }
-    sched->proto = p->o.proto;
-    sched->ngpus = p->o.ngpus;
-    sched->coll = p->o.coll;
-    sched->inplace = p->o.inplace;
-    for (int r = 0; r < p->o.ngpus; r++) {
-        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+    return 0;
+}
 
-        if (gpu == NULL) {
-            fail(p, CS_ERR_NOMEM, "out of memory", NULL);
-            goto failed;
-        }
-        if (lower_rank(&e, r, gpu))
-            goto failed;
-    }
-    sched->ngpus_alloc = p->o.ngpus;
-    /* resolve dependencies to (tb id, step) now that every step index is known */
+static void emit_cleanup(struct emit *e)
+{
+    if (e->ideps)
+        for (int i = 0; i < e->p->nops * e->ni; i++)
+            ivec_free(&e->ideps[i]);
+    free(e->ideps);
+    free(e->iop_tbid);
+    free(e->iop_step);
+    free(e->hasdep);
+}
+
+/* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the
+ * schedule's channel and chunk counts. */
+static void resolve_deps(struct cs_sched *sched, const struct emit *e)
+{
     sched->nchannels = 1;
     for (int r = 0; r < sched->ngpus; r++) {
         struct cs_gpu *gpu = &sched->gpus[r];
@@ -1479,29 +1520,56 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
                 if (st->deps == -2) {
                     int d = st->depid;
 
-                    st->depid = e.iop_tbid[d];
-                    st->deps = e.iop_step[d];
+                    st->depid = e->iop_tbid[d];
+                    st->deps = e->iop_step[d];
                 }
             }
         }
     }
-    rc = 0;
+}
+
+/* Emit every rank of the lowered program p into a new schedule. */
+static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
+{
+    struct cs_sched *sched = cs_sched_new();
+
+    if (sched == NULL || cs_sched_set_name(sched, p->o.name)) {
+        cs_sched_free(sched);
+        return nomem(p);
+    }
+    sched->proto = p->o.proto;
+    sched->ngpus = p->o.ngpus;
+    sched->coll = p->o.coll;
+    sched->inplace = p->o.inplace;
+    for (int r = 0; r < p->o.ngpus; r++) {
+        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+
+        if (gpu == NULL || lower_rank(e, r, gpu)) {
+            cs_sched_free(sched);
+            return gpu == NULL ? nomem(p) : p->failed;
+        }
+    }
+    sched->ngpus_alloc = p->o.ngpus;
+    resolve_deps(sched, e);
     *out = sched;
-    sched = NULL;
-    goto done;
-failed:
-    rc = p->failed ? p->failed : CS_ERR_USAGE;
-    if (err)
-        cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
-done:
-    cs_sched_free(sched);
-    if (e.ideps)
-        for (int i = 0; i < p->nops * ni; i++)
-            ivec_free(&e.ideps[i]);
-    free(e.ideps);
-    free(e.iop_tbid);
-    free(e.iop_step);
-    free(e.hasdep);
+    return 0;
+}
+
+int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
+{
+    int *topo = NULL, *ord = NULL, n = 0, rc;
+    struct emit e;
+
+    memset(&e, 0, sizeof(e));
+    e.p = p;
+    if (passes(p, &topo, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
+        rc = 0;
+    else {
+        rc = p->failed ? p->failed : CS_ERR_USAGE;
+        if (err)
+            cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
+    }
+    emit_cleanup(&e);
     free(topo);
     free(ord);
     return rc;
@@ -1554,8 +1622,9 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
                 const struct cs_step *st = &tb->steps[s];
 
                 if (st->cnt >= CS_MAX_CNT) {
-                    cs_error_set(err, "", 0, "gpu %d tb %d step %d: cnt %d, the runtime allows < %d",
-                                 g, t, s, st->cnt, CS_MAX_CNT);
+                    cs_error_set(err, "", 0,
+                                 "gpu %d tb %d step %d: cnt %d, the runtime allows < %d", g, t, s,
+                                 st->cnt, CS_MAX_CNT);
                     return CS_ERR_INVALID;
                 }
                 if (st->depid > CS_MAX_DEPID) {

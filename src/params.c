@@ -3,10 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
+#include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parse.h"
 
 static const char *const proto_keys[CS_NPROTO] = {NULL, "LL", "LL128", "Simple"};
 static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
@@ -25,7 +28,8 @@ enum cs_link_class cs_link_class_parse(const char *s)
 }
 
 /* NCCL ring hwLat (us) per link class and protocol: NVIDIA/nccl src/graph/tuning.cc
- * hwLatencies (HEAD 5067397) = 2.12.12 hwLat for LL/LL128; see shared reference nccl-a100.md 1.1. */
+ * hwLatencies (HEAD 5067397) = 2.12.12 hwLat for LL/LL128; see shared reference nccl-a100.md 1.1.
+ */
 static const double ring_hw_lat_us[CS_NLINK][CS_NPROTO] = {
     [CS_LINK_NVLINK] = {0, 0.6, 1.9, 3.4},
     [CS_LINK_PCIE] = {0, 1.0, 2.5, 5.7},
@@ -69,6 +73,19 @@ void cs_params_init(struct cs_params *p)
     p->sys_lat_s = 0;
 }
 
+/* The parameters without a protocol or link class in their key. */
+static const struct {
+    const char *name;
+    size_t offset;
+} scalars[] = {
+    {"launch_s", offsetof(struct cs_params, launch_s)},
+    {"deploy_s", offsetof(struct cs_params, deploy_s)},
+    {"copy_Bps", offsetof(struct cs_params, copy_Bps)},
+    {"reduce_Bps", offsetof(struct cs_params, reduce_Bps)},
+    {"sys_Bps", offsetof(struct cs_params, sys_Bps)},
+    {"sys_lat_s", offsetof(struct cs_params, sys_lat_s)},
+};
+
 /* Resolve a key to the double it names, or NULL. */
 static double *slot(struct cs_params *p, const char *key)
 {
@@ -80,18 +97,9 @@ static double *slot(struct cs_params *p, const char *key)
     strcpy(buf, key + 3);
     for (char *tok = strtok(buf, "."); tok != NULL && n < 4; tok = strtok(NULL, "."))
         parts[n++] = tok;
-    if (n == 1 && strcmp(parts[0], "launch_s") == 0)
-        return &p->launch_s;
-    if (n == 1 && strcmp(parts[0], "deploy_s") == 0)
-        return &p->deploy_s;
-    if (n == 1 && strcmp(parts[0], "copy_Bps") == 0)
-        return &p->copy_Bps;
-    if (n == 1 && strcmp(parts[0], "reduce_Bps") == 0)
-        return &p->reduce_Bps;
-    if (n == 1 && strcmp(parts[0], "sys_Bps") == 0)
-        return &p->sys_Bps;
-    if (n == 1 && strcmp(parts[0], "sys_lat_s") == 0)
-        return &p->sys_lat_s;
+    for (size_t i = 0; n == 1 && i < sizeof(scalars) / sizeof(scalars[0]); i++)
+        if (strcmp(parts[0], scalars[i].name) == 0)
+            return (double *)((char *)p + scalars[i].offset);
     if (n == 2 && strcmp(parts[0], "tb_Bps") == 0) {
         enum cs_proto q = cs_proto_parse(parts[1]);
         return q ? &p->tb_Bps[q] : NULL;
@@ -115,17 +123,15 @@ static double *slot(struct cs_params *p, const char *key)
 int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err)
 {
     double *d = slot(p, key);
-    char *end;
     double v;
 
     if (d == NULL) {
         cs_error_set(err, NULL, 0, "unknown platform parameter '%s'", key);
         return CS_ERR_INVALID;
     }
-    v = strtod(value, &end);
-    if (end == value || *end != '\0' || !isfinite(v) || v < 0) {
-        cs_error_set(err, NULL, 0, "platform parameter %s=\"%s\" is not a non-negative number",
-                     key, value);
+    if (cs_parse_double(value, 0, DBL_MAX, &v) != 0) {
+        cs_error_set(err, NULL, 0, "platform parameter %s=\"%s\" is not a non-negative number", key,
+                     value);
         return CS_ERR_INVALID;
     }
     *d = v;
@@ -163,7 +169,11 @@ void cs_params_each(const struct cs_params *p,
     fn("cs.reduce_Bps", p->reduce_Bps, "one CTA streaming A100 HBM2", ctx);
     for (int c = 1; c < CS_NLINK; c++) {
         snprintf(key, sizeof(key), "cs.link_Bps.%s", link_keys[c]);
-        fn(key, p->link_Bps[c], c == CS_LINK_NVLINK ? "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)" : c == CS_LINK_PCIE ? "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)" : "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)", ctx);
+        fn(key, p->link_Bps[c],
+           c == CS_LINK_NVLINK ? "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)"
+           : c == CS_LINK_PCIE ? "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)"
+                               : "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)",
+           ctx);
     }
     for (int c = 1; c < CS_NLINK; c++) {
         snprintf(key, sizeof(key), "cs.link_lat_s.%s", link_keys[c]);
@@ -243,19 +253,62 @@ static int attr(const char *line, const char *name, char *out, size_t size)
     return 0;
 }
 
+/* Trim blanks from both ends of s in place; returns the trimmed start. */
+static char *trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* A props line s (trimmed): a comment joins `pending`; a prop sets its key, noting `pending` (or
+ * path) as its source. Returns 0, or CS_ERR_INVALID (err without file and line) for anything
+ * else. */
+static int props_line(struct cs_params *p, char *s, char *pending, size_t size, const char *path,
+                      struct cs_param_notes *notes, struct cs_error *err)
+{
+    size_t len = strlen(s), used = strlen(pending);
+    char key[128], val[128];
+
+    if (strncmp(s, "<!--", 4) == 0 && len >= 7 && strcmp(s + len - 3, "-->") == 0) {
+        s[len - 3] = '\0';
+        snprintf(pending + used, size - used, "%s%s", used ? "; " : "", trim(s + 4));
+        return 0;
+    }
+    if (strncmp(s, "<prop ", 6) == 0 && strcmp(s + len - 2, "/>") == 0 &&
+        attr(s, "id", key, sizeof(key)) == 0 && attr(s, "value", val, sizeof(val)) == 0) {
+        if (cs_params_set(p, key, val, err) != 0)
+            return CS_ERR_INVALID;
+        if (notes != NULL && cs_param_notes_put(notes, key, pending[0] ? pending : path) != 0) {
+            cs_error_set(err, NULL, 0, "more than %d parameters", CS_MAX_PARAM_NOTES);
+            return CS_ERR_INVALID;
+        }
+        pending[0] = '\0';
+        return 0;
+    }
+    cs_error_set(err, NULL, 0,
+                 "expected <!-- comment --> or <prop id=\"KEY\" value=\"V\"/>, not '%.60s'", s);
+    return CS_ERR_INVALID;
+}
+
 int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_notes *notes,
                          struct cs_error *err)
 {
     FILE *fp = fopen(path, "r");
-    char line[1024], pending[512] = "", key[128], val[128];
+    char line[1024], pending[512] = "";
     int lineno = 0, rc = 0;
 
     if (fp == NULL) {
         cs_error_set(err, path, 0, "cannot read: %s", strerror(errno));
         return CS_ERR_IO;
     }
-    while (fgets(line, sizeof(line), fp) != NULL) {
-        char *s = line, *e;
+    while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
+        char *s;
 
         lineno++;
         if (strchr(line, '\n') == NULL && !feof(fp)) {
@@ -263,48 +316,14 @@ int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_
             rc = CS_ERR_INVALID;
             break;
         }
-        while (isspace((unsigned char)*s))
-            s++;
-        e = s + strlen(s);
-        while (e > s && isspace((unsigned char)e[-1]))
-            *--e = '\0';
+        s = trim(line);
         if (*s == '\0' || *s == '#')
             continue;
-        if (strncmp(s, "<!--", 4) == 0 && e - s >= 7 && strcmp(e - 3, "-->") == 0) {
-            size_t used = strlen(pending);
-
-            e[-3] = '\0';
-            s += 4;
-            while (isspace((unsigned char)*s))
-                s++;
-            e = s + strlen(s);
-            while (e > s && isspace((unsigned char)e[-1]))
-                *--e = '\0';
-            snprintf(pending + used, sizeof(pending) - used, "%s%s", used ? "; " : "", s);
-            continue;
+        rc = props_line(p, s, pending, sizeof(pending), path, notes, err);
+        if (rc != 0 && err != NULL) {
+            snprintf(err->file, sizeof(err->file), "%s", path);
+            err->line = lineno;
         }
-        if (strncmp(s, "<prop ", 6) == 0 && strcmp(e - 2, "/>") == 0 &&
-            attr(s, "id", key, sizeof(key)) == 0 && attr(s, "value", val, sizeof(val)) == 0) {
-            if (cs_params_set(p, key, val, err) != 0) {
-                if (err != NULL) {
-                    snprintf(err->file, sizeof(err->file), "%s", path);
-                    err->line = lineno;
-                }
-                rc = CS_ERR_INVALID;
-                break;
-            }
-            if (notes != NULL && cs_param_notes_put(notes, key, pending[0] ? pending : path) != 0) {
-                cs_error_set(err, path, lineno, "more than %d parameters", CS_MAX_PARAM_NOTES);
-                rc = CS_ERR_INVALID;
-                break;
-            }
-            pending[0] = '\0';
-            continue;
-        }
-        cs_error_set(err, path, lineno,
-                     "expected <!-- comment --> or <prop id=\"KEY\" value=\"V\"/>, not '%.60s'", s);
-        rc = CS_ERR_INVALID;
-        break;
     }
     if (rc == 0 && ferror(fp)) {
         cs_error_set(err, path, 0, "read error");

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse.h"
+
 #define MAX_GPUS 256 /* routes are listed pair by pair (Full routing): keep files small */
 
 static const char *const fam_names[] = {NULL, "a100-pcie-4gpu", "a100-pcie-nvbridge", "a100-hier",
@@ -90,96 +92,123 @@ struct reader {
     struct cs_error *err;
 };
 
+/* Calls fn(ctx, prop, id, value) for every <prop> child of n (id and value NULL when absent);
+ * stops at and returns the first non-zero result. */
+static int each_prop(const xmlNode *n,
+                     int (*fn)(void *ctx, const xmlNode *prop, const char *id, const char *value),
+                     void *ctx)
+{
+    int rc = 0;
+
+    for (const xmlNode *c = n->children; c != NULL && rc == 0; c = c->next) {
+        char *id, *val;
+
+        if (!is_elem(c, "prop"))
+            continue;
+        id = attr(c, "id");
+        val = attr(c, "value");
+        rc = fn(ctx, c, id, val);
+        xmlFree(id);
+        xmlFree(val);
+    }
+    return rc;
+}
+
+/* The link being read: its id and the class its cs.class prop gives (0 when none). */
+struct link_props {
+    struct reader *r;
+    const char *id;
+    enum cs_link_class cls;
+};
+
+static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char *value)
+{
+    struct link_props *l = ctx;
+
+    if (id == NULL || value == NULL || strcmp(id, "cs.class") != 0)
+        return 0;
+    l->cls = cs_link_class_parse(value);
+    if (l->cls == 0) {
+        cs_error_set(l->r->err, l->r->path, xmlGetLineNo(prop),
+                     "link '%s': cs.class \"%s\" is not nvlink, pcie or net", l->id, value);
+        return CS_ERR_INVALID;
+    }
+    return 0;
+}
+
+/* Make room for one more link in r->plat. */
+static int grow_links(struct reader *r)
+{
+    struct cs_platform *p = r->plat;
+    int nc = r->cap_links ? 2 * r->cap_links : 64;
+    char **ids;
+    enum cs_link_class *cl;
+
+    if (p->nlinks < r->cap_links)
+        return 0;
+    if ((ids = realloc(p->link_ids, (size_t)nc * sizeof(*ids))) == NULL)
+        return CS_ERR_NOMEM;
+    p->link_ids = ids;
+    if ((cl = realloc(p->link_class, (size_t)nc * sizeof(*cl))) == NULL)
+        return CS_ERR_NOMEM;
+    p->link_class = cl;
+    r->cap_links = nc;
+    return 0;
+}
+
 static int add_link(struct reader *r, const xmlNode *n)
 {
     struct cs_platform *p = r->plat;
     char *id = attr(n, "id");
-    enum cs_link_class cls = 0;
+    struct link_props l = {r, id, 0};
+    int rc;
 
     if (id == NULL)
         return 0;
-    for (const xmlNode *c = n->children; c; c = c->next) {
-        char *pid, *val;
-
-        if (!is_elem(c, "prop"))
-            continue;
-        pid = attr(c, "id");
-        val = attr(c, "value");
-        if (pid && val && strcmp(pid, "cs.class") == 0) {
-            cls = cs_link_class_parse(val);
-            if (cls == 0) {
-                cs_error_set(r->err, r->path, xmlGetLineNo(c),
-                             "link '%s': cs.class \"%s\" is not nvlink, pcie or net", id, val);
-                xmlFree(pid);
-                xmlFree(val);
-                xmlFree(id);
-                return CS_ERR_INVALID;
-            }
-        }
-        xmlFree(pid);
-        xmlFree(val);
+    if ((rc = each_prop(n, link_prop, &l)) == 0 && (rc = grow_links(r)) == 0) {
+        p->link_class[p->nlinks] = l.cls ? l.cls : guess_class(id);
+        if ((p->link_ids[p->nlinks] = strdup(id)) == NULL)
+            rc = CS_ERR_NOMEM;
+        else
+            p->nlinks++;
     }
-    if (p->nlinks == r->cap_links) {
-        int nc = r->cap_links ? 2 * r->cap_links : 64;
-        char **ids = realloc(p->link_ids, (size_t)nc * sizeof(*ids));
-        enum cs_link_class *cl;
-
-        if (ids == NULL) {
-            xmlFree(id);
-            return CS_ERR_NOMEM;
-        }
-        p->link_ids = ids;
-        cl = realloc(p->link_class, (size_t)nc * sizeof(*cl));
-        if (cl == NULL) {
-            xmlFree(id);
-            return CS_ERR_NOMEM;
-        }
-        p->link_class = cl;
-        r->cap_links = nc;
-    }
-    p->link_ids[p->nlinks] = strdup(id);
-    p->link_class[p->nlinks] = cls ? cls : guess_class(id);
     xmlFree(id);
-    if (p->link_ids[p->nlinks] == NULL)
-        return CS_ERR_NOMEM;
-    p->nlinks++;
+    return rc;
+}
+
+/* Mark GPU g as declared; CS_ERR_INVALID when it already was. */
+static int see_gpu(struct reader *r, const xmlNode *n, const char *id, int g)
+{
+    if (g >= r->gpu_max) {
+        int nm = g + 64;
+        int *s = realloc(r->gpu_seen, (size_t)nm * sizeof(int));
+
+        if (s == NULL)
+            return CS_ERR_NOMEM;
+        memset(s + r->gpu_max, 0, (size_t)(nm - r->gpu_max) * sizeof(int));
+        r->gpu_seen = s;
+        r->gpu_max = nm;
+    }
+    if (r->gpu_seen[g]) {
+        cs_error_set(r->err, r->path, xmlGetLineNo(n), "host %s is declared twice", id);
+        return CS_ERR_INVALID;
+    }
+    r->gpu_seen[g] = 1;
+    r->nhosts_gpu++;
     return 0;
 }
 
+/* A host named gpuN (N below 65536) is GPU N; other hosts are CPUs, switches or NICs. */
 static int add_host(struct reader *r, const xmlNode *n)
 {
     char *id = attr(n, "id");
-    char *end;
-    long g;
+    int g, rc = 0;
 
-    if (id == NULL)
-        return 0;
-    if (strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9') {
-        g = strtol(id + 3, &end, 10);
-        if (*end == '\0' && g >= 0 && g < 65536) {
-            if (g >= r->gpu_max) {
-                int nm = (int)g + 64;
-                int *s = realloc(r->gpu_seen, (size_t)nm * sizeof(int));
-
-                if (s == NULL) {
-                    xmlFree(id);
-                    return CS_ERR_NOMEM;
-                }
-                memset(s + r->gpu_max, 0, (size_t)(nm - r->gpu_max) * sizeof(int));
-                r->gpu_seen = s;
-                r->gpu_max = nm;
-            }
-            if (r->gpu_seen[g]) {
-                cs_error_set(r->err, r->path, xmlGetLineNo(n), "host %s is declared twice", id);
-                xmlFree(id);
-                return CS_ERR_INVALID;
-            }
-            r->gpu_seen[g] = 1;
-            r->nhosts_gpu++;
-        }
-    }
+    if (id != NULL && strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9' &&
+        cs_parse_int(id + 3, 0, 65535, &g) == 0)
+        rc = see_gpu(r, n, id, g);
     xmlFree(id);
-    return 0;
+    return rc;
 }
 
 static int walk(struct reader *r, const xmlNode *n)
@@ -199,92 +228,104 @@ static int walk(struct reader *r, const xmlNode *n)
     return 0;
 }
 
-int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err)
+/* A root-zone prop: cs.* keys set the timing model's parameters. */
+static int zone_prop(void *ctx, const xmlNode *prop, const char *id, const char *value)
 {
-    xmlDoc *doc;
-    xmlNode *root, *zone = NULL;
-    struct cs_platform *p;
-    struct reader r;
-    int rc = 0;
+    struct reader *r = ctx;
+    struct cs_error e2;
 
-    doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (id == NULL || strncmp(id, "cs.", 3) != 0)
+        return 0;
+    cs_error_init(&e2);
+    if (value == NULL || cs_params_set(&r->plat->params, id, value, &e2) != 0) {
+        cs_error_set(r->err, r->path, xmlGetLineNo(prop), "%s",
+                     value ? e2.msg : "<prop> without value");
+        return CS_ERR_INVALID;
+    }
+    return 0;
+}
+
+/* Parse path into a document whose root is <platform>; NULL (err set) otherwise. */
+static xmlDoc *read_doc(const char *path, struct cs_error *err)
+{
+    xmlDoc *doc =
+        xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlNode *root;
+
     if (doc == NULL) {
         const xmlError *e = xmlGetLastError();
 
         cs_error_set(err, path, e ? e->line : 0, "cannot read platform: %s",
                      e && e->message ? e->message : "not well-formed XML");
-        return CS_ERR_PARSE;
+        return NULL;
     }
     root = xmlDocGetRootElement(doc);
     if (root == NULL || !is_elem(root, "platform")) {
         cs_error_set(err, path, root ? xmlGetLineNo(root) : 0,
                      "not a SimGrid platform (root element must be <platform>)");
         xmlFreeDoc(doc);
-        return CS_ERR_PARSE;
+        return NULL;
     }
+    return doc;
+}
+
+/* The GPU hosts seen by walk() must be gpu0..gpuN-1, N > 0; sets the platform's ngpus. */
+static int check_gpus(struct reader *r)
+{
+    for (int g = 0; g < r->nhosts_gpu; g++)
+        if (g >= r->gpu_max || !r->gpu_seen[g]) {
+            cs_error_set(r->err, r->path, 0,
+                         "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
+                         r->nhosts_gpu - 1, g);
+            return CS_ERR_INVALID;
+        }
+    r->plat->ngpus = r->nhosts_gpu;
+    if (r->plat->ngpus == 0) {
+        cs_error_set(r->err, r->path, 0,
+                     "the platform has no GPU host (hosts named gpu0, gpu1, ...)");
+        return CS_ERR_INVALID;
+    }
+    return 0;
+}
+
+int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err)
+{
+    xmlDoc *doc = read_doc(path, err);
+    xmlNode *root, *zone = NULL;
+    struct reader r = {0};
+    int rc = 0;
+
+    if (doc == NULL)
+        return CS_ERR_PARSE;
+    root = xmlDocGetRootElement(doc);
     for (xmlNode *c = root->children; c; c = c->next)
         if (is_elem(c, "zone") || is_elem(c, "AS")) {
             zone = c;
             break;
         }
-    p = calloc(1, sizeof(*p));
-    if (p == NULL || (p->path = strdup(path)) == NULL) {
-        free(p);
-        xmlFreeDoc(doc);
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
-    }
-    cs_params_init(&p->params);
-    for (xmlNode *c = zone ? zone->children : NULL; c && rc == 0; c = c->next) {
-        char *id, *val;
-
-        if (!is_elem(c, "prop"))
-            continue;
-        id = attr(c, "id");
-        val = attr(c, "value");
-        if (id && strncmp(id, "cs.", 3) == 0) {
-            struct cs_error e2;
-
-            cs_error_init(&e2);
-            if (val == NULL || cs_params_set(&p->params, id, val, &e2) != 0) {
-                cs_error_set(err, path, xmlGetLineNo(c), "%s",
-                             val ? e2.msg : "<prop> without value");
-                rc = CS_ERR_INVALID;
-            }
-        }
-        xmlFree(id);
-        xmlFree(val);
-    }
-    memset(&r, 0, sizeof(r));
-    r.plat = p;
+    r.plat = calloc(1, sizeof(*r.plat));
     r.path = path;
     r.err = err;
-    if (rc == 0)
-        rc = walk(&r, root);
+    if (r.plat == NULL || (r.plat->path = strdup(path)) == NULL) {
+        rc = CS_ERR_NOMEM;
+    } else {
+        cs_params_init(&r.plat->params);
+        if (zone != NULL)
+            rc = each_prop(zone, zone_prop, &r);
+        if (rc == 0)
+            rc = walk(&r, root);
+        if (rc == 0)
+            rc = check_gpus(&r);
+    }
     if (rc == CS_ERR_NOMEM)
         cs_error_set(err, NULL, 0, "out of memory");
-    if (rc == 0) {
-        for (int g = 0; g < r.nhosts_gpu; g++)
-            if (g >= r.gpu_max || !r.gpu_seen[g]) {
-                cs_error_set(err, path, 0,
-                             "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
-                             r.nhosts_gpu - 1, g);
-                rc = CS_ERR_INVALID;
-                break;
-            }
-        p->ngpus = r.nhosts_gpu;
-    }
-    if (rc == 0 && p->ngpus == 0) {
-        cs_error_set(err, path, 0, "the platform has no GPU host (hosts named gpu0, gpu1, ...)");
-        rc = CS_ERR_INVALID;
-    }
     free(r.gpu_seen);
     xmlFreeDoc(doc);
     if (rc != 0) {
-        cs_platform_free(p);
+        cs_platform_free(r.plat);
         return rc;
     }
-    *out = p;
+    *out = r.plat;
     return 0;
 }
 
@@ -381,11 +422,20 @@ static void ctn(struct w *w, const char *id, int up)
     end(w);
 }
 
+/* The link_ctn of GPU g's link named gpu<g>_<suffix>, UP (from the GPU) or DOWN. */
+static void gpu_ctn(struct w *w, int g, const char *suffix, int up)
+{
+    char id[64];
+
+    snprintf(id, sizeof(id), "gpu%d_%s", g, suffix);
+    ctn(w, id, up);
+}
+
 /* Routes: one per unordered pair a < b; SimGrid mirrors it for b -> a (flipping directions). */
 static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int b)
 {
-    char la[64], lb[64];
-    int gpn = s->gpus_per_node;
+    char bridge[64];
+    const char *via;
 
     start(w, "route");
     at(w, "src", "gpu%d", a);
@@ -394,46 +444,29 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     case CS_FAM_PCIE_4GPU:
     case CS_FAM_NVBRIDGE:
         if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
-            snprintf(la, sizeof(la), "bridge%d", a / 2);
-            ctn(w, la, 1);
+            snprintf(bridge, sizeof(bridge), "bridge%d", a / 2);
+            ctn(w, bridge, 1);
             break;
         }
-        snprintf(la, sizeof(la), "gpu%d_pcie", a);
-        snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
-        ctn(w, la, 1);
-        if ((a < gpn / 2) != (b < gpn / 2))
+        gpu_ctn(w, a, "pcie", 1);
+        if ((a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2))
             ctn(w, "xsocket", 1);
-        ctn(w, lb, 0);
+        gpu_ctn(w, b, "pcie", 0);
         break;
     case CS_FAM_HIER:
-        if (a / s->rows == b / s->rows) {
-            snprintf(la, sizeof(la), "gpu%d_nvl", a);
-            snprintf(lb, sizeof(lb), "gpu%d_nvl", b);
-        } else if (s->between == CS_LINK_NET) {
-            snprintf(la, sizeof(la), "gpu%d_nic", a);
-            snprintf(lb, sizeof(lb), "gpu%d_nic", b);
-        } else {
-            snprintf(la, sizeof(la), "gpu%d_pcie", a);
-            snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
-        }
-        ctn(w, la, 1);
-        ctn(w, lb, 0);
+        via = a / s->rows == b / s->rows ? "nvl" : s->between == CS_LINK_NET ? "nic" : "pcie";
+        gpu_ctn(w, a, via, 1);
+        gpu_ctn(w, b, via, 0);
         break;
     case CS_FAM_DGX:
         if (a / 8 == b / 8) {
-            snprintf(la, sizeof(la), "gpu%d_nvl", a);
-            snprintf(lb, sizeof(lb), "gpu%d_nvl", b);
-            ctn(w, la, 1);
-            ctn(w, lb, 0);
+            gpu_ctn(w, a, "nvl", 1);
+            gpu_ctn(w, b, "nvl", 0);
         } else {
-            snprintf(la, sizeof(la), "gpu%d_pcie", a);
-            ctn(w, la, 1);
-            snprintf(la, sizeof(la), "gpu%d_nic", a);
-            ctn(w, la, 1);
-            snprintf(lb, sizeof(lb), "gpu%d_nic", b);
-            ctn(w, lb, 0);
-            snprintf(lb, sizeof(lb), "gpu%d_pcie", b);
-            ctn(w, lb, 0);
+            gpu_ctn(w, a, "pcie", 1);
+            gpu_ctn(w, a, "nic", 1);
+            gpu_ctn(w, b, "nic", 0);
+            gpu_ctn(w, b, "pcie", 0);
         }
         break;
     }
@@ -488,15 +521,9 @@ static const char *describe_family(const struct cs_platform_spec *s, char *buf, 
     return buf;
 }
 
-int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *p,
-                      const char *path, struct cs_error *err)
+/* The spec must name a family and a size the writer supports. */
+static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *err)
 {
-    xmlBufferPtr buf;
-    struct w w = {NULL, 0, NULL};
-    int n = spec_gpus(s);
-    char name[64], text[1024];
-    FILE *fp;
-
     if (cs_platform_family_name(s->family) == NULL) {
         cs_error_set(err, NULL, 0, "unknown platform family");
         return CS_ERR_USAGE;
@@ -513,6 +540,112 @@ int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *
         cs_error_set(err, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n, MAX_GPUS);
         return CS_ERR_USAGE;
     }
+    return 0;
+}
+
+/* GPU g's link gpu<g>_<suffix> of class c, with that class's bandwidth and latency. */
+static void gpu_link(struct w *w, const struct cs_params *p, int g, const char *suffix,
+                     enum cs_link_class c)
+{
+    char id[64];
+
+    snprintf(id, sizeof(id), "gpu%d_%s", g, suffix);
+    link_el(w, id, p->link_Bps[c], p->link_lat_s[c], c);
+}
+
+/* The links of GPU g (and of the NVLink bridge of its pair). */
+static void gpu_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
+                      int g)
+{
+    char name[64];
+
+    switch (s->family) {
+    case CS_FAM_PCIE_4GPU:
+    case CS_FAM_NVBRIDGE:
+        gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
+        if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
+            snprintf(name, sizeof(name), "bridge%d", g / 2);
+            link_el(w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
+                    CS_LINK_NVLINK);
+        }
+        break;
+    case CS_FAM_HIER:
+        gpu_link(w, p, g, "nvl", CS_LINK_NVLINK);
+        if (s->columns > 1 && s->between == CS_LINK_NET)
+            gpu_link(w, p, g, "nic", CS_LINK_NET);
+        else if (s->columns > 1)
+            gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
+        break;
+    case CS_FAM_DGX:
+        gpu_link(w, p, g, "nvl", CS_LINK_NVLINK);
+        if (s->nodes > 1) {
+            gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
+            gpu_link(w, p, g, "nic", CS_LINK_NET);
+        }
+        break;
+    }
+}
+
+/* The <platform> element: header comments, the zone with its parameter props, hosts, links and
+ * routes. */
+static void platform_el(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
+                        int n)
+{
+    char text[1024];
+
+    start(w, "platform");
+    at(w, "version", "4.1");
+    snprintf(text, sizeof(text),
+             " written by `collsim platform %s`%s%s%s; every <prop> below names its source; "
+             "link cs.class props give the per-call overhead class ",
+             cs_platform_family_name(s->family), s->origin ? " (" : "", s->origin ? s->origin : "",
+             s->origin ? ")" : "");
+    comment(w, text);
+    comment(w, describe_family(s, text, sizeof(text)));
+    start(w, "zone");
+    at(w, "id", "%s", cs_platform_family_name(s->family));
+    at(w, "routing", "Full");
+    w->notes = s->notes;
+    cs_params_each(p, prop_cb, w);
+    for (int g = 0; g < n; g++)
+        host_el(w, g);
+    for (int g = 0; g < n; g++)
+        gpu_links(w, s, p, g);
+    if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1)
+        link_el(w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            route_pair(w, s, a, b);
+    end(w); /* zone */
+    end(w); /* platform */
+}
+
+/* Write the formatted document to path ("-" is stdout). */
+static int save(xmlBufferPtr buf, const char *path, struct cs_error *err)
+{
+    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+
+    if (fp == NULL) {
+        cs_error_set(err, path, 0, "cannot write: %s", strerror(errno));
+        return CS_ERR_IO;
+    }
+    fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), fp);
+    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp))) {
+        cs_error_set(err, path, 0, "write failed");
+        return CS_ERR_IO;
+    }
+    return 0;
+}
+
+int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *p, const char *path,
+                      struct cs_error *err)
+{
+    xmlBufferPtr buf;
+    struct w w = {NULL, 0, NULL};
+    int n = spec_gpus(s), rc;
+
+    if ((rc = check_spec(s, n, err)) != 0)
+        return rc;
     buf = xmlBufferCreate();
     w.x = buf ? xmlNewTextWriterMemory(buf, 0) : NULL;
     if (w.x == NULL) {
@@ -525,87 +658,15 @@ int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *
     w.bad |= xmlTextWriterStartDocument(w.x, NULL, "UTF-8", NULL) < 0;
     w.bad |= xmlTextWriterWriteDTD(w.x, (const xmlChar *)"platform", NULL,
                                    (const xmlChar *)"https://simgrid.org/simgrid.dtd", NULL) < 0;
-    start(&w, "platform");
-    at(&w, "version", "4.1");
-    snprintf(text, sizeof(text),
-             " written by `collsim platform %s`%s%s%s; every <prop> below names its source; "
-             "link cs.class props give the per-call overhead class ",
-             cs_platform_family_name(s->family), s->origin ? " (" : "", s->origin ? s->origin : "",
-             s->origin ? ")" : "");
-    comment(&w, text);
-    comment(&w, describe_family(s, text, sizeof(text)));
-    start(&w, "zone");
-    at(&w, "id", "%s", cs_platform_family_name(s->family));
-    at(&w, "routing", "Full");
-    w.notes = s->notes;
-    cs_params_each(p, prop_cb, &w);
-    for (int g = 0; g < n; g++)
-        host_el(&w, g);
-    for (int g = 0; g < n; g++) {
-        switch (s->family) {
-        case CS_FAM_PCIE_4GPU:
-        case CS_FAM_NVBRIDGE:
-            snprintf(name, sizeof(name), "gpu%d_pcie", g);
-            link_el(&w, name, p->link_Bps[CS_LINK_PCIE], p->link_lat_s[CS_LINK_PCIE],
-                    CS_LINK_PCIE);
-            if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
-                snprintf(name, sizeof(name), "bridge%d", g / 2);
-                link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
-                        CS_LINK_NVLINK);
-            }
-            break;
-        case CS_FAM_HIER:
-            snprintf(name, sizeof(name), "gpu%d_nvl", g);
-            link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
-                    CS_LINK_NVLINK);
-            if (s->columns > 1) {
-                enum cs_link_class c = s->between == CS_LINK_NET ? CS_LINK_NET : CS_LINK_PCIE;
-
-                snprintf(name, sizeof(name), "gpu%d_%s", g, c == CS_LINK_NET ? "nic" : "pcie");
-                link_el(&w, name, p->link_Bps[c], p->link_lat_s[c], c);
-            }
-            break;
-        case CS_FAM_DGX:
-            snprintf(name, sizeof(name), "gpu%d_nvl", g);
-            link_el(&w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
-                    CS_LINK_NVLINK);
-            if (s->nodes > 1) {
-                snprintf(name, sizeof(name), "gpu%d_pcie", g);
-                link_el(&w, name, p->link_Bps[CS_LINK_PCIE], p->link_lat_s[CS_LINK_PCIE],
-                        CS_LINK_PCIE);
-                snprintf(name, sizeof(name), "gpu%d_nic", g);
-                link_el(&w, name, p->link_Bps[CS_LINK_NET], p->link_lat_s[CS_LINK_NET],
-                        CS_LINK_NET);
-            }
-            break;
-        }
-    }
-    if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1)
-        link_el(&w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
-    for (int a = 0; a < n; a++)
-        for (int b = a + 1; b < n; b++)
-            route_pair(&w, s, a, b);
-    end(&w); /* zone */
-    end(&w); /* platform */
+    platform_el(&w, s, p, n);
     w.bad |= xmlTextWriterEndDocument(w.x) < 0;
     xmlFreeTextWriter(w.x);
     if (w.bad) {
-        xmlBufferFree(buf);
         cs_error_set(err, NULL, 0, "could not format the platform XML");
-        return CS_ERR_IO;
-    }
-    fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (fp == NULL) {
-        xmlBufferFree(buf);
-        cs_error_set(err, path, 0, "cannot write: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), fp);
-    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp))) {
-        xmlBufferFree(buf);
-        cs_error_set(err, path, 0, "write failed");
-        return CS_ERR_IO;
+        rc = CS_ERR_IO;
+    } else {
+        rc = save(buf, path, err);
     }
     xmlBufferFree(buf);
-    return 0;
+    return rc;
 }

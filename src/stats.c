@@ -173,6 +173,50 @@ static const char *via_name(int kind)
     }
 }
 
+static int carries(const struct cs_tl_event *e)
+{
+    return e->kind == CS_TL_UNIT && e->out_conn >= 0 && (e->wire_bytes > 0 || e->wire_s > 0);
+}
+
+int cs_stats_link_units(const struct cs_timeline *tl, struct cs_link_units *lu)
+{
+    long long *first = calloc((size_t)tl->nlinks + 2, sizeof(*first)), *ev = NULL, total = 0,
+              max = 0;
+
+    if (first == NULL)
+        return CS_ERR_NOMEM;
+    /* Count each unit on every link of its route, then place it; first[l + 1] is the fill
+     * pointer of link l while placing. */
+    for (long long i = 0; i < tl->nevents; i++)
+        if (carries(&tl->events[i]))
+            for (int k = 0; k < tl->conns[tl->events[i].out_conn].nroute; k++)
+                first[tl->route[tl->conns[tl->events[i].out_conn].route0 + k] + 2]++;
+    for (int l = 0; l < tl->nlinks; l++) {
+        max = first[l + 2] > max ? first[l + 2] : max;
+        total += first[l + 2];
+        first[l + 2] = total;
+    }
+    if ((ev = malloc((size_t)(total + 1) * sizeof(*ev))) == NULL) {
+        free(first);
+        return CS_ERR_NOMEM;
+    }
+    for (long long i = 0; i < tl->nevents; i++)
+        if (carries(&tl->events[i]))
+            for (int k = 0; k < tl->conns[tl->events[i].out_conn].nroute; k++)
+                ev[first[tl->route[tl->conns[tl->events[i].out_conn].route0 + k] + 1]++] = i;
+    lu->first = first;
+    lu->ev = ev;
+    lu->max = max;
+    return 0;
+}
+
+void cs_link_units_cleanup(struct cs_link_units *lu)
+{
+    free(lu->first);
+    free(lu->ev);
+    lu->first = lu->ev = NULL;
+}
+
 struct span {
     double a, b;
 };
@@ -184,85 +228,65 @@ static int span_cmp(const void *x, const void *y)
     return p->a < q->a ? -1 : p->a > q->a;
 }
 
+/* The time covered by the union of n spans (sorted here). */
+static double busy_time(struct span *sp, long long n)
+{
+    double busy = 0, end = -1;
+
+    qsort(sp, (size_t)n, sizeof(*sp), span_cmp);
+    for (long long k = 0; k < n; k++) {
+        double s = sp[k].a > end ? sp[k].a : end;
+
+        if (sp[k].b > s)
+            busy += sp[k].b - s;
+        if (sp[k].b > end)
+            end = sp[k].b;
+    }
+    return busy;
+}
+
 static int write_links(FILE *fp, const struct cs_timeline *tl)
 {
-    long long *n0 = calloc((size_t)tl->nlinks + 2, sizeof(*n0)), *fill, total = 0;
-    struct span *sp = NULL;
-    double T = tl->makespan_s, *bytes = calloc((size_t)tl->nlinks + 1, sizeof(*bytes));
+    struct cs_link_units lu;
+    struct span *sp;
+    double T = tl->makespan_s;
+    int rc = cs_stats_link_units(tl, &lu);
 
-    fill = calloc((size_t)tl->nlinks + 1, sizeof(*fill));
-    if (n0 == NULL || fill == NULL || bytes == NULL)
-        goto nomem;
-    /* Count, then place, each transfer's time on the network on every link of its route. */
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-
-        if (e->kind == CS_TL_UNIT && e->out_conn >= 0 && e->wire_bytes > 0)
-            for (int k = 0; k < tl->conns[e->out_conn].nroute; k++) {
-                int l = tl->route[tl->conns[e->out_conn].route0 + k];
-
-                n0[l]++;
-                bytes[l] += e->wire_bytes;
-            }
+    if (rc != 0)
+        return rc;
+    if ((sp = malloc((size_t)(lu.max + 1) * sizeof(*sp))) == NULL) {
+        cs_link_units_cleanup(&lu);
+        return CS_ERR_NOMEM;
     }
-    for (int l = 0; l < tl->nlinks; l++) {
-        long long c = n0[l];
-
-        n0[l] = fill[l] = total;
-        total += c;
-    }
-    n0[tl->nlinks] = total;
-    sp = malloc((size_t)(total + 1) * sizeof(*sp));
-    if (sp == NULL)
-        goto nomem;
     fprintf(fp,
             "links (wire bytes; busy: share of the replay's %.3f us with a transfer on the "
             "link; rate: bytes over that time)\n",
             T * 1e6);
     fprintf(fp, "  %-28s %14s %7s %10s %10s %6s\n", "link", "bytes", "busy", "GB/s", "cap GB/s",
             "util");
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-
-        if (e->kind != CS_TL_UNIT || e->out_conn < 0 || e->wire_bytes <= 0)
-            continue;
-        for (int k = 0; k < tl->conns[e->out_conn].nroute; k++) {
-            int l = tl->route[tl->conns[e->out_conn].route0 + k];
-
-            sp[fill[l]++] = (struct span){e->start_s, e->start_s + e->wire_s};
-        }
-    }
     for (int l = 0; l < tl->nlinks; l++) {
-        long long a = n0[l], n = n0[l + 1] - n0[l];
-        double busy = 0, end = -1, rate;
+        long long n = 0;
+        double bytes = 0, busy, rate;
 
+        for (long long k = lu.first[l]; k < lu.first[l + 1]; k++) {
+            const struct cs_tl_event *e = &tl->events[lu.ev[k]];
+
+            if (e->wire_bytes <= 0)
+                continue;
+            bytes += e->wire_bytes;
+            sp[n++] = (struct span){e->start_s, e->start_s + e->wire_s};
+        }
         if (n == 0)
             continue;
-        qsort(sp + a, (size_t)n, sizeof(*sp), span_cmp);
-        for (long long k = a; k < a + n; k++) {
-            double s = sp[k].a > end ? sp[k].a : end;
-
-            if (sp[k].b > s)
-                busy += sp[k].b - s;
-            if (sp[k].b > end)
-                end = sp[k].b;
-        }
-        rate = T > 0 ? bytes[l] / T : 0;
-        fprintf(fp, "  %-28s %14.0f %6.1f%% %10.3f %10.3f %5.1f%%\n", tl->links[l].name, bytes[l],
+        busy = busy_time(sp, n);
+        rate = T > 0 ? bytes / T : 0;
+        fprintf(fp, "  %-28s %14.0f %6.1f%% %10.3f %10.3f %5.1f%%\n", tl->links[l].name, bytes,
                 T > 0 ? 100 * busy / T : 0, rate / 1e9, tl->links[l].bw_Bps / 1e9,
                 tl->links[l].bw_Bps > 0 ? 100 * rate / tl->links[l].bw_Bps : 0);
     }
-    free(n0);
-    free(fill);
     free(sp);
-    free(bytes);
+    cs_link_units_cleanup(&lu);
     return 0;
-nomem:
-    free(n0);
-    free(fill);
-    free(sp);
-    free(bytes);
-    return CS_ERR_NOMEM;
 }
 
 static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)

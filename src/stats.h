@@ -33,6 +33,19 @@ int cs_stats_critical_path(const struct cs_plan *plan, const struct cs_timeline 
                            struct cs_critpath *cp);
 void cs_critpath_cleanup(struct cs_critpath *cp);
 
+/* The units that put bytes on the wire (out_conn >= 0, wire_bytes or wire_s > 0), grouped by the
+ * links of their routes: link l carried the timeline events ev[first[l] .. first[l+1]-1], in
+ * timeline order; max is the most events of one link. */
+struct cs_link_units {
+    long long *first; /* nlinks + 1 offsets into ev */
+    long long *ev;
+    long long max;
+};
+
+/* Fill lu (free with cs_link_units_cleanup). 0 or CS_ERR_NOMEM (lu then owes nothing). */
+int cs_stats_link_units(const struct cs_timeline *tl, struct cs_link_units *lu);
+void cs_link_units_cleanup(struct cs_link_units *lu);
+
 /* Print the statistics as text to fp: links, threadblocks, then the critical path grouped into
  * segments (consecutive parts of one step of one tb), at most max_segments of them (the first
  * and last halves; <= 0: all). A deadlocked timeline gets no critical path. 0, CS_ERR_USAGE for

@@ -1,13 +1,10 @@
-/* table.c: CSV tables with a header line. */
-#include <errno.h>
+/* table.c: CSV tables with a header line, parsed by csv.c and written back. */
+#include "table.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
-
-#define MAX_COLS 256
-#define MAX_FIELD 4096
-#define MAX_TABLE_BYTES (256L << 20)
+#include "csv.h"
 
 struct cs_table *cs_table_new(int ncols, const char *const *cols)
 {
@@ -65,191 +62,51 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
     return 0;
 }
 
-/* Split one record starting at *pp into fields (at most MAX_COLS). Advances *pp past the record
- * and *line by the lines it spans. Returns the field count, or a negative error. */
-static int split_record(const char **pp, const char *end, char **fields, int *line,
-                        const char *name, struct cs_error *err)
+/* Move a parsed CSV into a new table; the CSV is freed either way. */
+static int from_csv(int rc, struct cs_csv *c, const char *name, struct cs_table **out,
+                    struct cs_error *err)
 {
-    const char *p = *pp;
-    int n = 0, start_line = *line;
-    char buf[MAX_FIELD];
+    struct cs_table *t;
 
-    for (;;) {
-        size_t len = 0;
-
-        if (n >= MAX_COLS) {
-            cs_error_set(err, name, start_line, "more than %d fields", MAX_COLS);
-            goto fail;
-        }
-        if (p < end && *p == '"') {
-            p++;
-            for (;;) {
-                if (p >= end) {
-                    cs_error_set(err, name, start_line, "unterminated quoted field");
-                    goto fail;
-                }
-                if (*p == '"') {
-                    if (p + 1 < end && p[1] == '"') {
-                        p += 2;
-                        if (len + 1 >= sizeof(buf))
-                            goto toolong;
-                        buf[len++] = '"';
-                        continue;
-                    }
-                    p++;
-                    break;
-                }
-                if (*p == '\n')
-                    (*line)++;
-                if (len + 1 >= sizeof(buf))
-                    goto toolong;
-                buf[len++] = *p++;
-            }
-            if (p < end && *p != ',' && *p != '\n' && *p != '\r') {
-                cs_error_set(err, name, start_line, "text after a closing quote");
-                goto fail;
-            }
-        } else {
-            while (p < end && *p != ',' && *p != '\n' && *p != '\r') {
-                if (*p == '"') {
-                    cs_error_set(err, name, start_line, "quote inside an unquoted field");
-                    goto fail;
-                }
-                if (len + 1 >= sizeof(buf))
-                    goto toolong;
-                buf[len++] = *p++;
-            }
-        }
-        buf[len] = '\0';
-        if ((fields[n++] = strdup(buf)) == NULL) {
-            cs_error_set(err, name, start_line, "out of memory");
-            goto fail;
-        }
-        if (p < end && *p == ',') {
-            p++;
-            continue;
-        }
-        if (p < end && *p == '\r')
-            p++;
-        if (p < end && *p == '\n') {
-            p++;
-            (*line)++;
-        }
-        break;
+    if (rc != 0)
+        return rc;
+    if (c->ncols == 0) {
+        cs_error_set(err, name, 0, "empty table (no header line)");
+        cs_csv_free(c);
+        return CS_ERR_PARSE;
     }
-    *pp = p;
-    return n;
-toolong:
-    cs_error_set(err, name, start_line, "field longer than %d bytes", MAX_FIELD - 1);
-fail:
-    for (int i = 0; i < n; i++)
-        free(fields[i]);
-    return CS_ERR_PARSE;
+    if ((t = calloc(1, sizeof(*t))) == NULL) {
+        cs_csv_free(c);
+        return CS_ERR_NOMEM;
+    }
+    t->ncols = c->ncols;
+    t->cols = c->header;
+    t->nrows = t->cap_rows = c->nrows;
+    t->cells = c->cells;
+    t->lines = c->lines;
+    c->header = c->cells = NULL;
+    c->lines = NULL;
+    c->ncols = c->nrows = 0;
+    cs_csv_free(c);
+    *out = t;
+    return 0;
 }
 
 int cs_table_parse(const char *text, size_t len, const char *name, struct cs_table **out,
                    struct cs_error *err)
 {
-    const char *p = text, *end = text + len;
-    char *fields[MAX_COLS];
-    struct cs_table *t = NULL;
-    int line = 1, n, rc = 0;
+    struct cs_csv *c = NULL;
+    int rc = cs_csv_parse(text, len, name, 0, &c, err);
 
-    if (memchr(text, '\0', len) != NULL) {
-        cs_error_set(err, name, 0, "binary file (NUL byte)");
-        return CS_ERR_PARSE;
-    }
-    while (p < end) {
-        int rec_line;
-
-        if (*p == '\n' || *p == '\r') { /* blank line */
-            if (*p == '\n')
-                line++;
-            p++;
-            continue;
-        }
-        rec_line = line;
-        if ((n = split_record(&p, end, fields, &line, name, err)) < 0) {
-            rc = n;
-            break;
-        }
-        if (t == NULL) {
-            t = cs_table_new(n, (const char *const *)fields);
-            for (int i = 0; i < n; i++)
-                free(fields[i]);
-            if (t == NULL) {
-                rc = CS_ERR_NOMEM;
-                break;
-            }
-            continue;
-        }
-        if (n != t->ncols) {
-            cs_error_set(err, name, rec_line, "%d fields, the header has %d", n, t->ncols);
-            rc = CS_ERR_PARSE;
-        } else {
-            rc = cs_table_add_row(t, (const char *const *)fields, rec_line);
-        }
-        for (int i = 0; i < n; i++)
-            free(fields[i]);
-        if (rc != 0)
-            break;
-    }
-    if (rc == 0 && t == NULL) {
-        cs_error_set(err, name, 0, "empty table (no header line)");
-        rc = CS_ERR_PARSE;
-    }
-    if (rc != 0) {
-        if (rc == CS_ERR_NOMEM)
-            cs_error_set(err, name, line, "out of memory");
-        cs_table_free(t);
-        return rc;
-    }
-    *out = t;
-    return 0;
+    return from_csv(rc, c, name, out, err);
 }
 
 int cs_table_read(const char *path, struct cs_table **out, struct cs_error *err)
 {
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    int rc;
+    struct cs_csv *c = NULL;
+    int rc = cs_csv_read_file(path, 0, &c, err);
 
-    if (fp == NULL) {
-        cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    for (;;) {
-        if (len + 65536 > cap) {
-            char *nb;
-
-            if (cap >= (size_t)MAX_TABLE_BYTES) {
-                cs_error_set(err, path, 0, "larger than %ld bytes", MAX_TABLE_BYTES);
-                rc = CS_ERR_INVALID;
-                goto done;
-            }
-            if ((nb = realloc(buf, cap = cap * 2 + 65536)) == NULL) {
-                rc = CS_ERR_NOMEM;
-                goto done;
-            }
-            buf = nb;
-        }
-        n = fread(buf + len, 1, cap - len, fp);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    if (ferror(fp)) {
-        cs_error_set(err, path, 0, "cannot read: %s", strerror(errno));
-        rc = CS_ERR_IO;
-        goto done;
-    }
-    rc = cs_table_parse(buf, len, path, out, err);
-done:
-    if (fp != stdin)
-        fclose(fp);
-    free(buf);
-    return rc;
+    return from_csv(rc, c, path, out, err);
 }
 
 int cs_table_find_col(const struct cs_table *t, const char *name)

@@ -20,8 +20,9 @@ struct cs_table {
     int *lines;   /* source line of each row */
 };
 
-/* Parse CSV text (RFC 4180 quoting; CRLF accepted; blank lines skipped). The first line is the
- * header; every row must have as many fields. `name` names the source in messages. */
+/* Parse CSV text with csv.h's parser, without comment lines (RFC 4180 quoting; CRLF accepted;
+ * blank lines skipped). The first line is the header; every row must have as many fields. `name`
+ * names the source in messages. */
 int cs_table_parse(const char *text, size_t len, const char *name, struct cs_table **out,
                    struct cs_error *err);
 /* Read a CSV file ("-" is stdin). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "stats.h"
 
 void cs_trace_json_str(FILE *fp, const char *s)
 {
@@ -71,84 +72,71 @@ static void counter(FILE *fp, const struct cs_timeline *tl, int l, int pid, doub
             pid, us(b, ps(tl, t_s)), u);
 }
 
+/* The counter track of link l from its n rate changes d (sorted here). */
+static void link_counter(FILE *fp, const struct cs_timeline *tl, int l, int pid, struct delta *d,
+                         long long n)
+{
+    double level = 0, bw = tl->links[l].bw_Bps;
+
+    qsort(d, (size_t)n, sizeof(*d), delta_cmp);
+    counter(fp, tl, l, pid, 0, 0);
+    for (long long i = 0; i < n;) {
+        double t = d[i].t_s;
+
+        while (i < n && d[i].t_s == t)
+            level += d[i++].rate;
+        if (level < 1e-9 * bw)
+            level = 0; /* rounding left over when every transfer has ended */
+        counter(fp, tl, l, pid, t, bw > 0 ? level / bw : 0);
+    }
+}
+
 /* One counter track per link that carried bytes: the sum of the average rates of the transfers
  * on it, as a share of its bandwidth. */
 static int write_counters(FILE *fp, const struct cs_timeline *tl, int pid)
 {
-    long long *n0 = calloc((size_t)tl->nlinks + 1, sizeof(*n0)), *fill, total = 0;
-    struct delta *d = NULL;
+    struct cs_link_units lu;
+    struct delta *d;
+    int rc = cs_stats_link_units(tl, &lu);
 
-    fill = calloc((size_t)tl->nlinks + 1, sizeof(*fill));
-    if (n0 == NULL || fill == NULL)
-        goto nomem;
-    /* Count, then place, each transfer's start and end on every link of its route. */
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-
-        if (e->kind == CS_TL_UNIT && e->out_conn >= 0 && e->wire_s > 0)
-            for (int k = 0; k < tl->conns[e->out_conn].nroute; k++)
-                n0[tl->route[tl->conns[e->out_conn].route0 + k]] += 2;
+    if (rc != 0)
+        return rc;
+    if ((d = malloc((size_t)(2 * lu.max + 1) * sizeof(*d))) == NULL) {
+        cs_link_units_cleanup(&lu);
+        return CS_ERR_NOMEM;
     }
     for (int l = 0; l < tl->nlinks; l++) {
-        long long c = n0[l];
+        long long n = 0;
 
-        n0[l] = total;
-        fill[l] = total;
-        total += c;
-    }
-    n0[tl->nlinks] = total;
-    d = malloc((size_t)(total + 1) * sizeof(*d));
-    if (d == NULL)
-        goto nomem;
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
+        for (long long k = lu.first[l]; k < lu.first[l + 1]; k++) {
+            const struct cs_tl_event *e = &tl->events[lu.ev[k]];
 
-        if (e->kind != CS_TL_UNIT || e->out_conn < 0 || e->wire_s <= 0)
-            continue;
-        for (int k = 0; k < tl->conns[e->out_conn].nroute; k++) {
-            int l = tl->route[tl->conns[e->out_conn].route0 + k];
-
-            d[fill[l]++] = (struct delta){e->start_s, e->wire_bytes / e->wire_s};
-            d[fill[l]++] = (struct delta){e->start_s + e->wire_s, -e->wire_bytes / e->wire_s};
+            if (e->wire_s <= 0)
+                continue;
+            d[n++] = (struct delta){e->start_s, e->wire_bytes / e->wire_s};
+            d[n++] = (struct delta){e->start_s + e->wire_s, -e->wire_bytes / e->wire_s};
         }
+        if (n > 0)
+            link_counter(fp, tl, l, pid, d, n);
     }
-    for (int l = 0; l < tl->nlinks; l++) {
-        struct delta *dl = d + n0[l];
-        long long n = n0[l + 1] - n0[l];
-        double level = 0;
-
-        if (n == 0)
-            continue;
-        qsort(dl, (size_t)n, sizeof(*dl), delta_cmp);
-        counter(fp, tl, l, pid, 0, 0);
-        for (long long i = 0; i < n;) {
-            double t = dl[i].t_s;
-
-            while (i < n && dl[i].t_s == t)
-                level += dl[i++].rate;
-            if (level < 1e-9 * tl->links[l].bw_Bps)
-                level = 0; /* rounding left over when every transfer has ended */
-            counter(fp, tl, l, pid, t, tl->links[l].bw_Bps > 0 ? level / tl->links[l].bw_Bps : 0);
-        }
-    }
-    free(n0);
-    free(fill);
     free(d);
+    cs_link_units_cleanup(&lu);
     return 0;
-nomem:
-    free(n0);
-    free(fill);
-    free(d);
-    return CS_ERR_NOMEM;
 }
 
-int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)
+/* A metadata event; `sep` goes before it (",\n" but for the first event). */
+static void meta(FILE *fp, const char *sep, const char *name, int pid, int tid, const char *args)
 {
-    int pid_coll = plan->ngpus, rc;
-    char b0[32], b1[32];
+    fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{%s}}", sep, name,
+            pid, tid, args);
+}
 
-    if (tl->truncated)
-        return CS_ERR_USAGE;
+/* The trace's header (what was replayed) and its process and thread names and orders. */
+static void write_meta(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
+                       int pid_coll)
+{
+    char b0[32], args[128];
+
     fprintf(fp,
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"collective\":\"%s\",\"protocol\":\"%s\","
             "\"gpus\":%d,\"size_bytes\":%lld,\"iterations\":%d,\"status\":\"%s\","
@@ -157,137 +145,139 @@ int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timelin
             cs_proto_name(plan->proto) ? cs_proto_name(plan->proto) : "unknown", plan->ngpus,
             plan->size_bytes, plan->niter, tl->complete ? "ok" : "deadlock",
             tl->complete ? us(b0, ps(tl, tl->makespan_s)) : "null");
-    fprintf(fp,
-            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"name\":\"collective\"}}",
-            pid_coll);
-    fprintf(fp,
-            ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"sort_index\":-1}}",
-            pid_coll);
-    fprintf(fp,
-            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-            "\"args\":{\"name\":\"launch\"}}",
-            pid_coll);
+    meta(fp, "", "process_name", pid_coll, 0, "\"name\":\"collective\"");
+    meta(fp, ",\n", "process_sort_index", pid_coll, 0, "\"sort_index\":-1");
+    meta(fp, ",\n", "thread_name", pid_coll, 0, "\"name\":\"launch\"");
     for (int g = 0; g < plan->ngpus; g++) {
-        fprintf(fp,
-                ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                "\"args\":{\"name\":\"gpu %d\"}}",
-                g, g);
-        fprintf(fp,
-                ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-                "\"args\":{\"sort_index\":%d}}",
-                g, g);
+        snprintf(args, sizeof(args), "\"name\":\"gpu %d\"", g);
+        meta(fp, ",\n", "process_name", g, 0, args);
+        snprintf(args, sizeof(args), "\"sort_index\":%d", g);
+        meta(fp, ",\n", "process_sort_index", g, 0, args);
     }
     for (int t = 0; t < plan->ntbs; t++) {
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
-        fprintf(fp,
-                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-                "\"args\":{\"name\":\"tb %d (send %d, recv %d, chan %d)\"}}",
-                tb->gpu, tb->id, tb->id, tb->send, tb->recv, tb->chan);
-        fprintf(fp,
-                ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-                "\"args\":{\"sort_index\":%d}}",
-                tb->gpu, tb->id, tb->id);
+        snprintf(args, sizeof(args), "\"name\":\"tb %d (send %d, recv %d, chan %d)\"", tb->id,
+                 tb->send, tb->recv, tb->chan);
+        meta(fp, ",\n", "thread_name", tb->gpu, tb->id, args);
+        snprintf(args, sizeof(args), "\"sort_index\":%d", tb->id);
+        meta(fp, ",\n", "thread_sort_index", tb->gpu, tb->id, args);
     }
     if (tl->offset_s > 0)
         fprintf(fp,
                 ",\n{\"name\":\"launch + deploy\",\"cat\":\"launch\",\"ph\":\"X\",\"pid\":%d,"
                 "\"tid\":0,\"ts\":0,\"dur\":%s}",
                 pid_coll, us(b0, ps(tl, 0)));
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-        const struct cs_plan_tb *tb;
-        const struct cs_plan_op *op;
-        long long p0 = ps(tl, e->start_s), p1 = ps(tl, e->end_s);
+}
 
-        if (e->tb < 0 || e->tb >= plan->ntbs)
-            continue;
-        us(b0, p0);
-        us(b1, p1 - p0);
-        tb = &plan->tbs[e->tb];
-        op = e->op >= 0 && e->op < tb->nops ? &tb->ops[e->op] : NULL;
-        switch (e->kind) {
-        case CS_TL_CALL:
-            if (op == NULL)
-                break;
-            fprintf(fp,
-                    ",\n{\"name\":\"%s\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%s,\"dur\":%s,\"args\":{",
-                    cs_step_type_name(op->type), tb->gpu, tb->id, b0, b1);
-            if (cs_step_sends(op->type))
-                fprintf(fp, "\"send_peer\":%d,", tb->send);
-            if (cs_step_recvs(op->type))
-                fprintf(fp, "\"recv_peer\":%d,", tb->recv);
-            fprintf(fp, "\"bytes\":%lld,\"iteration\":%d,\"step\":%d,\"call\":%d,\"chunks\":%d}}",
-                    e->bytes, e->iter, op->step, e->call, op->cnt);
-            break;
-        case CS_TL_WAIT_DATA:
-        case CS_TL_WAIT_CREDIT:
-        case CS_TL_WAIT_FLAG:
-            fprintf(fp,
-                    ",\n{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%s,\"dur\":%s,\"args\":{\"iteration\":%d,\"step\":%d",
-                    wait_name(e->kind), tb->gpu, tb->id, b0, b1, e->iter, op ? op->step : -1);
-            if (e->other >= 0 && e->other < plan->ntbs)
-                fprintf(fp, ",\"ended_by\":\"gpu %d tb %d\"", plan->tbs[e->other].gpu,
-                        plan->tbs[e->other].id);
-            fprintf(fp, "}}");
-            break;
-        case CS_TL_LATENCY:
-            fprintf(fp,
-                    ",\n{\"name\":\"hop latency\",\"cat\":\"latency\",\"ph\":\"X\",\"pid\":%d,"
-                    "\"tid\":%d,\"ts\":%s,\"dur\":%s",
-                    tb->gpu, tb->id, b0, b1);
-            if (e->other >= 0 && e->other < plan->ntbs)
-                fprintf(fp, ",\"args\":{\"from\":\"gpu %d tb %d\"}", plan->tbs[e->other].gpu,
-                        plan->tbs[e->other].id);
-            fprintf(fp, "}");
-            break;
-        case CS_TL_OVERHEAD:
-            fprintf(fp,
-                    ",\n{\"name\":\"call overhead\",\"cat\":\"overhead\",\"ph\":\"X\",\"pid\":%d,"
-                    "\"tid\":%d,\"ts\":%s,\"dur\":%s}",
-                    tb->gpu, tb->id, b0, b1);
-            break;
-        case CS_TL_UNIT: {
-            /* The unit as a slice inside its call, and a flow per unit from the middle of the
-             * sender's slice to the middle of the receiver's (inside both, so each end binds
-             * to its unit); the id pairs the n-th unit sent on a connection with the n-th
-             * received on it. */
-            char mid[32];
+/* The start of a complete ("X") slice on tb, up to its duration; the caller closes it. */
+static void slice(FILE *fp, const char *name, const char *cat, const struct cs_plan_tb *tb,
+                  const char *ts, const char *dur)
+{
+    fprintf(fp,
+            ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%s,"
+            "\"dur\":%s",
+            name, cat, tb->gpu, tb->id, ts, dur);
+}
 
-            us(mid, p0 + (p1 - p0) / 2);
+/* One end of a unit's flow arrow: ph is the phase with its binding point, the id pairs the seq-th
+ * unit sent on connection conn with the seq-th received on it. */
+static void flow(FILE *fp, const char *ph, int conn, int seq, const struct cs_plan_tb *tb,
+                 const char *ts)
+{
+    fprintf(fp,
+            ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":%s,\"id\":%lld,\"pid\":%d,\"tid\":%d,"
+            "\"ts\":%s}",
+            ph, ((long long)conn << 32) | (unsigned)seq, tb->gpu, tb->id, ts);
+}
 
-            fprintf(fp,
-                    ",\n{\"name\":\"%s\",\"cat\":\"unit\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%s,\"dur\":%s,\"args\":{\"bytes\":%lld",
-                    e->out_conn >= 0 && e->in_conn >= 0 ? "recv+send unit"
-                    : e->out_conn >= 0                  ? "send unit"
-                                                        : "recv unit",
-                    tb->gpu, tb->id, b0, b1, e->bytes);
-            if (e->out_conn >= 0)
-                fprintf(fp, ",\"wire_bytes\":%.0f,\"network_us\":%.6f", e->wire_bytes,
-                        e->wire_s * 1e6);
-            fprintf(fp, "}}");
-            if (e->in_conn >= 0)
-                fprintf(fp,
-                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-                        "\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":%s}",
-                        ((long long)e->in_conn << 32) | (unsigned)e->in_seq, tb->gpu, tb->id, mid);
-            if (e->out_conn >= 0)
-                fprintf(fp,
-                        ",\n{\"name\":\"unit\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld,"
-                        "\"pid\":%d,\"tid\":%d,\"ts\":%s}",
-                        ((long long)e->out_conn << 32) | (unsigned)e->out_seq, tb->gpu, tb->id,
-                        mid);
+/* The unit as a slice inside its call, and a flow per unit from the middle of the sender's slice
+ * to the middle of the receiver's (inside both, so each end binds to its unit); the id pairs the
+ * n-th unit sent on a connection with the n-th received on it. */
+static void write_unit(FILE *fp, const struct cs_tl_event *e, const struct cs_plan_tb *tb,
+                       long long p0, long long p1)
+{
+    char b0[32], b1[32], mid[32];
+
+    us(mid, p0 + (p1 - p0) / 2);
+    slice(fp,
+          e->out_conn >= 0 && e->in_conn >= 0 ? "recv+send unit"
+          : e->out_conn >= 0                  ? "send unit"
+                                              : "recv unit",
+          "unit", tb, us(b0, p0), us(b1, p1 - p0));
+    fprintf(fp, ",\"args\":{\"bytes\":%lld", e->bytes);
+    if (e->out_conn >= 0)
+        fprintf(fp, ",\"wire_bytes\":%.0f,\"network_us\":%.6f", e->wire_bytes, e->wire_s * 1e6);
+    fprintf(fp, "}}");
+    if (e->in_conn >= 0)
+        flow(fp, "\"f\",\"bp\":\"e\"", e->in_conn, e->in_seq, tb, mid);
+    if (e->out_conn >= 0)
+        flow(fp, "\"s\"", e->out_conn, e->out_seq, tb, mid);
+}
+
+/* The slice (and flows) of one timeline event. */
+static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
+                        const struct cs_tl_event *e)
+{
+    const struct cs_plan_tb *tb = &plan->tbs[e->tb];
+    const struct cs_plan_op *op = e->op >= 0 && e->op < tb->nops ? &tb->ops[e->op] : NULL;
+    const struct cs_plan_tb *other =
+        e->other >= 0 && e->other < plan->ntbs ? &plan->tbs[e->other] : NULL;
+    long long p0 = ps(tl, e->start_s), p1 = ps(tl, e->end_s);
+    char b0[32], b1[32];
+
+    us(b0, p0);
+    us(b1, p1 - p0);
+    switch (e->kind) {
+    case CS_TL_CALL:
+        if (op == NULL)
             break;
-        }
-        default:
-            break;
-        }
+        slice(fp, cs_step_type_name(op->type), "step", tb, b0, b1);
+        fprintf(fp, ",\"args\":{");
+        if (cs_step_sends(op->type))
+            fprintf(fp, "\"send_peer\":%d,", tb->send);
+        if (cs_step_recvs(op->type))
+            fprintf(fp, "\"recv_peer\":%d,", tb->recv);
+        fprintf(fp, "\"bytes\":%lld,\"iteration\":%d,\"step\":%d,\"call\":%d,\"chunks\":%d}}",
+                e->bytes, e->iter, op->step, e->call, op->cnt);
+        break;
+    case CS_TL_WAIT_DATA:
+    case CS_TL_WAIT_CREDIT:
+    case CS_TL_WAIT_FLAG:
+        slice(fp, wait_name(e->kind), "wait", tb, b0, b1);
+        fprintf(fp, ",\"args\":{\"iteration\":%d,\"step\":%d", e->iter, op ? op->step : -1);
+        if (other != NULL)
+            fprintf(fp, ",\"ended_by\":\"gpu %d tb %d\"", other->gpu, other->id);
+        fprintf(fp, "}}");
+        break;
+    case CS_TL_LATENCY:
+        slice(fp, "hop latency", "latency", tb, b0, b1);
+        if (other != NULL)
+            fprintf(fp, ",\"args\":{\"from\":\"gpu %d tb %d\"}", other->gpu, other->id);
+        fprintf(fp, "}");
+        break;
+    case CS_TL_OVERHEAD:
+        slice(fp, "call overhead", "overhead", tb, b0, b1);
+        fprintf(fp, "}");
+        break;
+    case CS_TL_UNIT:
+        write_unit(fp, e, tb, p0, p1);
+        break;
+    default:
+        break;
     }
+}
+
+int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)
+{
+    int pid_coll = plan->ngpus, rc;
+
+    if (tl->truncated)
+        return CS_ERR_USAGE;
+    write_meta(fp, plan, tl, pid_coll);
+    for (long long i = 0; i < tl->nevents; i++)
+        if (tl->events[i].tb >= 0 && tl->events[i].tb < plan->ntbs)
+            write_event(fp, plan, tl, &tl->events[i]);
     rc = write_counters(fp, tl, pid_coll);
     fprintf(fp, "\n]}\n");
     if (rc != 0)

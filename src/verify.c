@@ -699,26 +699,22 @@ static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
 
 /* After the topological sort, some steps wait on each other: walk back from one of them through
  * waits that are still unmet until a step repeats, and report that cycle. */
-static void report_cycle(struct vctx *v)
+/* Walk from a blocked step along what each step waits for until a step repeats: the waits go to
+ * hops (*nh of them), the cycle starts at hop *start. 0, or -1 (cannot happen: a blocked step has
+ * a blocked predecessor). */
+static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *nh, int32_t *start)
 {
-    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), x = -1, nh = 0, start;
-    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
-    size_t len = 0, cap = 1024;
-    char *msg = malloc(cap), a[128], b[128];
+    int32_t x = -1;
 
-    if (pos == NULL || hops == NULL || msg == NULL) {
-        v->oom = 1;
-        goto out;
-    }
     memset(pos, 0xff, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t id = 0; id < v->nsteps && x < 0; id++)
         if (v->indeg[id] > 0)
             x = id;
-    for (;;) {
+    for (*nh = 0;;) {
         struct pick p = {-1, {0, 0}};
         enum wait_kind kind;
 
-        pos[x] = nh;
+        pos[x] = *nh;
         each_dep(v, x, dep_pick_blocked, &p);
         if (p.target >= 0) {
             kind = WAIT_DEP;
@@ -729,15 +725,55 @@ static void report_cycle(struct vctx *v)
             p.target = prev_real(v, x);
             kind = WAIT_PROGRAM;
         }
-        if (p.target < 0 || v->oom) /* cannot happen: a blocked step has a blocked predecessor */
-            goto out;
-        hops[nh++] = (struct hop){x, p.target, kind, p.dep};
+        if (p.target < 0 || v->oom)
+            return -1;
+        hops[(*nh)++] = (struct hop){x, p.target, kind, p.dep};
         if (pos[p.target] >= 0) {
-            start = pos[p.target];
-            break;
+            *start = pos[p.target];
+            return 0;
         }
         x = p.target;
     }
+}
+
+/* Append hop h (waiting for step `to`, labelled b) to the cycle's message. */
+static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, char **msg,
+                       size_t *len, size_t *cap)
+{
+    switch (h->kind) {
+    case WAIT_PROGRAM:
+        append(msg, len, cap, ", which comes after %s in its tb", b);
+        break;
+    case WAIT_DEP:
+        if (step_index(v, to) == h->dep.step)
+            append(msg, len, cap, ", which depends on %s", b);
+        else
+            append(msg, len, cap, ", which depends on tb %d step %d, signalled by %s", h->dep.tb,
+                   h->dep.step, b);
+        break;
+    case WAIT_RECV: {
+        int32_t ft = v->step_tb[h->from];
+
+        append(msg, len, cap, ", which receives on connection %d->%d channel %d from %s",
+               v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+        break;
+    }
+    }
+}
+
+static void report_cycle(struct vctx *v)
+{
+    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), nh = 0, start = 0;
+    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
+    size_t len = 0, cap = 1024;
+    char *msg = malloc(cap), a[128], b[128];
+
+    if (pos == NULL || hops == NULL || msg == NULL) {
+        v->oom = 1;
+        goto out;
+    }
+    if (find_cycle(v, pos, hops, &nh, &start) != 0)
+        goto out;
     step_label(v, hops[start].from, a, sizeof(a));
     append(&msg, &len, &cap, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
            v->nreal - v->norder, v->nreal, a);
@@ -746,9 +782,7 @@ static void report_cycle(struct vctx *v)
 
         if (shown == 24) {
             append(&msg, &len, &cap, " ... (%d more waits)", nh - h);
-            h = nh - 1;
-            to = hops[h].to;
-            step_label(v, to, b, sizeof(b));
+            step_label(v, hops[nh - 1].to, b, sizeof(b));
             append(&msg, &len, &cap, " ... which waits for %s", b);
             break;
         }
@@ -756,25 +790,7 @@ static void report_cycle(struct vctx *v)
         while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
             to = hops[++h].to;
         step_label(v, to, b, sizeof(b));
-        switch (hops[h].kind) {
-        case WAIT_PROGRAM:
-            append(&msg, &len, &cap, ", which comes after %s in its tb", b);
-            break;
-        case WAIT_DEP:
-            if (step_index(v, to) == hops[h].dep.step)
-                append(&msg, &len, &cap, ", which depends on %s", b);
-            else
-                append(&msg, &len, &cap, ", which depends on tb %d step %d, signalled by %s",
-                       hops[h].dep.tb, hops[h].dep.step, b);
-            break;
-        case WAIT_RECV: {
-            int32_t ft = v->step_tb[hops[h].from];
-
-            append(&msg, &len, &cap, ", which receives on connection %d->%d channel %d from %s",
-                   v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
-            break;
-        }
-        }
+        append_hop(v, &hops[h], to, b, &msg, &len, &cap);
     }
     if (msg != NULL)
         FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
@@ -1341,99 +1357,121 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
 }
 
 /* Compare every output chunk with what the collective must leave there. */
-static void check_outputs(struct dctx *d)
+/* What output chunk k of rank r must hold: the sum of input chunk `sumchunk` of every rank, or
+ * input chunk src_chunk of rank src_rank; with the hashes and term count of that value. */
+struct expect {
+    long sumchunk, src_rank, src_chunk;
+    uint64_t h1, h2, n;
+};
+
+/* The expected value of output chunk k of rank r; -1 for a collective without one. */
+static int expected(const struct dctx *d, int r, long k, struct expect *x)
+{
+    *x = (struct expect){-1, -1, -1, 0, 0, 0};
+    switch (d->sc->coll) {
+    case CS_COLL_ALLREDUCE:
+        x->sumchunk = k;
+        break;
+    case CS_COLL_REDUCE_SCATTER:
+        x->sumchunk = (long)r * d->C + k;
+        break;
+    case CS_COLL_ALLGATHER:
+        x->src_rank = k / d->C;
+        x->src_chunk = k % d->C;
+        break;
+    case CS_COLL_ALLTOALL:
+        x->src_rank = k / d->C;
+        x->src_chunk = (long)r * d->C + k % d->C;
+        break;
+    default:
+        return -1;
+    }
+    if (x->sumchunk >= 0) {
+        x->h1 = d->colsum[2 * x->sumchunk];
+        x->h2 = d->colsum[2 * x->sumchunk + 1];
+        x->n = (uint64_t)d->sc->ngpus;
+    } else {
+        leaf_hash((uint32_t)x->src_rank, (uint32_t)x->src_chunk, &x->h1, &x->h2);
+        x->n = 1;
+    }
+    return 0;
+}
+
+/* Keep what output chunk k of rank r holds (value val, last writer w) for the caller. */
+static void record_output(struct dctx *d, int r, long k, uint32_t val, int32_t w, int right)
+{
+    struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
+
+    o->writer = w;
+    o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
+    o->right = right;
+    if (val > POISON) {
+        o->h1 = d->nodes[val].h1;
+        o->h2 = d->nodes[val].h2;
+        o->n = d->nodes[val].n;
+    }
+}
+
+/* The diagnostic of a wrong output chunk: what it should hold, what it holds, who wrote it. */
+static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
+                         const struct expect *x)
 {
     struct vctx *v = d->v;
-    enum cs_coll coll = d->sc->coll;
-    int G = d->sc->ngpus;
+    size_t len = 0, cap = 512;
+    char a[128], *msg;
+    int line = w >= 0 ? step_at(v, w)->line : v->gpu[r]->line;
 
-    for (int r = 0; r < G; r++) {
-        for (long k = 0; k < d->out_n && !v->oom; k++) {
+    v->res->nwrong_outputs++;
+    if (!keeps(v)) {
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
+        return;
+    }
+    if ((msg = malloc(cap)) == NULL) {
+        v->oom = 1;
+        return;
+    }
+    if (x->sumchunk >= 0)
+        append(&msg, &len, &cap,
+               "rank %d output chunk %ld is wrong%s: expected the sum "
+               "of input chunk %ld of all %d ranks, each once; found ",
+               r, k, d->mode, x->sumchunk, d->sc->ngpus);
+    else
+        append(&msg, &len, &cap,
+               "rank %d output chunk %ld is wrong%s: expected input "
+               "chunk %ld of rank %ld; found ",
+               r, k, d->mode, x->src_chunk, x->src_rank);
+    describe(d, val, x->sumchunk, &msg, &len, &cap);
+    if (w >= 0) {
+        step_label(v, w, a, sizeof(a));
+        append(&msg, &len, &cap, " (last written by %s)", a);
+    } else if (val > POISON) {
+        append(&msg, &len, &cap, " (the initial input, never overwritten)");
+    }
+    if (msg == NULL) {
+        v->oom = 1;
+        return;
+    }
+    diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
+    free(msg);
+}
+
+static void check_outputs(struct dctx *d)
+{
+    for (int r = 0; r < d->sc->ngpus; r++) {
+        for (long k = 0; k < d->out_n && !d->v->oom; k++) {
             int32_t *w;
             uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
-            uint64_t e1 = 0, e2 = 0, en;
-            long sumchunk = -1, src_rank = -1, src_chunk = -1;
+            struct expect x;
             int right;
-            char *msg;
-            size_t len = 0, cap = 512;
-            char a[128];
-            int line;
 
-            switch (coll) {
-            case CS_COLL_ALLREDUCE:
-                sumchunk = k;
-                break;
-            case CS_COLL_REDUCE_SCATTER:
-                sumchunk = (long)r * d->C + k;
-                break;
-            case CS_COLL_ALLGATHER:
-                src_rank = k / d->C;
-                src_chunk = k % d->C;
-                break;
-            case CS_COLL_ALLTOALL:
-                src_rank = k / d->C;
-                src_chunk = (long)r * d->C + k % d->C;
-                break;
-            default:
+            if (expected(d, r, k, &x) != 0)
                 return;
-            }
-            if (sumchunk >= 0) {
-                e1 = d->colsum[2 * sumchunk];
-                e2 = d->colsum[2 * sumchunk + 1];
-                en = (uint64_t)G;
-            } else {
-                leaf_hash((uint32_t)src_rank, (uint32_t)src_chunk, &e1, &e2);
-                en = 1;
-            }
-            right = val > POISON && d->nodes[val].h1 == e1 && d->nodes[val].h2 == e2 &&
-                    d->nodes[val].n == en;
-            if (d->vals != NULL) {
-                struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
-
-                o->writer = *w;
-                o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
-                o->right = right;
-                if (val > POISON) {
-                    o->h1 = d->nodes[val].h1;
-                    o->h2 = d->nodes[val].h2;
-                    o->n = d->nodes[val].n;
-                }
-            }
-            if (right || d->quiet)
-                continue;
-            v->res->nwrong_outputs++;
-            line = *w >= 0 ? step_at(v, *w)->line : v->gpu[r]->line;
-            if (!keeps(v)) {
-                diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
-                continue;
-            }
-            if ((msg = malloc(cap)) == NULL) {
-                v->oom = 1;
-                return;
-            }
-            if (sumchunk >= 0)
-                append(&msg, &len, &cap,
-                       "rank %d output chunk %ld is wrong%s: expected the sum "
-                       "of input chunk %ld of all %d ranks, each once; found ",
-                       r, k, d->mode, sumchunk, G);
-            else
-                append(&msg, &len, &cap,
-                       "rank %d output chunk %ld is wrong%s: expected input "
-                       "chunk %ld of rank %ld; found ",
-                       r, k, d->mode, src_chunk, src_rank);
-            describe(d, val, sumchunk, &msg, &len, &cap);
-            if (*w >= 0) {
-                step_label(v, *w, a, sizeof(a));
-                append(&msg, &len, &cap, " (last written by %s)", a);
-            } else if (val > POISON) {
-                append(&msg, &len, &cap, " (the initial input, never overwritten)");
-            }
-            if (msg == NULL) {
-                v->oom = 1;
-                return;
-            }
-            diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
-            free(msg);
+            right = val > POISON && d->nodes[val].h1 == x.h1 && d->nodes[val].h2 == x.h2 &&
+                    d->nodes[val].n == x.n;
+            if (d->vals != NULL)
+                record_output(d, r, k, val, *w, right);
+            if (!right && !d->quiet)
+                report_wrong(d, r, k, val, *w, &x);
         }
     }
 }

@@ -2,13 +2,16 @@
 #include "xml.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+
+#include "fdio.h"
+#include "parse.h"
 
 /* Bounds on attribute values. Chunk offsets are int16_t in the runtime; the node limits are
  * generous multiples of the executor's (4096 nodes per rank). */
@@ -21,6 +24,8 @@
 struct reader {
     const char *name; /* file name for messages */
     struct cs_error *err;
+    int ngpus;  /* of the <algo> being read */
+    int gpu_id; /* of the <gpu> being read */
 };
 
 static int fail(struct reader *rd, int line, int code, const char *fmt, ...)
@@ -78,37 +83,26 @@ static int scan_for_dtd(struct reader *rd, const char *buf, size_t len)
     return 0;
 }
 
-/* Strict decimal integer in [lo, hi]. */
+/* Strict decimal integer in [lo, hi]: digits with an optional '-', nothing else. */
 static int get_int(struct reader *rd, const xmlNode *node, const char *attr, long long lo,
                    long long hi, long long *out)
 {
     xmlChar *val = xmlGetProp(node, (const xmlChar *)attr);
     const char *s = (const char *)val;
-    const char *p;
-    char *end;
-    long long v;
-    int rc = 0;
+    int rc;
 
     if (val == NULL)
         return fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: attribute '%s' is missing",
                     (const char *)node->name, attr);
-    p = s[0] == '-' ? s + 1 : s;
-    if (*p == '\0' || strspn(p, "0123456789") != strlen(p)) {
+    rc = s[0] == '+' ? CS_ERR_PARSE : cs_parse_ll(s, lo, hi, out);
+    if (rc == CS_ERR_PARSE)
         rc = fail(rd, node_line(node), CS_ERR_INVALID,
-                  "<%s>: attribute %s=\"%.40s\" is not an integer", (const char *)node->name,
-                  attr, s);
-        goto out;
-    }
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno == ERANGE || v < lo || v > hi) {
+                  "<%s>: attribute %s=\"%.40s\" is not an integer", (const char *)node->name, attr,
+                  s);
+    else if (rc != 0)
         rc = fail(rd, node_line(node), CS_ERR_INVALID,
                   "<%s>: attribute %s=\"%.40s\" is out of range [%lld, %lld]",
                   (const char *)node->name, attr, s, lo, hi);
-        goto out;
-    }
-    *out = v;
-out:
     xmlFree(val);
     return rc;
 }
@@ -141,8 +135,7 @@ static int check_attrs(struct reader *rd, const xmlNode *node, const char *const
 }
 
 /* Iterate element children, rejecting stray text and any element other than `want`. */
-static int check_children(struct reader *rd, const xmlNode *parent, const char *want,
-                          int *count)
+static int check_children(struct reader *rd, const xmlNode *parent, const char *want, int *count)
 {
     *count = 0;
     for (const xmlNode *c = parent->children; c != NULL; c = c->next) {
@@ -157,8 +150,8 @@ static int check_children(struct reader *rd, const xmlNode *parent, const char *
 
                 for (const xmlChar *p = t; *p && strchr(" \t\r\n", *p); p++)
                     line += *p == '\n';
-                return fail(rd, line, CS_ERR_INVALID,
-                            "<%s>: unexpected text inside the element", (const char *)parent->name);
+                return fail(rd, line, CS_ERR_INVALID, "<%s>: unexpected text inside the element",
+                            (const char *)parent->name);
             }
             continue;
         }
@@ -188,21 +181,19 @@ static int get_enum_attr(struct reader *rd, const xmlNode *node, const char *att
     return 0;
 }
 
-static const char *const step_attrs[] = {"s",      "type",  "srcbuf", "srcoff", "dstbuf", "dstoff",
-                                         "cnt",    "depid", "deps",   "hasdep", NULL};
+static const char *const step_attrs[] = {"s",   "type",  "srcbuf", "srcoff", "dstbuf", "dstoff",
+                                         "cnt", "depid", "deps",   "hasdep", NULL};
 static const char *const tb_attrs[] = {"id", "send", "recv", "chan", NULL};
 static const char *const gpu_attrs[] = {"id", "i_chunks", "o_chunks", "s_chunks", NULL};
-static const char *const algo_attrs[] = {"name",     "proto",      "nchannels", "nchunksperloop",
-                                         "ngpus",    "coll",       "inplace",   "outofplace",
-                                         "minBytes", "maxBytes",   NULL};
+static const char *const algo_attrs[] = {"name",     "proto",    "nchannels", "nchunksperloop",
+                                         "ngpus",    "coll",     "inplace",   "outofplace",
+                                         "minBytes", "maxBytes", NULL};
 
-static int read_step(struct reader *rd, const xmlNode *node, int index, int ngpus,
-                     struct cs_step *st)
+static int read_step(struct reader *rd, const xmlNode *node, int index, struct cs_step *st)
 {
     char word[64];
     int rc, n, line = node_line(node);
 
-    (void)ngpus;
     st->line = line;
     if ((rc = check_children(rd, node, NULL, &n)) != 0 ||
         (rc = check_attrs(rd, node, step_attrs)) != 0 ||
@@ -256,10 +247,33 @@ static int read_step(struct reader *rd, const xmlNode *node, int index, int ngpu
     return 0;
 }
 
-static int read_tb(struct reader *rd, const xmlNode *node, int gpu_id, int ngpus,
-                   struct cs_tb *tb)
+/* Calls fn(rd, child, parent) for every element child of node (check_children vetted their
+ * names), stopping at the first failure. */
+static int each_element(struct reader *rd, const xmlNode *node,
+                        int (*fn)(struct reader *rd, const xmlNode *child, void *parent),
+                        void *parent)
 {
-    int rc, n, line = node_line(node), index = 0;
+    int rc = 0;
+
+    for (const xmlNode *c = node->children; c != NULL && rc == 0; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            rc = fn(rd, c, parent);
+    return rc;
+}
+
+static int tb_child(struct reader *rd, const xmlNode *c, void *parent)
+{
+    struct cs_tb *tb = parent;
+    struct cs_step *st = cs_tb_add_step(tb);
+
+    if (st == NULL)
+        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
+    return read_step(rd, c, tb->nsteps - 1, st);
+}
+
+static int read_tb(struct reader *rd, const xmlNode *node, struct cs_tb *tb)
+{
+    int rc, n, line = node_line(node), gpu_id = rd->gpu_id, ngpus = rd->ngpus;
 
     tb->line = line;
     if ((rc = check_attrs(rd, node, tb_attrs)) != 0 ||
@@ -272,29 +286,28 @@ static int read_tb(struct reader *rd, const xmlNode *node, int gpu_id, int ngpus
         return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d sends to itself", tb->id,
                     gpu_id);
     if (tb->recv == gpu_id)
-        return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d receives from itself",
-                    tb->id, gpu_id);
+        return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d receives from itself", tb->id,
+                    gpu_id);
     if ((rc = check_children(rd, node, "step", &n)) != 0)
         return rc;
     if (n > MAX_STEP_INDEX + 1)
         return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: %d steps, more than %d", tb->id, n,
                     MAX_STEP_INDEX + 1);
-    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
-        struct cs_step *st;
-
-        if (c->type != XML_ELEMENT_NODE)
-            continue;
-        if ((st = cs_tb_add_step(tb)) == NULL)
-            return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-        if ((rc = read_step(rd, c, index++, ngpus, st)) != 0)
-            return rc;
-    }
-    return 0;
+    return each_element(rd, node, tb_child, tb);
 }
 
-static int read_gpu(struct reader *rd, const xmlNode *node, int ngpus, struct cs_gpu *gpu)
+static int gpu_child(struct reader *rd, const xmlNode *c, void *parent)
 {
-    int rc, n, line = node_line(node);
+    struct cs_tb *tb = cs_gpu_add_tb(parent);
+
+    if (tb == NULL)
+        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
+    return read_tb(rd, c, tb);
+}
+
+static int read_gpu(struct reader *rd, const xmlNode *node, struct cs_gpu *gpu)
+{
+    int rc, n, line = node_line(node), ngpus = rd->ngpus;
 
     gpu->line = line;
     if ((rc = check_attrs(rd, node, gpu_attrs)) != 0 ||
@@ -307,17 +320,17 @@ static int read_gpu(struct reader *rd, const xmlNode *node, int ngpus, struct cs
     if (n > CS_MAX_TBS)
         return fail(rd, line, CS_ERR_INVALID, "<gpu id=\"%d\">: %d threadblocks, more than %d",
                     gpu->id, n, CS_MAX_TBS);
-    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
-        struct cs_tb *tb;
+    rd->gpu_id = gpu->id;
+    return each_element(rd, node, gpu_child, gpu);
+}
 
-        if (c->type != XML_ELEMENT_NODE)
-            continue;
-        if ((tb = cs_gpu_add_tb(gpu)) == NULL)
-            return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-        if ((rc = read_tb(rd, c, gpu->id, ngpus, tb)) != 0)
-            return rc;
-    }
-    return 0;
+static int algo_child(struct reader *rd, const xmlNode *c, void *parent)
+{
+    struct cs_gpu *gpu = cs_sched_add_gpu(parent);
+
+    if (gpu == NULL)
+        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
+    return read_gpu(rd, c, gpu);
 }
 
 static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sched)
@@ -339,8 +352,8 @@ static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sc
     if ((rc = get_enum_attr(rd, node, "proto", word, sizeof(word))) != 0)
         return rc;
     if ((sched->proto = cs_proto_parse(word)) == 0)
-        return fail(rd, line, CS_ERR_INVALID,
-                    "<algo>: proto=\"%.40s\" is not LL, LL128 or Simple", word);
+        return fail(rd, line, CS_ERR_INVALID, "<algo>: proto=\"%.40s\" is not LL, LL128 or Simple",
+                    word);
     if ((rc = get_enum_attr(rd, node, "coll", word, sizeof(word))) != 0)
         return rc;
     if ((sched->coll = cs_coll_parse(word, &sched->coll_exec_spelling)) == 0)
@@ -373,17 +386,8 @@ static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sc
     if (n != sched->ngpus)
         return fail(rd, line, CS_ERR_INVALID, "<algo>: ngpus=\"%d\" but %d <gpu> elements",
                     sched->ngpus, n);
-    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
-        struct cs_gpu *gpu;
-
-        if (c->type != XML_ELEMENT_NODE)
-            continue;
-        if ((gpu = cs_sched_add_gpu(sched)) == NULL)
-            return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-        if ((rc = read_gpu(rd, c, sched->ngpus, gpu)) != 0)
-            return rc;
-    }
-    return 0;
+    rd->ngpus = sched->ngpus;
+    return each_element(rd, node, algo_child, sched);
 }
 
 /* Ids unique and dense, dependencies name existing steps. */
@@ -450,7 +454,7 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
                           struct cs_error *err)
 {
-    struct reader rd = {name ? name : "<memory>", err};
+    struct reader rd = {name ? name : "<memory>", err, 0, 0};
     xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
     xmlNodePtr root;
@@ -511,72 +515,15 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     return 0;
 }
 
-/* Read all of fp, up to CS_XML_MAX_BYTES + 1 bytes. */
-static int slurp(FILE *fp, char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-
-    if (b == NULL)
-        return CS_ERR_NOMEM;
-    for (;;) {
-        size_t got;
-
-        if (n == cap) {
-            char *nb;
-
-            if (cap > (size_t)CS_XML_MAX_BYTES)
-                break;
-            cap *= 2;
-            nb = realloc(b, cap);
-            if (nb == NULL) {
-                free(b);
-                return CS_ERR_NOMEM;
-            }
-            b = nb;
-        }
-        got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                free(b);
-                return CS_ERR_IO;
-            }
-            break;
-        }
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     char *buf;
     size_t len;
-    int rc;
+    int rc = cs_file_read(path, CS_XML_MAX_BYTES, &buf, &len, err);
 
-    if (fp == NULL) {
-        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
-    rc = slurp(fp, &buf, &len);
-    if (!is_stdin)
-        fclose(fp);
-    if (rc != 0) {
-        cs_error_set(err, name, 0, "%s",
-                     rc == CS_ERR_NOMEM ? "out of memory" : "read error");
+    if (rc != 0)
         return rc;
-    }
-    if (len > (size_t)CS_XML_MAX_BYTES) {
-        free(buf);
-        cs_error_set(err, name, 0, "file is larger than %ld bytes", CS_XML_MAX_BYTES);
-        return CS_ERR_INVALID;
-    }
-    rc = cs_sched_read_xml_mem(buf, len, name, out, err);
+    rc = cs_sched_read_xml_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
     free(buf);
     return rc;
 }
@@ -584,17 +531,18 @@ int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *
 /* Write s with XML escaping for an attribute value. */
 static void put_escaped(FILE *fp, const char *s)
 {
+    static const char *const entity[256] = {
+        ['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",   ['"'] = "&quot;",
+        ['\n'] = "&#10;", ['\t'] = "&#09;", ['\r'] = "&#13;",
+    };
+
     for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", fp); break;
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        case '\n': fputs("&#10;", fp); break;
-        case '\t': fputs("&#09;", fp); break;
-        case '\r': fputs("&#13;", fp); break;
-        default: fputc(*s, fp);
-        }
+        const char *e = entity[(unsigned char)*s];
+
+        if (e != NULL)
+            fputs(e, fp);
+        else
+            fputc(*s, fp);
     }
 }
 
@@ -606,8 +554,9 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp)
 
     fputs("<algo name=\"", fp);
     put_escaped(fp, sched->name ? sched->name : "");
-    fprintf(fp, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
-                "inplace=\"%d\"",
+    fprintf(fp,
+            "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
+            "inplace=\"%d\"",
             cs_proto_name(sched->proto), sched->nchannels, sched->nchunksperloop, sched->ngpus,
             coll, sched->inplace);
     if (sched->has_outofplace)
@@ -620,8 +569,8 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp)
     for (int g = 0; g < sched->ngpus_alloc; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
-        fprintf(fp, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\"%s\n",
-                gpu->id, gpu->i_chunks, gpu->o_chunks, gpu->s_chunks, gpu->ntbs ? ">" : "/>");
+        fprintf(fp, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\"%s\n", gpu->id,
+                gpu->i_chunks, gpu->o_chunks, gpu->s_chunks, gpu->ntbs ? ">" : "/>");
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 

@@ -48,7 +48,7 @@ START_TEST(test_basic)
     ck_assert_int_eq(t->lines[2], 9);
     ck_assert_int_eq(cs_csv_get_double(t, 0, 1, &v, &err), 0);
     ck_assert(v == 2.0);
-    ck_assert_int_eq(cs_csv_get_double(t, 1, 1, &v, &err), 1); /* empty */
+    ck_assert_int_eq(cs_csv_get_double(t, 1, 1, &v, &err), 1);  /* empty */
     ck_assert_int_eq(cs_csv_get_double(t, 1, -1, &v, &err), 1); /* absent column */
     ck_assert_int_eq(cs_csv_get_double(t, 1, 2, &v, &err), CS_ERR_PARSE);
     ck_assert_int_eq(err.line, 7);
@@ -124,6 +124,29 @@ START_TEST(test_nul_and_io)
 }
 END_TEST
 
+/* Without CS_CSV_COMMENTS a `#` line is a row, and a missing header is an empty table. */
+START_TEST(test_parse_flags)
+{
+    struct cs_csv *t = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_csv_parse("# a\n#1\n", 7, "f.csv", 0, &t, &err), 0);
+    ck_assert_int_eq(t->ncols, 1);
+    ck_assert_str_eq(t->header[0], "# a");
+    ck_assert_int_eq(t->nrows, 1);
+    ck_assert_int_eq(t->ncomments, 0);
+    cs_csv_free(t);
+    ck_assert_int_eq(cs_csv_parse("\n\n", 2, "f.csv", CS_CSV_COMMENTS, &t, &err), 0);
+    ck_assert_int_eq(t->ncols, 0);
+    ck_assert_int_eq(t->nrows, 0);
+    ck_assert_int_eq(t->end_line, 3);
+    cs_csv_free(t);
+    ck_assert_int_eq(cs_csv_parse("a\n1\n2,3\n", 8, "f.csv", 0, &t, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 3);
+}
+END_TEST
+
 /* Every shared measurement table parses, with the common columns. */
 START_TEST(test_shared_measurements)
 {
@@ -173,6 +196,7 @@ int main(void)
     tcase_add_test(tc, test_numbers);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_nul_and_io);
+    tcase_add_test(tc, test_parse_flags);
     tcase_add_test(tc, test_shared_measurements);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

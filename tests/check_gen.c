@@ -325,6 +325,9 @@ START_TEST(test_bad_parameters)
     assert_usage_error("allpairs:gpus=8,columns=2", "for hierarchical");
     assert_usage_error("ring:gpus=8,colour=red", "unknown key");
     assert_usage_error("ring:gpus=eight", "not a count");
+    assert_usage_error("ring:gpus=4294967304", "not a count");
+    assert_usage_error("ring:gpus=-8", "not a count");
+    assert_usage_error("ring:gpus=8,instances=", "not a count");
     assert_usage_error("ring:gpus=8,protocol=LL256", "unknown protocol");
 }
 END_TEST

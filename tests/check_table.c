@@ -95,6 +95,35 @@ START_TEST(bad)
 }
 END_TEST
 
+/* Tables have no comment lines: a leading `#` is part of a field, and a BOM is not. */
+START_TEST(hash_is_data)
+{
+    struct cs_table *t = parse_ok("\xef\xbb\xbf#a,b\n#1,2\n");
+
+    ck_assert_int_eq(cs_table_find_col(t, "#a"), 0);
+    ck_assert_int_eq(t->nrows, 1);
+    ck_assert_str_eq(cs_table_get(t, 0, 0), "#1");
+    ck_assert_int_eq(t->lines[0], 2);
+    cs_table_free(t);
+    parse_bad("a,b\n1,2\n# note\n", 3, "1 fields, the header has 2");
+}
+END_TEST
+
+/* Rows added after a parse grow the parsed arrays. */
+START_TEST(add_after_parse)
+{
+    struct cs_table *t = parse_ok("x,y\n");
+    const char *r[] = {"1", "2"};
+
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(cs_table_add_row(t, r, i), 0);
+    ck_assert_int_eq(t->nrows, 100);
+    ck_assert_str_eq(cs_table_get(t, 99, 1), "2");
+    ck_assert_int_eq(t->lines[99], 99);
+    cs_table_free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("table");
@@ -104,6 +133,8 @@ static Suite *suite(void)
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, build);
     tcase_add_test(tc, bad);
+    tcase_add_test(tc, hash_is_data);
+    tcase_add_test(tc, add_after_parse);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -385,6 +385,46 @@ START_TEST(test_synthetic)
 END_TEST
 
 /* The log survives the pipe; the cap truncates. */
+/* Units are indexed under every link of their route, in timeline order; others are not. */
+START_TEST(test_link_units)
+{
+    struct cs_timeline tl;
+    struct cs_tl_conn c0 = {0, 1, 0, 0, 1, 0, 0}, c1 = {1, 0, 0, 1, 0, 0, 0};
+    struct cs_link_units lu;
+    struct cs_tl_event e;
+    int both[2], one[1];
+
+    cs_timeline_init(&tl, 0);
+    both[0] = cs_timeline_add_link(&tl, "a", 1e9);
+    both[1] = cs_timeline_add_link(&tl, "b", 1e9);
+    cs_timeline_add_link(&tl, "idle", 1e9);
+    one[0] = both[1];
+    ck_assert_int_eq(cs_timeline_add_conn(&tl, &c0, both, 2), 0);
+    ck_assert_int_eq(cs_timeline_add_conn(&tl, &c1, one, 1), 1);
+    for (int i = 0; i < 5; i++) {
+        e = ev(i == 3 ? CS_TL_CALL : CS_TL_UNIT, 0, i, i + 1);
+        e.out_conn = i == 2 ? -1 : i % 2;
+        e.wire_bytes = i == 4 ? 0 : 100;
+        e.wire_s = i == 4 ? 0 : 1e-7;
+        ck_assert_int_eq(cs_timeline_add(&tl, &e), 0);
+    }
+    ck_assert_int_eq(cs_stats_link_units(&tl, &lu), 0);
+    /* event 0 (conn 0) on a and b, event 1 (conn 1) on b; 2 has no out_conn, 3 is a call, 4
+     * carries nothing */
+    ck_assert_int_eq(lu.first[0], 0);
+    ck_assert_int_eq(lu.first[1], 1);
+    ck_assert_int_eq(lu.first[2], 3);
+    ck_assert_int_eq(lu.first[3], 3);
+    ck_assert_int_eq(lu.ev[0], 0);
+    ck_assert_int_eq(lu.ev[1], 0);
+    ck_assert_int_eq(lu.ev[2], 1);
+    ck_assert_int_eq(lu.max, 2);
+    cs_link_units_cleanup(&lu);
+    cs_link_units_cleanup(&lu);
+    cs_timeline_cleanup(&tl);
+}
+END_TEST
+
 START_TEST(test_serialise_and_cap)
 {
     struct cs_timeline a, b;
@@ -650,6 +690,7 @@ static Suite *trace_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_validator);
     tcase_add_test(tc, test_synthetic);
+    tcase_add_test(tc, test_link_units);
     tcase_add_test(tc, test_serialise_and_cap);
     tcase_add_test(tc, test_lone_transfer);
     tcase_add_test(tc, test_ring);

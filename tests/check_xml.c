@@ -92,7 +92,8 @@ START_TEST(test_round_trip_shared)
     int n = 0;
 
     if (shared == NULL) {
-        fprintf(stderr, "check_xml: ../shared/data absent, skipping the shared corpus round trip\n");
+        fprintf(stderr,
+                "check_xml: ../shared/data absent, skipping the shared corpus round trip\n");
         return;
     }
     snprintf(dir, sizeof(dir), "%s/msccl-xml", shared);
@@ -116,8 +117,9 @@ static int read_str(const char *xml, struct cs_error *err)
     return rc;
 }
 
-#define HEAD "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" " \
-             "coll=\"allgather\" inplace=\"0\">\n"
+#define HEAD                                                                                       \
+    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"2\" "              \
+    "coll=\"allgather\" inplace=\"0\">\n"
 
 START_TEST(test_errors_have_lines)
 {
@@ -130,15 +132,50 @@ START_TEST(test_errors_have_lines)
                                    "hasdep=\"0\"/>\n",
                               &err),
                      CS_ERR_PARSE);
-    ck_assert_int_eq(read_str(HEAD "  <gpu id=\"0\" i_chunks=\"x\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
-                                   "  <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
-                                   "</algo>\n",
+    ck_assert_int_eq(read_str(HEAD
+                              "  <gpu id=\"0\" i_chunks=\"x\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
+                              "  <gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"/>\n"
+                              "</algo>\n",
                               &err),
                      CS_ERR_INVALID);
     ck_assert_int_eq(err.line, 2);
     ck_assert_ptr_nonnull(strstr(err.msg, "i_chunks"));
     ck_assert_int_eq(read_str("<!DOCTYPE a [<!ENTITY x \"y\">]>\n<algo/>", &err), CS_ERR_PARSE);
     ck_assert_int_eq(err.line, 1);
+}
+END_TEST
+
+/* Integer attributes are digits with an optional '-': no '+', blanks or overflow. */
+START_TEST(test_integer_attributes)
+{
+    static const struct {
+        const char *value, *msg;
+    } cases[] = {
+        {"+1", "is not an integer"},
+        {" 1", "is not an integer"},
+        {"1 ", "is not an integer"},
+        {"-", "is not an integer"},
+        {"", "is not an integer"},
+        {"1", "out of range [-1, 0]"},
+        {"-2", "out of range"},
+        {"99999999999999999999", "out of range"},
+        {"-99999999999999999999", "out of range"},
+    };
+    char xml[512];
+    struct cs_error err;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(xml, sizeof(xml),
+                 "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"1\" "
+                 "ngpus=\"1\" coll=\"allgather\" inplace=\"0\">\n"
+                 "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                 "    <tb id=\"0\" send=\"%s\" recv=\"-1\" chan=\"0\"/>\n"
+                 "  </gpu>\n</algo>\n",
+                 cases[i].value);
+        ck_assert_int_eq(read_str(xml, &err), CS_ERR_INVALID);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_msg(strstr(err.msg, cases[i].msg) != NULL, "'%s': %s", cases[i].value, err.msg);
+    }
 }
 END_TEST
 
@@ -153,6 +190,7 @@ int main(void)
     tcase_add_test(tc, test_round_trip_local);
     tcase_add_test(tc, test_round_trip_shared);
     tcase_add_test(tc, test_errors_have_lines);
+    tcase_add_test(tc, test_integer_attributes);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
