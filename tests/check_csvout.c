@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "harness/csvout.h"
+#include "runner.h"
 #include "testutil.h"
 
 static int count_fields(const char *line)
@@ -84,17 +85,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("csvout");
-    TCase *tc = tcase_create("csv");
-    SRunner *sr;
-    int nf;
+    const struct test_case tests[] = {
+        {test_writer, 1},
+        {test_fixture_format, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_writer);
-    tcase_add_test(tc, test_fixture_format);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("csvout", 0, tests, NULL);
 }

@@ -9,6 +9,7 @@
 #include "diff.h"
 #include "gen.h"
 #include "lower.h"
+#include "runner.h"
 #include "schedcheck.h"
 #include "testutil.h"
 #include "verify.h"
@@ -52,10 +53,7 @@ START_TEST(test_compat_equals_references)
     const char *data = test_shared_data();
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_gen: shared data absent, skipping the 21 reference comparisons\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
         for (int p = 0; p < 3; p++) {
             char spec[128], path[8192];
@@ -77,10 +75,7 @@ START_TEST(test_corrected_equals_fixed_example)
     const char *data = test_shared_data();
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_gen: shared data absent, skipping the fixed-example comparisons\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
         for (int p = 0; p < 3; p++) {
             char spec[128], path[8192];
@@ -331,28 +326,24 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("gen");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_compat_local_reference, 1},
+        {test_compat_is_wrong, 1},
+        {test_corrected_with_nops_deadlocks, 1},
+        {test_hierarchical_grid_two_columns, 31},
+        {test_hierarchical_grid_columns, 31},
+        {test_ring_grid, 63},
+        {test_allpairs_grid, 63},
+        {test_ring_shape, 1},
+        {test_ring_per_node, 1},
+        {test_bad_parameters, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_compat_equals_references, 1},
+        {test_corrected_equals_fixed_example, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_compat_equals_references);
-    tcase_add_test(tc, test_corrected_equals_fixed_example);
-    tcase_add_test(tc, test_compat_local_reference);
-    tcase_add_test(tc, test_compat_is_wrong);
-    tcase_add_test(tc, test_corrected_with_nops_deadlocks);
-    tcase_add_loop_test(tc, test_hierarchical_grid_two_columns, 0, 31);
-    tcase_add_loop_test(tc, test_hierarchical_grid_columns, 0, 31);
-    tcase_add_loop_test(tc, test_ring_grid, 0, 63);
-    tcase_add_loop_test(tc, test_allpairs_grid, 0, 63);
-    tcase_add_test(tc, test_ring_shape);
-    tcase_add_test(tc, test_ring_per_node);
-    tcase_add_test(tc, test_bad_parameters);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run("gen", 300, tests, shared);
 }

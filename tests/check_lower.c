@@ -7,6 +7,7 @@
 
 #include "diff.h"
 #include "lower.h"
+#include "runner.h"
 #include "schedcheck.h"
 #include "testutil.h"
 #include "xml.h"
@@ -375,6 +376,14 @@ static int alltoall_equals(int g, int inst, const char *proto, const char *path)
     return 1;
 }
 
+START_TEST(test_alltoall_auto_local)
+{
+    ck_assert_int_eq(alltoall_equals(8, 1, "LL128",
+                                     test_data("msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml")),
+                     1);
+}
+END_TEST
+
 START_TEST(test_alltoall_auto_interleaved)
 {
     const char *data = test_shared_data();
@@ -384,11 +393,7 @@ START_TEST(test_alltoall_auto_interleaved)
     } refs[] = {{8, 1, "Simple"}, {8, 1, "LL128"}, {8, 2, "LL"}, {8, 4, "LL"}, {16, 1, "Simple"}};
     int n = 0;
 
-    ck_assert_int_eq(alltoall_equals(8, 1, "LL128", test_data("msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml")), 1);
-    if (data == NULL) {
-        printf("check_lower: shared data absent, skipping the alltoall_allpairs references\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(refs) / sizeof(refs[0]); k++) {
         char path[8192];
 
@@ -451,10 +456,7 @@ START_TEST(test_allgather_ring_inplace)
     } refs[] = {{8, 1, 1, "LL128"}, {8, 4, 1, "LL128"}, {8, 8, 1, "Simple"}, {8, 4, 2, "LL"}, {16, 2, 1, "Simple"}};
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_lower: shared data absent, skipping the allgather_ring references\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
         char path[8192];
 
@@ -521,26 +523,24 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("lower");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_copy_is_send_and_recv, 1},
+        {test_hazard_dependency_and_tb_sort, 1},
+        {test_fusion, 1},
+        {test_auto_policy, 1},
+        {test_dependence_nops, 1},
+        {test_nop_expansion, 1},
+        {test_instances, 1},
+        {test_errors, 1},
+        {test_alltoall_auto_local, 1},
+        {test_compare, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_alltoall_auto_interleaved, 1},
+        {test_allgather_ring_inplace, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_copy_is_send_and_recv);
-    tcase_add_test(tc, test_hazard_dependency_and_tb_sort);
-    tcase_add_test(tc, test_fusion);
-    tcase_add_test(tc, test_auto_policy);
-    tcase_add_test(tc, test_dependence_nops);
-    tcase_add_test(tc, test_nop_expansion);
-    tcase_add_test(tc, test_instances);
-    tcase_add_test(tc, test_errors);
-    tcase_add_test(tc, test_alltoall_auto_interleaved);
-    tcase_add_test(tc, test_allgather_ring_inplace);
-    tcase_add_test(tc, test_compare);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run("lower", 0, tests, shared);
 }

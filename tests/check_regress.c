@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "regress.h"
+#include "runner.h"
 
 START_TEST(moved)
 {
@@ -46,24 +47,13 @@ START_TEST(geometric)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("regress");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, moved);
-    tcase_add_test(tc, geometric);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {moved, 1},
+        {geometric, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("regress", 0, tests, NULL);
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "runner.h"
 #include "tune.h"
 
 #define N(a) ((long)(sizeof(a) / sizeof((a)[0])))
@@ -110,26 +111,11 @@ START_TEST(bad)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("tune");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, known_fastest);
-    tcase_add_test(tc, gaps_and_ties);
-    tcase_add_test(tc, same_winner_twice);
-    tcase_add_test(tc, bad);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {known_fastest, 1}, {gaps_and_ties, 1}, {same_winner_twice, 1}, {bad, 1}, {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("tune", 0, tests, NULL);
 }

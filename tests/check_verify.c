@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "runner.h"
 #include "testutil.h"
 #include "verify.h"
 #include "xml.h"
@@ -137,10 +138,7 @@ START_TEST(test_shared_manifest)
     FILE *fp;
     int nok = 0, nwrong = 0;
 
-    if (shared == NULL) {
-        fprintf(stderr, "check_verify: ../shared/data absent, skipping the MANIFEST corpus\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(shared);
     snprintf(path, sizeof(path), "%s/msccl-xml/MANIFEST.tsv", shared);
     fp = fopen(path, "r");
     ck_assert_msg(fp != NULL, "cannot open %s", path);
@@ -695,36 +693,32 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("verify");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_local_corpus, 1},
+        {test_seed_bug_explained, 1},
+        {test_allreduce_small, 1},
+        {test_rrs_does_not_store, 1},
+        {test_allgather, 1},
+        {test_allgather_inplace, 1},
+        {test_reduce_scatter_inplace, 1},
+        {test_alltoall_scratch, 1},
+        {test_uninitialised_read, 1},
+        {test_race_hidden_by_order, 1},
+        {test_custom_structure_only, 1},
+        {test_deadlock_through_matching, 1},
+        {test_deadlock_through_nop, 1},
+        {test_dependency_met_by_later_signal, 1},
+        {test_garbage_model, 1},
+        {test_tbs_per_channel, 1},
+        {test_ring_generated, 1},
+        {test_ring_at_scale, 1},
+        {test_generated_hierarchical, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared_manifest, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_local_corpus);
-    tcase_add_test(tc, test_seed_bug_explained);
-    tcase_add_test(tc, test_shared_manifest);
-    tcase_add_test(tc, test_allreduce_small);
-    tcase_add_test(tc, test_rrs_does_not_store);
-    tcase_add_test(tc, test_allgather);
-    tcase_add_test(tc, test_allgather_inplace);
-    tcase_add_test(tc, test_reduce_scatter_inplace);
-    tcase_add_test(tc, test_alltoall_scratch);
-    tcase_add_test(tc, test_uninitialised_read);
-    tcase_add_test(tc, test_race_hidden_by_order);
-    tcase_add_test(tc, test_custom_structure_only);
-    tcase_add_test(tc, test_deadlock_through_matching);
-    tcase_add_test(tc, test_deadlock_through_nop);
-    tcase_add_test(tc, test_dependency_met_by_later_signal);
-    tcase_add_test(tc, test_garbage_model);
-    tcase_add_test(tc, test_tbs_per_channel);
-    tcase_add_test(tc, test_ring_generated);
-    tcase_add_test(tc, test_ring_at_scale);
-    tcase_add_test(tc, test_generated_hierarchical);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("verify", 300, tests, shared);
 }
