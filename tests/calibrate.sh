@@ -1,7 +1,7 @@
 #!/bin/sh
 # calibrate.sh: `collsim calibrate fit` on the synthetic harness fixture recovers the parameters
 # it was generated from (within 2%), rejects bad input with file:line and exit 2, and gives sane
-# values on the shared measurements when they are present.
+# values on the shared measurements (exit 77, SKIP, after the other checks when they are absent).
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -146,6 +146,7 @@ if [ -d "$shared" ]; then
     want=$(awk -v b="$(value cs.link_Bps.nvlink "$committed")" 'BEGIN { printf "%.6g", b * 1.0332 }')
     near cs.link_Bps.nvlink "$want" 1e-5 "$CS_SRCDIR/platforms/dgx-a100.xml"
 else
-    echo "calibrate.sh: no shared measurements; skipping those checks"
+    echo "calibrate.sh: SKIP: $shared absent; the fits of the shared measurements not run"
+    [ "$fail" -eq 0 ] && exit 77
 fi
 exit $fail

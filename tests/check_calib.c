@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "runner.h"
 
 /* The median value of key, NAN when absent. */
 static double value(const struct cs_calib *c, const char *key)
@@ -205,21 +206,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("calib");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_put, 1},     {test_seg_proto, 1}, {test_steps, 1}, {test_ring, 1},
+        {test_harness, 1}, {test_write, 1},     {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_put);
-    tcase_add_test(tc, test_seg_proto);
-    tcase_add_test(tc, test_steps);
-    tcase_add_test(tc, test_ring);
-    tcase_add_test(tc, test_harness);
-    tcase_add_test(tc, test_write);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("calib", 0, tests, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "runner.h"
 #include "testutil.h"
 
 static struct cs_csv *parse(const char *text, struct cs_error *err, int *rc)
@@ -156,10 +157,7 @@ START_TEST(test_shared_measurements)
     struct dirent *e;
     int seen = 0;
 
-    if (shared == NULL) {
-        printf("check_csv: no shared data; skipping the measurement tables\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(shared);
     snprintf(dir, sizeof(dir), "%s/measurements", shared);
     d = opendir(dir);
     ck_assert_ptr_nonnull(d);
@@ -187,21 +185,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("csv");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_basic, 1},      {test_numbers, 1},     {test_errors, 1},
+        {test_nul_and_io, 1}, {test_parse_flags, 1}, {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared_measurements, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_basic);
-    tcase_add_test(tc, test_numbers);
-    tcase_add_test(tc, test_errors);
-    tcase_add_test(tc, test_nul_and_io);
-    tcase_add_test(tc, test_parse_flags);
-    tcase_add_test(tc, test_shared_measurements);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("csv", 0, tests, shared);
 }

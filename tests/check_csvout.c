@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "harness/csvout.h"
+#include "runner.h"
 #include "testutil.h"
 
 static int count_fields(const char *line)
@@ -21,8 +22,9 @@ START_TEST(test_writer)
 {
     char path[] = "/tmp/check_csvout.XXXXXX", line[1024];
     struct hx_csv csv;
-    struct hx_row r = {"proto", "ll128", "recv,reduce\ncopy", 0, 0, 1, 1, 640, 576000, 576000, 64, 2,
-                       9.1e-4, 1980, "ok"};
+    struct hx_row r = {
+        "proto", "ll128", "recv,reduce\ncopy", 0, 0, 1, 1, 640, 576000, 576000, 64, 2, 9.1e-4,
+        1980,    "ok"};
     FILE *fp;
     int fd = mkstemp(path);
 
@@ -41,7 +43,8 @@ START_TEST(test_writer)
     ck_assert_str_eq(line, HX_CSV_HEADER "\n");
     ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
     /* The comma and newline inside op cannot break the row. */
-    ck_assert_str_eq(line, "proto,ll128,recv_reduce_copy,0,0,1,1,640,576000,576000,64,2,9.100000e-04,1980,ok\n");
+    ck_assert_str_eq(
+        line, "proto,ll128,recv_reduce_copy,0,0,1,1,640,576000,576000,64,2,9.100000e-04,1980,ok\n");
     ck_assert_ptr_null(fgets(line, sizeof(line), fp));
     fclose(fp);
     remove(path);
@@ -62,7 +65,8 @@ START_TEST(test_fixture_format)
         char *status;
 
         if (line[0] == '#') {
-            labelled |= strstr(line, "FORMAT FIXTURE") != NULL && strstr(line, "NOT a measurement") != NULL;
+            labelled |=
+                strstr(line, "FORMAT FIXTURE") != NULL && strstr(line, "NOT a measurement") != NULL;
             continue;
         }
         if (!header) {
@@ -84,17 +88,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("csvout");
-    TCase *tc = tcase_create("csv");
-    SRunner *sr;
-    int nf;
+    const struct test_case tests[] = {
+        {test_writer, 1},
+        {test_fixture_format, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_writer);
-    tcase_add_test(tc, test_fixture_format);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("csvout", 0, tests, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "emulate.h"
+#include "runner.h"
 #include "testutil.h"
 #include "xplantest.h"
 
@@ -209,10 +210,7 @@ START_TEST(test_shared_corpus)
     const char *top = test_shared_data();
     int n;
 
-    if (top == NULL) {
-        printf("check_xplan: shared data not found, corpus test skipped\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(top);
     n = plan_dir(top, "") + plan_dir(top, "fixed-example") + plan_dir(top, "azure-msccl-tools");
     ck_assert_int_gt(n, 50);
 }
@@ -230,10 +228,7 @@ START_TEST(test_shared_deadlock_scan)
     const char *top = test_shared_data();
     char path[8192], msg[1024];
 
-    if (top == NULL) {
-        printf("check_xplan: shared data not found, deadlock scan test skipped\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(top);
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         struct cs_sched *s;
         struct cs_xplan *p;
@@ -252,29 +247,20 @@ START_TEST(test_shared_deadlock_scan)
 }
 END_TEST
 
-static Suite *emulate_suite(void)
-{
-    Suite *s = suite_create("emulate");
-    TCase *tc = tcase_create("emulate");
-
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_reference_values);
-    tcase_add_test(tc, test_emulate_reference_xmls);
-    tcase_add_test(tc, test_emulate_seed_is_wrong);
-    tcase_add_test(tc, test_custom_has_no_reference);
-    tcase_add_test(tc, test_shared_corpus);
-    tcase_add_test(tc, test_shared_deadlock_scan);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(emulate_suite());
-    int nf;
+    const struct test_case tests[] = {
+        {test_reference_values, 1},
+        {test_emulate_reference_xmls, 1},
+        {test_emulate_seed_is_wrong, 1},
+        {test_custom_has_no_reference, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared_corpus, 1},
+        {test_shared_deadlock_scan, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("emulate", 120, tests, shared);
 }

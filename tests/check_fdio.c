@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "runner.h"
 
 START_TEST(test_pipe_round_trip)
 {
@@ -68,17 +69,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("fdio");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_pipe_round_trip, 1},
+        {test_file_read, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_pipe_round_trip);
-    tcase_add_test(tc, test_file_read);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("fdio", 0, tests, NULL);
 }

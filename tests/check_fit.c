@@ -8,6 +8,7 @@
 
 #include "csv.h"
 #include "fit.h"
+#include "runner.h"
 #include "testutil.h"
 
 /* Deterministic noise: xorshift64* and Box-Muller. */
@@ -307,10 +308,6 @@ START_TEST(test_shared_measurements)
     int n = load_times("oci-bmgpu48-a100sxm40-1node-8gpu.csv", x, t, 200);
     const struct cs_fit_line *last;
 
-    if (n < 0) {
-        printf("check_fit: no shared data; skipping the measurement fits\n");
-        return;
-    }
     ck_assert_int_eq(n, 56);
     ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
     ck_assert_int_ge(R.nseg, 2);
@@ -333,25 +330,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("fit");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_t_quantile, 1},      {test_exact_line, 1},  {test_recover_noisy, 1},
+        {test_robust_outliers, 1}, {test_constraints, 1}, {test_breakpoints, 1},
+        {test_forced_segments, 1}, {test_degenerate, 1},  {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared_measurements, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_t_quantile);
-    tcase_add_test(tc, test_exact_line);
-    tcase_add_test(tc, test_recover_noisy);
-    tcase_add_test(tc, test_robust_outliers);
-    tcase_add_test(tc, test_constraints);
-    tcase_add_test(tc, test_breakpoints);
-    tcase_add_test(tc, test_forced_segments);
-    tcase_add_test(tc, test_degenerate);
-    tcase_add_test(tc, test_shared_measurements);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("fit", 60, tests, shared);
 }

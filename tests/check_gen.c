@@ -9,6 +9,7 @@
 #include "diff.h"
 #include "gen.h"
 #include "lower.h"
+#include "runner.h"
 #include "schedcheck.h"
 #include "testutil.h"
 #include "verify.h"
@@ -52,10 +53,7 @@ START_TEST(test_compat_equals_references)
     const char *data = test_shared_data();
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_gen: shared data absent, skipping the 21 reference comparisons\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
         for (int p = 0; p < 3; p++) {
             char spec[128], path[8192];
@@ -77,10 +75,7 @@ START_TEST(test_corrected_equals_fixed_example)
     const char *data = test_shared_data();
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_gen: shared data absent, skipping the fixed-example comparisons\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
         for (int p = 0; p < 3; p++) {
             char spec[128], path[8192];
@@ -88,7 +83,8 @@ START_TEST(test_corrected_equals_fixed_example)
             snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s",
                      ref_sets[k][0], ref_sets[k][1], protos[p]);
             snprintf(path, sizeof(path),
-                     "%s/msccl-xml/fixed-example/allreduce_a100_pcie_hierarchical_fixed.%dgpu.%dinst.%s.xml",
+                     "%s/msccl-xml/fixed-example/"
+                     "allreduce_a100_pcie_hierarchical_fixed.%dgpu.%dinst.%s.xml",
                      data, ref_sets[k][0], ref_sets[k][1], protos[p]);
             n += compare_ref(spec, path) == 0;
         }
@@ -99,12 +95,14 @@ END_TEST
 /* The small reference copy in tests/data works without the shared folder. */
 START_TEST(test_compat_local_reference)
 {
-    ck_assert_int_eq(compare_ref("hierarchical:gpus=4,instances=1,protocol=LL,compat=1",
-                                 test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml")),
-                     0);
     ck_assert_int_eq(
-        compare_ref("hierarchical:gpus=4,instances=1,protocol=LL",
-                    test_data("msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml")),
+        compare_ref("hierarchical:gpus=4,instances=1,protocol=LL,compat=1",
+                    test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml")),
+        0);
+    ck_assert_int_eq(
+        compare_ref(
+            "hierarchical:gpus=4,instances=1,protocol=LL",
+            test_data("msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml")),
         0);
 }
 END_TEST
@@ -226,10 +224,10 @@ END_TEST
 START_TEST(test_ring_shape)
 {
     struct cs_sched *s = gen("ring:gpus=8,channels=4,protocol=LL");
-    static const enum cs_step_type want[] = {CS_STEP_S,    CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRS,
-                                             CS_STEP_RRS,  CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRCS,
-                                             CS_STEP_RCS,  CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS,
-                                             CS_STEP_RCS,  CS_STEP_RCS, CS_STEP_R};
+    static const enum cs_step_type want[] = {CS_STEP_S,   CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRS,
+                                             CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRS, CS_STEP_RRCS,
+                                             CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS,
+                                             CS_STEP_RCS, CS_STEP_RCS, CS_STEP_R};
 
     ck_assert_int_eq(s->nchannels, 4);
     ck_assert_int_eq(s->nchunksperloop, 32);
@@ -334,28 +332,24 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("gen");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_compat_local_reference, 1},
+        {test_compat_is_wrong, 1},
+        {test_corrected_with_nops_deadlocks, 1},
+        {test_hierarchical_grid_two_columns, 31},
+        {test_hierarchical_grid_columns, 31},
+        {test_ring_grid, 63},
+        {test_allpairs_grid, 63},
+        {test_ring_shape, 1},
+        {test_ring_per_node, 1},
+        {test_bad_parameters, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_compat_equals_references, 1},
+        {test_corrected_equals_fixed_example, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_compat_equals_references);
-    tcase_add_test(tc, test_corrected_equals_fixed_example);
-    tcase_add_test(tc, test_compat_local_reference);
-    tcase_add_test(tc, test_compat_is_wrong);
-    tcase_add_test(tc, test_corrected_with_nops_deadlocks);
-    tcase_add_loop_test(tc, test_hierarchical_grid_two_columns, 0, 31);
-    tcase_add_loop_test(tc, test_hierarchical_grid_columns, 0, 31);
-    tcase_add_loop_test(tc, test_ring_grid, 0, 63);
-    tcase_add_loop_test(tc, test_allpairs_grid, 0, 63);
-    tcase_add_test(tc, test_ring_shape);
-    tcase_add_test(tc, test_ring_per_node);
-    tcase_add_test(tc, test_bad_parameters);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run("gen", 300, tests, shared);
 }

@@ -7,6 +7,7 @@
 
 #include "diff.h"
 #include "lower.h"
+#include "runner.h"
 #include "schedcheck.h"
 #include "testutil.h"
 #include "xml.h"
@@ -67,7 +68,8 @@ START_TEST(test_copy_is_send_and_recv)
     struct cs_sched *s;
     const struct cs_step *st;
 
-    ck_assert_int_eq(cs_prog_copy(p, ref(0, CS_BUF_INPUT, 1, 1), ref(1, CS_BUF_SCRATCH, 0, 1), 0, 0, -1), 0);
+    ck_assert_int_eq(
+        cs_prog_copy(p, ref(0, CS_BUF_INPUT, 1, 1), ref(1, CS_BUF_SCRATCH, 0, 1), 0, 0, -1), 0);
     s = lower(p);
     ck_assert_int_eq(s->ngpus, 2);
     ck_assert_int_eq(s->nchannels, 1);
@@ -79,7 +81,8 @@ START_TEST(test_copy_is_send_and_recv)
     ck_assert_int_eq(st->type, CS_STEP_S);
     ck_assert_int_eq(st->srcbuf, CS_BUF_INPUT);
     ck_assert_int_eq(st->srcoff, 1);
-    ck_assert_int_eq(st->dstbuf, CS_BUF_SCRATCH); /* the remote destination, as msccl-tools writes */
+    ck_assert_int_eq(st->dstbuf,
+                     CS_BUF_SCRATCH); /* the remote destination, as msccl-tools writes */
     ck_assert_int_eq(st->dstoff, 0);
     ck_assert_int_eq(s->gpus[1].tbs[0].recv, 0);
     st = &s->gpus[1].tbs[0].steps[0];
@@ -130,13 +133,17 @@ static struct cs_prog *ring3(int fusion, enum cs_tb_policy policy)
         for (int k = 1; k < 3; k++) {
             int r = (b + 1 + k) % 3;
 
-            ck_assert_int_eq(cs_prog_reduce(p, ref(r, CS_BUF_INPUT, b, 1), ref(prev, CS_BUF_INPUT, b, 1), tb, tb, -1), 0);
+            ck_assert_int_eq(cs_prog_reduce(p, ref(r, CS_BUF_INPUT, b, 1),
+                                            ref(prev, CS_BUF_INPUT, b, 1), tb, tb, -1),
+                             0);
             prev = r;
         }
         for (int k = 1; k < 3; k++) {
             int r = (b + k) % 3;
 
-            ck_assert_int_eq(cs_prog_copy(p, ref(prev, CS_BUF_INPUT, b, 1), ref(r, CS_BUF_INPUT, b, 1), tb, tb, -1), 0);
+            ck_assert_int_eq(cs_prog_copy(p, ref(prev, CS_BUF_INPUT, b, 1),
+                                          ref(r, CS_BUF_INPUT, b, 1), tb, tb, -1),
+                             0);
             prev = r;
         }
     }
@@ -309,15 +316,18 @@ START_TEST(test_errors)
     struct cs_prog *p;
 
     p = cs_prog_new(&o);
-    ck_assert_int_ne(cs_prog_copy(p, ref(0, CS_BUF_SCRATCH, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), 0, 0, -1), 0);
+    ck_assert_int_ne(
+        cs_prog_copy(p, ref(0, CS_BUF_SCRATCH, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), 0, 0, -1), 0);
     lower_fails(p, "read before anything wrote");
 
     p = cs_prog_new(&o);
-    ck_assert_int_ne(cs_prog_copy(p, ref(0, CS_BUF_INPUT, 1, 2), ref(1, CS_BUF_INPUT, 0, 2), 0, 0, -1), 0);
+    ck_assert_int_ne(
+        cs_prog_copy(p, ref(0, CS_BUF_INPUT, 1, 2), ref(1, CS_BUF_INPUT, 0, 2), 0, 0, -1), 0);
     lower_fails(p, "outside its buffer");
 
     p = cs_prog_new(&o);
-    ck_assert_int_ne(cs_prog_copy(p, ref(3, CS_BUF_INPUT, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), 0, 0, -1), 0);
+    ck_assert_int_ne(
+        cs_prog_copy(p, ref(3, CS_BUF_INPUT, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), 0, 0, -1), 0);
     lower_fails(p, "rank that does not exist");
 
     p = cs_prog_new(&o);
@@ -364,7 +374,9 @@ static int alltoall_equals(int g, int inst, const char *proto, const char *path)
     p = cs_prog_new(&o);
     for (int r = 0; r < g; r++)
         for (int i = 0; i < g; i++)
-            ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_INPUT, i, 1), ref(i, CS_BUF_OUTPUT, r, 1), -1, -1, -1), 0);
+            ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_INPUT, i, 1),
+                                          ref(i, CS_BUF_OUTPUT, r, 1), -1, -1, -1),
+                             0);
     s = lower(p);
     cs_error_init(&err);
     ck_assert_msg(cs_sched_read_xml(path, &want, &err) == 0, "%s", err.msg);
@@ -375,6 +387,14 @@ static int alltoall_equals(int g, int inst, const char *proto, const char *path)
     return 1;
 }
 
+START_TEST(test_alltoall_auto_local)
+{
+    ck_assert_int_eq(alltoall_equals(8, 1, "LL128",
+                                     test_data("msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml")),
+                     1);
+}
+END_TEST
+
 START_TEST(test_alltoall_auto_interleaved)
 {
     const char *data = test_shared_data();
@@ -384,11 +404,7 @@ START_TEST(test_alltoall_auto_interleaved)
     } refs[] = {{8, 1, "Simple"}, {8, 1, "LL128"}, {8, 2, "LL"}, {8, 4, "LL"}, {16, 1, "Simple"}};
     int n = 0;
 
-    ck_assert_int_eq(alltoall_equals(8, 1, "LL128", test_data("msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml")), 1);
-    if (data == NULL) {
-        printf("check_lower: shared data absent, skipping the alltoall_allpairs references\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(refs) / sizeof(refs[0]); k++) {
         char path[8192];
 
@@ -428,9 +444,12 @@ static int allgather_equals(int g, int k, int inst, const char *proto, enum cs_t
     p = cs_prog_new(&o);
     for (int step = 0; step < g - 1; step++)
         for (int i = 0; i < g; i++) {
-            int r = (i + step) % g, next = (r + 1) % g, ch = i % k, tb = pol == CS_TB_MANUAL ? ch : -1;
+            int r = (i + step) % g, next = (r + 1) % g, ch = i % k,
+                tb = pol == CS_TB_MANUAL ? ch : -1;
 
-            ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_OUTPUT, i, 1), ref(next, CS_BUF_OUTPUT, i, 1), tb, tb, ch), 0);
+            ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_OUTPUT, i, 1),
+                                          ref(next, CS_BUF_OUTPUT, i, 1), tb, tb, ch),
+                             0);
         }
     s = lower(p);
     cs_error_init(&err);
@@ -448,19 +467,21 @@ START_TEST(test_allgather_ring_inplace)
     static const struct {
         int g, k, inst;
         const char *proto;
-    } refs[] = {{8, 1, 1, "LL128"}, {8, 4, 1, "LL128"}, {8, 8, 1, "Simple"}, {8, 4, 2, "LL"}, {16, 2, 1, "Simple"}};
+    } refs[] = {{8, 1, 1, "LL128"},
+                {8, 4, 1, "LL128"},
+                {8, 8, 1, "Simple"},
+                {8, 4, 2, "LL"},
+                {16, 2, 1, "Simple"}};
     int n = 0;
 
-    if (data == NULL) {
-        printf("check_lower: shared data absent, skipping the allgather_ring references\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(data);
     for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
         char path[8192];
 
         snprintf(path, sizeof(path), "%s/msccl-xml/allgather_ring.%dgpu.%dch.%dinst.%s.xml", data,
                  refs[i].g, refs[i].k, refs[i].inst, refs[i].proto);
-        n += allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, CS_TB_MANUAL, path);
+        n +=
+            allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, CS_TB_MANUAL, path);
         n += allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, CS_TB_AUTO, path);
     }
     ck_assert_int_eq(n, 10);
@@ -477,15 +498,18 @@ START_TEST(test_compare)
     int swapped = 0;
 
     cs_error_init(&err);
-    ck_assert_int_eq(cs_sched_read_xml(test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml"), &a, &err), 0);
+    ck_assert_int_eq(
+        cs_sched_read_xml(test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml"),
+                          &a, &err),
+        0);
     b = cs_sched_dup(a);
     ck_assert_int_eq(cs_sched_compare(a, b, &d), 0);
     /* swap the dependency of a nop with that of the real step after it */
     for (int k = 0; k < b->gpus[0].ntbs && !swapped; k++) {
         t = &b->gpus[0].tbs[k];
         for (int i = 0; i + 1 < t->nsteps && !swapped; i++)
-            if (t->steps[i].type == CS_STEP_NOP && t->steps[i + 1].type != CS_STEP_NOP
-                && t->steps[i + 1].depid >= 0) {
+            if (t->steps[i].type == CS_STEP_NOP && t->steps[i + 1].type != CS_STEP_NOP &&
+                t->steps[i + 1].depid >= 0) {
                 int x = t->steps[i].depid, y = t->steps[i].deps;
 
                 t->steps[i].depid = t->steps[i + 1].depid;
@@ -521,26 +545,24 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("lower");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_copy_is_send_and_recv, 1},
+        {test_hazard_dependency_and_tb_sort, 1},
+        {test_fusion, 1},
+        {test_auto_policy, 1},
+        {test_dependence_nops, 1},
+        {test_nop_expansion, 1},
+        {test_instances, 1},
+        {test_errors, 1},
+        {test_alltoall_auto_local, 1},
+        {test_compare, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_alltoall_auto_interleaved, 1},
+        {test_allgather_ring_inplace, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_copy_is_send_and_recv);
-    tcase_add_test(tc, test_hazard_dependency_and_tb_sort);
-    tcase_add_test(tc, test_fusion);
-    tcase_add_test(tc, test_auto_policy);
-    tcase_add_test(tc, test_dependence_nops);
-    tcase_add_test(tc, test_nop_expansion);
-    tcase_add_test(tc, test_instances);
-    tcase_add_test(tc, test_errors);
-    tcase_add_test(tc, test_alltoall_auto_interleaved);
-    tcase_add_test(tc, test_allgather_ring_inplace);
-    tcase_add_test(tc, test_compare);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run("lower", 0, tests, shared);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "meas.h"
+#include "runner.h"
 
 /* A table parsed from text. */
 static struct cs_csv *table(const char *text)
@@ -160,22 +161,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("meas");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_coll, 1}, {test_range, 1}, {test_infer, 1}, {test_rows, 1},
+        {test_cell, 1}, {test_gpus, 1},  {test_bad, 1},   {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_coll);
-    tcase_add_test(tc, test_range);
-    tcase_add_test(tc, test_infer);
-    tcase_add_test(tc, test_rows);
-    tcase_add_test(tc, test_cell);
-    tcase_add_test(tc, test_gpus);
-    tcase_add_test(tc, test_bad);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("meas", 0, tests, NULL);
 }

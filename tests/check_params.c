@@ -7,6 +7,7 @@
 
 #include "params.h"
 #include "platform.h"
+#include "runner.h"
 
 /* Write text to a new temporary file whose path goes to path (at least 32 bytes). */
 static void write_tmp(char *path, const char *suffix, const char *text)
@@ -236,20 +237,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("params");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {notes_hold_every_key, 1},      {set_values, 1},           {read_props_file, 1},
+        {platform_props_round_trip, 1}, {platform_read_errors, 1}, {NULL, 0},
+    };
 
-    tcase_add_test(tc, notes_hold_every_key);
-    tcase_add_test(tc, set_values);
-    tcase_add_test(tc, read_props_file);
-    tcase_add_test(tc, platform_props_round_trip);
-    tcase_add_test(tc, platform_read_errors);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("params", 0, tests, NULL);
 }

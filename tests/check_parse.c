@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "parse.h"
+#include "runner.h"
 
 START_TEST(test_sizes)
 {
@@ -98,19 +99,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("parse");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_sizes, 1}, {test_size_overflow, 1}, {test_integers, 1}, {test_reals, 1}, {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_sizes);
-    tcase_add_test(tc, test_size_overflow);
-    tcase_add_test(tc, test_integers);
-    tcase_add_test(tc, test_reals);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("parse", 0, tests, NULL);
 }

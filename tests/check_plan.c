@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "runner.h"
 #include "testutil.h"
 #include "xml.h"
 
@@ -300,31 +301,20 @@ START_TEST(test_dtype_busbw)
 }
 END_TEST
 
-static Suite *plan_suite(void)
-{
-    Suite *s = suite_create("plan");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, test_chunking_ll);
-    tcase_add_test(tc, test_chunking_simple);
-    tcase_add_test(tc, test_chunking_ll128_partial);
-    tcase_add_test(tc, test_bad_sizes);
-    tcase_add_test(tc, test_simple_slices);
-    tcase_add_test(tc, test_fold_seed);
-    tcase_add_test(tc, test_re_fusion_rules);
-    tcase_add_test(tc, test_nop_without_carrier);
-    tcase_add_test(tc, test_dtype_busbw);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(plan_suite());
-    int failed;
+    const struct test_case tests[] = {
+        {test_chunking_ll, 1},
+        {test_chunking_simple, 1},
+        {test_chunking_ll128_partial, 1},
+        {test_bad_sizes, 1},
+        {test_simple_slices, 1},
+        {test_fold_seed, 1},
+        {test_re_fusion_rules, 1},
+        {test_nop_without_carrier, 1},
+        {test_dtype_busbw, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("plan", 0, tests, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plot.h"
+#include "runner.h"
 
 /* A sweep of two protocols at two sizes; LL deadlocks at 4096. */
 static const char sweep[] = "point,protocol,gen.gpus,size_bytes,count,type,time_us,algbw_GBps,"
@@ -184,26 +185,11 @@ START_TEST(errors)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("plot");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, lines);
-    tcase_add_test(tc, where_and_files);
-    tcase_add_test(tc, best);
-    tcase_add_test(tc, errors);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {lines, 1}, {where_and_files, 1}, {best, 1}, {errors, 1}, {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("plot", 0, tests, NULL);
 }

@@ -9,6 +9,7 @@
 #include "gen.h"
 #include "predict.h"
 #include "report.h"
+#include "runner.h"
 #include "testplat.h"
 
 /* nccl-tests stepping, rounded to the executor's granularity, duplicates dropped. */
@@ -94,7 +95,7 @@ static void count_rows(void *ctx, int k, int n, const struct cs_predict_row *row
     ck_assert(row->size_bytes > 0);
 }
 
-START_TEST(test_run)
+START_TEST(test_predict_run)
 {
     char path[64];
     struct cs_params p;
@@ -180,20 +181,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("predict");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_sizes, 1}, {test_load, 1}, {test_predict_run, 1}, {test_report, 1}, {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_sizes);
-    tcase_add_test(tc, test_load);
-    tcase_add_test(tc, test_run);
-    tcase_add_test(tc, test_report);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("predict", 60, tests, NULL);
 }

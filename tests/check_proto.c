@@ -6,6 +6,7 @@
 #include "emulate.h"
 #include "gen.h"
 #include "plan.h"
+#include "runner.h"
 
 #define MiB (1024LL * 1024)
 
@@ -207,29 +208,17 @@ START_TEST(test_iteration_limit)
 }
 END_TEST
 
-static Suite *proto_suite(void)
-{
-    Suite *s = suite_create("proto");
-    TCase *tc = tcase_create("table");
-
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_table);
-    tcase_add_test(tc, test_example_a_ring_ll128);
-    tcase_add_test(tc, test_example_b_hierarchical_ll);
-    tcase_add_test(tc, test_example_b_emulation);
-    tcase_add_test(tc, test_ll128_partial_last_iteration);
-    tcase_add_test(tc, test_iteration_limit);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(proto_suite());
-    int nf;
+    const struct test_case tests[] = {
+        {test_table, 1},
+        {test_example_a_ring_ll128, 1},
+        {test_example_b_hierarchical_ll, 1},
+        {test_example_b_emulation, 1},
+        {test_ll128_partial_last_iteration, 1},
+        {test_iteration_limit, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("proto", 60, tests, NULL);
 }

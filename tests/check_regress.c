@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "regress.h"
+#include "runner.h"
 #include "testutil.h"
 
 START_TEST(moved)
@@ -272,30 +273,19 @@ START_TEST(predict_group)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("regress");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, moved);
-    tcase_add_test(tc, geometric);
-    tcase_add_test(tc, resolve);
-    tcase_add_test(tc, read_committed);
-    tcase_add_test(tc, read_refused);
-    tcase_add_test(tc, select_groups);
-    tcase_add_test(tc, compare_update_write);
-    tcase_add_test(tc, predict_group);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {moved, 1},
+        {geometric, 1},
+        {resolve, 1},
+        {read_committed, 1},
+        {read_refused, 1},
+        {select_groups, 1},
+        {compare_update_write, 1},
+        {predict_group, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("regress", 0, tests, NULL);
 }

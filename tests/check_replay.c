@@ -11,12 +11,13 @@
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
+#include "runner.h"
 #include "testplat.h"
 #include "testutil.h"
 #include "xml.h"
 
-#define LAT 1e-6  /* per link: a GPU-to-GPU route crosses two */
-#define BW 100e9  /* nvlink links */
+#define LAT 1e-6 /* per link: a GPU-to-GPU route crosses two */
+#define BW 100e9 /* nvlink links */
 #define PCIE_BW 20e9
 
 static char plat_path[64];
@@ -439,32 +440,15 @@ START_TEST(test_pcie_route)
 }
 END_TEST
 
-static Suite *replay_suite(void)
-{
-    Suite *s = suite_create("replay");
-    TCase *tc = tcase_create("core");
-
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_one_transfer);
-    tcase_add_test(tc, test_sharing);
-    tcase_add_test(tc, test_ring_closed_form);
-    tcase_add_test(tc, test_gen_ring_closed_form);
-    tcase_add_test(tc, test_credits_block);
-    tcase_add_test(tc, test_seed_deadlock);
-    tcase_add_test(tc, test_deadlock_no_cycle);
-    tcase_add_test(tc, test_refused);
-    tcase_add_test(tc, test_pcie_route);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(replay_suite());
-    int failed;
+    const struct test_case tests[] = {
+        {test_one_transfer, 1},      {test_sharing, 1},
+        {test_ring_closed_form, 1},  {test_gen_ring_closed_form, 1},
+        {test_credits_block, 1},     {test_seed_deadlock, 1},
+        {test_deadlock_no_cycle, 1}, {test_refused, 1},
+        {test_pcie_route, 1},        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("replay", 120, tests, NULL);
 }

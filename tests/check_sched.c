@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner.h"
 #include "sched.h"
 
 static struct cs_sched *two_tb(void)
@@ -100,19 +101,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("sched");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_build_and_free, 1}, {test_step_deps, 1}, {test_dup_is_deep, 1},
+        {test_names, 1},          {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_build_and_free);
-    tcase_add_test(tc, test_step_deps);
-    tcase_add_test(tc, test_dup_is_deep);
-    tcase_add_test(tc, test_names);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("sched", 0, tests, NULL);
 }

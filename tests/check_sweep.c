@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runner.h"
 #include "sweep.h"
 #include "testutil.h"
 
@@ -334,33 +335,13 @@ START_TEST(examples_parse)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("sweep");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, product_order);
-    tcase_add_test(tc, product_complete);
-    tcase_add_test(tc, linked_axes);
-    tcase_add_test(tc, listed_points);
-    tcase_add_test(tc, files_and_scale);
-    tcase_add_test(tc, bad_input);
-    tcase_add_test(tc, too_many_points);
-    tcase_add_test(tc, bytes);
-    tcase_add_test(tc, value_and_path);
-    tcase_add_test(tc, read_file);
-    tcase_add_test(tc, examples_parse);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {product_order, 1},   {product_complete, 1}, {linked_axes, 1},     {listed_points, 1},
+        {files_and_scale, 1}, {bad_input, 1},        {too_many_points, 1}, {bytes, 1},
+        {value_and_path, 1},  {read_file, 1},        {examples_parse, 1},  {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("sweep", 0, tests, NULL);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "runner.h"
 #include "sweepcsv.h"
 
 #define HDR "point,protocol," CS_REPORT_CSV_HEADER "\n"
@@ -156,27 +157,11 @@ START_TEST(join_nothing)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("sweepcsv");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, header);
-    tcase_add_test(tc, point_file);
-    tcase_add_test(tc, join);
-    tcase_add_test(tc, join_refused);
-    tcase_add_test(tc, join_nothing);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {header, 1}, {point_file, 1}, {join, 1}, {join_refused, 1}, {join_nothing, 1}, {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("sweepcsv", 0, tests, NULL);
 }

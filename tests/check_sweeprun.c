@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "runner.h"
 #include "sweeprun.h"
 
 static struct cs_sweep *parse(const char *text)
@@ -159,27 +160,11 @@ START_TEST(point_rows)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("sweeprun");
-    TCase *tc = tcase_create("core");
-
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, gen_spec);
-    tcase_add_test(tc, family_platform);
-    tcase_add_test(tc, family_refused);
-    tcase_add_test(tc, point_rows);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {gen_spec, 1}, {family_platform, 1}, {family_refused, 1}, {point_rows, 1}, {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("sweeprun", 60, tests, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner.h"
 #include "table.h"
 
 static struct cs_table *parse_ok(const char *text)
@@ -124,28 +125,12 @@ START_TEST(add_after_parse)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("table");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, basic);
-    tcase_add_test(tc, round_trip);
-    tcase_add_test(tc, build);
-    tcase_add_test(tc, bad);
-    tcase_add_test(tc, hash_is_data);
-    tcase_add_test(tc, add_after_parse);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {basic, 1},        {round_trip, 1},      {build, 1}, {bad, 1},
+        {hash_is_data, 1}, {add_after_parse, 1}, {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("table", 0, tests, NULL);
 }

@@ -13,6 +13,7 @@
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
+#include "runner.h"
 #include "stats.h"
 #include "testplat.h"
 #include "testutil.h"
@@ -682,30 +683,14 @@ START_TEST(test_hierarchical)
 }
 END_TEST
 
-static Suite *trace_suite(void)
-{
-    Suite *s = suite_create("trace");
-    TCase *tc = tcase_create("core");
-
-    tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, test_validator);
-    tcase_add_test(tc, test_synthetic);
-    tcase_add_test(tc, test_link_units);
-    tcase_add_test(tc, test_serialise_and_cap);
-    tcase_add_test(tc, test_lone_transfer);
-    tcase_add_test(tc, test_ring);
-    tcase_add_test(tc, test_hierarchical);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(trace_suite());
-    int failed;
+    const struct test_case tests[] = {
+        {test_validator, 1},     {test_synthetic, 1},
+        {test_link_units, 1},    {test_serialise_and_cap, 1},
+        {test_lone_transfer, 1}, {test_ring, 1},
+        {test_hierarchical, 1},  {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("trace", 240, tests, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runner.h"
 #include "testutil.h"
 #include "tune.h"
 #include "xml.h"
@@ -290,31 +291,14 @@ START_TEST(generated_schedules)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("tune");
-    TCase *tc = tcase_create("core");
-
-    tcase_add_test(tc, known_fastest);
-    tcase_add_test(tc, gaps_and_ties);
-    tcase_add_test(tc, same_winner_twice);
-    tcase_add_test(tc, bad);
-    tcase_add_test(tc, read_sweep);
-    tcase_add_test(tc, read_refused);
-    tcase_add_test(tc, uneven);
-    tcase_add_test(tc, windows_and_names);
-    tcase_add_test(tc, generated_schedules);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
+    const struct test_case tests[] = {
+        {known_fastest, 1}, {gaps_and_ties, 1},     {same_winner_twice, 1},
+        {bad, 1},           {read_sweep, 1},        {read_refused, 1},
+        {uneven, 1},        {windows_and_names, 1}, {generated_schedules, 1},
+        {NULL, 0},
+    };
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("tune", 0, tests, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runner.h"
 #include "testutil.h"
 #include "valid.h"
 
@@ -118,10 +119,7 @@ START_TEST(test_shared)
     struct cs_valid_point *p = NULL;
     int n;
 
-    if (shared == NULL) {
-        printf("check_valid: no shared data; skipping\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(shared);
     snprintf(path, sizeof(path), "%s/measurements/oci-bmgpu48-a100sxm40-1node-8gpu.csv", shared);
     ck_assert_int_eq(cs_valid_read_measurement(path, "allreduce", 8, &p, &n, NULL), 0);
     ck_assert_int_eq(n, 28);
@@ -222,21 +220,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("valid");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_bands, 1},   {test_stats, 1},    {test_read, 1},
+        {test_summary, 1}, {test_baseline, 1}, {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared, 1},
+        {NULL, 0},
+    };
 
-    tcase_add_test(tc, test_bands);
-    tcase_add_test(tc, test_stats);
-    tcase_add_test(tc, test_read);
-    tcase_add_test(tc, test_shared);
-    tcase_add_test(tc, test_summary);
-    tcase_add_test(tc, test_baseline);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run("valid", 0, tests, shared);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "runner.h"
 #include "testutil.h"
 #include "verify.h"
 #include "xml.h"
@@ -27,8 +28,7 @@ static struct cs_verify_result *verify_file(const char *path, int max_diags)
     struct cs_verify_result *res;
 
     cs_error_init(&err);
-    ck_assert_msg(cs_sched_read_xml(path, &s, &err) == 0, "%s:%d: %s", err.file, err.line,
-                  err.msg);
+    ck_assert_msg(cs_sched_read_xml(path, &s, &err) == 0, "%s:%d: %s", err.file, err.line, err.msg);
     res = verify_sched(s, max_diags);
     cs_sched_free(s);
     return res;
@@ -137,10 +137,7 @@ START_TEST(test_shared_manifest)
     FILE *fp;
     int nok = 0, nwrong = 0;
 
-    if (shared == NULL) {
-        fprintf(stderr, "check_verify: ../shared/data absent, skipping the MANIFEST corpus\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(shared);
     snprintf(path, sizeof(path), "%s/msccl-xml/MANIFEST.tsv", shared);
     fp = fopen(path, "r");
     ck_assert_msg(fp != NULL, "cannot open %s", path);
@@ -184,10 +181,10 @@ END_TEST
 
 #define STEP(s, t, sb, so, db, dof, cnt, depid, deps, hasdep)                                      \
     "<step s=\"" #s "\" type=\"" t "\" srcbuf=\"" sb "\" srcoff=\"" #so "\" dstbuf=\"" db          \
-    "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps               \
+    "\" dstoff=\"" #dof "\" cnt=\"" #cnt "\" depid=\"" #depid "\" deps=\"" #deps                   \
     "\" hasdep=\"" #hasdep "\"/>\n"
 #define ALGO(coll, nchunks, inplace)                                                               \
-    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"" #nchunks                    \
+    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"" #nchunks                     \
     "\" ngpus=\"2\" coll=\"" coll "\" inplace=\"" #inplace "\">\n"
 #define GPU(id, i, o, s)                                                                           \
     "<gpu id=\"" #id "\" i_chunks=\"" #i "\" o_chunks=\"" #o "\" s_chunks=\"" #s "\">\n"
@@ -197,12 +194,14 @@ END_TEST
  * receive of rank 1's step 1 is a parameter: rrc is right, r loses rank 1's contribution. */
 #define AR2(recv1)                                                                                 \
     ALGO("allreduce", 2, 1)                                                                        \
-    GPU(0, 2, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                        \
+    GPU(0, 2, 0, 0)                                                                                \
+    TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                                         \
         STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)    \
-            STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"                             \
-    GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)                        \
-        STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)    \
-            STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+            STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 2, 0, 0) TB(0, 0, 0) \
+                STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)                                         \
+                    STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0)                                   \
+                        STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)                                 \
+                            STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
 
 START_TEST(test_allreduce_small)
 {
@@ -231,12 +230,10 @@ END_TEST
 /* rrs sends the sum without storing it: a schedule that relies on a local copy is wrong. */
 START_TEST(test_rrs_does_not_store)
 {
-    static const char xml[] =
-        ALGO("allreduce", 1, 1)
-        GPU(0, 1, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
-            STEP(1, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 1, 0, 0) TB(0, 0, 0) STEP(0, "rrs", "i", 0, "i", 0, 1, -1, -1, 0)
-            "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("allreduce", 1, 1) GPU(0, 1, 0, 0) TB(0, 1, 1)
+        STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 1, 0, 0) TB(0, 0, 0)
+                STEP(0, "rrs", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
 
     ASSERT_VERDICT(res, CS_VERIFY_WRONG);
@@ -251,12 +248,13 @@ END_TEST
 /* Out-of-place allgather on 2 ranks: copy the own chunk, exchange the other. */
 #define AG2(peer_off)                                                                              \
     ALGO("allgather", 2, 0)                                                                        \
-    GPU(0, 1, 2, 0) TB(0, 1, 1) STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)                        \
-        STEP(1, "r", "i", 0, "o", peer_off, 1, -1, -1, 0) "</tb>"                                  \
-        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n"                 \
-    GPU(1, 1, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                        \
-        STEP(1, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>"                                         \
-        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+    GPU(0, 1, 2, 0)                                                                                \
+    TB(0, 1, 1) STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)                                         \
+        STEP(1, "r", "i", 0, "o", peer_off, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                    \
+            STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 1, 2, 0)           \
+                TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                             \
+                    STEP(1, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)               \
+                        STEP(0, "cpy", "i", 0, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
 
 START_TEST(test_allgather)
 {
@@ -282,12 +280,11 @@ END_TEST
 /* In-place allgather writes only o: input chunk k of rank r is o[r*C + k]. */
 START_TEST(test_allgather_inplace)
 {
-    static const char xml[] =
-        ALGO("allgather", 2, 1)
-        GPU(0, 0, 2, 0) TB(0, 1, 1) STEP(0, "s", "o", 0, "o", 0, 1, -1, -1, 0)
-            STEP(1, "r", "o", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 0, 2, 0) TB(0, 0, 0) STEP(0, "s", "o", 1, "o", 1, 1, -1, -1, 0)
-            STEP(1, "r", "o", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("allgather", 2, 1) GPU(0, 0, 2, 0) TB(0, 1, 1)
+        STEP(0, "s", "o", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "r", "o", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 0, 2, 0) TB(0, 0, 0)
+                STEP(0, "s", "o", 1, "o", 1, 1, -1, -1, 0)
+                    STEP(1, "r", "o", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
 
     ASSERT_VERDICT(res, CS_VERIFY_OK);
@@ -298,12 +295,11 @@ END_TEST
 /* In-place reduce_scatter: output chunk k of rank r is input chunk r*C + k. */
 START_TEST(test_reduce_scatter_inplace)
 {
-    static const char xml[] =
-        ALGO("reduce_scatter", 2, 1)
-        GPU(0, 2, 0, 0) TB(0, 1, 1) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)
-            STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
-            STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("reduce_scatter", 2, 1) GPU(0, 2, 0, 0) TB(0, 1, 1)
+        STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)
+            STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 2, 0, 0) TB(0, 0, 0)
+                STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)
+                    STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
 
     ASSERT_VERDICT(res, CS_VERIFY_OK);
@@ -314,16 +310,15 @@ END_TEST
 /* Alltoall through scratch: output chunk i of rank r is input chunk r of rank i. */
 START_TEST(test_alltoall_scratch)
 {
-    static const char xml[] =
-        ALGO("alltoall", 2, 0)
-        GPU(0, 2, 2, 1) TB(0, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
-            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>"
-            TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
-            STEP(1, "cpy", "s", 0, "o", 1, 1, 0, 1, 0) "</tb></gpu>\n"
-        GPU(1, 2, 2, 1) TB(0, 0, 0) STEP(0, "s", "i", 0, "s", 0, 1, -1, -1, 0)
-            STEP(1, "r", "i", 1, "s", 0, 1, -1, -1, 1) "</tb>"
-            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0)
-            STEP(1, "cpy", "s", 0, "o", 0, 1, 0, 1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("alltoall", 2, 0) GPU(0, 2, 2, 1) TB(0, 1, 1)
+        STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
+            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>" TB(1, -1, -1)
+                STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) STEP(1, "cpy", "s", 0, "o", 1, 1, 0, 1,
+                                                                  0) "</tb></gpu>\n" GPU(1, 2, 2, 1)
+                    TB(0, 0, 0) STEP(0, "s", "i", 0, "s", 0, 1, -1, -1, 0)
+                        STEP(1, "r", "i", 1, "s", 0, 1, -1, -1, 1) "</tb>" TB(1, -1, -1)
+                            STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0)
+                                STEP(1, "cpy", "s", 0, "o", 0, 1, 0, 1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
 
     ASSERT_VERDICT(res, CS_VERIFY_OK);
@@ -336,15 +331,14 @@ END_TEST
  * because its tb comes first. */
 START_TEST(test_uninitialised_read)
 {
-    static const char xml[] =
-        ALGO("alltoall", 2, 0)
-        GPU(0, 2, 2, 1) TB(0, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
-            STEP(1, "cpy", "s", 0, "o", 1, 1, -1, -1, 0) "</tb>"
-            TB(1, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
-            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
-            STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"
-            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("alltoall", 2, 0) GPU(0, 2, 2, 1) TB(0, -1, -1)
+        STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
+            STEP(1, "cpy", "s", 0, "o", 1, 1, -1, -1, 0) "</tb>" TB(1, 1, 1)
+                STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0) STEP(1, "r", "i", 0, "s", 0, 1, -1, -1,
+                                                                0) "</tb></gpu>\n" GPU(1, 2, 2, 0)
+                    TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
+                        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)
+                            STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
     const struct cs_verify_diag *d;
 
@@ -363,13 +357,14 @@ END_TEST
  * first. Only comparing the two orders shows the race. */
 #define RACE(hasdep, depid, deps)                                                                  \
     ALGO("alltoall", 2, 0)                                                                         \
-    GPU(0, 2, 2, 1) TB(0, 1, 1) STEP(0, "s", "i", 1, "o", 0, 1, -1, -1, 0)                        \
-        STEP(1, "r", "i", 0, "o", 1, 1, -1, -1, 0) "</tb>"                                         \
-        TB(1, -1, -1) STEP(0, "cpy", "i", 0, "s", 0, 1, -1, -1, hasdep) "</tb>"                    \
-        TB(2, -1, -1) STEP(0, "cpy", "s", 0, "o", 0, 1, depid, deps, 0) "</tb></gpu>\n"            \
-    GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                        \
-        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"                                         \
-        TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+    GPU(0, 2, 2, 1)                                                                                \
+    TB(0, 1, 1) STEP(0, "s", "i", 1, "o", 0, 1, -1, -1, 0)                                         \
+        STEP(1, "r", "i", 0, "o", 1, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                           \
+            STEP(0, "cpy", "i", 0, "s", 0, 1, -1, -1, hasdep) "</tb>" TB(2, -1, -1)                \
+                STEP(0, "cpy", "s", 0, "o", 0, 1, depid, deps, 0) "</tb></gpu>\n" GPU(1, 2, 2, 0)  \
+                    TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                         \
+                        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)           \
+                            STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
 
 START_TEST(test_race_hidden_by_order)
 {
@@ -411,12 +406,11 @@ END_TEST
 /* Both ranks receive before they send: a cycle through program order and the FIFO matching. */
 START_TEST(test_deadlock_through_matching)
 {
-    static const char xml[] =
-        ALGO("allreduce", 1, 1)
-        GPU(0, 1, 0, 0) TB(0, 1, 1) STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
-            STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 1, 0, 0) TB(0, 0, 0) STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
-            STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("allreduce", 1, 1) GPU(0, 1, 0, 0) TB(0, 1, 1)
+        STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
+            STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 1, 0, 0) TB(0, 0, 0)
+                STEP(0, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
+                    STEP(1, "s", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
     const struct cs_verify_diag *d;
 
@@ -436,15 +430,14 @@ END_TEST
  * wait for a receive that comes later in the same tb. */
 START_TEST(test_deadlock_through_nop)
 {
-    static const char xml[] =
-        ALGO("allreduce", 2, 1)
-        GPU(0, 2, 0, 1) TB(0, -1, 1) STEP(0, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>"
-            TB(1, 1, -1) "<step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" "
-            "dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n"
-            STEP(1, "re", "s", 0, "i", 0, 1, 0, 0, 0)
-            STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n"
-        GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "r", "i", 1, "i", 1, 1, -1, -1, 0)
-            STEP(1, "s", "i", 0, "s", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("allreduce", 2, 1) GPU(0, 2, 0, 1) TB(0, -1, 1)
+        STEP(0, "r", "i", 0, "s", 0, 1, -1, -1, 1) "</tb>" TB(
+            1, 1, -1) "<step s=\"0\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" "
+                      "dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"0\" hasdep=\"0\"/>\n" STEP(
+                          1, "re", "s", 0, "i", 0, 1, 0, 0, 0)
+                          STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 2, 0, 0)
+                              TB(0, 0, 0) STEP(0, "r", "i", 1, "i", 1, 1, -1, -1, 0) STEP(
+                                  1, "s", "i", 0, "s", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
     const struct cs_verify_diag *d;
 
@@ -459,16 +452,14 @@ END_TEST
 /* A wait is met by any later hasdep step of the target tb (the flag is monotone). */
 START_TEST(test_dependency_met_by_later_signal)
 {
-    static const char xml[] =
-        ALGO("alltoall", 2, 0)
-        GPU(0, 2, 2, 2) TB(0, 1, 1) STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0)
-            STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 0)
-            STEP(2, "cpy", "s", 0, "s", 1, 1, -1, -1, 1) "</tb>"
-            TB(1, -1, -1) STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
-            STEP(1, "cpy", "s", 1, "o", 1, 1, 0, 1, 0) "</tb></gpu>\n"
-        GPU(1, 2, 2, 0) TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
-            STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>"
-            TB(1, -1, -1) STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    static const char xml[] = ALGO("alltoall", 2, 0) GPU(0, 2, 2, 2) TB(0, 1, 1)
+        STEP(0, "s", "i", 1, "s", 0, 1, -1, -1, 0) STEP(1, "r", "i", 0, "s", 0, 1, -1, -1, 0)
+            STEP(2, "cpy", "s", 0, "s", 1, 1, -1, -1, 1) "</tb>" TB(1, -1, -1)
+                STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) STEP(1, "cpy", "s", 1, "o", 1, 1, 0, 1,
+                                                                  0) "</tb></gpu>\n" GPU(1, 2, 2, 0)
+                    TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)
+                        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)
+                            STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
     struct cs_verify_result *res = verify_str(xml, 0);
 
     ASSERT_VERDICT(res, CS_VERIFY_OK);
@@ -695,36 +686,32 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("verify");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_local_corpus, 1},
+        {test_seed_bug_explained, 1},
+        {test_allreduce_small, 1},
+        {test_rrs_does_not_store, 1},
+        {test_allgather, 1},
+        {test_allgather_inplace, 1},
+        {test_reduce_scatter_inplace, 1},
+        {test_alltoall_scratch, 1},
+        {test_uninitialised_read, 1},
+        {test_race_hidden_by_order, 1},
+        {test_custom_structure_only, 1},
+        {test_deadlock_through_matching, 1},
+        {test_deadlock_through_nop, 1},
+        {test_dependency_met_by_later_signal, 1},
+        {test_garbage_model, 1},
+        {test_tbs_per_channel, 1},
+        {test_ring_generated, 1},
+        {test_ring_at_scale, 1},
+        {test_generated_hierarchical, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_shared_manifest, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_local_corpus);
-    tcase_add_test(tc, test_seed_bug_explained);
-    tcase_add_test(tc, test_shared_manifest);
-    tcase_add_test(tc, test_allreduce_small);
-    tcase_add_test(tc, test_rrs_does_not_store);
-    tcase_add_test(tc, test_allgather);
-    tcase_add_test(tc, test_allgather_inplace);
-    tcase_add_test(tc, test_reduce_scatter_inplace);
-    tcase_add_test(tc, test_alltoall_scratch);
-    tcase_add_test(tc, test_uninitialised_read);
-    tcase_add_test(tc, test_race_hidden_by_order);
-    tcase_add_test(tc, test_custom_structure_only);
-    tcase_add_test(tc, test_deadlock_through_matching);
-    tcase_add_test(tc, test_deadlock_through_nop);
-    tcase_add_test(tc, test_dependency_met_by_later_signal);
-    tcase_add_test(tc, test_garbage_model);
-    tcase_add_test(tc, test_tbs_per_channel);
-    tcase_add_test(tc, test_ring_generated);
-    tcase_add_test(tc, test_ring_at_scale);
-    tcase_add_test(tc, test_generated_hierarchical);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("verify", 300, tests, shared);
 }

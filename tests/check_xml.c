@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner.h"
 #include "testutil.h"
 #include "xml.h"
 
@@ -91,11 +92,7 @@ START_TEST(test_round_trip_shared)
     char dir[8192];
     int n = 0;
 
-    if (shared == NULL) {
-        fprintf(stderr,
-                "check_xml: ../shared/data absent, skipping the shared corpus round trip\n");
-        return;
-    }
+    ck_assert_ptr_nonnull(shared);
     snprintf(dir, sizeof(dir), "%s/msccl-xml", shared);
     n += round_trip_dir(dir);
     snprintf(dir, sizeof(dir), "%s/msccl-xml/azure-msccl-tools", shared);
@@ -181,20 +178,16 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("xml");
-    TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
+    const struct test_case tests[] = {
+        {test_round_trip_local, 1},
+        {test_errors_have_lines, 1},
+        {test_integer_attributes, 1},
+        {NULL, 0},
+    };
+    const struct test_case shared[] = {
+        {test_round_trip_shared, 1},
+        {NULL, 0},
+    };
 
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_round_trip_local);
-    tcase_add_test(tc, test_round_trip_shared);
-    tcase_add_test(tc, test_errors_have_lines);
-    tcase_add_test(tc, test_integer_attributes);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run("xml", 120, tests, shared);
 }

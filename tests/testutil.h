@@ -23,21 +23,30 @@ static inline const char *test_data(const char *rel)
     return buf;
 }
 
-/* The shared data folder (../shared/data beside the repository), or NULL when absent: tests that
- * need it print a message and skip. */
-static inline const char *test_shared_data(void)
+/* Where the shared data folder is looked for: CS_SHARED_DATA from the environment, else
+ * ../shared/data beside the source tree. */
+static inline const char *test_shared_path(void)
 {
     static char buf[4096];
-    struct stat st;
     const char *d = getenv("CS_SHARED_DATA");
 
     if (d && *d)
         snprintf(buf, sizeof(buf), "%s", d);
     else
         snprintf(buf, sizeof(buf), "%s/../shared/data", test_srcdir());
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-        return NULL;
     return buf;
+}
+
+/* The shared data folder, or NULL when absent: test_run() in runner.h then skips the tests that
+ * need it. */
+static inline const char *test_shared_data(void)
+{
+    const char *d = test_shared_path();
+    struct stat st;
+
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return d;
 }
 
 #endif
