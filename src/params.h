@@ -65,7 +65,8 @@ void cs_params_each(const struct cs_params *p,
 
 /* Write every parameter as `<prop id=... value=.../>` lines, each after an XML comment naming its
  * source; `note` (may be NULL) replaces the default source comments (e.g. "fit: FILE"). */
-int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent, const char *note);
+int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent,
+                          const char *note);
 
 /* Sources of parameters that were set from a file rather than left at their defaults. */
 #define CS_MAX_PARAM_NOTES 64

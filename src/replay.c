@@ -93,8 +93,9 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
 
         if (tb->send >= plan->ngpus || tb->recv >= plan->ngpus || tb->send == tb->gpu ||
             tb->recv == tb->gpu || tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
-            cs_error_set(err, NULL, 0, "gpu %d tb %d: bad peer or channel (send %d recv %d chan %d)",
-                         tb->gpu, tb->id, tb->send, tb->recv, tb->chan);
+            cs_error_set(err, NULL, 0,
+                         "gpu %d tb %d: bad peer or channel (send %d recv %d chan %d)", tb->gpu,
+                         tb->id, tb->send, tb->recv, tb->chan);
             rc = CS_ERR_INVALID;
             break;
         }
@@ -378,7 +379,8 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         }
         t0 = simgrid_get_clock();
         if (sends && b > 0) {
-            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], cs_plan_wire_bytes(p, units[u]));
+            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send],
+                           cs_plan_wire_bytes(p, units[u]));
             S.ntransfers++;
         }
         need = rate_time(b, par->tb_Bps[p->proto]);
@@ -873,9 +875,9 @@ static void child_stderr(FILE *f, char *buf, size_t len)
         char *p = line, *q;
 
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] == '\0' || strncmp(line, "  ->", 4) == 0 || strncmp(line, "Backtrace", 9) == 0 ||
-            strstr(line, "__asan_handle_no_return") || strstr(line, "False positive") ||
-            strstr(line, "google/sanitizers"))
+        if (line[0] == '\0' || strncmp(line, "  ->", 4) == 0 ||
+            strncmp(line, "Backtrace", 9) == 0 || strstr(line, "__asan_handle_no_return") ||
+            strstr(line, "False positive") || strstr(line, "google/sanitizers"))
             continue;
         if ((q = strstr(p, "CRITICAL] ")) != NULL)
             p = q + 10;
@@ -952,8 +954,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                              WTERMSIG(status), why[0] ? ": " : "", why);
             else
                 cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
-                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "",
-                             why);
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
         }
         if (errf)
             fclose(errf);

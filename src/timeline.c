@@ -109,8 +109,8 @@ int cs_timeline_read(int fd, struct cs_timeline *tl)
 {
     struct cs_timeline h;
 
-    if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || h.nevents < 0 || h.nevents > h.max_events || h.nlinks < 0 ||
-        h.nconns < 0 || h.nroute < 0)
+    if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || h.nevents < 0 || h.nevents > h.max_events ||
+        h.nlinks < 0 || h.nconns < 0 || h.nroute < 0)
         return -1;
     cs_timeline_cleanup(tl);
     h.events = malloc((size_t)h.nevents * sizeof(*h.events) + 1);

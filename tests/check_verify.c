@@ -192,16 +192,19 @@ END_TEST
 
 /* A 2-rank in-place allreduce: each rank reduces the chunk it owns, then sends it back. The
  * receive of rank 1's step 1 is a parameter: rrc is right, r loses rank 1's contribution. */
+/* clang-format off: one XML element per line */
 #define AR2(recv1)                                                                                 \
     ALGO("allreduce", 2, 1)                                                                        \
     GPU(0, 2, 0, 0)                                                                                \
-    TB(0, 1, 1) STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                                         \
-        STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0) STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)    \
-            STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 2, 0, 0) TB(0, 0, 0) \
-                STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)                                         \
-                    STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0)                                   \
-                        STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)                                 \
-                            STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+    TB(0, 1, 1)                                                                                    \
+    STEP(0, "s", "i", 0, "i", 0, 1, -1, -1, 0)                                                     \
+    STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0)                                                   \
+    STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)                                                     \
+    STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0)                                                     \
+    "</tb></gpu>\n" GPU(1, 2, 0, 0) TB(0, 0, 0) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)         \
+        STEP(1, recv1, "i", 0, "i", 0, 1, -1, -1, 0) STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)    \
+            STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+/* clang-format on */
 
 START_TEST(test_allreduce_small)
 {
@@ -246,15 +249,19 @@ START_TEST(test_rrs_does_not_store)
 END_TEST
 
 /* Out-of-place allgather on 2 ranks: copy the own chunk, exchange the other. */
+/* clang-format off: one XML element per line */
 #define AG2(peer_off)                                                                              \
     ALGO("allgather", 2, 0)                                                                        \
     GPU(0, 1, 2, 0)                                                                                \
-    TB(0, 1, 1) STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)                                         \
-        STEP(1, "r", "i", 0, "o", peer_off, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                    \
-            STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 1, 2, 0)           \
-                TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                             \
-                    STEP(1, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)               \
-                        STEP(0, "cpy", "i", 0, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+    TB(0, 1, 1)                                                                                    \
+    STEP(0, "s", "i", 0, "o", 0, 1, -1, -1, 0)                                                     \
+    STEP(1, "r", "i", 0, "o", peer_off, 1, -1, -1, 0)                                              \
+    "</tb>" TB(1, -1, -1)                                                                          \
+        STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 1, 2, 0) TB(0, 0, 0)   \
+            STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                                             \
+                STEP(1, "r", "i", 0, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                   \
+                    STEP(0, "cpy", "i", 0, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+/* clang-format on */
 
 START_TEST(test_allgather)
 {
@@ -355,16 +362,19 @@ END_TEST
 /* A copy out of scratch that does not wait for the copy into it. Breadth first, the writer's tb
  * (lower id) runs first and the result is right; depth first from the last tb, the reader runs
  * first. Only comparing the two orders shows the race. */
+/* clang-format off: one XML element per line */
 #define RACE(hasdep, depid, deps)                                                                  \
     ALGO("alltoall", 2, 0)                                                                         \
     GPU(0, 2, 2, 1)                                                                                \
-    TB(0, 1, 1) STEP(0, "s", "i", 1, "o", 0, 1, -1, -1, 0)                                         \
-        STEP(1, "r", "i", 0, "o", 1, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                           \
-            STEP(0, "cpy", "i", 0, "s", 0, 1, -1, -1, hasdep) "</tb>" TB(2, -1, -1)                \
-                STEP(0, "cpy", "s", 0, "o", 0, 1, depid, deps, 0) "</tb></gpu>\n" GPU(1, 2, 2, 0)  \
-                    TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                         \
-                        STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)           \
-                            STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+    TB(0, 1, 1)                                                                                    \
+    STEP(0, "s", "i", 1, "o", 0, 1, -1, -1, 0)                                                     \
+    STEP(1, "r", "i", 0, "o", 1, 1, -1, -1, 0)                                                     \
+    "</tb>" TB(1, -1, -1) STEP(0, "cpy", "i", 0, "s", 0, 1, -1, -1, hasdep) "</tb>" TB(2, -1, -1)  \
+        STEP(0, "cpy", "s", 0, "o", 0, 1, depid, deps, 0) "</tb></gpu>\n" GPU(1, 2, 2, 0)          \
+            TB(0, 0, 0) STEP(0, "s", "i", 0, "o", 1, 1, -1, -1, 0)                                 \
+                STEP(1, "r", "i", 1, "o", 0, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                   \
+                    STEP(0, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+/* clang-format on */
 
 START_TEST(test_race_hidden_by_order)
 {

@@ -31,10 +31,10 @@ struct sc_fifo {
 struct sc_state {
     const struct cs_sched *s;
     int g;
-    int **done;             /* [gpu][tb]: steps completed */
-    struct sc_val **slots;  /* [gpu][buf 0..2][index] flattened: per gpu i, o, s */
-    int *off[3];            /* per gpu start of buffer b in slots */
-    struct sc_fifo *fifo;   /* [src][dst][chan] */
+    int **done;            /* [gpu][tb]: steps completed */
+    struct sc_val **slots; /* [gpu][buf 0..2][index] flattened: per gpu i, o, s */
+    int *off[3];           /* per gpu start of buffer b in slots */
+    struct sc_fifo *fifo;  /* [src][dst][chan] */
     char msg[512];
 };
 
@@ -118,7 +118,8 @@ static inline int sc_check_allreduce(const struct cs_sched *s, char *why, size_t
                     struct sc_fifo *in = NULL, *out = NULL;
                     int ok = 1;
 
-                    if (sp->depid >= 0 && (sp->depid >= gp->ntbs || st.done[r][sp->depid] <= sp->deps))
+                    if (sp->depid >= 0 &&
+                        (sp->depid >= gp->ntbs || st.done[r][sp->depid] <= sp->deps))
                         ok = 0;
                     if (sp->type == CS_STEP_NOP) {
                         if (!ok)
@@ -154,12 +155,14 @@ static inline int sc_check_allreduce(const struct cs_sched *s, char *why, size_t
                         unsigned char *outvals = NULL;
 
                         tmp.cnt = calloc((size_t)g, 1);
-                        if (m && (m->cnt != cnt || m->dstoff != sp->dstoff || m->dstbuf != sp->dstbuf)
-                            && sp->type != CS_STEP_RRS) {
-                            rc = sc_fail(&st,
-                                         "gpu %d tb %d step %d: the matching send (cnt %d) does not "
-                                         "agree on count or destination",
-                                         r, t, sp->s, m->cnt);
+                        if (m &&
+                            (m->cnt != cnt || m->dstoff != sp->dstoff || m->dstbuf != sp->dstbuf) &&
+                            sp->type != CS_STEP_RRS) {
+                            rc =
+                                sc_fail(&st,
+                                        "gpu %d tb %d step %d: the matching send (cnt %d) does not "
+                                        "agree on count or destination",
+                                        r, t, sp->s, m->cnt);
                             free(tmp.cnt);
                             break;
                         }
@@ -171,15 +174,19 @@ static inline int sc_check_allreduce(const struct cs_sched *s, char *why, size_t
                             if (cs_step_reads_src(sp->type) || sp->type == CS_STEP_S) {
                                 src = sc_slot(&st, r, sp->srcbuf, sp->srcoff + c);
                                 if (src == NULL) {
-                                    rc = sc_fail(&st, "gpu %d tb %d step %d: source chunk %d out of the buffer",
-                                                 r, t, sp->s, sp->srcoff + c);
+                                    rc = sc_fail(
+                                        &st,
+                                        "gpu %d tb %d step %d: source chunk %d out of the buffer",
+                                        r, t, sp->s, sp->srcoff + c);
                                     break;
                                 }
                             }
                             if (cs_step_writes_dst(sp->type)) {
                                 dst = sc_slot(&st, r, sp->dstbuf, sp->dstoff + c);
                                 if (dst == NULL) {
-                                    rc = sc_fail(&st, "gpu %d tb %d step %d: destination chunk %d out of the buffer",
+                                    rc = sc_fail(&st,
+                                                 "gpu %d tb %d step %d: destination chunk %d out "
+                                                 "of the buffer",
                                                  r, t, sp->s, sp->dstoff + c);
                                     break;
                                 }
@@ -248,8 +255,8 @@ static inline int sc_check_allreduce(const struct cs_sched *s, char *why, size_t
     for (size_t f = 0; f < nf && rc == 0; f++)
         if (st.fifo[f].head != st.fifo[f].n)
             rc = sc_fail(&st, "connection %d -> %d chan %d: %d sends never received",
-                         (int)(f / (size_t)nch) / g, (int)(f / (size_t)nch) % g, (int)(f % (size_t)nch),
-                         st.fifo[f].n - st.fifo[f].head);
+                         (int)(f / (size_t)nch) / g, (int)(f / (size_t)nch) % g,
+                         (int)(f % (size_t)nch), st.fifo[f].n - st.fifo[f].head);
     for (int r = 0; r < g && rc == 0; r++)
         for (int i = 0; i < s->nchunksperloop && rc == 0; i++) {
             struct sc_val *v = sc_slot(&st, r, CS_BUF_INPUT, i);
@@ -258,8 +265,10 @@ static inline int sc_check_allreduce(const struct cs_sched *s, char *why, size_t
             for (int q = 0; q < g && !bad; q++)
                 bad = v->cnt[q] != 1;
             if (bad)
-                rc = sc_fail(&st, "gpu %d input chunk %d does not hold the sum of chunk %d of every "
-                             "rank once", r, i, i);
+                rc = sc_fail(&st,
+                             "gpu %d input chunk %d does not hold the sum of chunk %d of every "
+                             "rank once",
+                             r, i, i);
         }
     for (int r = 0; r < g; r++) {
         const struct cs_gpu *gp = &s->gpus[r];

@@ -147,11 +147,13 @@ __device__ __forceinline__ float hx_value(const hx_op &op, long i, float in)
 }
 
 /* ---- Simple: two slices per call, each filling CS_SIMPLE_STEPS_PER_SLICE FIFO steps; the sender
- * posts tail after a system fence, the receiver posts head after consuming (prims_simple.h). ---- */
+ * posts tail after a system fence, the receiver posts head after consuming (prims_simple.h). ----
+ */
 static_assert(CS_SIMPLE_SLICES_PER_CALL == 2, "hx_prim_simple splits a call in two halves");
 
 static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
-                              unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+                                     unsigned long long &rstep, const hx_ctl &ctl,
+                                     volatile int *flag)
 {
     long half = (op.n + 1) / 2;
     long s0 = (half + 3) / 4 * 4;
@@ -171,7 +173,8 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
         if (op.sc) {
             /* Space for 2 more steps: head + 8 >= sstep + CS_SIMPLE_STEPS_PER_SLICE. */
             if (sstep + CS_SIMPLE_STEPS_PER_SLICE > CS_NCCL_STEPS &&
-                !hx_block_wait_ge(&op.sc->head, sstep + CS_SIMPLE_STEPS_PER_SLICE - CS_NCCL_STEPS, ctl, flag))
+                !hx_block_wait_ge(&op.sc->head, sstep + CS_SIMPLE_STEPS_PER_SLICE - CS_NCCL_STEPS,
+                                  ctl, flag))
                 return 0;
             out = (float *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
         }
@@ -238,8 +241,8 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
 /* Find the slot to read and wait for a free slot to write. 0 when the wait gave up. */
 template <typename T>
 static __device__ int hx_line_begin(const hx_op &op, unsigned long long sstep,
-                                    unsigned long long rstep, const hx_ctl &ctl,
-                                    volatile int *flag, const T **in, T **out)
+                                    unsigned long long rstep, const hx_ctl &ctl, volatile int *flag,
+                                    const T **in, T **out)
 {
     if (op.rc)
         *in = (const T *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
@@ -273,8 +276,8 @@ static __device__ int hx_line_end(const hx_op &op, unsigned long long &sstep,
  * access; the flag is the call's step number + 1 (prims_ll.h). One FIFO step per call. ---- */
 __device__ __forceinline__ void hx_ll_store(uint4 *p, unsigned d0, unsigned d1, unsigned f)
 {
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1),
-                 "r"(f)
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(d0), "r"(f),
+                 "r"(d1), "r"(f)
                  : "memory");
 }
 
@@ -289,8 +292,8 @@ __device__ __forceinline__ uint4 hx_ll_load(const uint4 *p)
     return v;
 }
 
-static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, unsigned long long &rstep,
-                          const hx_ctl &ctl, volatile int *flag)
+static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep,
+                                 unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
 {
     long nlines = (op.n + 1) / 2;
     const uint4 *in = NULL;
@@ -362,11 +365,13 @@ __device__ __forceinline__ void hx_ll128_load(const unsigned long long *p, unsig
 
 __device__ __forceinline__ unsigned long long hx_pack(float lo, float hi)
 {
-    return (unsigned long long)__float_as_uint(lo) | ((unsigned long long)__float_as_uint(hi) << 32);
+    return (unsigned long long)__float_as_uint(lo) |
+           ((unsigned long long)__float_as_uint(hi) << 32);
 }
 
 static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
-                             unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+                                    unsigned long long &rstep, const hx_ctl &ctl,
+                                    volatile int *flag)
 {
     long nlines = (op.n + HX_LL128_LINE_FLOATS - 1) / HX_LL128_LINE_FLOATS;
     const unsigned long long *in = NULL;
