@@ -27,25 +27,8 @@ int cmd_usage_error(const char *fmt, ...)
     return CS_EXIT_USAGE;
 }
 
-void cmd_print_help(const char *name)
-{
-    for (const struct cmd *c = cs_cmds; c->name != NULL; c++)
-        if (strcmp(c->name, name) == 0)
-            fputs(c->usage, stdout);
-}
-
-int cmd_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-struct cs_sched *cmd_load_sched(const char *path)
+/* Read a schedule from a path, or from stdin when path is "-"; prints the error. */
+static struct cs_sched *cmd_load_sched(const char *path)
 {
     struct cs_error err;
     struct cs_sched *sched = NULL;
