@@ -68,23 +68,19 @@ static const char *base_name(const char *p)
  * alone, parameters without their prefixes, scale factors as "KEY xF". */
 static size_t label_part(char *buf, size_t len, const char *sep, const char *key, const char *val)
 {
-    int n;
+    /* the prefix dropped from a key: the first that matches; "scale.cs." keys read "KEY xF" */
+    static const char *const prefixes[] = {"scale.cs.", "set.cs.", "gen.", "platform.", ""};
+    const char *const *p = prefixes;
+    int path = strcmp(key, "schedule") == 0 || strcmp(key, "platform") == 0, n;
 
-    if (strcmp(key, "schedule") == 0 || strcmp(key, "platform") == 0)
-        n = snprintf(buf, len, "%s%s", sep, base_name(val));
-    else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "protocol") == 0 ||
-             strcmp(key, "platform.family") == 0)
-        n = snprintf(buf, len, "%s%s", sep, val);
-    else if (strncmp(key, "scale.cs.", 9) == 0)
-        n = snprintf(buf, len, "%s%s x%s", sep, key + 9, val);
-    else if (strncmp(key, "set.cs.", 7) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 7, val);
-    else if (strncmp(key, "gen.", 4) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 4, val);
-    else if (strncmp(key, "platform.", 9) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 9, val);
-    else
-        n = snprintf(buf, len, "%s%s=%s", sep, key, val);
+    if (path || strcmp(key, "gen.algorithm") == 0 || strcmp(key, "protocol") == 0 ||
+        strcmp(key, "platform.family") == 0) {
+        n = snprintf(buf, len, "%s%s", sep, path ? base_name(val) : val);
+    } else {
+        while (strncmp(key, *p, strlen(*p)) != 0)
+            p++;
+        n = snprintf(buf, len, p == prefixes ? "%s%s x%s" : "%s%s=%s", sep, key + strlen(*p), val);
+    }
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -409,11 +405,9 @@ static void write_size_axis(FILE *fp)
 /* One panel of the lines figure: time (column 2 of the data) or bus bandwidth (column 3). */
 static void write_panel(FILE *fp, const struct cs_plot *p, int is_time, int both)
 {
-    fputs(is_time ? "set logscale y 10\nset format y '%g'\nset ylabel 'Time (us)'\n"
-                  : "set logscale y 10\nset format y '%g'\n"
-                    "set ylabel 'Bus bandwidth (GB/s)'\n",
-          fp);
-    fputs(is_time ? "set title 'Predicted time'\n" : "set title 'Bus bandwidth'\n", fp);
+    fprintf(fp, "set logscale y 10\nset format y '%%g'\nset ylabel '%s'\nset title '%s'\n",
+            is_time ? "Time (us)" : "Bus bandwidth (GB/s)",
+            is_time ? "Predicted time" : "Bus bandwidth");
     /* fixed panel margins, and the legend once, in the space right of the last panel */
     if (both)
         fprintf(fp, "set lmargin at screen %s\nset rmargin at screen %s\n",
