@@ -121,38 +121,31 @@ int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option
     return '?';
 }
 
-static int opt_fail(const char *opt, const char *val, int code, const char *what)
+/* 0 when a parse.h parser returned 0, else the option's error printed and CS_EXIT_USAGE. */
+static int opt_check(int code, const char *opt, const char *val, const char *what)
 {
-    return cmd_usage_error("%s: '%s' %s (%s)", opt, val, cs_parse_why(code), what);
+    return code ? cmd_usage_error("%s: '%s' %s (%s)", opt, val, cs_parse_why(code), what) : 0;
 }
 
 int cmd_opt_size(const char *opt, const char *val, long long min, long long max, long long *out,
                  const char *what)
 {
-    int rc = cs_parse_size(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_size(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_ll(const char *opt, const char *val, long long min, long long max, long long *out,
                const char *what)
 {
-    int rc = cs_parse_ll(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_ll(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_int(const char *opt, const char *val, int min, int max, int *out, const char *what)
 {
-    int rc = cs_parse_int(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_int(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_double(const char *opt, const char *val, double min, double max, double *out,
                    const char *what)
 {
-    int rc = cs_parse_double(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_double(val, min, max, out), opt, val, what);
 }
