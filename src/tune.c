@@ -282,10 +282,7 @@ void cs_tune_cleanup(struct cs_tune_sweep *sw)
 {
     free(sw->var);
     free(sw->obs);
-    sw->var = NULL;
-    sw->obs = NULL;
-    sw->nvar = 0;
-    sw->nobs = 0;
+    memset(sw, 0, sizeof(*sw));
 }
 
 long cs_tune_uneven(const struct cs_tune_sweep *sw)
