@@ -35,8 +35,8 @@ struct cs_plot {
     int nlabels;
     char params[MAX_LABELS][LABEL_LEN];
     int nparams;
-    struct pt *pts;
-    long npts, cap;
+    struct pt *pts; /* room for every row of the tables */
+    long npts;
 };
 
 static int is_predict_col(const char *c)
@@ -237,17 +237,6 @@ static int add_row(struct cs_plot *p, const struct cs_table *t, const char *name
     }
     if ((rc = row_values(t, name, r, &q, err)) != 0)
         return rc;
-    if (p->npts == p->cap) {
-        long cap = p->cap * 2 + 256;
-        struct pt *np = realloc(p->pts, sizeof(*np) * (size_t)cap);
-
-        if (np == NULL) {
-            cs_error_set(err, NULL, 0, "out of memory");
-            return CS_ERR_NOMEM;
-        }
-        p->pts = np;
-        p->cap = cap;
-    }
     p->pts[p->npts++] = q;
     return 0;
 }
@@ -301,11 +290,18 @@ static void default_title(struct cs_plot *p, const char *const *names, int ntabs
 static int collect(struct cs_plot *p, const struct cs_table *const *tabs, const char *const *names,
                    int ntabs, struct cs_error *err)
 {
+    long nrows = 0;
     int rc;
 
-    for (int f = 0; f < ntabs; f++)
+    for (int f = 0; f < ntabs; f++) {
         if ((rc = add_axes(p, tabs[f], names[f], err)) != 0)
             return rc;
+        nrows += tabs[f]->nrows;
+    }
+    if ((p->pts = malloc(sizeof(*p->pts) * (size_t)(nrows + 1))) == NULL) {
+        cs_error_set(err, NULL, 0, "out of memory");
+        return CS_ERR_NOMEM;
+    }
     if ((rc = check_options(p, ntabs, err)) != 0)
         return rc;
     find_varying(p, tabs, ntabs);
