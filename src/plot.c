@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "report.h"
 
 #define MAX_AXES 64
 #define AXIS_LEN 128
@@ -41,11 +42,8 @@ struct cs_plot {
 
 static int is_predict_col(const char *c)
 {
-    static const char *const pc[] = {"size_bytes", "count",      "type",   "time_us",
-                                     "algbw_GBps", "busbw_GBps", "status", NULL};
-
-    for (int i = 0; pc[i]; i++)
-        if (strcmp(pc[i], c) == 0)
+    for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
+        if (strcmp(cs_report_csv_cols[i], c) == 0)
             return 1;
     return 0;
 }
@@ -113,7 +111,7 @@ static int add_axes(struct cs_plot *p, const struct cs_table *t, const char *nam
     for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
         if (cs_table_find_col(t, need[i]) < 0) {
             cs_error_set(err, name, 0, "not a prediction or sweep CSV (needs %s)",
-                         CS_TABLE_PREDICT_HEADER);
+                         CS_REPORT_CSV_HEADER);
             return CS_ERR_INVALID;
         }
     for (int c = 0; c < t->ncols; c++) {
@@ -190,7 +188,7 @@ static void row_label(const struct cs_plot *p, const struct cs_table *t, const c
     size_t n = 0;
 
     label[0] = '\0';
-    if (ntabs > 1 && t->ncols == CS_TABLE_PREDICT_NCOLS)
+    if (ntabs > 1 && t->ncols == CS_REPORT_CSV_NCOLS)
         n += (size_t)snprintf(label, len, "%s", base_name(name));
     for (int a = 0; a < p->naxes && n < len; a++) {
         if (!p->varies[a] || (p->o.best && strcmp(p->axes[a], p->o.best) == 0))
