@@ -14,32 +14,37 @@ enum {
     CS_EXIT_USAGE = 2,    /* usage error, or unreadable or invalid input */
 };
 
-/* A subcommand: takes argv with argv[0] the subcommand name, returns an exit code. */
-struct cmd {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-    const char *usage; /* full help text, printed by `collsim help NAME` and `NAME --help` */
-};
+/* The subcommands in `collsim --help` order: X(NAME, SUMMARY) for each. */
+#define CS_CMDS(X)                                                                                 \
+    X(fmt, "print a schedule back as MSCCL XML")                                                   \
+    X(info, "summarise a schedule")                                                                \
+    X(calibrate, "fit platform parameters to measurements")                                        \
+    X(validate, "compare predictions with measurements")                                           \
+    X(verify, "check a schedule's structure and data")                                             \
+    X(gen, "generate a schedule (hierarchical, ring, allpairs)")                                   \
+    X(diff, "compare two schedules up to dependency order")                                        \
+    X(platform, "write a SimGrid platform file for an A100 machine")                               \
+    X(predict, "predict a schedule's time per buffer size on a platform")                          \
+    X(sweep, "run a what-if sweep of predictions")                                                 \
+    X(tune, "pick the fastest schedule per size range from a sweep")                               \
+    X(regress, "re-run a baseline of predictions and report what moved")                           \
+    X(plot, "draw prediction or sweep CSVs with gnuplot")
 
-/* The table, NULL-terminated (main.c). */
-extern const struct cmd cs_cmds[];
+/* Each command, in cmd_NAME.c: its entry point (argv[0] the command's name; returns an exit code)
+ * and its full help text, printed by `collsim help NAME` and `NAME --help`. */
+#define CS_CMD_DECLARE(name, summary)                                                              \
+    int cmd_##name(int argc, char **argv);                                                         \
+    extern const char cmd_##name##_usage[];
+CS_CMDS(CS_CMD_DECLARE)
 
 /* Print "collsim: <err>" on stderr. */
 void cmd_print_error(const struct cs_error *err);
 /* Print "collsim: <fmt...>" on stderr and return CS_EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print a subcommand's usage text on stdout. */
-void cmd_print_help(const char *name);
-/* Read a schedule from a path, or from stdin when path is "-". Prints the error and returns NULL
- * on failure. */
-struct cs_sched *cmd_load_sched(const char *path);
 /* For a command that takes exactly n schedule files, argv[1..n]: read them into out[0..n-1].
  * On a wrong count prints "collsim: CMD takes WHAT; see 'collsim help CMD'"; on a bad file its
  * error. 0, or CS_EXIT_USAGE with nothing to free. */
 int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out);
-/* True when argv holds -h or --help before any "--". */
-int cmd_wants_help(int argc, char **argv);
 
 /* getopt_long for a subcommand (argv[0] its name), with collsim's messages. Call with
  * *started = 0 before the first option (it restarts getopt's scan); returns the option's value
@@ -63,34 +68,5 @@ int cmd_opt_ll(const char *opt, const char *val, long long min, long long max, l
 int cmd_opt_int(const char *opt, const char *val, int min, int max, int *out, const char *what);
 int cmd_opt_double(const char *opt, const char *val, double min, double max, double *out,
                    const char *what);
-
-/* Each command's usage text, beside its code (cmd_NAME.c). */
-extern const char cmd_fmt_usage[];
-extern const char cmd_info_usage[];
-extern const char cmd_calibrate_usage[];
-extern const char cmd_validate_usage[];
-extern const char cmd_verify_usage[];
-extern const char cmd_gen_usage[];
-extern const char cmd_diff_usage[];
-extern const char cmd_platform_usage[];
-extern const char cmd_predict_usage[];
-extern const char cmd_sweep_usage[];
-extern const char cmd_tune_usage[];
-extern const char cmd_regress_usage[];
-extern const char cmd_plot_usage[];
-
-int cmd_fmt(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_gen(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_platform(int argc, char **argv);
-int cmd_predict(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_regress(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
 
 #endif

@@ -44,25 +44,24 @@ static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char 
     int c, started = 0;
 
     while ((c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
-        if (c == 'o') {
+        if (c == 'M' && strcmp(optarg, "time") && strcmp(optarg, "busbw") && strcmp(optarg, "both"))
+            return cmd_usage_error("plot: --metric takes time, busbw or both");
+        if (c == 'W' && (o->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
+            return cmd_usage_error("plot: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
+        if (c == 'o')
             o->out = optarg;
-        } else if (c == 'B') {
+        else if (c == 'B')
             o->best = optarg;
-        } else if (c == 'M') {
-            if (strcmp(optarg, "time") && strcmp(optarg, "busbw") && strcmp(optarg, "both"))
-                return cmd_usage_error("plot: --metric takes time, busbw or both");
+        else if (c == 'M')
             o->metric = optarg;
-        } else if (c == 'S') {
+        else if (c == 'S')
             *script = optarg;
-        } else if (c == 'T') {
+        else if (c == 'T')
             o->title = optarg;
-        } else if (c == 'W') {
-            if (o->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL)
-                return cmd_usage_error("plot: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
+        else if (c == 'W')
             where[o->nwhere++] = optarg;
-        } else {
+        else
             return CS_EXIT_USAGE;
-        }
     }
     if (optind == argc)
         return cmd_usage_error("plot: no CSV; see 'collsim help plot'");

@@ -110,15 +110,6 @@ static int worker(void *ctx)
     return fflush(stdout) == 0 && !ferror(stdout) ? CS_EXIT_OK : CS_EXIT_USAGE;
 }
 
-static int start(struct job *j, const char *tmpdir, int k)
-{
-    snprintf(j->out, sizeof(j->out), "%s/group-%d.csv", tmpdir, k);
-    snprintf(j->err, sizeof(j->err), "%s/group-%d.err", tmpdir, k);
-    fflush(NULL); /* nothing buffered is written twice by the child */
-    j->pid = cs_spawn_fn(worker, j, j->out, j->err);
-    return j->pid < 0 ? -1 : 0;
-}
-
 /* Collect the rows of a finished worker, or pass its error on. */
 static void finish(struct job *j, int code)
 {
@@ -127,28 +118,26 @@ static void finish(struct job *j, int code)
     FILE *fp;
 
     cs_error_init(&err);
-    if (code == 0 && cs_table_read(j->out, &j->res, &err) == 0 &&
-        j->res->ncols == CS_REPORT_CSV_NCOLS &&
-        strcmp(j->res->cols[0], cs_report_csv_cols[0]) == 0) {
-        unlink(j->out);
-        unlink(j->err);
-        return;
-    }
-    cs_table_free(j->res);
-    j->res = NULL;
-    if ((fp = fopen(j->err, "r")) != NULL) {
-        char buf[4096];
-        size_t n;
+    if (code != 0 || cs_table_read(j->out, &j->res, &err) != 0 ||
+        j->res->ncols != CS_REPORT_CSV_NCOLS ||
+        strcmp(j->res->cols[0], cs_report_csv_cols[0]) != 0) {
+        cs_table_free(j->res);
+        j->res = NULL;
+        if ((fp = fopen(j->err, "r")) != NULL) {
+            char buf[4096];
+            size_t n;
 
-        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-            fwrite(buf, 1, n, stderr);
-        fclose(fp);
+            while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+                fwrite(buf, 1, n, stderr);
+            fclose(fp);
+        }
+        if (err.msg[0])
+            cmd_print_error(&err);
+        fprintf(stderr, "collsim: %s:%d: the prediction failed (exit %d) for %s on %s\n",
+                j->b->path, t->lines[j->g->first], code,
+                cs_table_get(t, j->g->first, CS_REGRESS_SCHED),
+                cs_table_get(t, j->g->first, CS_REGRESS_PLAT));
     }
-    if (err.msg[0])
-        cmd_print_error(&err);
-    fprintf(stderr, "collsim: %s:%d: the prediction failed (exit %d) for %s on %s\n", j->b->path,
-            t->lines[j->g->first], code, cs_table_get(t, j->g->first, CS_REGRESS_SCHED),
-            cs_table_get(t, j->g->first, CS_REGRESS_PLAT));
     unlink(j->out);
     unlink(j->err);
 }
@@ -168,7 +157,12 @@ static int run_jobs(struct job *jobs, int n, long long parallel)
         pid_t pid;
 
         if (next < n && running < parallel) {
-            if (start(&jobs[next], tmpdir, next) != 0)
+            struct job *j = &jobs[next];
+
+            snprintf(j->out, sizeof(j->out), "%s/group-%d.csv", tmpdir, next);
+            snprintf(j->err, sizeof(j->err), "%s/group-%d.err", tmpdir, next);
+            fflush(NULL); /* nothing buffered is written twice by the child */
+            if ((j->pid = cs_spawn_fn(worker, j, j->out, j->err)) < 0)
                 break;
             next++, running++;
             continue;

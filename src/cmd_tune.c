@@ -49,24 +49,18 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
     int c, started = 0;
 
     while ((c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
-        switch (c) {
-        case 'w':
-            if (a->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL)
-                return cmd_usage_error("tune: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
+        if (c == 'w' && (a->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
+            return cmd_usage_error("tune: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
+        if (c == 'w')
             a->where[a->nwhere++] = optarg;
-            break;
-        case 'o':
+        else if (c == 'o')
             a->outdir = optarg;
-            break;
-        case 'd':
+        else if (c == 'd')
             a->sched_dir = optarg;
-            break;
-        case 'x':
+        else if (c == 'x')
             a->extend = 1;
-            break;
-        default:
+        else
             return CS_EXIT_USAGE;
-        }
     }
     if (optind == argc)
         return cmd_usage_error("tune: no sweep CSV; see 'collsim help tune'");

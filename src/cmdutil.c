@@ -27,25 +27,8 @@ int cmd_usage_error(const char *fmt, ...)
     return CS_EXIT_USAGE;
 }
 
-void cmd_print_help(const char *name)
-{
-    for (const struct cmd *c = cs_cmds; c->name != NULL; c++)
-        if (strcmp(c->name, name) == 0)
-            fputs(c->usage, stdout);
-}
-
-int cmd_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-struct cs_sched *cmd_load_sched(const char *path)
+/* Read a schedule from a path, or from stdin when path is "-"; prints the error. */
+static struct cs_sched *cmd_load_sched(const char *path)
 {
     struct cs_error err;
     struct cs_sched *sched = NULL;
@@ -138,38 +121,31 @@ int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option
     return '?';
 }
 
-static int opt_fail(const char *opt, const char *val, int code, const char *what)
+/* 0 when a parse.h parser returned 0, else the option's error printed and CS_EXIT_USAGE. */
+static int opt_check(int code, const char *opt, const char *val, const char *what)
 {
-    return cmd_usage_error("%s: '%s' %s (%s)", opt, val, cs_parse_why(code), what);
+    return code ? cmd_usage_error("%s: '%s' %s (%s)", opt, val, cs_parse_why(code), what) : 0;
 }
 
 int cmd_opt_size(const char *opt, const char *val, long long min, long long max, long long *out,
                  const char *what)
 {
-    int rc = cs_parse_size(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_size(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_ll(const char *opt, const char *val, long long min, long long max, long long *out,
                const char *what)
 {
-    int rc = cs_parse_ll(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_ll(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_int(const char *opt, const char *val, int min, int max, int *out, const char *what)
 {
-    int rc = cs_parse_int(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_int(val, min, max, out), opt, val, what);
 }
 
 int cmd_opt_double(const char *opt, const char *val, double min, double max, double *out,
                    const char *what)
 {
-    int rc = cs_parse_double(val, min, max, out);
-
-    return rc ? opt_fail(opt, val, rc, what) : 0;
+    return opt_check(cs_parse_double(val, min, max, out), opt, val, what);
 }

@@ -6,25 +6,16 @@
 
 #include "cmd.h"
 
-const struct cmd cs_cmds[] = {
-    {"fmt", cmd_fmt, "print a schedule back as MSCCL XML", cmd_fmt_usage},
-    {"info", cmd_info, "summarise a schedule", cmd_info_usage},
-    {"calibrate", cmd_calibrate, "fit platform parameters to measurements", cmd_calibrate_usage},
-    {"validate", cmd_validate, "compare predictions with measurements", cmd_validate_usage},
-    {"verify", cmd_verify, "check a schedule's structure and data", cmd_verify_usage},
-    {"gen", cmd_gen, "generate a schedule (hierarchical, ring, allpairs)", cmd_gen_usage},
-    {"diff", cmd_diff, "compare two schedules up to dependency order", cmd_diff_usage},
-    {"platform", cmd_platform, "write a SimGrid platform file for an A100 machine",
-     cmd_platform_usage},
-    {"predict", cmd_predict, "predict a schedule's time per buffer size on a platform",
-     cmd_predict_usage},
-    {"sweep", cmd_sweep, "run a what-if sweep of predictions", cmd_sweep_usage},
-    {"tune", cmd_tune, "pick the fastest schedule per size range from a sweep", cmd_tune_usage},
-    {"regress", cmd_regress, "re-run a baseline of predictions and report what moved",
-     cmd_regress_usage},
-    {"plot", cmd_plot, "draw prediction or sweep CSVs with gnuplot", cmd_plot_usage},
-    {NULL, NULL, NULL, NULL},
-};
+/* A subcommand: its name, entry point, one-line summary and full help text. */
+static const struct cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *usage;
+} cmds[] = {
+#define CMD_ENTRY(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
+    CS_CMDS(CMD_ENTRY)};
+#define CMDS_END (cmds + sizeof(cmds) / sizeof(cmds[0]))
 
 static void print_main_help(void)
 {
@@ -34,7 +25,7 @@ static void print_main_help(void)
            "fabrics: it checks them, generates them and predicts how long they take.\n"
            "\n"
            "Commands:\n");
-    for (const struct cmd *c = cs_cmds; c->name != NULL; c++)
+    for (const struct cmd *c = cmds; c < CMDS_END; c++)
         printf("  %-10s %s\n", c->name, c->summary);
     printf("\n"
            "'collsim help COMMAND' or 'collsim COMMAND --help' describes one command.\n"
@@ -44,15 +35,28 @@ static void print_main_help(void)
 
 static const struct cmd *find_cmd(const char *name)
 {
-    for (const struct cmd *c = cs_cmds; c->name != NULL; c++)
+    for (const struct cmd *c = cmds; c < CMDS_END; c++)
         if (strcmp(c->name, name) == 0)
             return c;
     return NULL;
 }
 
+/* True when argv holds -h or --help before any "--". */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return 0;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const struct cmd *c;
+    int help;
 
     if (argc < 2) {
         print_main_help();
@@ -66,21 +70,16 @@ int main(int argc, char **argv)
         printf("collsim %s\n", PACKAGE_VERSION);
         return CS_EXIT_OK;
     }
-    if (strcmp(argv[1], "help") == 0) {
-        if (argc < 3) {
-            print_main_help();
-            return CS_EXIT_OK;
-        }
-        if (find_cmd(argv[2]) == NULL)
-            return cmd_usage_error("'%s' is not a collsim command; see 'collsim --help'", argv[2]);
-        cmd_print_help(argv[2]);
+    if (strcmp(argv[1], "help") == 0 && argc < 3) {
+        print_main_help();
         return CS_EXIT_OK;
     }
-    c = find_cmd(argv[1]);
-    if (c == NULL)
-        return cmd_usage_error("'%s' is not a collsim command; see 'collsim --help'", argv[1]);
-    if (cmd_wants_help(argc - 1, argv + 1)) {
-        cmd_print_help(c->name);
+    help = strcmp(argv[1], "help") == 0;
+    if ((c = find_cmd(argv[1 + help])) == NULL)
+        return cmd_usage_error("'%s' is not a collsim command; see 'collsim --help'",
+                               argv[1 + help]);
+    if (help || wants_help(argc - 1, argv + 1)) {
+        fputs(c->usage, stdout);
         return CS_EXIT_OK;
     }
     return c->run(argc - 1, argv + 1);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "report.h"
 
 #define MAX_AXES 64
 #define AXIS_LEN 128
@@ -35,17 +36,14 @@ struct cs_plot {
     int nlabels;
     char params[MAX_LABELS][LABEL_LEN];
     int nparams;
-    struct pt *pts;
-    long npts, cap;
+    struct pt *pts; /* room for every row of the tables */
+    long npts;
 };
 
 static int is_predict_col(const char *c)
 {
-    static const char *const pc[] = {"size_bytes", "count",      "type",   "time_us",
-                                     "algbw_GBps", "busbw_GBps", "status", NULL};
-
-    for (int i = 0; pc[i]; i++)
-        if (strcmp(pc[i], c) == 0)
+    for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
+        if (strcmp(cs_report_csv_cols[i], c) == 0)
             return 1;
     return 0;
 }
@@ -68,23 +66,19 @@ static const char *base_name(const char *p)
  * alone, parameters without their prefixes, scale factors as "KEY xF". */
 static size_t label_part(char *buf, size_t len, const char *sep, const char *key, const char *val)
 {
-    int n;
+    /* the prefix dropped from a key: the first that matches; "scale.cs." keys read "KEY xF" */
+    static const char *const prefixes[] = {"scale.cs.", "set.cs.", "gen.", "platform.", ""};
+    const char *const *p = prefixes;
+    int path = strcmp(key, "schedule") == 0 || strcmp(key, "platform") == 0, n;
 
-    if (strcmp(key, "schedule") == 0 || strcmp(key, "platform") == 0)
-        n = snprintf(buf, len, "%s%s", sep, base_name(val));
-    else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "protocol") == 0 ||
-             strcmp(key, "platform.family") == 0)
-        n = snprintf(buf, len, "%s%s", sep, val);
-    else if (strncmp(key, "scale.cs.", 9) == 0)
-        n = snprintf(buf, len, "%s%s x%s", sep, key + 9, val);
-    else if (strncmp(key, "set.cs.", 7) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 7, val);
-    else if (strncmp(key, "gen.", 4) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 4, val);
-    else if (strncmp(key, "platform.", 9) == 0)
-        n = snprintf(buf, len, "%s%s=%s", sep, key + 9, val);
-    else
-        n = snprintf(buf, len, "%s%s=%s", sep, key, val);
+    if (path || strcmp(key, "gen.algorithm") == 0 || strcmp(key, "protocol") == 0 ||
+        strcmp(key, "platform.family") == 0) {
+        n = snprintf(buf, len, "%s%s", sep, path ? base_name(val) : val);
+    } else {
+        while (strncmp(key, *p, strlen(*p)) != 0)
+            p++;
+        n = snprintf(buf, len, p == prefixes ? "%s%s x%s" : "%s%s=%s", sep, key + strlen(*p), val);
+    }
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -117,7 +111,7 @@ static int add_axes(struct cs_plot *p, const struct cs_table *t, const char *nam
     for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
         if (cs_table_find_col(t, need[i]) < 0) {
             cs_error_set(err, name, 0, "not a prediction or sweep CSV (needs %s)",
-                         CS_TABLE_PREDICT_HEADER);
+                         CS_REPORT_CSV_HEADER);
             return CS_ERR_INVALID;
         }
     for (int c = 0; c < t->ncols; c++) {
@@ -194,7 +188,7 @@ static void row_label(const struct cs_plot *p, const struct cs_table *t, const c
     size_t n = 0;
 
     label[0] = '\0';
-    if (ntabs > 1 && t->ncols == CS_TABLE_PREDICT_NCOLS)
+    if (ntabs > 1 && t->ncols == CS_REPORT_CSV_NCOLS)
         n += (size_t)snprintf(label, len, "%s", base_name(name));
     for (int a = 0; a < p->naxes && n < len; a++) {
         if (!p->varies[a] || (p->o.best && strcmp(p->axes[a], p->o.best) == 0))
@@ -241,17 +235,6 @@ static int add_row(struct cs_plot *p, const struct cs_table *t, const char *name
     }
     if ((rc = row_values(t, name, r, &q, err)) != 0)
         return rc;
-    if (p->npts == p->cap) {
-        long cap = p->cap * 2 + 256;
-        struct pt *np = realloc(p->pts, sizeof(*np) * (size_t)cap);
-
-        if (np == NULL) {
-            cs_error_set(err, NULL, 0, "out of memory");
-            return CS_ERR_NOMEM;
-        }
-        p->pts = np;
-        p->cap = cap;
-    }
     p->pts[p->npts++] = q;
     return 0;
 }
@@ -305,11 +288,18 @@ static void default_title(struct cs_plot *p, const char *const *names, int ntabs
 static int collect(struct cs_plot *p, const struct cs_table *const *tabs, const char *const *names,
                    int ntabs, struct cs_error *err)
 {
+    long nrows = 0;
     int rc;
 
-    for (int f = 0; f < ntabs; f++)
+    for (int f = 0; f < ntabs; f++) {
         if ((rc = add_axes(p, tabs[f], names[f], err)) != 0)
             return rc;
+        nrows += tabs[f]->nrows;
+    }
+    if ((p->pts = malloc(sizeof(*p->pts) * (size_t)(nrows + 1))) == NULL) {
+        cs_error_set(err, NULL, 0, "out of memory");
+        return CS_ERR_NOMEM;
+    }
     if ((rc = check_options(p, ntabs, err)) != 0)
         return rc;
     find_varying(p, tabs, ntabs);
@@ -409,11 +399,9 @@ static void write_size_axis(FILE *fp)
 /* One panel of the lines figure: time (column 2 of the data) or bus bandwidth (column 3). */
 static void write_panel(FILE *fp, const struct cs_plot *p, int is_time, int both)
 {
-    fputs(is_time ? "set logscale y 10\nset format y '%g'\nset ylabel 'Time (us)'\n"
-                  : "set logscale y 10\nset format y '%g'\n"
-                    "set ylabel 'Bus bandwidth (GB/s)'\n",
-          fp);
-    fputs(is_time ? "set title 'Predicted time'\n" : "set title 'Bus bandwidth'\n", fp);
+    fprintf(fp, "set logscale y 10\nset format y '%%g'\nset ylabel '%s'\nset title '%s'\n",
+            is_time ? "Time (us)" : "Bus bandwidth (GB/s)",
+            is_time ? "Predicted time" : "Bus bandwidth");
     /* fixed panel margins, and the legend once, in the space right of the last panel */
     if (both)
         fprintf(fp, "set lmargin at screen %s\nset rmargin at screen %s\n",

@@ -12,7 +12,8 @@
 #include "regress.h"
 #include "sched.h"
 
-const char *const cs_regress_cols[CS_REGRESS_NCOLS] = {
+/* The baseline's columns, in the order of the CS_REGRESS_* indices. */
+static const char *const cols[CS_REGRESS_NCOLS] = {
     "schedule", "platform", "protocol", "size_bytes", "time_us", "busbw_GBps", "status"};
 
 /* Strip the last component of a path: "a/b" -> "a", "b" -> ".", "/b" -> "/". */
@@ -66,11 +67,10 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
     int ok = t->ncols == CS_REGRESS_NCOLS;
 
     for (int i = 0; ok && i < CS_REGRESS_NCOLS; i++)
-        ok = strcmp(t->cols[i], cs_regress_cols[i]) == 0;
+        ok = strcmp(t->cols[i], cols[i]) == 0;
     if (!ok)
-        cs_error_set(err, path, 0, "a baseline has the columns %s,%s,%s,%s,%s,%s,%s",
-                     cs_regress_cols[0], cs_regress_cols[1], cs_regress_cols[2], cs_regress_cols[3],
-                     cs_regress_cols[4], cs_regress_cols[5], cs_regress_cols[6]);
+        cs_error_set(err, path, 0, "a baseline has the columns %s,%s,%s,%s,%s,%s,%s", cols[0],
+                     cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]);
     return ok ? 0 : CS_ERR_PARSE;
 }
 
@@ -359,7 +359,6 @@ int cs_regress_write(const struct cs_regress_base *b, struct cs_error *err)
 {
     char tmp[sizeof(b->path) + 32];
     FILE *fp;
-
     int ok;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", b->path, (long)getpid());

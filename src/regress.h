@@ -19,7 +19,6 @@ enum {
     CS_REGRESS_STATUS,
     CS_REGRESS_NCOLS
 };
-extern const char *const cs_regress_cols[CS_REGRESS_NCOLS];
 
 /* The rows of one (schedule, platform, protocol): what one prediction pipeline computes. */
 struct cs_regress_group {

@@ -25,9 +25,9 @@ static int cmp_obs(const void *a, const void *b)
 int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range **out, int *nout,
                    struct cs_error *err)
 {
-    struct cs_tune_obs *o;
-    struct cs_tune_range *r;
-    int nr = 0, prev_gap = 1;
+    struct cs_tune_obs *o = NULL;
+    struct cs_tune_range *r = NULL;
+    int nr = 0, prev_gap = 1, rc = CS_ERR_INVALID;
 
     if (n <= 0) {
         cs_error_set(err, NULL, 0, "no predictions to choose from");
@@ -35,17 +35,15 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
     }
     if ((o = malloc(sizeof(*o) * (size_t)n)) == NULL ||
         (r = malloc(sizeof(*r) * (size_t)n)) == NULL) {
-        free(o);
-        return CS_ERR_NOMEM;
+        rc = CS_ERR_NOMEM;
+        goto done;
     }
     for (long i = 0; i < n; i++) {
         o[i] = obs[i];
         if (o[i].size_bytes <= 0 || (o[i].ok && !(o[i].time_us > 0 && isfinite(o[i].time_us)))) {
             cs_error_set(err, NULL, 0, "variant %d: size %lld: bad size or time", o[i].variant,
                          o[i].size_bytes);
-            free(o);
-            free(r);
-            return CS_ERR_INVALID;
+            goto done;
         }
     }
     qsort(o, (size_t)n, sizeof(*o), cmp_obs);
@@ -58,9 +56,7 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
             if (j > i && o[j].variant == o[j - 1].variant) {
                 cs_error_set(err, NULL, 0, "variant %d: size %lld predicted twice", o[j].variant,
                              o[j].size_bytes);
-                free(o);
-                free(r);
-                return CS_ERR_INVALID;
+                goto done;
             }
             if (o[j].ok && (best < 0 || o[j].time_us < best_t)) {
                 best = o[j].variant;
@@ -80,15 +76,18 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
         }
         i = j;
     }
-    free(o);
     if (nr == 0) {
         cs_error_set(err, NULL, 0, "no variant finishes at any size");
-        free(r);
-        return CS_ERR_INVALID;
+        goto done;
     }
     *out = r;
     *nout = nr;
-    return 0;
+    r = NULL;
+    rc = 0;
+done:
+    free(o);
+    free(r);
+    return rc;
 }
 
 /* Columns that pick the schedule (the variant); the other axis columns describe the platform. */
@@ -283,10 +282,7 @@ void cs_tune_cleanup(struct cs_tune_sweep *sw)
 {
     free(sw->var);
     free(sw->obs);
-    sw->var = NULL;
-    sw->obs = NULL;
-    sw->nvar = 0;
-    sw->nobs = 0;
+    memset(sw, 0, sizeof(*sw));
 }
 
 long cs_tune_uneven(const struct cs_tune_sweep *sw)
