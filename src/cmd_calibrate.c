@@ -562,7 +562,7 @@ static int harness_fit(struct state *st, struct hseries *h, const char *file)
     char how[1024];
     int distinct = 0, rc;
 
-    snprintf(h->s.label, sizeof(h->s.label), "%s: %s", file, h->key);
+    snprintf(h->s.label, sizeof(h->s.label), "%.200s: %.300s", file, h->key);
     fprintf(st->rep, "\n### %s\n", h->key);
     for (int j = 1; j < h->s.n && !distinct; j++)
         distinct = h->s.x[j] != h->s.x[0];
