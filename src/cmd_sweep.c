@@ -91,12 +91,6 @@ static int atomic_commit(struct atomic_file *af)
     return 0;
 }
 
-static void atomic_abort(struct atomic_file *af)
-{
-    fclose(af->fp);
-    unlink(af->tmp);
-}
-
 /* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
  * (.point-*, emptied and removed) and temporary files (*.tmp.*). */
 static void clean_dir(const char *dir, int all)
@@ -147,7 +141,8 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
             char msg[2048];
 
             fprintf(stderr, "collsim: point %ld: %s\n", k, cs_error_format(&err, msg, sizeof(msg)));
-            atomic_abort(&af);
+            fclose(af.fp);
+            unlink(af.tmp);
         } else if (atomic_commit(&af) == 0) {
             rc = CS_EXIT_OK;
         }

@@ -43,10 +43,8 @@ int cs_sweep_key_valid(const char *key)
     if (strncmp(key, "platform.", 9) == 0)
         return in_list(platform_keys, key + 9);
     cs_params_init(&p);
-    if (strncmp(key, "set.", 4) == 0)
-        return cs_params_get(&p, key + 4, &v) == 0;
-    if (strncmp(key, "scale.", 6) == 0)
-        return cs_params_get(&p, key + 6, &v) == 0;
+    if (strncmp(key, "set.", 4) == 0 || strncmp(key, "scale.", 6) == 0)
+        return cs_params_get(&p, strchr(key, '.') + 1, &v) == 0;
     return 0;
 }
 
@@ -491,35 +489,32 @@ static int read_text(const char *path, char **text, struct cs_error *err)
     FILE *fp = fopen(path, "rb");
     struct stat st;
     size_t n;
+    int rc = 0;
 
     if (fp == NULL) {
         cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
         return CS_ERR_IO;
     }
     if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(fp);
         cs_error_set(err, path, 0, "not a regular file");
-        return CS_ERR_IO;
-    }
-    if (st.st_size > MAX_FILE_BYTES) {
-        fclose(fp);
+        rc = CS_ERR_IO;
+    } else if (st.st_size > MAX_FILE_BYTES) {
         cs_error_set(err, path, 0, "larger than %ld bytes", MAX_FILE_BYTES);
-        return CS_ERR_INVALID;
+        rc = CS_ERR_INVALID;
+    } else if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
+        rc = CS_ERR_NOMEM;
+    } else {
+        n = fread(*text, 1, (size_t)st.st_size, fp);
+        (*text)[n] = '\0';
+        if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
+            cs_error_set(err, path, 0,
+                         n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
+            rc = n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
+            free(*text);
+        }
     }
-    if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
-        fclose(fp);
-        return CS_ERR_NOMEM;
-    }
-    n = fread(*text, 1, (size_t)st.st_size, fp);
     fclose(fp);
-    (*text)[n] = '\0';
-    if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
-        cs_error_set(err, path, 0,
-                     n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
-        free(*text);
-        return n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
-    }
-    return 0;
+    return rc;
 }
 
 int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
@@ -548,18 +543,17 @@ void cs_sweep_free(struct cs_sweep *sw)
 {
     if (sw == NULL)
         return;
-    if (sw->axes)
-        for (int i = 0; i < sw->naxes; i++) {
-            struct cs_sweep_axis *ax = &sw->axes[i];
+    /* naxes and nkeys are 0 when the arrays could not be allocated */
+    for (int i = 0; i < sw->naxes; i++) {
+        struct cs_sweep_axis *ax = &sw->axes[i];
 
-            for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
-                free(ax->vals[j]);
-            free(ax->vals);
-            free(ax->keys);
-        }
-    if (sw->keys)
-        for (int i = 0; i < sw->nkeys; i++)
-            free(sw->keys[i]);
+        for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
+            free(ax->vals[j]);
+        free(ax->vals);
+        free(ax->keys);
+    }
+    for (int i = 0; i < sw->nkeys; i++)
+        free(sw->keys[i]);
     free(sw->keys);
     free(sw->axes);
     free(sw->path);
