@@ -309,15 +309,20 @@ static void fmt_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* A worker slot: the pid running a point, 0 when free. */
+struct slot {
+    pid_t pid;
+    long point;
+};
+
 /* The points of a sweep being run into a results directory by jobs workers at a time. */
 struct pool {
     const struct cs_sweep *sw;
     const char *dir;
     int jobs, running, tty;
     long n, done, run_done, failed, next;
-    pid_t *pids;      /* per worker slot, 0 when free */
-    long *slot_point; /* the point a slot runs */
-    char *state;      /* per point: 0 pending, 1 done, 2 failed */
+    struct slot *slots; /* one per worker */
+    char *done_before;  /* per point: whether an earlier run finished it */
     double t0;
 };
 
@@ -356,7 +361,7 @@ static int find_done(struct pool *p, const char *spec)
                     path, k, spec);
             return -1;
         }
-        p->state[k] = 1;
+        p->done_before[k] = 1;
         p->done++;
     }
     if (!quiet && p->done > 0)
@@ -374,21 +379,21 @@ static void start_points(struct pool *p)
         int s = 0;
         pid_t pid;
 
-        if (p->state[p->next] != 0) {
+        if (p->done_before[p->next]) {
             p->next++;
             continue;
         }
         point_path(p, p->next, path, sizeof(path));
-        while (p->pids[s] != 0)
+        while (p->slots[s].pid != 0)
             s++;
         if ((pid = cs_spawn_fn(point_main, &job, NULL, NULL)) < 0) {
             fprintf(stderr, "collsim: cannot start a worker process: %s\n", strerror(errno));
-            p->state[p->next++] = 2;
+            p->next++;
             p->failed++;
             continue;
         }
-        p->pids[s] = pid;
-        p->slot_point[s] = p->next++;
+        p->slots[s].pid = pid;
+        p->slots[s].point = p->next++;
         p->running++;
     }
 }
@@ -417,19 +422,17 @@ static pid_t wait_worker(const struct pool *p, int *st)
 static void finish_worker(struct pool *p, pid_t pid, int st)
 {
     for (int s = 0; s < p->jobs; s++) {
-        long k = p->slot_point[s];
+        long k = p->slots[s].point;
 
-        if (p->pids[s] != pid)
+        if (p->slots[s].pid != pid)
             continue;
-        p->pids[s] = 0;
+        p->slots[s].pid = 0;
         p->running--;
         if (cs_spawn_code(st) == 0) {
-            p->state[k] = 1;
             p->done++;
             p->run_done++;
             continue;
         }
-        p->state[k] = 2;
         p->failed++;
         if (p->tty)
             fputc('\n', stderr);
@@ -463,19 +466,19 @@ static void run_points(struct pool *p)
 /* Join the point files of a finished sweep into out. Returns an exit code. */
 static int join_points(const struct pool *p, const char *out)
 {
-    char **files = calloc((size_t)p->n, sizeof(char *)), path[PATH_LEN + 64];
-    int rc = files ? CS_EXIT_OK : CS_EXIT_USAGE;
+    size_t len = strlen(p->dir) + 32;
+    char **files = calloc((size_t)p->n, sizeof(char *)), *paths = malloc((size_t)p->n * len);
+    int rc = CS_EXIT_USAGE;
 
-    for (long k = 0; k < p->n && rc == CS_EXIT_OK; k++) {
-        point_path(p, k, path, sizeof(path));
-        if ((files[k] = strdup(path)) == NULL)
-            rc = CS_EXIT_USAGE;
-    }
-    if (rc == CS_EXIT_OK)
+    if (files != NULL && paths != NULL) {
+        for (long k = 0; k < p->n; k++) {
+            files[k] = paths + (size_t)k * len;
+            point_path(p, k, files[k], len);
+        }
         rc = merge_files(files, (int)p->n, out, 0);
-    for (long k = 0; files != NULL && k < p->n; k++)
-        free(files[k]);
+    }
     free(files);
+    free(paths);
     return rc;
 }
 
@@ -508,13 +511,11 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     struct pool p = {.sw = sw, .dir = dir, .jobs = jobs, .n = sw->npoints};
     int lockfd, rc = CS_EXIT_USAGE;
 
-    p.pids = calloc((size_t)jobs, sizeof(pid_t));
-    p.slot_point = calloc((size_t)jobs, sizeof(long));
-    p.state = calloc((size_t)p.n, 1);
+    p.slots = calloc((size_t)jobs, sizeof(*p.slots));
+    p.done_before = calloc((size_t)p.n, 1);
     p.t0 = now_s();
     p.tty = isatty(STDERR_FILENO) && !quiet;
-    if (p.pids == NULL || p.slot_point == NULL || p.state == NULL ||
-        (lockfd = lock_results(dir)) < 0)
+    if (p.slots == NULL || p.done_before == NULL || (lockfd = lock_results(dir)) < 0)
         goto out;
     if (check_signature(sw, dir) == 0) {
         clean_dir(dir, 0);
@@ -531,9 +532,8 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     }
     close(lockfd);
 out:
-    free(p.pids);
-    free(p.slot_point);
-    free(p.state);
+    free(p.slots);
+    free(p.done_before);
     return rc;
 }
 
@@ -562,9 +562,10 @@ static void put_quoted(const char *s)
 
 static int list_points(const struct cs_sweep *sw, const char *spec, const char *shard_dir)
 {
-    char exe[PATH_LEN], abs[PATH_MAX], shard[PATH_LEN + 64];
+    char exe[PATH_MAX], abs[PATH_MAX], shard[PATH_LEN + 64];
 
-    if (cs_spawn_exe(exe, sizeof(exe)) != 0 || realpath(spec, abs) == NULL) {
+    /* the listed commands run this very binary */
+    if (realpath("/proc/self/exe", exe) == NULL || realpath(spec, abs) == NULL) {
         fprintf(stderr, "collsim: %s: %s\n", spec, strerror(errno));
         return CS_EXIT_USAGE;
     }

@@ -10,16 +10,6 @@
 #include "error.h"
 #include "spawn.h"
 
-int cs_spawn_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0 || (size_t)n >= len - 1)
-        return CS_ERR_IO;
-    buf[n] = '\0';
-    return 0;
-}
-
 /* Fork with the child's stdout and stderr redirected to out_path and err_path (created or
  * truncated; NULL keeps ours) and its stdin from /dev/null. Returns 0 in the child, the child's
  * pid in the parent, or CS_ERR_IO. */

@@ -30,7 +30,8 @@ static int in_list(const char *const *list, const char *s)
     return 0;
 }
 
-int cs_sweep_key_valid(const char *key)
+/* Whether a key is one a sweep file accepts (see docs/sweep.md). */
+static int key_valid(const char *key)
 {
     struct cs_params p;
     double v;
@@ -130,7 +131,7 @@ bad_enum:
 static int add_key(struct cs_sweep *sw, const char *name, int line, const char *key,
                    struct cs_error *err)
 {
-    if (!cs_sweep_key_valid(key)) {
+    if (!key_valid(key)) {
         cs_error_set(err, name, line, "unknown key '%s' (see docs/sweep.md)", key);
         return CS_ERR_INVALID;
     }
