@@ -65,14 +65,12 @@ static int check_value(const char *name, int line, const char *key, const char *
 {
     struct cs_params p;
     double d;
-    int n;
+    int n, ok = 1;
 
     for (const char *c = val; *c; c++)
-        if (iscntrl((unsigned char)*c) || *c == '"' || *c == '\'' || *c == '\\') {
+        if (iscntrl((unsigned char)*c) || strchr("\"'\\", *c) != NULL) {
             cs_error_set(err, name, line,
-                         "%s: value '%s' holds a quote, backslash or control "
-                         "character",
-                         key, val);
+                         "%s: value '%s' holds a quote, backslash or control character", key, val);
             return CS_ERR_INVALID;
         }
     if (strcmp(val, "-") == 0) {
@@ -83,19 +81,15 @@ static int check_value(const char *name, int line, const char *key, const char *
         }
         return 0;
     }
-    if (strcmp(key, "protocol") == 0) {
-        if (cs_proto_parse(val) == 0)
-            goto bad_enum;
-    } else if (strcmp(key, "dtype") == 0) {
-        if (!in_list(dtypes, val))
-            goto bad_enum;
-    } else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0) {
-        if (!is_word(val))
-            goto bad_enum;
-    } else if (strcmp(key, "platform.between") == 0) {
-        if (!in_list(betweens, val))
-            goto bad_enum;
-    } else if (strcmp(key, "gen.compat") == 0) {
+    if (strcmp(key, "protocol") == 0)
+        ok = cs_proto_parse(val) != 0;
+    else if (strcmp(key, "dtype") == 0)
+        ok = in_list(dtypes, val);
+    else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0)
+        ok = is_word(val);
+    else if (strcmp(key, "platform.between") == 0)
+        ok = in_list(betweens, val);
+    else if (strcmp(key, "gen.compat") == 0) {
         if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0) {
             cs_error_set(err, name, line, "%s: '%s' is not 0 or 1", key, val);
             return CS_ERR_INVALID;
@@ -122,10 +116,11 @@ static int check_value(const char *name, int line, const char *key, const char *
             return CS_ERR_INVALID;
         }
     }
+    if (!ok) {
+        cs_error_set(err, name, line, "%s: invalid value '%s'", key, val);
+        return CS_ERR_INVALID;
+    }
     return 0;
-bad_enum:
-    cs_error_set(err, name, line, "%s: invalid value '%s'", key, val);
-    return CS_ERR_INVALID;
 }
 
 static int add_key(struct cs_sweep *sw, const char *name, int line, const char *key,
@@ -464,14 +459,13 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
         rc = check_complete(sw, name, err);
     if (rc == 0)
         rc = count_points(sw, name, err);
-    if (rc != 0) {
-        if (rc == CS_ERR_NOMEM)
-            cs_error_set(err, name, line, "out of memory");
+    if (rc == CS_ERR_NOMEM)
+        cs_error_set(err, name, line, "out of memory");
+    if (rc != 0)
         cs_sweep_free(sw);
-        return rc;
-    }
-    *out = sw;
-    return 0;
+    else
+        *out = sw;
+    return rc;
 }
 
 /* The directory part of path ("." when it has none); new string, NULL on OOM. */
