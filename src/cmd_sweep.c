@@ -121,15 +121,15 @@ static void clean_dir(const char *dir, int all)
  * it (for the point's platform file). Returns an exit code. */
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
-    char work[PATH_LEN], plat[PATH_LEN + 32], *slash;
+    const char *slash = strrchr(out, '/');
+    char work[PATH_LEN], plat[PATH_LEN + 32];
     struct atomic_file af;
     struct cs_error err;
     int rc = CS_EXIT_USAGE;
 
-    snprintf(work, sizeof(work), "%s", out);
-    slash = strrchr(work, '/');
-    snprintf(slash ? slash + 1 : work, sizeof(work) - (size_t)(slash ? slash + 1 - work : 0),
-             ".point-%ld.XXXXXX", k);
+    /* out's directory part, if any, then the work directory's name */
+    snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0, out,
+             k);
     if (mkdtemp(work) == NULL) {
         fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work, strerror(errno));
         return CS_EXIT_USAGE;
@@ -229,21 +229,6 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
 }
 
 /* --- the whole sweep ------------------------------------------------------------------------ */
-
-/* Whether a point file holds point k of this sweep. */
-static int point_file_matches(const struct cs_sweep *sw, long k, const char *path)
-{
-    struct cs_table *t = NULL;
-    struct cs_error err;
-    int ok;
-
-    cs_error_init(&err);
-    if (cs_table_read(path, &t, &err) != 0)
-        return 0;
-    ok = cs_sweepcsv_check_point(sw, k, t) == 0;
-    cs_table_free(t);
-    return ok;
-}
 
 /* The signature of what a results directory holds: the CSV header and the sizes. */
 static void signature(const struct cs_sweep *sw, char *buf, size_t len)
@@ -349,12 +334,19 @@ static void point_path(const struct pool *p, long k, char *buf, size_t len)
 static int find_done(struct pool *p, const char *spec)
 {
     char path[PATH_LEN + 64];
+    struct cs_error err;
 
+    cs_error_init(&err);
     for (long k = 0; k < p->n; k++) {
+        struct cs_table *t = NULL;
+        int ok;
+
         point_path(p, k, path, sizeof(path));
         if (access(path, F_OK) != 0)
             continue;
-        if (!point_file_matches(p->sw, k, path)) {
+        ok = cs_table_read(path, &t, &err) == 0 && cs_sweepcsv_check_point(p->sw, k, t) == 0;
+        cs_table_free(t);
+        if (!ok) {
             fprintf(stderr,
                     "collsim: %s does not hold point %ld of %s; give another --results "
                     "directory or remove it\n",
