@@ -91,12 +91,6 @@ static int atomic_commit(struct atomic_file *af)
     return 0;
 }
 
-static void atomic_abort(struct atomic_file *af)
-{
-    fclose(af->fp);
-    unlink(af->tmp);
-}
-
 /* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
  * (.point-*, emptied and removed) and temporary files (*.tmp.*). */
 static void clean_dir(const char *dir, int all)
@@ -127,15 +121,15 @@ static void clean_dir(const char *dir, int all)
  * it (for the point's platform file). Returns an exit code. */
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
-    char work[PATH_LEN], plat[PATH_LEN + 32], *slash;
+    const char *slash = strrchr(out, '/');
+    char work[PATH_LEN], plat[PATH_LEN + 32];
     struct atomic_file af;
     struct cs_error err;
     int rc = CS_EXIT_USAGE;
 
-    snprintf(work, sizeof(work), "%s", out);
-    slash = strrchr(work, '/');
-    snprintf(slash ? slash + 1 : work, sizeof(work) - (size_t)(slash ? slash + 1 - work : 0),
-             ".point-%ld.XXXXXX", k);
+    /* out's directory part, if any, then the work directory's name */
+    snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0, out,
+             k);
     if (mkdtemp(work) == NULL) {
         fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work, strerror(errno));
         return CS_EXIT_USAGE;
@@ -147,7 +141,8 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
             char msg[2048];
 
             fprintf(stderr, "collsim: point %ld: %s\n", k, cs_error_format(&err, msg, sizeof(msg)));
-            atomic_abort(&af);
+            fclose(af.fp);
+            unlink(af.tmp);
         } else if (atomic_commit(&af) == 0) {
             rc = CS_EXIT_OK;
         }
@@ -235,21 +230,6 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
 
 /* --- the whole sweep ------------------------------------------------------------------------ */
 
-/* Whether a point file holds point k of this sweep. */
-static int point_file_matches(const struct cs_sweep *sw, long k, const char *path)
-{
-    struct cs_table *t = NULL;
-    struct cs_error err;
-    int ok;
-
-    cs_error_init(&err);
-    if (cs_table_read(path, &t, &err) != 0)
-        return 0;
-    ok = cs_sweepcsv_check_point(sw, k, t) == 0;
-    cs_table_free(t);
-    return ok;
-}
-
 /* The signature of what a results directory holds: the CSV header and the sizes. */
 static void signature(const struct cs_sweep *sw, char *buf, size_t len)
 {
@@ -314,15 +294,20 @@ static void fmt_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* A worker slot: the pid running a point, 0 when free. */
+struct slot {
+    pid_t pid;
+    long point;
+};
+
 /* The points of a sweep being run into a results directory by jobs workers at a time. */
 struct pool {
     const struct cs_sweep *sw;
     const char *dir;
     int jobs, running, tty;
     long n, done, run_done, failed, next;
-    pid_t *pids;      /* per worker slot, 0 when free */
-    long *slot_point; /* the point a slot runs */
-    char *state;      /* per point: 0 pending, 1 done, 2 failed */
+    struct slot *slots; /* one per worker */
+    char *done_before;  /* per point: whether an earlier run finished it */
     double t0;
 };
 
@@ -349,19 +334,26 @@ static void point_path(const struct pool *p, long k, char *buf, size_t len)
 static int find_done(struct pool *p, const char *spec)
 {
     char path[PATH_LEN + 64];
+    struct cs_error err;
 
+    cs_error_init(&err);
     for (long k = 0; k < p->n; k++) {
+        struct cs_table *t = NULL;
+        int ok;
+
         point_path(p, k, path, sizeof(path));
         if (access(path, F_OK) != 0)
             continue;
-        if (!point_file_matches(p->sw, k, path)) {
+        ok = cs_table_read(path, &t, &err) == 0 && cs_sweepcsv_check_point(p->sw, k, t) == 0;
+        cs_table_free(t);
+        if (!ok) {
             fprintf(stderr,
                     "collsim: %s does not hold point %ld of %s; give another --results "
                     "directory or remove it\n",
                     path, k, spec);
             return -1;
         }
-        p->state[k] = 1;
+        p->done_before[k] = 1;
         p->done++;
     }
     if (!quiet && p->done > 0)
@@ -379,21 +371,21 @@ static void start_points(struct pool *p)
         int s = 0;
         pid_t pid;
 
-        if (p->state[p->next] != 0) {
+        if (p->done_before[p->next]) {
             p->next++;
             continue;
         }
         point_path(p, p->next, path, sizeof(path));
-        while (p->pids[s] != 0)
+        while (p->slots[s].pid != 0)
             s++;
         if ((pid = cs_spawn_fn(point_main, &job, NULL, NULL)) < 0) {
             fprintf(stderr, "collsim: cannot start a worker process: %s\n", strerror(errno));
-            p->state[p->next++] = 2;
+            p->next++;
             p->failed++;
             continue;
         }
-        p->pids[s] = pid;
-        p->slot_point[s] = p->next++;
+        p->slots[s].pid = pid;
+        p->slots[s].point = p->next++;
         p->running++;
     }
 }
@@ -422,19 +414,17 @@ static pid_t wait_worker(const struct pool *p, int *st)
 static void finish_worker(struct pool *p, pid_t pid, int st)
 {
     for (int s = 0; s < p->jobs; s++) {
-        long k = p->slot_point[s];
+        long k = p->slots[s].point;
 
-        if (p->pids[s] != pid)
+        if (p->slots[s].pid != pid)
             continue;
-        p->pids[s] = 0;
+        p->slots[s].pid = 0;
         p->running--;
         if (cs_spawn_code(st) == 0) {
-            p->state[k] = 1;
             p->done++;
             p->run_done++;
             continue;
         }
-        p->state[k] = 2;
         p->failed++;
         if (p->tty)
             fputc('\n', stderr);
@@ -468,19 +458,19 @@ static void run_points(struct pool *p)
 /* Join the point files of a finished sweep into out. Returns an exit code. */
 static int join_points(const struct pool *p, const char *out)
 {
-    char **files = calloc((size_t)p->n, sizeof(char *)), path[PATH_LEN + 64];
-    int rc = files ? CS_EXIT_OK : CS_EXIT_USAGE;
+    size_t len = strlen(p->dir) + 32;
+    char **files = calloc((size_t)p->n, sizeof(char *)), *paths = malloc((size_t)p->n * len);
+    int rc = CS_EXIT_USAGE;
 
-    for (long k = 0; k < p->n && rc == CS_EXIT_OK; k++) {
-        point_path(p, k, path, sizeof(path));
-        if ((files[k] = strdup(path)) == NULL)
-            rc = CS_EXIT_USAGE;
-    }
-    if (rc == CS_EXIT_OK)
+    if (files != NULL && paths != NULL) {
+        for (long k = 0; k < p->n; k++) {
+            files[k] = paths + (size_t)k * len;
+            point_path(p, k, files[k], len);
+        }
         rc = merge_files(files, (int)p->n, out, 0);
-    for (long k = 0; files != NULL && k < p->n; k++)
-        free(files[k]);
+    }
     free(files);
+    free(paths);
     return rc;
 }
 
@@ -513,13 +503,11 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     struct pool p = {.sw = sw, .dir = dir, .jobs = jobs, .n = sw->npoints};
     int lockfd, rc = CS_EXIT_USAGE;
 
-    p.pids = calloc((size_t)jobs, sizeof(pid_t));
-    p.slot_point = calloc((size_t)jobs, sizeof(long));
-    p.state = calloc((size_t)p.n, 1);
+    p.slots = calloc((size_t)jobs, sizeof(*p.slots));
+    p.done_before = calloc((size_t)p.n, 1);
     p.t0 = now_s();
     p.tty = isatty(STDERR_FILENO) && !quiet;
-    if (p.pids == NULL || p.slot_point == NULL || p.state == NULL ||
-        (lockfd = lock_results(dir)) < 0)
+    if (p.slots == NULL || p.done_before == NULL || (lockfd = lock_results(dir)) < 0)
         goto out;
     if (check_signature(sw, dir) == 0) {
         clean_dir(dir, 0);
@@ -536,9 +524,8 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     }
     close(lockfd);
 out:
-    free(p.pids);
-    free(p.slot_point);
-    free(p.state);
+    free(p.slots);
+    free(p.done_before);
     return rc;
 }
 
@@ -567,9 +554,10 @@ static void put_quoted(const char *s)
 
 static int list_points(const struct cs_sweep *sw, const char *spec, const char *shard_dir)
 {
-    char exe[PATH_LEN], abs[PATH_MAX], shard[PATH_LEN + 64];
+    char exe[PATH_MAX], abs[PATH_MAX], shard[PATH_LEN + 64];
 
-    if (cs_spawn_exe(exe, sizeof(exe)) != 0 || realpath(spec, abs) == NULL) {
+    /* the listed commands run this very binary */
+    if (realpath("/proc/self/exe", exe) == NULL || realpath(spec, abs) == NULL) {
         fprintf(stderr, "collsim: %s: %s\n", spec, strerror(errno));
         return CS_EXIT_USAGE;
     }

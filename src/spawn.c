@@ -10,47 +10,6 @@
 #include "error.h"
 #include "spawn.h"
 
-int cs_spawn_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0 || (size_t)n >= len - 1)
-        return CS_ERR_IO;
-    buf[n] = '\0';
-    return 0;
-}
-
-/* Fork with the child's stdout and stderr redirected to out_path and err_path (created or
- * truncated; NULL keeps ours) and its stdin from /dev/null. Returns 0 in the child, the child's
- * pid in the parent, or CS_ERR_IO. */
-static pid_t fork_redirected(const char *out_path, const char *err_path)
-{
-    int fd_out = -1, fd_err = -1, fd_in;
-    pid_t pid = CS_ERR_IO;
-
-    if (out_path != NULL &&
-        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return CS_ERR_IO;
-    if (err_path == NULL ||
-        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
-        fflush(NULL);
-        pid = fork();
-    }
-    if (pid == 0) {
-        if ((fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0) ||
-            (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0))
-            _exit(127);
-        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
-            dup2(fd_in, STDIN_FILENO);
-        return 0;
-    }
-    if (fd_out >= 0)
-        close(fd_out);
-    if (fd_err >= 0)
-        close(fd_err);
-    return pid < 0 ? CS_ERR_IO : pid;
-}
-
 int cs_spawn_code(int wstatus)
 {
     if (WIFEXITED(wstatus))
@@ -72,16 +31,32 @@ int cs_spawn_wait(pid_t pid)
 
 pid_t cs_spawn_fn(int (*fn)(void *ctx), void *ctx, const char *out_path, const char *err_path)
 {
-    pid_t parent = getpid(), pid = fork_redirected(out_path, err_path);
-    int rc;
+    pid_t parent = getpid(), pid = CS_ERR_IO;
+    int fd_out = -1, fd_err = -1, fd_in, rc;
 
+    if (out_path != NULL &&
+        (fd_out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return CS_ERR_IO;
+    if (err_path == NULL ||
+        (fd_err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+        fflush(NULL);
+        pid = fork();
+    }
     if (pid == 0) {
         /* Die with the parent; if it is already gone, do not start. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        if ((fd_out >= 0 && dup2(fd_out, STDOUT_FILENO) < 0) ||
+            (fd_err >= 0 && dup2(fd_err, STDERR_FILENO) < 0) ||
+            prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(127);
+        if ((fd_in = open("/dev/null", O_RDONLY)) >= 0)
+            dup2(fd_in, STDIN_FILENO);
         rc = fn(ctx);
         fflush(NULL);
         _exit(rc & 0xff);
     }
-    return pid;
+    if (fd_out >= 0)
+        close(fd_out);
+    if (fd_err >= 0)
+        close(fd_err);
+    return pid < 0 ? CS_ERR_IO : pid;
 }

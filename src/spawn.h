@@ -5,10 +5,6 @@
 
 #include <sys/types.h>
 
-/* The path of this very binary (/proc/self/exe), for the commands `sweep --list` prints.
- * Writes at most len bytes; 0 or CS_ERR_IO. */
-int cs_spawn_exe(char *buf, size_t len);
-
 /* Wait for pid. Returns its exit code (0..255), 128 + the signal number when a signal killed it,
  * or a negative CS_ERR_* when waiting failed. */
 int cs_spawn_wait(pid_t pid);

@@ -30,7 +30,8 @@ static int in_list(const char *const *list, const char *s)
     return 0;
 }
 
-int cs_sweep_key_valid(const char *key)
+/* Whether a key is one a sweep file accepts (see docs/sweep.md). */
+static int key_valid(const char *key)
 {
     struct cs_params p;
     double v;
@@ -43,10 +44,8 @@ int cs_sweep_key_valid(const char *key)
     if (strncmp(key, "platform.", 9) == 0)
         return in_list(platform_keys, key + 9);
     cs_params_init(&p);
-    if (strncmp(key, "set.", 4) == 0)
-        return cs_params_get(&p, key + 4, &v) == 0;
-    if (strncmp(key, "scale.", 6) == 0)
-        return cs_params_get(&p, key + 6, &v) == 0;
+    if (strncmp(key, "set.", 4) == 0 || strncmp(key, "scale.", 6) == 0)
+        return cs_params_get(&p, strchr(key, '.') + 1, &v) == 0;
     return 0;
 }
 
@@ -66,14 +65,12 @@ static int check_value(const char *name, int line, const char *key, const char *
 {
     struct cs_params p;
     double d;
-    int n;
+    int n, ok = 1;
 
     for (const char *c = val; *c; c++)
-        if (iscntrl((unsigned char)*c) || *c == '"' || *c == '\'' || *c == '\\') {
+        if (iscntrl((unsigned char)*c) || strchr("\"'\\", *c) != NULL) {
             cs_error_set(err, name, line,
-                         "%s: value '%s' holds a quote, backslash or control "
-                         "character",
-                         key, val);
+                         "%s: value '%s' holds a quote, backslash or control character", key, val);
             return CS_ERR_INVALID;
         }
     if (strcmp(val, "-") == 0) {
@@ -84,19 +81,15 @@ static int check_value(const char *name, int line, const char *key, const char *
         }
         return 0;
     }
-    if (strcmp(key, "protocol") == 0) {
-        if (cs_proto_parse(val) == 0)
-            goto bad_enum;
-    } else if (strcmp(key, "dtype") == 0) {
-        if (!in_list(dtypes, val))
-            goto bad_enum;
-    } else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0) {
-        if (!is_word(val))
-            goto bad_enum;
-    } else if (strcmp(key, "platform.between") == 0) {
-        if (!in_list(betweens, val))
-            goto bad_enum;
-    } else if (strcmp(key, "gen.compat") == 0) {
+    if (strcmp(key, "protocol") == 0)
+        ok = cs_proto_parse(val) != 0;
+    else if (strcmp(key, "dtype") == 0)
+        ok = in_list(dtypes, val);
+    else if (strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0)
+        ok = is_word(val);
+    else if (strcmp(key, "platform.between") == 0)
+        ok = in_list(betweens, val);
+    else if (strcmp(key, "gen.compat") == 0) {
         if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0) {
             cs_error_set(err, name, line, "%s: '%s' is not 0 or 1", key, val);
             return CS_ERR_INVALID;
@@ -123,16 +116,17 @@ static int check_value(const char *name, int line, const char *key, const char *
             return CS_ERR_INVALID;
         }
     }
+    if (!ok) {
+        cs_error_set(err, name, line, "%s: invalid value '%s'", key, val);
+        return CS_ERR_INVALID;
+    }
     return 0;
-bad_enum:
-    cs_error_set(err, name, line, "%s: invalid value '%s'", key, val);
-    return CS_ERR_INVALID;
 }
 
 static int add_key(struct cs_sweep *sw, const char *name, int line, const char *key,
                    struct cs_error *err)
 {
-    if (!cs_sweep_key_valid(key)) {
+    if (!key_valid(key)) {
         cs_error_set(err, name, line, "unknown key '%s' (see docs/sweep.md)", key);
         return CS_ERR_INVALID;
     }
@@ -465,14 +459,13 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
         rc = check_complete(sw, name, err);
     if (rc == 0)
         rc = count_points(sw, name, err);
-    if (rc != 0) {
-        if (rc == CS_ERR_NOMEM)
-            cs_error_set(err, name, line, "out of memory");
+    if (rc == CS_ERR_NOMEM)
+        cs_error_set(err, name, line, "out of memory");
+    if (rc != 0)
         cs_sweep_free(sw);
-        return rc;
-    }
-    *out = sw;
-    return 0;
+    else
+        *out = sw;
+    return rc;
 }
 
 /* The directory part of path ("." when it has none); new string, NULL on OOM. */
@@ -491,35 +484,32 @@ static int read_text(const char *path, char **text, struct cs_error *err)
     FILE *fp = fopen(path, "rb");
     struct stat st;
     size_t n;
+    int rc = 0;
 
     if (fp == NULL) {
         cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
         return CS_ERR_IO;
     }
     if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(fp);
         cs_error_set(err, path, 0, "not a regular file");
-        return CS_ERR_IO;
-    }
-    if (st.st_size > MAX_FILE_BYTES) {
-        fclose(fp);
+        rc = CS_ERR_IO;
+    } else if (st.st_size > MAX_FILE_BYTES) {
         cs_error_set(err, path, 0, "larger than %ld bytes", MAX_FILE_BYTES);
-        return CS_ERR_INVALID;
+        rc = CS_ERR_INVALID;
+    } else if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
+        rc = CS_ERR_NOMEM;
+    } else {
+        n = fread(*text, 1, (size_t)st.st_size, fp);
+        (*text)[n] = '\0';
+        if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
+            cs_error_set(err, path, 0,
+                         n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
+            rc = n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
+            free(*text);
+        }
     }
-    if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
-        fclose(fp);
-        return CS_ERR_NOMEM;
-    }
-    n = fread(*text, 1, (size_t)st.st_size, fp);
     fclose(fp);
-    (*text)[n] = '\0';
-    if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
-        cs_error_set(err, path, 0,
-                     n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
-        free(*text);
-        return n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
-    }
-    return 0;
+    return rc;
 }
 
 int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
@@ -548,18 +538,17 @@ void cs_sweep_free(struct cs_sweep *sw)
 {
     if (sw == NULL)
         return;
-    if (sw->axes)
-        for (int i = 0; i < sw->naxes; i++) {
-            struct cs_sweep_axis *ax = &sw->axes[i];
+    /* naxes and nkeys are 0 when the arrays could not be allocated */
+    for (int i = 0; i < sw->naxes; i++) {
+        struct cs_sweep_axis *ax = &sw->axes[i];
 
-            for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
-                free(ax->vals[j]);
-            free(ax->vals);
-            free(ax->keys);
-        }
-    if (sw->keys)
-        for (int i = 0; i < sw->nkeys; i++)
-            free(sw->keys[i]);
+        for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
+            free(ax->vals[j]);
+        free(ax->vals);
+        free(ax->keys);
+    }
+    for (int i = 0; i < sw->nkeys; i++)
+        free(sw->keys[i]);
     free(sw->keys);
     free(sw->axes);
     free(sw->path);

@@ -69,7 +69,4 @@ const char *cs_sweep_value(const struct cs_sweep *sw, const char *const *vals, c
  * others relative to sw->dir. 0, or CS_ERR_USAGE when it does not fit in len bytes. */
 int cs_sweep_path(const struct cs_sweep *sw, const char *val, char *buf, size_t len);
 
-/* Whether a key is one a sweep file accepts (see docs/sweep.md). */
-int cs_sweep_key_valid(const char *key);
-
 #endif

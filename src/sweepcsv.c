@@ -151,22 +151,21 @@ static int collect(const struct join *j, struct cs_table **out, long *ndeadlock)
     int rc = t && vals ? 0 : CS_ERR_NOMEM;
 
     for (long i = 0; rc == 0 && i < j->nrefs; i++) {
-        const struct cs_table *src = j->refs[i].file >= 0 ? j->tabs[j->refs[i].file] : NULL;
+        const struct row_ref *r = &j->refs[i];
 
-        for (int c = 0; src != NULL && c < t0->ncols; c++)
-            vals[c] = cs_table_get(src, j->refs[i].row, c);
-        if (src != NULL) {
-            rc = cs_table_add_row(t, vals, src->lines[j->refs[i].row]);
-            *ndeadlock += strcmp(vals[t0->ncols - 1], "deadlock") == 0;
-        }
+        if (r->file < 0) /* a repeated point's row */
+            continue;
+        for (int c = 0; c < t0->ncols; c++)
+            vals[c] = cs_table_get(j->tabs[r->file], r->row, c);
+        rc = cs_table_add_row(t, vals, j->tabs[r->file]->lines[r->row]);
+        *ndeadlock += strcmp(vals[t0->ncols - 1], "deadlock") == 0;
     }
     free(vals);
-    if (rc != 0) {
+    if (rc != 0)
         cs_table_free(t);
-        return rc;
-    }
-    *out = t;
-    return 0;
+    else
+        *out = t;
+    return rc;
 }
 
 int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int n,
