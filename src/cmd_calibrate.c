@@ -422,7 +422,7 @@ enum {
 
 struct hseries {
     char key[512];
-    char test[64], mech[32], op[64];
+    char mech[32], op[64];
     long src, dst, nblocks;
     struct series s;
 };
@@ -481,7 +481,6 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
             return &h->hs[i];
     s = &h->hs[h->nh++];
     snprintf(s->key, sizeof(s->key), "%s", key);
-    snprintf(s->test, sizeof(s->test), "%s", cs_csv_cell(h->t, r, h->col[H_TEST]));
     snprintf(s->mech, sizeof(s->mech), "%s", cs_csv_cell(h->t, r, h->col[H_MECH]));
     snprintf(s->op, sizeof(s->op), "%s", cs_csv_cell(h->t, r, h->col[H_OP]));
     s->src = id[0];
