@@ -100,7 +100,8 @@ struct series {
 
 static int series_add(struct series *s, double x, double t, double size)
 {
-    double **cols[] = {&s->x, &s->t, &s->size}, vals[] = {x, t, size};
+    double **cols[] = {&s->x, &s->t, &s->size};
+    double vals[] = {x, t, size};
 
     if (s->n == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
