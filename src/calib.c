@@ -217,25 +217,7 @@ static enum cs_proto mech_proto(const char *mech)
     return p;
 }
 
-/* A protocol series: one threadblock's throughput and the per-call cost. */
-static void map_proto(struct cs_calib *c, const struct cs_calib_harness *h, enum cs_proto p,
-                      const struct cs_fit_line *first, const struct cs_fit_line *last)
-{
-    char key[64];
-
-    snprintf(key, sizeof(key), "cs.tb_Bps.%s", cs_proto_name(p));
-    if (h->nblocks == 1)
-        cs_calib_put(c, key, last->beta_Bps, h->how);
-    if (h->link == 0) {
-        note(c, "- per-call cost %.3f us not mapped: give --link for the class\n",
-             first->alpha_s * 1e6);
-        return;
-    }
-    snprintf(key, sizeof(key), "cs.call_s.%s.%s", cs_proto_name(p), cs_link_class_name(h->link));
-    cs_calib_put(c, key, first->alpha_s, h->how);
-}
-
-/* A series between two GPUs: the link's one-way latency or bandwidth. */
+/* A series between two GPUs: `prefix`.LINK (the link's latency, bandwidth or per-call cost). */
 static void map_link(struct cs_calib *c, const struct cs_calib_harness *h, const char *what,
                      const char *prefix, double v)
 {
@@ -247,6 +229,20 @@ static void map_link(struct cs_calib *c, const struct cs_calib_harness *h, const
     }
     snprintf(key, sizeof(key), "%s.%s", prefix, cs_link_class_name(h->link));
     cs_calib_put(c, key, v, h->how);
+}
+
+/* A protocol series: one threadblock's throughput and the per-call cost. */
+static void map_proto(struct cs_calib *c, const struct cs_calib_harness *h, enum cs_proto p,
+                      const struct cs_fit_line *first, const struct cs_fit_line *last)
+{
+    char key[64], what[64];
+
+    snprintf(key, sizeof(key), "cs.tb_Bps.%s", cs_proto_name(p));
+    if (h->nblocks == 1)
+        cs_calib_put(c, key, last->beta_Bps, h->how);
+    snprintf(key, sizeof(key), "cs.call_s.%s", cs_proto_name(p));
+    snprintf(what, sizeof(what), "per-call cost %.3f us", first->alpha_s * 1e6);
+    map_link(c, h, what, key, first->alpha_s);
 }
 
 void cs_calib_map_harness(struct cs_calib *c, const struct cs_calib_harness *h,

@@ -100,24 +100,23 @@ struct series {
 
 static int series_add(struct series *s, double x, double t, double size)
 {
+    double **cols[] = {&s->x, &s->t, &s->size};
+    double vals[] = {x, t, size};
+
     if (s->n == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
-        double *nx = realloc(s->x, (size_t)cap * sizeof(double)),
-               *nt = nx ? realloc(s->t, (size_t)cap * sizeof(double)) : NULL,
-               *ns = nt ? realloc(s->size, (size_t)cap * sizeof(double)) : NULL;
 
-        if (nx != NULL)
-            s->x = nx;
-        if (nt != NULL)
-            s->t = nt;
-        if (ns == NULL)
-            return CS_ERR_NOMEM;
-        s->size = ns;
+        for (int c = 0; c < 3; c++) {
+            double *p = realloc(*cols[c], (size_t)cap * sizeof(double));
+
+            if (p == NULL)
+                return CS_ERR_NOMEM;
+            *cols[c] = p;
+        }
         s->cap = cap;
     }
-    s->x[s->n] = x;
-    s->t[s->n] = t;
-    s->size[s->n] = size;
+    for (int c = 0; c < 3; c++)
+        (*cols[c])[s->n] = vals[c];
     s->n++;
     return 0;
 }
@@ -424,7 +423,7 @@ enum {
 
 struct hseries {
     char key[512];
-    char test[64], mech[32], op[64];
+    char mech[32], op[64];
     long src, dst, nblocks;
     struct series s;
 };
@@ -483,7 +482,6 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
             return &h->hs[i];
     s = &h->hs[h->nh++];
     snprintf(s->key, sizeof(s->key), "%s", key);
-    snprintf(s->test, sizeof(s->test), "%s", cs_csv_cell(h->t, r, h->col[H_TEST]));
     snprintf(s->mech, sizeof(s->mech), "%s", cs_csv_cell(h->t, r, h->col[H_MECH]));
     snprintf(s->op, sizeof(s->op), "%s", cs_csv_cell(h->t, r, h->col[H_OP]));
     s->src = id[0];
@@ -535,23 +533,17 @@ static int harness_row(struct state *st, struct harness *h, int r)
     return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5], bytes);
 }
 
-/* A series of one size (a launch test, say): the median time is the whole answer. */
-static int one_size(struct state *st, const struct series *s, struct cs_fit_result *R)
+/* A series of one size (a launch test, say): the median time is the whole answer (the times
+ * are sorted in place, harmless when every size is the same). */
+static void one_size(struct state *st, struct series *s, struct cs_fit_result *R)
 {
-    double *v = malloc((size_t)s->n * sizeof(double));
-
-    if (v == NULL)
-        return CS_ERR_NOMEM;
-    memcpy(v, s->t, (size_t)s->n * sizeof(double));
     memset(R, 0, sizeof(*R));
     R->nseg = 1;
-    R->seg[0].alpha_s = cs_fit_median(v, s->n);
+    R->seg[0].alpha_s = cs_fit_median(s->t, s->n);
     R->seg[0].x_min = R->seg[0].x_max = s->x[0];
     R->seg[0].beta_Bps = INFINITY;
-    free(v);
     fprintf(st->rep, "\nOne size (%.0f B), %d samples: median per-op time %.4g us.\n\n", s->x[0],
             s->n, R->seg[0].alpha_s * 1e6);
-    return 0;
 }
 
 /* Fit one harness series, report it and map it to its parameter. */
@@ -567,11 +559,11 @@ static int harness_fit(struct state *st, struct hseries *h, const char *file)
     for (int j = 1; j < h->s.n && !distinct; j++)
         distinct = h->s.x[j] != h->s.x[0];
     if (!distinct && h->s.n > 0)
-        rc = one_size(st, &h->s, &R);
-    else if ((rc = fit_series(st, &h->s, "bytes", &R)) == 0)
-        fprintf(st->rep, "\n");
-    if (rc != 0)
+        one_size(st, &h->s, &R);
+    else if ((rc = fit_series(st, &h->s, "bytes", &R)) != 0)
         return rc;
+    else
+        fprintf(st->rep, "\n");
     snprintf(how, sizeof(how), "%s series %s", file, h->key);
     ch.how = how;
     cs_calib_map_harness(&st->cal, &ch, &R);
@@ -616,34 +608,20 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
 
 /* --- options ---------------------------------------------------------------------------- */
 
-enum {
-    OPT_LINK = 256,
-    OPT_PROTO,
-    OPT_COLL,
-    OPT_RANKS,
-    OPT_SIZES,
-    OPT_SEGMENTS,
-    OPT_MIN_SIZES,
-    OPT_ROBUST,
-    OPT_INTERCEPT,
-    OPT_SET,
-    OPT_ONLY_FITTED,
-    OPT_REPORT
-};
-
+/* Long options only: their values are letters outside the short options "o:". */
 static const struct option calibrate_opts[] = {
-    {"link", required_argument, NULL, OPT_LINK},
-    {"proto", required_argument, NULL, OPT_PROTO},
-    {"collective", required_argument, NULL, OPT_COLL},
-    {"ranks", required_argument, NULL, OPT_RANKS},
-    {"sizes", required_argument, NULL, OPT_SIZES},
-    {"segments", required_argument, NULL, OPT_SEGMENTS},
-    {"min-sizes", required_argument, NULL, OPT_MIN_SIZES},
-    {"robust", no_argument, NULL, OPT_ROBUST},
-    {"intercept", required_argument, NULL, OPT_INTERCEPT},
-    {"set", required_argument, NULL, OPT_SET},
-    {"only-fitted", no_argument, NULL, OPT_ONLY_FITTED},
-    {"report", required_argument, NULL, OPT_REPORT},
+    {"link", required_argument, NULL, 'l'},
+    {"proto", required_argument, NULL, 'p'},
+    {"collective", required_argument, NULL, 'c'},
+    {"ranks", required_argument, NULL, 'n'},
+    {"sizes", required_argument, NULL, 's'},
+    {"segments", required_argument, NULL, 'g'},
+    {"min-sizes", required_argument, NULL, 'm'},
+    {"robust", no_argument, NULL, 'R'},
+    {"intercept", required_argument, NULL, 'i'},
+    {"set", required_argument, NULL, 'S'},
+    {"only-fitted", no_argument, NULL, 'F'},
+    {"report", required_argument, NULL, 'r'},
     {NULL, 0, NULL, 0},
 };
 
@@ -669,52 +647,52 @@ static int take_set(struct opts *o, const char *v)
 static int take_option(struct opts *o, int c, const char *v)
 {
     switch (c) {
-    case OPT_LINK:
+    case 'l':
         o->link = cs_link_class_parse(v);
         return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
-    case OPT_PROTO:
+    case 'p':
         o->proto = strcmp(v, "auto") == 0 ? 0 : cs_proto_parse(v);
         return o->proto || strcmp(v, "auto") == 0
                    ? 0
                    : cmd_usage_error("--proto: '%s' is not LL, LL128, Simple or auto", v);
-    case OPT_COLL:
+    case 'c':
         o->coll = cs_meas_coll_parse(v);
         return o->coll ? 0
                        : cmd_usage_error("--collective: '%s' is not allreduce, allgather, "
                                          "reducescatter or sendrecv",
                                          v);
-    case OPT_RANKS:
+    case 'n':
         return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
-    case OPT_SIZES:
+    case 's':
         if (strchr(v, ':') == NULL)
             return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
         if (cs_meas_parse_range(v, &o->size_min, &o->size_max) != 0)
             return cmd_usage_error("--sizes: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", v);
         return 0;
-    case OPT_SEGMENTS:
+    case 'g':
         o->fo.nsegments = 0;
         return strcmp(v, "auto") == 0 ? 0
                                       : cmd_opt_int("--segments", v, 1, CS_FIT_MAX_SEG,
                                                     &o->fo.nsegments, "auto or 1..4");
-    case OPT_MIN_SIZES:
+    case 'm':
         return cmd_opt_int("--min-sizes", v, 2, 1000, &o->fo.min_sizes, "an integer >= 2");
-    case OPT_ROBUST:
+    case 'R':
         o->fo.robust = 1;
         return 0;
-    case OPT_INTERCEPT:
+    case 'i':
         if (strcmp(v, "step") != 0 && strcmp(v, "deploy") != 0)
             return cmd_usage_error("--intercept: '%s' is not step or deploy", v);
         o->intercept_deploy = strcmp(v, "deploy") == 0;
         return 0;
-    case OPT_SET:
+    case 'S':
         return take_set(o, v);
-    case OPT_ONLY_FITTED:
+    case 'F':
         o->only_fitted = 1;
         return 0;
     case 'o':
         o->out = v;
         return 0;
-    case OPT_REPORT:
+    case 'r':
         o->report = v;
         return 0;
     }

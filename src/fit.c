@@ -31,23 +31,6 @@ double cs_fit_t975(int dof)
            (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
 }
 
-static int check_points(const double *x, const double *t, int n, struct cs_error *err)
-{
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(x[i]) || x[i] < 0) {
-            cs_error_set(err, NULL, 0, "point %d: size %g is not a finite non-negative number", i,
-                         x[i]);
-            return CS_ERR_INVALID;
-        }
-        if (!isfinite(t[i]) || t[i] <= 0) {
-            cs_error_set(err, NULL, 0, "point %d: time %g is not a finite positive number", i,
-                         t[i]);
-            return CS_ERR_INVALID;
-        }
-    }
-    return 0;
-}
-
 static double weight(const double *t, const double *rw, int i)
 {
     return (rw ? rw[i] : 1.0) / (t[i] * t[i]);
@@ -141,6 +124,12 @@ double cs_fit_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The relative residual of point i against line L. */
+static double rel_resid(const struct cs_fit_line *L, const double *x, const double *t, int i)
+{
+    return (t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i];
+}
+
 /* Fit over points x[0..n-1], t[0..n-1] (already checked, sorted by size for the size count). */
 static int fit_pts(const double *x, const double *t, int n, int robust, struct cs_fit_line *L)
 {
@@ -161,12 +150,12 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
             double scale, a0 = L->alpha_s, b0 = L->slope_s_per_B;
 
             for (int i = 0; i < n; i++)
-                r[i] = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]);
+                r[i] = fabs(rel_resid(L, x, t, i));
             scale = 1.4826 * cs_fit_median(r, n);
             if (!(scale > 1e-12))
                 break;
             for (int i = 0; i < n; i++) {
-                double u = fabs((t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i]) / scale;
+                double u = fabs(rel_resid(L, x, t, i)) / scale;
 
                 rw[i] = u <= 1.345 ? 1.0 : 1.345 / u;
             }
@@ -181,7 +170,7 @@ static int fit_pts(const double *x, const double *t, int n, int robust, struct c
     L->max_rel = 0;
     L->ssr = 0;
     for (int i = 0; i < n; i++) {
-        double e = (t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i];
+        double e = rel_resid(L, x, t, i);
 
         L->ssr += e * e;
         if (fabs(e) > L->max_rel)
@@ -240,28 +229,45 @@ static int sorted_copy(const double *x, const double *t, int n, double **xs, dou
     return 0;
 }
 
+/* A fit's input checked (at least 3 points, sizes finite and >= 0, times finite and > 0) and
+ * sorted by size as sorted_copy does. */
+static int sorted_input(const double *x, const double *t, int n, double **xs, double **ts,
+                        struct cs_error *err)
+{
+    if (n < 3) {
+        cs_error_set(err, NULL, 0, "%d points: an alpha-beta fit needs at least 3", n);
+        return CS_ERR_INVALID;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || x[i] < 0) {
+            cs_error_set(err, NULL, 0, "point %d: size %g is not a finite non-negative number", i,
+                         x[i]);
+            return CS_ERR_INVALID;
+        }
+        if (!isfinite(t[i]) || t[i] <= 0) {
+            cs_error_set(err, NULL, 0, "point %d: time %g is not a finite positive number", i,
+                         t[i]);
+            return CS_ERR_INVALID;
+        }
+    }
+    return sorted_copy(x, t, n, xs, ts);
+}
+
 int cs_fit_line(const double *x, const double *t, int n, int robust, struct cs_fit_line *out,
                 struct cs_error *err)
 {
     struct cs_fit_line L;
     double *xs, *ts;
-    int rc, distinct = 0;
+    int rc;
 
-    if (n < 3) {
-        cs_error_set(err, NULL, 0, "%d points: an alpha-beta fit needs at least 3", n);
-        return CS_ERR_INVALID;
-    }
-    if ((rc = check_points(x, t, n, err)) != 0)
+    if ((rc = sorted_input(x, t, n, &xs, &ts, err)) != 0)
         return rc;
-    for (int i = 1; i < n && !distinct; i++)
-        distinct = x[i] != x[0];
-    if (!distinct) {
+    if (xs[0] == xs[n - 1]) {
         cs_error_set(err, NULL, 0, "all %d points have the same size: need 2 distinct sizes", n);
-        return CS_ERR_INVALID;
+        rc = CS_ERR_INVALID;
+    } else {
+        rc = fit_pts(xs, ts, n, robust, &L);
     }
-    if ((rc = sorted_copy(x, t, n, &xs, &ts)) != 0)
-        return rc;
-    rc = fit_pts(xs, ts, n, robust, &L);
     free(xs);
     if (rc == 0)
         *out = L;
@@ -413,11 +419,7 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
                      CS_FIT_MAX_SEG);
         return CS_ERR_INVALID;
     }
-    if (n < 3) {
-        cs_error_set(err, NULL, 0, "%d points: an alpha-beta fit needs at least 3", n);
-        return CS_ERR_INVALID;
-    }
-    if ((rc = check_points(x, t, n, err)) != 0 || (rc = sorted_copy(x, t, n, &xs, &ts)) != 0)
+    if ((rc = sorted_input(x, t, n, &xs, &ts, err)) != 0)
         return rc;
     w.xs = xs;
     w.ts = ts;
@@ -450,9 +452,9 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
     return rc;
 }
 
-int cs_fit_seg_of(const struct cs_fit_result *r, double x)
+/* Index of the segment used for size x: between two segments, the nearer one on a log scale. */
+static int seg_of(const struct cs_fit_result *r, double x)
 {
-    /* Between two segments, a size belongs to the nearer one on a log scale. */
     for (int k = 0; k < r->nseg; k++) {
         if (x <= r->seg[k].x_max)
             return k;
@@ -464,7 +466,7 @@ int cs_fit_seg_of(const struct cs_fit_result *r, double x)
 
 double cs_fit_eval(const struct cs_fit_result *r, double x)
 {
-    const struct cs_fit_line *L = &r->seg[cs_fit_seg_of(r, x)];
+    const struct cs_fit_line *L = &r->seg[seg_of(r, x)];
 
     return L->alpha_s + L->slope_s_per_B * x;
 }
@@ -494,10 +496,8 @@ int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const doubl
             e++;
         q->x = xs[k];
         q->nsamples = e - k;
-        /* ts is sorted within a size: the median is in place. */
-        q->t_meas_s = (e - k) % 2 ? ts[k + (e - k) / 2]
-                                  : 0.5 * (ts[k + (e - k) / 2 - 1] + ts[k + (e - k) / 2]);
-        q->seg = cs_fit_seg_of(r, q->x);
+        q->t_meas_s = cs_fit_median(ts + k, e - k);
+        q->seg = seg_of(r, q->x);
         q->t_pred_s = cs_fit_eval(r, q->x);
         q->err_rel = (q->t_pred_s - q->t_meas_s) / q->t_meas_s;
         k = e;

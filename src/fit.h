@@ -88,9 +88,6 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
 /* The fitted time at size x: the segment whose range holds x, or the nearest one. */
 double cs_fit_eval(const struct cs_fit_result *r, double x);
 
-/* Index of the segment used for size x. */
-int cs_fit_seg_of(const struct cs_fit_result *r, double x);
-
 /* Residuals per distinct size, by increasing size: *out is a new array of *nout entries (free).
  * CS_ERR_NOMEM on allocation failure. */
 int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,

@@ -124,9 +124,8 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
         e[k++] = a;
     }
     out->n = k;
-    if (k > 0) {
+    if (k > 0)
         out->median_abs = cs_fit_median(e, k);
-    }
     free(e);
 }
 

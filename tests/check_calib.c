@@ -164,6 +164,8 @@ START_TEST(test_harness)
     h.link = 0;
     h.mech = "flag_pingpong";
     cs_calib_map_harness(&c, &h, &R);
+    h.mech = "ll128";
+    cs_calib_map_harness(&c, &h, &R);
     h.mech = "ce";
     h.op = "memset";
     cs_calib_map_harness(&c, &h, &R);
@@ -171,6 +173,8 @@ START_TEST(test_harness)
     fclose(fp);
     ck_assert_ptr_nonnull(strstr(log, "- `cs.copy_Bps` = 8e+10 from s\n"));
     ck_assert_ptr_nonnull(strstr(log, "- round trip not mapped: give --link for the class\n"));
+    ck_assert_ptr_nonnull(
+        strstr(log, "- per-call cost 1.500 us not mapped: give --link for the class\n"));
     ck_assert_ptr_nonnull(strstr(log, "- not mapped to a parameter (reported only)\n"));
     free(log);
 }
