@@ -185,28 +185,6 @@ void cs_params_each(const struct cs_params *p,
        "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)", ctx);
 }
 
-struct write_ctx {
-    FILE *fp;
-    const char *indent;
-    const char *note;
-};
-
-static void write_one(const char *key, double value, const char *source, void *ctx)
-{
-    struct write_ctx *w = ctx;
-
-    fprintf(w->fp, "%s<!-- %s -->\n%s<prop id=\"%s\" value=\"%.9g\"/>\n", w->indent,
-            w->note ? w->note : source, w->indent, key, value);
-}
-
-int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent, const char *note)
-{
-    struct write_ctx w = {fp, indent ? indent : "", note};
-
-    cs_params_each(p, write_one, &w);
-    return ferror(fp) ? CS_ERR_IO : 0;
-}
-
 const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *key)
 {
     if (notes == NULL)

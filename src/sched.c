@@ -70,8 +70,8 @@ static void *grow(void **arr, int n, int *cap, size_t sz)
 
 struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched)
 {
-    struct cs_gpu *gpu = grow((void **)&sched->gpus, sched->ngpus_alloc, &sched->cap_gpus,
-                              sizeof(*gpu));
+    struct cs_gpu *gpu =
+        grow((void **)&sched->gpus, sched->ngpus_alloc, &sched->cap_gpus, sizeof(*gpu));
 
     if (gpu != NULL)
         sched->ngpus_alloc++;
@@ -195,13 +195,17 @@ int cs_tb_step_deps(const struct cs_tb *tb, int i, struct cs_dep *out, int max)
 }
 
 static const char *const coll_names[] = {
-    [CS_COLL_ALLREDUCE] = "allreduce", [CS_COLL_ALLGATHER] = "allgather",
-    [CS_COLL_REDUCE_SCATTER] = "reduce_scatter", [CS_COLL_ALLTOALL] = "alltoall",
+    [CS_COLL_ALLREDUCE] = "allreduce",
+    [CS_COLL_ALLGATHER] = "allgather",
+    [CS_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [CS_COLL_ALLTOALL] = "alltoall",
     [CS_COLL_CUSTOM] = "custom",
 };
 
 static const char *const proto_names[] = {
-    [CS_PROTO_LL] = "LL", [CS_PROTO_LL128] = "LL128", [CS_PROTO_SIMPLE] = "Simple",
+    [CS_PROTO_LL] = "LL",
+    [CS_PROTO_LL128] = "LL128",
+    [CS_PROTO_SIMPLE] = "Simple",
 };
 
 static const char *const step_names[] = {
@@ -230,9 +234,12 @@ const char *cs_step_type_name(enum cs_step_type type)
 char cs_buf_char(enum cs_buf buf)
 {
     switch (buf) {
-    case CS_BUF_INPUT: return 'i';
-    case CS_BUF_OUTPUT: return 'o';
-    case CS_BUF_SCRATCH: return 's';
+    case CS_BUF_INPUT:
+        return 'i';
+    case CS_BUF_OUTPUT:
+        return 'o';
+    case CS_BUF_SCRATCH:
+        return 's';
     }
     return '?';
 }
@@ -270,12 +277,9 @@ enum cs_step_type cs_step_type_parse(const char *s)
 
 enum cs_buf cs_buf_parse(const char *s)
 {
-    if (strcmp(s, "i") == 0)
-        return CS_BUF_INPUT;
-    if (strcmp(s, "o") == 0)
-        return CS_BUF_OUTPUT;
-    if (strcmp(s, "s") == 0)
-        return CS_BUF_SCRATCH;
+    for (int b = CS_BUF_INPUT; b <= CS_BUF_SCRATCH; b++)
+        if (s[0] == cs_buf_char((enum cs_buf)b) && s[1] == '\0')
+            return (enum cs_buf)b;
     return 0;
 }
 

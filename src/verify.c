@@ -132,15 +132,9 @@ static int keeps(const struct vctx *v)
 
 static const char *buf_name(enum cs_buf b)
 {
-    switch (b) {
-    case CS_BUF_INPUT:
-        return "input";
-    case CS_BUF_OUTPUT:
-        return "output";
-    case CS_BUF_SCRATCH:
-        return "scratch";
-    }
-    return "?";
+    static const char *const names[] = {"?", "input", "output", "scratch"};
+
+    return (int)b > 0 && (int)b <= CS_BUF_SCRATCH ? names[b] : "?";
 }
 
 /* "rank R tb T step S (type)" */
@@ -601,21 +595,12 @@ static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_
     return 0;
 }
 
-static int32_t prev_real(const struct vctx *v, int32_t id)
+/* The nearest real (non-nop) step of id's tb before it (dir -1) or after it (dir 1), or -1. */
+static int32_t near_real(const struct vctx *v, int32_t id, int dir)
 {
-    int32_t first = v->step0[v->step_tb[id]];
+    int32_t first = v->step0[v->step_tb[id]], end = v->step0[v->step_tb[id] + 1];
 
-    for (int32_t p = id - 1; p >= first; p--)
-        if (step_at(v, p)->type != CS_STEP_NOP)
-            return p;
-    return -1;
-}
-
-static int32_t next_real(const struct vctx *v, int32_t id)
-{
-    int32_t end = v->step0[v->step_tb[id] + 1];
-
-    for (int32_t p = id + 1; p < end; p++)
+    for (int32_t p = id + dir; p >= first && p < end; p += dir)
         if (step_at(v, p)->type != CS_STEP_NOP)
             return p;
     return -1;
@@ -697,8 +682,6 @@ static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
     }
 }
 
-/* After the topological sort, some steps wait on each other: walk back from one of them through
- * waits that are still unmet until a step repeats, and report that cycle. */
 /* Walk from a blocked step along what each step waits for until a step repeats: the waits go to
  * hops (*nh of them), the cycle starts at hop *start. 0, or -1 (cannot happen: a blocked step has
  * a blocked predecessor). */
@@ -722,7 +705,7 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
             p.target = v->recv_from[x];
             kind = WAIT_RECV;
         } else {
-            p.target = prev_real(v, x);
+            p.target = near_real(v, x, -1);
             kind = WAIT_PROGRAM;
         }
         if (p.target < 0 || v->oom)
@@ -832,7 +815,7 @@ static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *
             id = out[n++] = stack[--top];
         }
         succ[0] = v->send_to[id];
-        succ[1] = next_real(v, id);
+        succ[1] = near_real(v, id, 1);
         for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
             if (--indeg[v->dep_list[k]] == 0) {
                 if (stack == NULL)
@@ -882,7 +865,7 @@ static void check_deadlock(struct vctx *v)
         if (step_at(v, id)->type == CS_STEP_NOP)
             continue;
         each_dep(v, id, dep_count, NULL);
-        v->indeg[id] += (prev_real(v, id) >= 0) + (v->recv_from[id] >= 0);
+        v->indeg[id] += (near_real(v, id, -1) >= 0) + (v->recv_from[id] >= 0);
     }
     for (int32_t id = 0; id < v->nsteps; id++)
         v->dep_off[id + 1] += v->dep_off[id];
