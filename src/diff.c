@@ -32,7 +32,7 @@ static int differ_int(struct cs_sched_diff *d, int gpu, int tb, int step, const 
 #define CMP_INT(g, t, s, name, x, y)                                                               \
     do {                                                                                           \
         if ((x) != (y))                                                                            \
-            return differ_int(d, g, t, s, name, (long long)(x), (long long)(y));                  \
+            return differ_int(d, g, t, s, name, (long long)(x), (long long)(y));                   \
     } while (0)
 
 static int dep_cmp(const void *a, const void *b)
@@ -138,7 +138,8 @@ int cs_sched_compare(const struct cs_sched *a, const struct cs_sched *b, struct 
     CMP_INT(-1, -1, -1, "nchunksperloop", a->nchunksperloop, b->nchunksperloop);
     CMP_INT(-1, -1, -1, "ngpus", a->ngpus, b->ngpus);
     if (a->coll != b->coll)
-        return differ(d, -1, -1, -1, "coll", str(cs_coll_name(a->coll)), str(cs_coll_name(b->coll)));
+        return differ(d, -1, -1, -1, "coll", str(cs_coll_name(a->coll)),
+                      str(cs_coll_name(b->coll)));
     CMP_INT(-1, -1, -1, "inplace", a->inplace, b->inplace);
     if (a->has_outofplace != b->has_outofplace || a->outofplace != b->outofplace)
         return differ(d, -1, -1, -1, "outofplace",

@@ -7,9 +7,9 @@
 /* Where two schedules first differ. gpu, tb and step are -1 where the difference is above them. */
 struct cs_sched_diff {
     int gpu, tb, step;
-    char attr[32];  /* attribute name, or a short word: "gpus", "tbs", "steps", "deps" */
-    char a[256];    /* value in the first schedule */
-    char b[256];    /* value in the second */
+    char attr[32]; /* attribute name, or a short word: "gpus", "tbs", "steps", "deps" */
+    char a[256];   /* value in the first schedule */
+    char b[256];   /* value in the second */
 };
 
 /* Compare a and b: algo attributes, then per GPU, threadblock and step every attribute, where a

@@ -41,13 +41,21 @@ const char *cs_error_format(const struct cs_error *err, char *buf, unsigned long
 const char *cs_error_name(int code)
 {
     switch (code) {
-    case CS_OK: return "success";
-    case CS_ERR_NOMEM: return "out of memory";
-    case CS_ERR_IO: return "input/output error";
-    case CS_ERR_PARSE: return "malformed input";
-    case CS_ERR_INVALID: return "invalid input";
-    case CS_ERR_USAGE: return "usage error";
-    case CS_ERR_SIM: return "simulation error";
-    default: return "unknown error";
+    case CS_OK:
+        return "success";
+    case CS_ERR_NOMEM:
+        return "out of memory";
+    case CS_ERR_IO:
+        return "input/output error";
+    case CS_ERR_PARSE:
+        return "malformed input";
+    case CS_ERR_INVALID:
+        return "invalid input";
+    case CS_ERR_USAGE:
+        return "usage error";
+    case CS_ERR_SIM:
+        return "simulation error";
+    default:
+        return "unknown error";
     }
 }

@@ -13,16 +13,17 @@ struct cs_gen_opts {
     int channels;  /* ring: rings (default 1) */
     int per_node;  /* ring: GPUs per node; > 0 rotates ring k inside every node by k (default 0) */
     enum cs_proto proto; /* default Simple */
-    int compat;    /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
-    int nops;      /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
-                    * 1 on, 2 off */
+    int compat;          /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
+    int nops; /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
+               * 1 on, 2 off */
 };
 
 /* The hierarchical AllReduce of the seed (allreduce_a100_pcie_hierarchical.py): GPUs in a grid of
  * gpus/columns rows, reduce-scatter inside each column, then across each row, all-gather across
  * rows, then inside columns. Default: the corrected algorithm; compat: the seed. 0 or a CS_ERR_*
  * code (CS_ERR_USAGE for parameters that cannot work) with err set; *out is the caller's. */
-int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
+int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out,
+                        struct cs_error *err);
 
 /* NCCL-style ring AllReduce: `channels` rings, each over its share of the buffer, reduce-scatter
  * then all-gather. Ring k visits the GPUs in order 0..G-1, or with per_node = N (dividing G) node

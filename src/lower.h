@@ -1,4 +1,5 @@
-/* lower.h: lower a program of chunk moves (the MSCCLang model) to an MSCCL schedule, as msccl-tools does. */
+/* lower.h: lower a program of chunk moves (the MSCCLang model) to an MSCCL schedule, as msccl-tools
+ * does. */
 #ifndef CS_LOWER_H
 #define CS_LOWER_H
 
@@ -14,19 +15,19 @@ enum cs_tb_policy {
 
 /* The program-wide settings, the arguments of msccl-tools' MSCCLProgram. */
 struct cs_prog_opts {
-    const char *name;      /* algo name */
-    enum cs_coll coll;     /* collective written in the XML */
-    int ngpus;             /* ranks */
-    int in_chunks;         /* input buffer chunks per rank, one instance */
-    int out_chunks;        /* output buffer chunks per rank, one instance (0: none, in place) */
-    int inplace;           /* the algo's inplace attribute; an in-place AllGather's input is the
-                            * rank's slice of the output (out_chunks = ngpus * in_chunks) */
-    enum cs_proto proto;   /* protocol */
-    int instances;         /* replicas, each on its own channels and threadblocks (>= 1) */
-    int interleaved;       /* replicate chunk k to k*instances+i (else to len*i+k) */
+    const char *name;    /* algo name */
+    enum cs_coll coll;   /* collective written in the XML */
+    int ngpus;           /* ranks */
+    int in_chunks;       /* input buffer chunks per rank, one instance */
+    int out_chunks;      /* output buffer chunks per rank, one instance (0: none, in place) */
+    int inplace;         /* the algo's inplace attribute; an in-place AllGather's input is the
+                          * rank's slice of the output (out_chunks = ngpus * in_chunks) */
+    enum cs_proto proto; /* protocol */
+    int instances;       /* replicas, each on its own channels and threadblocks (>= 1) */
+    int interleaved;     /* replicate chunk k to k*instances+i (else to len*i+k) */
     enum cs_tb_policy policy;
-    int fusion;            /* fuse into rcs, rrs, rrcs */
-    int dependence_nop;    /* hoist the dependencies of local reduces into nops before the first */
+    int fusion;         /* fuse into rcs, rrs, rrcs */
+    int dependence_nop; /* hoist the dependencies of local reduces into nops before the first */
 };
 
 /* A reference to `size` consecutive chunks of one buffer of one rank, from `index`. */

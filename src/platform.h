@@ -36,10 +36,10 @@ enum cs_platform_family {
 
 struct cs_platform_spec {
     enum cs_platform_family family;
-    int nodes;         /* dgx: nodes (default 1) */
-    int gpus_per_node; /* pcie families: GPUs (default 4); dgx: 8 */
-    int rows, columns; /* hier: GPUs per column, columns (default 4 x 2) */
-    enum cs_link_class between; /* hier: how columns are joined (pcie or net) */
+    int nodes;                          /* dgx: nodes (default 1) */
+    int gpus_per_node;                  /* pcie families: GPUs (default 4); dgx: 8 */
+    int rows, columns;                  /* hier: GPUs per column, columns (default 4 x 2) */
+    enum cs_link_class between;         /* hier: how columns are joined (pcie or net) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };

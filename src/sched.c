@@ -233,15 +233,7 @@ const char *cs_step_type_name(enum cs_step_type type)
 
 char cs_buf_char(enum cs_buf buf)
 {
-    switch (buf) {
-    case CS_BUF_INPUT:
-        return 'i';
-    case CS_BUF_OUTPUT:
-        return 'o';
-    case CS_BUF_SCRATCH:
-        return 's';
-    }
-    return '?';
+    return (int)buf > 0 && (int)buf <= CS_BUF_SCRATCH ? "?ios"[buf] : '?';
 }
 
 enum cs_coll cs_coll_parse(const char *s, int *exec_spelling)

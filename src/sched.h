@@ -6,13 +6,13 @@
 
 #include "proto.h"
 
-/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference msccl.md 1.2, 2.4);
- * the protocol's own limits are in proto.h. */
-#define CS_MAX_CHANNELS 32     /* chan < 32 */
-#define CS_MAX_STEPS 64        /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
+/* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference
+ * msccl.md 1.2, 2.4); the protocol's own limits are in proto.h. */
+#define CS_MAX_CHANNELS 32      /* chan < 32 */
+#define CS_MAX_STEPS 64         /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
 #define CS_MAX_STEPS_LEGACY 256 /* s < 256 in the legacy runtime */
-#define CS_MAX_TBS 1024        /* tbs per GPU (32 x MAXCHANNELS) */
-#define CS_MAX_DEPID 127       /* depid is an int8_t */
+#define CS_MAX_TBS 1024         /* tbs per GPU (32 x MAXCHANNELS) */
+#define CS_MAX_DEPID 127        /* depid is an int8_t */
 
 enum cs_coll {
     CS_COLL_ALLREDUCE = 1,
@@ -83,7 +83,8 @@ struct cs_sched {
     int nchunksperloop;
     int ngpus;
     enum cs_coll coll;
-    int coll_exec_spelling; /* reduce-scatter written "reducescatter" (executor) not "reduce_scatter" */
+    int coll_exec_spelling; /* reduce-scatter written "reducescatter" (executor) not
+                               "reduce_scatter" */
     int inplace;
     int has_outofplace; /* Azure msccl-tools adds outofplace, minBytes, maxBytes */
     int outofplace;
@@ -104,7 +105,8 @@ struct cs_dep {
     int step;
 };
 
-/* A new empty schedule (proto Simple, coll allreduce, nothing else set). Caller frees. NULL on OOM. */
+/* A new empty schedule (proto Simple, coll allreduce, nothing else set). Caller frees. NULL on OOM.
+ */
 struct cs_sched *cs_sched_new(void);
 void cs_sched_free(struct cs_sched *sched);
 
