@@ -590,25 +590,14 @@ static int op_less(const struct cs_prog *p, int a, int b)
     return a < b;
 }
 
-struct heap {
-    int *v;
-    int n, cap;
-};
-
-static int heap_push(const struct cs_prog *p, struct heap *h, int x)
+/* The heap lives in an ivec, sifted by op_less. */
+static int heap_push(const struct cs_prog *p, struct ivec *h, int x)
 {
     int i;
 
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        int *nv = realloc(h->v, (size_t)cap * sizeof(int));
-
-        if (nv == NULL)
-            return CS_ERR_NOMEM;
-        h->v = nv;
-        h->cap = cap;
-    }
-    i = h->n++;
+    if (ivec_push(h, x))
+        return CS_ERR_NOMEM;
+    i = h->n - 1;
     while (i > 0 && op_less(p, x, h->v[(i - 1) / 2])) {
         h->v[i] = h->v[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -617,7 +606,7 @@ static int heap_push(const struct cs_prog *p, struct heap *h, int x)
     return 0;
 }
 
-static int heap_pop(const struct cs_prog *p, struct heap *h)
+static int heap_pop(const struct cs_prog *p, struct ivec *h)
 {
     int top = h->v[0], x = h->v[--h->n], i = 0;
 
@@ -650,7 +639,7 @@ static int all_prev_visited(const struct cs_prog *p, int x)
 
 static int topo_sort(struct cs_prog *p, int **out, int *nout)
 {
-    struct heap h = {NULL, 0, 0};
+    struct ivec h = {NULL, 0, 0};
     int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
     int n = 0, alive = 0;
 
@@ -827,9 +816,6 @@ static int sorted_subset(const int *a, int n, const int *b, int m)
     return 1;
 }
 
-/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
- * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
- * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 /* The state of automatic channel assignment: channels still free per (sender, receiver) pair, as
  * sender and as receiver (bit c: channel c), the flow being placed, and the flows placed so far. */
 struct chans {
@@ -1000,6 +986,9 @@ static int order_fixup(struct cs_prog *p, const int *ord, int n)
     return rc;
 }
 
+/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
+ * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
+ * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 static int channel_assignment(struct cs_prog *p, const int *ord, int n)
 {
     size_t g = (size_t)p->o.ngpus;
