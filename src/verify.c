@@ -1008,6 +1008,11 @@ static uint32_t make_sum(struct dctx *d, uint32_t a, uint32_t b)
     return id;
 }
 
+static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
+{
+    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
+}
+
 /* The slot behind chunk `off` of buffer b on rank, after in-place aliasing; NULL when the
  * runtime buffer has no such chunk. */
 static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t **writer)
@@ -1016,33 +1021,15 @@ static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t
     int phys = b - 1;
     long idx = off;
 
-    if (off < 0)
+    if (b < CS_BUF_INPUT || b > CS_BUF_SCRATCH || off < 0 || off >= logical_size(d, rank, b))
         return NULL;
-    switch (b) {
-    case CS_BUF_INPUT:
-        if (off >= d->in_n)
-            return NULL;
-        if (d->inplace && coll == CS_COLL_ALLGATHER) {
-            phys = CS_BUF_OUTPUT - 1;
+    if (d->inplace && b == CS_BUF_INPUT && coll == CS_COLL_ALLGATHER) {
+        phys = CS_BUF_OUTPUT - 1;
+        idx = (long)rank * d->C + off;
+    } else if (d->inplace && b == CS_BUF_OUTPUT && coll != CS_COLL_ALLGATHER) {
+        phys = CS_BUF_INPUT - 1;
+        if (coll == CS_COLL_REDUCE_SCATTER)
             idx = (long)rank * d->C + off;
-        }
-        break;
-    case CS_BUF_OUTPUT:
-        if (off >= d->out_n)
-            return NULL;
-        if (d->inplace && coll == CS_COLL_REDUCE_SCATTER) {
-            phys = CS_BUF_INPUT - 1;
-            idx = (long)rank * d->C + off;
-        } else if (d->inplace && coll != CS_COLL_ALLGATHER) {
-            phys = CS_BUF_INPUT - 1;
-        }
-        break;
-    case CS_BUF_SCRATCH:
-        if (off >= d->v->gpu[rank]->s_chunks)
-            return NULL;
-        break;
-    default:
-        return NULL;
     }
     *writer = &d->wr[phys][rank][idx];
     return &d->buf[phys][rank][idx];
@@ -1117,11 +1104,6 @@ static uint32_t pop(struct dctx *d, int32_t t)
         return POISON;
     q = &d->q[t];
     return q->head < q->len ? q->v[q->head++] : POISON;
-}
-
-static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
-{
-    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
 }
 
 static void exec_step(struct dctx *d, int32_t id)
