@@ -1117,47 +1117,24 @@ static void exec_step(struct dctx *d, int32_t id)
 
     for (long k = 0; k < st->cnt; k++) {
         long so = st->srcoff + k, dof = st->dstoff + k;
-        uint32_t x = UNSET, r = UNSET;
+        uint32_t x = UNSET;
 
-        if (st->type != CS_STEP_RE && cs_step_reads_src(st->type))
-            x = load(d, rank, st->srcbuf, so, &tr);
-        if (cs_step_recvs(st->type))
-            r = pop(d, v->recv_peer_tb[t]);
-        switch (st->type) {
-        case CS_STEP_S:
-            push(d, t, x);
-            break;
-        case CS_STEP_R:
-            store(d, rank, st->dstbuf, dof, r, id, &tr);
-            break;
-        case CS_STEP_RCS:
-            store(d, rank, st->dstbuf, dof, r, id, &tr);
-            push(d, t, r);
-            break;
-        case CS_STEP_RRC:
-            store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr);
-            break;
-        case CS_STEP_RRS:
-            push(d, t, make_sum(d, x, r));
-            break;
-        case CS_STEP_RRCS:
-            x = make_sum(d, x, r);
-            store(d, rank, st->dstbuf, dof, x, id, &tr);
-            push(d, t, x);
-            break;
-        case CS_STEP_CPY:
-            store(d, rank, st->dstbuf, dof, x, id, &tr);
-            break;
-        case CS_STEP_RE: {
+        if (st->type == CS_STEP_RE) {
             uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
 
+            x = make_sum(d, old, load(d, rank, st->srcbuf, so, &tr));
+        } else if (cs_step_reads_src(st->type)) {
             x = load(d, rank, st->srcbuf, so, &tr);
-            store(d, rank, st->dstbuf, dof, make_sum(d, old, x), id, &tr);
-            break;
         }
-        case CS_STEP_NOP:
-            break;
+        if (cs_step_recvs(st->type)) {
+            uint32_t r = pop(d, v->recv_peer_tb[t]);
+
+            x = cs_step_reduces(st->type) ? make_sum(d, x, r) : r;
         }
+        if (cs_step_writes_dst(st->type))
+            store(d, rank, st->dstbuf, dof, x, id, &tr);
+        if (cs_step_sends(st->type))
+            push(d, t, x);
         if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
