@@ -1265,23 +1265,16 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
         for (size_t k = 0; k < nt; k++)
             if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus)
                 seen[t[k].rank] = 1;
-        for (size_t k = 0; k < nt; k++) {
-            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus) {
-                if (t[k].mult > 1 && ndup++ < 8)
-                    append(msg, len, cap, "%s rank %u",
-                           ndup > 1 ? "," : "; counted more than once:", t[k].rank);
-            }
-        }
-        for (size_t k = 0; k < nt; k++) {
-            if ((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) {
-                if (nforeign++ < 8)
-                    append(msg, len, cap, "%s rank %u chunk %u",
-                           nforeign > 1 ? ","
-                                        : "; not "
-                                          "belonging here:",
-                           t[k].rank, t[k].chunk);
-            }
-        }
+        for (size_t k = 0; k < nt; k++)
+            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus && t[k].mult > 1 &&
+                ndup++ < 8)
+                append(msg, len, cap, "%s rank %u",
+                       ndup > 1 ? "," : "; counted more than once:", t[k].rank);
+        for (size_t k = 0; k < nt; k++)
+            if (((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) &&
+                nforeign++ < 8)
+                append(msg, len, cap, "%s rank %u chunk %u",
+                       nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
         for (int r = 0; r < d->sc->ngpus; r++)
             nmissing += !seen[r];
         for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
@@ -1298,7 +1291,6 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
     free(t);
 }
 
-/* Compare every output chunk with what the collective must leave there. */
 /* What output chunk k of rank r must hold: the sum of input chunk `sumchunk` of every rank, or
  * input chunk src_chunk of rank src_rank; with the hashes and term count of that value. */
 struct expect {
@@ -1397,6 +1389,7 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
     free(msg);
 }
 
+/* Compare every output chunk with what the collective must leave there. */
 static void check_outputs(struct dctx *d)
 {
     for (int r = 0; r < d->sc->ngpus; r++) {
@@ -1455,7 +1448,7 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
             (d.wr[b] = xcalloc(v, (size_t)G, sizeof(*d.wr[b]))) == NULL)
             goto out;
         for (int r = 0; r < G; r++) {
-            size_t n = (size_t)(b == 0 ? d.in_n : b == 1 ? d.out_n : v->gpu[r]->s_chunks);
+            size_t n = (size_t)logical_size(&d, r, (enum cs_buf)(b + 1));
 
             if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
                 (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)
