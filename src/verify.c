@@ -634,39 +634,6 @@ static int dep_pick_blocked(struct vctx *v, int32_t id, const struct cs_dep *dep
     return 0;
 }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*buf == NULL)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (*len + (size_t)n >= *cap) {
-        size_t ncap = 2 * (*len + (size_t)n + 1);
-        char *nb = realloc(*buf, ncap);
-
-        if (nb == NULL) {
-            free(*buf);
-            *buf = NULL;
-            return;
-        }
-        *buf = nb;
-        *cap = ncap;
-        va_start(ap, fmt);
-        vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-        va_end(ap);
-    }
-    *len += (size_t)n;
-}
-
 static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
 {
     char a[96];
@@ -720,25 +687,24 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
 }
 
 /* Append hop h (waiting for step `to`, labelled b) to the cycle's message. */
-static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, char **msg,
-                       size_t *len, size_t *cap)
+static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, FILE *fp)
 {
     switch (h->kind) {
     case WAIT_PROGRAM:
-        append(msg, len, cap, ", which comes after %s in its tb", b);
+        fprintf(fp, ", which comes after %s in its tb", b);
         break;
     case WAIT_DEP:
         if (step_index(v, to) == h->dep.step)
-            append(msg, len, cap, ", which depends on %s", b);
+            fprintf(fp, ", which depends on %s", b);
         else
-            append(msg, len, cap, ", which depends on tb %d step %d, signalled by %s", h->dep.tb,
-                   h->dep.step, b);
+            fprintf(fp, ", which depends on tb %d step %d, signalled by %s", h->dep.tb, h->dep.step,
+                    b);
         break;
     case WAIT_RECV: {
         int32_t ft = v->step_tb[h->from];
 
-        append(msg, len, cap, ", which receives on connection %d->%d channel %d from %s",
-               v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+        fprintf(fp, ", which receives on connection %d->%d channel %d from %s",
+                v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
         break;
     }
     }
@@ -748,38 +714,42 @@ static void report_cycle(struct vctx *v)
 {
     int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), nh = 0, start = 0;
     struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
-    size_t len = 0, cap = 1024;
-    char *msg = malloc(cap), a[128], b[128];
+    char *msg = NULL, a[128], b[128];
+    size_t len = 0;
+    FILE *fp = open_memstream(&msg, &len);
 
-    if (pos == NULL || hops == NULL || msg == NULL) {
+    if (pos == NULL || hops == NULL || fp == NULL) {
         v->oom = 1;
         goto out;
     }
     if (find_cycle(v, pos, hops, &nh, &start) != 0)
         goto out;
     step_label(v, hops[start].from, a, sizeof(a));
-    append(&msg, &len, &cap, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
-           v->nreal - v->norder, v->nreal, a);
+    fprintf(fp, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
+            v->nreal - v->norder, v->nreal, a);
     for (int32_t h = start, shown = 0; h < nh; h++, shown++) {
         int32_t to = hops[h].to;
 
         if (shown == 24) {
-            append(&msg, &len, &cap, " ... (%d more waits)", nh - h);
+            fprintf(fp, " ... (%d more waits)", nh - h);
             step_label(v, hops[nh - 1].to, b, sizeof(b));
-            append(&msg, &len, &cap, " ... which waits for %s", b);
+            fprintf(fp, " ... which waits for %s", b);
             break;
         }
         /* Fold a run of program-order waits into one. */
         while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
             to = hops[++h].to;
         step_label(v, to, b, sizeof(b));
-        append_hop(v, &hops[h], to, b, &msg, &len, &cap);
+        append_hop(v, &hops[h], to, b, fp);
     }
-    if (msg != NULL)
+    if (fclose(fp) == 0)
         FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
     else
         v->oom = 1;
+    fp = NULL;
 out:
+    if (fp != NULL)
+        fclose(fp);
     free(pos);
     free(hops);
     free(msg);
@@ -1221,7 +1191,7 @@ static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
 
 /* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
  * every rank (chunk < 0: a single expected leaf, nothing more to say). */
-static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len, size_t *cap)
+static void describe(struct dctx *d, uint32_t val, long chunk, FILE *fp)
 {
     size_t nt;
     struct term *t;
@@ -1229,30 +1199,30 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
     uint64_t total = 0;
 
     if (val == UNSET) {
-        append(msg, len, cap, "nothing (never written)");
+        fprintf(fp, "nothing (never written)");
         return;
     }
     if (val == POISON) {
-        append(msg, len, cap, "a value computed from uninitialised chunks (reported above)");
+        fprintf(fp, "a value computed from uninitialised chunks (reported above)");
         return;
     }
     if ((t = expand(d, val, &nt)) == NULL) {
-        append(msg, len, cap, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
+        fprintf(fp, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
         return;
     }
     for (size_t k = 0; k < nt; k++)
         total += t[k].mult;
     if (nt == 1 && t[0].mult == 1) {
-        append(msg, len, cap, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
+        fprintf(fp, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
     } else {
-        append(msg, len, cap, "a sum of %llu terms:", (unsigned long long)total);
+        fprintf(fp, "a sum of %llu terms:", (unsigned long long)total);
         for (size_t k = 0; k < nt && shown < 8; k++, shown++) {
-            append(msg, len, cap, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
+            fprintf(fp, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
             if (t[k].mult > 1)
-                append(msg, len, cap, " x%llu", (unsigned long long)t[k].mult);
+                fprintf(fp, " x%llu", (unsigned long long)t[k].mult);
         }
         if (nt > 8)
-            append(msg, len, cap, ", ...");
+            fprintf(fp, ", ...");
     }
     if (chunk >= 0) {
         int nmissing = 0, ndup = 0, nforeign = 0;
@@ -1268,24 +1238,23 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
         for (size_t k = 0; k < nt; k++)
             if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus && t[k].mult > 1 &&
                 ndup++ < 8)
-                append(msg, len, cap, "%s rank %u",
-                       ndup > 1 ? "," : "; counted more than once:", t[k].rank);
+                fprintf(fp, "%s rank %u", ndup > 1 ? "," : "; counted more than once:", t[k].rank);
         for (size_t k = 0; k < nt; k++)
             if (((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) &&
                 nforeign++ < 8)
-                append(msg, len, cap, "%s rank %u chunk %u",
-                       nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
+                fprintf(fp, "%s rank %u chunk %u",
+                        nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
         for (int r = 0; r < d->sc->ngpus; r++)
             nmissing += !seen[r];
         for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
             if (!seen[r])
-                append(msg, len, cap, "%s %d",
-                       listed++       ? ","
-                       : nmissing > 1 ? "; missing ranks"
-                                      : "; missing rank",
-                       r);
+                fprintf(fp, "%s %d",
+                        listed++       ? ","
+                        : nmissing > 1 ? "; missing ranks"
+                                       : "; missing rank",
+                        r);
         if (ndup > 8 || nforeign > 8 || nmissing > 8)
-            append(msg, len, cap, " (lists cut at 8)");
+            fprintf(fp, " (lists cut at 8)");
         free(seen);
     }
     free(t);
@@ -1351,8 +1320,9 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
                          const struct expect *x)
 {
     struct vctx *v = d->v;
-    size_t len = 0, cap = 512;
-    char a[128], *msg;
+    char a[128], *msg = NULL;
+    size_t len = 0;
+    FILE *fp;
     int line = w >= 0 ? step_at(v, w)->line : v->gpu[r]->line;
 
     v->res->nwrong_outputs++;
@@ -1360,32 +1330,31 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
         return;
     }
-    if ((msg = malloc(cap)) == NULL) {
+    if ((fp = open_memstream(&msg, &len)) == NULL) {
         v->oom = 1;
         return;
     }
     if (x->sumchunk >= 0)
-        append(&msg, &len, &cap,
-               "rank %d output chunk %ld is wrong%s: expected the sum "
-               "of input chunk %ld of all %d ranks, each once; found ",
-               r, k, d->mode, x->sumchunk, d->sc->ngpus);
+        fprintf(fp,
+                "rank %d output chunk %ld is wrong%s: expected the sum "
+                "of input chunk %ld of all %d ranks, each once; found ",
+                r, k, d->mode, x->sumchunk, d->sc->ngpus);
     else
-        append(&msg, &len, &cap,
-               "rank %d output chunk %ld is wrong%s: expected input "
-               "chunk %ld of rank %ld; found ",
-               r, k, d->mode, x->src_chunk, x->src_rank);
-    describe(d, val, x->sumchunk, &msg, &len, &cap);
+        fprintf(fp,
+                "rank %d output chunk %ld is wrong%s: expected input "
+                "chunk %ld of rank %ld; found ",
+                r, k, d->mode, x->src_chunk, x->src_rank);
+    describe(d, val, x->sumchunk, fp);
     if (w >= 0) {
         step_label(v, w, a, sizeof(a));
-        append(&msg, &len, &cap, " (last written by %s)", a);
+        fprintf(fp, " (last written by %s)", a);
     } else if (val > POISON) {
-        append(&msg, &len, &cap, " (the initial input, never overwritten)");
+        fprintf(fp, " (the initial input, never overwritten)");
     }
-    if (msg == NULL) {
+    if (fclose(fp) == 0)
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
+    else
         v->oom = 1;
-        return;
-    }
-    diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
     free(msg);
 }
 
