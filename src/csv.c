@@ -104,10 +104,8 @@ static int parse_quoted(struct parser *p, struct buf *b)
     for (;;) {
         char c;
 
-        if (p->pos >= p->len) {
-            cs_error_set(p->err, p->name, qline, "unterminated quoted field");
-            return CS_ERR_PARSE;
-        }
+        if (p->pos >= p->len)
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, qline, "unterminated quoted field");
         c = p->s[p->pos++];
         if (c == '\0')
             return 1;
@@ -121,10 +119,8 @@ static int parse_quoted(struct parser *p, struct buf *b)
         if ((rc = buf_put(b, c)) != 0)
             return rc;
     }
-    if (!at_eol(p) && p->s[p->pos] != ',') {
-        cs_error_set(p->err, p->name, p->line, "text after a closing quote");
-        return CS_ERR_PARSE;
-    }
+    if (!at_eol(p) && p->s[p->pos] != ',')
+        return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line, "text after a closing quote");
     return 0;
 }
 
@@ -138,10 +134,9 @@ static int parse_plain(struct parser *p, struct buf *b)
 
         if (c == '\0')
             return 1;
-        if (c == '"') {
-            cs_error_set(p->err, p->name, p->line, "quote inside an unquoted field");
-            return CS_ERR_PARSE;
-        }
+        if (c == '"')
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line,
+                                 "quote inside an unquoted field");
         if ((rc = buf_put(b, c)) != 0)
             return rc;
     }
@@ -167,10 +162,9 @@ static int parse_record(struct parser *p, struct strvec *fields)
         }
         if (rc != 0) {
             free(b.p);
-            if (rc > 0) {
-                cs_error_set(p->err, p->name, start_line, "NUL byte in a CSV file");
-                return CS_ERR_PARSE;
-            }
+            if (rc > 0)
+                return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
+                                     "NUL byte in a CSV file");
             return rc;
         }
         f = buf_take(&b);
@@ -195,10 +189,8 @@ static int read_comment(struct parser *p, struct strvec *comments)
 
     while (e < p->len && p->s[e] != '\n')
         e++;
-    if (memchr(p->s + p->pos, '\0', e - p->pos) != NULL) {
-        cs_error_set(p->err, p->name, p->line, "NUL byte in a CSV file");
-        return CS_ERR_PARSE;
-    }
+    if (memchr(p->s + p->pos, '\0', e - p->pos) != NULL)
+        return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line, "NUL byte in a CSV file");
     while (b < e && (p->s[b] == ' ' || p->s[b] == '\t'))
         b++;
     l = e - b;
@@ -458,11 +450,10 @@ int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out, str
     v = strtod(s, &end);
     while (*end == ' ' || *end == '\t')
         end++;
-    if (end == s || *end != '\0' || !isfinite(v) || errno == ERANGE) {
-        cs_error_set(err, t->name, t->lines[row], "column %s: '%s' is not a finite number",
-                     t->header[col], cs_csv_cell(t, row, col));
-        return CS_ERR_PARSE;
-    }
+    if (end == s || *end != '\0' || !isfinite(v) || errno == ERANGE)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, t->lines[row],
+                             "column %s: '%s' is not a finite number", t->header[col],
+                             cs_csv_cell(t, row, col));
     *out = v;
     return 0;
 }

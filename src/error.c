@@ -14,17 +14,33 @@ void cs_error_init(struct cs_error *err)
     err->msg[0] = '\0';
 }
 
-void cs_error_set(struct cs_error *err, const char *file, int line, const char *fmt, ...)
+static void verror_set(struct cs_error *err, const char *file, int line, const char *fmt,
+                       va_list ap)
 {
-    va_list ap;
-
     if (err == NULL || err->msg[0] != '\0')
         return;
     snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
     err->line = line;
-    va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
+void cs_error_set(struct cs_error *err, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    verror_set(err, file, line, fmt, ap);
     va_end(ap);
+}
+
+int cs_error_fail(struct cs_error *err, int code, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    verror_set(err, file, line, fmt, ap);
+    va_end(ap);
+    return code;
 }
 
 const char *cs_error_format(const struct cs_error *err, char *buf, unsigned long len)

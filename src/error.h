@@ -27,6 +27,10 @@ void cs_error_init(struct cs_error *err);
 void cs_error_set(struct cs_error *err, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Record a failure as cs_error_set does and return code, so a failing path is one statement. */
+int cs_error_fail(struct cs_error *err, int code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Format "file:line: msg" (or the parts that are known) into buf. Returns buf. */
 const char *cs_error_format(const struct cs_error *err, char *buf, unsigned long len);
 

@@ -80,10 +80,8 @@ int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, stru
     char *b;
     size_t n;
 
-    if (fp == NULL) {
-        cs_error_set(err, name, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if (fp == NULL)
+        return cs_error_fail(err, CS_ERR_IO, name, 0, "cannot open: %s", strerror(errno));
     errno = 0;
     rc = read_stream(fp, (size_t)max_bytes, &b, &n);
     if (rc == CS_ERR_IO)
@@ -94,8 +92,8 @@ int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, stru
         return rc;
     if (n > (size_t)max_bytes) {
         free(b);
-        cs_error_set(err, name, 0, "file is larger than %ld bytes", max_bytes);
-        return CS_ERR_INVALID;
+        return cs_error_fail(err, CS_ERR_INVALID, name, 0, "file is larger than %ld bytes",
+                             max_bytes);
     }
     *buf = b;
     *len = n;

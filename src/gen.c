@@ -9,8 +9,7 @@
 
 static int usage(struct cs_error *err, const char *msg)
 {
-    cs_error_set(err, "", 0, "%s", msg);
-    return CS_ERR_USAGE;
+    return cs_error_fail(err, CS_ERR_USAGE, "", 0, "%s", msg);
 }
 
 static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
@@ -425,23 +424,20 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
 
     if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
         o->proto = cs_proto_parse(v);
-        if (o->proto == 0) {
-            cs_error_set(err, "", 0, "generator spec '%s': unknown protocol '%s'", spec, v);
-            return CS_ERR_USAGE;
-        }
+        if (o->proto == 0)
+            return cs_error_fail(err, CS_ERR_USAGE, "", 0,
+                                 "generator spec '%s': unknown protocol '%s'", spec, v);
         return 0;
     }
     for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]) && dst == NULL; i++)
         if (strcmp(kv, spec_keys[i].key) == 0)
             dst = (int *)((char *)o + spec_keys[i].offset);
-    if (dst == NULL) {
-        cs_error_set(err, "", 0, "generator spec '%s': unknown key '%s'", spec, kv);
-        return CS_ERR_USAGE;
-    }
-    if (cs_parse_int(v, 0, 1000000, dst) != 0) {
-        cs_error_set(err, "", 0, "generator spec '%s': %s=%s is not a count", spec, kv, v);
-        return CS_ERR_USAGE;
-    }
+    if (dst == NULL)
+        return cs_error_fail(err, CS_ERR_USAGE, "", 0, "generator spec '%s': unknown key '%s'",
+                             spec, kv);
+    if (cs_parse_int(v, 0, 1000000, dst) != 0)
+        return cs_error_fail(err, CS_ERR_USAGE, "", 0, "generator spec '%s': %s=%s is not a count",
+                             spec, kv, v);
     if (dst == &o->instances && o->instances == 0)
         o->instances = -1; /* explicit 0 is an error, not the default */
     return 0;
@@ -451,23 +447,21 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
 static int run_generator(const char *spec, const char *name, const struct cs_gen_opts *o,
                          struct cs_sched **out, struct cs_error *err)
 {
-    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops)) {
-        cs_error_set(err, "", 0,
-                     "generator spec '%s': columns, compat and nops are for hierarchical", spec);
-        return CS_ERR_USAGE;
-    }
-    if (strcmp(name, "ring") != 0 && (o->channels || o->per_node)) {
-        cs_error_set(err, "", 0, "generator spec '%s': channels and per_node are for ring", spec);
-        return CS_ERR_USAGE;
-    }
+    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops))
+        return cs_error_fail(err, CS_ERR_USAGE, "", 0,
+                             "generator spec '%s': columns, compat and nops are for hierarchical",
+                             spec);
+    if (strcmp(name, "ring") != 0 && (o->channels || o->per_node))
+        return cs_error_fail(err, CS_ERR_USAGE, "", 0,
+                             "generator spec '%s': channels and per_node are for ring", spec);
     if (strcmp(name, "hierarchical") == 0)
         return cs_gen_hierarchical(o, out, err);
     if (strcmp(name, "ring") == 0)
         return cs_gen_ring(o, out, err);
     if (strcmp(name, "allpairs") == 0)
         return cs_gen_allpairs(o, out, err);
-    cs_error_set(err, "", 0, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
-    return CS_ERR_USAGE;
+    return cs_error_fail(err, CS_ERR_USAGE, "", 0,
+                         "unknown generator '%s' (hierarchical, ring, allpairs)", name);
 }
 
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
@@ -486,10 +480,9 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
     for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
 
-        if (v == NULL) {
-            cs_error_set(err, "", 0, "generator spec '%s': '%s' is not key=value", spec, kv);
-            return CS_ERR_USAGE;
-        }
+        if (v == NULL)
+            return cs_error_fail(err, CS_ERR_USAGE, "", 0,
+                                 "generator spec '%s': '%s' is not key=value", spec, kv);
         *v++ = '\0';
         if ((rc = spec_option(spec, kv, v, &o, err)) != 0)
             return rc;

@@ -17,6 +17,18 @@ enum inst {
     I_RRCS,
 };
 
+/* What each instruction does: its XML step type (0: start, lowered to a nop), whether it sends to
+ * or receives from a peer, and whether it reads its source or writes its destination locally. */
+static const struct inst_class {
+    enum cs_step_type type;
+    int send, recv, local_src, local_dst;
+} insts[] = {
+    [I_SEND] = {CS_STEP_S, 1, 0, 1, 0},   [I_RECV] = {CS_STEP_R, 0, 1, 0, 1},
+    [I_COPY] = {CS_STEP_CPY, 0, 0, 1, 1}, [I_REDUCE] = {CS_STEP_RE, 0, 0, 1, 1},
+    [I_RRC] = {CS_STEP_RRC, 0, 1, 0, 1},  [I_RCS] = {CS_STEP_RCS, 1, 1, 0, 1},
+    [I_RRS] = {CS_STEP_RRS, 1, 1, 0, 1},  [I_RRCS] = {CS_STEP_RRCS, 1, 1, 0, 1},
+};
+
 struct ivec {
     int *v;
     int n, cap;
@@ -395,18 +407,6 @@ int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int 
     return move(p, src, dst, 1, sendtb, recvtb, ch);
 }
 
-/* ---- instruction classes */
-
-static int is_send(enum inst i)
-{
-    return i == I_SEND || i == I_RCS || i == I_RRS || i == I_RRCS;
-}
-
-static int is_recv(enum inst i)
-{
-    return i == I_RECV || i == I_RCS || i == I_RRC || i == I_RRS || i == I_RRCS;
-}
-
 /* ---- fusion (InstructionDAG.optimize) */
 
 static int same_tb(const struct op *a, const struct op *b)
@@ -493,7 +493,7 @@ static int fuse(struct cs_prog *p)
 
 static int succ_count(const struct op *o)
 {
-    return o->next.n + (is_send(o->inst) && o->recv_match >= 0);
+    return o->next.n + (insts[o->inst].send && o->recv_match >= 0);
 }
 
 static int succ(const struct op *o, int k)
@@ -590,25 +590,14 @@ static int op_less(const struct cs_prog *p, int a, int b)
     return a < b;
 }
 
-struct heap {
-    int *v;
-    int n, cap;
-};
-
-static int heap_push(const struct cs_prog *p, struct heap *h, int x)
+/* The heap lives in an ivec, sifted by op_less. */
+static int heap_push(const struct cs_prog *p, struct ivec *h, int x)
 {
     int i;
 
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        int *nv = realloc(h->v, (size_t)cap * sizeof(int));
-
-        if (nv == NULL)
-            return CS_ERR_NOMEM;
-        h->v = nv;
-        h->cap = cap;
-    }
-    i = h->n++;
+    if (ivec_push(h, x))
+        return CS_ERR_NOMEM;
+    i = h->n - 1;
     while (i > 0 && op_less(p, x, h->v[(i - 1) / 2])) {
         h->v[i] = h->v[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -617,7 +606,7 @@ static int heap_push(const struct cs_prog *p, struct heap *h, int x)
     return 0;
 }
 
-static int heap_pop(const struct cs_prog *p, struct heap *h)
+static int heap_pop(const struct cs_prog *p, struct ivec *h)
 {
     int top = h->v[0], x = h->v[--h->n], i = 0;
 
@@ -650,7 +639,7 @@ static int all_prev_visited(const struct cs_prog *p, int x)
 
 static int topo_sort(struct cs_prog *p, int **out, int *nout)
 {
-    struct heap h = {NULL, 0, 0};
+    struct ivec h = {NULL, 0, 0};
     int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
     int n = 0, alive = 0;
 
@@ -679,7 +668,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
             continue;
         o->visited = 1;
         ord[n++] = x;
-        if (is_send(o->inst) && o->recv_match >= 0 && all_prev_visited(p, o->recv_match))
+        if (insts[o->inst].send && o->recv_match >= 0 && all_prev_visited(p, o->recv_match))
             if (heap_push(p, &h, o->recv_match))
                 goto nomem;
         for (int k = 0; k < o->next.n; k++)
@@ -709,12 +698,12 @@ nomem:
 
 static int op_send_peer(const struct op *o)
 {
-    return is_send(o->inst) ? o->dst.rank : -1;
+    return insts[o->inst].send ? o->dst.rank : -1;
 }
 
 static int op_recv_peer(const struct op *o)
 {
-    return is_recv(o->inst) ? o->src.rank : -1;
+    return insts[o->inst].recv ? o->src.rank : -1;
 }
 
 static struct ltb *rank_tb_add(struct prog_rank *pr, int id, int chan)
@@ -827,9 +816,6 @@ static int sorted_subset(const int *a, int n, const int *b, int m)
     return 1;
 }
 
-/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
- * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
- * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 /* The state of automatic channel assignment: channels still free per (sender, receiver) pair, as
  * sender and as receiver (bit c: channel c), the flow being placed, and the flows placed so far. */
 struct chans {
@@ -865,7 +851,7 @@ static int flow_chain(struct cs_prog *p, struct chans *c, int x)
         f &= c->sfree[pair] & c->rfree[pair];
         if (h->ch >= 0)
             ch = h->ch;
-        x = is_send(p->ops[y].inst) ? y : -1;
+        x = insts[p->ops[y].inst].send ? y : -1;
         if (x < 0)
             c->chain[c->len++] = y;
     }
@@ -884,7 +870,7 @@ static int flow_edges(const struct cs_prog *p, const struct chans *c, int *edges
     for (int k = 0; k < c->len; k++) {
         const struct op *h = &p->ops[c->chain[k]];
 
-        if (is_send(h->inst) && h->recv_match >= 0) {
+        if (insts[h->inst].send && h->recv_match >= 0) {
             int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
 
             for (int j = 0; j < ne; j++)
@@ -934,7 +920,7 @@ static void take_channel(struct cs_prog *p, struct chans *c, int ch)
         struct op *h = &p->ops[c->chain[k]];
 
         h->ch = ch;
-        if (is_send(h->inst) && h->recv_match >= 0) {
+        if (insts[h->inst].send && h->recv_match >= 0) {
             int pair = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank);
 
             c->sfree[pair] &= ~(1u << ch);
@@ -957,7 +943,7 @@ static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int
         struct op *o = &p->ops[ord[i]];
         int c = o->ch < 0 ? 0 : o->ch;
 
-        if (is_recv(o->inst) && o->send_match >= 0) {
+        if (insts[o->inst].recv && o->send_match >= 0) {
             struct op *s = &p->ops[o->send_match];
             size_t key = ((size_t)s->rank * g + (size_t)o->rank) * 32 + (size_t)c;
 
@@ -970,7 +956,7 @@ static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int
             }
             matched[key]++;
         }
-        if (is_send(o->inst) && o->recv_match >= 0) {
+        if (insts[o->inst].send && o->recv_match >= 0) {
             size_t key =
                 ((size_t)o->rank * g + (size_t)p->ops[o->recv_match].rank) * 32 + (size_t)c;
 
@@ -1000,6 +986,9 @@ static int order_fixup(struct cs_prog *p, const int *ord, int n)
     return rc;
 }
 
+/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
+ * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
+ * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
 static int channel_assignment(struct cs_prog *p, const int *ord, int n)
 {
     size_t g = (size_t)p->o.ngpus;
@@ -1020,7 +1009,7 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
 
         if (o->inst != I_SEND || o->recv_match < 0)
             continue;
-        if (!is_send(p->ops[o->recv_match].inst))
+        if (!insts[p->ops[o->recv_match].inst].send)
             continue; /* the match is not fused: keep -1 */
         ch = flow_channel(p, &c, flow_chain(p, &c, ord[i]));
         if (ch >= 0)
@@ -1167,30 +1156,6 @@ static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)
     else
         r.index = (r.buf == CS_BUF_INPUT ? p->o.in_chunks : p->o.out_chunks) * i + r.index;
     return r;
-}
-
-/* The XML step type of each instruction; 0 (start, nop) becomes a nop. */
-static const enum cs_step_type step_types[] = {
-    [I_SEND] = CS_STEP_S,  [I_RECV] = CS_STEP_R,  [I_COPY] = CS_STEP_CPY, [I_REDUCE] = CS_STEP_RE,
-    [I_RRC] = CS_STEP_RRC, [I_RCS] = CS_STEP_RCS, [I_RRS] = CS_STEP_RRS,  [I_RRCS] = CS_STEP_RRCS,
-};
-
-static enum cs_step_type step_type(enum inst i)
-{
-    size_t n = sizeof(step_types) / sizeof(step_types[0]);
-
-    return (size_t)i < n && step_types[i] ? step_types[i] : CS_STEP_NOP;
-}
-
-static int local_src(enum inst i)
-{
-    return i == I_SEND || i == I_COPY || i == I_REDUCE;
-}
-
-static int local_dst(enum inst i)
-{
-    return i == I_RECV || i == I_RCS || i == I_RRS || i == I_RRC || i == I_COPY || i == I_REDUCE ||
-           i == I_RRCS;
 }
 
 struct emit {
@@ -1364,7 +1329,7 @@ static void emit_step(const struct emit *e, struct cs_step *st, const struct ent
         struct cs_ref a = inst_ref(e->p, o->src, inst), b = inst_ref(e->p, o->dst, inst);
         const struct ivec *d = &e->ideps[en->op * e->ni + inst];
 
-        st->type = step_type(o->inst);
+        st->type = insts[o->inst].type ? insts[o->inst].type : CS_STEP_NOP;
         st->srcbuf = a.buf;
         st->srcoff = a.index;
         st->dstbuf = b.buf;
@@ -1427,9 +1392,9 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
         for (int s = 0; s < t->ops.n; s++) {
             const struct op *o = &p->ops[t->ops.v[s]];
 
-            if (local_src(o->inst))
+            if (insts[o->inst].local_src)
                 cover_chunks(gpu, inst_ref(p, o->src, tbs[k].inst));
-            if (local_dst(o->inst))
+            if (insts[o->inst].local_dst)
                 cover_chunks(gpu, inst_ref(p, o->dst, tbs[k].inst));
         }
     }
@@ -1577,23 +1542,19 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
 
 int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
 {
-    if (sched->nchannels > CS_MAX_CHANNELS) {
-        cs_error_set(err, "", 0, "%d channels, more than the runtime's %d", sched->nchannels,
-                     CS_MAX_CHANNELS);
-        return CS_ERR_INVALID;
-    }
+    if (sched->nchannels > CS_MAX_CHANNELS)
+        return cs_error_fail(err, CS_ERR_INVALID, "", 0, "%d channels, more than the runtime's %d",
+                             sched->nchannels, CS_MAX_CHANNELS);
     for (int g = 0; g < sched->ngpus; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
-        if (gpu->ntbs > CS_MAX_TBS) {
-            cs_error_set(err, "", 0, "gpu %d: %d threadblocks, more than the runtime's %d", g,
-                         gpu->ntbs, CS_MAX_TBS);
-            return CS_ERR_INVALID;
-        }
-        if (gpu->i_chunks > 32767 || gpu->o_chunks > 32767 || gpu->s_chunks > 32767) {
-            cs_error_set(err, "", 0, "gpu %d: chunk offsets beyond the runtime's int16_t", g);
-            return CS_ERR_INVALID;
-        }
+        if (gpu->ntbs > CS_MAX_TBS)
+            return cs_error_fail(err, CS_ERR_INVALID, "", 0,
+                                 "gpu %d: %d threadblocks, more than the runtime's %d", g,
+                                 gpu->ntbs, CS_MAX_TBS);
+        if (gpu->i_chunks > 32767 || gpu->o_chunks > 32767 || gpu->s_chunks > 32767)
+            return cs_error_fail(err, CS_ERR_INVALID, "", 0,
+                                 "gpu %d: chunk offsets beyond the runtime's int16_t", g);
         for (int c = 0; c < sched->nchannels; c++) {
             int ns = 0, nr = 0;
 
@@ -1601,38 +1562,33 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
                 ns += gpu->tbs[t].chan == c && gpu->tbs[t].send >= 0;
                 nr += gpu->tbs[t].chan == c && gpu->tbs[t].recv >= 0;
             }
-            if (ns > 32 || nr > 32) {
-                cs_error_set(err, "", 0,
-                             "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
-                             "allows 32 of each per channel",
-                             g, c, ns, nr);
-                return CS_ERR_INVALID;
-            }
+            if (ns > 32 || nr > 32)
+                return cs_error_fail(
+                    err, CS_ERR_INVALID, "", 0,
+                    "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
+                    "allows 32 of each per channel",
+                    g, c, ns, nr);
         }
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
-            if (tb->nsteps > CS_MAX_STEPS) {
-                cs_error_set(err, "", 0,
-                             "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock",
-                             g, t, tb->nsteps, CS_MAX_STEPS);
-                return CS_ERR_INVALID;
-            }
+            if (tb->nsteps > CS_MAX_STEPS)
+                return cs_error_fail(
+                    err, CS_ERR_INVALID, "", 0,
+                    "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock", g, t,
+                    tb->nsteps, CS_MAX_STEPS);
             for (int s = 0; s < tb->nsteps; s++) {
                 const struct cs_step *st = &tb->steps[s];
 
-                if (st->cnt >= CS_MAX_CNT) {
-                    cs_error_set(err, "", 0,
-                                 "gpu %d tb %d step %d: cnt %d, the runtime allows < %d", g, t, s,
-                                 st->cnt, CS_MAX_CNT);
-                    return CS_ERR_INVALID;
-                }
-                if (st->depid > CS_MAX_DEPID) {
-                    cs_error_set(err, "", 0,
-                                 "gpu %d tb %d step %d: depends on tb %d, the runtime allows <= %d",
-                                 g, t, s, st->depid, CS_MAX_DEPID);
-                    return CS_ERR_INVALID;
-                }
+                if (st->cnt >= CS_MAX_CNT)
+                    return cs_error_fail(err, CS_ERR_INVALID, "", 0,
+                                         "gpu %d tb %d step %d: cnt %d, the runtime allows < %d", g,
+                                         t, s, st->cnt, CS_MAX_CNT);
+                if (st->depid > CS_MAX_DEPID)
+                    return cs_error_fail(
+                        err, CS_ERR_INVALID, "", 0,
+                        "gpu %d tb %d step %d: depends on tb %d, the runtime allows <= %d", g, t, s,
+                        st->depid, CS_MAX_DEPID);
             }
         }
     }

@@ -125,15 +125,12 @@ int cs_params_set(struct cs_params *p, const char *key, const char *value, struc
     double *d = slot(p, key);
     double v;
 
-    if (d == NULL) {
-        cs_error_set(err, NULL, 0, "unknown platform parameter '%s'", key);
-        return CS_ERR_INVALID;
-    }
-    if (cs_parse_double(value, 0, DBL_MAX, &v) != 0) {
-        cs_error_set(err, NULL, 0, "platform parameter %s=\"%s\" is not a non-negative number", key,
-                     value);
-        return CS_ERR_INVALID;
-    }
+    if (d == NULL)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "unknown platform parameter '%s'", key);
+    if (cs_parse_double(value, 0, DBL_MAX, &v) != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "platform parameter %s=\"%s\" is not a non-negative number", key,
+                             value);
     *d = v;
     return 0;
 }
@@ -183,28 +180,6 @@ void cs_params_each(const struct cs_params *p,
        "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)", ctx);
     fn("cs.sys_lat_s", p->sys_lat_s,
        "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)", ctx);
-}
-
-struct write_ctx {
-    FILE *fp;
-    const char *indent;
-    const char *note;
-};
-
-static void write_one(const char *key, double value, const char *source, void *ctx)
-{
-    struct write_ctx *w = ctx;
-
-    fprintf(w->fp, "%s<!-- %s -->\n%s<prop id=\"%s\" value=\"%.9g\"/>\n", w->indent,
-            w->note ? w->note : source, w->indent, key, value);
-}
-
-int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent, const char *note)
-{
-    struct write_ctx w = {fp, indent ? indent : "", note};
-
-    cs_params_each(p, write_one, &w);
-    return ferror(fp) ? CS_ERR_IO : 0;
 }
 
 const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *key)
@@ -284,16 +259,15 @@ static int props_line(struct cs_params *p, char *s, char *pending, size_t size, 
         attr(s, "id", key, sizeof(key)) == 0 && attr(s, "value", val, sizeof(val)) == 0) {
         if (cs_params_set(p, key, val, err) != 0)
             return CS_ERR_INVALID;
-        if (notes != NULL && cs_param_notes_put(notes, key, pending[0] ? pending : path) != 0) {
-            cs_error_set(err, NULL, 0, "more than %d parameters", CS_MAX_PARAM_NOTES);
-            return CS_ERR_INVALID;
-        }
+        if (notes != NULL && cs_param_notes_put(notes, key, pending[0] ? pending : path) != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "more than %d parameters",
+                                 CS_MAX_PARAM_NOTES);
         pending[0] = '\0';
         return 0;
     }
-    cs_error_set(err, NULL, 0,
-                 "expected <!-- comment --> or <prop id=\"KEY\" value=\"V\"/>, not '%.60s'", s);
-    return CS_ERR_INVALID;
+    return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                         "expected <!-- comment --> or <prop id=\"KEY\" value=\"V\"/>, not '%.60s'",
+                         s);
 }
 
 int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_notes *notes,
@@ -303,10 +277,8 @@ int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_
     char line[1024], pending[512] = "";
     int lineno = 0, rc = 0;
 
-    if (fp == NULL) {
-        cs_error_set(err, path, 0, "cannot read: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if (fp == NULL)
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot read: %s", strerror(errno));
     while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
         char *s;
 

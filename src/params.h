@@ -63,11 +63,6 @@ void cs_params_each(const struct cs_params *p,
                     void (*fn)(const char *key, double value, const char *source, void *ctx),
                     void *ctx);
 
-/* Write every parameter as `<prop id=... value=.../>` lines, each after an XML comment naming its
- * source; `note` (may be NULL) replaces the default source comments (e.g. "fit: FILE"). */
-int cs_params_write_props(const struct cs_params *p, FILE *fp, const char *indent,
-                          const char *note);
-
 /* Sources of parameters that were set from a file rather than left at their defaults. */
 #define CS_MAX_PARAM_NOTES 64
 struct cs_param_notes {
@@ -82,7 +77,7 @@ const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *k
 /* Record text as key's source (replacing an earlier one); 0, or -1 when notes are full. */
 int cs_param_notes_put(struct cs_param_notes *notes, const char *key, const char *text);
 
-/* Read a props file, the form `collsim calibrate fit` and cs_params_write_props write: lines
+/* Read a props file, the form `collsim calibrate fit` writes: lines
  * `<!-- SOURCE -->` and `<prop id="KEY" value="V"/>`, blank lines, and `#` comment lines. Each
  * prop sets KEY in p; the comment lines right before it (joined) are its source, recorded in notes
  * (may be NULL), else "PATH". A later prop of the same key wins. Anything else, unknown keys and

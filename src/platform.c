@@ -128,11 +128,9 @@ static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     if (id == NULL || value == NULL || strcmp(id, "cs.class") != 0)
         return 0;
     l->cls = cs_link_class_parse(value);
-    if (l->cls == 0) {
-        cs_error_set(l->r->err, l->r->path, xmlGetLineNo(prop),
-                     "link '%s': cs.class \"%s\" is not nvlink, pcie or net", l->id, value);
-        return CS_ERR_INVALID;
-    }
+    if (l->cls == 0)
+        return cs_error_fail(l->r->err, CS_ERR_INVALID, l->r->path, xmlGetLineNo(prop),
+                             "link '%s': cs.class \"%s\" is not nvlink, pcie or net", l->id, value);
     return 0;
 }
 
@@ -189,10 +187,9 @@ static int see_gpu(struct reader *r, const xmlNode *n, const char *id, int g)
         r->gpu_seen = s;
         r->gpu_max = nm;
     }
-    if (r->gpu_seen[g]) {
-        cs_error_set(r->err, r->path, xmlGetLineNo(n), "host %s is declared twice", id);
-        return CS_ERR_INVALID;
-    }
+    if (r->gpu_seen[g])
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                             "host %s is declared twice", id);
     r->gpu_seen[g] = 1;
     r->nhosts_gpu++;
     return 0;
@@ -237,11 +234,9 @@ static int zone_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     if (id == NULL || strncmp(id, "cs.", 3) != 0)
         return 0;
     cs_error_init(&e2);
-    if (value == NULL || cs_params_set(&r->plat->params, id, value, &e2) != 0) {
-        cs_error_set(r->err, r->path, xmlGetLineNo(prop), "%s",
-                     value ? e2.msg : "<prop> without value");
-        return CS_ERR_INVALID;
-    }
+    if (value == NULL || cs_params_set(&r->plat->params, id, value, &e2) != 0)
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(prop), "%s",
+                             value ? e2.msg : "<prop> without value");
     return 0;
 }
 
@@ -273,18 +268,15 @@ static xmlDoc *read_doc(const char *path, struct cs_error *err)
 static int check_gpus(struct reader *r)
 {
     for (int g = 0; g < r->nhosts_gpu; g++)
-        if (g >= r->gpu_max || !r->gpu_seen[g]) {
-            cs_error_set(r->err, r->path, 0,
-                         "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
-                         r->nhosts_gpu - 1, g);
-            return CS_ERR_INVALID;
-        }
+        if (g >= r->gpu_max || !r->gpu_seen[g])
+            return cs_error_fail(
+                r->err, CS_ERR_INVALID, r->path, 0,
+                "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
+                r->nhosts_gpu - 1, g);
     r->plat->ngpus = r->nhosts_gpu;
-    if (r->plat->ngpus == 0) {
-        cs_error_set(r->err, r->path, 0,
-                     "the platform has no GPU host (hosts named gpu0, gpu1, ...)");
-        return CS_ERR_INVALID;
-    }
+    if (r->plat->ngpus == 0)
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, 0,
+                             "the platform has no GPU host (hosts named gpu0, gpu1, ...)");
     return 0;
 }
 
@@ -524,22 +516,16 @@ static const char *describe_family(const struct cs_platform_spec *s, char *buf, 
 /* The spec must name a family and a size the writer supports. */
 static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *err)
 {
-    if (cs_platform_family_name(s->family) == NULL) {
-        cs_error_set(err, NULL, 0, "unknown platform family");
-        return CS_ERR_USAGE;
-    }
-    if (s->family == CS_FAM_HIER && (s->rows < 1 || s->columns < 1)) {
-        cs_error_set(err, NULL, 0, "--rows and --columns must be at least 1");
-        return CS_ERR_USAGE;
-    }
-    if (s->family == CS_FAM_NVBRIDGE && (s->gpus_per_node < 2 || s->gpus_per_node % 2)) {
-        cs_error_set(err, NULL, 0, "a100-pcie-nvbridge needs an even number of GPUs (pairs)");
-        return CS_ERR_USAGE;
-    }
-    if (n < 1 || n > MAX_GPUS || (s->family == CS_FAM_DGX && s->nodes < 1)) {
-        cs_error_set(err, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n, MAX_GPUS);
-        return CS_ERR_USAGE;
-    }
+    if (cs_platform_family_name(s->family) == NULL)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "unknown platform family");
+    if (s->family == CS_FAM_HIER && (s->rows < 1 || s->columns < 1))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "--rows and --columns must be at least 1");
+    if (s->family == CS_FAM_NVBRIDGE && (s->gpus_per_node < 2 || s->gpus_per_node % 2))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "a100-pcie-nvbridge needs an even number of GPUs (pairs)");
+    if (n < 1 || n > MAX_GPUS || (s->family == CS_FAM_DGX && s->nodes < 1))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n,
+                             MAX_GPUS);
     return 0;
 }
 
@@ -625,15 +611,11 @@ static int save(xmlBufferPtr buf, const char *path, struct cs_error *err)
 {
     FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
 
-    if (fp == NULL) {
-        cs_error_set(err, path, 0, "cannot write: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if (fp == NULL)
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot write: %s", strerror(errno));
     fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), fp);
-    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp))) {
-        cs_error_set(err, path, 0, "write failed");
-        return CS_ERR_IO;
-    }
+    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp)))
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "write failed");
     return 0;
 }
 
@@ -650,8 +632,7 @@ int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *
     w.x = buf ? xmlNewTextWriterMemory(buf, 0) : NULL;
     if (w.x == NULL) {
         xmlBufferFree(buf);
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
     }
     xmlTextWriterSetIndent(w.x, 1);
     xmlTextWriterSetIndentString(w.x, (const xmlChar *)"  ");

@@ -233,15 +233,7 @@ const char *cs_step_type_name(enum cs_step_type type)
 
 char cs_buf_char(enum cs_buf buf)
 {
-    switch (buf) {
-    case CS_BUF_INPUT:
-        return 'i';
-    case CS_BUF_OUTPUT:
-        return 'o';
-    case CS_BUF_SCRATCH:
-        return 's';
-    }
-    return '?';
+    return (int)buf > 0 && (int)buf <= CS_BUF_SCRATCH ? "?ios"[buf] : '?';
 }
 
 enum cs_coll cs_coll_parse(const char *s, int *exec_spelling)
@@ -277,12 +269,9 @@ enum cs_step_type cs_step_type_parse(const char *s)
 
 enum cs_buf cs_buf_parse(const char *s)
 {
-    if (strcmp(s, "i") == 0)
-        return CS_BUF_INPUT;
-    if (strcmp(s, "o") == 0)
-        return CS_BUF_OUTPUT;
-    if (strcmp(s, "s") == 0)
-        return CS_BUF_SCRATCH;
+    for (int b = CS_BUF_INPUT; b <= CS_BUF_SCRATCH; b++)
+        if (s[0] == cs_buf_char((enum cs_buf)b) && s[1] == '\0')
+            return (enum cs_buf)b;
     return 0;
 }
 

@@ -137,21 +137,20 @@ void cs_table_write_field(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-int cs_table_write(const struct cs_table *t, FILE *fp)
+static void write_row(FILE *fp, char *const *fields, int n)
 {
-    for (int i = 0; i < t->ncols; i++) {
+    for (int i = 0; i < n; i++) {
         if (i)
             fputc(',', fp);
-        cs_table_write_field(fp, t->cols[i]);
+        cs_table_write_field(fp, fields[i]);
     }
     fputc('\n', fp);
-    for (long r = 0; r < t->nrows; r++) {
-        for (int i = 0; i < t->ncols; i++) {
-            if (i)
-                fputc(',', fp);
-            cs_table_write_field(fp, cs_table_get(t, r, i));
-        }
-        fputc('\n', fp);
-    }
+}
+
+int cs_table_write(const struct cs_table *t, FILE *fp)
+{
+    write_row(fp, t->cols, t->ncols);
+    for (long r = 0; r < t->nrows; r++)
+        write_row(fp, &t->cells[r * t->ncols], t->ncols);
     return ferror(fp) ? CS_ERR_IO : 0;
 }

@@ -132,15 +132,9 @@ static int keeps(const struct vctx *v)
 
 static const char *buf_name(enum cs_buf b)
 {
-    switch (b) {
-    case CS_BUF_INPUT:
-        return "input";
-    case CS_BUF_OUTPUT:
-        return "output";
-    case CS_BUF_SCRATCH:
-        return "scratch";
-    }
-    return "?";
+    static const char *const names[] = {"?", "input", "output", "scratch"};
+
+    return (int)b > 0 && (int)b <= CS_BUF_SCRATCH ? names[b] : "?";
 }
 
 /* "rank R tb T step S (type)" */
@@ -601,21 +595,12 @@ static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_
     return 0;
 }
 
-static int32_t prev_real(const struct vctx *v, int32_t id)
+/* The nearest real (non-nop) step of id's tb before it (dir -1) or after it (dir 1), or -1. */
+static int32_t near_real(const struct vctx *v, int32_t id, int dir)
 {
-    int32_t first = v->step0[v->step_tb[id]];
+    int32_t first = v->step0[v->step_tb[id]], end = v->step0[v->step_tb[id] + 1];
 
-    for (int32_t p = id - 1; p >= first; p--)
-        if (step_at(v, p)->type != CS_STEP_NOP)
-            return p;
-    return -1;
-}
-
-static int32_t next_real(const struct vctx *v, int32_t id)
-{
-    int32_t end = v->step0[v->step_tb[id] + 1];
-
-    for (int32_t p = id + 1; p < end; p++)
+    for (int32_t p = id + dir; p >= first && p < end; p += dir)
         if (step_at(v, p)->type != CS_STEP_NOP)
             return p;
     return -1;
@@ -649,39 +634,6 @@ static int dep_pick_blocked(struct vctx *v, int32_t id, const struct cs_dep *dep
     return 0;
 }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*buf == NULL)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (*len + (size_t)n >= *cap) {
-        size_t ncap = 2 * (*len + (size_t)n + 1);
-        char *nb = realloc(*buf, ncap);
-
-        if (nb == NULL) {
-            free(*buf);
-            *buf = NULL;
-            return;
-        }
-        *buf = nb;
-        *cap = ncap;
-        va_start(ap, fmt);
-        vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-        va_end(ap);
-    }
-    *len += (size_t)n;
-}
-
 static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
 {
     char a[96];
@@ -697,8 +649,6 @@ static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
     }
 }
 
-/* After the topological sort, some steps wait on each other: walk back from one of them through
- * waits that are still unmet until a step repeats, and report that cycle. */
 /* Walk from a blocked step along what each step waits for until a step repeats: the waits go to
  * hops (*nh of them), the cycle starts at hop *start. 0, or -1 (cannot happen: a blocked step has
  * a blocked predecessor). */
@@ -722,7 +672,7 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
             p.target = v->recv_from[x];
             kind = WAIT_RECV;
         } else {
-            p.target = prev_real(v, x);
+            p.target = near_real(v, x, -1);
             kind = WAIT_PROGRAM;
         }
         if (p.target < 0 || v->oom)
@@ -737,25 +687,24 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
 }
 
 /* Append hop h (waiting for step `to`, labelled b) to the cycle's message. */
-static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, char **msg,
-                       size_t *len, size_t *cap)
+static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, FILE *fp)
 {
     switch (h->kind) {
     case WAIT_PROGRAM:
-        append(msg, len, cap, ", which comes after %s in its tb", b);
+        fprintf(fp, ", which comes after %s in its tb", b);
         break;
     case WAIT_DEP:
         if (step_index(v, to) == h->dep.step)
-            append(msg, len, cap, ", which depends on %s", b);
+            fprintf(fp, ", which depends on %s", b);
         else
-            append(msg, len, cap, ", which depends on tb %d step %d, signalled by %s", h->dep.tb,
-                   h->dep.step, b);
+            fprintf(fp, ", which depends on tb %d step %d, signalled by %s", h->dep.tb, h->dep.step,
+                    b);
         break;
     case WAIT_RECV: {
         int32_t ft = v->step_tb[h->from];
 
-        append(msg, len, cap, ", which receives on connection %d->%d channel %d from %s",
-               v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+        fprintf(fp, ", which receives on connection %d->%d channel %d from %s",
+                v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
         break;
     }
     }
@@ -765,38 +714,42 @@ static void report_cycle(struct vctx *v)
 {
     int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), nh = 0, start = 0;
     struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
-    size_t len = 0, cap = 1024;
-    char *msg = malloc(cap), a[128], b[128];
+    char *msg = NULL, a[128], b[128];
+    size_t len = 0;
+    FILE *fp = open_memstream(&msg, &len);
 
-    if (pos == NULL || hops == NULL || msg == NULL) {
+    if (pos == NULL || hops == NULL || fp == NULL) {
         v->oom = 1;
         goto out;
     }
     if (find_cycle(v, pos, hops, &nh, &start) != 0)
         goto out;
     step_label(v, hops[start].from, a, sizeof(a));
-    append(&msg, &len, &cap, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
-           v->nreal - v->norder, v->nreal, a);
+    fprintf(fp, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
+            v->nreal - v->norder, v->nreal, a);
     for (int32_t h = start, shown = 0; h < nh; h++, shown++) {
         int32_t to = hops[h].to;
 
         if (shown == 24) {
-            append(&msg, &len, &cap, " ... (%d more waits)", nh - h);
+            fprintf(fp, " ... (%d more waits)", nh - h);
             step_label(v, hops[nh - 1].to, b, sizeof(b));
-            append(&msg, &len, &cap, " ... which waits for %s", b);
+            fprintf(fp, " ... which waits for %s", b);
             break;
         }
         /* Fold a run of program-order waits into one. */
         while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
             to = hops[++h].to;
         step_label(v, to, b, sizeof(b));
-        append_hop(v, &hops[h], to, b, &msg, &len, &cap);
+        append_hop(v, &hops[h], to, b, fp);
     }
-    if (msg != NULL)
+    if (fclose(fp) == 0)
         FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
     else
         v->oom = 1;
+    fp = NULL;
 out:
+    if (fp != NULL)
+        fclose(fp);
     free(pos);
     free(hops);
     free(msg);
@@ -832,7 +785,7 @@ static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *
             id = out[n++] = stack[--top];
         }
         succ[0] = v->send_to[id];
-        succ[1] = next_real(v, id);
+        succ[1] = near_real(v, id, 1);
         for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
             if (--indeg[v->dep_list[k]] == 0) {
                 if (stack == NULL)
@@ -882,7 +835,7 @@ static void check_deadlock(struct vctx *v)
         if (step_at(v, id)->type == CS_STEP_NOP)
             continue;
         each_dep(v, id, dep_count, NULL);
-        v->indeg[id] += (prev_real(v, id) >= 0) + (v->recv_from[id] >= 0);
+        v->indeg[id] += (near_real(v, id, -1) >= 0) + (v->recv_from[id] >= 0);
     }
     for (int32_t id = 0; id < v->nsteps; id++)
         v->dep_off[id + 1] += v->dep_off[id];
@@ -1025,6 +978,11 @@ static uint32_t make_sum(struct dctx *d, uint32_t a, uint32_t b)
     return id;
 }
 
+static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
+{
+    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
+}
+
 /* The slot behind chunk `off` of buffer b on rank, after in-place aliasing; NULL when the
  * runtime buffer has no such chunk. */
 static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t **writer)
@@ -1033,33 +991,15 @@ static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t
     int phys = b - 1;
     long idx = off;
 
-    if (off < 0)
+    if (b < CS_BUF_INPUT || b > CS_BUF_SCRATCH || off < 0 || off >= logical_size(d, rank, b))
         return NULL;
-    switch (b) {
-    case CS_BUF_INPUT:
-        if (off >= d->in_n)
-            return NULL;
-        if (d->inplace && coll == CS_COLL_ALLGATHER) {
-            phys = CS_BUF_OUTPUT - 1;
+    if (d->inplace && b == CS_BUF_INPUT && coll == CS_COLL_ALLGATHER) {
+        phys = CS_BUF_OUTPUT - 1;
+        idx = (long)rank * d->C + off;
+    } else if (d->inplace && b == CS_BUF_OUTPUT && coll != CS_COLL_ALLGATHER) {
+        phys = CS_BUF_INPUT - 1;
+        if (coll == CS_COLL_REDUCE_SCATTER)
             idx = (long)rank * d->C + off;
-        }
-        break;
-    case CS_BUF_OUTPUT:
-        if (off >= d->out_n)
-            return NULL;
-        if (d->inplace && coll == CS_COLL_REDUCE_SCATTER) {
-            phys = CS_BUF_INPUT - 1;
-            idx = (long)rank * d->C + off;
-        } else if (d->inplace && coll != CS_COLL_ALLGATHER) {
-            phys = CS_BUF_INPUT - 1;
-        }
-        break;
-    case CS_BUF_SCRATCH:
-        if (off >= d->v->gpu[rank]->s_chunks)
-            return NULL;
-        break;
-    default:
-        return NULL;
     }
     *writer = &d->wr[phys][rank][idx];
     return &d->buf[phys][rank][idx];
@@ -1136,11 +1076,6 @@ static uint32_t pop(struct dctx *d, int32_t t)
     return q->head < q->len ? q->v[q->head++] : POISON;
 }
 
-static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
-{
-    return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
-}
-
 static void exec_step(struct dctx *d, int32_t id)
 {
     struct vctx *v = d->v;
@@ -1152,47 +1087,24 @@ static void exec_step(struct dctx *d, int32_t id)
 
     for (long k = 0; k < st->cnt; k++) {
         long so = st->srcoff + k, dof = st->dstoff + k;
-        uint32_t x = UNSET, r = UNSET;
+        uint32_t x = UNSET;
 
-        if (st->type != CS_STEP_RE && cs_step_reads_src(st->type))
-            x = load(d, rank, st->srcbuf, so, &tr);
-        if (cs_step_recvs(st->type))
-            r = pop(d, v->recv_peer_tb[t]);
-        switch (st->type) {
-        case CS_STEP_S:
-            push(d, t, x);
-            break;
-        case CS_STEP_R:
-            store(d, rank, st->dstbuf, dof, r, id, &tr);
-            break;
-        case CS_STEP_RCS:
-            store(d, rank, st->dstbuf, dof, r, id, &tr);
-            push(d, t, r);
-            break;
-        case CS_STEP_RRC:
-            store(d, rank, st->dstbuf, dof, make_sum(d, x, r), id, &tr);
-            break;
-        case CS_STEP_RRS:
-            push(d, t, make_sum(d, x, r));
-            break;
-        case CS_STEP_RRCS:
-            x = make_sum(d, x, r);
-            store(d, rank, st->dstbuf, dof, x, id, &tr);
-            push(d, t, x);
-            break;
-        case CS_STEP_CPY:
-            store(d, rank, st->dstbuf, dof, x, id, &tr);
-            break;
-        case CS_STEP_RE: {
+        if (st->type == CS_STEP_RE) {
             uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
 
+            x = make_sum(d, old, load(d, rank, st->srcbuf, so, &tr));
+        } else if (cs_step_reads_src(st->type)) {
             x = load(d, rank, st->srcbuf, so, &tr);
-            store(d, rank, st->dstbuf, dof, make_sum(d, old, x), id, &tr);
-            break;
         }
-        case CS_STEP_NOP:
-            break;
+        if (cs_step_recvs(st->type)) {
+            uint32_t r = pop(d, v->recv_peer_tb[t]);
+
+            x = cs_step_reduces(st->type) ? make_sum(d, x, r) : r;
         }
+        if (cs_step_writes_dst(st->type))
+            store(d, rank, st->dstbuf, dof, x, id, &tr);
+        if (cs_step_sends(st->type))
+            push(d, t, x);
         if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
@@ -1279,7 +1191,7 @@ static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
 
 /* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
  * every rank (chunk < 0: a single expected leaf, nothing more to say). */
-static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_t *len, size_t *cap)
+static void describe(struct dctx *d, uint32_t val, long chunk, FILE *fp)
 {
     size_t nt;
     struct term *t;
@@ -1287,30 +1199,30 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
     uint64_t total = 0;
 
     if (val == UNSET) {
-        append(msg, len, cap, "nothing (never written)");
+        fprintf(fp, "nothing (never written)");
         return;
     }
     if (val == POISON) {
-        append(msg, len, cap, "a value computed from uninitialised chunks (reported above)");
+        fprintf(fp, "a value computed from uninitialised chunks (reported above)");
         return;
     }
     if ((t = expand(d, val, &nt)) == NULL) {
-        append(msg, len, cap, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
+        fprintf(fp, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
         return;
     }
     for (size_t k = 0; k < nt; k++)
         total += t[k].mult;
     if (nt == 1 && t[0].mult == 1) {
-        append(msg, len, cap, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
+        fprintf(fp, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
     } else {
-        append(msg, len, cap, "a sum of %llu terms:", (unsigned long long)total);
+        fprintf(fp, "a sum of %llu terms:", (unsigned long long)total);
         for (size_t k = 0; k < nt && shown < 8; k++, shown++) {
-            append(msg, len, cap, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
+            fprintf(fp, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
             if (t[k].mult > 1)
-                append(msg, len, cap, " x%llu", (unsigned long long)t[k].mult);
+                fprintf(fp, " x%llu", (unsigned long long)t[k].mult);
         }
         if (nt > 8)
-            append(msg, len, cap, ", ...");
+            fprintf(fp, ", ...");
     }
     if (chunk >= 0) {
         int nmissing = 0, ndup = 0, nforeign = 0;
@@ -1323,40 +1235,31 @@ static void describe(struct dctx *d, uint32_t val, long chunk, char **msg, size_
         for (size_t k = 0; k < nt; k++)
             if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus)
                 seen[t[k].rank] = 1;
-        for (size_t k = 0; k < nt; k++) {
-            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus) {
-                if (t[k].mult > 1 && ndup++ < 8)
-                    append(msg, len, cap, "%s rank %u",
-                           ndup > 1 ? "," : "; counted more than once:", t[k].rank);
-            }
-        }
-        for (size_t k = 0; k < nt; k++) {
-            if ((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) {
-                if (nforeign++ < 8)
-                    append(msg, len, cap, "%s rank %u chunk %u",
-                           nforeign > 1 ? ","
-                                        : "; not "
-                                          "belonging here:",
-                           t[k].rank, t[k].chunk);
-            }
-        }
+        for (size_t k = 0; k < nt; k++)
+            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus && t[k].mult > 1 &&
+                ndup++ < 8)
+                fprintf(fp, "%s rank %u", ndup > 1 ? "," : "; counted more than once:", t[k].rank);
+        for (size_t k = 0; k < nt; k++)
+            if (((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) &&
+                nforeign++ < 8)
+                fprintf(fp, "%s rank %u chunk %u",
+                        nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
         for (int r = 0; r < d->sc->ngpus; r++)
             nmissing += !seen[r];
         for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
             if (!seen[r])
-                append(msg, len, cap, "%s %d",
-                       listed++       ? ","
-                       : nmissing > 1 ? "; missing ranks"
-                                      : "; missing rank",
-                       r);
+                fprintf(fp, "%s %d",
+                        listed++       ? ","
+                        : nmissing > 1 ? "; missing ranks"
+                                       : "; missing rank",
+                        r);
         if (ndup > 8 || nforeign > 8 || nmissing > 8)
-            append(msg, len, cap, " (lists cut at 8)");
+            fprintf(fp, " (lists cut at 8)");
         free(seen);
     }
     free(t);
 }
 
-/* Compare every output chunk with what the collective must leave there. */
 /* What output chunk k of rank r must hold: the sum of input chunk `sumchunk` of every rank, or
  * input chunk src_chunk of rank src_rank; with the hashes and term count of that value. */
 struct expect {
@@ -1417,8 +1320,9 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
                          const struct expect *x)
 {
     struct vctx *v = d->v;
-    size_t len = 0, cap = 512;
-    char a[128], *msg;
+    char a[128], *msg = NULL;
+    size_t len = 0;
+    FILE *fp;
     int line = w >= 0 ? step_at(v, w)->line : v->gpu[r]->line;
 
     v->res->nwrong_outputs++;
@@ -1426,35 +1330,35 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
         diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
         return;
     }
-    if ((msg = malloc(cap)) == NULL) {
+    if ((fp = open_memstream(&msg, &len)) == NULL) {
         v->oom = 1;
         return;
     }
     if (x->sumchunk >= 0)
-        append(&msg, &len, &cap,
-               "rank %d output chunk %ld is wrong%s: expected the sum "
-               "of input chunk %ld of all %d ranks, each once; found ",
-               r, k, d->mode, x->sumchunk, d->sc->ngpus);
+        fprintf(fp,
+                "rank %d output chunk %ld is wrong%s: expected the sum "
+                "of input chunk %ld of all %d ranks, each once; found ",
+                r, k, d->mode, x->sumchunk, d->sc->ngpus);
     else
-        append(&msg, &len, &cap,
-               "rank %d output chunk %ld is wrong%s: expected input "
-               "chunk %ld of rank %ld; found ",
-               r, k, d->mode, x->src_chunk, x->src_rank);
-    describe(d, val, x->sumchunk, &msg, &len, &cap);
+        fprintf(fp,
+                "rank %d output chunk %ld is wrong%s: expected input "
+                "chunk %ld of rank %ld; found ",
+                r, k, d->mode, x->src_chunk, x->src_rank);
+    describe(d, val, x->sumchunk, fp);
     if (w >= 0) {
         step_label(v, w, a, sizeof(a));
-        append(&msg, &len, &cap, " (last written by %s)", a);
+        fprintf(fp, " (last written by %s)", a);
     } else if (val > POISON) {
-        append(&msg, &len, &cap, " (the initial input, never overwritten)");
+        fprintf(fp, " (the initial input, never overwritten)");
     }
-    if (msg == NULL) {
+    if (fclose(fp) == 0)
+        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
+    else
         v->oom = 1;
-        return;
-    }
-    diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
     free(msg);
 }
 
+/* Compare every output chunk with what the collective must leave there. */
 static void check_outputs(struct dctx *d)
 {
     for (int r = 0; r < d->sc->ngpus; r++) {
@@ -1513,7 +1417,7 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
             (d.wr[b] = xcalloc(v, (size_t)G, sizeof(*d.wr[b]))) == NULL)
             goto out;
         for (int r = 0; r < G; r++) {
-            size_t n = (size_t)(b == 0 ? d.in_n : b == 1 ? d.out_n : v->gpu[r]->s_chunks);
+            size_t n = (size_t)logical_size(&d, r, (enum cs_buf)(b + 1));
 
             if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
                 (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)

@@ -604,10 +604,8 @@ int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, stru
     FILE *fp = to_stdout ? stdout : fopen(path, "w");
     int rc;
 
-    if (fp == NULL) {
-        cs_error_set(err, path, 0, "cannot create: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if (fp == NULL)
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot create: %s", strerror(errno));
     rc = cs_sched_write_xml(sched, fp);
     if (to_stdout)
         rc = fflush(fp) != 0 ? CS_ERR_IO : rc;

@@ -1,4 +1,4 @@
-/* check_fdio.c: whole-buffer pipe transfers and whole-file reads. */
+/* check_fdio.c: whole-buffer pipe transfers, whole-file reads and error records. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,23 @@ START_TEST(test_pipe_round_trip)
     close(fds[0]);
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+START_TEST(test_error_fail)
+{
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_error_fail(&err, CS_ERR_INVALID, "a.xml", 3, "bad %s", "step"),
+                     CS_ERR_INVALID);
+    ck_assert_str_eq(err.file, "a.xml");
+    ck_assert_int_eq(err.line, 3);
+    ck_assert_str_eq(err.msg, "bad step");
+    /* the first failure wins; a NULL record only returns the code */
+    ck_assert_int_eq(cs_error_fail(&err, CS_ERR_IO, "b", 1, "later"), CS_ERR_IO);
+    ck_assert_str_eq(err.msg, "bad step");
+    ck_assert_int_eq(cs_error_fail(NULL, CS_ERR_NOMEM, "", 0, "x"), CS_ERR_NOMEM);
 }
 END_TEST
 
@@ -72,6 +89,7 @@ int main(void)
     const struct test_case tests[] = {
         {test_pipe_round_trip, 1},
         {test_file_read, 1},
+        {test_error_fail, 1},
         {NULL, 0},
     };
 
