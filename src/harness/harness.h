@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <utility>
+
 #include "csvout.h"
 
 /* Exit codes: 77 tells automake's test driver to skip (no GPU). */
@@ -60,7 +62,11 @@ void hx_emit(struct hx_ctx *c, const struct hx_row *r);
 /* Pseudo-random numbers from the run's seed (the order of points). */
 unsigned hx_rand(struct hx_ctx *c);
 /* Shuffle n values with hx_rand. */
-void hx_shuffle(struct hx_ctx *c, long long *v, int n);
+template <typename T> void hx_shuffle(struct hx_ctx *c, T *v, size_t n)
+{
+    for (size_t i = n; i > 1; i--)
+        std::swap(v[i - 1], v[hx_rand(c) % i]);
+}
 
 /* Report a CUDA error with its call site and return nonzero. */
 int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line);

@@ -73,24 +73,24 @@ int hx_time_left(hx_ctx *c)
     return 0;
 }
 
-int hx_test_on(const hx_ctx *c, const char *name)
+/* Whether the comma-separated list holds the name of n characters. */
+static int in_list(const char *list, const char *name, size_t n)
 {
-    const char *p = c->o->tests;
-    size_t n = strlen(name);
-
-    if (p == NULL)
-        return 1;
-    while (*p) {
+    for (const char *p = list;;) {
         const char *e = strchr(p, ',');
         size_t l = e ? (size_t)(e - p) : strlen(p);
 
         if (l == n && strncmp(p, name, n) == 0)
             return 1;
         if (!e)
-            break;
+            return 0;
         p = e + 1;
     }
-    return 0;
+}
+
+int hx_test_on(const hx_ctx *c, const char *name)
+{
+    return c->o->tests == NULL || in_list(c->o->tests, name, strlen(name));
 }
 
 void hx_emit(hx_ctx *c, const hx_row *r)
@@ -111,17 +111,6 @@ unsigned hx_rand(hx_ctx *c)
     return c->rng;
 }
 
-void hx_shuffle(hx_ctx *c, long long *v, int n)
-{
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(hx_rand(c) % (unsigned)(i + 1));
-        long long t = v[i];
-
-        v[i] = v[j];
-        v[j] = t;
-    }
-}
-
 int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
 {
     if (e == cudaSuccess)
@@ -140,20 +129,16 @@ static int usage_error(const char *msg, const char *arg)
 /* Whether every name of the comma-separated list is a test. */
 static int known_tests(const char *list)
 {
-    static const char *const known[] = {"env", "launch", "timer", "mem", "proto", "p2p", "exec"};
+    static const char known[] = "env,launch,timer,mem,proto,p2p,exec";
 
     for (const char *p = list; *p;) {
-        const char *q = strchr(p, ',');
-        size_t l = q ? (size_t)(q - p) : strlen(p);
-        int ok = 0;
+        const char *e = strchr(p, ',');
 
-        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-            ok |= strlen(known[k]) == l && strncmp(known[k], p, l) == 0;
-        if (!ok)
+        if (!in_list(known, p, e ? (size_t)(e - p) : strlen(p)))
             return 0;
-        if (!q)
+        if (!e)
             break;
-        p = q + 1;
+        p = e + 1;
     }
     return 1;
 }

@@ -92,14 +92,8 @@ __global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
         float4 v = s.p[0][i];
 
-        for (int j = 1; j < k; j++) {
-            float4 w = s.p[j][i];
-
-            v.x += w.x;
-            v.y += w.y;
-            v.z += w.z;
-            v.w += w.w;
-        }
+        for (int j = 1; j < k; j++)
+            v = hx_add4(v, s.p[j][i]);
         d[i] = v;
     }
 }
@@ -446,8 +440,7 @@ int hx_mem(hx_ctx *c)
             pts.push_back({2, b, c->nsm[0], 512, k});
         }
     }
-    for (size_t i = pts.size(); i > 1; i--)
-        std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+    hx_shuffle(c, pts.data(), pts.size());
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
         return -1;
     for (int k = 0; k < 8; k++) {
@@ -699,8 +692,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                             for (int nt : {256, 512, 640})
                                 pts.push_back({n, st, p, red, nt});
                     }
-        for (size_t i = pts.size(); i > 1; i--)
-            std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+        hx_shuffle(c, pts.data(), pts.size());
         if (proto_alloc(b, sdev, rdev, maxp, maxbytes / 4, proto))
             return -1;
         for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
@@ -801,7 +793,7 @@ static int p2p_pair(hx_ctx *c, int i, int j)
 
     for (long long b = 4096; b <= maxb; b *= o->quick ? 8 : 2)
         sizes.push_back(b);
-    hx_shuffle(c, sizes.data(), (int)sizes.size());
+    hx_shuffle(c, sizes.data(), sizes.size());
     if (HX_CK(cudaSetDevice(i)) || HX_CK(cudaMalloc((void **)&src, maxb)) ||
         HX_CK(cudaMalloc((void **)&fi, 8)) || HX_CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking)))
         return -1;
