@@ -21,8 +21,9 @@ START_TEST(test_writer)
 {
     char path[] = "/tmp/check_csvout.XXXXXX", line[1024];
     struct hx_csv csv;
-    struct hx_row r = {"proto", "ll128", "recv,reduce\ncopy", 0, 0, 1, 1, 640, 576000, 576000, 64, 2,
-                       9.1e-4, 1980, "ok"};
+    struct hx_row r = {
+        "proto", "ll128", "recv,reduce\ncopy", 0, 0, 1, 1, 640, 576000, 576000, 64, 2, 9.1e-4,
+        1980,    "ok"};
     FILE *fp;
     int fd = mkstemp(path);
 
@@ -41,7 +42,8 @@ START_TEST(test_writer)
     ck_assert_str_eq(line, HX_CSV_HEADER "\n");
     ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
     /* The comma and newline inside op cannot break the row. */
-    ck_assert_str_eq(line, "proto,ll128,recv_reduce_copy,0,0,1,1,640,576000,576000,64,2,9.100000e-04,1980,ok\n");
+    ck_assert_str_eq(
+        line, "proto,ll128,recv_reduce_copy,0,0,1,1,640,576000,576000,64,2,9.100000e-04,1980,ok\n");
     ck_assert_ptr_null(fgets(line, sizeof(line), fp));
     fclose(fp);
     remove(path);
@@ -62,7 +64,8 @@ START_TEST(test_fixture_format)
         char *status;
 
         if (line[0] == '#') {
-            labelled |= strstr(line, "FORMAT FIXTURE") != NULL && strstr(line, "NOT a measurement") != NULL;
+            labelled |=
+                strstr(line, "FORMAT FIXTURE") != NULL && strstr(line, "NOT a measurement") != NULL;
             continue;
         }
         if (!header) {

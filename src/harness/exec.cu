@@ -12,8 +12,8 @@
 #include "proto.cuh"
 
 extern "C" {
-#include "xml.h"
 #include "emulate.h"
+#include "xml.h"
 }
 
 struct hx_exec_args {
@@ -21,8 +21,8 @@ struct hx_exec_args {
     const cs_xplan_step *steps;
     const cs_xplan_dep *deps;
     const int *srcs;
-    hx_conn *const *conns;     /* per connection, on its receiver's device */
-    unsigned long long *flags; /* one per global tb */
+    hx_conn *const *conns;                          /* per connection, on its receiver's device */
+    unsigned long long *flags;                      /* one per global tb */
     float *const *in, *const *out, *const *scratch; /* per rank */
     int tb_offset;
     int proto;
@@ -97,7 +97,8 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a
                 __syncthreads();
                 if (threadIdx.x == 0) {
                     __threadfence();
-                    *(volatile unsigned long long *)&a.flags[bid] = cs_proto_flag(a.work, iter, st.s);
+                    *(volatile unsigned long long *)&a.flags[bid] =
+                        cs_proto_flag(a.work, iter, st.s);
                 }
             }
         }
@@ -126,10 +127,10 @@ static const char *const hx_default_xmls[] = {
 /* Device state of one schedule, sized for its largest call. */
 struct hx_xrun {
     const cs_xplan *p;
-    int multi;                 /* one rank per GPU */
-    std::vector<int> dev;      /* device of each rank */
+    int multi;            /* one rank per GPU */
+    std::vector<int> dev; /* device of each rank */
     std::vector<float *> in_mem, out_mem, scratch, in, out;
-    std::vector<hx_conn> conns_h; /* reset image (FIFO pointer set, counters zero) */
+    std::vector<hx_conn> conns_h;   /* reset image (FIFO pointer set, counters zero) */
     std::vector<hx_conn *> conns_d; /* each on its receiver's device */
     std::vector<char *> fifos;
     struct perdev {
@@ -186,7 +187,8 @@ static void xrun_free(hx_xrun &x)
     x.pd.clear();
 }
 
-/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used. */
+/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used.
+ */
 static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
 {
     const cs_xplan *p = x.p;
@@ -280,8 +282,10 @@ static int xrun_pointers(hx_xrun &x, long S)
         if (q.tbs == NULL)
             continue;
         if (HX_CK(cudaSetDevice((int)d)) ||
-            HX_CK(cudaMemcpy(q.in, x.in.data(), p->nranks * sizeof(float *), cudaMemcpyHostToDevice)) ||
-            HX_CK(cudaMemcpy(q.out, x.out.data(), p->nranks * sizeof(float *), cudaMemcpyHostToDevice)) ||
+            HX_CK(cudaMemcpy(q.in, x.in.data(), p->nranks * sizeof(float *),
+                             cudaMemcpyHostToDevice)) ||
+            HX_CK(cudaMemcpy(q.out, x.out.data(), p->nranks * sizeof(float *),
+                             cudaMemcpyHostToDevice)) ||
             HX_CK(cudaMemcpy(q.scratch, x.scratch.data(), p->nranks * sizeof(float *),
                              cudaMemcpyHostToDevice)))
             return -1;
@@ -289,7 +293,8 @@ static int xrun_pointers(hx_xrun &x, long S)
     return 0;
 }
 
-/* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
+/* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns,
+ * flags. */
 static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 {
     const cs_xplan *p = x.p;
@@ -300,21 +305,23 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 
         if (HX_CK(cudaSetDevice(x.dev[r])))
             return -1;
-        if (x.out_mem[r] && HX_CK(cudaMemcpy(x.out_mem[r], img->out_mem[r],
-                                              (size_t)rk.out_chunks * S * 4, cudaMemcpyHostToDevice)))
+        if (x.out_mem[r] &&
+            HX_CK(cudaMemcpy(x.out_mem[r], img->out_mem[r], (size_t)rk.out_chunks * S * 4,
+                             cudaMemcpyHostToDevice)))
             return -1;
-        if (x.in_mem[r] && HX_CK(cudaMemcpy(x.in_mem[r], img->in_mem[r], (size_t)rk.in_chunks * S * 4,
-                                             cudaMemcpyHostToDevice)))
+        if (x.in_mem[r] && HX_CK(cudaMemcpy(x.in_mem[r], img->in_mem[r],
+                                            (size_t)rk.in_chunks * S * 4, cudaMemcpyHostToDevice)))
             return -1;
-        if (rk.in_alias >= 0 &&
-            HX_CK(cudaMemcpy(x.in[r], img->in[r], (size_t)rk.in_chunks * S * 4, cudaMemcpyHostToDevice)))
+        if (rk.in_alias >= 0 && HX_CK(cudaMemcpy(x.in[r], img->in[r], (size_t)rk.in_chunks * S * 4,
+                                                 cudaMemcpyHostToDevice)))
             return -1;
         if (HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
             return -1;
     }
     for (int k = 0; k < p->nconns; k++)
         if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
-            HX_CK(cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
+            HX_CK(
+                cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
             HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
             return -1;
     for (size_t d = 0; d < x.pd.size(); d++) {
@@ -369,8 +376,8 @@ static int launch(hx_exec_args *a, int grid, int nthreads, cudaStream_t s)
  * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
  * (the GPU disagrees with the emulation). Returns -1 on a CUDA error. */
 static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_emulate_bufs *img,
-                       const cs_emulate_bufs *emu, cs_emulate_bufs *got, int nthreads, double *time_s,
-                       const char **status, char *why, size_t whylen)
+                       const cs_emulate_bufs *emu, cs_emulate_bufs *got, int nthreads,
+                       double *time_s, const char **status, char *why, size_t whylen)
 {
     const cs_xplan *p = x.p;
     cudaEvent_t e0, e1;
@@ -385,7 +392,8 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
         xrun_args(c, x, 0, sz, &a);
         if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaEventCreate(&e0)) || HX_CK(cudaEventCreate(&e1)))
             return -1;
-        if (HX_CK(cudaEventRecord(e0, x.pd[0].stream)) || launch(&a, p->ntbs, nthreads, x.pd[0].stream) ||
+        if (HX_CK(cudaEventRecord(e0, x.pd[0].stream)) ||
+            launch(&a, p->ntbs, nthreads, x.pd[0].stream) ||
             HX_CK(cudaEventRecord(e1, x.pd[0].stream)) || HX_CK(cudaEventSynchronize(e1)) ||
             HX_CK(cudaEventElapsedTime(&ms, e0, e1)))
             return -1;
@@ -405,7 +413,8 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
                 return -1;
         }
         for (int r = 0; r < p->nranks; r++)
-            if (HX_CK(cudaSetDevice(x.dev[r])) || HX_CK(cudaStreamSynchronize(x.pd[x.dev[r]].stream)))
+            if (HX_CK(cudaSetDevice(x.dev[r])) ||
+                HX_CK(cudaStreamSynchronize(x.pd[x.dev[r]].stream)))
                 return -1;
         *time_s = hx_now_s() - t0;
     }
@@ -429,7 +438,8 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     *status = "ok";
     for (int r = 0; r < p->nranks; r++)
         if (HX_CK(cudaSetDevice(x.dev[r])) ||
-            HX_CK(cudaMemcpy(got->out[r], x.out[r], (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
+            HX_CK(cudaMemcpy(got->out[r], x.out[r],
+                             (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
     {
@@ -446,7 +456,9 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
                 differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
         if (differ > 0) {
             *status = "bad_data";
-            snprintf(why, whylen, "%ld output elements differ from the CPU emulation of the plan (%ld from the reference%s%s)",
+            snprintf(why, whylen,
+                     "%ld output elements differ from the CPU emulation of the plan (%ld from the "
+                     "reference%s%s)",
                      differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
         } else if (wrong > 0) {
             *status = emu ? "wrong_schedule" : "bad_data";
@@ -484,10 +496,17 @@ static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, 
         need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
     if (need <= maxb * c->nsm[0])
         return 0;
-    hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads,
-                  0, 0, 0, 0, 0.0, 0, "too_big"};
+    hx_row row = {"exec",   hx_proto_mech(p->proto),
+                  name,     0,
+                  0,        p->nranks,
+                  need,     nthreads,
+                  0,        0,
+                  0,        0,
+                  0.0,      0,
+                  "too_big"};
 
-    fprintf(stderr, "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
+    fprintf(stderr,
+            "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
             name, need, maxb, c->nsm[0]);
     hx_emit(c, &row);
     return 1;
@@ -514,11 +533,12 @@ static int exec_sizes(hx_ctx *c, long long unit, long long sizes[64])
 
 /* The samples of one size (the first one a warm-up when it runs), each emitted as a row. Sets
  * *worst to the last status other than ok, stores the times of runs that finished in times and
- * their number in *nt, and sets *timeout_at when a run times out or deadlocks. -1 on a CUDA error. */
+ * their number in *nt, and sets *timeout_at when a run times out or deadlocks. -1 on a CUDA error.
+ */
 static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_sizing &sz,
-                        const cs_emulate_bufs *img, const cs_emulate_bufs *emu, cs_emulate_bufs *got,
-                        int nthreads, double times[64], int *nt, const char **worst,
-                        long long *timeout_at, char *why, size_t whylen)
+                        const cs_emulate_bufs *img, const cs_emulate_bufs *emu,
+                        cs_emulate_bufs *got, int nthreads, double times[64], int *nt,
+                        const char **worst, long long *timeout_at, char *why, size_t whylen)
 {
     const cs_xplan *p = x.p;
     int mhz = hx_sm_mhz(c, 0);
@@ -534,9 +554,21 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
 
         if (smp == 0 && ran)
             continue; /* warm-up: module load, first touch, clocks */
-        hx_row row = {"exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
-                      x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
-                      (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st};
+        hx_row row = {"exec",
+                      hx_proto_mech(p->proto),
+                      name,
+                      0,
+                      x.multi ? p->nranks - 1 : 0,
+                      p->nranks,
+                      x.multi ? p->ntbs / p->nranks : p->ntbs,
+                      nthreads,
+                      (long long)sz.run.chunk_elems * 4,
+                      sz.run.size_bytes,
+                      1,
+                      smp,
+                      t,
+                      mhz,
+                      st};
 
         hx_emit(c, &row);
         if (strcmp(st, "ok") != 0)
@@ -616,7 +648,8 @@ static int exec_one(hx_ctx *c, const char *path)
     if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".xml") == 0)
         name[strlen(name) - 4] = '\0';
     if (cs_sched_read_xml(path, &sched, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {
-        fprintf(stderr, "collsim-harness: %s:%d: %s\n", err.file[0] ? err.file : path, err.line, err.msg);
+        fprintf(stderr, "collsim-harness: %s:%d: %s\n", err.file[0] ? err.file : path, err.line,
+                err.msg);
         cs_sched_free(sched);
         c->failures++;
         return 0;
@@ -648,10 +681,10 @@ static int exec_one(hx_ctx *c, const char *path)
     if (sum)
         fprintf(sum, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n");
     printf("# exec %s: %s, %d ranks (%s), %d tbs, %d connections, %d threads per tb\n", name,
-           cs_proto_name((enum cs_proto)p->proto), p->nranks, x.multi ? "one per GPU" : "virtual, one GPU",
-           p->ntbs, p->nconns, nthreads);
-    printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw", "busbw",
-           "status");
+           cs_proto_name((enum cs_proto)p->proto), p->nranks,
+           x.multi ? "one per GPU" : "virtual, one GPU", p->ntbs, p->nconns, nthreads);
+    printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw",
+           "busbw", "status");
     for (int i = 0; i < nsizes && rc >= 0 && hx_time_left(c); i++)
         if (timeout_at < 0 || sizes[i] < timeout_at)
             rc = exec_size(c, x, name, sizes[i], nthreads, sum, &timeout_at);

@@ -25,7 +25,8 @@ static const char usage_text[] =
     "  timer   T2 event resolution, %%globaltimer tick, event time of fixed spins\n"
     "  mem     T3 HBM copy (copy engine) and per-CTA copy and k-input reduce throughput\n"
     "  proto   T4 LL, LL128 and Simple FIFOs of 8 slots between producer and consumer CTAs\n"
-    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over the link\n"
+    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over the "
+    "link\n"
     "          (needs two or more GPUs with peer access)\n"
     "  exec    T9 MSCCL XML executor: one CTA per <tb>; on one GPU the ranks are virtual; the\n"
     "          output is checked against the collective's reference; per-size times are printed\n"
@@ -38,7 +39,8 @@ static const char usage_text[] =
     "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
     "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
     "                       (wrong) hierarchical seed among them)\n"
-    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks' data\n"
+    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks' "
+    "data\n"
     "                       (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
     "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
     "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
@@ -162,20 +164,19 @@ static int parse_sizes(const char *arg, hx_opts *o)
 /* The options into *o, defaults included. -1 to run, or the exit status (--help, usage error). */
 static int parse_options(int argc, char **argv, hx_opts *o)
 {
-    static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 'q'},
-        {"tests", required_argument, NULL, 't'},
-        {"xml", required_argument, NULL, 'x'},
-        {"exec-sizes", required_argument, NULL, 'S'},
-        {"virtual-ranks", no_argument, NULL, 'V'},
-        {"samples", required_argument, NULL, 'n'},
-        {"time-limit", required_argument, NULL, 'L'},
-        {"spin-timeout", required_argument, NULL, 'T'},
-        {"gpus", required_argument, NULL, 'g'},
-        {"seed", required_argument, NULL, 's'},
-        {"outdir", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"quick", no_argument, NULL, 'q'},
+                                             {"tests", required_argument, NULL, 't'},
+                                             {"xml", required_argument, NULL, 'x'},
+                                             {"exec-sizes", required_argument, NULL, 'S'},
+                                             {"virtual-ranks", no_argument, NULL, 'V'},
+                                             {"samples", required_argument, NULL, 'n'},
+                                             {"time-limit", required_argument, NULL, 'L'},
+                                             {"spin-timeout", required_argument, NULL, 'T'},
+                                             {"gpus", required_argument, NULL, 'g'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"outdir", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     long long seed;
     int opt;
     struct stat st;
@@ -188,7 +189,9 @@ static int parse_options(int argc, char **argv, hx_opts *o)
     o->outdir = ".";
     while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'q': o->quick = 1; break;
+        case 'q':
+            o->quick = 1;
+            break;
         case 't':
             if (!known_tests(optarg))
                 return usage_error("unknown test in --tests", optarg);
@@ -203,7 +206,9 @@ static int parse_options(int argc, char **argv, hx_opts *o)
             if (parse_sizes(optarg, o) != 0)
                 return HX_EXIT_USAGE;
             break;
-        case 'V': o->exec_multi = 0; break;
+        case 'V':
+            o->exec_multi = 0;
+            break;
         case 'n':
             if (cs_parse_int(optarg, 1, 60, &o->samples) != 0)
                 return usage_error("--samples wants 1..60", optarg);
@@ -225,9 +230,14 @@ static int parse_options(int argc, char **argv, hx_opts *o)
                 return usage_error("invalid --seed", optarg);
             o->seed = (unsigned)seed;
             break;
-        case 'o': o->outdir = optarg; break;
-        case 'h': fputs(usage_text, stdout); return HX_EXIT_OK;
-        default: return usage_error("invalid option", NULL);
+        case 'o':
+            o->outdir = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return HX_EXIT_OK;
+        default:
+            return usage_error("invalid option", NULL);
         }
     }
     if (optind < argc)
@@ -262,7 +272,8 @@ static int open_devices(hx_ctx *c, hx_opts *o)
     c->ndev = ndev;
     c->peer_all = 1;
     for (int dv = 0; dv < ndev; dv++) {
-        if (HX_CK(cudaSetDevice(dv)) || HX_CK(cudaDeviceGetAttribute(&c->nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
+        if (HX_CK(cudaSetDevice(dv)) ||
+            HX_CK(cudaDeviceGetAttribute(&c->nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
             HX_CK(cudaMalloc((void **)&c->d_abort[dv], sizeof(int))))
             return HX_EXIT_NODEV;
         for (int p = 0; p < ndev; p++) {
@@ -282,7 +293,8 @@ static int open_devices(hx_ctx *c, hx_opts *o)
         }
     }
     if (o->exec_multi && ndev > 1 && !c->peer_all) {
-        fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses virtual ranks\n");
+        fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses "
+                        "virtual ranks\n");
         o->exec_multi = 0;
     }
     return 0;
@@ -296,7 +308,8 @@ static void csv_path(const hx_opts *o, char *path, size_t len)
 
     gethostname(host, sizeof(host) - 1);
     for (char *p = host; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-'))
             *p = '_';
     strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime(&now));
     snprintf(path, len, "%s/calib-%s-%s.csv", o->outdir, host, stamp);
@@ -347,16 +360,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "collsim-harness: cannot create %s: %s\n", path, strerror(errno));
         return HX_EXIT_USAGE;
     }
-    printf("# collsim-harness %s: %d GPU(s), writing %s\n", o.quick ? "--quick" : "(full)", c.ndev, path);
+    printf("# collsim-harness %s: %d GPU(s), writing %s\n", o.quick ? "--quick" : "(full)", c.ndev,
+           path);
     rc = run_tests(&c);
-    hx_csv_comment(&c.csv, "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d", c.csv.rows,
-                   c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
+    hx_csv_comment(&c.csv,
+                   "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d",
+                   c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
     if (hx_csv_close(&c.csv) != 0) {
         fprintf(stderr, "collsim-harness: write error on %s\n", path);
         rc = -1;
     }
-    printf("# done: %ld rows, %ld not ok, %ld points skipped by the time limit, %.1f s\n", c.csv.rows,
-           c.failures, c.skipped, hx_now_s() - c.t0_s);
+    printf("# done: %ld rows, %ld not ok, %ld points skipped by the time limit, %.1f s\n",
+           c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s);
     if (rc != 0) {
         fprintf(stderr, "collsim-harness: stopped by a CUDA error (see above)\n");
         return HX_EXIT_FAILED;

@@ -207,7 +207,8 @@ static_assert(CS_SIMPLE_SLICES_PER_CALL == 2, "hx_prim_simple splits a call in t
 static_assert(CS_SIMPLE_STEPS_PER_SLICE > 1, "hx_slots and hx_post tell Simple by k > 1");
 
 static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
-                              unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+                                     unsigned long long &rstep, const hx_ctl &ctl,
+                                     volatile int *flag)
 {
     long half = (op.n + 1) / 2;
     long s0 = (half + 3) / 4 * 4;
@@ -264,8 +265,8 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
  * access; the flag is the call's step number + 1 (prims_ll.h). One FIFO step per call. ---- */
 __device__ __forceinline__ void hx_ll_store(uint4 *p, unsigned d0, unsigned d1, unsigned f)
 {
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(d0), "r"(f), "r"(d1),
-                 "r"(f)
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(d0), "r"(f),
+                 "r"(d1), "r"(f)
                  : "memory");
 }
 
@@ -280,8 +281,8 @@ __device__ __forceinline__ uint4 hx_ll_load(const uint4 *p)
     return v;
 }
 
-static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep, unsigned long long &rstep,
-                          const hx_ctl &ctl, volatile int *flag)
+static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep,
+                                 unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
 {
     long nlines = (op.n + 1) / 2;
     const uint4 *in = NULL;
@@ -347,11 +348,13 @@ __device__ __forceinline__ void hx_ll128_load(const unsigned long long *p, unsig
 
 __device__ __forceinline__ unsigned long long hx_pack(float lo, float hi)
 {
-    return (unsigned long long)__float_as_uint(lo) | ((unsigned long long)__float_as_uint(hi) << 32);
+    return (unsigned long long)__float_as_uint(lo) |
+           ((unsigned long long)__float_as_uint(hi) << 32);
 }
 
 static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
-                             unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
+                                    unsigned long long &rstep, const hx_ctl &ctl,
+                                    volatile int *flag)
 {
     long nlines = (op.n + HX_LL128_LINE_FLOATS - 1) / HX_LL128_LINE_FLOATS;
     const unsigned long long *in = NULL;

@@ -18,7 +18,9 @@
 
 /* ---------------- kernels ---------------- */
 
-__global__ void k_empty(void) {}
+__global__ void k_empty(void)
+{
+}
 
 template <int N> struct hx_params {
     char b[N];
@@ -73,13 +75,15 @@ __device__ __forceinline__ float hx_pat(long i, int k)
 
 __global__ void k_fill(float *p, long n, int k)
 {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
+         i += (long)gridDim.x * blockDim.x)
         p[i] = hx_pat(i, k);
 }
 
 __global__ void k_copy(const float4 *__restrict__ s, float4 *__restrict__ d, long n4)
 {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x)
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4;
+         i += (long)gridDim.x * blockDim.x)
         d[i] = s[i];
 }
 
@@ -89,7 +93,8 @@ struct hx_srcs {
 
 __global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
 {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n4;
+         i += (long)gridDim.x * blockDim.x) {
         float4 v = s.p[0][i];
 
         for (int j = 1; j < k; j++)
@@ -100,9 +105,11 @@ __global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
 
 /* Count elements of d[0..n) that differ from the sum of patterns k0..k0+k-1 at index (i % period)
  * (period: the length of the pattern source; 0 means n). */
-__global__ void k_verify(const float *d, long n, long period, int k0, int k, unsigned long long *bad)
+__global__ void k_verify(const float *d, long n, long period, int k0, int k,
+                         unsigned long long *bad)
 {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
+         i += (long)gridDim.x * blockDim.x) {
         long j = period ? i % period : i;
         float v = hx_pat(j, k0);
 
@@ -249,10 +256,12 @@ int hx_env(hx_ctx *c)
     cudaRuntimeGetVersion(&rt);
     gethostname(host, sizeof(host) - 1);
     strftime(utc, sizeof(utc), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    hx_csv_comment(&c->csv, "calib_format=1 git=%s driver=%d runtime=%d host=%s utc=%s tool=collsim-harness-%s",
-                   CS_GIT_SHA, drv, rt, host, utc, CS_VERSION);
-    hx_csv_comment(&c->csv, "mode=%s samples=%d seed=%u spin_timeout_s=%g", c->o->quick ? "quick" : "full",
-                   c->o->samples, c->o->seed, c->o->spin_timeout_s);
+    hx_csv_comment(
+        &c->csv,
+        "calib_format=1 git=%s driver=%d runtime=%d host=%s utc=%s tool=collsim-harness-%s",
+        CS_GIT_SHA, drv, rt, host, utc, CS_VERSION);
+    hx_csv_comment(&c->csv, "mode=%s samples=%d seed=%u spin_timeout_s=%g",
+                   c->o->quick ? "quick" : "full", c->o->samples, c->o->seed, c->o->spin_timeout_s);
     for (int d = 0; d < c->ndev; d++) {
         cudaDeviceProp p;
         char pci[32] = "";
@@ -264,11 +273,12 @@ int hx_env(hx_ctx *c)
         cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, d);
         cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, d);
         cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, d);
-        hx_csv_comment(&c->csv,
-                       "device=%d name=\"%s\" sm=%d%d nsm=%d l2=%d pci=%s mem_bytes=%zu sm_mhz_max=%d "
-                       "mem_mhz_max=%d coop=%d sm_mhz_now=%d",
-                       d, p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, pci,
-                       p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(c, d));
+        hx_csv_comment(
+            &c->csv,
+            "device=%d name=\"%s\" sm=%d%d nsm=%d l2=%d pci=%s mem_bytes=%zu sm_mhz_max=%d "
+            "mem_mhz_max=%d coop=%d sm_mhz_now=%d",
+            d, p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, pci,
+            p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(c, d));
         printf("# device %d: %s, sm_%d%d, %d SMs, %zu MiB\n", d, p.name, p.major, p.minor,
                p.multiProcessorCount, p.totalGlobalMem >> 20);
     }
@@ -281,8 +291,10 @@ int hx_env(hx_ctx *c)
             cudaDeviceCanAccessPeer(&acc, i, j);
             cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j);
             cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j);
-            hx_csv_comment(&c->csv, "p2p src=%d dst=%d access=%d perf_rank=%d native_atomics=%d nvlink=unknown",
-                           i, j, acc, rank, atom);
+            hx_csv_comment(
+                &c->csv,
+                "p2p src=%d dst=%d access=%d perf_rank=%d native_atomics=%d nvlink=unknown", i, j,
+                acc, rank, atom);
         }
     return 0;
 }
@@ -307,11 +319,12 @@ int hx_launch(hx_ctx *c)
         for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
             int gr = grids[gi];
             double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r = {"launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
-                        t > 0 ? "ok" : "error"};
+            hx_row r = {"launch", "launch", "back_to_back",        0, 0, 1, gr, 128, 0, 0, K, smp,
+                        t,        mhz,      t > 0 ? "ok" : "error"};
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r1 = {"launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
-                         t1 > 0 ? "ok" : "error"};
+            hx_row r1 = {"launch", "launch", "isolated", 0,   0,
+                         1,        gr,       128,        0,   0,
+                         1,        smp,      t1,         mhz, t1 > 0 ? "ok" : "error"};
 
             hx_emit(c, &r);
             hx_emit(c, &r1);
@@ -328,17 +341,20 @@ int hx_launch(hx_ctx *c)
         memset(&p4k, 0, sizeof(p4k));
         t = time_ops(s, K, [&](long) { k_params<256><<<1, 32, 0, s>>>(p256); });
         {
-            hx_row r = {"launch", "launch", "params_256", 0, 0, 1, 1, 32, 0, 256, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_row r = {"launch", "launch", "params_256",          0, 0, 1, 1, 32, 0, 256, K, smp,
+                        t,        mhz,      t > 0 ? "ok" : "error"};
             hx_emit(c, &r);
         }
         t = time_ops(s, K, [&](long) { k_params<1024><<<1, 32, 0, s>>>(p1k); });
         {
-            hx_row r = {"launch", "launch", "params_1024", 0, 0, 1, 1, 32, 0, 1024, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_row r = {"launch", "launch", "params_1024",         0, 0, 1, 1, 32, 0, 1024, K, smp,
+                        t,        mhz,      t > 0 ? "ok" : "error"};
             hx_emit(c, &r);
         }
         t = time_ops(s, K, [&](long) { k_params<4096><<<1, 32, 0, s>>>(p4k); });
         {
-            hx_row r = {"launch", "launch", "params_4096", 0, 0, 1, 1, 32, 0, 4096, K, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_row r = {"launch", "launch", "params_4096",         0, 0, 1, 1, 32, 0, 4096, K, smp,
+                        t,        mhz,      t > 0 ? "ok" : "error"};
             hx_emit(c, &r);
         }
     }
@@ -353,8 +369,9 @@ int hx_launch(hx_ctx *c)
     cudaStreamSynchronize(s);
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
-        hx_row r = {"launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
-                    t > 0 ? "ok" : "error"};
+        hx_row r = {
+            "launch", "graph_launch",        "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t,
+            mhz,      t > 0 ? "ok" : "error"};
 
         hx_emit(c, &r);
     }
@@ -379,15 +396,30 @@ int hx_timer(hx_ctx *c)
     mhz = hx_sm_mhz(c, 0);
     for (int smp = 0; smp < c->o->samples; smp++) {
         double t = time_ops(s, 0, [&](long) {});
-        hx_row r = {"timer", "event", "event_pair", 0, 0, 1, 0, 0, 0, 0, 1, smp, t, mhz, t >= 0 ? "ok" : "error"};
+        hx_row r = {"timer", "event", "event_pair",           0, 0, 1, 0, 0, 0, 0, 1, smp,
+                    t,       mhz,     t >= 0 ? "ok" : "error"};
 
         hx_emit(c, &r);
     }
     for (int smp = 0; smp < c->o->samples; smp++) {
         k_tick<<<1, 1, 0, s>>>(d, 100000);
-        if (HX_CK(cudaStreamSynchronize(s)) || HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
+        if (HX_CK(cudaStreamSynchronize(s)) ||
+            HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
             return -1;
-        hx_row r = {"timer", "globaltimer", "tick", 0, 0, 1, 1, 1, 0, 0, 1, smp, tick * 1e-9, mhz,
+        hx_row r = {"timer",
+                    "globaltimer",
+                    "tick",
+                    0,
+                    0,
+                    1,
+                    1,
+                    1,
+                    0,
+                    0,
+                    1,
+                    smp,
+                    tick * 1e-9,
+                    mhz,
                     tick != ~0ull ? "ok" : "error"};
         hx_emit(c, &r);
     }
@@ -397,7 +429,8 @@ int hx_timer(hx_ctx *c)
             char op[32];
             unsigned long long ns = spins_ns[i];
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
-            hx_row r = {"timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, t > 0 ? "ok" : "error"};
+            hx_row r = {"timer", "globaltimer",         op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t,
+                        mhz,     t > 0 ? "ok" : "error"};
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
             hx_emit(c, &r);
@@ -422,7 +455,8 @@ int hx_mem(hx_ctx *c)
     std::vector<mem_pt> pts;
     std::vector<int> nbs = {1, 4, 16, 64, c->nsm[0]};
     std::vector<int> nts = o->quick ? std::vector<int>{512} : std::vector<int>{128, 256, 512, 640};
-    std::vector<int> ks = o->quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 3, 4, 5, 6, 7, 8};
+    std::vector<int> ks =
+        o->quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 3, 4, 5, 6, 7, 8};
     float *src[8], *dst;
     hx_srcs ss;
     cudaStream_t s;
@@ -481,8 +515,23 @@ int hx_mem(hx_ctx *c)
             cudaStreamSynchronize(s);
             t = time_ops(s, ops, op);
             bad = verify(dst, pt.bytes / 4, 0, 0, pt.kind == 2 ? pt.k : 1);
-            hx_row r = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, 1, pt.nb, pt.nt, 0, pt.bytes,
-                        ops, smp, t, mhz, t <= 0 ? "error" : bad ? "bad_data" : "ok"};
+            hx_row r = {"mem",
+                        pt.kind == 0 ? "ce" : "sm",
+                        opname,
+                        0,
+                        0,
+                        1,
+                        pt.nb,
+                        pt.nt,
+                        0,
+                        pt.bytes,
+                        ops,
+                        smp,
+                        t,
+                        mhz,
+                        t <= 0 ? "error"
+                        : bad  ? "bad_data"
+                               : "ok"};
 
             hx_emit(c, &r);
         }
@@ -519,7 +568,8 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
     if (HX_CK(cudaSetDevice(rdev)) || HX_CK(cudaMalloc((void **)&b.lsrc, per)) ||
         HX_CK(cudaMalloc((void **)&b.dst, per)) ||
         HX_CK(cudaMalloc((void **)&b.conns, npairs * sizeof(hx_conn))) ||
-        HX_CK(cudaMalloc((void **)&b.fifo, (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))))
+        HX_CK(cudaMalloc((void **)&b.fifo,
+                         (size_t)npairs * CS_NCCL_STEPS * cs_proto_step_bytes(proto))))
         return -1;
     k_fill<<<1024, 256>>>(b.lsrc, (long)(per / 4), 1);
     return HX_CK(cudaDeviceSynchronize());
@@ -559,7 +609,8 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
 {
     long total = (long)npairs * nslots * n;
 
-    for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < total; t += (long)gridDim.x * blockDim.x) {
+    for (long t = blockIdx.x * (long)blockDim.x + threadIdx.x; t < total;
+         t += (long)gridDim.x * blockDim.x) {
         long p = t / (nslots * n), r = t % (nslots * n);
         long i = (p * CS_NCCL_STEPS) * n + r;
         float v = hx_pat(i, 0) + (reduce ? hx_pat(i, 1) : 0.0f);
@@ -604,8 +655,8 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         a.role = 0;
         a.ctl.abort = c->d_abort[rdev];
         cudaEventRecord(e0, 0);
-        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * npairs), dim3(nthreads), params, 0, 0) !=
-            cudaSuccess) {
+        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * npairs), dim3(nthreads),
+                                        params, 0, 0) != cudaSuccess) {
             cudaGetLastError();
             *status = "too_big";
             cudaEventDestroy(e0);
@@ -647,7 +698,8 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
     if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
         return -1;
     cudaMemset(bad, 0, sizeof(*bad));
-    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
+    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS,
+                                  reduce, bad);
     cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
     cudaFree(bad);
     *status = nbad ? "bad_data" : "ok";
@@ -660,9 +712,10 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
     const hx_opts *o = c->o;
     static const int protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
     int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
-    std::vector<int> pairs = o->quick ? std::vector<int>{1, 16, maxpairs}
-                                      : std::vector<int>{1, 4, 16, 64, maxpairs};
-    std::vector<int> steps = o->quick ? std::vector<int>{1, 8, 64} : std::vector<int>{1, 2, 8, 32, 128};
+    std::vector<int> pairs =
+        o->quick ? std::vector<int>{1, 16, maxpairs} : std::vector<int>{1, 4, 16, 64, maxpairs};
+    std::vector<int> steps =
+        o->quick ? std::vector<int>{1, 8, 64} : std::vector<int>{1, 2, 8, 32, 128};
 
     if (sdev != rdev)
         pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
@@ -678,7 +731,8 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
         };
         std::vector<pt> pts;
 
-        for (long cb = maxbytes; cb >= 1024 && chunks.size() < (o->quick ? 3u : 6u); cb /= o->quick ? 8 : 4)
+        for (long cb = maxbytes; cb >= 1024 && chunks.size() < (o->quick ? 3u : 6u);
+             cb /= o->quick ? 8 : 4)
             chunks.push_back(cb / 16 * 16 / 4);
         for (int p : pairs)
             maxp = p > maxp ? p : maxp;
@@ -701,13 +755,27 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
             int mhz = hx_sm_mhz(c, rdev);
 
             /* warm-up sample, not written */
-            if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads, &st) < 0)
+            if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads,
+                             &st) < 0)
                 return -1;
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
                 double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
                                         q.nthreads, &st);
-                hx_row r = {test, hx_proto_mech(proto), q.reduce ? "recv_reduce_copy" : "send_recv", sdev, rdev,
-                            q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz, st};
+                hx_row r = {test,
+                            hx_proto_mech(proto),
+                            q.reduce ? "recv_reduce_copy" : "send_recv",
+                            sdev,
+                            rdev,
+                            q.pairs,
+                            1,
+                            q.nthreads,
+                            q.n * 4,
+                            q.n * 4,
+                            q.steps,
+                            smp,
+                            t,
+                            mhz,
+                            st};
 
                 if (t < 0)
                     return -1;
@@ -774,8 +842,23 @@ static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned
         cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
         if (smp == 0)
             continue;
-        hx_row r = {"p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
-                    ab || ab2 ? "timeout" : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok" : "bad_data"};
+        hx_row r = {"p2p_lat",
+                    "flag_pingpong",
+                    "rtt",
+                    i,
+                    j,
+                    1,
+                    1,
+                    1,
+                    0,
+                    8,
+                    N,
+                    smp,
+                    ms * 1e-3,
+                    mhz,
+                    ab || ab2                                ? "timeout"
+                    : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
+                                                             : "bad_data"};
         hx_emit(c, &r);
     }
     return 0;
@@ -795,19 +878,22 @@ static int p2p_pair(hx_ctx *c, int i, int j)
         sizes.push_back(b);
     hx_shuffle(c, sizes.data(), sizes.size());
     if (HX_CK(cudaSetDevice(i)) || HX_CK(cudaMalloc((void **)&src, maxb)) ||
-        HX_CK(cudaMalloc((void **)&fi, 8)) || HX_CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking)))
+        HX_CK(cudaMalloc((void **)&fi, 8)) ||
+        HX_CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking)))
         return -1;
     k_fill<<<1024, 256>>>(src, maxb / 4, 0);
-    if (HX_CK(cudaDeviceSynchronize()) || HX_CK(cudaSetDevice(j)) || HX_CK(cudaMalloc((void **)&dst, maxb)) ||
-        HX_CK(cudaMalloc((void **)&fj, 8)) || HX_CK(cudaStreamCreateWithFlags(&sj, cudaStreamNonBlocking)))
+    if (HX_CK(cudaDeviceSynchronize()) || HX_CK(cudaSetDevice(j)) ||
+        HX_CK(cudaMalloc((void **)&dst, maxb)) || HX_CK(cudaMalloc((void **)&fj, 8)) ||
+        HX_CK(cudaStreamCreateWithFlags(&sj, cudaStreamNonBlocking)))
         return -1;
     for (long long b : sizes) {
         long n4 = (long)(b / 16);
         struct {
             const char *mech;
             int nb;
-        } kinds[] = {{"ce", 0}, {"sm_write", 1}, {"sm_write", 16}, {"sm_write", c->nsm[i]},
-                     {"sm_read", 1}, {"sm_read", 16}, {"sm_read", c->nsm[j]}};
+        } kinds[] = {
+            {"ce", 0},      {"sm_write", 1}, {"sm_write", 16},      {"sm_write", c->nsm[i]},
+            {"sm_read", 1}, {"sm_read", 16}, {"sm_read", c->nsm[j]}};
 
         if (!hx_time_left(c))
             break;
@@ -837,8 +923,23 @@ static int p2p_pair(hx_ctx *c, int i, int j)
                 t = time_ops(s, ops, op);
                 cudaSetDevice(j);
                 bad = verify(dst, b / 4, 0, 0, 1);
-                hx_row r = {"p2p_bw", k.mech, "copy", i, j, 1, k.nb, k.nb ? 512 : 0, 0, b, ops, smp, t,
-                            mhz, t <= 0 ? "error" : bad ? "bad_data" : "ok"};
+                hx_row r = {"p2p_bw",
+                            k.mech,
+                            "copy",
+                            i,
+                            j,
+                            1,
+                            k.nb,
+                            k.nb ? 512 : 0,
+                            0,
+                            b,
+                            ops,
+                            smp,
+                            t,
+                            mhz,
+                            t <= 0 ? "error"
+                            : bad  ? "bad_data"
+                                   : "ok"};
 
                 hx_emit(c, &r);
             }
