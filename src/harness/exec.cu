@@ -432,19 +432,12 @@ static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, 
         need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
     if (need <= maxb * c->nsm[0])
         return 0;
-    hx_row row = {"exec",   hx_proto_mech(p->proto),
-                  name,     0,
-                  0,        p->nranks,
-                  need,     nthreads,
-                  0,        0,
-                  0,        0,
-                  0.0,      0,
-                  "too_big"};
 
     fprintf(stderr,
             "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
             name, need, maxb, c->nsm[0]);
-    hx_emit(c, &row);
+    hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads, 0, 0, 0, 0,
+            0.0, 0, "too_big");
     return 1;
 }
 
@@ -490,23 +483,10 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
 
         if (smp == 0 && ran)
             continue; /* warm-up: module load, first touch, clocks */
-        hx_row row = {"exec",
-                      hx_proto_mech(p->proto),
-                      name,
-                      0,
-                      x.multi ? p->nranks - 1 : 0,
-                      p->nranks,
-                      x.multi ? p->ntbs / p->nranks : p->ntbs,
-                      nthreads,
-                      (long long)sz.run.chunk_elems * 4,
-                      sz.run.size_bytes,
-                      1,
-                      smp,
-                      t,
-                      mhz,
-                      st};
 
-        hx_emit(c, &row);
+        hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+                x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
+                (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st);
         if (strcmp(st, "ok") != 0)
             *worst = st;
         if (ran) {

@@ -57,8 +57,10 @@ int hx_time_left(struct hx_ctx *c);
 int hx_test_on(const struct hx_ctx *c, const char *name);
 /* The SM clock now on device dev, measured in a kernel (clock64 against %globaltimer), MHz. */
 int hx_sm_mhz(struct hx_ctx *c, int dev);
-/* Write a row and count failures. */
-void hx_emit(struct hx_ctx *c, const struct hx_row *r);
+/* Write a row, its fields in struct hx_row's order, and count failures. */
+void hx_emit(struct hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
+             int concurrent, int nblocks, int nthreads, long long chunk_bytes, long long bytes,
+             long long ops, int sample, double time_s, int sm_mhz, const char *status);
 /* Pseudo-random numbers from the run's seed (the order of points). */
 unsigned hx_rand(struct hx_ctx *c);
 /* Shuffle n values with hx_rand. */

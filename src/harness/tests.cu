@@ -319,15 +319,12 @@ int hx_launch(hx_ctx *c)
         for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
             int gr = grids[gi];
             double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r = {"launch", "launch", "back_to_back",        0, 0, 1, gr, 128, 0, 0, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r1 = {"launch", "launch", "isolated", 0,   0,
-                         1,        gr,       128,        0,   0,
-                         1,        smp,      t1,         mhz, t1 > 0 ? "ok" : "error"};
 
-            hx_emit(c, &r);
-            hx_emit(c, &r1);
+            hx_emit(c, "launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
+                    t > 0 ? "ok" : "error");
+            hx_emit(c, "launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
+                    t1 > 0 ? "ok" : "error");
         }
     /* Parameter bytes (comm_scope's kernel-argument test). */
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
@@ -341,21 +338,18 @@ int hx_launch(hx_ctx *c)
         memset(&p4k, 0, sizeof(p4k));
         t = time_ops(s, K, [&](long) { k_params<256><<<1, 32, 0, s>>>(p256); });
         {
-            hx_row r = {"launch", "launch", "params_256",          0, 0, 1, 1, 32, 0, 256, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
+            hx_emit(c, "launch", "launch", "params_256", 0, 0, 1, 1, 32, 0, 256, K, smp, t, mhz,
+                    t > 0 ? "ok" : "error");
         }
         t = time_ops(s, K, [&](long) { k_params<1024><<<1, 32, 0, s>>>(p1k); });
         {
-            hx_row r = {"launch", "launch", "params_1024",         0, 0, 1, 1, 32, 0, 1024, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
+            hx_emit(c, "launch", "launch", "params_1024", 0, 0, 1, 1, 32, 0, 1024, K, smp, t, mhz,
+                    t > 0 ? "ok" : "error");
         }
         t = time_ops(s, K, [&](long) { k_params<4096><<<1, 32, 0, s>>>(p4k); });
         {
-            hx_row r = {"launch", "launch", "params_4096",         0, 0, 1, 1, 32, 0, 4096, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
+            hx_emit(c, "launch", "launch", "params_4096", 0, 0, 1, 1, 32, 0, 4096, K, smp, t, mhz,
+                    t > 0 ? "ok" : "error");
         }
     }
     /* Graph of KG kernel nodes. */
@@ -369,11 +363,9 @@ int hx_launch(hx_ctx *c)
     cudaStreamSynchronize(s);
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
-        hx_row r = {
-            "launch", "graph_launch",        "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t,
-            mhz,      t > 0 ? "ok" : "error"};
 
-        hx_emit(c, &r);
+        hx_emit(c, "launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
+                t > 0 ? "ok" : "error");
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -396,32 +388,17 @@ int hx_timer(hx_ctx *c)
     mhz = hx_sm_mhz(c, 0);
     for (int smp = 0; smp < c->o->samples; smp++) {
         double t = time_ops(s, 0, [&](long) {});
-        hx_row r = {"timer", "event", "event_pair",           0, 0, 1, 0, 0, 0, 0, 1, smp,
-                    t,       mhz,     t >= 0 ? "ok" : "error"};
 
-        hx_emit(c, &r);
+        hx_emit(c, "timer", "event", "event_pair", 0, 0, 1, 0, 0, 0, 0, 1, smp, t, mhz,
+                t >= 0 ? "ok" : "error");
     }
     for (int smp = 0; smp < c->o->samples; smp++) {
         k_tick<<<1, 1, 0, s>>>(d, 100000);
         if (HX_CK(cudaStreamSynchronize(s)) ||
             HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
             return -1;
-        hx_row r = {"timer",
-                    "globaltimer",
-                    "tick",
-                    0,
-                    0,
-                    1,
-                    1,
-                    1,
-                    0,
-                    0,
-                    1,
-                    smp,
-                    tick * 1e-9,
-                    mhz,
-                    tick != ~0ull ? "ok" : "error"};
-        hx_emit(c, &r);
+        hx_emit(c, "timer", "globaltimer", "tick", 0, 0, 1, 1, 1, 0, 0, 1, smp, tick * 1e-9, mhz,
+                tick != ~0ull ? "ok" : "error");
     }
     /* Event time of a kernel that spins a fixed %globaltimer interval: op names the interval. */
     for (size_t i = 0; i < sizeof(spins_ns) / sizeof(spins_ns[0]); i++)
@@ -429,11 +406,10 @@ int hx_timer(hx_ctx *c)
             char op[32];
             unsigned long long ns = spins_ns[i];
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
-            hx_row r = {"timer", "globaltimer",         op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t,
-                        mhz,     t > 0 ? "ok" : "error"};
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
-            hx_emit(c, &r);
+            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz,
+                    t > 0 ? "ok" : "error");
         }
     cudaFree(d);
     cudaStreamDestroy(s);
@@ -515,25 +491,12 @@ int hx_mem(hx_ctx *c)
             cudaStreamSynchronize(s);
             t = time_ops(s, ops, op);
             bad = verify(dst, pt.bytes / 4, 0, 0, pt.kind == 2 ? pt.k : 1);
-            hx_row r = {"mem",
-                        pt.kind == 0 ? "ce" : "sm",
-                        opname,
-                        0,
-                        0,
-                        1,
-                        pt.nb,
-                        pt.nt,
-                        0,
-                        pt.bytes,
-                        ops,
-                        smp,
-                        t,
-                        mhz,
-                        t <= 0 ? "error"
-                        : bad  ? "bad_data"
-                               : "ok"};
 
-            hx_emit(c, &r);
+            hx_emit(c, "mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, 1, pt.nb, pt.nt, 0,
+                    pt.bytes, ops, smp, t, mhz,
+                    t <= 0 ? "error"
+                    : bad  ? "bad_data"
+                           : "ok");
         }
     }
     for (int k = 0; k < 8; k++)
@@ -761,25 +724,12 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
                 double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
                                         q.nthreads, &st);
-                hx_row r = {test,
-                            hx_proto_mech(proto),
-                            q.reduce ? "recv_reduce_copy" : "send_recv",
-                            sdev,
-                            rdev,
-                            q.pairs,
-                            1,
-                            q.nthreads,
-                            q.n * 4,
-                            q.n * 4,
-                            q.steps,
-                            smp,
-                            t,
-                            mhz,
-                            st};
 
                 if (t < 0)
                     return -1;
-                hx_emit(c, &r);
+                hx_emit(c, test, hx_proto_mech(proto), q.reduce ? "recv_reduce_copy" : "send_recv",
+                        sdev, rdev, q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz,
+                        st);
                 if (strcmp(st, "timeout") == 0)
                     break;
             }
@@ -842,24 +792,10 @@ static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned
         cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
         if (smp == 0)
             continue;
-        hx_row r = {"p2p_lat",
-                    "flag_pingpong",
-                    "rtt",
-                    i,
-                    j,
-                    1,
-                    1,
-                    1,
-                    0,
-                    8,
-                    N,
-                    smp,
-                    ms * 1e-3,
-                    mhz,
-                    ab || ab2                                ? "timeout"
-                    : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
-                                                             : "bad_data"};
-        hx_emit(c, &r);
+        hx_emit(c, "p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
+                ab || ab2                                ? "timeout"
+                : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
+                                                         : "bad_data");
     }
     return 0;
 }
@@ -923,25 +859,12 @@ static int p2p_pair(hx_ctx *c, int i, int j)
                 t = time_ops(s, ops, op);
                 cudaSetDevice(j);
                 bad = verify(dst, b / 4, 0, 0, 1);
-                hx_row r = {"p2p_bw",
-                            k.mech,
-                            "copy",
-                            i,
-                            j,
-                            1,
-                            k.nb,
-                            k.nb ? 512 : 0,
-                            0,
-                            b,
-                            ops,
-                            smp,
-                            t,
-                            mhz,
-                            t <= 0 ? "error"
-                            : bad  ? "bad_data"
-                                   : "ok"};
 
-                hx_emit(c, &r);
+                hx_emit(c, "p2p_bw", k.mech, "copy", i, j, 1, k.nb, k.nb ? 512 : 0, 0, b, ops, smp,
+                        t, mhz,
+                        t <= 0 ? "error"
+                        : bad  ? "bad_data"
+                               : "ok");
             }
         }
     }
