@@ -301,6 +301,25 @@ int hx_env(hx_ctx *c)
 
 /* ---------------- T1 launch overhead ---------------- */
 
+/* The status of a timed sample: its time is positive unless timing failed. */
+static const char *timed(double t)
+{
+    return t > 0 ? "ok" : "error";
+}
+
+/* One sample of ops launches of a kernel with an N-byte parameter. */
+template <int N> static void launch_params(hx_ctx *c, cudaStream_t s, int ops, int smp, int mhz)
+{
+    hx_params<N> p;
+    char op[32];
+    double t;
+
+    memset(&p, 0, sizeof(p));
+    snprintf(op, sizeof(op), "params_%d", N);
+    t = time_ops(s, ops, [&](long) { k_params<N><<<1, 32, 0, s>>>(p); });
+    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, timed(t));
+}
+
 int hx_launch(hx_ctx *c)
 {
     const int K = 1000, KG = 100;
@@ -322,35 +341,15 @@ int hx_launch(hx_ctx *c)
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
 
             hx_emit(c, "launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
-                    t > 0 ? "ok" : "error");
+                    timed(t));
             hx_emit(c, "launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
-                    t1 > 0 ? "ok" : "error");
+                    timed(t1));
         }
     /* Parameter bytes (comm_scope's kernel-argument test). */
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
-        hx_params<256> p256;
-        hx_params<1024> p1k;
-        hx_params<4096> p4k;
-        double t;
-
-        memset(&p256, 0, sizeof(p256));
-        memset(&p1k, 0, sizeof(p1k));
-        memset(&p4k, 0, sizeof(p4k));
-        t = time_ops(s, K, [&](long) { k_params<256><<<1, 32, 0, s>>>(p256); });
-        {
-            hx_emit(c, "launch", "launch", "params_256", 0, 0, 1, 1, 32, 0, 256, K, smp, t, mhz,
-                    t > 0 ? "ok" : "error");
-        }
-        t = time_ops(s, K, [&](long) { k_params<1024><<<1, 32, 0, s>>>(p1k); });
-        {
-            hx_emit(c, "launch", "launch", "params_1024", 0, 0, 1, 1, 32, 0, 1024, K, smp, t, mhz,
-                    t > 0 ? "ok" : "error");
-        }
-        t = time_ops(s, K, [&](long) { k_params<4096><<<1, 32, 0, s>>>(p4k); });
-        {
-            hx_emit(c, "launch", "launch", "params_4096", 0, 0, 1, 1, 32, 0, 4096, K, smp, t, mhz,
-                    t > 0 ? "ok" : "error");
-        }
+        launch_params<256>(c, s, K, smp, mhz);
+        launch_params<1024>(c, s, K, smp, mhz);
+        launch_params<4096>(c, s, K, smp, mhz);
     }
     /* Graph of KG kernel nodes. */
     if (HX_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)))
@@ -365,7 +364,7 @@ int hx_launch(hx_ctx *c)
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
 
         hx_emit(c, "launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
-                t > 0 ? "ok" : "error");
+                timed(t));
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -408,8 +407,7 @@ int hx_timer(hx_ctx *c)
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
-            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz,
-                    t > 0 ? "ok" : "error");
+            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, timed(t));
         }
     cudaFree(d);
     cudaStreamDestroy(s);
