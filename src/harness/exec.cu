@@ -303,7 +303,7 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
     for (int d = 0; d < x.ndev; d++)
         if (HX_CK(cudaSetDevice(d)) ||
             HX_CK(cudaMemset(x.args[d].flags, 0, (p->ntbs + 1) * sizeof(unsigned long long))) ||
-            HX_CK(cudaMemset(c->d_abort[d], 0, sizeof(int))) || HX_CK(cudaDeviceSynchronize()))
+            hx_abort_clear(c, d))
             return -1;
     return 0;
 }
@@ -357,10 +357,9 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
         *time_s = hx_now_s() - t0;
     }
     for (int d = 0; d < x.ndev; d++) {
-        int ab = 0;
+        int ab = hx_abort_read(c, d);
 
-        if (HX_CK(cudaSetDevice(d)) ||
-            HX_CK(cudaMemcpy(&ab, c->d_abort[d], sizeof(int), cudaMemcpyDeviceToHost)))
+        if (ab < 0)
             return -1;
         aborted |= ab;
     }

@@ -126,6 +126,23 @@ int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
     return 1;
 }
 
+int hx_abort_clear(hx_ctx *c, int dev)
+{
+    if (HX_CK(cudaSetDevice(dev)) || HX_CK(cudaMemset(c->d_abort[dev], 0, sizeof(int))))
+        return -1;
+    return HX_CK(cudaDeviceSynchronize()) ? -1 : 0;
+}
+
+int hx_abort_read(hx_ctx *c, int dev)
+{
+    int ab = 0;
+
+    if (HX_CK(cudaSetDevice(dev)) ||
+        HX_CK(cudaMemcpy(&ab, c->d_abort[dev], sizeof(int), cudaMemcpyDeviceToHost)))
+        return -1;
+    return ab != 0;
+}
+
 static int usage_error(const char *msg, const char *arg)
 {
     fprintf(stderr, "collsim-harness: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");

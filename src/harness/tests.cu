@@ -585,28 +585,16 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
 static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto, int npairs,
                            long n, int nsteps, int reduce, int nthreads, const char **status)
 {
-    hx_pt_args a;
+    /* The roles and the abort flags (a.ctl) depend on the sides: set below. */
+    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs};
     cudaEvent_t e0, e1;
     float ms = -1;
-    int ab = 0, ab2 = 0;
     unsigned long long *bad, nbad = 0;
 
     if (proto_reset(b, rdev, npairs, proto, n))
         return -1;
-    cudaSetDevice(sdev);
-    cudaMemset(c->d_abort[sdev], 0, sizeof(int));
-    cudaSetDevice(rdev);
-    cudaMemset(c->d_abort[rdev], 0, sizeof(int));
-    memset(&a, 0, sizeof(a));
-    a.conns = b.conns;
-    a.src = b.src;
-    a.lsrc = b.lsrc;
-    a.dst = b.dst;
-    a.n = n;
-    a.nsteps = nsteps;
-    a.proto = proto;
-    a.reduce = reduce;
-    a.npairs = npairs;
+    hx_abort_clear(c, sdev);
+    hx_abort_clear(c, rdev);
     a.ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -646,13 +634,8 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         return -1;
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    cudaMemcpy(&ab, c->d_abort[rdev], sizeof(int), cudaMemcpyDeviceToHost);
-    if (sdev != rdev) {
-        cudaSetDevice(sdev);
-        cudaMemcpy(&ab2, c->d_abort[sdev], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaSetDevice(rdev);
-    }
-    if (ab || ab2) {
+    /* rdev last: the check below runs there. */
+    if (hx_abort_read(c, sdev) | hx_abort_read(c, rdev)) {
         *status = "timeout";
         return ms * 1e-3;
     }
@@ -757,41 +740,31 @@ static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned
         const int N = o->quick ? 2000 : 20000;
         hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
         hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
-        cudaEvent_t e0, e1;
-        float ms = -1;
-        int ab = 0, ab2 = 0;
         unsigned long long vi = 0, vj = 0;
+        double t;
+        int ab;
 
         cudaSetDevice(i);
         cudaMemset(fi, 0, 8);
-        cudaMemset(c->d_abort[i], 0, sizeof(int));
-        cudaDeviceSynchronize();
+        hx_abort_clear(c, i);
         cudaSetDevice(j);
         cudaMemset(fj, 0, 8);
-        cudaMemset(c->d_abort[j], 0, sizeof(int));
-        cudaDeviceSynchronize();
+        hx_abort_clear(c, j);
         k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
         cudaSetDevice(i);
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        cudaEventRecord(e0, si);
-        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
-        cudaEventRecord(e1, si);
-        if (HX_CK(cudaEventSynchronize(e1)))
+        t = time_ops(si, 1, [&](long) { k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci); });
+        if (t < 0)
             return -1;
-        cudaEventElapsedTime(&ms, e0, e1);
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
+        ab = hx_abort_read(c, i);
         cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
         cudaSetDevice(j);
         cudaDeviceSynchronize();
-        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
+        ab |= hx_abort_read(c, j);
         cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
         if (smp == 0)
             continue;
-        hx_emit(c, "p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, ms * 1e-3, mhz,
-                ab || ab2                                ? "timeout"
+        hx_emit(c, "p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, t, mhz,
+                ab                                       ? "timeout"
                 : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
                                                          : "bad_data");
     }
