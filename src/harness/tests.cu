@@ -586,7 +586,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
                            long n, int nsteps, int reduce, int nthreads, const char **status)
 {
     /* The roles and the abort flags (a.ctl) depend on the sides: set below. */
-    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs};
+    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs, {}};
     cudaEvent_t e0, e1;
     float ms = -1;
     unsigned long long *bad, nbad = 0;
