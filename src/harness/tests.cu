@@ -103,18 +103,15 @@ __global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
     }
 }
 
-/* Count elements of d[0..n) that differ from the sum of patterns k0..k0+k-1 at index (i % period)
- * (period: the length of the pattern source; 0 means n). */
-__global__ void k_verify(const float *d, long n, long period, int k0, int k,
-                         unsigned long long *bad)
+/* Count elements of d[0..n) that differ from the sum of patterns 0..k-1. */
+__global__ void k_verify(const float *d, long n, int k, unsigned long long *bad)
 {
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
          i += (long)gridDim.x * blockDim.x) {
-        long j = period ? i % period : i;
-        float v = hx_pat(j, k0);
+        float v = 0.0f;
 
-        for (int q = 1; q < k; q++)
-            v += hx_pat(j, k0 + q);
+        for (int q = 0; q < k; q++)
+            v += hx_pat(i, q);
         if (!(__ldcg(d + i) == v))
             atomicAdd(bad, 1ull);
     }
@@ -231,17 +228,31 @@ static long ops_for(double one_s, long max_ops)
     return k < 1 ? 1 : k > max_ops ? max_ops : k;
 }
 
-static unsigned long long verify(const float *d, long n, long period, int k0, int k)
+/* Run launch(bad), a kernel that counts wrong elements into *bad. The count, ~0 on a CUDA
+ * error. */
+template <typename F> static unsigned long long count_bad(F launch)
 {
     unsigned long long *bad, h = ~0ull;
 
     if (cudaMalloc((void **)&bad, sizeof(*bad)) != cudaSuccess)
         return h;
     cudaMemset(bad, 0, sizeof(*bad));
-    k_verify<<<grid_for(n, 256), 256>>>(d, n, period, k0, k, bad);
+    launch(bad);
     cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDeviceToHost);
     cudaFree(bad);
     return h;
+}
+
+static unsigned long long verify(const float *d, long n, int k)
+{
+    return count_bad(
+        [&](unsigned long long *bad) { k_verify<<<grid_for(n, 256), 256>>>(d, n, k, bad); });
+}
+
+/* The status of a sample that was timed and then checked. */
+static const char *checked(double t, unsigned long long bad)
+{
+    return t <= 0 ? "error" : bad ? "bad_data" : "ok";
 }
 
 /* ---------------- T0 environment ---------------- */
@@ -488,13 +499,10 @@ int hx_mem(hx_ctx *c)
             cudaMemsetAsync(dst, 0xff, pt.bytes, s);
             cudaStreamSynchronize(s);
             t = time_ops(s, ops, op);
-            bad = verify(dst, pt.bytes / 4, 0, 0, pt.kind == 2 ? pt.k : 1);
+            bad = verify(dst, pt.bytes / 4, pt.kind == 2 ? pt.k : 1);
 
             hx_emit(c, "mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, 1, pt.nb, pt.nt, 0,
-                    pt.bytes, ops, smp, t, mhz,
-                    t <= 0 ? "error"
-                    : bad  ? "bad_data"
-                           : "ok");
+                    pt.bytes, ops, smp, t, mhz, checked(t, bad));
         }
     }
     for (int k = 0; k < 8; k++)
@@ -512,8 +520,6 @@ struct proto_bufs {
     hx_conn *conns;
     char *fifo;
     float *src, *lsrc, *dst;
-    long maxn;
-    int npairs;
 };
 
 static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn, int proto)
@@ -521,8 +527,6 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
     size_t per = (size_t)npairs * CS_NCCL_STEPS * maxn * sizeof(float);
 
     memset(&b, 0, sizeof(b));
-    b.maxn = maxn;
-    b.npairs = npairs;
     if (HX_CK(cudaSetDevice(sdev)) || HX_CK(cudaMalloc((void **)&b.src, per)))
         return -1;
     k_fill<<<1024, 256>>>(b.src, (long)(per / 4), 0);
@@ -589,7 +593,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
     hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs, {}};
     cudaEvent_t e0, e1;
     float ms = -1;
-    unsigned long long *bad, nbad = 0;
+    unsigned long long nbad;
 
     if (proto_reset(b, rdev, npairs, proto, n))
         return -1;
@@ -639,13 +643,10 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         *status = "timeout";
         return ms * 1e-3;
     }
-    if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
-        return -1;
-    cudaMemset(bad, 0, sizeof(*bad));
-    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS,
-                                  reduce, bad);
-    cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
-    cudaFree(bad);
+    nbad = count_bad([&](unsigned long long *bad) {
+        k_verify_proto<<<1024, 256>>>(b.dst, n, npairs,
+                                      nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
+    });
     *status = nbad ? "bad_data" : "ok";
     return ms * 1e-3;
 }
@@ -829,13 +830,10 @@ static int p2p_pair(hx_ctx *c, int i, int j)
                 cudaSetDevice(dev);
                 t = time_ops(s, ops, op);
                 cudaSetDevice(j);
-                bad = verify(dst, b / 4, 0, 0, 1);
+                bad = verify(dst, b / 4, 1);
 
                 hx_emit(c, "p2p_bw", k.mech, "copy", i, j, 1, k.nb, k.nb ? 512 : 0, 0, b, ops, smp,
-                        t, mhz,
-                        t <= 0 ? "error"
-                        : bad  ? "bad_data"
-                               : "ok");
+                        t, mhz, checked(t, bad));
             }
         }
     }
