@@ -95,38 +95,37 @@ __device__ __forceinline__ int hx_spin_ge(const volatile unsigned long long *p,
     return 1;
 }
 
+/* Block-wide: thread 0's v, in every thread. `flag` is a __shared__ int owned by the caller. */
+__device__ __forceinline__ int hx_bcast(int v, volatile int *flag)
+{
+    if (threadIdx.x == 0)
+        *flag = v;
+    __syncthreads();
+    v = *flag;
+    __syncthreads();
+    return v;
+}
+
 /* Block-wide: thread 0 waits until *p >= v, then acquires (fence) and the block proceeds. Every
- * thread returns the same answer. `flag` is a __shared__ int owned by the caller. */
+ * thread returns the same answer. */
 __device__ __forceinline__ int hx_block_wait_ge(const volatile unsigned long long *p,
                                                 unsigned long long v, const hx_ctl &ctl,
                                                 volatile int *flag)
 {
-    int ok;
+    int ok = 0;
 
     if (threadIdx.x == 0) {
-        int r = hx_spin_ge(p, v, ctl);
-
+        ok = hx_spin_ge(p, v, ctl);
         __threadfence();
-        *flag = r;
     }
-    __syncthreads();
-    ok = *flag;
-    __syncthreads();
-    return ok;
+    return hx_bcast(ok, flag);
 }
 
 /* Block-wide: did any wait on the device give up? Same answer in every thread. */
 __device__ __forceinline__ int hx_block_aborted(const hx_ctl &ctl, volatile int *flag)
 {
-    int a;
-
     __syncthreads();
-    if (threadIdx.x == 0)
-        *flag = hx_aborted(ctl);
-    __syncthreads();
-    a = *flag;
-    __syncthreads();
-    return a;
+    return hx_bcast(threadIdx.x == 0 && hx_aborted(ctl), flag);
 }
 
 /* Loads that bypass L1: FIFO slots and buffers are rewritten by other SMs or GPUs. */
