@@ -317,6 +317,37 @@ static int launch(hx_exec_args a, int tb_offset, int grid, int nthreads, cudaStr
                                              dim3(nthreads), params, 0, s));
 }
 
+/* The status of a run that finished, from its output got: ok; wrong_schedule when it is the CPU
+ * emulation's (emu) but not the collective's; bad_data when it is neither. */
+static void judge(const cs_xplan *p, long chunk_elems, const cs_emulate_bufs *emu,
+                  const cs_emulate_bufs *got, const char **status, char *why, size_t whylen)
+{
+    cs_error err;
+    long wrong = 0, differ = 0;
+
+    cs_error_init(&err);
+    if (cs_emulate_has_reference(p))
+        wrong = cs_emulate_check_output(p, got, &err);
+    /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
+     * order, and unwritten elements stay NaN in both. */
+    for (int r = 0; emu && r < p->nranks; r++)
+        for (long e = 0; e < (long)p->ranks[r].out_chunks * chunk_elems; e++)
+            differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
+    if (differ > 0) {
+        *status = "bad_data";
+        snprintf(why, whylen,
+                 "%ld output elements differ from the CPU emulation of the plan (%ld from the "
+                 "reference%s%s)",
+                 differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
+    } else if (wrong > 0) {
+        *status = emu ? "wrong_schedule" : "bad_data";
+        snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
+                 emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
+    } else if (emu == NULL) {
+        snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
+    }
+}
+
 /* One sample: reset, run, time, check. emu holds the CPU emulation's result of the same plan and
  * size, or is NULL when the emulation deadlocks. Sets *status: ok; wrong_schedule (the output is
  * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
@@ -377,32 +408,7 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
                              (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
-    {
-        cs_error err;
-        long wrong = 0, differ = 0;
-
-        cs_error_init(&err);
-        if (cs_emulate_has_reference(p))
-            wrong = cs_emulate_check_output(p, got, &err);
-        /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
-         * order, and unwritten elements stay NaN in both. */
-        for (int r = 0; emu && r < p->nranks; r++)
-            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.run.chunk_elems; e++)
-                differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
-        if (differ > 0) {
-            *status = "bad_data";
-            snprintf(why, whylen,
-                     "%ld output elements differ from the CPU emulation of the plan (%ld from the "
-                     "reference%s%s)",
-                     differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
-        } else if (wrong > 0) {
-            *status = emu ? "wrong_schedule" : "bad_data";
-            snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
-                     emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
-        } else if (emu == NULL) {
-            snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
-        }
-    }
+    judge(p, sz.run.chunk_elems, emu, got, status, why, whylen);
     return 0;
 }
 
