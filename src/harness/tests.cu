@@ -255,6 +255,41 @@ static const char *checked(double t, unsigned long long bad)
     return t <= 0 ? "error" : bad ? "bad_data" : "ok";
 }
 
+/* A copy or reduce point: the fields of its rows, and the k patterns whose sum it writes. */
+struct copy_pt {
+    const char *test, *mech, *op;
+    int src, dst; /* devices: dst holds the destination */
+    int nblocks, nthreads;
+    long long bytes;
+    int k;
+};
+
+/* The samples of a point after a warm-up that sets the calls per sample: each resets the
+ * destination to NaN, times the calls op(i) on stream s of device dev and checks the result. */
+template <typename F>
+static void copy_samples(hx_ctx *c, const copy_pt &q, int dev, cudaStream_t s, float *dst, int mhz,
+                         F op)
+{
+    long ops;
+
+    cudaSetDevice(dev);
+    ops = ops_for(time_ops(s, 1, op), 1000);
+    for (int smp = 0; smp < c->o->samples; smp++) {
+        double t;
+        unsigned long long bad;
+
+        cudaSetDevice(q.dst);
+        cudaMemset(dst, 0xff, q.bytes);
+        cudaDeviceSynchronize();
+        cudaSetDevice(dev);
+        t = time_ops(s, ops, op);
+        cudaSetDevice(q.dst);
+        bad = verify(dst, q.bytes / 4, q.k);
+        hx_emit(c, q.test, q.mech, q.op, q.src, q.dst, 1, q.nblocks, q.nthreads, 0, q.bytes, ops,
+                smp, t, mhz, checked(t, bad));
+    }
+}
+
 /* ---------------- T0 environment ---------------- */
 
 int hx_env(hx_ctx *c)
@@ -482,8 +517,6 @@ int hx_mem(hx_ctx *c)
             else
                 k_reduce<<<pt.nb, pt.nt, 0, s>>>(ss, pt.k, (float4 *)dst, n4);
         };
-        double one = time_ops(s, 1, op); /* warm-up and the size of a batch */
-        long ops = ops_for(one, 1000);
         char opname[16];
 
         if (pt.kind == 2)
@@ -492,18 +525,11 @@ int hx_mem(hx_ctx *c)
             snprintf(opname, sizeof(opname), "copy");
         if (i % 16 == 0)
             mhz = hx_sm_mhz(c, 0);
-        for (int smp = 0; smp < o->samples; smp++) {
-            double t;
-            unsigned long long bad;
+        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, 1};
 
-            cudaMemsetAsync(dst, 0xff, pt.bytes, s);
-            cudaStreamSynchronize(s);
-            t = time_ops(s, ops, op);
-            bad = verify(dst, pt.bytes / 4, pt.kind == 2 ? pt.k : 1);
-
-            hx_emit(c, "mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, 1, pt.nb, pt.nt, 0,
-                    pt.bytes, ops, smp, t, mhz, checked(t, bad));
-        }
+        if (pt.kind == 2)
+            q.k = pt.k;
+        copy_samples(c, q, 0, s, dst, mhz, op);
     }
     for (int k = 0; k < 8; k++)
         cudaFree(src[k]);
@@ -814,27 +840,9 @@ static int p2p_pair(hx_ctx *c, int i, int j)
                 else
                     k_copy<<<k.nb, 512, 0, s>>>((const float4 *)src, (float4 *)dst, n4);
             };
-            double one;
-            long ops;
+            copy_pt q = {"p2p_bw", k.mech, "copy", i, j, k.nb, k.nb ? 512 : 0, b, 1};
 
-            cudaSetDevice(dev);
-            one = time_ops(s, 1, op);
-            ops = ops_for(one, 1000);
-            for (int smp = 0; smp < o->samples; smp++) {
-                double t;
-                unsigned long long bad;
-
-                cudaSetDevice(j);
-                cudaMemset(dst, 0xff, b);
-                cudaDeviceSynchronize();
-                cudaSetDevice(dev);
-                t = time_ops(s, ops, op);
-                cudaSetDevice(j);
-                bad = verify(dst, b / 4, 1);
-
-                hx_emit(c, "p2p_bw", k.mech, "copy", i, j, 1, k.nb, k.nb ? 512 : 0, 0, b, ops, smp,
-                        t, mhz, checked(t, bad));
-            }
+            copy_samples(c, q, dev, s, dst, mhz, op);
         }
     }
     if (p2p_latency(c, i, j, fi, fj, si, sj, mhz) != 0)
