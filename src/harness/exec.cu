@@ -1,11 +1,10 @@
 /* exec.cu: run MSCCL XML schedules on the GPU (test T9): one CTA per <tb>, 8-slot FIFOs per
  * connection in the protocol of the schedule, dependency flags as the MSCCL runtime uses them;
  * N virtual ranks on one GPU, or one rank per GPU; outputs checked against the CPU reference. */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "harness.h"
@@ -412,20 +411,6 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-
-    return s ? s + 1 : path;
-}
-
 /* Whether every tb of the schedule can be resident at once (the kernel spins across blocks); when
  * not, reports a too_big row and returns 1. */
 static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, int maxb)
@@ -536,7 +521,7 @@ static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, in
                           why, sizeof(why));
     if (rc == 0) {
         if (nt > 0) {
-            qsort(times, nt, sizeof(double), cmp_double);
+            std::sort(times, times + nt);
             med = times[nt / 2];
             algbw = size / med / 1e9;
         }
@@ -565,7 +550,7 @@ static int exec_one(hx_ctx *c, const char *path)
     FILE *sum;
 
     cs_error_init(&err);
-    snprintf(name, sizeof(name), "%s", base_name(path));
+    snprintf(name, sizeof(name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".xml") == 0)
         name[strlen(name) - 4] = '\0';
     if (cs_sched_read_xml(path, &sched, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {
