@@ -2,7 +2,6 @@
  * launch overhead, timer self-check, HBM and per-CTA copy/reduce, protocol kernels in loopback,
  * and with two or more GPUs per-pair bandwidth, latency and protocol kernels across the link. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
