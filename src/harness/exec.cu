@@ -142,6 +142,12 @@ static int rank_dev(const hx_xrun &x, int rank)
     return x.multi ? rank : 0;
 }
 
+/* Copy host memory to the device: 0, or -1 after a message. */
+static int to_gpu(void *d, const void *h, size_t bytes)
+{
+    return HX_CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice)) ? -1 : 0;
+}
+
 /* A device copy of n host values (at least one slot, so that it is never NULL). */
 template <typename T> static int to_dev(const T **d, const T *h, size_t n)
 {
@@ -150,7 +156,7 @@ template <typename T> static int to_dev(const T **d, const T *h, size_t n)
     if (HX_CK(cudaMalloc((void **)&q, (n ? n : 1) * sizeof(T))))
         return -1;
     *d = q;
-    return n && HX_CK(cudaMemcpy(q, h, n * sizeof(T), cudaMemcpyHostToDevice)) ? -1 : 0;
+    return n ? to_gpu(q, h, n * sizeof(T)) : 0;
 }
 
 static void xrun_free(hx_xrun &x)
@@ -260,9 +266,8 @@ static int xrun_size(hx_xrun &x, const cs_xplan_sizing &sz)
         a.loop_elems = sz.run.loop_elems;
         a.niter = sz.run.niter;
         a.max_allowed = sz.run.max_allowed;
-        if (HX_CK(cudaSetDevice(d)) ||
-            HX_CK(cudaMemcpy((void *)a.in, x.in.data(), n, cudaMemcpyHostToDevice)) ||
-            HX_CK(cudaMemcpy((void *)a.out, x.out.data(), n, cudaMemcpyHostToDevice)))
+        if (HX_CK(cudaSetDevice(d)) || to_gpu((void *)a.in, x.in.data(), n) ||
+            to_gpu((void *)a.out, x.out.data(), n))
             return -1;
     }
     return 0;
@@ -278,26 +283,21 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
     for (int r = 0; r < p->nranks; r++) {
         const cs_xplan_rank &rk = p->ranks[r];
 
-        if (HX_CK(cudaSetDevice(rank_dev(x, r))))
-            return -1;
-        if (x.out_mem[r] &&
-            HX_CK(cudaMemcpy(x.out_mem[r], img->out_mem[r], (size_t)rk.out_chunks * S * 4,
-                             cudaMemcpyHostToDevice)))
-            return -1;
-        if (x.in_mem[r] && HX_CK(cudaMemcpy(x.in_mem[r], img->in_mem[r],
-                                            (size_t)rk.in_chunks * S * 4, cudaMemcpyHostToDevice)))
-            return -1;
-        if (rk.in_alias >= 0 && HX_CK(cudaMemcpy(x.in[r], img->in[r], (size_t)rk.in_chunks * S * 4,
-                                                 cudaMemcpyHostToDevice)))
-            return -1;
-        if (HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
+        size_t in_bytes = (size_t)rk.in_chunks * S * 4;
+
+        if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
+            (x.out_mem[r] &&
+             to_gpu(x.out_mem[r], img->out_mem[r], (size_t)rk.out_chunks * S * 4)) ||
+            (x.in_mem[r] && to_gpu(x.in_mem[r], img->in_mem[r], in_bytes)) ||
+            (rk.in_alias >= 0 && to_gpu(x.in[r], img->in[r], in_bytes)) ||
+            HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
             return -1;
     }
     for (int k = 0; k < p->nconns; k++)
         if (HX_CK(cudaSetDevice(rank_dev(x, p->conns[k].dst))) ||
             HX_CK(
                 cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
-            HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
+            to_gpu(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn)))
             return -1;
     for (int d = 0; d < x.ndev; d++)
         if (HX_CK(cudaSetDevice(d)) ||
