@@ -219,7 +219,6 @@ static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
             HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * CS_NCCL_STEPS)) ||
             HX_CK(cudaMalloc((void **)&x.conns_d[k], sizeof(hx_conn))))
             return -1;
-        memset(&x.conns_h[k], 0, sizeof(hx_conn));
         x.conns_h[k].fifo = x.fifos[k];
         x.conns_h[k].slot_bytes = sb;
     }

@@ -580,7 +580,6 @@ static int proto_reset(proto_bufs &b, int rdev, int npairs, int proto, long n)
     std::vector<hx_conn> h(npairs);
 
     for (int i = 0; i < npairs; i++) {
-        memset(&h[i], 0, sizeof(hx_conn));
         h[i].fifo = b.fifo + (size_t)i * CS_NCCL_STEPS * cs_proto_step_bytes(proto);
         h[i].slot_bytes = cs_proto_step_bytes(proto);
     }
