@@ -1,11 +1,10 @@
 /* exec.cu: run MSCCL XML schedules on the GPU (test T9): one CTA per <tb>, 8-slot FIFOs per
  * connection in the protocol of the schedule, dependency flags as the MSCCL runtime uses them;
  * N virtual ranks on one GPU, or one rank per GPU; outputs checked against the CPU reference. */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "harness.h"
@@ -124,41 +123,46 @@ static const char *const hx_default_xmls[] = {
     "allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml",
 };
 
-/* Device state of one schedule, sized for its largest call. */
+/* Device state of one schedule, sized for its largest call. Rank r runs on device r with one
+ * rank per GPU (multi), all ranks on device 0 otherwise. */
 struct hx_xrun {
     const cs_xplan *p;
-    int multi;            /* one rank per GPU */
-    std::vector<int> dev; /* device of each rank */
-    std::vector<float *> in_mem, out_mem, scratch, in, out;
+    int multi;
+    int ndev;                                               /* devices used */
+    std::vector<float *> in_mem, out_mem, scratch, in, out; /* per rank */
     std::vector<hx_conn> conns_h;   /* reset image (FIFO pointer set, counters zero) */
     std::vector<hx_conn *> conns_d; /* each on its receiver's device */
     std::vector<char *> fifos;
-    struct perdev {
-        cs_xplan_tb *tbs;
-        cs_xplan_step *steps;
-        cs_xplan_dep *deps;
-        int *srcs;
-        unsigned long long *flags;
-        float **in, **out, **scratch;
-        hx_conn **conns;
-        cudaStream_t stream;
-    };
-    std::vector<perdev> pd; /* per device ordinal */
+    std::vector<hx_exec_args> args;    /* per device: the plan and the pointer tables there */
+    std::vector<cudaStream_t> streams; /* per device */
 };
 
-template <typename T> static int to_dev(T **d, const T *h, size_t n)
+static int rank_dev(const hx_xrun &x, int rank)
 {
-    if (HX_CK(cudaMalloc((void **)d, (n ? n : 1) * sizeof(T))))
+    return x.multi ? rank : 0;
+}
+
+/* Copy host memory to the device: 0, or -1 after a message. */
+static int to_gpu(void *d, const void *h, size_t bytes)
+{
+    return HX_CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice)) ? -1 : 0;
+}
+
+/* A device copy of n host values (at least one slot, so that it is never NULL). */
+template <typename T> static int to_dev(const T **d, const T *h, size_t n)
+{
+    T *q;
+
+    if (HX_CK(cudaMalloc((void **)&q, (n ? n : 1) * sizeof(T))))
         return -1;
-    if (n && HX_CK(cudaMemcpy(*d, h, n * sizeof(T), cudaMemcpyHostToDevice)))
-        return -1;
-    return 0;
+    *d = q;
+    return n ? to_gpu(q, h, n * sizeof(T)) : 0;
 }
 
 static void xrun_free(hx_xrun &x)
 {
-    for (size_t r = 0; r < x.dev.size(); r++) {
-        cudaSetDevice(x.dev[r]);
+    for (size_t r = 0; r < x.in_mem.size(); r++) {
+        cudaSetDevice(rank_dev(x, (int)r));
         cudaFree(x.in_mem[r]);
         cudaFree(x.out_mem[r]);
         cudaFree(x.scratch[r]);
@@ -167,106 +171,84 @@ static void xrun_free(hx_xrun &x)
         cudaFree(x.fifos[c]);
         cudaFree(x.conns_d[c]);
     }
-    for (size_t d = 0; d < x.pd.size(); d++) {
-        hx_xrun::perdev &q = x.pd[d];
+    for (size_t d = 0; d < x.args.size(); d++) {
+        const hx_exec_args &a = x.args[d];
+        const void *mem[] = {a.tbs,   a.steps, a.deps, a.srcs,   a.conns,
+                             a.flags, a.in,    a.out,  a.scratch};
 
-        if (q.tbs == NULL)
-            continue;
         cudaSetDevice((int)d);
-        cudaFree(q.tbs);
-        cudaFree(q.steps);
-        cudaFree(q.deps);
-        cudaFree(q.srcs);
-        cudaFree(q.flags);
-        cudaFree(q.in);
-        cudaFree(q.out);
-        cudaFree(q.scratch);
-        cudaFree(q.conns);
-        cudaStreamDestroy(q.stream);
+        for (const void *m : mem)
+            cudaFree((void *)m);
+        if (x.streams[d])
+            cudaStreamDestroy(x.streams[d]);
     }
-    x.pd.clear();
 }
 
-/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used.
- */
+/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device
+ * used. */
 static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
 {
     const cs_xplan *p = x.p;
-    int ndev_used = 1;
+    size_t S = (size_t)max_chunk_elems;
+    long sb = cs_proto_step_bytes(p->proto);
 
-    x.dev.assign(p->nranks, 0);
-    if (x.multi)
-        for (int r = 0; r < p->nranks; r++)
-            x.dev[r] = r;
-    for (int r = 0; r < p->nranks; r++)
-        if (x.dev[r] + 1 > ndev_used)
-            ndev_used = x.dev[r] + 1;
+    x.ndev = x.multi ? p->nranks : 1;
     x.in_mem.assign(p->nranks, NULL);
     x.out_mem.assign(p->nranks, NULL);
     x.scratch.assign(p->nranks, NULL);
-    x.in.assign(p->nranks, NULL);
-    x.out.assign(p->nranks, NULL);
     for (int r = 0; r < p->nranks; r++) {
         const cs_xplan_rank &rk = p->ranks[r];
-        size_t S = (size_t)max_chunk_elems;
 
-        if (HX_CK(cudaSetDevice(x.dev[r])) ||
-            HX_CK(cudaMalloc((void **)&x.scratch[r], ((size_t)rk.scratch_chunks * S + 1) * 4)))
+        /* An aliased buffer has no memory of its own: xrun_size points it into the other. */
+        if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
+            HX_CK(cudaMalloc((void **)&x.scratch[r], (rk.scratch_chunks * S + 1) * 4)) ||
+            (rk.in_alias < 0 &&
+             HX_CK(cudaMalloc((void **)&x.in_mem[r], (rk.in_chunks * S + 1) * 4))) ||
+            ((rk.in_alias >= 0 || rk.out_alias < 0) &&
+             HX_CK(cudaMalloc((void **)&x.out_mem[r], (rk.out_chunks * S + 1) * 4))))
             return -1;
-        if (rk.in_alias >= 0) {
-            if (HX_CK(cudaMalloc((void **)&x.out_mem[r], ((size_t)rk.out_chunks * S + 1) * 4)))
-                return -1;
-            x.out[r] = x.out_mem[r];
-            x.in[r] = NULL; /* set per size: depends on the chunk size */
-        } else {
-            if (HX_CK(cudaMalloc((void **)&x.in_mem[r], ((size_t)rk.in_chunks * S + 1) * 4)))
-                return -1;
-            x.in[r] = x.in_mem[r];
-            if (rk.out_alias < 0) {
-                if (HX_CK(cudaMalloc((void **)&x.out_mem[r], ((size_t)rk.out_chunks * S + 1) * 4)))
-                    return -1;
-                x.out[r] = x.out_mem[r];
-            }
-        }
     }
+    x.in = x.in_mem;
+    x.out = x.out_mem;
     /* Connections and FIFOs live on the receiver's device. */
     x.conns_h.assign(p->nconns, hx_conn());
     x.fifos.assign(p->nconns, NULL);
     x.conns_d.assign(p->nconns, NULL);
     for (int k = 0; k < p->nconns; k++) {
-        long sb = cs_proto_step_bytes(p->proto);
-
-        if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
+        if (HX_CK(cudaSetDevice(rank_dev(x, p->conns[k].dst))) ||
             HX_CK(cudaMalloc((void **)&x.fifos[k], (size_t)sb * CS_NCCL_STEPS)) ||
             HX_CK(cudaMalloc((void **)&x.conns_d[k], sizeof(hx_conn))))
             return -1;
-        memset(&x.conns_h[k], 0, sizeof(hx_conn));
         x.conns_h[k].fifo = x.fifos[k];
         x.conns_h[k].slot_bytes = sb;
     }
-    x.pd.assign(c->ndev, hx_xrun::perdev());
-    for (int d = 0; d < ndev_used; d++) {
-        hx_xrun::perdev &q = x.pd[d];
+    x.args.assign(x.ndev, hx_exec_args());
+    x.streams.assign(x.ndev, NULL);
+    for (int d = 0; d < x.ndev; d++) {
+        hx_exec_args &a = x.args[d];
 
-        memset(&q, 0, sizeof(q));
-        if (HX_CK(cudaSetDevice(d)) || to_dev(&q.tbs, p->tbs, p->ntbs) ||
-            to_dev(&q.steps, p->steps, p->nsteps) || to_dev(&q.deps, p->deps, p->ndeps) ||
-            to_dev(&q.srcs, p->srcs, p->nsrcs) ||
-            HX_CK(cudaMalloc((void **)&q.flags, (p->ntbs + 1) * sizeof(unsigned long long))) ||
-            HX_CK(cudaMalloc((void **)&q.in, p->nranks * sizeof(float *))) ||
-            HX_CK(cudaMalloc((void **)&q.out, p->nranks * sizeof(float *))) ||
-            HX_CK(cudaMalloc((void **)&q.scratch, p->nranks * sizeof(float *))) ||
-            HX_CK(cudaStreamCreateWithFlags(&q.stream, cudaStreamNonBlocking)) ||
-            to_dev(&q.conns, x.conns_d.data(), x.conns_d.size()))
+        if (HX_CK(cudaSetDevice(d)) || to_dev(&a.tbs, p->tbs, p->ntbs) ||
+            to_dev(&a.steps, p->steps, p->nsteps) || to_dev(&a.deps, p->deps, p->ndeps) ||
+            to_dev(&a.srcs, p->srcs, p->nsrcs) ||
+            to_dev(&a.conns, x.conns_d.data(), x.conns_d.size()) ||
+            to_dev(&a.in, x.in.data(), p->nranks) || to_dev(&a.out, x.out.data(), p->nranks) ||
+            to_dev(&a.scratch, x.scratch.data(), p->nranks) ||
+            HX_CK(cudaMalloc((void **)&a.flags, (p->ntbs + 1) * sizeof(unsigned long long))) ||
+            HX_CK(cudaStreamCreateWithFlags(&x.streams[d], cudaStreamNonBlocking)))
             return -1;
+        a.proto = p->proto;
+        a.work = 1;
+        a.ctl.abort = c->d_abort[d];
+        a.ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
     }
     return 0;
 }
 
-/* Per-size device pointers (the aliased input moves with the chunk size). */
-static int xrun_pointers(hx_xrun &x, long S)
+/* The kernel's sizing of a call, and the aliased buffers, which move with the chunk size. */
+static int xrun_size(hx_xrun &x, const cs_xplan_sizing &sz)
 {
     const cs_xplan *p = x.p;
+    size_t S = (size_t)sz.run.chunk_elems, n = p->nranks * sizeof(float *);
 
     for (int r = 0; r < p->nranks; r++) {
         const cs_xplan_rank &rk = p->ranks[r];
@@ -276,18 +258,15 @@ static int xrun_pointers(hx_xrun &x, long S)
         else if (rk.out_alias >= 0)
             x.out[r] = x.in[r] + (size_t)rk.out_alias * S;
     }
-    for (size_t d = 0; d < x.pd.size(); d++) {
-        hx_xrun::perdev &q = x.pd[d];
+    for (int d = 0; d < x.ndev; d++) {
+        hx_exec_args &a = x.args[d];
 
-        if (q.tbs == NULL)
-            continue;
-        if (HX_CK(cudaSetDevice((int)d)) ||
-            HX_CK(cudaMemcpy(q.in, x.in.data(), p->nranks * sizeof(float *),
-                             cudaMemcpyHostToDevice)) ||
-            HX_CK(cudaMemcpy(q.out, x.out.data(), p->nranks * sizeof(float *),
-                             cudaMemcpyHostToDevice)) ||
-            HX_CK(cudaMemcpy(q.scratch, x.scratch.data(), p->nranks * sizeof(float *),
-                             cudaMemcpyHostToDevice)))
+        a.chunk_elems = sz.run.chunk_elems;
+        a.loop_elems = sz.run.loop_elems;
+        a.niter = sz.run.niter;
+        a.max_allowed = sz.run.max_allowed;
+        if (HX_CK(cudaSetDevice(d)) || to_gpu((void *)a.in, x.in.data(), n) ||
+            to_gpu((void *)a.out, x.out.data(), n))
             return -1;
     }
     return 0;
@@ -303,72 +282,68 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
     for (int r = 0; r < p->nranks; r++) {
         const cs_xplan_rank &rk = p->ranks[r];
 
-        if (HX_CK(cudaSetDevice(x.dev[r])))
-            return -1;
-        if (x.out_mem[r] &&
-            HX_CK(cudaMemcpy(x.out_mem[r], img->out_mem[r], (size_t)rk.out_chunks * S * 4,
-                             cudaMemcpyHostToDevice)))
-            return -1;
-        if (x.in_mem[r] && HX_CK(cudaMemcpy(x.in_mem[r], img->in_mem[r],
-                                            (size_t)rk.in_chunks * S * 4, cudaMemcpyHostToDevice)))
-            return -1;
-        if (rk.in_alias >= 0 && HX_CK(cudaMemcpy(x.in[r], img->in[r], (size_t)rk.in_chunks * S * 4,
-                                                 cudaMemcpyHostToDevice)))
-            return -1;
-        if (HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
+        size_t in_bytes = (size_t)rk.in_chunks * S * 4;
+
+        if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
+            (x.out_mem[r] &&
+             to_gpu(x.out_mem[r], img->out_mem[r], (size_t)rk.out_chunks * S * 4)) ||
+            (x.in_mem[r] && to_gpu(x.in_mem[r], img->in_mem[r], in_bytes)) ||
+            (rk.in_alias >= 0 && to_gpu(x.in[r], img->in[r], in_bytes)) ||
+            HX_CK(cudaMemset(x.scratch[r], 0, (size_t)rk.scratch_chunks * S * 4 + 4)))
             return -1;
     }
     for (int k = 0; k < p->nconns; k++)
-        if (HX_CK(cudaSetDevice(x.dev[p->conns[k].dst])) ||
+        if (HX_CK(cudaSetDevice(rank_dev(x, p->conns[k].dst))) ||
             HX_CK(
                 cudaMemset(x.fifos[k], 0, (size_t)cs_proto_step_bytes(p->proto) * CS_NCCL_STEPS)) ||
-            HX_CK(cudaMemcpy(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn), cudaMemcpyHostToDevice)))
+            to_gpu(x.conns_d[k], &x.conns_h[k], sizeof(hx_conn)))
             return -1;
-    for (size_t d = 0; d < x.pd.size(); d++) {
-        if (x.pd[d].tbs == NULL)
-            continue;
-        if (HX_CK(cudaSetDevice((int)d)) ||
-            HX_CK(cudaMemset(x.pd[d].flags, 0, (p->ntbs + 1) * sizeof(unsigned long long))) ||
-            HX_CK(cudaMemset(c->d_abort[d], 0, sizeof(int))))
-            return -1;
-    }
-    for (size_t d = 0; d < x.pd.size(); d++)
-        if (x.pd[d].tbs && (HX_CK(cudaSetDevice((int)d)) || HX_CK(cudaDeviceSynchronize())))
+    for (int d = 0; d < x.ndev; d++)
+        if (HX_CK(cudaSetDevice(d)) ||
+            HX_CK(cudaMemset(x.args[d].flags, 0, (p->ntbs + 1) * sizeof(unsigned long long))) ||
+            hx_abort_clear(c, d))
             return -1;
     return 0;
 }
 
-static int xrun_args(hx_ctx *c, hx_xrun &x, int d, const cs_xplan_sizing &sz, hx_exec_args *a)
+static int launch(hx_exec_args a, int tb_offset, int grid, int nthreads, cudaStream_t s)
 {
-    hx_xrun::perdev &q = x.pd[d];
+    void *params[] = {&a};
 
-    memset(a, 0, sizeof(*a));
-    a->tbs = q.tbs;
-    a->steps = q.steps;
-    a->deps = q.deps;
-    a->srcs = q.srcs;
-    a->conns = q.conns;
-    a->flags = q.flags;
-    a->in = q.in;
-    a->out = q.out;
-    a->scratch = q.scratch;
-    a->proto = x.p->proto;
-    a->work = 1;
-    a->chunk_elems = sz.run.chunk_elems;
-    a->loop_elems = sz.run.loop_elems;
-    a->niter = sz.run.niter;
-    a->max_allowed = sz.run.max_allowed;
-    a->ctl.abort = c->d_abort[d];
-    a->ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
-    return 0;
-}
-
-static int launch(hx_exec_args *a, int grid, int nthreads, cudaStream_t s)
-{
-    void *params[] = {a};
-
+    a.tb_offset = tb_offset;
     return HX_CK(cudaLaunchCooperativeKernel((const void *)hx_exec_kernel, dim3(grid),
                                              dim3(nthreads), params, 0, s));
+}
+
+/* The status of a run that finished, from its output got: ok; wrong_schedule when it is the CPU
+ * emulation's (emu) but not the collective's; bad_data when it is neither. */
+static void judge(const cs_xplan *p, long chunk_elems, const cs_emulate_bufs *emu,
+                  const cs_emulate_bufs *got, const char **status, char *why, size_t whylen)
+{
+    cs_error err;
+    long wrong = 0, differ = 0;
+
+    cs_error_init(&err);
+    if (cs_emulate_has_reference(p))
+        wrong = cs_emulate_check_output(p, got, &err);
+    /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
+     * order, and unwritten elements stay NaN in both. */
+    for (int r = 0; emu && r < p->nranks; r++)
+        for (long e = 0; e < (long)p->ranks[r].out_chunks * chunk_elems; e++)
+            differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
+    if (differ > 0) {
+        *status = "bad_data";
+        snprintf(why, whylen,
+                 "%ld output elements differ from the CPU emulation of the plan (%ld from the "
+                 "reference%s%s)",
+                 differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
+    } else if (wrong > 0) {
+        *status = emu ? "wrong_schedule" : "bad_data";
+        snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
+                 emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
+    } else if (emu == NULL) {
+        snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
+    }
 }
 
 /* One sample: reset, run, time, check. emu holds the CPU emulation's result of the same plan and
@@ -386,15 +361,13 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     if (xrun_reset(c, x, img))
         return -1;
     if (!x.multi) {
-        hx_exec_args a;
         float ms = 0;
+        cudaStream_t s = x.streams[0];
 
-        xrun_args(c, x, 0, sz, &a);
         if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaEventCreate(&e0)) || HX_CK(cudaEventCreate(&e1)))
             return -1;
-        if (HX_CK(cudaEventRecord(e0, x.pd[0].stream)) ||
-            launch(&a, p->ntbs, nthreads, x.pd[0].stream) ||
-            HX_CK(cudaEventRecord(e1, x.pd[0].stream)) || HX_CK(cudaEventSynchronize(e1)) ||
+        if (HX_CK(cudaEventRecord(e0, s)) || launch(x.args[0], 0, p->ntbs, nthreads, s) ||
+            HX_CK(cudaEventRecord(e1, s)) || HX_CK(cudaEventSynchronize(e1)) ||
             HX_CK(cudaEventElapsedTime(&ms, e0, e1)))
             return -1;
         cudaEventDestroy(e0);
@@ -403,28 +376,19 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     } else {
         double t0 = hx_now_s();
 
-        for (int r = 0; r < p->nranks; r++) {
-            hx_exec_args a;
-
-            xrun_args(c, x, x.dev[r], sz, &a);
-            a.tb_offset = p->ranks[r].tb_first;
-            if (HX_CK(cudaSetDevice(x.dev[r])) ||
-                launch(&a, p->ranks[r].ntbs, nthreads, x.pd[x.dev[r]].stream))
-                return -1;
-        }
         for (int r = 0; r < p->nranks; r++)
-            if (HX_CK(cudaSetDevice(x.dev[r])) ||
-                HX_CK(cudaStreamSynchronize(x.pd[x.dev[r]].stream)))
+            if (HX_CK(cudaSetDevice(r)) ||
+                launch(x.args[r], p->ranks[r].tb_first, p->ranks[r].ntbs, nthreads, x.streams[r]))
+                return -1;
+        for (int r = 0; r < p->nranks; r++)
+            if (HX_CK(cudaSetDevice(r)) || HX_CK(cudaStreamSynchronize(x.streams[r])))
                 return -1;
         *time_s = hx_now_s() - t0;
     }
-    for (size_t d = 0; d < x.pd.size(); d++) {
-        int ab = 0;
+    for (int d = 0; d < x.ndev; d++) {
+        int ab = hx_abort_read(c, d);
 
-        if (x.pd[d].tbs == NULL)
-            continue;
-        if (HX_CK(cudaSetDevice((int)d)) ||
-            HX_CK(cudaMemcpy(&ab, c->d_abort[d], sizeof(int), cudaMemcpyDeviceToHost)))
+        if (ab < 0)
             return -1;
         aborted |= ab;
     }
@@ -437,52 +401,13 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
     }
     *status = "ok";
     for (int r = 0; r < p->nranks; r++)
-        if (HX_CK(cudaSetDevice(x.dev[r])) ||
+        if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
             HX_CK(cudaMemcpy(got->out[r], x.out[r],
                              (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
-    {
-        cs_error err;
-        long wrong = 0, differ = 0;
-
-        cs_error_init(&err);
-        if (cs_emulate_has_reference(p))
-            wrong = cs_emulate_check_output(p, got, &err);
-        /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
-         * order, and unwritten elements stay NaN in both. */
-        for (int r = 0; emu && r < p->nranks; r++)
-            for (long e = 0; e < (long)p->ranks[r].out_chunks * sz.run.chunk_elems; e++)
-                differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
-        if (differ > 0) {
-            *status = "bad_data";
-            snprintf(why, whylen,
-                     "%ld output elements differ from the CPU emulation of the plan (%ld from the "
-                     "reference%s%s)",
-                     differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
-        } else if (wrong > 0) {
-            *status = emu ? "wrong_schedule" : "bad_data";
-            snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
-                     emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
-        } else if (emu == NULL) {
-            snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
-        }
-    }
+    judge(p, sz.run.chunk_elems, emu, got, status, why, whylen);
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-
-    return s ? s + 1 : path;
 }
 
 /* Whether every tb of the schedule can be resident at once (the kernel spins across blocks); when
@@ -496,19 +421,12 @@ static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, 
         need = x.multi ? (p->ranks[r].ntbs > need ? p->ranks[r].ntbs : need) : p->ntbs;
     if (need <= maxb * c->nsm[0])
         return 0;
-    hx_row row = {"exec",   hx_proto_mech(p->proto),
-                  name,     0,
-                  0,        p->nranks,
-                  need,     nthreads,
-                  0,        0,
-                  0,        0,
-                  0.0,      0,
-                  "too_big"};
 
     fprintf(stderr,
             "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
             name, need, maxb, c->nsm[0]);
-    hx_emit(c, &row);
+    hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads, 0, 0, 0, 0,
+            0.0, 0, "too_big");
     return 1;
 }
 
@@ -554,23 +472,10 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
 
         if (smp == 0 && ran)
             continue; /* warm-up: module load, first touch, clocks */
-        hx_row row = {"exec",
-                      hx_proto_mech(p->proto),
-                      name,
-                      0,
-                      x.multi ? p->nranks - 1 : 0,
-                      p->nranks,
-                      x.multi ? p->ntbs / p->nranks : p->ntbs,
-                      nthreads,
-                      (long long)sz.run.chunk_elems * 4,
-                      sz.run.size_bytes,
-                      1,
-                      smp,
-                      t,
-                      mhz,
-                      st};
 
-        hx_emit(c, &row);
+        hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
+                x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
+                (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st);
         if (strcmp(st, "ok") != 0)
             *worst = st;
         if (ran) {
@@ -605,7 +510,7 @@ static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, in
     img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
     got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
     emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-    rc = img == NULL || got == NULL || emu == NULL || xrun_pointers(x, sz.run.chunk_elems) ? -1 : 0;
+    rc = img == NULL || got == NULL || emu == NULL || xrun_size(x, sz) ? -1 : 0;
     if (rc == 0 && cs_emulate_run(p, &sz, emu, &err) != 0) {
         cs_emulate_bufs_free(emu);
         emu = NULL;
@@ -615,7 +520,7 @@ static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, in
                           why, sizeof(why));
     if (rc == 0) {
         if (nt > 0) {
-            qsort(times, nt, sizeof(double), cmp_double);
+            std::sort(times, times + nt);
             med = times[nt / 2];
             algbw = size / med / 1e9;
         }
@@ -644,7 +549,7 @@ static int exec_one(hx_ctx *c, const char *path)
     FILE *sum;
 
     cs_error_init(&err);
-    snprintf(name, sizeof(name), "%s", base_name(path));
+    snprintf(name, sizeof(name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".xml") == 0)
         name[strlen(name) - 4] = '\0';
     if (cs_sched_read_xml(path, &sched, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {

@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <utility>
+
 #include "csvout.h"
 
 /* Exit codes: 77 tells automake's test driver to skip (no GPU). */
@@ -55,12 +57,25 @@ int hx_time_left(struct hx_ctx *c);
 int hx_test_on(const struct hx_ctx *c, const char *name);
 /* The SM clock now on device dev, measured in a kernel (clock64 against %globaltimer), MHz. */
 int hx_sm_mhz(struct hx_ctx *c, int dev);
-/* Write a row and count failures. */
-void hx_emit(struct hx_ctx *c, const struct hx_row *r);
+/* Write a row, its fields in struct hx_row's order, and count failures. */
+void hx_emit(struct hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
+             int concurrent, int nblocks, int nthreads, long long chunk_bytes, long long bytes,
+             long long ops, int sample, double time_s, int sm_mhz, const char *status);
 /* Pseudo-random numbers from the run's seed (the order of points). */
 unsigned hx_rand(struct hx_ctx *c);
 /* Shuffle n values with hx_rand. */
-void hx_shuffle(struct hx_ctx *c, long long *v, int n);
+template <typename T> void hx_shuffle(struct hx_ctx *c, T *v, size_t n)
+{
+    for (size_t i = n; i > 1; i--)
+        std::swap(v[i - 1], v[hx_rand(c) % i]);
+}
+
+/* Make dev the current device and clear its abort flag (synchronously). 0, or -1 on a CUDA error.
+ */
+int hx_abort_clear(struct hx_ctx *c, int dev);
+/* Make dev the current device; whether a wait there gave up since the flag was cleared: 1, 0, or
+ * -1 on a CUDA error. */
+int hx_abort_read(struct hx_ctx *c, int dev);
 
 /* Report a CUDA error with its call site and return nonzero. */
 int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line);

@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -75,32 +74,37 @@ int hx_time_left(hx_ctx *c)
     return 0;
 }
 
-int hx_test_on(const hx_ctx *c, const char *name)
+/* Whether the comma-separated list holds the name of n characters. */
+static int in_list(const char *list, const char *name, size_t n)
 {
-    const char *p = c->o->tests;
-    size_t n = strlen(name);
-
-    if (p == NULL)
-        return 1;
-    while (*p) {
+    for (const char *p = list;;) {
         const char *e = strchr(p, ',');
         size_t l = e ? (size_t)(e - p) : strlen(p);
 
         if (l == n && strncmp(p, name, n) == 0)
             return 1;
         if (!e)
-            break;
+            return 0;
         p = e + 1;
     }
-    return 0;
 }
 
-void hx_emit(hx_ctx *c, const hx_row *r)
+int hx_test_on(const hx_ctx *c, const char *name)
 {
-    hx_csv_row(&c->csv, r);
+    return c->o->tests == NULL || in_list(c->o->tests, name, strlen(name));
+}
+
+void hx_emit(hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
+             int concurrent, int nblocks, int nthreads, long long chunk_bytes, long long bytes,
+             long long ops, int sample, double time_s, int sm_mhz, const char *status)
+{
+    hx_row r = {test,        mech,  op,  src,    dst,    concurrent, nblocks, nthreads,
+                chunk_bytes, bytes, ops, sample, time_s, sm_mhz,     status};
+
+    hx_csv_row(&c->csv, &r);
     /* deadlock and wrong_schedule describe the schedule (the CPU emulation agrees), not a fault. */
-    if (strcmp(r->status, "ok") != 0 && strcmp(r->status, "deadlock") != 0 &&
-        strcmp(r->status, "wrong_schedule") != 0)
+    if (strcmp(status, "ok") != 0 && strcmp(status, "deadlock") != 0 &&
+        strcmp(status, "wrong_schedule") != 0)
         c->failures++;
 }
 
@@ -113,23 +117,29 @@ unsigned hx_rand(hx_ctx *c)
     return c->rng;
 }
 
-void hx_shuffle(hx_ctx *c, long long *v, int n)
-{
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(hx_rand(c) % (unsigned)(i + 1));
-        long long t = v[i];
-
-        v[i] = v[j];
-        v[j] = t;
-    }
-}
-
 int hx_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
 {
     if (e == cudaSuccess)
         return 0;
     fprintf(stderr, "collsim-harness: %s:%d: %s: %s\n", file, line, what, cudaGetErrorString(e));
     return 1;
+}
+
+int hx_abort_clear(hx_ctx *c, int dev)
+{
+    if (HX_CK(cudaSetDevice(dev)) || HX_CK(cudaMemset(c->d_abort[dev], 0, sizeof(int))))
+        return -1;
+    return HX_CK(cudaDeviceSynchronize()) ? -1 : 0;
+}
+
+int hx_abort_read(hx_ctx *c, int dev)
+{
+    int ab = 0;
+
+    if (HX_CK(cudaSetDevice(dev)) ||
+        HX_CK(cudaMemcpy(&ab, c->d_abort[dev], sizeof(int), cudaMemcpyDeviceToHost)))
+        return -1;
+    return ab != 0;
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -142,20 +152,16 @@ static int usage_error(const char *msg, const char *arg)
 /* Whether every name of the comma-separated list is a test. */
 static int known_tests(const char *list)
 {
-    static const char *const known[] = {"env", "launch", "timer", "mem", "proto", "p2p", "exec"};
+    static const char known[] = "env,launch,timer,mem,proto,p2p,exec";
 
     for (const char *p = list; *p;) {
-        const char *q = strchr(p, ',');
-        size_t l = q ? (size_t)(q - p) : strlen(p);
-        int ok = 0;
+        const char *e = strchr(p, ',');
 
-        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-            ok |= strlen(known[k]) == l && strncmp(known[k], p, l) == 0;
-        if (!ok)
+        if (!in_list(known, p, e ? (size_t)(e - p) : strlen(p)))
             return 0;
-        if (!q)
+        if (!e)
             break;
-        p = q + 1;
+        p = e + 1;
     }
     return 1;
 }

@@ -64,68 +64,79 @@ __device__ __forceinline__ void hx_raise(const hx_ctl &ctl)
     __threadfence_system();
 }
 
+/* Whether a poll loop at its n-th try, begun at *t0, should give up: checked every 1024 tries,
+ * after timeout_ns or once another wait on the device gave up. Raises the abort flag when so. */
+__device__ __forceinline__ int hx_give_up(unsigned n, unsigned long long *t0, const hx_ctl &ctl)
+{
+    unsigned long long t;
+
+    if ((n & 1023) != 0)
+        return 0;
+    t = hx_gtimer();
+    if (n == 0) {
+        *t0 = t;
+        return 0;
+    }
+    if (t - *t0 <= ctl.timeout_ns && !hx_aborted(ctl))
+        return 0;
+    hx_raise(ctl);
+    return 1;
+}
+
 /* One thread waits until *p >= v. 1 when reached, 0 after a timeout or abort. */
 __device__ __forceinline__ int hx_spin_ge(const volatile unsigned long long *p,
                                           unsigned long long v, const hx_ctl &ctl)
 {
     unsigned long long t0 = 0;
 
-    for (unsigned n = 0;; n++) {
-        if (*p >= v)
-            return 1;
-        if ((n & 1023) == 0) {
-            unsigned long long t = hx_gtimer();
+    for (unsigned n = 0; *p < v; n++)
+        if (hx_give_up(n, &t0, ctl))
+            return 0;
+    return 1;
+}
 
-            if (n == 0)
-                t0 = t;
-            else if (t - t0 > ctl.timeout_ns) {
-                hx_raise(ctl);
-                return 0;
-            }
-            if (hx_aborted(ctl))
-                return 0;
-        }
-    }
+/* Block-wide: thread 0's v, in every thread. `flag` is a __shared__ int owned by the caller. */
+__device__ __forceinline__ int hx_bcast(int v, volatile int *flag)
+{
+    if (threadIdx.x == 0)
+        *flag = v;
+    __syncthreads();
+    v = *flag;
+    __syncthreads();
+    return v;
 }
 
 /* Block-wide: thread 0 waits until *p >= v, then acquires (fence) and the block proceeds. Every
- * thread returns the same answer. `flag` is a __shared__ int owned by the caller. */
+ * thread returns the same answer. */
 __device__ __forceinline__ int hx_block_wait_ge(const volatile unsigned long long *p,
                                                 unsigned long long v, const hx_ctl &ctl,
                                                 volatile int *flag)
 {
-    int ok;
+    int ok = 0;
 
     if (threadIdx.x == 0) {
-        int r = hx_spin_ge(p, v, ctl);
-
+        ok = hx_spin_ge(p, v, ctl);
         __threadfence();
-        *flag = r;
     }
-    __syncthreads();
-    ok = *flag;
-    __syncthreads();
-    return ok;
+    return hx_bcast(ok, flag);
 }
 
 /* Block-wide: did any wait on the device give up? Same answer in every thread. */
 __device__ __forceinline__ int hx_block_aborted(const hx_ctl &ctl, volatile int *flag)
 {
-    int a;
-
     __syncthreads();
-    if (threadIdx.x == 0)
-        *flag = hx_aborted(ctl);
-    __syncthreads();
-    a = *flag;
-    __syncthreads();
-    return a;
+    return hx_bcast(threadIdx.x == 0 && hx_aborted(ctl), flag);
 }
 
 /* Loads that bypass L1: FIFO slots and buffers are rewritten by other SMs or GPUs. */
 __device__ __forceinline__ float hx_ld(const float *p)
 {
     return __ldcg(p);
+}
+
+__device__ __forceinline__ float4 hx_add4(float4 a, float4 b)
+{
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
 /* What a prim call does with its operands (MSCCL step types that use a connection). */
@@ -146,10 +157,53 @@ __device__ __forceinline__ float hx_value(const hx_op &op, long i, float in)
     return op.src ? in + hx_ld(op.src + i) : in;
 }
 
-/* ---- Simple: two slices per call, each filling CS_SIMPLE_STEPS_PER_SLICE FIFO steps; the sender
- * posts tail after a system fence, the receiver posts head after consuming (prims_simple.h). ----
- */
+/* Find the FIFO slots of a use of k steps: wait for the slot to read (Simple only: LL and LL128
+ * poll the flags in the lines instead) and for a free slot to write. 0 when a wait gave up. */
+template <typename T>
+static __device__ int hx_slots(const hx_op &op, unsigned long long sstep, unsigned long long rstep,
+                               int k, const hx_ctl &ctl, volatile int *flag, const T **in, T **out)
+{
+    if (op.rc) {
+        if (k > 1 && !hx_block_wait_ge(&op.rc->tail, rstep + k, ctl, flag))
+            return 0;
+        *in = (const T *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
+    }
+    if (op.sc) {
+        /* Space for k more steps: head + 8 >= sstep + k. */
+        if (sstep + k > CS_NCCL_STEPS &&
+            !hx_block_wait_ge(&op.sc->head, sstep + k - CS_NCCL_STEPS, ctl, flag))
+            return 0;
+        *out = (T *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
+    }
+    return 1;
+}
+
+/* After a use of k steps: the sender posts tail (Simple, k > 1) after a system fence, the
+ * receiver hands the slot back; both sides count the steps. */
+static __device__ void hx_post(const hx_op &op, unsigned long long &sstep,
+                               unsigned long long &rstep, int k)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (op.sc && k > 1) {
+            __threadfence_system(); /* data before the step counter, also across the link */
+            op.sc->tail = sstep + k;
+        }
+        if (op.rc) {
+            __threadfence(); /* reads of the slot are done before it is handed back */
+            op.rc->head = rstep + k;
+        }
+    }
+    if (op.sc)
+        sstep += k;
+    if (op.rc)
+        rstep += k;
+}
+
+/* ---- Simple: two slices per call, each filling CS_SIMPLE_STEPS_PER_SLICE FIFO steps
+ * (prims_simple.h). ---- */
 static_assert(CS_SIMPLE_SLICES_PER_CALL == 2, "hx_prim_simple splits a call in two halves");
+static_assert(CS_SIMPLE_STEPS_PER_SLICE > 1, "hx_slots and hx_post tell Simple by k > 1");
 
 static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
                                      unsigned long long &rstep, const hx_ctl &ctl,
@@ -165,112 +219,46 @@ static __device__ int hx_prim_simple(const hx_op &op, unsigned long long &sstep,
         const float *in = NULL;
         float *out = NULL;
 
-        if (op.rc) {
-            if (!hx_block_wait_ge(&op.rc->tail, rstep + CS_SIMPLE_STEPS_PER_SLICE, ctl, flag))
-                return 0;
-            in = (const float *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
-        }
-        if (op.sc) {
-            /* Space for 2 more steps: head + 8 >= sstep + CS_SIMPLE_STEPS_PER_SLICE. */
-            if (sstep + CS_SIMPLE_STEPS_PER_SLICE > CS_NCCL_STEPS &&
-                !hx_block_wait_ge(&op.sc->head, sstep + CS_SIMPLE_STEPS_PER_SLICE - CS_NCCL_STEPS,
-                                  ctl, flag))
-                return 0;
-            out = (float *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
-        }
-        {
-            /* 16-byte vectors where every operand is aligned (NCCL moves Simple data in 16-byte
-             * units too), then the remainder element by element. */
-            const float *sp = op.src ? op.src + lo : NULL;
-            float *dp = op.dst ? op.dst + lo : NULL;
-            long len = hi - lo;
-            int vec = (((uintptr_t)sp | (uintptr_t)dp | (uintptr_t)in | (uintptr_t)out) & 15) == 0;
-            long n4 = vec ? len / 4 : 0;
-
-            for (long q = threadIdx.x; q < n4; q += blockDim.x) {
-                float4 v;
-
-                if (in) {
-                    v = __ldcg((const float4 *)in + q);
-                    if (sp) {
-                        float4 w = __ldcg((const float4 *)sp + q);
-
-                        v.x += w.x;
-                        v.y += w.y;
-                        v.z += w.z;
-                        v.w += w.w;
-                    }
-                } else {
-                    v = __ldcg((const float4 *)sp + q);
-                }
-                if (dp)
-                    ((float4 *)dp)[q] = v;
-                if (out)
-                    ((float4 *)out)[q] = v;
-            }
-            for (long i = n4 * 4 + threadIdx.x; i < len; i += blockDim.x) {
-                float v = hx_value(op, lo + i, in ? hx_ld(in + i) : 0.0f);
-
-                if (dp)
-                    dp[i] = v;
-                if (out)
-                    out[i] = v;
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            if (op.sc) {
-                __threadfence_system(); /* data before the step counter, also across the link */
-                op.sc->tail = sstep + CS_SIMPLE_STEPS_PER_SLICE;
-            }
-            if (op.rc) {
-                __threadfence(); /* reads of the slot are done before it is handed back */
-                op.rc->head = rstep + CS_SIMPLE_STEPS_PER_SLICE;
-            }
-        }
-        if (op.sc)
-            sstep += CS_SIMPLE_STEPS_PER_SLICE;
-        if (op.rc)
-            rstep += CS_SIMPLE_STEPS_PER_SLICE;
-    }
-    return 1;
-}
-
-/* ---- LL and LL128 take one FIFO step per call (prims_ll.h, prims_ll128.h). ---- */
-
-/* Find the slot to read and wait for a free slot to write. 0 when the wait gave up. */
-template <typename T>
-static __device__ int hx_line_begin(const hx_op &op, unsigned long long sstep,
-                                    unsigned long long rstep, const hx_ctl &ctl, volatile int *flag,
-                                    const T **in, T **out)
-{
-    if (op.rc)
-        *in = (const T *)(op.rc->fifo + (rstep % CS_NCCL_STEPS) * op.rc->slot_bytes);
-    if (op.sc) {
-        if (sstep + 1 > CS_NCCL_STEPS &&
-            !hx_block_wait_ge(&op.sc->head, sstep + 1 - CS_NCCL_STEPS, ctl, flag))
+        if (!hx_slots(op, sstep, rstep, CS_SIMPLE_STEPS_PER_SLICE, ctl, flag, &in, &out))
             return 0;
-        *out = (T *)(op.sc->fifo + (sstep % CS_NCCL_STEPS) * op.sc->slot_bytes);
+        /* 16-byte vectors where every operand is aligned (NCCL moves Simple data in 16-byte
+         * units too), then the remainder element by element. */
+        const float *sp = op.src ? op.src + lo : NULL;
+        float *dp = op.dst ? op.dst + lo : NULL;
+        long len = hi - lo;
+        int vec = (((uintptr_t)sp | (uintptr_t)dp | (uintptr_t)in | (uintptr_t)out) & 15) == 0;
+        long n4 = vec ? len / 4 : 0;
+
+        for (long q = threadIdx.x; q < n4; q += blockDim.x) {
+            float4 v;
+
+            if (in) {
+                v = __ldcg((const float4 *)in + q);
+                if (sp)
+                    v = hx_add4(v, __ldcg((const float4 *)sp + q));
+            } else {
+                v = __ldcg((const float4 *)sp + q);
+            }
+            if (dp)
+                ((float4 *)dp)[q] = v;
+            if (out)
+                ((float4 *)out)[q] = v;
+        }
+        for (long i = n4 * 4 + threadIdx.x; i < len; i += blockDim.x) {
+            float v = hx_value(op, lo + i, in ? hx_ld(in + i) : 0.0f);
+
+            if (dp)
+                dp[i] = v;
+            if (out)
+                out[i] = v;
+        }
+        hx_post(op, sstep, rstep, CS_SIMPLE_STEPS_PER_SLICE);
     }
     return 1;
 }
 
-/* The receiver hands the step back after the whole call; both sides count it. 0 when a wait on
- * the device gave up. */
-static __device__ int hx_line_end(const hx_op &op, unsigned long long &sstep,
-                                  unsigned long long &rstep, const hx_ctl &ctl, volatile int *flag)
-{
-    __syncthreads();
-    if (op.rc && threadIdx.x == 0) {
-        __threadfence();
-        op.rc->head = rstep + 1;
-    }
-    if (op.sc)
-        sstep += 1;
-    if (op.rc)
-        rstep += 1;
-    return !hx_block_aborted(ctl, flag);
-}
+/* ---- LL and LL128 take one FIFO step per call (prims_ll.h, prims_ll128.h); a call ends with a
+ * block-wide check that no wait on the device gave up. ---- */
 
 /* ---- LL: 16-byte lines {data0, flag, data1, flag} stored and polled with one volatile 16-byte
  * access; the flag is the call's step number + 1 (prims_ll.h). One FIFO step per call. ---- */
@@ -301,7 +289,7 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep,
     unsigned rflag = (unsigned)(rstep + 1), sflag = (unsigned)(sstep + 1);
     int timed_out = 0;
 
-    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+    if (!hx_slots(op, sstep, rstep, 1, ctl, flag, &in, &out))
         return 0;
     for (long l = threadIdx.x; l < nlines && !timed_out; l += blockDim.x) {
         long i = 2 * l;
@@ -315,16 +303,9 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep,
                 v = hx_ll_load(in + l);
                 if (v.y == rflag && v.w == rflag)
                     break;
-                if ((n & 1023) == 0) {
-                    unsigned long long t = hx_gtimer();
-
-                    if (n == 0)
-                        t0 = t;
-                    else if (t - t0 > ctl.timeout_ns || hx_aborted(ctl)) {
-                        hx_raise(ctl);
-                        timed_out = 1;
-                        break;
-                    }
+                if (hx_give_up(n, &t0, ctl)) {
+                    timed_out = 1;
+                    break;
                 }
             }
             if (timed_out)
@@ -343,7 +324,8 @@ static __device__ int hx_prim_ll(const hx_op &op, unsigned long long &sstep,
         if (out)
             hx_ll_store(out + l, __float_as_uint(a), __float_as_uint(b), sflag);
     }
-    return hx_line_end(op, sstep, rstep, ctl, flag);
+    hx_post(op, sstep, rstep, 1);
+    return !hx_block_aborted(ctl, flag);
 }
 
 /* ---- LL128: 128-byte lines of 16 u64, written by 8 threads with one 16-byte volatile store
@@ -381,7 +363,7 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
     int nwarps = blockDim.x / 32, warp = threadIdx.x / 32;
     int timed_out = 0;
 
-    if (!hx_line_begin(op, sstep, rstep, ctl, flag, &in, &out))
+    if (!hx_slots(op, sstep, rstep, 1, ctl, flag, &in, &out))
         return 0;
     /* Whole warps iterate together (warp votes below); a warp handles 4 lines per round. */
     for (long base = (long)warp * 4; base < nlines && !timed_out; base += (long)nwarps * 4) {
@@ -406,18 +388,9 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
                 }
                 if (__all_sync(0xffffffffu, ok))
                     break;
-                if ((n & 1023) == 0) {
-                    unsigned long long t = hx_gtimer();
-                    int give_up;
-
-                    if (n == 0)
-                        t0 = t;
-                    give_up = n > 0 && (t - t0 > ctl.timeout_ns || hx_aborted(ctl));
-                    if (__any_sync(0xffffffffu, give_up)) {
-                        hx_raise(ctl);
-                        timed_out = 1;
-                        break;
-                    }
+                if (__any_sync(0xffffffffu, hx_give_up(n, &t0, ctl))) {
+                    timed_out = 1;
+                    break;
                 }
             }
             if (timed_out)
@@ -441,7 +414,8 @@ static __device__ int hx_prim_ll128(const hx_op &op, unsigned long long &sstep,
                                j == 7 ? sflag : hx_pack(v[2], v[3]));
         }
     }
-    return hx_line_end(op, sstep, rstep, ctl, flag);
+    hx_post(op, sstep, rstep, 1);
+    return !hx_block_aborted(ctl, flag);
 }
 
 /* One prim call of protocol proto. 1 when done, 0 when a wait gave up. All threads of the block

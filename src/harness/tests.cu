@@ -2,7 +2,6 @@
  * launch overhead, timer self-check, HBM and per-CTA copy/reduce, protocol kernels in loopback,
  * and with two or more GPUs per-pair bandwidth, latency and protocol kernels across the link. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,30 +96,21 @@ __global__ void k_reduce(hx_srcs s, int k, float4 *__restrict__ d, long n4)
          i += (long)gridDim.x * blockDim.x) {
         float4 v = s.p[0][i];
 
-        for (int j = 1; j < k; j++) {
-            float4 w = s.p[j][i];
-
-            v.x += w.x;
-            v.y += w.y;
-            v.z += w.z;
-            v.w += w.w;
-        }
+        for (int j = 1; j < k; j++)
+            v = hx_add4(v, s.p[j][i]);
         d[i] = v;
     }
 }
 
-/* Count elements of d[0..n) that differ from the sum of patterns k0..k0+k-1 at index (i % period)
- * (period: the length of the pattern source; 0 means n). */
-__global__ void k_verify(const float *d, long n, long period, int k0, int k,
-                         unsigned long long *bad)
+/* Count elements of d[0..n) that differ from the sum of patterns 0..k-1. */
+__global__ void k_verify(const float *d, long n, int k, unsigned long long *bad)
 {
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
          i += (long)gridDim.x * blockDim.x) {
-        long j = period ? i % period : i;
-        float v = hx_pat(j, k0);
+        float v = 0.0f;
 
-        for (int q = 1; q < k; q++)
-            v += hx_pat(j, k0 + q);
+        for (int q = 0; q < k; q++)
+            v += hx_pat(i, q);
         if (!(__ldcg(d + i) == v))
             atomicAdd(bad, 1ull);
     }
@@ -237,17 +227,66 @@ static long ops_for(double one_s, long max_ops)
     return k < 1 ? 1 : k > max_ops ? max_ops : k;
 }
 
-static unsigned long long verify(const float *d, long n, long period, int k0, int k)
+/* Run launch(bad), a kernel that counts wrong elements into *bad. The count, ~0 on a CUDA
+ * error. */
+template <typename F> static unsigned long long count_bad(F launch)
 {
     unsigned long long *bad, h = ~0ull;
 
     if (cudaMalloc((void **)&bad, sizeof(*bad)) != cudaSuccess)
         return h;
     cudaMemset(bad, 0, sizeof(*bad));
-    k_verify<<<grid_for(n, 256), 256>>>(d, n, period, k0, k, bad);
+    launch(bad);
     cudaMemcpy(&h, bad, sizeof(h), cudaMemcpyDeviceToHost);
     cudaFree(bad);
     return h;
+}
+
+static unsigned long long verify(const float *d, long n, int k)
+{
+    return count_bad(
+        [&](unsigned long long *bad) { k_verify<<<grid_for(n, 256), 256>>>(d, n, k, bad); });
+}
+
+/* The status of a sample that was timed and then checked. */
+static const char *checked(double t, unsigned long long bad)
+{
+    return t <= 0 ? "error" : bad ? "bad_data" : "ok";
+}
+
+/* A copy or reduce point: the fields of its rows, and the k patterns whose sum it writes. */
+struct copy_pt {
+    const char *test, *mech, *op;
+    int src, dst; /* devices: dst holds the destination */
+    int nblocks, nthreads;
+    long long bytes;
+    int k;
+};
+
+/* The samples of a point after a warm-up that sets the calls per sample: each resets the
+ * destination to NaN, times the calls op(i) on stream s of device dev and checks the result. */
+template <typename F>
+static void copy_samples(hx_ctx *c, const copy_pt &q, int dev, cudaStream_t s, float *dst, int mhz,
+                         F op)
+{
+    long ops;
+
+    cudaSetDevice(dev);
+    ops = ops_for(time_ops(s, 1, op), 1000);
+    for (int smp = 0; smp < c->o->samples; smp++) {
+        double t;
+        unsigned long long bad;
+
+        cudaSetDevice(q.dst);
+        cudaMemset(dst, 0xff, q.bytes);
+        cudaDeviceSynchronize();
+        cudaSetDevice(dev);
+        t = time_ops(s, ops, op);
+        cudaSetDevice(q.dst);
+        bad = verify(dst, q.bytes / 4, q.k);
+        hx_emit(c, q.test, q.mech, q.op, q.src, q.dst, 1, q.nblocks, q.nthreads, 0, q.bytes, ops,
+                smp, t, mhz, checked(t, bad));
+    }
 }
 
 /* ---------------- T0 environment ---------------- */
@@ -307,6 +346,25 @@ int hx_env(hx_ctx *c)
 
 /* ---------------- T1 launch overhead ---------------- */
 
+/* The status of a timed sample: its time is positive unless timing failed. */
+static const char *timed(double t)
+{
+    return t > 0 ? "ok" : "error";
+}
+
+/* One sample of ops launches of a kernel with an N-byte parameter. */
+template <int N> static void launch_params(hx_ctx *c, cudaStream_t s, int ops, int smp, int mhz)
+{
+    hx_params<N> p;
+    char op[32];
+    double t;
+
+    memset(&p, 0, sizeof(p));
+    snprintf(op, sizeof(op), "params_%d", N);
+    t = time_ops(s, ops, [&](long) { k_params<N><<<1, 32, 0, s>>>(p); });
+    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, timed(t));
+}
+
 int hx_launch(hx_ctx *c)
 {
     const int K = 1000, KG = 100;
@@ -325,44 +383,18 @@ int hx_launch(hx_ctx *c)
         for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
             int gr = grids[gi];
             double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r = {"launch", "launch", "back_to_back",        0, 0, 1, gr, 128, 0, 0, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
-            hx_row r1 = {"launch", "launch", "isolated", 0,   0,
-                         1,        gr,       128,        0,   0,
-                         1,        smp,      t1,         mhz, t1 > 0 ? "ok" : "error"};
 
-            hx_emit(c, &r);
-            hx_emit(c, &r1);
+            hx_emit(c, "launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
+                    timed(t));
+            hx_emit(c, "launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
+                    timed(t1));
         }
     /* Parameter bytes (comm_scope's kernel-argument test). */
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
-        hx_params<256> p256;
-        hx_params<1024> p1k;
-        hx_params<4096> p4k;
-        double t;
-
-        memset(&p256, 0, sizeof(p256));
-        memset(&p1k, 0, sizeof(p1k));
-        memset(&p4k, 0, sizeof(p4k));
-        t = time_ops(s, K, [&](long) { k_params<256><<<1, 32, 0, s>>>(p256); });
-        {
-            hx_row r = {"launch", "launch", "params_256",          0, 0, 1, 1, 32, 0, 256, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
-        }
-        t = time_ops(s, K, [&](long) { k_params<1024><<<1, 32, 0, s>>>(p1k); });
-        {
-            hx_row r = {"launch", "launch", "params_1024",         0, 0, 1, 1, 32, 0, 1024, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
-        }
-        t = time_ops(s, K, [&](long) { k_params<4096><<<1, 32, 0, s>>>(p4k); });
-        {
-            hx_row r = {"launch", "launch", "params_4096",         0, 0, 1, 1, 32, 0, 4096, K, smp,
-                        t,        mhz,      t > 0 ? "ok" : "error"};
-            hx_emit(c, &r);
-        }
+        launch_params<256>(c, s, K, smp, mhz);
+        launch_params<1024>(c, s, K, smp, mhz);
+        launch_params<4096>(c, s, K, smp, mhz);
     }
     /* Graph of KG kernel nodes. */
     if (HX_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)))
@@ -375,11 +407,9 @@ int hx_launch(hx_ctx *c)
     cudaStreamSynchronize(s);
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
-        hx_row r = {
-            "launch", "graph_launch",        "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t,
-            mhz,      t > 0 ? "ok" : "error"};
 
-        hx_emit(c, &r);
+        hx_emit(c, "launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
+                timed(t));
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -402,32 +432,17 @@ int hx_timer(hx_ctx *c)
     mhz = hx_sm_mhz(c, 0);
     for (int smp = 0; smp < c->o->samples; smp++) {
         double t = time_ops(s, 0, [&](long) {});
-        hx_row r = {"timer", "event", "event_pair",           0, 0, 1, 0, 0, 0, 0, 1, smp,
-                    t,       mhz,     t >= 0 ? "ok" : "error"};
 
-        hx_emit(c, &r);
+        hx_emit(c, "timer", "event", "event_pair", 0, 0, 1, 0, 0, 0, 0, 1, smp, t, mhz,
+                t >= 0 ? "ok" : "error");
     }
     for (int smp = 0; smp < c->o->samples; smp++) {
         k_tick<<<1, 1, 0, s>>>(d, 100000);
         if (HX_CK(cudaStreamSynchronize(s)) ||
             HX_CK(cudaMemcpy(&tick, d, sizeof(tick), cudaMemcpyDeviceToHost)))
             return -1;
-        hx_row r = {"timer",
-                    "globaltimer",
-                    "tick",
-                    0,
-                    0,
-                    1,
-                    1,
-                    1,
-                    0,
-                    0,
-                    1,
-                    smp,
-                    tick * 1e-9,
-                    mhz,
-                    tick != ~0ull ? "ok" : "error"};
-        hx_emit(c, &r);
+        hx_emit(c, "timer", "globaltimer", "tick", 0, 0, 1, 1, 1, 0, 0, 1, smp, tick * 1e-9, mhz,
+                tick != ~0ull ? "ok" : "error");
     }
     /* Event time of a kernel that spins a fixed %globaltimer interval: op names the interval. */
     for (size_t i = 0; i < sizeof(spins_ns) / sizeof(spins_ns[0]); i++)
@@ -435,11 +450,9 @@ int hx_timer(hx_ctx *c)
             char op[32];
             unsigned long long ns = spins_ns[i];
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
-            hx_row r = {"timer", "globaltimer",         op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t,
-                        mhz,     t > 0 ? "ok" : "error"};
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
-            hx_emit(c, &r);
+            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, timed(t));
         }
     cudaFree(d);
     cudaStreamDestroy(s);
@@ -480,8 +493,7 @@ int hx_mem(hx_ctx *c)
             pts.push_back({2, b, c->nsm[0], 512, k});
         }
     }
-    for (size_t i = pts.size(); i > 1; i--)
-        std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+    hx_shuffle(c, pts.data(), pts.size());
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
         return -1;
     for (int k = 0; k < 8; k++) {
@@ -504,8 +516,6 @@ int hx_mem(hx_ctx *c)
             else
                 k_reduce<<<pt.nb, pt.nt, 0, s>>>(ss, pt.k, (float4 *)dst, n4);
         };
-        double one = time_ops(s, 1, op); /* warm-up and the size of a batch */
-        long ops = ops_for(one, 1000);
         char opname[16];
 
         if (pt.kind == 2)
@@ -514,34 +524,11 @@ int hx_mem(hx_ctx *c)
             snprintf(opname, sizeof(opname), "copy");
         if (i % 16 == 0)
             mhz = hx_sm_mhz(c, 0);
-        for (int smp = 0; smp < o->samples; smp++) {
-            double t;
-            unsigned long long bad;
+        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, 1};
 
-            cudaMemsetAsync(dst, 0xff, pt.bytes, s);
-            cudaStreamSynchronize(s);
-            t = time_ops(s, ops, op);
-            bad = verify(dst, pt.bytes / 4, 0, 0, pt.kind == 2 ? pt.k : 1);
-            hx_row r = {"mem",
-                        pt.kind == 0 ? "ce" : "sm",
-                        opname,
-                        0,
-                        0,
-                        1,
-                        pt.nb,
-                        pt.nt,
-                        0,
-                        pt.bytes,
-                        ops,
-                        smp,
-                        t,
-                        mhz,
-                        t <= 0 ? "error"
-                        : bad  ? "bad_data"
-                               : "ok"};
-
-            hx_emit(c, &r);
-        }
+        if (pt.kind == 2)
+            q.k = pt.k;
+        copy_samples(c, q, 0, s, dst, mhz, op);
     }
     for (int k = 0; k < 8; k++)
         cudaFree(src[k]);
@@ -558,8 +545,6 @@ struct proto_bufs {
     hx_conn *conns;
     char *fifo;
     float *src, *lsrc, *dst;
-    long maxn;
-    int npairs;
 };
 
 static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn, int proto)
@@ -567,8 +552,6 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
     size_t per = (size_t)npairs * CS_NCCL_STEPS * maxn * sizeof(float);
 
     memset(&b, 0, sizeof(b));
-    b.maxn = maxn;
-    b.npairs = npairs;
     if (HX_CK(cudaSetDevice(sdev)) || HX_CK(cudaMalloc((void **)&b.src, per)))
         return -1;
     k_fill<<<1024, 256>>>(b.src, (long)(per / 4), 0);
@@ -597,7 +580,6 @@ static int proto_reset(proto_bufs &b, int rdev, int npairs, int proto, long n)
     std::vector<hx_conn> h(npairs);
 
     for (int i = 0; i < npairs; i++) {
-        memset(&h[i], 0, sizeof(hx_conn));
         h[i].fifo = b.fifo + (size_t)i * CS_NCCL_STEPS * cs_proto_step_bytes(proto);
         h[i].slot_bytes = cs_proto_step_bytes(proto);
     }
@@ -631,28 +613,16 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
 static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto, int npairs,
                            long n, int nsteps, int reduce, int nthreads, const char **status)
 {
-    hx_pt_args a;
+    /* The roles and the abort flags (a.ctl) depend on the sides: set below. */
+    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs, {}};
     cudaEvent_t e0, e1;
     float ms = -1;
-    int ab = 0, ab2 = 0;
-    unsigned long long *bad, nbad = 0;
+    unsigned long long nbad;
 
     if (proto_reset(b, rdev, npairs, proto, n))
         return -1;
-    cudaSetDevice(sdev);
-    cudaMemset(c->d_abort[sdev], 0, sizeof(int));
-    cudaSetDevice(rdev);
-    cudaMemset(c->d_abort[rdev], 0, sizeof(int));
-    memset(&a, 0, sizeof(a));
-    a.conns = b.conns;
-    a.src = b.src;
-    a.lsrc = b.lsrc;
-    a.dst = b.dst;
-    a.n = n;
-    a.nsteps = nsteps;
-    a.proto = proto;
-    a.reduce = reduce;
-    a.npairs = npairs;
+    hx_abort_clear(c, sdev);
+    hx_abort_clear(c, rdev);
     a.ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -692,23 +662,15 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         return -1;
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    cudaMemcpy(&ab, c->d_abort[rdev], sizeof(int), cudaMemcpyDeviceToHost);
-    if (sdev != rdev) {
-        cudaSetDevice(sdev);
-        cudaMemcpy(&ab2, c->d_abort[sdev], sizeof(int), cudaMemcpyDeviceToHost);
-        cudaSetDevice(rdev);
-    }
-    if (ab || ab2) {
+    /* rdev last: the check below runs there. */
+    if (hx_abort_read(c, sdev) | hx_abort_read(c, rdev)) {
         *status = "timeout";
         return ms * 1e-3;
     }
-    if (HX_CK(cudaMalloc((void **)&bad, sizeof(*bad))))
-        return -1;
-    cudaMemset(bad, 0, sizeof(*bad));
-    k_verify_proto<<<1024, 256>>>(b.dst, n, npairs, nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS,
-                                  reduce, bad);
-    cudaMemcpy(&nbad, bad, sizeof(nbad), cudaMemcpyDeviceToHost);
-    cudaFree(bad);
+    nbad = count_bad([&](unsigned long long *bad) {
+        k_verify_proto<<<1024, 256>>>(b.dst, n, npairs,
+                                      nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
+    });
     *status = nbad ? "bad_data" : "ok";
     return ms * 1e-3;
 }
@@ -753,8 +715,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                             for (int nt : {256, 512, 640})
                                 pts.push_back({n, st, p, red, nt});
                     }
-        for (size_t i = pts.size(); i > 1; i--)
-            std::swap(pts[i - 1], pts[hx_rand(c) % i]);
+        hx_shuffle(c, pts.data(), pts.size());
         if (proto_alloc(b, sdev, rdev, maxp, maxbytes / 4, proto))
             return -1;
         for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
@@ -769,25 +730,12 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
                 double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
                                         q.nthreads, &st);
-                hx_row r = {test,
-                            hx_proto_mech(proto),
-                            q.reduce ? "recv_reduce_copy" : "send_recv",
-                            sdev,
-                            rdev,
-                            q.pairs,
-                            1,
-                            q.nthreads,
-                            q.n * 4,
-                            q.n * 4,
-                            q.steps,
-                            smp,
-                            t,
-                            mhz,
-                            st};
 
                 if (t < 0)
                     return -1;
-                hx_emit(c, &r);
+                hx_emit(c, test, hx_proto_mech(proto), q.reduce ? "recv_reduce_copy" : "send_recv",
+                        sdev, rdev, q.pairs, 1, q.nthreads, q.n * 4, q.n * 4, q.steps, smp, t, mhz,
+                        st);
                 if (strcmp(st, "timeout") == 0)
                     break;
             }
@@ -817,57 +765,33 @@ static int p2p_latency(hx_ctx *c, int i, int j, unsigned long long *fi, unsigned
         const int N = o->quick ? 2000 : 20000;
         hx_ctl ci = {c->d_abort[i], (unsigned long long)(o->spin_timeout_s * 1e9)};
         hx_ctl cj = {c->d_abort[j], ci.timeout_ns};
-        cudaEvent_t e0, e1;
-        float ms = -1;
-        int ab = 0, ab2 = 0;
         unsigned long long vi = 0, vj = 0;
+        double t;
+        int ab;
 
         cudaSetDevice(i);
         cudaMemset(fi, 0, 8);
-        cudaMemset(c->d_abort[i], 0, sizeof(int));
-        cudaDeviceSynchronize();
+        hx_abort_clear(c, i);
         cudaSetDevice(j);
         cudaMemset(fj, 0, 8);
-        cudaMemset(c->d_abort[j], 0, sizeof(int));
-        cudaDeviceSynchronize();
+        hx_abort_clear(c, j);
         k_pingpong<<<1, 1, 0, sj>>>(fj, fi, 1, N, cj);
         cudaSetDevice(i);
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        cudaEventRecord(e0, si);
-        k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci);
-        cudaEventRecord(e1, si);
-        if (HX_CK(cudaEventSynchronize(e1)))
+        t = time_ops(si, 1, [&](long) { k_pingpong<<<1, 1, 0, si>>>(fi, fj, 0, N, ci); });
+        if (t < 0)
             return -1;
-        cudaEventElapsedTime(&ms, e0, e1);
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        cudaMemcpy(&ab, c->d_abort[i], sizeof(int), cudaMemcpyDeviceToHost);
+        ab = hx_abort_read(c, i);
         cudaMemcpy(&vi, fi, 8, cudaMemcpyDeviceToHost);
         cudaSetDevice(j);
         cudaDeviceSynchronize();
-        cudaMemcpy(&ab2, c->d_abort[j], sizeof(int), cudaMemcpyDeviceToHost);
+        ab |= hx_abort_read(c, j);
         cudaMemcpy(&vj, fj, 8, cudaMemcpyDeviceToHost);
         if (smp == 0)
             continue;
-        hx_row r = {"p2p_lat",
-                    "flag_pingpong",
-                    "rtt",
-                    i,
-                    j,
-                    1,
-                    1,
-                    1,
-                    0,
-                    8,
-                    N,
-                    smp,
-                    ms * 1e-3,
-                    mhz,
-                    ab || ab2                                ? "timeout"
-                    : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
-                                                             : "bad_data"};
-        hx_emit(c, &r);
+        hx_emit(c, "p2p_lat", "flag_pingpong", "rtt", i, j, 1, 1, 1, 0, 8, N, smp, t, mhz,
+                ab                                       ? "timeout"
+                : (vi == 2ull * N && vj == 2ull * N - 1) ? "ok"
+                                                         : "bad_data");
     }
     return 0;
 }
@@ -884,7 +808,7 @@ static int p2p_pair(hx_ctx *c, int i, int j)
 
     for (long long b = 4096; b <= maxb; b *= o->quick ? 8 : 2)
         sizes.push_back(b);
-    hx_shuffle(c, sizes.data(), (int)sizes.size());
+    hx_shuffle(c, sizes.data(), sizes.size());
     if (HX_CK(cudaSetDevice(i)) || HX_CK(cudaMalloc((void **)&src, maxb)) ||
         HX_CK(cudaMalloc((void **)&fi, 8)) ||
         HX_CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking)))
@@ -914,43 +838,9 @@ static int p2p_pair(hx_ctx *c, int i, int j)
                 else
                     k_copy<<<k.nb, 512, 0, s>>>((const float4 *)src, (float4 *)dst, n4);
             };
-            double one;
-            long ops;
+            copy_pt q = {"p2p_bw", k.mech, "copy", i, j, k.nb, k.nb ? 512 : 0, b, 1};
 
-            cudaSetDevice(dev);
-            one = time_ops(s, 1, op);
-            ops = ops_for(one, 1000);
-            for (int smp = 0; smp < o->samples; smp++) {
-                double t;
-                unsigned long long bad;
-
-                cudaSetDevice(j);
-                cudaMemset(dst, 0xff, b);
-                cudaDeviceSynchronize();
-                cudaSetDevice(dev);
-                t = time_ops(s, ops, op);
-                cudaSetDevice(j);
-                bad = verify(dst, b / 4, 0, 0, 1);
-                hx_row r = {"p2p_bw",
-                            k.mech,
-                            "copy",
-                            i,
-                            j,
-                            1,
-                            k.nb,
-                            k.nb ? 512 : 0,
-                            0,
-                            b,
-                            ops,
-                            smp,
-                            t,
-                            mhz,
-                            t <= 0 ? "error"
-                            : bad  ? "bad_data"
-                                   : "ok"};
-
-                hx_emit(c, &r);
-            }
+            copy_samples(c, q, dev, s, dst, mhz, op);
         }
     }
     if (p2p_latency(c, i, j, fi, fj, si, sj, mhz) != 0)
