@@ -67,11 +67,21 @@ static int key_cmp(const void *a, const void *b)
     return x->chan < y->chan ? -1 : x->chan > y->chan;
 }
 
+/* Sort keys; return the index of the first one equal to its predecessor, or 0 if none is. */
+static int first_dup(struct conn_key *keys, int n)
+{
+    qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
+    for (int i = 1; i < n; i++)
+        if (key_cmp(&keys[i - 1], &keys[i]) == 0)
+            return i;
+    return 0;
+}
+
 int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
                     struct cs_error *err)
 {
     struct conn_key *snd, *rcv;
-    int ns = 0, nr = 0, rc = 0;
+    int ns = 0, nr = 0, rc = 0, i;
 
     if (plan->ngpus > plat->ngpus) {
         cs_error_set(err, plat->path, 0,
@@ -93,8 +103,9 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
 
         if (tb->send >= plan->ngpus || tb->recv >= plan->ngpus || tb->send == tb->gpu ||
             tb->recv == tb->gpu || tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
-            cs_error_set(err, NULL, 0, "gpu %d tb %d: bad peer or channel (send %d recv %d chan %d)",
-                         tb->gpu, tb->id, tb->send, tb->recv, tb->chan);
+            cs_error_set(err, NULL, 0,
+                         "gpu %d tb %d: bad peer or channel (send %d recv %d chan %d)", tb->gpu,
+                         tb->id, tb->send, tb->recv, tb->chan);
             rc = CS_ERR_INVALID;
             break;
         }
@@ -120,25 +131,18 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
                 }
         }
     }
-    if (rc == 0) {
-        qsort(snd, (size_t)ns, sizeof(*snd), key_cmp);
-        qsort(rcv, (size_t)nr, sizeof(*rcv), key_cmp);
-        for (int i = 1; i < ns && rc == 0; i++)
-            if (key_cmp(&snd[i - 1], &snd[i]) == 0) {
-                cs_error_set(err, NULL, 0,
-                             "two tbs of gpu %d send to %d on channel %d; the runtime gives each "
-                             "connection one tb",
-                             snd[i].src, snd[i].dst, snd[i].chan);
-                rc = CS_ERR_INVALID;
-            }
-        for (int i = 1; i < nr && rc == 0; i++)
-            if (key_cmp(&rcv[i - 1], &rcv[i]) == 0) {
-                cs_error_set(err, NULL, 0,
-                             "two tbs of gpu %d receive from %d on channel %d; the runtime gives "
-                             "each connection one tb",
-                             rcv[i].dst, rcv[i].src, rcv[i].chan);
-                rc = CS_ERR_INVALID;
-            }
+    if (rc == 0 && (i = first_dup(snd, ns)) > 0) {
+        cs_error_set(err, NULL, 0,
+                     "two tbs of gpu %d send to %d on channel %d; the runtime gives each "
+                     "connection one tb",
+                     snd[i].src, snd[i].dst, snd[i].chan);
+        rc = CS_ERR_INVALID;
+    } else if (rc == 0 && (i = first_dup(rcv, nr)) > 0) {
+        cs_error_set(err, NULL, 0,
+                     "two tbs of gpu %d receive from %d on channel %d; the runtime gives each "
+                     "connection one tb",
+                     rcv[i].dst, rcv[i].src, rcv[i].chan);
+        rc = CS_ERR_INVALID;
     }
     free(snd);
     free(rcv);
@@ -378,7 +382,8 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         }
         t0 = simgrid_get_clock();
         if (sends && b > 0) {
-            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], cs_plan_wire_bytes(p, units[u]));
+            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send],
+                           cs_plan_wire_bytes(p, units[u]));
             S.ntransfers++;
         }
         need = rate_time(b, par->tb_Bps[p->proto]);
@@ -560,13 +565,13 @@ static int timeline_routes(void)
     return 0;
 }
 
-/* Describe one blocked tb in a line. */
+/* Describe one blocked tb in an indented line of the report. */
 static void describe(char *buf, size_t len, int t)
 {
     const struct tbstate *ts = &S.tbs[t];
     const struct cs_plan_tb *tb = ts->tb;
     const struct cs_plan_op *op = ts->op < tb->nops ? &tb->ops[ts->op] : NULL;
-    int n = snprintf(buf, len, "gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
+    int n = snprintf(buf, len, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
                      ts->iter, op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
 
     if (n < 0 || (size_t)n >= len)
@@ -659,10 +664,7 @@ static char *deadlock_report(int *nblocked)
 
         append(&buf, &len, &cap, "wait-for cycle:");
         do {
-            char d[480];
-
-            describe(d, sizeof(d), v);
-            snprintf(line, sizeof(line), "  %s", d);
+            describe(line, sizeof(line), v);
             append(&buf, &len, &cap, line);
             v = blocker(v);
         } while (v != cycle_start && ++n < ntbs);
@@ -672,10 +674,7 @@ static char *deadlock_report(int *nblocked)
         append(&buf, &len, &cap, "no wait-for cycle; blocked threadblocks:");
         for (int t = 0; t < ntbs && shown < 32; t++)
             if (!S.tbs[t].done) {
-                char d[480];
-
-                describe(d, sizeof(d), t);
-                snprintf(line, sizeof(line), "  %s", d);
+                describe(line, sizeof(line), t);
                 append(&buf, &len, &cap, line);
                 shown++;
             }
@@ -873,9 +872,9 @@ static void child_stderr(FILE *f, char *buf, size_t len)
         char *p = line, *q;
 
         line[strcspn(line, "\n")] = '\0';
-        if (line[0] == '\0' || strncmp(line, "  ->", 4) == 0 || strncmp(line, "Backtrace", 9) == 0 ||
-            strstr(line, "__asan_handle_no_return") || strstr(line, "False positive") ||
-            strstr(line, "google/sanitizers"))
+        if (line[0] == '\0' || strncmp(line, "  ->", 4) == 0 ||
+            strncmp(line, "Backtrace", 9) == 0 || strstr(line, "__asan_handle_no_return") ||
+            strstr(line, "False positive") || strstr(line, "google/sanitizers"))
             continue;
         if ((q = strstr(p, "CRITICAL] ")) != NULL)
             p = q + 10;
@@ -952,8 +951,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                              WTERMSIG(status), why[0] ? ": " : "", why);
             else
                 cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
-                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "",
-                             why);
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
         }
         if (errf)
             fclose(errf);
