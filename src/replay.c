@@ -501,35 +501,26 @@ static int conn_cmp(const void *a, const void *b)
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
 }
 
-static enum cs_link_class route_class(sg_host_t a, sg_host_t b)
+/* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
+ * nvlink), the sum of its links' latencies the hop latency. */
+static void route_conn(struct conn *c)
 {
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     enum cs_link_class cls = 0;
-
-    sg_host_get_route(a, b, links);
-    for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
-        sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
-        enum cs_link_class c = cs_platform_link_class(S.plat, sg_link_get_name(l));
-
-        /* The slowest class on the route sets the per-call overhead: net > pcie > nvlink. */
-        if (c > cls)
-            cls = c;
-    }
-    xbt_dynar_free(&links);
-    return cls ? cls : CS_LINK_PCIE;
-}
-
-/* The latency of the route from a to b: the sum of its links' latencies. */
-static double route_latency(sg_host_t a, sg_host_t b)
-{
-    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     double lat = 0;
 
-    sg_host_get_route(a, b, links);
-    for (unsigned long i = 0; i < xbt_dynar_length(links); i++)
-        lat += sg_link_get_latency(xbt_dynar_get_as(links, i, sg_link_t));
+    sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
+    for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
+        sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
+        enum cs_link_class lc = cs_platform_link_class(S.plat, sg_link_get_name(l));
+
+        if (lc > cls)
+            cls = lc;
+        lat += sg_link_get_latency(l);
+    }
     xbt_dynar_free(&links);
-    return lat;
+    c->cls = cls ? cls : CS_LINK_PCIE;
+    c->lat_s = lat;
 }
 
 /* The timeline's links and the route of every connection (recording only). */
@@ -772,8 +763,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             c->credit = sg_sem_init(CS_NCCL_STEPS);
             c->ready = sg_sem_init(0);
             c->sender = c->receiver = -1;
-            c->cls = route_class(S.hosts[c->key.src], S.hosts[c->key.dst]);
-            c->lat_s = route_latency(S.hosts[c->key.src], S.hosts[c->key.dst]);
+            route_conn(c);
         }
     /* Transfers carry bytes only: the hop latency delays the receiver (avail), never the
      * sender, so the links' own latencies go to zero once every route has been summed. */
