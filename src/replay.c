@@ -680,11 +680,7 @@ static char *deadlock_report(int *nblocked)
 
 /* The result as it crosses the pipe. */
 struct wire_result {
-    int status;
-    double time_s, sim_s, wall_s;
-    long long ncalls, ntransfers;
-    int nblocked;
-    long maxrss_kb;
+    struct cs_replay_result res; /* res.report stays NULL: report_len bytes of it follow */
     int report_len;
     char error[1024];
 };
@@ -808,10 +804,10 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     t0 = now_s();
     simgrid_run();
-    wr.wall_s = now_s() - t0;
-    wr.sim_s = simgrid_get_clock();
-    wr.ncalls = S.ncalls;
-    wr.ntransfers = S.ntransfers;
+    wr.res.wall_s = now_s() - t0;
+    wr.res.sim_s = simgrid_get_clock();
+    wr.res.ncalls = S.ncalls;
+    wr.res.ntransfers = S.ntransfers;
     {
         int all = 1;
 
@@ -822,21 +818,21 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             for (int t = 0; t < ntbs; t++)
                 if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
                     record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
-            S.tl->makespan_s = wr.sim_s;
+            S.tl->makespan_s = wr.res.sim_s;
             S.tl->offset_s = plat->params.launch_s + plat->params.deploy_s;
             S.tl->complete = all;
         }
         if (all) {
-            wr.status = CS_REPLAY_OK;
-            wr.time_s = wr.sim_s + plat->params.launch_s + plat->params.deploy_s;
+            wr.res.status = CS_REPLAY_OK;
+            wr.res.time_s = wr.res.sim_s + plat->params.launch_s + plat->params.deploy_s;
         } else {
-            wr.status = CS_REPLAY_DEADLOCK;
-            report = deadlock_report(&wr.nblocked);
+            wr.res.status = CS_REPLAY_DEADLOCK;
+            report = deadlock_report(&wr.res.nblocked);
         }
     }
 out:
     getrusage(RUSAGE_SELF, &ru);
-    wr.maxrss_kb = ru.ru_maxrss;
+    wr.res.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
     if (cs_fd_write_all(fd, &wr, sizeof(wr)) != 0 ||
         (wr.report_len > 0 && cs_fd_write_all(fd, report, (size_t)wr.report_len) != 0) ||
@@ -949,15 +945,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (errf)
         fclose(errf);
-    memset(res, 0, sizeof(*res));
-    res->status = (enum cs_replay_status)wr.status;
-    res->time_s = wr.time_s;
-    res->sim_s = wr.sim_s;
-    res->ncalls = wr.ncalls;
-    res->ntransfers = wr.ntransfers;
-    res->nblocked = wr.nblocked;
-    res->wall_s = wr.wall_s;
-    res->maxrss_kb = wr.maxrss_kb;
+    *res = wr.res;
     res->report = report;
     return 0;
 }
