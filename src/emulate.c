@@ -93,6 +93,13 @@ void cs_emulate_bufs_free(struct cs_emulate_bufs *bufs)
     free(bufs);
 }
 
+/* Allocate n floats (at least one), owned through *mem; the buffer, or NULL when out of memory. */
+static float *own_floats(float **mem, size_t n)
+{
+    *mem = malloc((n ? n : 1) * sizeof(float));
+    return *mem;
+}
+
 struct cs_emulate_bufs *cs_emulate_bufs_new(const struct cs_xplan *plan, long chunk_elems)
 {
     struct cs_emulate_bufs *b = calloc(1, sizeof(*b));
@@ -119,24 +126,16 @@ struct cs_emulate_bufs *cs_emulate_bufs_new(const struct cs_xplan *plan, long ch
         if (b->scratch[r] == NULL)
             goto fail;
         if (rk->in_alias >= 0) {
-            b->out_mem[r] = malloc((no ? no : 1) * sizeof(float));
-            if (b->out_mem[r] == NULL)
+            if ((b->out[r] = own_floats(&b->out_mem[r], no)) == NULL)
                 goto fail;
-            b->out[r] = b->out_mem[r];
             b->in[r] = b->out[r] + (size_t)rk->in_alias * (size_t)chunk_elems;
         } else {
-            b->in_mem[r] = malloc((ni ? ni : 1) * sizeof(float));
-            if (b->in_mem[r] == NULL)
+            if ((b->in[r] = own_floats(&b->in_mem[r], ni)) == NULL)
                 goto fail;
-            b->in[r] = b->in_mem[r];
-            if (rk->out_alias >= 0) {
+            if (rk->out_alias >= 0)
                 b->out[r] = b->in[r] + (size_t)rk->out_alias * (size_t)chunk_elems;
-            } else {
-                b->out_mem[r] = malloc((no ? no : 1) * sizeof(float));
-                if (b->out_mem[r] == NULL)
-                    goto fail;
-                b->out[r] = b->out_mem[r];
-            }
+            else if ((b->out[r] = own_floats(&b->out_mem[r], no)) == NULL)
+                goto fail;
         }
         if (b->out_mem[r])
             for (size_t e = 0; e < no; e++)

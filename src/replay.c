@@ -67,11 +67,21 @@ static int key_cmp(const void *a, const void *b)
     return x->chan < y->chan ? -1 : x->chan > y->chan;
 }
 
+/* Sort keys; return the index of the first one equal to its predecessor, or 0 if none is. */
+static int first_dup(struct conn_key *keys, int n)
+{
+    qsort(keys, (size_t)n, sizeof(*keys), key_cmp);
+    for (int i = 1; i < n; i++)
+        if (key_cmp(&keys[i - 1], &keys[i]) == 0)
+            return i;
+    return 0;
+}
+
 int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
                     struct cs_error *err)
 {
     struct conn_key *snd, *rcv;
-    int ns = 0, nr = 0, rc = 0;
+    int ns = 0, nr = 0, rc = 0, i;
 
     if (plan->ngpus > plat->ngpus) {
         cs_error_set(err, plat->path, 0,
@@ -121,25 +131,18 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
                 }
         }
     }
-    if (rc == 0) {
-        qsort(snd, (size_t)ns, sizeof(*snd), key_cmp);
-        qsort(rcv, (size_t)nr, sizeof(*rcv), key_cmp);
-        for (int i = 1; i < ns && rc == 0; i++)
-            if (key_cmp(&snd[i - 1], &snd[i]) == 0) {
-                cs_error_set(err, NULL, 0,
-                             "two tbs of gpu %d send to %d on channel %d; the runtime gives each "
-                             "connection one tb",
-                             snd[i].src, snd[i].dst, snd[i].chan);
-                rc = CS_ERR_INVALID;
-            }
-        for (int i = 1; i < nr && rc == 0; i++)
-            if (key_cmp(&rcv[i - 1], &rcv[i]) == 0) {
-                cs_error_set(err, NULL, 0,
-                             "two tbs of gpu %d receive from %d on channel %d; the runtime gives "
-                             "each connection one tb",
-                             rcv[i].dst, rcv[i].src, rcv[i].chan);
-                rc = CS_ERR_INVALID;
-            }
+    if (rc == 0 && (i = first_dup(snd, ns)) > 0) {
+        cs_error_set(err, NULL, 0,
+                     "two tbs of gpu %d send to %d on channel %d; the runtime gives each "
+                     "connection one tb",
+                     snd[i].src, snd[i].dst, snd[i].chan);
+        rc = CS_ERR_INVALID;
+    } else if (rc == 0 && (i = first_dup(rcv, nr)) > 0) {
+        cs_error_set(err, NULL, 0,
+                     "two tbs of gpu %d receive from %d on channel %d; the runtime gives each "
+                     "connection one tb",
+                     rcv[i].dst, rcv[i].src, rcv[i].chan);
+        rc = CS_ERR_INVALID;
     }
     free(snd);
     free(rcv);
@@ -498,35 +501,26 @@ static int conn_cmp(const void *a, const void *b)
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
 }
 
-static enum cs_link_class route_class(sg_host_t a, sg_host_t b)
+/* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
+ * nvlink), the sum of its links' latencies the hop latency. */
+static void route_conn(struct conn *c)
 {
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     enum cs_link_class cls = 0;
-
-    sg_host_get_route(a, b, links);
-    for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
-        sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
-        enum cs_link_class c = cs_platform_link_class(S.plat, sg_link_get_name(l));
-
-        /* The slowest class on the route sets the per-call overhead: net > pcie > nvlink. */
-        if (c > cls)
-            cls = c;
-    }
-    xbt_dynar_free(&links);
-    return cls ? cls : CS_LINK_PCIE;
-}
-
-/* The latency of the route from a to b: the sum of its links' latencies. */
-static double route_latency(sg_host_t a, sg_host_t b)
-{
-    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     double lat = 0;
 
-    sg_host_get_route(a, b, links);
-    for (unsigned long i = 0; i < xbt_dynar_length(links); i++)
-        lat += sg_link_get_latency(xbt_dynar_get_as(links, i, sg_link_t));
+    sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
+    for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
+        sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
+        enum cs_link_class lc = cs_platform_link_class(S.plat, sg_link_get_name(l));
+
+        if (lc > cls)
+            cls = lc;
+        lat += sg_link_get_latency(l);
+    }
     xbt_dynar_free(&links);
-    return lat;
+    c->cls = cls ? cls : CS_LINK_PCIE;
+    c->lat_s = lat;
 }
 
 /* The timeline's links and the route of every connection (recording only). */
@@ -562,13 +556,13 @@ static int timeline_routes(void)
     return 0;
 }
 
-/* Describe one blocked tb in a line. */
+/* Describe one blocked tb in an indented line of the report. */
 static void describe(char *buf, size_t len, int t)
 {
     const struct tbstate *ts = &S.tbs[t];
     const struct cs_plan_tb *tb = ts->tb;
     const struct cs_plan_op *op = ts->op < tb->nops ? &tb->ops[ts->op] : NULL;
-    int n = snprintf(buf, len, "gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
+    int n = snprintf(buf, len, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
                      ts->iter, op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
 
     if (n < 0 || (size_t)n >= len)
@@ -661,10 +655,7 @@ static char *deadlock_report(int *nblocked)
 
         append(&buf, &len, &cap, "wait-for cycle:");
         do {
-            char d[480];
-
-            describe(d, sizeof(d), v);
-            snprintf(line, sizeof(line), "  %s", d);
+            describe(line, sizeof(line), v);
             append(&buf, &len, &cap, line);
             v = blocker(v);
         } while (v != cycle_start && ++n < ntbs);
@@ -674,10 +665,7 @@ static char *deadlock_report(int *nblocked)
         append(&buf, &len, &cap, "no wait-for cycle; blocked threadblocks:");
         for (int t = 0; t < ntbs && shown < 32; t++)
             if (!S.tbs[t].done) {
-                char d[480];
-
-                describe(d, sizeof(d), t);
-                snprintf(line, sizeof(line), "  %s", d);
+                describe(line, sizeof(line), t);
                 append(&buf, &len, &cap, line);
                 shown++;
             }
@@ -692,11 +680,7 @@ static char *deadlock_report(int *nblocked)
 
 /* The result as it crosses the pipe. */
 struct wire_result {
-    int status;
-    double time_s, sim_s, wall_s;
-    long long ncalls, ntransfers;
-    int nblocked;
-    long maxrss_kb;
+    struct cs_replay_result res; /* res.report stays NULL: report_len bytes of it follow */
     int report_len;
     char error[1024];
 };
@@ -775,8 +759,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             c->credit = sg_sem_init(CS_NCCL_STEPS);
             c->ready = sg_sem_init(0);
             c->sender = c->receiver = -1;
-            c->cls = route_class(S.hosts[c->key.src], S.hosts[c->key.dst]);
-            c->lat_s = route_latency(S.hosts[c->key.src], S.hosts[c->key.dst]);
+            route_conn(c);
         }
     /* Transfers carry bytes only: the hop latency delays the receiver (avail), never the
      * sender, so the links' own latencies go to zero once every route has been summed. */
@@ -821,10 +804,10 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     t0 = now_s();
     simgrid_run();
-    wr.wall_s = now_s() - t0;
-    wr.sim_s = simgrid_get_clock();
-    wr.ncalls = S.ncalls;
-    wr.ntransfers = S.ntransfers;
+    wr.res.wall_s = now_s() - t0;
+    wr.res.sim_s = simgrid_get_clock();
+    wr.res.ncalls = S.ncalls;
+    wr.res.ntransfers = S.ntransfers;
     {
         int all = 1;
 
@@ -835,21 +818,21 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             for (int t = 0; t < ntbs; t++)
                 if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
                     record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
-            S.tl->makespan_s = wr.sim_s;
+            S.tl->makespan_s = wr.res.sim_s;
             S.tl->offset_s = plat->params.launch_s + plat->params.deploy_s;
             S.tl->complete = all;
         }
         if (all) {
-            wr.status = CS_REPLAY_OK;
-            wr.time_s = wr.sim_s + plat->params.launch_s + plat->params.deploy_s;
+            wr.res.status = CS_REPLAY_OK;
+            wr.res.time_s = wr.res.sim_s + plat->params.launch_s + plat->params.deploy_s;
         } else {
-            wr.status = CS_REPLAY_DEADLOCK;
-            report = deadlock_report(&wr.nblocked);
+            wr.res.status = CS_REPLAY_DEADLOCK;
+            report = deadlock_report(&wr.res.nblocked);
         }
     }
 out:
     getrusage(RUSAGE_SELF, &ru);
-    wr.maxrss_kb = ru.ru_maxrss;
+    wr.res.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
     if (cs_fd_write_all(fd, &wr, sizeof(wr)) != 0 ||
         (wr.report_len > 0 && cs_fd_write_all(fd, report, (size_t)wr.report_len) != 0) ||
@@ -962,15 +945,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (errf)
         fclose(errf);
-    memset(res, 0, sizeof(*res));
-    res->status = (enum cs_replay_status)wr.status;
-    res->time_s = wr.time_s;
-    res->sim_s = wr.sim_s;
-    res->ncalls = wr.ncalls;
-    res->ntransfers = wr.ntransfers;
-    res->nblocked = wr.nblocked;
-    res->wall_s = wr.wall_s;
-    res->maxrss_kb = wr.maxrss_kb;
+    *res = wr.res;
     res->report = report;
     return 0;
 }
