@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -876,7 +878,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     struct cs_replay_opts defopts = {0};
     struct wire_result wr;
     int fds[2], rc, status;
-    pid_t pid;
+    pid_t pid, parent;
     char *report = NULL;
     FILE *errf;
 
@@ -893,6 +895,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
      * notice) goes to a temporary file, shown only if the child fails. */
     errf = opts->verbose ? NULL : tmpfile();
     fflush(NULL);
+    parent = getpid();
     pid = fork();
     if (pid < 0) {
         if (errf)
@@ -903,6 +906,9 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         return CS_ERR_SIM;
     }
     if (pid == 0) {
+        /* The simulation dies with whoever asked for it (a killed predict or sweep worker). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
         close(fds[0]);
         if (errf)
             dup2(fileno(errf), 2);

@@ -78,6 +78,24 @@ START_TEST(test_load)
     ck_assert_int_eq(cs_predict_load(&in, &s, &plat, &err), CS_ERR_USAGE);
     ck_assert_ptr_nonnull(strstr(err.msg, "KEY=VALUE"));
 
+    /* Link parameters live in the platform's <link>s: a --set of one would change nothing. */
+    {
+        const char *link[] = {"cs.launch_s=1e-6", "cs.link_Bps.nvlink=1e9"};
+
+        in.sets = link;
+        in.nsets = 2;
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_predict_load(&in, &s, &plat, &err), CS_ERR_USAGE);
+        ck_assert_ptr_nonnull(strstr(err.msg, "collsim platform FAMILY --set cs.link_Bps.nvlink"));
+        link[1] = "cs.sys_lat_s=0";
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_predict_load(&in, &s, &plat, &err), CS_ERR_USAGE);
+        in.nsets = 1;
+        ck_assert_int_eq(cs_predict_load(&in, &s, &plat, &err), 0);
+        cs_sched_free(s);
+        cs_platform_free(plat);
+    }
+
     in.sched_path = "x.xml";
     ck_assert_int_eq(cs_predict_load(&in, &s, &plat, NULL), CS_ERR_USAGE);
     unlink(path);

@@ -1,0 +1,50 @@
+#!/bin/sh
+# predict_cli.sh: `collsim predict` refuses link parameters in --set (they live in the platform's
+# <link>s), and a killed predict takes its simulating child with it.
+builddir=${CS_BUILDDIR:-.}
+srcdir=${CS_SRCDIR:-..}
+cs="$builddir/collsim"
+plat="$srcdir/platforms/a100-hier-4x2.xml"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+"$cs" predict --gen ring:gpus=8 -p "$plat" -b 1M -e 1M --set cs.link_Bps.nvlink=1e9 \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "collsim platform FAMILY --set cs.link_Bps.nvlink" "$tmp/err"; then
+    echo "FAIL: --set cs.link_Bps.nvlink: exit $rc, want 2 naming collsim platform --set"
+    cat "$tmp/err"
+    fail=$((fail + 1))
+fi
+
+# A replay of about 15 s (a 64-GPU LL ring at 1 GiB): kill predict itself, never its child; the
+# child (the simulation) must be gone within 2 s, long before it would have finished.
+"$cs" predict --gen ring:gpus=64,protocol=LL -p "$srcdir/platforms/a100-hier-32x2.xml" \
+    -b 1G -e 1G >/dev/null 2>&1 &
+pid=$!
+child=""
+for _ in $(seq 100); do
+    child=$(pgrep -P "$pid" | head -n 1)
+    [ -n "$child" ] && break
+    sleep 0.1
+done
+if [ -z "$child" ]; then
+    echo "FAIL: predict started no simulating child"
+    fail=$((fail + 1))
+else
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    for _ in $(seq 20); do
+        kill -0 "$child" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$child" 2>/dev/null; then
+        echo "FAIL: the simulating child $child outlived its killed predict"
+        kill -9 "$child"
+        fail=$((fail + 1))
+    fi
+fi
+
+[ "$fail" -eq 0 ] && echo "predict_cli: ok"
+exit "$fail"
