@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "emulate.h"
+#include "report.h"
 #include "xml.h"
 }
 
@@ -584,7 +585,7 @@ static int exec_one(hx_ctx *c, const char *path)
     snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", o->outdir, name);
     sum = fopen(csvpath, "w");
     if (sum)
-        fprintf(sum, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n");
+        fprintf(sum, CS_REPORT_CSV_HEADER "\n");
     printf("# exec %s: %s, %d ranks (%s), %d tbs, %d connections, %d threads per tb\n", name,
            cs_proto_name((enum cs_proto)p->proto), p->nranks,
            x.multi ? "one per GPU" : "virtual, one GPU", p->ntbs, p->nconns, nthreads);
