@@ -7,10 +7,6 @@
 
 #include "error.h"
 
-/* Column names of `collsim predict --format csv`, in order. */
-#define CS_TABLE_PREDICT_HEADER "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status"
-#define CS_TABLE_PREDICT_NCOLS 7
-
 struct cs_table {
     int ncols;
     char **cols;
