@@ -453,7 +453,7 @@ static void tb_main(int argc, char **argv)
     struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
     const struct cs_plan_tb *tb = ts->tb;
 
-    for (int it = 0; it < S.plan->niter; it++) {
+    for (int it = 0; it < S.plan->sz.niter; it++) {
         ts->iter = it;
         for (int k = 0; k < tb->nops; k++) {
             const struct cs_plan_op *op = &tb->ops[k];
