@@ -208,16 +208,17 @@ static double rate_time(double bytes, double Bps)
     return Bps > 0 && bytes > 0 ? bytes / Bps : 0;
 }
 
-/* Record the interval from the tb's last mark to now as an event of kind (callers check S.tl
- * first, so that nothing is paid when no timeline is requested). Returns the event to complete,
- * or NULL when the log is full. */
-static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int other)
+/* Add an event of kind for the tb from start_s to now (callers check S.tl first, so that nothing
+ * is paid when no timeline is requested). Returns the event to complete, or NULL when the log is
+ * full. */
+static struct cs_tl_event *add_event(const struct tbstate *ts, double start_s, enum cs_tl_kind kind,
+                                     int other)
 {
     struct cs_tl_event ev;
 
     memset(&ev, 0, sizeof(ev));
-    ev.start_s = ts->mark;
-    ev.end_s = ts->mark = simgrid_get_clock();
+    ev.start_s = start_s;
+    ev.end_s = simgrid_get_clock();
     ev.kind = kind;
     ev.tb = ts->index;
     ev.iter = ts->iter;
@@ -228,6 +229,15 @@ static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int 
     if (cs_timeline_add(S.tl, &ev) != 0)
         return NULL;
     return &S.tl->events[S.tl->nevents - 1];
+}
+
+/* Record the interval from the tb's last mark to now, which becomes its new mark. */
+static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int other)
+{
+    double start_s = ts->mark;
+
+    ts->mark = simgrid_get_clock();
+    return add_event(ts, start_s, kind, other);
 }
 
 static enum cs_tl_kind wait_event(enum wait_kind kind)
@@ -330,19 +340,10 @@ static double mem_factor(enum cs_step_type t)
 /* Record the call (or local op) that started at t0 as a whole: the trace's step slice. */
 static void record_call(struct tbstate *ts, double t0, long long bytes)
 {
-    struct cs_tl_event ev;
+    struct cs_tl_event *ev = add_event(ts, t0, CS_TL_CALL, -1);
 
-    memset(&ev, 0, sizeof(ev));
-    ev.start_s = t0;
-    ev.end_s = simgrid_get_clock();
-    ev.kind = CS_TL_CALL;
-    ev.tb = ts->index;
-    ev.iter = ts->iter;
-    ev.op = ts->op;
-    ev.call = ts->call;
-    ev.other = ev.out_conn = ev.out_seq = ev.in_conn = ev.in_seq = -1;
-    ev.bytes = bytes;
-    cs_timeline_add(S.tl, &ev);
+    if (ev != NULL)
+        ev->bytes = bytes;
 }
 
 static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
@@ -480,27 +481,16 @@ static void tb_main(int argc, char **argv)
     ts->done = 1;
 }
 
-static struct conn *find_conn(int src, int dst, int chan)
-{
-    struct conn_key k = {src, dst, chan};
-    int lo = 0, hi = S.nconns - 1;
-
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2, c = key_cmp(&k, &S.conns[mid].key);
-
-        if (c == 0)
-            return &S.conns[mid];
-        if (c < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
 static int conn_cmp(const void *a, const void *b)
 {
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
+}
+
+static struct conn *find_conn(int src, int dst, int chan)
+{
+    struct conn probe = {.key = {src, dst, chan}};
+
+    return bsearch(&probe, S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
 }
 
 /* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
