@@ -549,32 +549,29 @@ static int timeline_routes(void)
 }
 
 /* Describe one blocked tb in an indented line of the report. */
-static void describe(char *buf, size_t len, int t)
+static void describe(FILE *fp, int t)
 {
     const struct tbstate *ts = &S.tbs[t];
     const struct cs_plan_tb *tb = ts->tb;
     const struct cs_plan_op *op = ts->op < tb->nops ? &tb->ops[ts->op] : NULL;
-    int n = snprintf(buf, len, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
-                     ts->iter, op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
 
-    if (n < 0 || (size_t)n >= len)
-        return;
+    fprintf(fp, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id, ts->iter,
+            op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
     switch (ts->wait) {
     case W_CREDIT:
-        snprintf(buf + n, len - n,
-                 "waits for credits on connection %d->%d channel %d (all %d slots in use)",
-                 ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
+        fprintf(fp, "waits for credits on connection %d->%d channel %d (all %d slots in use)\n",
+                ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
         break;
     case W_DATA:
-        snprintf(buf + n, len - n, "waits for data from gpu %d on channel %d", ts->in->key.src,
-                 ts->in->key.chan);
+        fprintf(fp, "waits for data from gpu %d on channel %d\n", ts->in->key.src,
+                ts->in->key.chan);
         break;
     case W_FLAG:
-        snprintf(buf + n, len - n, "waits for the flag of tb %d step %d (iteration %d)",
-                 S.tbs[ts->wait_tb].tb->id, ts->wait_step, ts->wait_iter);
+        fprintf(fp, "waits for the flag of tb %d step %d (iteration %d)\n",
+                S.tbs[ts->wait_tb].tb->id, ts->wait_step, ts->wait_iter);
         break;
     default:
-        snprintf(buf + n, len - n, "is blocked");
+        fputs("is blocked\n", fp);
     }
 }
 
@@ -595,40 +592,27 @@ static int blocker(int t)
     }
 }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *s)
-{
-    size_t n = strlen(s);
-
-    if (*len + n + 2 > *cap) {
-        size_t nc = (*cap + n + 2) * 2;
-        char *nb = realloc(*buf, nc);
-
-        if (nb == NULL)
-            return;
-        *buf = nb;
-        *cap = nc;
-    }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[(*len)++] = '\n';
-    (*buf)[*len] = '\0';
-}
-
 /* The deadlock report: the wait-for cycle if there is one, else every blocked tb (capped). */
 static char *deadlock_report(int *nblocked)
 {
     int ntbs = S.plan->ntbs, cycle_start = -1;
     int *mark = calloc((size_t)ntbs, sizeof(int));
-    char *buf = NULL, line[512];
-    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
 
     *nblocked = 0;
     for (int t = 0; t < ntbs; t++)
         *nblocked += !S.tbs[t].done;
-    snprintf(line, sizeof(line), "deadlock: %d of %d threadblocks never finish", *nblocked, ntbs);
-    append(&buf, &len, &cap, line);
-    if (mark == NULL)
+    if (fp == NULL) {
+        free(mark);
+        return NULL;
+    }
+    fprintf(fp, "deadlock: %d of %d threadblocks never finish\n", *nblocked, ntbs);
+    if (mark == NULL) {
+        fclose(fp);
         return buf;
+    }
     /* Each blocked tb waits on one tb: walk the functional graph to find a cycle. */
     for (int t = 0; t < ntbs && cycle_start < 0; t++) {
         int v = t;
@@ -645,27 +629,24 @@ static char *deadlock_report(int *nblocked)
     if (cycle_start >= 0) {
         int v = cycle_start, n = 0;
 
-        append(&buf, &len, &cap, "wait-for cycle:");
+        fputs("wait-for cycle:\n", fp);
         do {
-            describe(line, sizeof(line), v);
-            append(&buf, &len, &cap, line);
+            describe(fp, v);
             v = blocker(v);
         } while (v != cycle_start && ++n < ntbs);
     } else {
         int shown = 0;
 
-        append(&buf, &len, &cap, "no wait-for cycle; blocked threadblocks:");
+        fputs("no wait-for cycle; blocked threadblocks:\n", fp);
         for (int t = 0; t < ntbs && shown < 32; t++)
             if (!S.tbs[t].done) {
-                describe(line, sizeof(line), t);
-                append(&buf, &len, &cap, line);
+                describe(fp, t);
                 shown++;
             }
-        if (shown < *nblocked) {
-            snprintf(line, sizeof(line), "  ... and %d more", *nblocked - shown);
-            append(&buf, &len, &cap, line);
-        }
+        if (shown < *nblocked)
+            fprintf(fp, "  ... and %d more\n", *nblocked - shown);
     }
+    fclose(fp);
     free(mark);
     return buf;
 }
