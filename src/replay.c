@@ -916,15 +916,14 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                 cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
         }
-        if (errf)
-            fclose(errf);
-        return CS_ERR_SIM;
+        rc = CS_ERR_SIM;
+    } else {
+        *res = wr.res;
+        res->report = report;
     }
     if (errf)
         fclose(errf);
-    *res = wr.res;
-    res->report = report;
-    return 0;
+    return rc;
 }
 
 void cs_replay_result_cleanup(struct cs_replay_result *res)
