@@ -55,6 +55,12 @@ int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sc
 int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
                int *started);
 
+/* Run cmd_getopt over argv, handing each option's value (its optarg, or NULL) to
+ * take(ctx, c, value); positional arguments then start at optind. 0, or the first nonzero exit
+ * code: take's, or CS_EXIT_USAGE after cmd_getopt's message. */
+int cmd_getopts(int argc, char **argv, const char *shortopts, const struct option *longopts,
+                int (*take)(void *ctx, int c, const char *value), void *ctx);
+
 /* The long name of the option whose getopt value is val, or NULL. */
 const char *cmd_opt_long_name(const struct option *longopts, int val);
 

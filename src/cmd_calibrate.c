@@ -644,8 +644,10 @@ static int take_set(struct opts *o, const char *v)
 }
 
 /* One option into o; 0, or an exit code. */
-static int take_option(struct opts *o, int c, const char *v)
+static int take_option(void *ctx, int c, const char *v)
 {
+    struct opts *o = ctx;
+
     switch (c) {
     case 'l':
         o->link = cs_link_class_parse(v);
@@ -702,17 +704,13 @@ static int take_option(struct opts *o, int c, const char *v)
 /* argv of `calibrate fit` into o (o->files points into argv); 0, or an exit code. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    int c, started = 0, rc;
+    int rc;
 
     cs_params_init(&o->base);
     cs_fit_opts_init(&o->fo);
     o->size_max = INFINITY;
-    while ((c = cmd_getopt(argc, argv, "o:", calibrate_opts, &started)) != -1) {
-        if (c == '?')
-            return CS_EXIT_USAGE;
-        if ((rc = take_option(o, c, optarg)) != 0)
-            return rc;
-    }
+    if ((rc = cmd_getopts(argc, argv, "o:", calibrate_opts, take_option, o)) != 0)
+        return rc;
     o->prior = o->base;
     o->files = (const char **)argv + optind;
     o->nfiles = argc - optind;

@@ -73,8 +73,9 @@ static const struct option predict_opts[] = {
 };
 
 /* One option into a; 0, or an exit code. */
-static int take_option(struct predict_args *a, int c, const char *v)
+static int take_option(void *ctx, int c, const char *v)
 {
+    struct predict_args *a = ctx;
     static const char size_what[] = "a size such as 8, 64K, 128M or 1G, at most 1T";
 
     switch (c) {
@@ -122,7 +123,7 @@ static int take_option(struct predict_args *a, int c, const char *v)
 
 static int parse_args(int argc, char **argv, struct predict_args *a)
 {
-    int c, started = 0, rc;
+    int rc;
 
     memset(a, 0, sizeof(*a));
     a->in.sets = a->sets;
@@ -132,12 +133,8 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     a->factor = 2;
     a->max_events = CS_TL_DEFAULT_MAX_EVENTS;
     a->fmt = CS_REPORT_TABLE;
-    while ((c = cmd_getopt(argc, argv, "vp:b:e:f:d:", predict_opts, &started)) != -1) {
-        if (c == '?')
-            return CS_EXIT_USAGE;
-        if ((rc = take_option(a, c, optarg)) != 0)
-            return rc;
-    }
+    if ((rc = cmd_getopts(argc, argv, "vp:b:e:f:d:", predict_opts, take_option, a)) != 0)
+        return rc;
     for (int i = optind; i < argc; i++) {
         if (a->in.sched_path != NULL)
             return cmd_usage_error("predict takes one schedule; '%s' is extra", argv[i]);

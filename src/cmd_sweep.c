@@ -599,8 +599,10 @@ static const struct option sweep_opts[] = {
 };
 
 /* One option into a; 0, or an exit code. */
-static int take_option(struct sweep_args *a, int c, const char *v)
+static int take_option(void *ctx, int c, const char *v)
 {
+    struct sweep_args *a = ctx;
+
     switch (c) {
     case 'j':
         return cmd_opt_ll("-j", v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
@@ -634,7 +636,7 @@ static int take_option(struct sweep_args *a, int c, const char *v)
 /* Options, then the sweep file (or, with --merge, the output and the shards from optind). */
 static int parse_args(int argc, char **argv, struct sweep_args *a)
 {
-    int c, started = 0, rc;
+    int rc;
 
     memset(a, 0, sizeof(*a));
     a->out = "-";
@@ -642,12 +644,8 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     a->point = -1;
     a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
     quiet = 0;
-    while ((c = cmd_getopt(argc, argv, "j:qo:", sweep_opts, &started)) != -1) {
-        if (c == '?')
-            return CS_EXIT_USAGE;
-        if ((rc = take_option(a, c, optarg)) != 0)
-            return rc;
-    }
+    if ((rc = cmd_getopts(argc, argv, "j:qo:", sweep_opts, take_option, a)) != 0)
+        return rc;
     if (a->merge)
         return argc - optind < 2
                    ? cmd_usage_error("usage: collsim sweep --merge OUT.csv SHARD.csv...")

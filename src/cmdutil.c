@@ -121,6 +121,20 @@ int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option
     return '?';
 }
 
+int cmd_getopts(int argc, char **argv, const char *shortopts, const struct option *longopts,
+                int (*take)(void *ctx, int c, const char *value), void *ctx)
+{
+    int c, started = 0, rc;
+
+    while ((c = cmd_getopt(argc, argv, shortopts, longopts, &started)) != -1) {
+        if (c == '?')
+            return CS_EXIT_USAGE;
+        if ((rc = take(ctx, c, optarg)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* 0 when a parse.h parser returned 0, else the option's error printed and CS_EXIT_USAGE. */
 static int opt_check(int code, const char *opt, const char *val, const char *what)
 {

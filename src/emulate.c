@@ -41,33 +41,25 @@ int cs_emulate_expect_output(const struct cs_xplan *plan, int rank, long chunk_e
 {
     long n = (long)plan->ranks[rank].out_chunks * chunk_elems;
     long per = (long)(plan->nchunks / plan->nranks) * chunk_elems; /* one rank's share */
+    /* Reduce-scatter and all-to-all keep this rank's share of each input, at rank x per. */
+    long base =
+        plan->coll == CS_COLL_REDUCE_SCATTER || plan->coll == CS_COLL_ALLTOALL ? rank * per : 0;
 
     switch (plan->coll) {
     case CS_COLL_ALLREDUCE:
-        for (long e = 0; e < n; e++) {
-            float v = 0;
-
-            for (int q = 0; q < plan->nranks; q++)
-                v += cs_emulate_input_value(q, e);
-            out[e] = v;
-        }
-        return 0;
-    case CS_COLL_ALLGATHER:
-        for (long e = 0; e < n; e++)
-            out[e] = cs_emulate_input_value((int)(e / per), e % per);
-        return 0;
     case CS_COLL_REDUCE_SCATTER:
         for (long e = 0; e < n; e++) {
             float v = 0;
 
             for (int q = 0; q < plan->nranks; q++)
-                v += cs_emulate_input_value(q, rank * per + e);
+                v += cs_emulate_input_value(q, base + e);
             out[e] = v;
         }
         return 0;
+    case CS_COLL_ALLGATHER:
     case CS_COLL_ALLTOALL:
         for (long e = 0; e < n; e++)
-            out[e] = cs_emulate_input_value((int)(e / per), rank * per + e % per);
+            out[e] = cs_emulate_input_value((int)(e / per), base + e % per);
         return 0;
     }
     return CS_ERR_USAGE;

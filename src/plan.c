@@ -276,20 +276,14 @@ int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_b
                                   size_bytes, type_bytes, 0, err)) != 0 ||
         (rc = cs_plan_compile(sched, proto, &p, err)) != 0)
         return rc;
-    p->size_bytes = sz.size_bytes;
+    p->sz = sz;
     p->type_bytes = type_bytes;
-    p->count = sz.count;
-    p->chunk_elems = sz.chunk_elems;
-    p->loop_elems = sz.loop_elems;
-    p->niter = sz.niter;
-    p->last_elems = sz.last_elems;
-    p->max_allowed = sz.max_allowed;
     for (int t = 0; t < p->ntbs; t++)
         for (int i = 0; i < p->tbs[t].nops; i++) {
             struct cs_plan_op *op = &p->tbs[t].ops[i];
 
-            op->ncalls = cs_proto_step_calls(op->cnt, p->max_allowed);
-            p->ncalls_total += (long long)op->ncalls * p->niter;
+            op->ncalls = cs_proto_step_calls(op->cnt, p->sz.max_allowed);
+            p->ncalls_total += (long long)op->ncalls * p->sz.niter;
         }
     *out = p;
     return 0;
@@ -297,7 +291,7 @@ int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_b
 
 long long cs_plan_iter_elems(const struct cs_plan *plan, int iter)
 {
-    return cs_proto_iter_elems((long)plan->chunk_elems, (long)plan->loop_elems, iter);
+    return cs_proto_iter_elems((long)plan->sz.chunk_elems, (long)plan->sz.loop_elems, iter);
 }
 
 long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op *op, int iter,
@@ -305,8 +299,8 @@ long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op
 {
     long start, len;
 
-    cs_proto_call_region((long)plan->chunk_elems, (long)plan->loop_elems, plan->max_allowed, iter,
-                         0, op->cnt, call, &start, &len);
+    cs_proto_call_region((long)plan->sz.chunk_elems, (long)plan->sz.loop_elems,
+                         plan->sz.max_allowed, iter, 0, op->cnt, call, &start, &len);
     return len;
 }
 

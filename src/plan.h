@@ -40,27 +40,6 @@ struct cs_plan_tb {
     struct cs_plan_op *ops;
 };
 
-struct cs_plan {
-    enum cs_proto proto;
-    enum cs_coll coll;
-    int ngpus, nchannels, nchunksperloop;
-    long long size_bytes; /* whole buffer, count x sizeMultiplier x type size */
-    int type_bytes;
-    long long count;        /* elements in the whole buffer */
-    long long chunk_elems;  /* S: elements per MSCCL chunk */
-    long long loop_elems;   /* elements per chunk per loop iteration */
-    int niter;              /* ceil(S / loop_elems) */
-    long long last_elems;   /* elements per chunk in the last (maybe partial) iteration */
-    int max_allowed;        /* maxAllowedCount */
-    int slots_per_call;     /* FIFO slots a call takes: 4 Simple, 1 LL/LL128 */
-    int units_per_call;     /* transfers per call: 2 slices (Simple) or 1 */
-    double wire_factor;     /* wire bytes per data byte: 2 LL, 128/120 LL128, 1 Simple */
-    int ntbs;               /* over all GPUs */
-    struct cs_plan_tb *tbs; /* GPU by GPU, tb ids ascending */
-    int *gpu_tb0;           /* ngpus+1 entries: tbs of GPU g are [gpu_tb0[g], gpu_tb0[g+1]) */
-    long long ncalls_total; /* primitive calls over the whole run, all tbs */
-};
-
 /* How a call of one size runs: the MSCCL chunk, the loop and maxAllowedCount (msccl.md 3.1). */
 struct cs_plan_sizing {
     long long size_bytes;  /* whole buffer */
@@ -70,6 +49,21 @@ struct cs_plan_sizing {
     long long last_elems;  /* elements per chunk in the last (maybe partial) iteration */
     int niter;             /* ceil(S / loop_elems), at most CS_MAX_ITERATIONS */
     int max_allowed;       /* maxAllowedCount */
+};
+
+struct cs_plan {
+    enum cs_proto proto;
+    enum cs_coll coll;
+    int ngpus, nchannels, nchunksperloop;
+    struct cs_plan_sizing sz; /* size_bytes: count x sizeMultiplier x type size */
+    int type_bytes;
+    int slots_per_call;     /* FIFO slots a call takes: 4 Simple, 1 LL/LL128 */
+    int units_per_call;     /* transfers per call: 2 slices (Simple) or 1 */
+    double wire_factor;     /* wire bytes per data byte: 2 LL, 128/120 LL128, 1 Simple */
+    int ntbs;               /* over all GPUs */
+    struct cs_plan_tb *tbs; /* GPU by GPU, tb ids ascending */
+    int *gpu_tb0;           /* ngpus+1 entries: tbs of GPU g are [gpu_tb0[g], gpu_tb0[g+1]) */
+    long long ncalls_total; /* primitive calls over the whole run, all tbs */
 };
 
 /* Size a run of size_bytes (the whole buffer) of type_bytes elements over nchunks chunks per loop,

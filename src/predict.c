@@ -123,8 +123,8 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
         cs_plan_free(plan);
         return rc;
     }
-    row->niter = plan->niter;
-    row->max_allowed = plan->max_allowed;
+    row->niter = plan->sz.niter;
+    row->max_allowed = plan->sz.max_allowed;
     if (row->res.status == CS_REPLAY_OK) {
         row->time_us = row->res.time_s * 1e6;
         row->algbw_GBps = size / row->res.time_s / 1e9;

@@ -208,16 +208,17 @@ static double rate_time(double bytes, double Bps)
     return Bps > 0 && bytes > 0 ? bytes / Bps : 0;
 }
 
-/* Record the interval from the tb's last mark to now as an event of kind (callers check S.tl
- * first, so that nothing is paid when no timeline is requested). Returns the event to complete,
- * or NULL when the log is full. */
-static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int other)
+/* Add an event of kind for the tb from start_s to now (callers check S.tl first, so that nothing
+ * is paid when no timeline is requested). Returns the event to complete, or NULL when the log is
+ * full. */
+static struct cs_tl_event *add_event(const struct tbstate *ts, double start_s, enum cs_tl_kind kind,
+                                     int other)
 {
     struct cs_tl_event ev;
 
     memset(&ev, 0, sizeof(ev));
-    ev.start_s = ts->mark;
-    ev.end_s = ts->mark = simgrid_get_clock();
+    ev.start_s = start_s;
+    ev.end_s = simgrid_get_clock();
     ev.kind = kind;
     ev.tb = ts->index;
     ev.iter = ts->iter;
@@ -228,6 +229,15 @@ static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int 
     if (cs_timeline_add(S.tl, &ev) != 0)
         return NULL;
     return &S.tl->events[S.tl->nevents - 1];
+}
+
+/* Record the interval from the tb's last mark to now, which becomes its new mark. */
+static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int other)
+{
+    double start_s = ts->mark;
+
+    ts->mark = simgrid_get_clock();
+    return add_event(ts, start_s, kind, other);
 }
 
 static enum cs_tl_kind wait_event(enum wait_kind kind)
@@ -330,19 +340,10 @@ static double mem_factor(enum cs_step_type t)
 /* Record the call (or local op) that started at t0 as a whole: the trace's step slice. */
 static void record_call(struct tbstate *ts, double t0, long long bytes)
 {
-    struct cs_tl_event ev;
+    struct cs_tl_event *ev = add_event(ts, t0, CS_TL_CALL, -1);
 
-    memset(&ev, 0, sizeof(ev));
-    ev.start_s = t0;
-    ev.end_s = simgrid_get_clock();
-    ev.kind = CS_TL_CALL;
-    ev.tb = ts->index;
-    ev.iter = ts->iter;
-    ev.op = ts->op;
-    ev.call = ts->call;
-    ev.other = ev.out_conn = ev.out_seq = ev.in_conn = ev.in_seq = -1;
-    ev.bytes = bytes;
-    cs_timeline_add(S.tl, &ev);
+    if (ev != NULL)
+        ev->bytes = bytes;
 }
 
 static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
@@ -453,7 +454,7 @@ static void tb_main(int argc, char **argv)
     struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
     const struct cs_plan_tb *tb = ts->tb;
 
-    for (int it = 0; it < S.plan->niter; it++) {
+    for (int it = 0; it < S.plan->sz.niter; it++) {
         ts->iter = it;
         for (int k = 0; k < tb->nops; k++) {
             const struct cs_plan_op *op = &tb->ops[k];
@@ -480,27 +481,16 @@ static void tb_main(int argc, char **argv)
     ts->done = 1;
 }
 
-static struct conn *find_conn(int src, int dst, int chan)
-{
-    struct conn_key k = {src, dst, chan};
-    int lo = 0, hi = S.nconns - 1;
-
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2, c = key_cmp(&k, &S.conns[mid].key);
-
-        if (c == 0)
-            return &S.conns[mid];
-        if (c < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
 static int conn_cmp(const void *a, const void *b)
 {
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
+}
+
+static struct conn *find_conn(int src, int dst, int chan)
+{
+    struct conn probe = {.key = {src, dst, chan}};
+
+    return bsearch(&probe, S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
 }
 
 /* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
@@ -559,32 +549,29 @@ static int timeline_routes(void)
 }
 
 /* Describe one blocked tb in an indented line of the report. */
-static void describe(char *buf, size_t len, int t)
+static void describe(FILE *fp, int t)
 {
     const struct tbstate *ts = &S.tbs[t];
     const struct cs_plan_tb *tb = ts->tb;
     const struct cs_plan_op *op = ts->op < tb->nops ? &tb->ops[ts->op] : NULL;
-    int n = snprintf(buf, len, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id,
-                     ts->iter, op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
 
-    if (n < 0 || (size_t)n >= len)
-        return;
+    fprintf(fp, "  gpu %d tb %d (iteration %d, step %d %s) ", tb->gpu, tb->id, ts->iter,
+            op ? op->step : -1, op ? cs_step_type_name(op->type) : "-");
     switch (ts->wait) {
     case W_CREDIT:
-        snprintf(buf + n, len - n,
-                 "waits for credits on connection %d->%d channel %d (all %d slots in use)",
-                 ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
+        fprintf(fp, "waits for credits on connection %d->%d channel %d (all %d slots in use)\n",
+                ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
         break;
     case W_DATA:
-        snprintf(buf + n, len - n, "waits for data from gpu %d on channel %d", ts->in->key.src,
-                 ts->in->key.chan);
+        fprintf(fp, "waits for data from gpu %d on channel %d\n", ts->in->key.src,
+                ts->in->key.chan);
         break;
     case W_FLAG:
-        snprintf(buf + n, len - n, "waits for the flag of tb %d step %d (iteration %d)",
-                 S.tbs[ts->wait_tb].tb->id, ts->wait_step, ts->wait_iter);
+        fprintf(fp, "waits for the flag of tb %d step %d (iteration %d)\n",
+                S.tbs[ts->wait_tb].tb->id, ts->wait_step, ts->wait_iter);
         break;
     default:
-        snprintf(buf + n, len - n, "is blocked");
+        fputs("is blocked\n", fp);
     }
 }
 
@@ -605,40 +592,27 @@ static int blocker(int t)
     }
 }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *s)
-{
-    size_t n = strlen(s);
-
-    if (*len + n + 2 > *cap) {
-        size_t nc = (*cap + n + 2) * 2;
-        char *nb = realloc(*buf, nc);
-
-        if (nb == NULL)
-            return;
-        *buf = nb;
-        *cap = nc;
-    }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[(*len)++] = '\n';
-    (*buf)[*len] = '\0';
-}
-
 /* The deadlock report: the wait-for cycle if there is one, else every blocked tb (capped). */
 static char *deadlock_report(int *nblocked)
 {
     int ntbs = S.plan->ntbs, cycle_start = -1;
     int *mark = calloc((size_t)ntbs, sizeof(int));
-    char *buf = NULL, line[512];
-    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
 
     *nblocked = 0;
     for (int t = 0; t < ntbs; t++)
         *nblocked += !S.tbs[t].done;
-    snprintf(line, sizeof(line), "deadlock: %d of %d threadblocks never finish", *nblocked, ntbs);
-    append(&buf, &len, &cap, line);
-    if (mark == NULL)
+    if (fp == NULL) {
+        free(mark);
+        return NULL;
+    }
+    fprintf(fp, "deadlock: %d of %d threadblocks never finish\n", *nblocked, ntbs);
+    if (mark == NULL) {
+        fclose(fp);
         return buf;
+    }
     /* Each blocked tb waits on one tb: walk the functional graph to find a cycle. */
     for (int t = 0; t < ntbs && cycle_start < 0; t++) {
         int v = t;
@@ -655,27 +629,24 @@ static char *deadlock_report(int *nblocked)
     if (cycle_start >= 0) {
         int v = cycle_start, n = 0;
 
-        append(&buf, &len, &cap, "wait-for cycle:");
+        fputs("wait-for cycle:\n", fp);
         do {
-            describe(line, sizeof(line), v);
-            append(&buf, &len, &cap, line);
+            describe(fp, v);
             v = blocker(v);
         } while (v != cycle_start && ++n < ntbs);
     } else {
         int shown = 0;
 
-        append(&buf, &len, &cap, "no wait-for cycle; blocked threadblocks:");
+        fputs("no wait-for cycle; blocked threadblocks:\n", fp);
         for (int t = 0; t < ntbs && shown < 32; t++)
             if (!S.tbs[t].done) {
-                describe(line, sizeof(line), t);
-                append(&buf, &len, &cap, line);
+                describe(fp, t);
                 shown++;
             }
-        if (shown < *nblocked) {
-            snprintf(line, sizeof(line), "  ... and %d more", *nblocked - shown);
-            append(&buf, &len, &cap, line);
-        }
+        if (shown < *nblocked)
+            fprintf(fp, "  ... and %d more\n", *nblocked - shown);
     }
+    fclose(fp);
     free(mark);
     return buf;
 }
@@ -945,15 +916,14 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                 cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
         }
-        if (errf)
-            fclose(errf);
-        return CS_ERR_SIM;
+        rc = CS_ERR_SIM;
+    } else {
+        *res = wr.res;
+        res->report = report;
     }
     if (errf)
         fclose(errf);
-    *res = wr.res;
-    res->report = report;
-    return 0;
+    return rc;
 }
 
 void cs_replay_result_cleanup(struct cs_replay_result *res)

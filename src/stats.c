@@ -22,36 +22,30 @@ struct tbindex {
     long long *first, *ev;
 };
 
+static int indexed(const struct cs_plan *plan, const struct cs_tl_event *e)
+{
+    return (is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs;
+}
+
 static int index_build(const struct cs_plan *plan, const struct cs_timeline *tl, struct tbindex *x)
 {
-    long long *fill;
-
     x->first = calloc((size_t)plan->ntbs + 2, sizeof(*x->first));
     x->ev = malloc((size_t)tl->nevents * sizeof(*x->ev) + 1);
-    fill = calloc((size_t)plan->ntbs + 1, sizeof(*fill));
-    if (x->first == NULL || x->ev == NULL || fill == NULL) {
+    if (x->first == NULL || x->ev == NULL) {
         free(x->first);
         free(x->ev);
-        free(fill);
         return CS_ERR_NOMEM;
     }
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-
-        if ((is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs)
-            x->first[e->tb + 1]++;
-    }
-    for (int t = 0; t < plan->ntbs; t++) {
-        x->first[t + 1] += x->first[t];
-        fill[t] = x->first[t];
-    }
-    for (long long i = 0; i < tl->nevents; i++) {
-        const struct cs_tl_event *e = &tl->events[i];
-
-        if ((is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs)
-            x->ev[fill[e->tb]++] = i;
-    }
-    free(fill);
+    /* Count each tb's events, then place them; first[t + 1] is the fill pointer of tb t while
+     * placing, and ends as where tb t + 1 starts. */
+    for (long long i = 0; i < tl->nevents; i++)
+        if (indexed(plan, &tl->events[i]))
+            x->first[tl->events[i].tb + 2]++;
+    for (int t = 0; t < plan->ntbs; t++)
+        x->first[t + 2] += x->first[t + 1];
+    for (long long i = 0; i < tl->nevents; i++)
+        if (indexed(plan, &tl->events[i]))
+            x->ev[x->first[tl->events[i].tb + 1]++] = i;
     return 0;
 }
 

@@ -108,6 +108,7 @@ int cs_timeline_write(int fd, const struct cs_timeline *tl)
 int cs_timeline_read(int fd, struct cs_timeline *tl)
 {
     struct cs_timeline h;
+    int ok;
 
     if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || h.nevents < 0 || h.nevents > h.max_events ||
         h.nlinks < 0 || h.nconns < 0 || h.nroute < 0)
@@ -117,26 +118,18 @@ int cs_timeline_read(int fd, struct cs_timeline *tl)
     h.links = malloc((size_t)h.nlinks * sizeof(*h.links) + 1);
     h.conns = malloc((size_t)h.nconns * sizeof(*h.conns) + 1);
     h.route = malloc((size_t)h.nroute * sizeof(*h.route) + 1);
-    if (h.events == NULL || h.links == NULL || h.conns == NULL || h.route == NULL ||
-        cs_fd_read_all(fd, h.events, (size_t)h.nevents * sizeof(*h.events)) != 0 ||
-        cs_fd_read_all(fd, h.links, (size_t)h.nlinks * sizeof(*h.links)) != 0 ||
-        cs_fd_read_all(fd, h.conns, (size_t)h.nconns * sizeof(*h.conns)) != 0 ||
-        cs_fd_read_all(fd, h.route, (size_t)h.nroute * sizeof(*h.route)) != 0) {
-        free(h.events);
-        free(h.links);
-        free(h.conns);
-        free(h.route);
+    ok = h.events != NULL && h.links != NULL && h.conns != NULL && h.route != NULL &&
+         cs_fd_read_all(fd, h.events, (size_t)h.nevents * sizeof(*h.events)) == 0 &&
+         cs_fd_read_all(fd, h.links, (size_t)h.nlinks * sizeof(*h.links)) == 0 &&
+         cs_fd_read_all(fd, h.conns, (size_t)h.nconns * sizeof(*h.conns)) == 0 &&
+         cs_fd_read_all(fd, h.route, (size_t)h.nroute * sizeof(*h.route)) == 0;
+    for (int i = 0; ok && i < h.nconns; i++)
+        ok = h.conns[i].route0 >= 0 && h.conns[i].nroute >= 0 &&
+             h.conns[i].route0 + h.conns[i].nroute <= h.nroute;
+    if (!ok) {
+        cs_timeline_cleanup(&h); /* frees the arrays read so far */
         return -1;
     }
-    for (int i = 0; i < h.nconns; i++)
-        if (h.conns[i].route0 < 0 || h.conns[i].nroute < 0 ||
-            h.conns[i].route0 + h.conns[i].nroute > h.nroute) {
-            free(h.events);
-            free(h.links);
-            free(h.conns);
-            free(h.route);
-            return -1;
-        }
     h.cap = h.nevents;
     *tl = h;
     return 0;

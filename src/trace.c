@@ -143,7 +143,7 @@ static void write_meta(FILE *fp, const struct cs_plan *plan, const struct cs_tim
             "\"predicted_us\":%s},\"traceEvents\":[\n",
             cs_coll_name(plan->coll) ? cs_coll_name(plan->coll) : "unknown",
             cs_proto_name(plan->proto) ? cs_proto_name(plan->proto) : "unknown", plan->ngpus,
-            plan->size_bytes, plan->niter, tl->complete ? "ok" : "deadlock",
+            plan->sz.size_bytes, plan->sz.niter, tl->complete ? "ok" : "deadlock",
             tl->complete ? us(b0, ps(tl, tl->makespan_s)) : "null");
     meta(fp, "", "process_name", pid_coll, 0, "\"name\":\"collective\"");
     meta(fp, ",\n", "process_sort_index", pid_coll, 0, "\"sort_index\":-1");

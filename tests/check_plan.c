@@ -55,11 +55,11 @@ START_TEST(test_chunking_ll)
     struct cs_plan *p = NULL;
 
     ck_assert_int_eq(cs_plan_build(s, 1 * MiB, 4, CS_PROTO_LL, &p, NULL), 0);
-    ck_assert_int_eq(p->chunk_elems, 4096);
-    ck_assert_int_eq(p->loop_elems, 8192);
-    ck_assert_int_eq(p->niter, 1);
-    ck_assert_int_eq(p->last_elems, 4096);
-    ck_assert_int_eq(p->max_allowed, 2);
+    ck_assert_int_eq(p->sz.chunk_elems, 4096);
+    ck_assert_int_eq(p->sz.loop_elems, 8192);
+    ck_assert_int_eq(p->sz.niter, 1);
+    ck_assert_int_eq(p->sz.last_elems, 4096);
+    ck_assert_int_eq(p->sz.max_allowed, 2);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 8);
     ck_assert_int_eq(p->slots_per_call, 1);
     ck_assert_double_eq(p->wire_factor, 2.0);
@@ -69,10 +69,10 @@ START_TEST(test_chunking_ll)
     cs_plan_free(p);
 
     ck_assert_int_eq(cs_plan_build(s, 4 * MiB, 4, CS_PROTO_LL, &p, NULL), 0);
-    ck_assert_int_eq(p->chunk_elems, 16384);
-    ck_assert_int_eq(p->niter, 2);
-    ck_assert_int_eq(p->last_elems, 8192);
-    ck_assert_int_eq(p->max_allowed, 1);
+    ck_assert_int_eq(p->sz.chunk_elems, 16384);
+    ck_assert_int_eq(p->sz.niter, 2);
+    ck_assert_int_eq(p->sz.last_elems, 8192);
+    ck_assert_int_eq(p->sz.max_allowed, 1);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 16);
     ck_assert_int_eq(p->ncalls_total, 32);
     cs_plan_free(p);
@@ -90,25 +90,25 @@ START_TEST(test_chunking_simple)
     struct cs_plan *p = NULL;
 
     ck_assert_int_eq(cs_plan_build(s, 16 * MiB, 4, CS_PROTO_SIMPLE, &p, NULL), 0);
-    ck_assert_int_eq(p->max_allowed, 8);
+    ck_assert_int_eq(p->sz.max_allowed, 8);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 2);
     ck_assert_int_eq(p->slots_per_call, 4);
     ck_assert_int_eq(p->units_per_call, 2);
     cs_plan_free(p);
     ck_assert_int_eq(cs_plan_build(s, 64 * MiB, 4, CS_PROTO_SIMPLE, &p, NULL), 0);
-    ck_assert_int_eq(p->max_allowed, 2);
+    ck_assert_int_eq(p->sz.max_allowed, 2);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 8);
     cs_plan_free(p);
     ck_assert_int_eq(cs_plan_build(s, 1024 * MiB, 4, CS_PROTO_SIMPLE, &p, NULL), 0);
-    ck_assert_int_eq(p->niter, 8);
-    ck_assert_int_eq(p->loop_elems, 524288);
-    ck_assert_int_eq(p->last_elems, 524288);
-    ck_assert_int_eq(p->max_allowed, 1);
+    ck_assert_int_eq(p->sz.niter, 8);
+    ck_assert_int_eq(p->sz.loop_elems, 524288);
+    ck_assert_int_eq(p->sz.last_elems, 524288);
+    ck_assert_int_eq(p->sz.max_allowed, 1);
     cs_plan_free(p);
     /* Small sizes: 64 x 4 B = one float per chunk; maxAllowedCount clamps at 71. */
     ck_assert_int_eq(cs_plan_build(s, 256, 4, CS_PROTO_SIMPLE, &p, NULL), 0);
-    ck_assert_int_eq(p->chunk_elems, 1);
-    ck_assert_int_eq(p->max_allowed, 71);
+    ck_assert_int_eq(p->sz.chunk_elems, 1);
+    ck_assert_int_eq(p->sz.max_allowed, 71);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 1);
     cs_plan_free(p);
     cs_sched_free(s);
@@ -125,19 +125,19 @@ START_TEST(test_chunking_ll128_partial)
     struct cs_plan *p = NULL;
 
     ck_assert_int_eq(cs_plan_build(s, 16000000, 4, CS_PROTO_LL128, &p, NULL), 0);
-    ck_assert_int_eq(p->chunk_elems, 250000);
-    ck_assert_int_eq(p->loop_elems, 144000);
-    ck_assert_int_eq(p->niter, 2);
-    ck_assert_int_eq(p->last_elems, 106000);
-    ck_assert_int_eq(p->max_allowed, 1);
+    ck_assert_int_eq(p->sz.chunk_elems, 250000);
+    ck_assert_int_eq(p->sz.loop_elems, 144000);
+    ck_assert_int_eq(p->sz.niter, 2);
+    ck_assert_int_eq(p->sz.last_elems, 106000);
+    ck_assert_int_eq(p->sz.max_allowed, 1);
     ck_assert_int_eq(p->tbs[0].ops[0].ncalls, 3);
     ck_assert_int_eq(cs_plan_call_elems(p, &p->tbs[0].ops[0], 1, 2), 106000);
     ck_assert_double_eq_tol(cs_plan_wire_bytes(p, 120), 128.0, 1e-12);
     ck_assert_double_eq_tol(cs_plan_wire_bytes(p, 121), 256.0, 1e-12); /* whole 128 B lines */
     cs_plan_free(p);
     ck_assert_int_eq(cs_plan_build(s, 16000000, 2, CS_PROTO_LL128, &p, NULL), 0);
-    ck_assert_int_eq(p->chunk_elems, 500000);
-    ck_assert_int_eq(p->loop_elems, 288000);
+    ck_assert_int_eq(p->sz.chunk_elems, 500000);
+    ck_assert_int_eq(p->sz.loop_elems, 288000);
     cs_plan_free(p);
     cs_sched_free(s);
 }

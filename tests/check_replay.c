@@ -116,13 +116,13 @@ static double symmetric_ring_time(const struct cs_plan *plan, double share)
     long long n = 0, ns = 0, nr = 0;
     double *post, *used, t = 0;
 
-    for (int it = 0; it < plan->niter; it++)
+    for (int it = 0; it < plan->sz.niter; it++)
         for (int k = 0; k < tb->nops; k++)
             n += (long long)tb->ops[k].ncalls * plan->units_per_call;
     post = calloc((size_t)n + 1, sizeof(double));
     used = calloc((size_t)n + 1, sizeof(double));
     ck_assert(post != NULL && used != NULL);
-    for (int it = 0; it < plan->niter; it++)
+    for (int it = 0; it < plan->sz.niter; it++)
         for (int k = 0; k < tb->nops; k++) {
             const struct cs_plan_op *op = &tb->ops[k];
             int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);

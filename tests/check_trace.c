@@ -543,7 +543,7 @@ static void check_replay(const struct cs_sched *s, const struct cs_platform *pla
             want += tb->ops[k].type == CS_STEP_CPY || tb->ops[k].type == CS_STEP_RE
                         ? 1
                         : tb->ops[k].ncalls;
-        want *= plan->niter;
+        want *= plan->sz.niter;
         ck_assert_msg(count_lines(text, "\"cat\":\"step\"", "\"ph\":\"X\"", tb->gpu, tb->id) ==
                           want,
                       "%s: gpu %d tb %d: %d step slices, want %d", what, tb->gpu, tb->id,

@@ -276,11 +276,11 @@ static void views_agree(const char *path, const struct cs_sched *s, long long si
     cs_error_init(&err);
     ck_assert_msg(cs_plan_build(s, size_bytes, 4, 0, &p, &err) == 0, "%s: %s", path, err.msg);
     if (cs_xplan_size(x, size_bytes, 4, 0, &sz, &err) == 0) {
-        ck_assert_int_eq(sz.run.chunk_elems, p->chunk_elems);
-        ck_assert_int_eq(sz.run.loop_elems, p->loop_elems);
-        ck_assert_int_eq(sz.run.niter, p->niter);
-        ck_assert_int_eq(sz.run.last_elems, p->last_elems);
-        ck_assert_int_eq(sz.run.max_allowed, p->max_allowed);
+        ck_assert_int_eq(sz.run.chunk_elems, p->sz.chunk_elems);
+        ck_assert_int_eq(sz.run.loop_elems, p->sz.loop_elems);
+        ck_assert_int_eq(sz.run.niter, p->sz.niter);
+        ck_assert_int_eq(sz.run.last_elems, p->sz.last_elems);
+        ck_assert_int_eq(sz.run.max_allowed, p->sz.max_allowed);
     }
     ck_assert_int_eq(x->ntbs, p->ntbs);
     for (int t = 0; t < p->ntbs; t++) {
@@ -298,7 +298,7 @@ static void views_agree(const char *path, const struct cs_sched *s, long long si
                               st->nsrcs == op->nsrc - 1 && st->srcoff == op->srcoff[0] &&
                               st->dstoff == op->dstoff,
                           "%s: gpu %d tb %d op %d", path, pt->gpu, pt->id, i);
-            ck_assert_int_eq(cs_proto_step_calls(st->cnt, p->max_allowed), op->ncalls);
+            ck_assert_int_eq(cs_proto_step_calls(st->cnt, p->sz.max_allowed), op->ncalls);
             for (int j = 1; j < op->nsrc; j++)
                 ck_assert_int_eq(x->srcs[st->src_first + j - 1], op->srcoff[j]);
             for (int d = 0; d < op->ndeps; d++) {
