@@ -119,9 +119,6 @@ struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched);
 struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu);
 struct cs_step *cs_tb_add_step(struct cs_tb *tb);
 
-/* A deep copy, or NULL on OOM. */
-struct cs_sched *cs_sched_dup(const struct cs_sched *sched);
-
 /* The gpu with this id, or NULL. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id);
 /* The tb with this id, or NULL. */

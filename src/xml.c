@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,20 +27,8 @@ struct reader {
     int gpu_id; /* of the <gpu> being read */
 };
 
-static int fail(struct reader *rd, int line, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(struct reader *rd, int line, int code, const char *fmt, ...)
-{
-    char msg[900];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    cs_error_set(rd->err, rd->name, line, "%s", msg);
-    return code;
-}
+/* Record a failure at line of the file being read and return code. */
+#define fail(rd, line, code, ...) cs_error_fail((rd)->err, (code), (rd)->name, (line), __VA_ARGS__)
 
 static int node_line(const xmlNode *node)
 {
