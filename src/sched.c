@@ -234,13 +234,3 @@ long cs_sched_count_steps(const struct cs_sched *sched)
             n += sched->gpus[g].tbs[t].nsteps;
     return n;
 }
-
-int cs_sched_max_tbs(const struct cs_sched *sched)
-{
-    int m = 0;
-
-    for (int g = 0; g < sched->ngpus_alloc; g++)
-        if (sched->gpus[g].ntbs > m)
-            m = sched->gpus[g].ntbs;
-    return m;
-}

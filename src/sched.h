@@ -173,8 +173,7 @@ static inline CS_HOST_DEVICE int cs_step_writes_dst(enum cs_step_type t)
            t == CS_STEP_CPY || t == CS_STEP_RE;
 }
 
-/* Number of steps over all GPUs and tbs, and the largest tb count of any GPU. */
+/* Number of steps over all GPUs and tbs. */
 long cs_sched_count_steps(const struct cs_sched *sched);
-int cs_sched_max_tbs(const struct cs_sched *sched);
 
 #endif

@@ -380,38 +380,29 @@ static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sc
 /* Ids unique and dense, dependencies name existing steps. */
 static int check_refs(struct reader *rd, const struct cs_sched *sched)
 {
-    int ng = sched->ngpus_alloc;
-    char *seen = calloc((size_t)(ng > CS_MAX_TBS ? ng : CS_MAX_TBS), 1);
+    char seen[MAX_GPUS > CS_MAX_TBS ? MAX_GPUS : CS_MAX_TBS] = {0};
 
-    if (seen == NULL)
-        return fail(rd, 0, CS_ERR_NOMEM, "out of memory");
-    for (int g = 0; g < ng; g++) {
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
-        if (seen[gpu->id]) {
-            free(seen);
+        if (seen[gpu->id])
             return fail(rd, gpu->line, CS_ERR_INVALID, "<gpu>: duplicate id=\"%d\"", gpu->id);
-        }
         seen[gpu->id] = 1;
     }
-    for (int g = 0; g < ng; g++) {
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
         memset(seen, 0, CS_MAX_TBS);
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
-            if (tb->id >= gpu->ntbs) {
-                free(seen);
+            if (tb->id >= gpu->ntbs)
                 return fail(rd, tb->line, CS_ERR_INVALID,
                             "<tb>: id=\"%d\" on gpu %d, but tb ids must be 0..%d (dense)", tb->id,
                             gpu->id, gpu->ntbs - 1);
-            }
-            if (seen[tb->id]) {
-                free(seen);
+            if (seen[tb->id])
                 return fail(rd, tb->line, CS_ERR_INVALID, "<tb>: duplicate id=\"%d\" on gpu %d",
                             tb->id, gpu->id);
-            }
             seen[tb->id] = 1;
         }
         for (int t = 0; t < gpu->ntbs; t++) {
@@ -419,22 +410,16 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
 
             for (int i = 0; i < tb->nsteps; i++) {
                 const struct cs_step *st = &tb->steps[i];
-                const struct cs_tb *dep;
+                const struct cs_tb *dep = st->depid < 0 ? NULL : cs_gpu_find_tb(gpu, st->depid);
 
-                if (st->depid < 0)
-                    continue;
-                dep = cs_gpu_find_tb(gpu, st->depid);
-                if (dep == NULL || st->deps >= dep->nsteps) {
-                    free(seen);
+                if (st->depid >= 0 && (dep == NULL || st->deps >= dep->nsteps))
                     return fail(rd, st->line, CS_ERR_INVALID,
                                 "gpu %d tb %d step %d: depends on tb %d step %d, which does not "
                                 "exist",
                                 gpu->id, tb->id, st->s, st->depid, st->deps);
-                }
             }
         }
     }
-    free(seen);
     return 0;
 }
 

@@ -40,7 +40,6 @@ START_TEST(test_build_and_free)
     ck_assert_int_eq(s->gpus[0].tbs[1].nsteps, 3);
     ck_assert_int_eq(s->gpus[0].tbs[0].send, -1);
     ck_assert_int_eq(cs_sched_count_steps(s), 4);
-    ck_assert_int_eq(cs_sched_max_tbs(s), 2);
     cs_sched_free(s);
     cs_sched_free(NULL);
 }
