@@ -423,6 +423,20 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
     return 0;
 }
 
+/* libxml2's message for a document that is not well-formed, without its trailing newline. */
+static int malformed(struct reader *rd, xmlParserCtxtPtr ctxt)
+{
+    const xmlError *e = xmlCtxtGetLastError(ctxt);
+    char msg[512];
+    size_t n;
+
+    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
+    n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
+}
+
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
                           struct cs_error *err)
 {
@@ -430,7 +444,7 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
     xmlNodePtr root;
-    struct cs_sched *sched;
+    struct cs_sched *sched = NULL;
     int rc;
 
     if (len > (size_t)CS_XML_MAX_BYTES)
@@ -445,40 +459,20 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     doc = xmlCtxtReadMemory(ctxt, buf, (int)len, rd.name, NULL,
                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                 XML_PARSE_BIG_LINES);
-    if (doc == NULL || !ctxt->wellFormed) {
-        const xmlError *e = xmlCtxtGetLastError(ctxt);
-        char msg[512];
-        size_t n;
-
-        snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
-        n = strlen(msg);
-        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-            msg[--n] = '\0';
-        rc = fail(&rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
-        xmlFreeDoc(doc);
-        xmlFreeParserCtxt(ctxt);
-        return rc;
-    }
-    xmlFreeParserCtxt(ctxt);
-    root = xmlDocGetRootElement(doc);
-    if (root == NULL || strcmp((const char *)root->name, "algo") != 0) {
+    root = doc != NULL && ctxt->wellFormed ? xmlDocGetRootElement(doc) : NULL;
+    if (doc == NULL || !ctxt->wellFormed)
+        rc = malformed(&rd, ctxt);
+    else if (root == NULL || strcmp((const char *)root->name, "algo") != 0)
         rc = fail(&rd, root ? node_line(root) : 0, CS_ERR_INVALID,
                   "the root element must be <algo>%s%s%s", root ? ", not <" : "",
                   root ? (const char *)root->name : "", root ? ">" : "");
-        xmlFreeDoc(doc);
-        return rc;
-    }
-    sched = cs_sched_new();
-    if (sched == NULL) {
-        xmlFreeDoc(doc);
-        return fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
-    }
-    rc = read_algo(&rd, root, sched);
-    if (rc == 0)
-        rc = check_refs(&rd, sched);
-    if (rc == 0 && name != NULL && (sched->path = strdup(name)) == NULL)
+    else if ((sched = cs_sched_new()) == NULL)
+        rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
+    else if ((rc = read_algo(&rd, root, sched)) == 0 && (rc = check_refs(&rd, sched)) == 0 &&
+             name != NULL && (sched->path = strdup(name)) == NULL)
         rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
     xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
     if (rc != 0) {
         cs_sched_free(sched);
         return rc;
