@@ -503,7 +503,7 @@ static int succ(const struct op *o, int k)
 
 static int metadata(struct cs_prog *p, int **order_out)
 {
-    int n = p->nops, head = 0, tail = 0;
+    int n = p->nops, head = 0, tail = 0, alive = 0;
     int *indeg = calloc((size_t)n + 1, sizeof(int));
     int *order = malloc(((size_t)n + 1) * sizeof(int));
 
@@ -517,6 +517,7 @@ static int metadata(struct cs_prog *p, int **order_out)
 
         if (o->removed)
             continue;
+        alive++;
         for (int k = 0; k < succ_count(o); k++)
             indeg[succ(o, k)]++;
     }
@@ -531,15 +532,9 @@ static int metadata(struct cs_prog *p, int **order_out)
                 order[tail++] = succ(o, k);
     }
     free(indeg);
-    {
-        int alive = 0;
-
-        for (int i = 0; i < n; i++)
-            alive += !p->ops[i].removed;
-        if (tail != alive) {
-            free(order);
-            return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
-        }
+    if (tail != alive) {
+        free(order);
+        return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
     }
     for (int i = 0; i < tail; i++) {
         struct op *o = &p->ops[order[i]];
