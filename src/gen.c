@@ -7,34 +7,26 @@
 #include "lower.h"
 #include "parse.h"
 
-static int usage(struct cs_error *err, const char *msg)
-{
-    return cs_error_fail(err, CS_ERR_USAGE, "", 0, "%s", msg);
-}
+/* A generator refuses its options with CS_ERR_USAGE and a message naming the option. */
+#define usage(err, ...) cs_error_fail((err), CS_ERR_USAGE, "", 0, __VA_ARGS__)
 
 static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
                        struct cs_error *err)
 {
-    char msg[200];
-
     *o = *in;
     if (o->instances == 0)
         o->instances = 1;
     if (o->proto == 0)
         o->proto = CS_PROTO_SIMPLE;
-    if (o->gpus < min_gpus) {
-        snprintf(msg, sizeof(msg), "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
-        return usage(err, msg);
-    }
+    if (o->gpus < min_gpus)
+        return usage(err, "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
     if (o->gpus > 1024)
         return usage(err, "--gpus must be at most 1024");
     if (o->instances < 1)
         return usage(err, "--instances must be at least 1");
-    if (o->instances > CS_MAX_CHANNELS) {
-        snprintf(msg, sizeof(msg), "--instances %d needs more than the runtime's %d channels",
-                 o->instances, CS_MAX_CHANNELS);
-        return usage(err, msg);
-    }
+    if (o->instances > CS_MAX_CHANNELS)
+        return usage(err, "--instances %d needs more than the runtime's %d channels", o->instances,
+                     CS_MAX_CHANNELS);
     return 0;
 }
 
@@ -218,35 +210,27 @@ static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, stru
 int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
-    char msg[256];
     int rc;
 
     if ((rc = common_opts(in, &o, 4, err)))
         return rc;
     if (o.columns == 0)
         o.columns = 2;
-    if (o.columns < 2) {
-        snprintf(msg, sizeof(msg), "--columns must be at least 2 (got %d)", o.columns);
-        return usage(err, msg);
-    }
-    if (o.gpus % o.columns != 0) {
-        snprintf(msg, sizeof(msg), "--columns %d does not divide --gpus %d", o.columns, o.gpus);
-        return usage(err, msg);
-    }
+    if (o.columns < 2)
+        return usage(err, "--columns must be at least 2 (got %d)", o.columns);
+    if (o.gpus % o.columns != 0)
+        return usage(err, "--columns %d does not divide --gpus %d", o.columns, o.gpus);
     if (o.nops < 0 || o.nops > 2)
         return usage(err, "dependence nops: 1 (on) or 2 (off)");
-    if (o.gpus / o.columns < 2) {
-        snprintf(msg, sizeof(msg), "--gpus %d in %d columns leaves a single row; need at least 2",
-                 o.gpus, o.columns);
-        return usage(err, msg);
-    }
-    if (o.gpus / o.columns + o.columns - 2 > 32) {
-        snprintf(msg, sizeof(msg),
-                 "%d rows x %d columns: each GPU has %d peers on one channel, the runtime allows "
-                 "32 connections per channel",
-                 o.gpus / o.columns, o.columns, o.gpus / o.columns + o.columns - 2);
-        return usage(err, msg);
-    }
+    if (o.gpus / o.columns < 2)
+        return usage(err, "--gpus %d in %d columns leaves a single row; need at least 2", o.gpus,
+                     o.columns);
+    if (o.gpus / o.columns + o.columns - 2 > 32)
+        return usage(
+            err,
+            "%d rows x %d columns: each GPU has %d peers on one channel, the runtime allows "
+            "32 connections per channel",
+            o.gpus / o.columns, o.columns, o.gpus / o.columns + o.columns - 2);
     if (o.compat) {
         if (o.gpus * o.gpus * o.instances > 32767)
             return usage(err,
@@ -296,7 +280,7 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
-    char name[64], msg[200];
+    char name[64];
     int rc, G, K, split, nch;
 
     if ((rc = common_opts(in, &o, 2, err)))
@@ -306,25 +290,18 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     G = o.gpus;
     K = o.channels;
     split = 2 * G - 1 > CS_MAX_STEPS;
-    if (G > CS_MAX_STEPS) {
-        snprintf(msg, sizeof(msg), "a ring tb holds at least G steps: at most %d GPUs (got %d)",
-                 CS_MAX_STEPS, G);
-        return usage(err, msg);
-    }
+    if (G > CS_MAX_STEPS)
+        return usage(err, "a ring tb holds at least G steps: at most %d GPUs (got %d)",
+                     CS_MAX_STEPS, G);
     nch = K * (split ? 2 : 1) * o.instances;
     if (K < 1)
         return usage(err, "--channels must be at least 1");
-    if (nch > CS_MAX_CHANNELS) {
-        snprintf(msg, sizeof(msg),
-                 "%d rings x %d instances%s need %d channels, more than the runtime's %d", K,
-                 o.instances, split ? " x 2 (phases split above 32 GPUs)" : "", nch,
-                 CS_MAX_CHANNELS);
-        return usage(err, msg);
-    }
-    if (o.per_node && (o.per_node > G || G % o.per_node != 0)) {
-        snprintf(msg, sizeof(msg), "--per-node %d does not divide --gpus %d", o.per_node, G);
-        return usage(err, msg);
-    }
+    if (nch > CS_MAX_CHANNELS)
+        return usage(err, "%d rings x %d instances%s need %d channels, more than the runtime's %d",
+                     K, o.instances, split ? " x 2 (phases split above 32 GPUs)" : "", nch,
+                     CS_MAX_CHANNELS);
+    if (o.per_node && (o.per_node > G || G % o.per_node != 0))
+        return usage(err, "--per-node %d does not divide --gpus %d", o.per_node, G);
     snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
     prog = allreduce_prog(&o, name, G * K, 0);
     if (prog == NULL)
@@ -365,19 +342,16 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
-    char msg[160];
     int rc, G, nch;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
     G = o.gpus;
-    if (G > CS_MAX_STEPS) {
-        snprintf(msg, sizeof(msg),
-                 "at most %d GPUs (got %d): the reducing tb holds G-1 steps and a GPU's G-1 "
-                 "connections need channels of at most 32",
-                 CS_MAX_STEPS, G);
-        return usage(err, msg);
-    }
+    if (G > CS_MAX_STEPS)
+        return usage(err,
+                     "at most %d GPUs (got %d): the reducing tb holds G-1 steps and a GPU's G-1 "
+                     "connections need channels of at most 32",
+                     CS_MAX_STEPS, G);
     nch = (G - 1 + 31) / 32;
     prog = allreduce_prog(&o, "allreduce_allpairs", G, 0);
     if (prog == NULL)
@@ -425,19 +399,16 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
     if (strcmp(kv, "protocol") == 0 || strcmp(kv, "proto") == 0) {
         o->proto = cs_proto_parse(v);
         if (o->proto == 0)
-            return cs_error_fail(err, CS_ERR_USAGE, "", 0,
-                                 "generator spec '%s': unknown protocol '%s'", spec, v);
+            return usage(err, "generator spec '%s': unknown protocol '%s'", spec, v);
         return 0;
     }
     for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]) && dst == NULL; i++)
         if (strcmp(kv, spec_keys[i].key) == 0)
             dst = (int *)((char *)o + spec_keys[i].offset);
     if (dst == NULL)
-        return cs_error_fail(err, CS_ERR_USAGE, "", 0, "generator spec '%s': unknown key '%s'",
-                             spec, kv);
+        return usage(err, "generator spec '%s': unknown key '%s'", spec, kv);
     if (cs_parse_int(v, 0, 1000000, dst) != 0)
-        return cs_error_fail(err, CS_ERR_USAGE, "", 0, "generator spec '%s': %s=%s is not a count",
-                             spec, kv, v);
+        return usage(err, "generator spec '%s': %s=%s is not a count", spec, kv, v);
     if (dst == &o->instances && o->instances == 0)
         o->instances = -1; /* explicit 0 is an error, not the default */
     return 0;
@@ -448,20 +419,17 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                          struct cs_sched **out, struct cs_error *err)
 {
     if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops))
-        return cs_error_fail(err, CS_ERR_USAGE, "", 0,
-                             "generator spec '%s': columns, compat and nops are for hierarchical",
-                             spec);
+        return usage(err, "generator spec '%s': columns, compat and nops are for hierarchical",
+                     spec);
     if (strcmp(name, "ring") != 0 && (o->channels || o->per_node))
-        return cs_error_fail(err, CS_ERR_USAGE, "", 0,
-                             "generator spec '%s': channels and per_node are for ring", spec);
+        return usage(err, "generator spec '%s': channels and per_node are for ring", spec);
     if (strcmp(name, "hierarchical") == 0)
         return cs_gen_hierarchical(o, out, err);
     if (strcmp(name, "ring") == 0)
         return cs_gen_ring(o, out, err);
     if (strcmp(name, "allpairs") == 0)
         return cs_gen_allpairs(o, out, err);
-    return cs_error_fail(err, CS_ERR_USAGE, "", 0,
-                         "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+    return usage(err, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
 }
 
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
@@ -481,8 +449,7 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
         char *v = strchr(kv, '=');
 
         if (v == NULL)
-            return cs_error_fail(err, CS_ERR_USAGE, "", 0,
-                                 "generator spec '%s': '%s' is not key=value", spec, kv);
+            return usage(err, "generator spec '%s': '%s' is not key=value", spec, kv);
         *v++ = '\0';
         if ((rc = spec_option(spec, kv, v, &o, err)) != 0)
             return rc;

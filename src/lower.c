@@ -503,7 +503,7 @@ static int succ(const struct op *o, int k)
 
 static int metadata(struct cs_prog *p, int **order_out)
 {
-    int n = p->nops, head = 0, tail = 0;
+    int n = p->nops, head = 0, tail = 0, alive = 0;
     int *indeg = calloc((size_t)n + 1, sizeof(int));
     int *order = malloc(((size_t)n + 1) * sizeof(int));
 
@@ -517,6 +517,7 @@ static int metadata(struct cs_prog *p, int **order_out)
 
         if (o->removed)
             continue;
+        alive++;
         for (int k = 0; k < succ_count(o); k++)
             indeg[succ(o, k)]++;
     }
@@ -531,15 +532,9 @@ static int metadata(struct cs_prog *p, int **order_out)
                 order[tail++] = succ(o, k);
     }
     free(indeg);
-    {
-        int alive = 0;
-
-        for (int i = 0; i < n; i++)
-            alive += !p->ops[i].removed;
-        if (tail != alive) {
-            free(order);
-            return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
-        }
+    if (tail != alive) {
+        free(order);
+        return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
     }
     for (int i = 0; i < tail; i++) {
         struct op *o = &p->ops[order[i]];
@@ -1540,21 +1535,22 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
     return rc;
 }
 
+/* A schedule the runtime cannot load: CS_ERR_INVALID with the limit it breaks. */
+#define over_limit(err, ...) cs_error_fail((err), CS_ERR_INVALID, "", 0, __VA_ARGS__)
+
 int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
 {
     if (sched->nchannels > CS_MAX_CHANNELS)
-        return cs_error_fail(err, CS_ERR_INVALID, "", 0, "%d channels, more than the runtime's %d",
-                             sched->nchannels, CS_MAX_CHANNELS);
+        return over_limit(err, "%d channels, more than the runtime's %d", sched->nchannels,
+                          CS_MAX_CHANNELS);
     for (int g = 0; g < sched->ngpus; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
         if (gpu->ntbs > CS_MAX_TBS)
-            return cs_error_fail(err, CS_ERR_INVALID, "", 0,
-                                 "gpu %d: %d threadblocks, more than the runtime's %d", g,
-                                 gpu->ntbs, CS_MAX_TBS);
+            return over_limit(err, "gpu %d: %d threadblocks, more than the runtime's %d", g,
+                              gpu->ntbs, CS_MAX_TBS);
         if (gpu->i_chunks > 32767 || gpu->o_chunks > 32767 || gpu->s_chunks > 32767)
-            return cs_error_fail(err, CS_ERR_INVALID, "", 0,
-                                 "gpu %d: chunk offsets beyond the runtime's int16_t", g);
+            return over_limit(err, "gpu %d: chunk offsets beyond the runtime's int16_t", g);
         for (int c = 0; c < sched->nchannels; c++) {
             int ns = 0, nr = 0;
 
@@ -1563,32 +1559,28 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
                 nr += gpu->tbs[t].chan == c && gpu->tbs[t].recv >= 0;
             }
             if (ns > 32 || nr > 32)
-                return cs_error_fail(
-                    err, CS_ERR_INVALID, "", 0,
-                    "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
-                    "allows 32 of each per channel",
-                    g, c, ns, nr);
+                return over_limit(err,
+                                  "gpu %d channel %d: %d sending and %d receiving tbs, the runtime "
+                                  "allows 32 of each per channel",
+                                  g, c, ns, nr);
         }
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
             if (tb->nsteps > CS_MAX_STEPS)
-                return cs_error_fail(
-                    err, CS_ERR_INVALID, "", 0,
-                    "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock", g, t,
+                return over_limit(
+                    err, "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock", g, t,
                     tb->nsteps, CS_MAX_STEPS);
             for (int s = 0; s < tb->nsteps; s++) {
                 const struct cs_step *st = &tb->steps[s];
 
                 if (st->cnt >= CS_MAX_CNT)
-                    return cs_error_fail(err, CS_ERR_INVALID, "", 0,
-                                         "gpu %d tb %d step %d: cnt %d, the runtime allows < %d", g,
-                                         t, s, st->cnt, CS_MAX_CNT);
+                    return over_limit(err, "gpu %d tb %d step %d: cnt %d, the runtime allows < %d",
+                                      g, t, s, st->cnt, CS_MAX_CNT);
                 if (st->depid > CS_MAX_DEPID)
-                    return cs_error_fail(
-                        err, CS_ERR_INVALID, "", 0,
-                        "gpu %d tb %d step %d: depends on tb %d, the runtime allows <= %d", g, t, s,
-                        st->depid, CS_MAX_DEPID);
+                    return over_limit(
+                        err, "gpu %d tb %d step %d: depends on tb %d, the runtime allows <= %d", g,
+                        t, s, st->depid, CS_MAX_DEPID);
             }
         }
     }

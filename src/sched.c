@@ -102,56 +102,6 @@ struct cs_step *cs_tb_add_step(struct cs_tb *tb)
     return st;
 }
 
-struct cs_sched *cs_sched_dup(const struct cs_sched *src)
-{
-    struct cs_sched *dst = cs_sched_new();
-
-    if (dst == NULL)
-        return NULL;
-    *dst = *src;
-    dst->name = NULL;
-    dst->path = NULL;
-    dst->gpus = NULL;
-    dst->ngpus_alloc = 0;
-    dst->cap_gpus = 0;
-    if ((src->name && (dst->name = strdup(src->name)) == NULL) ||
-        (src->path && (dst->path = strdup(src->path)) == NULL))
-        goto oom;
-    for (int g = 0; g < src->ngpus_alloc; g++) {
-        const struct cs_gpu *sg = &src->gpus[g];
-        struct cs_gpu *dg = cs_sched_add_gpu(dst);
-
-        if (dg == NULL)
-            goto oom;
-        *dg = *sg;
-        dg->tbs = NULL;
-        dg->ntbs = 0;
-        dg->cap_tbs = 0;
-        for (int t = 0; t < sg->ntbs; t++) {
-            const struct cs_tb *stb = &sg->tbs[t];
-            struct cs_tb *dtb = cs_gpu_add_tb(dg);
-
-            if (dtb == NULL)
-                goto oom;
-            *dtb = *stb;
-            dtb->steps = NULL;
-            dtb->nsteps = 0;
-            dtb->cap_steps = 0;
-            if (stb->nsteps > 0) {
-                dtb->steps = malloc((size_t)stb->nsteps * sizeof(*dtb->steps));
-                if (dtb->steps == NULL)
-                    goto oom;
-                memcpy(dtb->steps, stb->steps, (size_t)stb->nsteps * sizeof(*dtb->steps));
-                dtb->nsteps = dtb->cap_steps = stb->nsteps;
-            }
-        }
-    }
-    return dst;
-oom:
-    cs_sched_free(dst);
-    return NULL;
-}
-
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id)
 {
     if (id >= 0 && id < sched->ngpus_alloc && sched->gpus[id].id == id)
@@ -283,14 +233,4 @@ long cs_sched_count_steps(const struct cs_sched *sched)
         for (int t = 0; t < sched->gpus[g].ntbs; t++)
             n += sched->gpus[g].tbs[t].nsteps;
     return n;
-}
-
-int cs_sched_max_tbs(const struct cs_sched *sched)
-{
-    int m = 0;
-
-    for (int g = 0; g < sched->ngpus_alloc; g++)
-        if (sched->gpus[g].ntbs > m)
-            m = sched->gpus[g].ntbs;
-    return m;
 }

@@ -119,9 +119,6 @@ struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched);
 struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu);
 struct cs_step *cs_tb_add_step(struct cs_tb *tb);
 
-/* A deep copy, or NULL on OOM. */
-struct cs_sched *cs_sched_dup(const struct cs_sched *sched);
-
 /* The gpu with this id, or NULL. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id);
 /* The tb with this id, or NULL. */
@@ -176,8 +173,7 @@ static inline CS_HOST_DEVICE int cs_step_writes_dst(enum cs_step_type t)
            t == CS_STEP_CPY || t == CS_STEP_RE;
 }
 
-/* Number of steps over all GPUs and tbs, and the largest tb count of any GPU. */
+/* Number of steps over all GPUs and tbs. */
 long cs_sched_count_steps(const struct cs_sched *sched);
-int cs_sched_max_tbs(const struct cs_sched *sched);
 
 #endif

@@ -1540,8 +1540,22 @@ static void check_sizes(struct vctx *v)
     }
 }
 
+/* Free the checker's index and graph; the result stays with the caller. */
+static void vctx_cleanup(struct vctx *v)
+{
+    void *owned[] = {v->gpu,     v->gtb0,      v->tb,           v->tb_gpu,
+                     v->step0,   v->step_tb,   v->send_peer_tb, v->recv_peer_tb,
+                     v->send_to, v->recv_from, v->signal,       v->indeg,
+                     v->order,   v->order2,    v->dep_off,      v->dep_list};
+
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+        free(owned[i]);
+}
+
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
 {
+    static void (*const passes[])(struct vctx *) = {build_index, check_tbs, check_connections,
+                                                    check_deadlock};
     struct vctx v = {.sc = sched};
     struct cs_verify_result *res = calloc(1, sizeof(*res));
 
@@ -1552,13 +1566,9 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
     if (sched->coll == CS_COLL_CUSTOM)
         diag(&v, CS_VERIFY_NOTE, CS_VERIFY_STRUCTURE, sched->line,
              "coll=\"custom\" defines no result: structural checks only");
-    build_index(&v);
-    if (!v.nfatal && !v.oom)
-        check_tbs(&v);
-    if (!v.nfatal && !v.oom)
-        check_connections(&v);
-    if (!v.nfatal && !v.oom)
-        check_deadlock(&v);
+    /* Each pass needs its predecessors' structure intact. */
+    for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]) && !v.nfatal && !v.oom; i++)
+        passes[i](&v);
     if (!v.nfatal && !v.oom && sched->coll != CS_COLL_CUSTOM) {
         check_sizes(&v);
         if (!v.nodata && !v.oom) {
@@ -1572,22 +1582,7 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
                 check_data(&v, 0, in ? " (out-of-place call)" : "");
         }
     }
-    free(v.gpu);
-    free(v.gtb0);
-    free(v.tb);
-    free(v.tb_gpu);
-    free(v.step0);
-    free(v.step_tb);
-    free(v.send_peer_tb);
-    free(v.recv_peer_tb);
-    free(v.send_to);
-    free(v.recv_from);
-    free(v.signal);
-    free(v.indeg);
-    free(v.order);
-    free(v.order2);
-    free(v.dep_off);
-    free(v.dep_list);
+    vctx_cleanup(&v);
     if (v.oom) {
         cs_verify_result_free(res);
         return CS_ERR_NOMEM;

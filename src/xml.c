@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,20 +27,8 @@ struct reader {
     int gpu_id; /* of the <gpu> being read */
 };
 
-static int fail(struct reader *rd, int line, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(struct reader *rd, int line, int code, const char *fmt, ...)
-{
-    char msg[900];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    cs_error_set(rd->err, rd->name, line, "%s", msg);
-    return code;
-}
+/* Record a failure at line of the file being read and return code. */
+#define fail(rd, line, code, ...) cs_error_fail((rd)->err, (code), (rd)->name, (line), __VA_ARGS__)
 
 static int node_line(const xmlNode *node)
 {
@@ -393,38 +380,29 @@ static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sc
 /* Ids unique and dense, dependencies name existing steps. */
 static int check_refs(struct reader *rd, const struct cs_sched *sched)
 {
-    int ng = sched->ngpus_alloc;
-    char *seen = calloc((size_t)(ng > CS_MAX_TBS ? ng : CS_MAX_TBS), 1);
+    char seen[MAX_GPUS > CS_MAX_TBS ? MAX_GPUS : CS_MAX_TBS] = {0};
 
-    if (seen == NULL)
-        return fail(rd, 0, CS_ERR_NOMEM, "out of memory");
-    for (int g = 0; g < ng; g++) {
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
-        if (seen[gpu->id]) {
-            free(seen);
+        if (seen[gpu->id])
             return fail(rd, gpu->line, CS_ERR_INVALID, "<gpu>: duplicate id=\"%d\"", gpu->id);
-        }
         seen[gpu->id] = 1;
     }
-    for (int g = 0; g < ng; g++) {
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
         const struct cs_gpu *gpu = &sched->gpus[g];
 
         memset(seen, 0, CS_MAX_TBS);
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
-            if (tb->id >= gpu->ntbs) {
-                free(seen);
+            if (tb->id >= gpu->ntbs)
                 return fail(rd, tb->line, CS_ERR_INVALID,
                             "<tb>: id=\"%d\" on gpu %d, but tb ids must be 0..%d (dense)", tb->id,
                             gpu->id, gpu->ntbs - 1);
-            }
-            if (seen[tb->id]) {
-                free(seen);
+            if (seen[tb->id])
                 return fail(rd, tb->line, CS_ERR_INVALID, "<tb>: duplicate id=\"%d\" on gpu %d",
                             tb->id, gpu->id);
-            }
             seen[tb->id] = 1;
         }
         for (int t = 0; t < gpu->ntbs; t++) {
@@ -432,23 +410,31 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
 
             for (int i = 0; i < tb->nsteps; i++) {
                 const struct cs_step *st = &tb->steps[i];
-                const struct cs_tb *dep;
+                const struct cs_tb *dep = st->depid < 0 ? NULL : cs_gpu_find_tb(gpu, st->depid);
 
-                if (st->depid < 0)
-                    continue;
-                dep = cs_gpu_find_tb(gpu, st->depid);
-                if (dep == NULL || st->deps >= dep->nsteps) {
-                    free(seen);
+                if (st->depid >= 0 && (dep == NULL || st->deps >= dep->nsteps))
                     return fail(rd, st->line, CS_ERR_INVALID,
                                 "gpu %d tb %d step %d: depends on tb %d step %d, which does not "
                                 "exist",
                                 gpu->id, tb->id, st->s, st->depid, st->deps);
-                }
             }
         }
     }
-    free(seen);
     return 0;
+}
+
+/* libxml2's message for a document that is not well-formed, without its trailing newline. */
+static int malformed(struct reader *rd, xmlParserCtxtPtr ctxt)
+{
+    const xmlError *e = xmlCtxtGetLastError(ctxt);
+    char msg[512];
+    size_t n;
+
+    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
+    n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
 }
 
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
@@ -458,7 +444,7 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
     xmlNodePtr root;
-    struct cs_sched *sched;
+    struct cs_sched *sched = NULL;
     int rc;
 
     if (len > (size_t)CS_XML_MAX_BYTES)
@@ -473,40 +459,20 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     doc = xmlCtxtReadMemory(ctxt, buf, (int)len, rd.name, NULL,
                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                 XML_PARSE_BIG_LINES);
-    if (doc == NULL || !ctxt->wellFormed) {
-        const xmlError *e = xmlCtxtGetLastError(ctxt);
-        char msg[512];
-        size_t n;
-
-        snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
-        n = strlen(msg);
-        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-            msg[--n] = '\0';
-        rc = fail(&rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
-        xmlFreeDoc(doc);
-        xmlFreeParserCtxt(ctxt);
-        return rc;
-    }
-    xmlFreeParserCtxt(ctxt);
-    root = xmlDocGetRootElement(doc);
-    if (root == NULL || strcmp((const char *)root->name, "algo") != 0) {
+    root = doc != NULL && ctxt->wellFormed ? xmlDocGetRootElement(doc) : NULL;
+    if (doc == NULL || !ctxt->wellFormed)
+        rc = malformed(&rd, ctxt);
+    else if (root == NULL || strcmp((const char *)root->name, "algo") != 0)
         rc = fail(&rd, root ? node_line(root) : 0, CS_ERR_INVALID,
                   "the root element must be <algo>%s%s%s", root ? ", not <" : "",
                   root ? (const char *)root->name : "", root ? ">" : "");
-        xmlFreeDoc(doc);
-        return rc;
-    }
-    sched = cs_sched_new();
-    if (sched == NULL) {
-        xmlFreeDoc(doc);
-        return fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
-    }
-    rc = read_algo(&rd, root, sched);
-    if (rc == 0)
-        rc = check_refs(&rd, sched);
-    if (rc == 0 && name != NULL && (sched->path = strdup(name)) == NULL)
+    else if ((sched = cs_sched_new()) == NULL)
+        rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
+    else if ((rc = read_algo(&rd, root, sched)) == 0 && (rc = check_refs(&rd, sched)) == 0 &&
+             name != NULL && (sched->path = strdup(name)) == NULL)
         rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
     xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
     if (rc != 0) {
         cs_sched_free(sched);
         return rc;
