@@ -15,6 +15,9 @@ void cs_error_init(struct cs_error *err)
 }
 
 static void verror_set(struct cs_error *err, const char *file, int line, const char *fmt,
+                       va_list ap) __attribute__((format(printf, 4, 0)));
+
+static void verror_set(struct cs_error *err, const char *file, int line, const char *fmt,
                        va_list ap)
 {
     if (err == NULL || err->msg[0] != '\0')
