@@ -667,50 +667,53 @@ static double now_s(void)
 }
 
 /* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
-static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
-                     const struct cs_replay_opts *opts, int fd)
+/* SimGrid, with the settings that make a lone flow take exactly latency + size / bandwidth
+ * (simgrid.md 3), on the platform. */
+static void start_engine(const struct cs_platform *plat, int verbose)
 {
-    struct wire_result wr;
-    int ac = 1, ntbs = plan->ntbs, nk = 0;
+    int ac = 1;
     char arg0[] = "collsim", *av[] = {arg0, NULL};
-    struct conn_key *keys;
-    char *report = NULL;
-    struct rusage ru;
-    double t0;
 
-    memset(&wr, 0, sizeof(wr));
-    memset(&S, 0, sizeof(S));
-    S.plan = plan;
-    S.plat = plat;
-    S.tl = opts->timeline;
-    if (!opts->verbose)
+    if (!verbose)
         xbt_log_control_set("root.thresh:critical"); /* stderr is captured by the parent */
     simgrid_init(&ac, av);
-    /* The settings that make a lone flow take exactly latency + size / bandwidth (simgrid.md 3). */
     sg_cfg_set_string("network/model", "CM02");
     sg_cfg_set_boolean("network/crosstraffic", "no");
     sg_cfg_set_double("network/TCP-gamma", 0.0);
     sg_cfg_set_double("surf/precision", SIM_PRECISION_S);
     simgrid_load_platform(plat->path);
+}
 
-    S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
-    S.tbs = calloc((size_t)ntbs + 1, sizeof(*S.tbs));
-    keys = calloc(2 * (size_t)ntbs + 1, sizeof(*keys));
-    if (S.hosts == NULL || S.tbs == NULL || keys == NULL) {
-        snprintf(wr.error, sizeof(wr.error), "out of memory");
-        goto out;
-    }
+/* S.hosts: GPU g is host gpu<g>. 0, or a message in msg. */
+static int map_hosts(const struct cs_plan *plan, const struct cs_platform *plat, char *msg,
+                     size_t len)
+{
     for (int g = 0; g < plan->ngpus; g++) {
         char name[32];
 
         snprintf(name, sizeof(name), "gpu%d", g);
         S.hosts[g] = sg_host_by_name(name);
         if (S.hosts[g] == NULL) {
-            snprintf(wr.error, sizeof(wr.error), "%s: SimGrid found no host %s", plat->path, name);
-            goto out;
+            snprintf(msg, len, "%s: SimGrid found no host %s", plat->path, name);
+            return -1;
         }
     }
-    for (int t = 0; t < ntbs; t++) {
+    return 0;
+}
+
+/* S.conns: one per directed connection (src, dst, chan) that some tb sends or receives on,
+ * sorted, with its credits, readiness and route. 0, or -1 when memory runs out. */
+static int build_conns(const struct cs_plan *plan)
+{
+    struct conn_key *keys = calloc(2 * (size_t)plan->ntbs + 1, sizeof(*keys));
+    int nk = 0;
+
+    S.conns = calloc(2 * (size_t)plan->ntbs + 1, sizeof(*S.conns));
+    if (keys == NULL || S.conns == NULL) {
+        free(keys);
+        return -1;
+    }
+    for (int t = 0; t < plan->ntbs; t++) {
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
         if (tb->send >= 0)
@@ -719,11 +722,6 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             keys[nk++] = (struct conn_key){tb->recv, tb->gpu, tb->chan};
     }
     qsort(keys, (size_t)nk, sizeof(*keys), key_cmp);
-    S.conns = calloc((size_t)nk + 1, sizeof(*S.conns));
-    if (S.conns == NULL) {
-        snprintf(wr.error, sizeof(wr.error), "out of memory");
-        goto out;
-    }
     for (int i = 0; i < nk; i++)
         if (S.nconns == 0 || key_cmp(&keys[i], &S.conns[S.nconns - 1].key) != 0) {
             struct conn *c = &S.conns[S.nconns++];
@@ -734,18 +732,27 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             c->sender = c->receiver = -1;
             route_conn(c);
         }
-    /* Transfers carry bytes only: the hop latency delays the receiver (avail), never the
-     * sender, so the links' own latencies go to zero once every route has been summed. */
-    {
-        int nl = (int)sg_link_count();
-        sg_link_t *ls = sg_link_list();
-
-        for (int i = 0; i < nl; i++)
-            sg_link_set_latency(ls[i], 0);
-        xbt_free(ls);
-    }
+    free(keys);
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
-    for (int t = 0; t < ntbs; t++) {
+    return 0;
+}
+
+/* Transfers carry bytes only: the hop latency delays the receiver (avail), never the sender, so
+ * the links' own latencies go to zero once every route has been summed (build_conns). */
+static void zero_link_latencies(void)
+{
+    int nl = (int)sg_link_count();
+    sg_link_t *ls = sg_link_list();
+
+    for (int i = 0; i < nl; i++)
+        sg_link_set_latency(ls[i], 0);
+    xbt_free(ls);
+}
+
+/* S.tbs: each tb's state, tied to the connections it sends and receives on. */
+static void build_tbs(const struct cs_plan *plan)
+{
+    for (int t = 0; t < plan->ntbs; t++) {
         struct tbstate *ts = &S.tbs[t];
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
@@ -763,47 +770,78 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             ts->in->receiver = t;
         }
     }
-    if (S.tl && timeline_routes() != 0) {
+}
+
+/* After simgrid_run: the status and time, or the deadlock's report (returned, malloc'd); the
+ * timeline closes with the waits that never ended. */
+static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
+                     struct cs_replay_result *res)
+{
+    double fixed_s = plat->params.launch_s + plat->params.deploy_s;
+    int all = 1;
+
+    res->sim_s = simgrid_get_clock();
+    res->ncalls = S.ncalls;
+    res->ntransfers = S.ntransfers;
+    for (int t = 0; t < plan->ntbs; t++)
+        all &= S.tbs[t].done;
+    if (S.tl) {
+        for (int t = 0; t < plan->ntbs; t++)
+            if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
+                record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
+        S.tl->makespan_s = res->sim_s;
+        S.tl->offset_s = fixed_s;
+        S.tl->complete = all;
+    }
+    if (!all) {
+        res->status = CS_REPLAY_DEADLOCK;
+        return deadlock_report(&res->nblocked);
+    }
+    res->status = CS_REPLAY_OK;
+    res->time_s = res->sim_s + fixed_s;
+    return NULL;
+}
+
+static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                     const struct cs_replay_opts *opts, int fd)
+{
+    struct wire_result wr;
+    char *report = NULL;
+    struct rusage ru;
+    double t0;
+
+    memset(&wr, 0, sizeof(wr));
+    memset(&S, 0, sizeof(S));
+    S.plan = plan;
+    S.plat = plat;
+    S.tl = opts->timeline;
+    start_engine(plat, opts->verbose);
+    S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
+    S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
+    if (S.hosts == NULL || S.tbs == NULL)
         snprintf(wr.error, sizeof(wr.error), "out of memory");
-        goto out;
+    else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 && build_conns(plan) != 0)
+        snprintf(wr.error, sizeof(wr.error), "out of memory");
+    if (!wr.error[0]) {
+        zero_link_latencies();
+        build_tbs(plan);
+        if (S.tl && timeline_routes() != 0)
+            snprintf(wr.error, sizeof(wr.error), "out of memory");
     }
-    for (int t = 0; t < ntbs; t++) {
-        char name[64], idx[16];
-        const char *args[] = {name, idx};
+    if (!wr.error[0]) {
+        for (int t = 0; t < plan->ntbs; t++) {
+            char name[64], idx[16];
+            const char *args[] = {name, idx};
 
-        snprintf(name, sizeof(name), "gpu%d-tb%d", plan->tbs[t].gpu, plan->tbs[t].id);
-        snprintf(idx, sizeof(idx), "%d", t);
-        sg_actor_create_(name, S.hosts[plan->tbs[t].gpu], tb_main, 2, args);
-    }
-    t0 = now_s();
-    simgrid_run();
-    wr.res.wall_s = now_s() - t0;
-    wr.res.sim_s = simgrid_get_clock();
-    wr.res.ncalls = S.ncalls;
-    wr.res.ntransfers = S.ntransfers;
-    {
-        int all = 1;
-
-        for (int t = 0; t < ntbs; t++)
-            all &= S.tbs[t].done;
-        if (S.tl) {
-            /* A deadlock leaves the blocked tbs in their waits: record them up to the end. */
-            for (int t = 0; t < ntbs; t++)
-                if (!S.tbs[t].done && S.tbs[t].wait != W_NONE)
-                    record(&S.tbs[t], wait_event(S.tbs[t].wait), blocker(t));
-            S.tl->makespan_s = wr.res.sim_s;
-            S.tl->offset_s = plat->params.launch_s + plat->params.deploy_s;
-            S.tl->complete = all;
+            snprintf(name, sizeof(name), "gpu%d-tb%d", plan->tbs[t].gpu, plan->tbs[t].id);
+            snprintf(idx, sizeof(idx), "%d", t);
+            sg_actor_create_(name, S.hosts[plan->tbs[t].gpu], tb_main, 2, args);
         }
-        if (all) {
-            wr.res.status = CS_REPLAY_OK;
-            wr.res.time_s = wr.res.sim_s + plat->params.launch_s + plat->params.deploy_s;
-        } else {
-            wr.res.status = CS_REPLAY_DEADLOCK;
-            report = deadlock_report(&wr.res.nblocked);
-        }
+        t0 = now_s();
+        simgrid_run();
+        wr.res.wall_s = now_s() - t0;
+        report = collect(plan, plat, &wr.res);
     }
-out:
     getrusage(RUSAGE_SELF, &ru);
     wr.res.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
@@ -813,7 +851,6 @@ out:
         return 3;
     /* SimGrid objects and this process go away together; nothing else to release. */
     free(report);
-    free(keys);
     return wr.error[0] ? 1 : 0;
 }
 
