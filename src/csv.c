@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fdio.h"
+#include "util.h"
 
 /* A growable array of strings. */
 struct strvec {
@@ -18,16 +19,12 @@ struct strvec {
 
 static int strvec_push(struct strvec *s, char *str)
 {
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 16;
-        char **v = realloc(s->v, (size_t)cap * sizeof(*v));
+    char **slot = cs_array_slot((void **)&s->v, s->n, &s->cap, sizeof(*s->v));
 
-        if (v == NULL)
-            return CS_ERR_NOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = str;
+    if (slot == NULL)
+        return CS_ERR_NOMEM;
+    *slot = str;
+    s->n++;
     return 0;
 }
 
@@ -413,20 +410,12 @@ void cs_csv_free(struct cs_csv *t)
         free(t->cells[i]);
     for (int i = 0; i < t->ncomments; i++)
         free(t->comments[i]);
-    free(t->header);
-    free(t->cells);
-    free(t->comments);
-    free(t->lines);
-    free(t->name);
-    free(t);
+    cs_free_each(6, t->header, t->cells, t->comments, t->lines, t->name, t);
 }
 
 int cs_csv_col_find(const struct cs_csv *t, const char *name)
 {
-    for (int i = 0; i < t->ncols; i++)
-        if (strcmp(t->header[i], name) == 0)
-            return i;
-    return -1;
+    return cs_name_index(t->header, t->ncols, name);
 }
 
 const char *cs_csv_cell(const struct cs_csv *t, int row, int col)

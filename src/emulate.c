@@ -1,6 +1,7 @@
 /* emulate.c: the plan run sequentially on the CPU with the executor's rules, on buffers filled with
  * known inputs, and the collective's reference output to check it against. */
 #include "emulate.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,12 +78,7 @@ void cs_emulate_bufs_free(struct cs_emulate_bufs *bufs)
         if (bufs->scratch)
             free(bufs->scratch[r]);
     }
-    free(bufs->in);
-    free(bufs->out);
-    free(bufs->scratch);
-    free(bufs->in_mem);
-    free(bufs->out_mem);
-    free(bufs);
+    cs_free_each(6, bufs->in, bufs->out, bufs->scratch, bufs->in_mem, bufs->out_mem, bufs);
 }
 
 /* Allocate n floats (at least one), owned through *mem; the buffer, or NULL when out of memory. */

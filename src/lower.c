@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lower.h"
+#include "util.h"
 
 enum inst {
     I_START = 1,
@@ -86,16 +87,12 @@ struct cs_prog {
 
 static int ivec_push(struct ivec *v, int x)
 {
-    if (v->n == v->cap) {
-        int cap = v->cap ? v->cap * 2 : 4;
-        int *nv = realloc(v->v, (size_t)cap * sizeof(*nv));
+    int *slot = cs_array_slot((void **)&v->v, v->n, &v->cap, sizeof(*v->v));
 
-        if (nv == NULL)
-            return CS_ERR_NOMEM;
-        v->v = nv;
-        v->cap = cap;
-    }
-    v->v[v->n++] = x;
+    if (slot == NULL)
+        return CS_ERR_NOMEM;
+    *slot = x;
+    v->n++;
     return 0;
 }
 
@@ -1130,14 +1127,9 @@ struct ent {
 static int itb_cmp(const void *a, const void *b)
 {
     const struct itb *x = a, *y = b;
+    int xs[] = {x->send, x->recv, x->chan, x->order}, ys[] = {y->send, y->recv, y->chan, y->order};
 
-    if (x->send != y->send)
-        return x->send < y->send ? -1 : 1;
-    if (x->recv != y->recv)
-        return x->recv < y->recv ? -1 : 1;
-    if (x->chan != y->chan)
-        return x->chan < y->chan ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    return cs_cmp_ints(xs, ys, 4);
 }
 
 static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)

@@ -27,6 +27,7 @@
 #include "replay.h"
 
 #include "fdio.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,12 +62,9 @@ struct conn_key {
 static int key_cmp(const void *a, const void *b)
 {
     const struct conn_key *x = a, *y = b;
+    int xs[] = {x->src, x->dst, x->chan}, ys[] = {y->src, y->dst, y->chan};
 
-    if (x->src != y->src)
-        return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst)
-        return x->dst < y->dst ? -1 : 1;
-    return x->chan < y->chan ? -1 : x->chan > y->chan;
+    return cs_cmp_ints(xs, ys, 3);
 }
 
 /* Sort keys; return the index of the first one equal to its predecessor, or 0 if none is. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "util.h"
 
 struct cs_sched *cs_sched_new(void)
 {
@@ -53,25 +54,10 @@ int cs_sched_set_name(struct cs_sched *sched, const char *name)
 }
 
 /* Grow *arr (n used, *cap allocated, elements of size sz) by one zeroed element. */
-static void *grow(void **arr, int n, int *cap, size_t sz)
-{
-    if (n == *cap) {
-        int ncap = *cap ? *cap * 2 : 8;
-        void *p = realloc(*arr, (size_t)ncap * sz);
-
-        if (p == NULL)
-            return NULL;
-        *arr = p;
-        *cap = ncap;
-    }
-    memset((char *)*arr + (size_t)n * sz, 0, sz);
-    return (char *)*arr + (size_t)n * sz;
-}
-
 struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched)
 {
     struct cs_gpu *gpu =
-        grow((void **)&sched->gpus, sched->ngpus_alloc, &sched->cap_gpus, sizeof(*gpu));
+        cs_array_slot((void **)&sched->gpus, sched->ngpus_alloc, &sched->cap_gpus, sizeof(*gpu));
 
     if (gpu != NULL)
         sched->ngpus_alloc++;
@@ -80,7 +66,7 @@ struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched)
 
 struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu)
 {
-    struct cs_tb *tb = grow((void **)&gpu->tbs, gpu->ntbs, &gpu->cap_tbs, sizeof(*tb));
+    struct cs_tb *tb = cs_array_slot((void **)&gpu->tbs, gpu->ntbs, &gpu->cap_tbs, sizeof(*tb));
 
     if (tb != NULL) {
         gpu->ntbs++;
@@ -92,7 +78,8 @@ struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu)
 
 struct cs_step *cs_tb_add_step(struct cs_tb *tb)
 {
-    struct cs_step *st = grow((void **)&tb->steps, tb->nsteps, &tb->cap_steps, sizeof(*st));
+    struct cs_step *st =
+        cs_array_slot((void **)&tb->steps, tb->nsteps, &tb->cap_steps, sizeof(*st));
 
     if (st != NULL) {
         tb->nsteps++;

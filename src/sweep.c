@@ -11,6 +11,7 @@
 #include "parse.h"
 #include "sched.h"
 #include "sweep.h"
+#include "util.h"
 
 #define MAX_FILE_BYTES (4L << 20)
 #define MAX_INT_VALUE 65536
@@ -549,11 +550,7 @@ void cs_sweep_free(struct cs_sweep *sw)
     }
     for (int i = 0; i < sw->nkeys; i++)
         free(sw->keys[i]);
-    free(sw->keys);
-    free(sw->axes);
-    free(sw->path);
-    free(sw->dir);
-    free(sw);
+    cs_free_each(5, sw->keys, sw->axes, sw->path, sw->dir, sw);
 }
 
 int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "util.h"
 
 struct cs_table *cs_table_new(int ncols, const char *const *cols)
 {
@@ -111,10 +112,7 @@ int cs_table_read(const char *path, struct cs_table **out, struct cs_error *err)
 
 int cs_table_find_col(const struct cs_table *t, const char *name)
 {
-    for (int i = 0; i < t->ncols; i++)
-        if (strcmp(t->cols[i], name) == 0)
-            return i;
-    return -1;
+    return cs_name_index(t->cols, t->ncols, name);
 }
 
 const char *cs_table_get(const struct cs_table *t, long row, int col)

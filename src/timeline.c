@@ -2,6 +2,7 @@
 #include "timeline.h"
 
 #include "fdio.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,10 +20,7 @@ void cs_timeline_cleanup(struct cs_timeline *tl)
 {
     if (tl == NULL)
         return;
-    free(tl->events);
-    free(tl->links);
-    free(tl->conns);
-    free(tl->route);
+    cs_free_each(4, tl->events, tl->links, tl->conns, tl->route);
     cs_timeline_init(tl, tl->max_events);
 }
 

@@ -1,6 +1,7 @@
 /* verify.c: structural checks, static deadlock detection and the symbolic data execution of a
  * schedule (DESIGN.md "Verification"; shared reference msccl.md sections 1, 2 and 4.8-4.10). */
 #include "verify.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -394,16 +395,10 @@ struct endpoint {
 static int cmp_endpoint(const void *pa, const void *pb)
 {
     const struct endpoint *a = pa, *b = pb;
+    int as[] = {a->src, a->dst, a->chan, a->is_recv, a->gtb};
+    int bs[] = {b->src, b->dst, b->chan, b->is_recv, b->gtb};
 
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->chan != b->chan)
-        return a->chan < b->chan ? -1 : 1;
-    if (a->is_recv != b->is_recv)
-        return a->is_recv < b->is_recv ? -1 : 1;
-    return a->gtb < b->gtb ? -1 : a->gtb > b->gtb;
+    return cs_cmp_ints(as, bs, 5);
 }
 
 static int32_t count_steps(const struct vctx *v, int32_t t, int sending)

@@ -1,6 +1,7 @@
 /* xplan.c: the plan laid out in flat arrays for the GPU executor and the CPU emulation, with the
  * buffer, dependency, connection and call-matching checks the executor relies on. */
 #include "xplan.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +31,7 @@ void cs_xplan_free(struct cs_xplan *plan)
 {
     if (plan == NULL)
         return;
-    free(plan->ranks);
-    free(plan->tbs);
-    free(plan->steps);
-    free(plan->deps);
-    free(plan->srcs);
-    free(plan->conns);
-    free(plan);
+    cs_free_each(7, plan->ranks, plan->tbs, plan->steps, plan->deps, plan->srcs, plan->conns, plan);
 }
 
 /* Nominal buffer sizes and aliasing of rank r (msccl.md 4.1). */

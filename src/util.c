@@ -1,0 +1,47 @@
+/* util.c: integer tuple comparison, growable arrays, freeing several allocations, name lookup. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int cs_cmp_ints(const int *x, const int *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+void *cs_array_slot(void **arr, int n, int *cap, size_t size)
+{
+    if (n == *cap) {
+        int ncap = *cap ? *cap * 2 : 8;
+        void *p = realloc(*arr, (size_t)ncap * size);
+
+        if (p == NULL)
+            return NULL;
+        *arr = p;
+        *cap = ncap;
+    }
+    memset((char *)*arr + (size_t)n * size, 0, size);
+    return (char *)*arr + (size_t)n * size;
+}
+
+void cs_free_each(int n, ...)
+{
+    va_list ap;
+
+    va_start(ap, n);
+    while (n-- > 0)
+        free(va_arg(ap, void *));
+    va_end(ap);
+}
+
+int cs_name_index(char *const *names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
