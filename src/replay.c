@@ -344,6 +344,53 @@ static void record_call(struct tbstate *ts, double t0, long long bytes)
         ev->bytes = bytes;
 }
 
+/* A receiver takes the next unit of its connection; it reaches this tb a hop latency after it
+ * was posted: wait for that if need be. */
+static void take_unit(struct tbstate *ts)
+{
+    struct conn *in = ts->in;
+    double at;
+
+    sem_take(ts, in->ready, W_DATA, 1);
+    at = in->avail[in->avail_head];
+    in->avail_head = (in->avail_head + 1) % CS_NCCL_STEPS;
+    in->avail_n--;
+    if (at - simgrid_get_clock() > SIM_PRECISION_S) {
+        sg_actor_sleep_until(at);
+        if (S.tl)
+            record(ts, CS_TL_LATENCY, in->sender);
+    }
+}
+
+/* A sender posts a unit now; its last byte reaches the receiver a route latency later. */
+static void post_unit(struct conn *out)
+{
+    out->avail[(out->avail_head + out->avail_n) % CS_NCCL_STEPS] = simgrid_get_clock() + out->lat_s;
+    out->avail_n++;
+    sem_give(out->ready, 1);
+}
+
+/* The timeline's record of one transfer unit of `bytes` data bytes: sent over the wire in
+ * wire_s seconds (wire_s < 0: not sent), received when recvs. */
+static void record_unit(struct tbstate *ts, long long bytes, double wire_s, int recvs)
+{
+    struct cs_tl_event *ev = record(ts, CS_TL_UNIT, -1);
+
+    if (ev == NULL)
+        return;
+    ev->bytes = bytes;
+    if (wire_s >= 0) {
+        ev->out_conn = (int)(ts->out - S.conns);
+        ev->out_seq = ts->out_seq++;
+        ev->wire_bytes = bytes > 0 ? cs_plan_wire_bytes(S.plan, bytes) : 0;
+        ev->wire_s = wire_s;
+    }
+    if (recvs) {
+        ev->in_conn = (int)(ts->in - S.conns);
+        ev->in_seq = ts->in_seq++;
+    }
+}
+
 static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
 {
     const struct cs_plan *p = S.plan;
@@ -358,21 +405,8 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
     for (int u = 0; u < p->units_per_call; u++) {
         double b = (double)units[u], t0, need, took;
 
-        if (recvs) {
-            struct conn *in = ts->in;
-            double at;
-
-            sem_take(ts, in->ready, W_DATA, 1);
-            at = in->avail[in->avail_head];
-            in->avail_head = (in->avail_head + 1) % CS_NCCL_STEPS;
-            in->avail_n--;
-            /* It reaches this tb a hop latency after it was posted: wait for that if need be. */
-            if (at - simgrid_get_clock() > SIM_PRECISION_S) {
-                sg_actor_sleep_until(at);
-                if (S.tl)
-                    record(ts, CS_TL_LATENCY, in->sender);
-            }
-        }
+        if (recvs)
+            take_unit(ts);
         if (sends)
             sem_take(ts, ts->out->credit, W_CREDIT, slots);
         if (sends && u == 0 && par->call_s[p->proto][ts->out->cls] > 0) {
@@ -393,34 +427,12 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         took = simgrid_get_clock() - t0;
         if (need > took)
             sg_actor_sleep_for(need - took);
-        if (S.tl) {
-            struct cs_tl_event *ev = record(ts, CS_TL_UNIT, -1);
-
-            if (ev != NULL) {
-                ev->bytes = units[u];
-                if (sends) {
-                    ev->out_conn = (int)(ts->out - S.conns);
-                    ev->out_seq = ts->out_seq++;
-                    ev->wire_bytes = b > 0 ? cs_plan_wire_bytes(p, units[u]) : 0;
-                    ev->wire_s = took;
-                }
-                if (recvs) {
-                    ev->in_conn = (int)(ts->in - S.conns);
-                    ev->in_seq = ts->in_seq++;
-                }
-            }
-        }
+        if (S.tl)
+            record_unit(ts, units[u], sends ? took : -1, recvs);
         if (recvs)
             sem_give(ts->in->credit, slots);
-        if (sends) {
-            struct conn *out = ts->out;
-
-            /* Posted now; the last byte reaches the receiver a route latency later. */
-            out->avail[(out->avail_head + out->avail_n) % CS_NCCL_STEPS] =
-                simgrid_get_clock() + out->lat_s;
-            out->avail_n++;
-            sem_give(out->ready, 1);
-        }
+        if (sends)
+            post_unit(ts->out);
     }
     S.ncalls++;
     if (S.tl)
