@@ -20,7 +20,7 @@ const char cmd_predict_usage[] =
     "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d float|half|bfloat16|double]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
-    "                       [--trace FILE.json] [--stats] [--max-events N]\n"
+    "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -37,6 +37,10 @@ const char cmd_predict_usage[] =
     "path (after the table; on stderr with --format csv or json). Both record at most\n"
     "--max-events events (default 1000000) and fail with exit 2 beyond: trace one size with\n"
     "-b S -e S.\n"
+    "Long loops are extrapolated: once replays of a few loop iterations grow by the same time\n"
+    "per iteration (or per period of a few), the remaining ones add that time each (within\n"
+    "1e-6 of the full replay; --trace and --stats replay in full). --no-extrapolate replays\n"
+    "every iteration.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
     "with fewer GPUs than the schedule).\n";
 
@@ -49,15 +53,25 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats;
+    int verbose, want_stats, no_extrapolate;
     const char *trace_path;
 };
 
-enum { OPT_GEN = 256, OPT_PROTOCOL, OPT_FORMAT, OPT_TRACE, OPT_MAX_EVENTS, OPT_SET, OPT_STATS };
+enum {
+    OPT_GEN = 256,
+    OPT_PROTOCOL,
+    OPT_FORMAT,
+    OPT_TRACE,
+    OPT_MAX_EVENTS,
+    OPT_SET,
+    OPT_STATS,
+    OPT_NO_EXTRAP
+};
 
 static const struct option predict_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
     {"platform", required_argument, NULL, 'p'},
     {"gen", required_argument, NULL, OPT_GEN},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -84,6 +98,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_STATS:
         a->want_stats = 1;
+        return 0;
+    case OPT_NO_EXTRAP:
+        a->no_extrapolate = 1;
         return 0;
     case 'p':
         a->in.plat_path = v;
@@ -166,9 +183,12 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
     if (p->verbose)
         fprintf(stderr,
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
-                "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s\n",
+                "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s",
                 row->size_bytes, row->niter, row->max_allowed, row->res.ncalls, row->res.ntransfers,
                 row->res.wall_s, row->res.maxrss_kb, cs_predict_status_name(row));
+    if (p->verbose)
+        fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
+                row->replayed_iters);
     if (p->tty && k < n)
         fprintf(stderr, "\rcollsim: predicted %d/%d (%lld bytes)...", k, n, row->size_bytes);
     else if (p->tty)
@@ -252,6 +272,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     o.proto = a->proto;
     o.type_bytes = type_bytes;
     o.replay.verbose = a->verbose;
+    o.no_extrapolate = a->no_extrapolate;
     o.progress = show_progress;
     o.progress_ctx = &prog;
     if (a->trace_path != NULL || a->want_stats) {

@@ -1,4 +1,5 @@
 /* predict.c: the prediction pipeline (load, sizes, plan, replay) as one library call. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,108 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
     return 0;
 }
 
+/* Steady-state extrapolation.
+ *
+ * Every loop iteration of a plan runs the same ops with the same calls (maxAllowedCount is fixed
+ * per size); only the last one may carry fewer elements. So a replay of m iterations (m - 1 full
+ * ones and the real last one) is the full replay cut short. Its time T(m) becomes periodic once
+ * the pipeline and the FIFO credits settle: T(m + p) - T(m) is the same for every m, with a
+ * period p of one iteration or a few. A connection's CS_NCCL_STEPS slots fill within that many
+ * iterations (each takes at least one slot), so credit stalls first show within that window:
+ * short replays of m = CS_EXTRAP_FIRST ... CS_EXTRAP_FIRST + 2 x CS_NCCL_STEPS iterations cover
+ * two windows. When, for some p up to CS_NCCL_STEPS, every increment over p in them agrees
+ * closely enough that the remaining periods cannot move the total by more than CS_EXTRAP_REL_ERR,
+ * the remaining periods are added to the short replay whose m has n's residue; otherwise, or when
+ * the short replays would cost more than half the full one, the full replay runs. (A 16-GPU
+ * AllGather ring in Simple at 1 GiB is one that does not settle: its credit stalls shift every 8
+ * iterations by different amounts.)
+ *
+ * A later deadlock is ruled out: every wait of iteration i (a FIFO slot freed by an earlier call of
+ * the same connection, a flag of the same iteration, the previous op of the same threadblock)
+ * points to an event of iteration i or earlier, so a cycle of waits lies within one iteration,
+ * and every iteration has the same waits as the first. A short replay that completes has none;
+ * one that deadlocks falls back to the full replay, which reports it. */
+#define CS_EXTRAP_REL_ERR 1e-9
+#define CS_EXTRAP_FIRST 2
+#define CS_EXTRAP_N (2 * CS_NCCL_STEPS + 1) /* short replays */
+
+/* Replay plan cut to m iterations (the last one as in the full plan) into *res. */
+static int replay_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+                        const struct cs_replay_opts *ropts, struct cs_replay_result *res,
+                        struct cs_error *err)
+{
+    struct cs_plan_sizing full = plan->sz;
+    int rc;
+
+    plan->sz.niter = m;
+    plan->sz.chunk_elems = (long long)(m - 1) * full.loop_elems + full.last_elems;
+    rc = cs_replay_run(plan, plat, ropts, res, err);
+    plan->sz = full;
+    return rc;
+}
+
+/* With the short replays r[k] of CS_EXTRAP_FIRST + k iterations, whether every increment over p
+ * agrees to within what n iterations allow; if so *res is the extrapolated result. */
+static int periodic(const struct cs_replay_result *r, int p, int n, struct cs_replay_result *res)
+{
+    int last = CS_EXTRAP_N - 1, b = last - (last + CS_EXTRAP_FIRST - n % p) % p;
+    long long q = (n - CS_EXTRAP_FIRST - b) / p; /* periods left after r[b] */
+    double step = r[b].time_s - r[b - p].time_s, wobble = 0;
+
+    for (int k = 0; k + p <= last; k++)
+        wobble = fmax(wobble, fabs(r[k + p].time_s - r[k].time_s - step));
+    if (wobble * (double)q > CS_EXTRAP_REL_ERR * (r[b].time_s + step * (double)q))
+        return 0;
+    *res = r[b];
+    res->report = NULL;
+    res->time_s += step * (double)q;
+    res->sim_s += (r[b].sim_s - r[b - p].sim_s) * (double)q;
+    res->ncalls += (r[b].ncalls - r[b - p].ncalls) * q;
+    res->ntransfers += (r[b].ntransfers - r[b - p].ntransfers) * q;
+    res->wall_s = 0;
+    for (int k = 0; k <= last; k++) {
+        res->wall_s += r[k].wall_s;
+        res->maxrss_kb = r[k].maxrss_kb > res->maxrss_kb ? r[k].maxrss_kb : res->maxrss_kb;
+    }
+    return 1;
+}
+
+static void free_results(struct cs_replay_result *r, int n)
+{
+    for (int k = 0; k < n; k++)
+        cs_replay_result_cleanup(&r[k]);
+}
+
+/* Try to extrapolate plan's replay from short ones: 1 with *res filled and *replayed set to the
+ * longest short replay, 0 when the full replay must run, or a CS_ERR_*. */
+static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
+                       const struct cs_replay_opts *ropts, struct cs_replay_result *res,
+                       int *replayed, struct cs_error *err)
+{
+    struct cs_replay_result r[CS_EXTRAP_N] = {{0}};
+    int n = plan->sz.niter, cost = 0, k, rc = 0, done = 0;
+
+    for (k = 0; k < CS_EXTRAP_N; k++)
+        cost += CS_EXTRAP_FIRST + k;
+    /* Calls of several chunks happen only in one-iteration plans (proto.h). */
+    if (plan->sz.max_allowed != 1 || 2 * cost > n)
+        return 0;
+    for (k = 0; k < CS_EXTRAP_N && rc == 0; k++) {
+        rc = replay_iters(plan, CS_EXTRAP_FIRST + k, plat, ropts, &r[k], err);
+        /* A deadlock in a short replay is one in the full replay too: let that one report it. */
+        if (rc == 0 && r[k].status != CS_REPLAY_OK) {
+            free_results(r, k + 1);
+            return 0;
+        }
+    }
+    for (int p = 1; p <= CS_NCCL_STEPS && rc == 0 && !done; p++)
+        done = periodic(r, p, n, res);
+    if (done)
+        *replayed = CS_EXTRAP_FIRST + CS_EXTRAP_N - 1;
+    free_results(r, k);
+    return rc != 0 ? rc : done;
+}
+
 /* Plan and replay one size into row; the plan is returned when keep is set. */
 static int predict_one(const struct cs_sched *sched, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, const struct cs_replay_opts *ropts,
@@ -117,8 +220,12 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     row->size_bytes = size;
     row->count = size / opts->type_bytes;
     rc = cs_plan_build(sched, size, opts->type_bytes, proto, &plan, err);
+    if (rc == 0 && !opts->no_extrapolate && ropts->timeline == NULL)
+        rc = extrapolate(plan, plat, ropts, &row->res, &row->replayed_iters, err);
     if (rc == 0)
         rc = cs_replay_run(plan, plat, ropts, &row->res, err);
+    else if (rc == 1)
+        rc = 0;
     if (rc != 0) {
         cs_plan_free(plan);
         return rc;

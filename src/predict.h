@@ -46,6 +46,7 @@ struct cs_predict_row {
     double busbw_GBps; /* algbw x the nccl-tests bus factor of the collective; 0 unless ok */
     int niter;         /* the plan's loop iterations, maxAllowedCount: for messages */
     int max_allowed;
+    int replayed_iters; /* iterations replayed before extrapolating the rest; 0: full replay */
 };
 
 /* Called after each size when non-NULL (progress): k of n done. */
@@ -55,6 +56,7 @@ struct cs_predict_opts {
     enum cs_proto proto; /* 0: the schedule's own */
     int type_bytes;      /* element size (cs_dtype_bytes) */
     struct cs_replay_opts replay;
+    int no_extrapolate; /* replay every loop iteration (see predict.c on extrapolation) */
     /* When non-NULL, the largest size's replay records into this timeline (initialised by the
      * caller) and *trace_plan receives that size's plan (caller frees with cs_plan_free). */
     struct cs_timeline *timeline;

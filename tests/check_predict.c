@@ -146,6 +146,55 @@ START_TEST(test_predict_run)
 }
 END_TEST
 
+/* Steady-state extrapolation: the same verdicts as the full replay and times within 1e-6, a ring
+ * whose short replays settle with a period of two iterations and a schedule that deadlocks. The
+ * full replay's clock gathers SimGrid's rounding over long runs (up to about 1e-7). */
+START_TEST(test_extrapolate)
+{
+    static const char *const specs[] = {"ring:gpus=8,channels=1,protocol=LL",
+                                        "hierarchical:gpus=8,protocol=LL"};
+    char path[64];
+    struct cs_params p;
+    struct cs_platform *plat;
+    long long sizes[2] = {128 << 20, 512 << 20};
+
+    cs_params_init(&p);
+    plat = test_platform_hier(4, 2, &p, path);
+    for (int i = 0; i < 2; i++) {
+        struct cs_sched *s = NULL;
+        struct cs_predict_row x[2], f[2];
+        struct cs_predict_opts o = {0};
+
+        ck_assert_int_eq(cs_gen_from_spec(specs[i], &s, NULL), 0);
+        o.type_bytes = 4;
+        ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 2, x, NULL), 0);
+        o.no_extrapolate = 1;
+        ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 2, f, NULL), 0);
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(f[k].replayed_iters, 0);
+            ck_assert_int_eq(x[k].res.status, f[k].res.status);
+            ck_assert(fabs(x[k].res.time_s - f[k].res.time_s) <= 1e-6 * f[k].res.time_s);
+            if (i == 0) {
+                /* 128 MiB: 512 iterations of 32 KiB chunks; 512 MiB: 2048 */
+                ck_assert_int_gt(x[k].replayed_iters, 2);
+                ck_assert_int_lt(x[k].replayed_iters, x[k].niter / 2);
+                ck_assert_int_eq(x[k].res.ncalls, f[k].res.ncalls);
+                ck_assert_int_eq(x[k].res.ntransfers, f[k].res.ntransfers);
+            } else {
+                ck_assert_int_eq(x[k].res.status, CS_REPLAY_DEADLOCK);
+                ck_assert_int_eq(x[k].replayed_iters, 0);
+                ck_assert_str_eq(x[k].res.report, f[k].res.report);
+            }
+            cs_predict_row_cleanup(&x[k]);
+            cs_predict_row_cleanup(&f[k]);
+        }
+        cs_sched_free(s);
+    }
+    cs_platform_free(plat);
+    unlink(path);
+}
+END_TEST
+
 /* The three formats of a report with one finished and one deadlocked row. */
 START_TEST(test_report)
 {
@@ -200,7 +249,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_sizes, 1}, {test_load, 1}, {test_predict_run, 1}, {test_report, 1}, {NULL, 0},
+        {test_sizes, 1},       {test_load, 1},   {test_predict_run, 1},
+        {test_extrapolate, 1}, {test_report, 1}, {NULL, 0},
     };
 
     return test_run("predict", 60, tests, NULL);

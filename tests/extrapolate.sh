@@ -1,0 +1,51 @@
+#!/bin/sh
+# extrapolate.sh: steady-state extrapolation against the full replay over the schedule corpus
+# (schedules/, and the shared reference XML when present): the same verdict at every size and
+# times within 1e-6 relative; and some sizes must really be extrapolated.
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+cs="$CS_BUILDDIR/collsim"
+shared=${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rc=0
+nx=0
+nrows=0
+for f in "$CS_SRCDIR"/schedules/*.xml "$shared"/msccl-xml/*.xml; do
+    [ -f "$f" ] || continue
+    g=$(sed -n 's/.*<algo [^>]*ngpus="\([0-9]*\)".*/\1/p' "$f" | head -n 1)
+    p="$tmp/plat$g.xml"
+    if [ ! -f "$p" ]; then
+        if [ $((g % 2)) -eq 0 ]; then
+            "$cs" platform a100-hier --rows $((g / 2)) --columns 2 -o "$p"
+        else
+            "$cs" platform a100-hier --rows "$g" --columns 1 -o "$p"
+        fi
+    fi
+    # The repository's schedules up to 512 MiB, the shared corpus to 128 MiB (suite time).
+    case $f in "$CS_SRCDIR"/*) max=512M ;; *) max=128M ;; esac
+    set -- "$f" --platform "$p" -b 32M -e $max -f 4 --format csv
+    "$cs" predict "$@" --verbose >"$tmp/x.csv" 2>"$tmp/x.err"
+    a=$?
+    "$cs" predict "$@" --no-extrapolate >"$tmp/f.csv" 2>"$tmp/f.err"
+    b=$?
+    if [ $a -gt 1 ] || [ $a -ne $b ]; then
+        echo "FAIL $(basename "$f"): exit $a extrapolated, $b in full" >&2
+        cat "$tmp/x.err" "$tmp/f.err" >&2
+        rc=1
+        continue
+    fi
+    nx=$((nx + $(grep -c 'extrapolated from' "$tmp/x.err")))
+    paste -d, "$tmp/x.csv" "$tmp/f.csv" | awk -F, -v f="$(basename "$f")" '
+        NR == 1 { next }
+        { n++ }
+        $1 != $8 || $7 != $14 { print "FAIL " f ": " $1 " B: " $7 " extrapolated, " $14 " in full"; bad = 1 }
+        $7 == "ok" && ($4 - $11 > 1e-6 * $11 || $11 - $4 > 1e-6 * $11) {
+            print "FAIL " f ": " $1 " B: " $4 " us extrapolated, " $11 " us in full"; bad = 1 }
+        END { print n > "/dev/stderr"; exit bad }' >&2 2>"$tmp/n" || rc=1
+    nrows=$((nrows + $(cat "$tmp/n")))
+done
+echo "extrapolate.sh: $nrows sizes compared, $nx extrapolated"
+[ "$nx" -gt 0 ] || { echo "FAIL: no size was extrapolated" >&2; rc=1; }
+exit $rc
