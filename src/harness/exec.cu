@@ -465,7 +465,7 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, hx_xsize &s, double times[64], in
                         const char **worst)
 {
     const cs_xplan *p = x.p;
-    int mhz = hx_sm_mhz(c, 0);
+    int mhz = hx_sm_mhz(0);
 
     for (int smp = 0; smp <= c->o->samples && smp < 64; smp++) {
         double t = 0;

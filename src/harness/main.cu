@@ -77,21 +77,15 @@ int hx_time_left(hx_ctx *c)
 /* Whether the comma-separated list holds the name of n characters. */
 static int in_list(const char *list, const char *name, size_t n)
 {
-    for (const char *p = list;;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
+    for (const char *p = list;; p++) {
+        size_t l = strcspn(p, ",");
 
         if (l == n && strncmp(p, name, n) == 0)
             return 1;
-        if (!e)
+        p += l;
+        if (*p == '\0')
             return 0;
-        p = e + 1;
     }
-}
-
-int hx_test_on(const hx_ctx *c, const char *name)
-{
-    return c->o->tests == NULL || in_list(c->o->tests, name, strlen(name));
 }
 
 void hx_emit(hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
@@ -152,16 +146,14 @@ static int usage_error(const char *msg, const char *arg)
 /* Whether every name of the comma-separated list is a test. */
 static int known_tests(const char *list)
 {
-    static const char known[] = "env,launch,timer,mem,proto,p2p,exec";
+    for (const char *p = list; *p; p++) {
+        size_t n = strcspn(p, ",");
 
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-
-        if (!in_list(known, p, e ? (size_t)(e - p) : strlen(p)))
+        if (!in_list("env,launch,timer,mem,proto,p2p,exec", p, n))
             return 0;
-        if (!e)
+        p += n;
+        if (*p == '\0')
             break;
-        p = e + 1;
     }
     return 1;
 }
@@ -303,6 +295,7 @@ static int open_devices(hx_ctx *c, hx_opts *o)
             if (p == dv)
                 continue;
             cudaDeviceCanAccessPeer(&acc, dv, p);
+            c->peer[dv][p] = acc;
             if (acc) {
                 cudaError_t pe = cudaDeviceEnablePeerAccess(p, 0);
 
@@ -351,7 +344,7 @@ static int run_tests(hx_ctx *c)
     for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
         double t0 = hx_now_s();
 
-        if (!hx_test_on(c, tests[k].name))
+        if (c->o->tests && !in_list(c->o->tests, tests[k].name, strlen(tests[k].name)))
             continue;
         if (tests[k].fn(c) != 0)
             return -1;
@@ -386,7 +379,7 @@ int main(int argc, char **argv)
     rc = run_tests(&c);
     hx_csv_comment(&c.csv,
                    "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d",
-                   c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
+                   c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(0));
     if (hx_csv_close(&c.csv) != 0) {
         fprintf(stderr, "collsim-harness: write error on %s\n", path);
         rc = -1;

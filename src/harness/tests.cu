@@ -136,23 +136,13 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) k_proto(hx_pt_args a)
     int producer = a.role == 1 || (a.role == 0 && b < a.npairs);
     int pair = a.role == 0 && b >= a.npairs ? b - a.npairs : b;
     unsigned long long sstep = 0, rstep = 0;
-    hx_op op;
 
     for (int k = 0; k < a.nsteps; k++) {
         long off = ((long)pair * CS_NCCL_STEPS + k % CS_NCCL_STEPS) * a.n;
+        hx_op op = {a.src + off, NULL, NULL, &a.conns[pair], a.n};
 
-        op.n = a.n;
-        if (producer) {
-            op.src = a.src + off;
-            op.dst = NULL;
-            op.rc = NULL;
-            op.sc = &a.conns[pair];
-        } else {
-            op.src = a.reduce ? a.lsrc + off : NULL;
-            op.dst = a.dst + off;
-            op.rc = &a.conns[pair];
-            op.sc = NULL;
-        }
+        if (!producer)
+            op = {a.reduce ? a.lsrc + off : NULL, a.dst + off, &a.conns[pair], NULL, a.n};
         if (!hx_prim(a.proto, op, sstep, rstep, a.ctl, &flag))
             return;
     }
@@ -187,11 +177,10 @@ static int grid_for(long n, int nt)
     return g < 1 ? 1 : g > 4096 ? 4096 : (int)g;
 }
 
-int hx_sm_mhz(hx_ctx *c, int dev)
+int hx_sm_mhz(int dev)
 {
     unsigned long long *d, h[2] = {0, 0};
 
-    (void)c;
     if (cudaSetDevice(dev) != cudaSuccess || cudaMalloc((void **)&d, 2 * sizeof(*d)) != cudaSuccess)
         return 0;
     k_clock<<<1, 1>>>(d, 200000);
@@ -323,23 +312,22 @@ int hx_env(hx_ctx *c)
             "device=%d name=\"%s\" sm=%d%d nsm=%d l2=%d pci=%s mem_bytes=%zu sm_mhz_max=%d "
             "mem_mhz_max=%d coop=%d sm_mhz_now=%d",
             d, p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, pci,
-            p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(c, d));
+            p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(d));
         printf("# device %d: %s, sm_%d%d, %d SMs, %zu MiB\n", d, p.name, p.major, p.minor,
                p.multiProcessorCount, p.totalGlobalMem >> 20);
     }
     for (int i = 0; i < c->ndev; i++)
         for (int j = 0; j < c->ndev; j++) {
-            int acc = 0, rank = 0, atom = 0;
+            int rank = 0, atom = 0;
 
             if (i == j)
                 continue;
-            cudaDeviceCanAccessPeer(&acc, i, j);
             cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j);
             cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j);
             hx_csv_comment(
                 &c->csv,
                 "p2p src=%d dst=%d access=%d perf_rank=%d native_atomics=%d nvlink=unknown", i, j,
-                acc, rank, atom);
+                c->peer[i][j], rank, atom);
         }
     return 0;
 }
@@ -376,7 +364,7 @@ int hx_launch(hx_ctx *c)
 
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     k_empty<<<1, 1, 0, s>>>();
     cudaStreamSynchronize(s);
     for (int gi = 0; gi < 3; gi++)
@@ -429,7 +417,7 @@ int hx_timer(hx_ctx *c)
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
         HX_CK(cudaMalloc((void **)&d, sizeof(*d))))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     for (int smp = 0; smp < c->o->samples; smp++) {
         double t = time_ops(s, 0, [&](long) {});
 
@@ -504,7 +492,7 @@ int hx_mem(hx_ctx *c)
     }
     if (HX_CK(cudaMalloc((void **)&dst, maxb)) || HX_CK(cudaDeviceSynchronize()))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
         const mem_pt &pt = pts[i];
         long n4 = (long)(pt.bytes / 16);
@@ -516,18 +504,14 @@ int hx_mem(hx_ctx *c)
             else
                 k_reduce<<<pt.nb, pt.nt, 0, s>>>(ss, pt.k, (float4 *)dst, n4);
         };
-        char opname[16];
+        char opname[16] = "copy";
 
         if (pt.kind == 2)
             snprintf(opname, sizeof(opname), "reduce%d", pt.k);
-        else
-            snprintf(opname, sizeof(opname), "copy");
         if (i % 16 == 0)
-            mhz = hx_sm_mhz(c, 0);
-        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, 1};
+            mhz = hx_sm_mhz(0);
+        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, pt.k};
 
-        if (pt.kind == 2)
-            q.k = pt.k;
         copy_samples(c, q, 0, s, dst, mhz, op);
     }
     for (int k = 0; k < 8; k++)
@@ -567,11 +551,8 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
 
 static void proto_free(proto_bufs &b)
 {
-    cudaFree(b.src);
-    cudaFree(b.lsrc);
-    cudaFree(b.dst);
-    cudaFree(b.conns);
-    cudaFree(b.fifo);
+    for (void *m : std::initializer_list<void *>{b.src, b.lsrc, b.dst, b.conns, b.fifo})
+        cudaFree(m);
 }
 
 /* Reset the connections (on rdev) for a run of npairs. */
@@ -721,7 +702,7 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
         for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
             const pt &q = pts[i];
             const char *st = "ok";
-            int mhz = hx_sm_mhz(c, rdev);
+            int mhz = hx_sm_mhz(rdev);
 
             /* warm-up sample, not written */
             if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads,
@@ -803,7 +784,7 @@ static int p2p_pair(hx_ctx *c, int i, int j)
     float *src, *dst;
     unsigned long long *fi, *fj;
     cudaStream_t si, sj;
-    int mhz = hx_sm_mhz(c, i);
+    int mhz = hx_sm_mhz(i);
     std::vector<long long> sizes;
 
     for (long long b = 4096; b <= maxb; b *= o->quick ? 8 : 2)
@@ -864,12 +845,9 @@ int hx_p2p(hx_ctx *c)
     }
     for (int i = 0; i < c->ndev; i++)
         for (int j = 0; j < c->ndev; j++) {
-            int acc = 0;
-
             if (i == j)
                 continue;
-            cudaDeviceCanAccessPeer(&acc, i, j);
-            if (!acc) {
+            if (!c->peer[i][j]) {
                 printf("# p2p: %d cannot access %d, pair skipped\n", i, j);
                 continue;
             }
