@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "harness.h"
@@ -590,17 +591,23 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
     }
 }
 
+/* A point of the sweep: `pairs` producer/consumer pairs each make `steps` calls of n floats. */
+struct proto_pt {
+    long n;
+    int steps, pairs, reduce, nthreads;
+};
+
 /* One protocol sample: loopback when sdev == rdev. Returns seconds (< 0 on error) and status. */
-static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto, int npairs,
-                           long n, int nsteps, int reduce, int nthreads, const char **status)
+static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto,
+                           const proto_pt &q, const char **status)
 {
     /* The roles and the abort flags (a.ctl) depend on the sides: set below. */
-    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs, {}};
+    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, q.n, q.steps, proto, 0, q.reduce, q.pairs, {}};
     cudaEvent_t e0, e1;
     float ms = -1;
     unsigned long long nbad;
 
-    if (proto_reset(b, rdev, npairs, proto, n))
+    if (proto_reset(b, rdev, q.pairs, proto, q.n))
         return -1;
     hx_abort_clear(c, sdev);
     hx_abort_clear(c, rdev);
@@ -613,7 +620,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         a.role = 0;
         a.ctl.abort = c->d_abort[rdev];
         cudaEventRecord(e0, 0);
-        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * npairs), dim3(nthreads),
+        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * q.pairs), dim3(q.nthreads),
                                         params, 0, 0) != cudaSuccess) {
             cudaGetLastError();
             *status = "too_big";
@@ -632,10 +639,10 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         ap.ctl.abort = c->d_abort[sdev];
         cudaSetDevice(rdev);
         cudaEventRecord(e0, 0);
-        k_proto<<<npairs, nthreads>>>(a);
+        k_proto<<<q.pairs, q.nthreads>>>(a);
         cudaEventRecord(e1, 0);
         cudaSetDevice(sdev);
-        k_proto<<<npairs, nthreads>>>(ap);
+        k_proto<<<q.pairs, q.nthreads>>>(ap);
         cudaDeviceSynchronize();
         cudaSetDevice(rdev);
     }
@@ -649,8 +656,8 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         return ms * 1e-3;
     }
     nbad = count_bad([&](unsigned long long *bad) {
-        k_verify_proto<<<1024, 256>>>(b.dst, n, npairs,
-                                      nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
+        k_verify_proto<<<1024, 256>>>(b.dst, q.n, q.pairs, std::min(q.steps, CS_NCCL_STEPS),
+                                      q.reduce, bad);
     });
     *status = nbad ? "bad_data" : "ok";
     return ms * 1e-3;
@@ -660,7 +667,6 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
 static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 {
     const hx_opts *o = c->o;
-    static const int protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
     int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
     std::vector<int> pairs =
         o->quick ? std::vector<int>{1, 16, maxpairs} : std::vector<int>{1, 4, 16, 64, maxpairs};
@@ -669,23 +675,15 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 
     if (sdev != rdev)
         pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
-    for (int pi = 0; pi < 3; pi++) {
-        int proto = protos[pi];
+    for (int proto : {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE}) {
         long maxbytes = cs_proto_loop_bytes(proto);
         std::vector<long> chunks;
         proto_bufs b;
-        int maxp = 0;
-        struct pt {
-            long n;
-            int steps, pairs, reduce, nthreads;
-        };
-        std::vector<pt> pts;
+        std::vector<proto_pt> pts;
 
         for (long cb = maxbytes; cb >= 1024 && chunks.size() < (o->quick ? 3u : 6u);
              cb /= o->quick ? 8 : 4)
             chunks.push_back(cb / 16 * 16 / 4);
-        for (int p : pairs)
-            maxp = p > maxp ? p : maxp;
         for (long n : chunks)
             for (int st : steps)
                 for (int p : pairs)
@@ -697,20 +695,19 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                                 pts.push_back({n, st, p, red, nt});
                     }
         hx_shuffle(c, pts.data(), pts.size());
-        if (proto_alloc(b, sdev, rdev, maxp, maxbytes / 4, proto))
+        if (proto_alloc(b, sdev, rdev, *std::max_element(pairs.begin(), pairs.end()), maxbytes / 4,
+                        proto))
             return -1;
         for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
-            const pt &q = pts[i];
+            const proto_pt &q = pts[i];
             const char *st = "ok";
             int mhz = hx_sm_mhz(rdev);
 
             /* warm-up sample, not written */
-            if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads,
-                             &st) < 0)
+            if (proto_sample(c, b, sdev, rdev, proto, q, &st) < 0)
                 return -1;
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
-                double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
-                                        q.nthreads, &st);
+                double t = proto_sample(c, b, sdev, rdev, proto, q, &st);
 
                 if (t < 0)
                     return -1;
