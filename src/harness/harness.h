@@ -69,8 +69,7 @@ template <typename T> void hx_shuffle(struct hx_ctx *c, T *v, size_t n)
         std::swap(v[i - 1], v[hx_rand(c) % i]);
 }
 
-/* Make dev the current device and clear its abort flag (synchronously). 0, or -1 on a CUDA error.
- */
+/* Make dev current and clear its abort flag (synchronously). 0, or -1 on a CUDA error. */
 int hx_abort_clear(struct hx_ctx *c, int dev);
 /* Make dev the current device; whether a wait there gave up since the flag was cleared: 1, 0, or
  * -1 on a CUDA error. */

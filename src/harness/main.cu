@@ -174,6 +174,65 @@ static int parse_sizes(const char *arg, hx_opts *o)
     return 0;
 }
 
+/* One option and its value into *o. -1 to go on, or the exit status (--help, usage error). */
+static int take_option(int opt, char *arg, hx_opts *o)
+{
+    long long seed;
+
+    switch (opt) {
+    case 'q':
+        o->quick = 1;
+        break;
+    case 't':
+        if (!known_tests(arg))
+            return usage_error("unknown test in --tests", arg);
+        o->tests = arg;
+        break;
+    case 'x':
+        if (o->nxml >= HX_MAX_XML)
+            return usage_error("too many --xml", NULL);
+        o->xmls[o->nxml++] = arg;
+        break;
+    case 'S':
+        if (parse_sizes(arg, o) != 0)
+            return HX_EXIT_USAGE;
+        break;
+    case 'V':
+        o->exec_multi = 0;
+        break;
+    case 'n':
+        if (cs_parse_int(arg, 1, 60, &o->samples) != 0)
+            return usage_error("--samples wants 1..60", arg);
+        break;
+    case 'L':
+        if (cs_parse_double(arg, DBL_MIN, DBL_MAX, &o->time_limit_s) != 0)
+            return usage_error("invalid --time-limit", arg);
+        break;
+    case 'T':
+        if (cs_parse_double(arg, DBL_MIN, 600, &o->spin_timeout_s) != 0)
+            return usage_error("--spin-timeout wants (0, 600] seconds", arg);
+        break;
+    case 'g':
+        if (cs_parse_int(arg, 1, INT_MAX, &o->max_gpus) != 0)
+            return usage_error("invalid --gpus", arg);
+        break;
+    case 's':
+        if (cs_parse_ll(arg, 1, 0xffffffffll, &seed) != 0)
+            return usage_error("invalid --seed", arg);
+        o->seed = (unsigned)seed;
+        break;
+    case 'o':
+        o->outdir = arg;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        return HX_EXIT_OK;
+    default:
+        return usage_error("invalid option", NULL);
+    }
+    return -1;
+}
+
 /* The options into *o, defaults included. -1 to run, or the exit status (--help, usage error). */
 static int parse_options(int argc, char **argv, hx_opts *o)
 {
@@ -190,8 +249,7 @@ static int parse_options(int argc, char **argv, hx_opts *o)
                                              {"outdir", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    long long seed;
-    int opt;
+    int opt, rc;
     struct stat st;
 
     memset(o, 0, sizeof(*o));
@@ -200,59 +258,9 @@ static int parse_options(int argc, char **argv, hx_opts *o)
     o->spin_timeout_s = 2.0;
     o->seed = 1;
     o->outdir = ".";
-    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'q':
-            o->quick = 1;
-            break;
-        case 't':
-            if (!known_tests(optarg))
-                return usage_error("unknown test in --tests", optarg);
-            o->tests = optarg;
-            break;
-        case 'x':
-            if (o->nxml >= HX_MAX_XML)
-                return usage_error("too many --xml", NULL);
-            o->xmls[o->nxml++] = optarg;
-            break;
-        case 'S':
-            if (parse_sizes(optarg, o) != 0)
-                return HX_EXIT_USAGE;
-            break;
-        case 'V':
-            o->exec_multi = 0;
-            break;
-        case 'n':
-            if (cs_parse_int(optarg, 1, 60, &o->samples) != 0)
-                return usage_error("--samples wants 1..60", optarg);
-            break;
-        case 'L':
-            if (cs_parse_double(optarg, DBL_MIN, DBL_MAX, &o->time_limit_s) != 0)
-                return usage_error("invalid --time-limit", optarg);
-            break;
-        case 'T':
-            if (cs_parse_double(optarg, DBL_MIN, 600, &o->spin_timeout_s) != 0)
-                return usage_error("--spin-timeout wants (0, 600] seconds", optarg);
-            break;
-        case 'g':
-            if (cs_parse_int(optarg, 1, INT_MAX, &o->max_gpus) != 0)
-                return usage_error("invalid --gpus", optarg);
-            break;
-        case 's':
-            if (cs_parse_ll(optarg, 1, 0xffffffffll, &seed) != 0)
-                return usage_error("invalid --seed", optarg);
-            o->seed = (unsigned)seed;
-            break;
-        case 'o':
-            o->outdir = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return HX_EXIT_OK;
-        default:
-            return usage_error("invalid option", NULL);
-        }
-    }
+    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1)
+        if ((rc = take_option(opt, optarg, o)) >= 0)
+            return rc;
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if (o->exec_max_bytes == 0) {
