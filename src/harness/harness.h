@@ -3,7 +3,6 @@
 #define CS_HARNESS_H
 
 #include <cuda_runtime.h>
-#include <stdint.h>
 
 #include <utility>
 
@@ -46,7 +45,6 @@ struct hx_ctx {
     long skipped;                     /* points dropped by the time limit */
     int *d_abort[HX_MAX_DEV];         /* per device: set by a spin loop that timed out */
     int peer[HX_MAX_DEV][HX_MAX_DEV]; /* device i can access device j's memory */
-    int peer_all; /* every device can access every other one (peer access enabled) */
     unsigned rng;
 };
 

@@ -21,12 +21,11 @@ static const char usage_text[] =
     "Tests (calibration.md 3.2):\n"
     "  env     T0 devices, clocks, peer access: the CSV's '#' lines (always runs)\n"
     "  launch  T1 kernel launch overhead: back-to-back, isolated, CUDA graph, parameter bytes\n"
-    "  timer   T2 event resolution, %%globaltimer tick, event time of fixed spins\n"
+    "  timer   T2 event resolution, %globaltimer tick, event time of fixed spins\n"
     "  mem     T3 HBM copy (copy engine) and per-CTA copy and k-input reduce throughput\n"
     "  proto   T4 LL, LL128 and Simple FIFOs of 8 slots between producer and consumer CTAs\n"
-    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over the "
-    "link\n"
-    "          (needs two or more GPUs with peer access)\n"
+    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over\n"
+    "          the link (needs two or more GPUs with peer access)\n"
     "  exec    T9 MSCCL XML executor: one CTA per <tb>; on one GPU the ranks are virtual; the\n"
     "          output is checked against the collective's reference; per-size times are printed\n"
     "          and written to OUTDIR/exec-NAME.csv in `collsim predict`'s CSV columns\n"
@@ -38,9 +37,8 @@ static const char usage_text[] =
     "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
     "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
     "                       (wrong) hierarchical seed among them)\n"
-    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks' "
-    "data\n"
-    "                       (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
+    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks'\n"
+    "                       data (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
     "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
     "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
     "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
@@ -55,8 +53,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 all samples ok (or, for the executor, deadlock / wrong_schedule where the CPU\n"
     "emulation of the same plan agrees); 1 some sample failed its data check, timed out, or did\n"
-    "not fit;\n"
-    "2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
+    "not fit; 2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
 
 double hx_now_s(void)
 {
@@ -278,7 +275,7 @@ static int parse_options(int argc, char **argv, hx_opts *o)
  * HX_EXIT_NODEV after a message when there is no usable device, else 0. */
 static int open_devices(hx_ctx *c, hx_opts *o)
 {
-    int ndev = 0;
+    int ndev = 0, peer_all = 1;
     cudaError_t e = cudaGetDeviceCount(&ndev);
 
     if (e != cudaSuccess || ndev == 0) {
@@ -291,7 +288,6 @@ static int open_devices(hx_ctx *c, hx_opts *o)
     if (ndev > HX_MAX_DEV)
         ndev = HX_MAX_DEV;
     c->ndev = ndev;
-    c->peer_all = 1;
     for (int dv = 0; dv < ndev; dv++) {
         if (HX_CK(cudaSetDevice(dv)) ||
             HX_CK(cudaDeviceGetAttribute(&c->nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
@@ -307,14 +303,13 @@ static int open_devices(hx_ctx *c, hx_opts *o)
             if (acc) {
                 cudaError_t pe = cudaDeviceEnablePeerAccess(p, 0);
 
-                if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled)
-                    acc = 0;
+                acc = pe == cudaSuccess || pe == cudaErrorPeerAccessAlreadyEnabled;
                 cudaGetLastError();
             }
-            c->peer_all &= acc;
+            peer_all &= acc;
         }
     }
-    if (o->exec_multi && ndev > 1 && !c->peer_all) {
+    if (o->exec_multi && ndev > 1 && !peer_all) {
         fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses "
                         "virtual ranks\n");
         o->exec_multi = 0;

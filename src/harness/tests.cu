@@ -232,12 +232,6 @@ template <typename F> static unsigned long long count_bad(F launch)
     return h;
 }
 
-static unsigned long long verify(const float *d, long n, int k)
-{
-    return count_bad(
-        [&](unsigned long long *bad) { k_verify<<<grid_for(n, 256), 256>>>(d, n, k, bad); });
-}
-
 /* The status of a sample that was timed and then checked. */
 static const char *checked(double t, unsigned long long bad)
 {
@@ -273,7 +267,9 @@ static void copy_samples(hx_ctx *c, const copy_pt &q, int dev, cudaStream_t s, f
         cudaSetDevice(dev);
         t = time_ops(s, ops, op);
         cudaSetDevice(q.dst);
-        bad = verify(dst, q.bytes / 4, q.k);
+        bad = count_bad([&](unsigned long long *b) {
+            k_verify<<<grid_for(q.bytes / 4, 256), 256>>>(dst, q.bytes / 4, q.k, b);
+        });
         hx_emit(c, q.test, q.mech, q.op, q.src, q.dst, 1, q.nblocks, q.nthreads, 0, q.bytes, ops,
                 smp, t, mhz, checked(t, bad));
     }
@@ -368,9 +364,8 @@ int hx_launch(hx_ctx *c)
     mhz = hx_sm_mhz(0);
     k_empty<<<1, 1, 0, s>>>();
     cudaStreamSynchronize(s);
-    for (int gi = 0; gi < 3; gi++)
+    for (int gr : grids)
         for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
-            int gr = grids[gi];
             double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
 
