@@ -172,7 +172,7 @@ static int parse_sizes(const char *arg, hx_opts *o)
 }
 
 /* One option and its value into *o. -1 to go on, or the exit status (--help, usage error). */
-static int take_option(int opt, char *arg, hx_opts *o)
+static int take_option(int opt, const char *arg, hx_opts *o)
 {
     long long seed;
 
