@@ -129,11 +129,10 @@ struct hx_xrun {
     const cs_xplan *p;
     const char *name; /* the file name without .xml: the rows' op */
     int multi;
-    int ndev;     /* devices used */
-    int nthreads; /* per tb */
-    FILE *sum;    /* OUTDIR/exec-NAME.csv, or NULL when it cannot be created */
-    long long
-        timeout_at; /* the size that timed out or deadlocked (larger ones are skipped), or -1 */
+    int ndev;             /* devices used */
+    int nthreads;         /* per tb */
+    FILE *sum;            /* OUTDIR/exec-NAME.csv, or NULL when it cannot be created */
+    long long timeout_at; /* size that timed out or deadlocked (larger are skipped), or -1 */
     std::vector<float *> in_mem, out_mem, scratch, in, out; /* per rank */
     std::vector<hx_conn> conns_h;   /* reset image (FIFO pointer set, counters zero) */
     std::vector<hx_conn *> conns_d; /* each on its receiver's device */
@@ -197,8 +196,7 @@ static void xrun_free(hx_xrun &x)
     }
 }
 
-/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device
- * used. */
+/* Buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used. */
 static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
 {
     const cs_xplan *p = x.p;
@@ -285,8 +283,7 @@ static int xrun_size(hx_xrun &x, const cs_xplan_sizing &sz)
     return 0;
 }
 
-/* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns,
- * flags. */
+/* Reset what a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
 static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 {
     const cs_xplan *p = x.p;

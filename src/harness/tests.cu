@@ -217,8 +217,7 @@ static long ops_for(double one_s, long max_ops)
     return k < 1 ? 1 : k > max_ops ? max_ops : k;
 }
 
-/* Run launch(bad), a kernel that counts wrong elements into *bad. The count, ~0 on a CUDA
- * error. */
+/* Run launch(bad), a kernel counting wrong elements into *bad: the count, ~0 on a CUDA error. */
 template <typename F> static unsigned long long count_bad(F launch)
 {
     unsigned long long *bad, h = ~0ull;
@@ -232,7 +231,8 @@ template <typename F> static unsigned long long count_bad(F launch)
     return h;
 }
 
-/* The status of a sample that was timed and then checked. */
+/* The status of a sample: error when its timing failed (t <= 0), else bad_data when its check
+ * counted bad elements (0 when nothing is checked), else ok. */
 static const char *checked(double t, unsigned long long bad)
 {
     return t <= 0 ? "error" : bad ? "bad_data" : "ok";
@@ -331,23 +331,16 @@ int hx_env(hx_ctx *c)
 
 /* ---------------- T1 launch overhead ---------------- */
 
-/* The status of a timed sample: its time is positive unless timing failed. */
-static const char *timed(double t)
-{
-    return t > 0 ? "ok" : "error";
-}
-
 /* One sample of ops launches of a kernel with an N-byte parameter. */
 template <int N> static void launch_params(hx_ctx *c, cudaStream_t s, int ops, int smp, int mhz)
 {
-    hx_params<N> p;
+    hx_params<N> p = {};
     char op[32];
     double t;
 
-    memset(&p, 0, sizeof(p));
     snprintf(op, sizeof(op), "params_%d", N);
     t = time_ops(s, ops, [&](long) { k_params<N><<<1, 32, 0, s>>>(p); });
-    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, timed(t));
+    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, checked(t, 0));
 }
 
 int hx_launch(hx_ctx *c)
@@ -370,9 +363,9 @@ int hx_launch(hx_ctx *c)
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
 
             hx_emit(c, "launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
-                    timed(t));
+                    checked(t, 0));
             hx_emit(c, "launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
-                    timed(t1));
+                    checked(t1, 0));
         }
     /* Parameter bytes (comm_scope's kernel-argument test). */
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
@@ -393,7 +386,7 @@ int hx_launch(hx_ctx *c)
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
 
         hx_emit(c, "launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
-                timed(t));
+                checked(t, 0));
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -429,14 +422,14 @@ int hx_timer(hx_ctx *c)
                 tick != ~0ull ? "ok" : "error");
     }
     /* Event time of a kernel that spins a fixed %globaltimer interval: op names the interval. */
-    for (size_t i = 0; i < sizeof(spins_ns) / sizeof(spins_ns[0]); i++)
+    for (unsigned long long ns : spins_ns)
         for (int smp = 0; smp < c->o->samples; smp++) {
             char op[32];
-            unsigned long long ns = spins_ns[i];
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
-            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, timed(t));
+            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz,
+                    checked(t, 0));
         }
     cudaFree(d);
     cudaStreamDestroy(s);
