@@ -7,7 +7,6 @@
 int hx_csv_open(struct hx_csv *csv, const char *path)
 {
     memset(csv, 0, sizeof(*csv));
-    snprintf(csv->path, sizeof(csv->path), "%s", path);
     csv->fp = fopen(path, "w");
     return csv->fp ? 0 : -1;
 }

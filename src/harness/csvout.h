@@ -31,7 +31,6 @@ struct hx_row {
 
 struct hx_csv {
     FILE *fp;
-    char path[4096];
     long rows;
 };
 

@@ -63,17 +63,14 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a
                 return;
             for (int k = 0; k < calls; k++) {
                 long start, len, dstart = 0, dlen = 0;
-                hx_op op;
 
                 cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.srcoff,
                                      st.cnt, k, &start, &len);
                 cs_proto_call_region(a.chunk_elems, a.loop_elems, a.max_allowed, iter, st.dstoff,
                                      st.cnt, k, &dstart, &dlen);
-                op.src = cs_step_reads_src(ty) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL;
-                op.dst = cs_step_writes_dst(ty) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL;
-                op.rc = cs_step_recvs(ty) ? rc : NULL;
-                op.sc = cs_step_sends(ty) ? sc : NULL;
-                op.n = len;
+                hx_op op = {cs_step_reads_src(ty) ? hx_buf(a, tb.rank, st.srcbuf) + start : NULL,
+                            cs_step_writes_dst(ty) ? hx_buf(a, tb.rank, st.dstbuf) + dstart : NULL,
+                            cs_step_recvs(ty) ? rc : NULL, cs_step_sends(ty) ? sc : NULL, len};
                 if (st.type == CS_STEP_CPY || st.type == CS_STEP_RE) {
                     const float *base = hx_buf(a, tb.rank, st.srcbuf);
 
@@ -113,29 +110,43 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a
 
 /* ---------------- host side ---------------- */
 
+#define HX_REF_XML(file) CS_SRCDIR "/tests/data/msccl-xml/" file
+
 static const char *const hx_default_xmls[] = {
-    "simple_allreduce_ring.4gpu.1inst.xml",
-    "allreduce_a100_ncv4.4gpu.1inst.LL.xml",
-    "allgather_a100_pcie.4gpu.1inst.LL128.xml",
-    "alltoall_allpairs.8gpu.1inst.LL128.xml",
-    "allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml",
+    HX_REF_XML("simple_allreduce_ring.4gpu.1inst.xml"),
+    HX_REF_XML("allreduce_a100_ncv4.4gpu.1inst.LL.xml"),
+    HX_REF_XML("allgather_a100_pcie.4gpu.1inst.LL128.xml"),
+    HX_REF_XML("alltoall_allpairs.8gpu.1inst.LL128.xml"),
+    HX_REF_XML("allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml"),
     /* The published seed: its output is wrong by design (DESIGN.md), so its rows must say
      * wrong_schedule, which checks the executor's check. */
-    "allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml",
+    HX_REF_XML("allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml"),
 };
 
-/* Device state of one schedule, sized for its largest call. Rank r runs on device r with one
- * rank per GPU (multi), all ranks on device 0 otherwise. */
+/* One schedule: its device state, sized for its largest call, and what its sizes share. Rank r
+ * runs on device r with one rank per GPU (multi), all ranks on device 0 otherwise. */
 struct hx_xrun {
     const cs_xplan *p;
+    const char *name; /* the file name without .xml: the rows' op */
     int multi;
-    int ndev;                                               /* devices used */
+    int ndev;             /* devices used */
+    int nthreads;         /* per tb */
+    FILE *sum;            /* OUTDIR/exec-NAME.csv, or NULL when it cannot be created */
+    long long timeout_at; /* size that timed out or deadlocked (larger are skipped), or -1 */
     std::vector<float *> in_mem, out_mem, scratch, in, out; /* per rank */
     std::vector<hx_conn> conns_h;   /* reset image (FIFO pointer set, counters zero) */
     std::vector<hx_conn *> conns_d; /* each on its receiver's device */
     std::vector<char *> fifos;
     std::vector<hx_exec_args> args;    /* per device: the plan and the pointer tables there */
     std::vector<cudaStream_t> streams; /* per device */
+};
+
+/* One size: the plan's sizing, the inputs' image, the CPU emulation's result of the same plan and
+ * size (NULL when the emulation deadlocks), the GPU's output, and why a sample was not ok. */
+struct hx_xsize {
+    cs_xplan_sizing sz;
+    cs_emulate_bufs *img, *emu, *got;
+    char why[1200];
 };
 
 static int rank_dev(const hx_xrun &x, int rank)
@@ -185,8 +196,7 @@ static void xrun_free(hx_xrun &x)
     }
 }
 
-/* Allocate buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device
- * used. */
+/* Buffers for chunks of max_chunk_elems, FIFOs, flags and the plan on every device used. */
 static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
 {
     const cs_xplan *p = x.p;
@@ -273,8 +283,7 @@ static int xrun_size(hx_xrun &x, const cs_xplan_sizing &sz)
     return 0;
 }
 
-/* Reset everything a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns,
- * flags. */
+/* Reset what a run touches: inputs from the image, outputs NaN, scratch 0, FIFOs, conns, flags. */
 static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 {
     const cs_xplan *p = x.p;
@@ -282,7 +291,6 @@ static int xrun_reset(hx_ctx *c, hx_xrun &x, const cs_emulate_bufs *img)
 
     for (int r = 0; r < p->nranks; r++) {
         const cs_xplan_rank &rk = p->ranks[r];
-
         size_t in_bytes = (size_t)rk.in_chunks * S * 4;
 
         if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
@@ -316,59 +324,55 @@ static int launch(hx_exec_args a, int tb_offset, int grid, int nthreads, cudaStr
                                              dim3(nthreads), params, 0, s));
 }
 
-/* The status of a run that finished, from its output got: ok; wrong_schedule when it is the CPU
- * emulation's (emu) but not the collective's; bad_data when it is neither. */
-static void judge(const cs_xplan *p, long chunk_elems, const cs_emulate_bufs *emu,
-                  const cs_emulate_bufs *got, const char **status, char *why, size_t whylen)
+/* The status of a run that finished, from its output s.got: ok; wrong_schedule when it is the
+ * CPU emulation's but not the collective's; bad_data when it is neither. */
+static void judge(const cs_xplan *p, hx_xsize &s, const char **status)
 {
     cs_error err;
     long wrong = 0, differ = 0;
 
     cs_error_init(&err);
     if (cs_emulate_has_reference(p))
-        wrong = cs_emulate_check_output(p, got, &err);
+        wrong = cs_emulate_check_output(p, s.got, &err);
     /* Bit for bit against the emulation: inputs are small integers, so sums are exact in any
      * order, and unwritten elements stay NaN in both. */
-    for (int r = 0; emu && r < p->nranks; r++)
-        for (long e = 0; e < (long)p->ranks[r].out_chunks * chunk_elems; e++)
-            differ += memcmp(&got->out[r][e], &emu->out[r][e], sizeof(float)) != 0;
+    for (int r = 0; s.emu && r < p->nranks; r++)
+        for (long e = 0; e < (long)p->ranks[r].out_chunks * s.sz.run.chunk_elems; e++)
+            differ += memcmp(&s.got->out[r][e], &s.emu->out[r][e], sizeof(float)) != 0;
     if (differ > 0) {
         *status = "bad_data";
-        snprintf(why, whylen,
+        snprintf(s.why, sizeof(s.why),
                  "%ld output elements differ from the CPU emulation of the plan (%ld from the "
                  "reference%s%s)",
                  differ, wrong, wrong ? "; first: " : "", wrong ? err.msg : "");
     } else if (wrong > 0) {
-        *status = emu ? "wrong_schedule" : "bad_data";
-        snprintf(why, whylen, "%ld wrong elements%s; first: %s", wrong,
-                 emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
-    } else if (emu == NULL) {
-        snprintf(why, whylen, "finished although the CPU emulation of the plan deadlocks");
+        *status = s.emu ? "wrong_schedule" : "bad_data";
+        snprintf(s.why, sizeof(s.why), "%ld wrong elements%s; first: %s", wrong,
+                 s.emu ? ", as in the CPU emulation: the schedule itself is wrong" : "", err.msg);
+    } else if (s.emu == NULL) {
+        snprintf(s.why, sizeof(s.why), "finished although the CPU emulation of the plan deadlocks");
     }
 }
 
-/* One sample: reset, run, time, check. emu holds the CPU emulation's result of the same plan and
- * size, or is NULL when the emulation deadlocks. Sets *status: ok; wrong_schedule (the output is
- * the emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
+/* One sample: reset, run, time, check. Sets *status: ok; wrong_schedule (the output is the
+ * emulation's, which is not the collective's); deadlock (both time out); timeout or bad_data
  * (the GPU disagrees with the emulation). Returns -1 on a CUDA error. */
-static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const cs_emulate_bufs *img,
-                       const cs_emulate_bufs *emu, cs_emulate_bufs *got, int nthreads,
-                       double *time_s, const char **status, char *why, size_t whylen)
+static int xrun_sample(hx_ctx *c, hx_xrun &x, hx_xsize &s, double *time_s, const char **status)
 {
     const cs_xplan *p = x.p;
     cudaEvent_t e0, e1;
     int aborted = 0;
 
-    if (xrun_reset(c, x, img))
+    if (xrun_reset(c, x, s.img))
         return -1;
     if (!x.multi) {
         float ms = 0;
-        cudaStream_t s = x.streams[0];
+        cudaStream_t st = x.streams[0];
 
         if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaEventCreate(&e0)) || HX_CK(cudaEventCreate(&e1)))
             return -1;
-        if (HX_CK(cudaEventRecord(e0, s)) || launch(x.args[0], 0, p->ntbs, nthreads, s) ||
-            HX_CK(cudaEventRecord(e1, s)) || HX_CK(cudaEventSynchronize(e1)) ||
+        if (HX_CK(cudaEventRecord(e0, st)) || launch(x.args[0], 0, p->ntbs, x.nthreads, st) ||
+            HX_CK(cudaEventRecord(e1, st)) || HX_CK(cudaEventSynchronize(e1)) ||
             HX_CK(cudaEventElapsedTime(&ms, e0, e1)))
             return -1;
         cudaEventDestroy(e0);
@@ -379,7 +383,7 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
 
         for (int r = 0; r < p->nranks; r++)
             if (HX_CK(cudaSetDevice(r)) ||
-                launch(x.args[r], p->ranks[r].tb_first, p->ranks[r].ntbs, nthreads, x.streams[r]))
+                launch(x.args[r], p->ranks[r].tb_first, p->ranks[r].ntbs, x.nthreads, x.streams[r]))
                 return -1;
         for (int r = 0; r < p->nranks; r++)
             if (HX_CK(cudaSetDevice(r)) || HX_CK(cudaStreamSynchronize(x.streams[r])))
@@ -394,26 +398,26 @@ static int xrun_sample(hx_ctx *c, hx_xrun &x, const cs_xplan_sizing &sz, const c
         aborted |= ab;
     }
     if (aborted) {
-        *status = emu == NULL ? "deadlock" : "timeout";
-        snprintf(why, whylen, "a wait exceeded %.1f s%s", c->o->spin_timeout_s,
-                 emu == NULL ? "; the CPU emulation of the plan deadlocks at this size too"
-                             : " but the CPU emulation of the plan finishes");
+        *status = s.emu == NULL ? "deadlock" : "timeout";
+        snprintf(s.why, sizeof(s.why), "a wait exceeded %.1f s%s", c->o->spin_timeout_s,
+                 s.emu == NULL ? "; the CPU emulation of the plan deadlocks at this size too"
+                               : " but the CPU emulation of the plan finishes");
         return 0;
     }
     *status = "ok";
     for (int r = 0; r < p->nranks; r++)
         if (HX_CK(cudaSetDevice(rank_dev(x, r))) ||
-            HX_CK(cudaMemcpy(got->out[r], x.out[r],
-                             (size_t)p->ranks[r].out_chunks * sz.run.chunk_elems * 4,
+            HX_CK(cudaMemcpy(s.got->out[r], x.out[r],
+                             (size_t)p->ranks[r].out_chunks * s.sz.run.chunk_elems * 4,
                              cudaMemcpyDeviceToHost)))
             return -1;
-    judge(p, sz.run.chunk_elems, emu, got, status, why, whylen);
+    judge(p, s, status);
     return 0;
 }
 
 /* Whether every tb of the schedule can be resident at once (the kernel spins across blocks); when
  * not, reports a too_big row and returns 1. */
-static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, int maxb)
+static int too_big(hx_ctx *c, const hx_xrun &x, int maxb)
 {
     const cs_xplan *p = x.p;
     int need = 0;
@@ -425,9 +429,9 @@ static int too_big(hx_ctx *c, const hx_xrun &x, const char *name, int nthreads, 
 
     fprintf(stderr,
             "collsim-harness: %s: %d thread blocks cannot all be resident (%d per SM x %d SMs)\n",
-            name, need, maxb, c->nsm[0]);
-    hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, 0, p->nranks, need, nthreads, 0, 0, 0, 0,
-            0.0, 0, "too_big");
+            x.name, need, maxb, c->nsm[0]);
+    hx_emit(c, "exec", hx_proto_mech(p->proto), x.name, 0, 0, p->nranks, need, x.nthreads, 0, 0, 0,
+            0, 0.0, 0, "too_big");
     return 1;
 }
 
@@ -452,21 +456,19 @@ static int exec_sizes(hx_ctx *c, long long unit, long long sizes[64])
 
 /* The samples of one size (the first one a warm-up when it runs), each emitted as a row. Sets
  * *worst to the last status other than ok, stores the times of runs that finished in times and
- * their number in *nt, and sets *timeout_at when a run times out or deadlocks. -1 on a CUDA error.
- */
-static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_sizing &sz,
-                        const cs_emulate_bufs *img, const cs_emulate_bufs *emu,
-                        cs_emulate_bufs *got, int nthreads, double times[64], int *nt,
-                        const char **worst, long long *timeout_at, char *why, size_t whylen)
+ * their number in *nt, and sets x.timeout_at when a run times out or deadlocks. -1 on a CUDA
+ * error. */
+static int exec_samples(hx_ctx *c, hx_xrun &x, hx_xsize &s, double times[64], int *nt,
+                        const char **worst)
 {
     const cs_xplan *p = x.p;
-    int mhz = hx_sm_mhz(c, 0);
+    int mhz = hx_sm_mhz(0);
 
     for (int smp = 0; smp <= c->o->samples && smp < 64; smp++) {
         double t = 0;
         const char *st = "ok";
 
-        if (xrun_sample(c, x, sz, img, emu, got, nthreads, &t, &st, why, whylen))
+        if (xrun_sample(c, x, s, &t, &st))
             return -1;
         /* A run that finished, with the collective's output or the emulation's. */
         int ran = strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0;
@@ -474,15 +476,15 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
         if (smp == 0 && ran)
             continue; /* warm-up: module load, first touch, clocks */
 
-        hx_emit(c, "exec", hx_proto_mech(p->proto), name, 0, x.multi ? p->nranks - 1 : 0, p->nranks,
-                x.multi ? p->ntbs / p->nranks : p->ntbs, nthreads,
-                (long long)sz.run.chunk_elems * 4, sz.run.size_bytes, 1, smp, t, mhz, st);
+        hx_emit(c, "exec", hx_proto_mech(p->proto), x.name, 0, x.multi ? p->nranks - 1 : 0,
+                p->nranks, x.multi ? p->ntbs / p->nranks : p->ntbs, x.nthreads,
+                (long long)s.sz.run.chunk_elems * 4, s.sz.run.size_bytes, 1, smp, t, mhz, st);
         if (strcmp(st, "ok") != 0)
             *worst = st;
         if (ran) {
             times[(*nt)++] = t;
         } else if (strcmp(st, "timeout") == 0 || strcmp(st, "deadlock") == 0) {
-            *timeout_at = sz.run.size_bytes;
+            x.timeout_at = s.sz.run.size_bytes;
             break;
         }
     }
@@ -491,63 +493,88 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, const char *name, const cs_xplan_
 
 /* One size: emulate it on the CPU, sample it on the GPU, print and write its summary line. 0,
  * 1 when the size is skipped, -1 on a CUDA or memory error. */
-static int exec_size(hx_ctx *c, hx_xrun &x, const char *name, long long size, int nthreads,
-                     FILE *sum, long long *timeout_at)
+static int exec_size(hx_ctx *c, hx_xrun &x, long long size)
 {
     const cs_xplan *p = x.p;
-    cs_xplan_sizing sz;
-    cs_emulate_bufs *img, *got, *emu;
+    hx_xsize s = {};
     cs_error err;
     double times[64], med = 0, algbw = 0, bf = cs_busbw_factor((cs_coll)p->coll, p->nranks);
     int nt = 0, rc;
     const char *worst = "ok";
-    char why[1200] = "";
 
     cs_error_init(&err);
-    if (cs_xplan_size(p, size, 4, 0, &sz, &err) != 0) {
-        fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", name, size, err.msg);
+    if (cs_xplan_size(p, size, 4, 0, &s.sz, &err) != 0) {
+        fprintf(stderr, "collsim-harness: %s at %lld B: %s\n", x.name, size, err.msg);
         return 1;
     }
-    img = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-    got = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-    emu = cs_emulate_bufs_new(p, sz.run.chunk_elems);
-    rc = img == NULL || got == NULL || emu == NULL || xrun_size(x, sz) ? -1 : 0;
-    if (rc == 0 && cs_emulate_run(p, &sz, emu, &err) != 0) {
-        cs_emulate_bufs_free(emu);
-        emu = NULL;
+    s.img = cs_emulate_bufs_new(p, s.sz.run.chunk_elems);
+    s.got = cs_emulate_bufs_new(p, s.sz.run.chunk_elems);
+    s.emu = cs_emulate_bufs_new(p, s.sz.run.chunk_elems);
+    rc = s.img == NULL || s.got == NULL || s.emu == NULL || xrun_size(x, s.sz) ? -1 : 0;
+    if (rc == 0 && cs_emulate_run(p, &s.sz, s.emu, &err) != 0) {
+        cs_emulate_bufs_free(s.emu);
+        s.emu = NULL;
     }
     if (rc == 0)
-        rc = exec_samples(c, x, name, sz, img, emu, got, nthreads, times, &nt, &worst, timeout_at,
-                          why, sizeof(why));
+        rc = exec_samples(c, x, s, times, &nt, &worst);
     if (rc == 0) {
         if (nt > 0) {
             std::sort(times, times + nt);
             med = times[nt / 2];
             algbw = size / med / 1e9;
         }
-        printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", size, sz.count, "float",
-               med * 1e6, algbw, algbw * bf, worst, why[0] ? ": " : "", why);
-        if (sum)
-            fprintf(sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", size, sz.count, med * 1e6, algbw,
-                    algbw * bf, worst);
+        printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", size, s.sz.count, "float",
+               med * 1e6, algbw, algbw * bf, worst, s.why[0] ? ": " : "", s.why);
+        if (x.sum)
+            fprintf(x.sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", size, s.sz.count, med * 1e6,
+                    algbw, algbw * bf, worst);
     }
-    cs_emulate_bufs_free(img);
-    cs_emulate_bufs_free(got);
-    cs_emulate_bufs_free(emu);
+    cs_emulate_bufs_free(s.img);
+    cs_emulate_bufs_free(s.got);
+    cs_emulate_bufs_free(s.emu);
     return rc;
 }
 
+/* The sizes of a schedule that fits, its buffers set up for the largest: their rows, printed
+ * summary and OUTDIR/exec-NAME.csv. 0, or -1 on a CUDA or memory error. */
+static int exec_run(hx_ctx *c, hx_xrun &x)
+{
+    const cs_xplan *p = x.p;
+    long long sizes[64], unit = (long long)p->nchunks * 4, mx = 0;
+    int nsizes = exec_sizes(c, unit, sizes), rc = 0;
+    char csvpath[4600];
+
+    for (int i = 0; i < nsizes; i++)
+        mx = std::max(mx, sizes[i]);
+    if (xrun_setup(c, x, (long)(mx / unit)))
+        return -1;
+    snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", c->o->outdir, x.name);
+    x.sum = fopen(csvpath, "w");
+    if (x.sum)
+        fprintf(x.sum, CS_REPORT_CSV_HEADER "\n");
+    printf("# exec %s: %s, %d ranks (%s), %d tbs, %d connections, %d threads per tb\n", x.name,
+           cs_proto_name((enum cs_proto)p->proto), p->nranks,
+           x.multi ? "one per GPU" : "virtual, one GPU", p->ntbs, p->nconns, x.nthreads);
+    printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw",
+           "busbw", "status");
+    for (int i = 0; i < nsizes && rc >= 0 && hx_time_left(c); i++)
+        if (x.timeout_at < 0 || sizes[i] < x.timeout_at)
+            rc = exec_size(c, x, sizes[i]);
+    if (x.sum)
+        fclose(x.sum);
+    return rc < 0 ? rc : 0;
+}
+
+/* One schedule file: read, compile, check that it fits, run. A file that does not read counts as
+ * a failure; -1 only on a CUDA or memory error. */
 static int exec_one(hx_ctx *c, const char *path)
 {
-    const hx_opts *o = c->o;
     cs_sched *sched = NULL;
     cs_xplan *p = NULL;
     cs_error err;
-    char name[256], csvpath[4600];
+    char name[256];
     hx_xrun x;
-    long long sizes[64], unit, mx = 0, timeout_at = -1;
-    int nsizes, nthreads, maxb = 0, rc = 0;
-    FILE *sum;
+    int maxb = 0, rc = 0;
 
     cs_error_init(&err);
     snprintf(name, sizeof(name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
@@ -562,60 +589,27 @@ static int exec_one(hx_ctx *c, const char *path)
     }
     cs_sched_free(sched);
     x.p = p;
-    x.multi = o->exec_multi && c->ndev >= p->nranks;
-    nthreads = hx_nthreads(p->proto);
+    x.name = name;
+    x.multi = c->o->exec_multi && c->ndev >= p->nranks;
+    x.nthreads = hx_nthreads(p->proto);
+    x.timeout_at = -1;
     if (HX_CK(cudaSetDevice(0)) ||
-        HX_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, hx_exec_kernel, nthreads, 0))) {
-        cs_xplan_free(p);
-        return -1;
-    }
-    if (too_big(c, x, name, nthreads, maxb)) {
-        cs_xplan_free(p);
-        return 0;
-    }
-    unit = (long long)p->nchunks * 4;
-    nsizes = exec_sizes(c, unit, sizes);
-    for (int i = 0; i < nsizes; i++)
-        mx = sizes[i] > mx ? sizes[i] : mx;
-    if (xrun_setup(c, x, (long)(mx / unit))) {
-        xrun_free(x);
-        cs_xplan_free(p);
-        return -1;
-    }
-    snprintf(csvpath, sizeof(csvpath), "%s/exec-%s.csv", o->outdir, name);
-    sum = fopen(csvpath, "w");
-    if (sum)
-        fprintf(sum, CS_REPORT_CSV_HEADER "\n");
-    printf("# exec %s: %s, %d ranks (%s), %d tbs, %d connections, %d threads per tb\n", name,
-           cs_proto_name((enum cs_proto)p->proto), p->nranks,
-           x.multi ? "one per GPU" : "virtual, one GPU", p->ntbs, p->nconns, nthreads);
-    printf("# %12s %12s %6s %12s %10s %10s  %s\n", "size(B)", "count", "type", "time(us)", "algbw",
-           "busbw", "status");
-    for (int i = 0; i < nsizes && rc >= 0 && hx_time_left(c); i++)
-        if (timeout_at < 0 || sizes[i] < timeout_at)
-            rc = exec_size(c, x, name, sizes[i], nthreads, sum, &timeout_at);
-    if (sum)
-        fclose(sum);
+        HX_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, hx_exec_kernel, x.nthreads, 0)))
+        rc = -1;
+    else if (!too_big(c, x, maxb))
+        rc = exec_run(c, x);
     xrun_free(x);
     cs_xplan_free(p);
-    return rc < 0 ? rc : 0;
+    return rc;
 }
 
 int hx_exec(hx_ctx *c)
 {
     const hx_opts *o = c->o;
-    char path[4096];
+    int n = o->nxml > 0 ? o->nxml : (int)(sizeof(hx_default_xmls) / sizeof(hx_default_xmls[0]));
 
-    if (o->nxml > 0) {
-        for (int i = 0; i < o->nxml; i++)
-            if (exec_one(c, o->xmls[i]))
-                return -1;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(hx_default_xmls) / sizeof(hx_default_xmls[0]); i++) {
-        snprintf(path, sizeof(path), "%s/tests/data/msccl-xml/%s", CS_SRCDIR, hx_default_xmls[i]);
-        if (exec_one(c, path))
+    for (int i = 0; i < n; i++)
+        if (exec_one(c, o->nxml > 0 ? o->xmls[i] : hx_default_xmls[i]))
             return -1;
-    }
     return 0;
 }

@@ -3,7 +3,6 @@
 #define CS_HARNESS_H
 
 #include <cuda_runtime.h>
-#include <stdint.h>
 
 #include <utility>
 
@@ -41,11 +40,11 @@ struct hx_ctx {
     struct hx_csv csv;
     int ndev;
     int nsm[HX_MAX_DEV];
-    double t0_s;              /* wall clock at start */
-    long failures;            /* samples with a status other than ok */
-    long skipped;             /* points dropped by the time limit */
-    int *d_abort[HX_MAX_DEV]; /* per device: set by a spin loop that timed out */
-    int peer_all;             /* every device can access every other one (peer access enabled) */
+    double t0_s;                      /* wall clock at start */
+    long failures;                    /* samples with a status other than ok */
+    long skipped;                     /* points dropped by the time limit */
+    int *d_abort[HX_MAX_DEV];         /* per device: set by a spin loop that timed out */
+    int peer[HX_MAX_DEV][HX_MAX_DEV]; /* device i can access device j's memory */
     unsigned rng;
 };
 
@@ -53,10 +52,8 @@ struct hx_ctx {
 double hx_now_s(void);
 /* Whether the time budget still allows another point. Counts a skip when it does not. */
 int hx_time_left(struct hx_ctx *c);
-/* Whether test `name` is selected. */
-int hx_test_on(const struct hx_ctx *c, const char *name);
 /* The SM clock now on device dev, measured in a kernel (clock64 against %globaltimer), MHz. */
-int hx_sm_mhz(struct hx_ctx *c, int dev);
+int hx_sm_mhz(int dev);
 /* Write a row, its fields in struct hx_row's order, and count failures. */
 void hx_emit(struct hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
              int concurrent, int nblocks, int nthreads, long long chunk_bytes, long long bytes,
@@ -70,8 +67,7 @@ template <typename T> void hx_shuffle(struct hx_ctx *c, T *v, size_t n)
         std::swap(v[i - 1], v[hx_rand(c) % i]);
 }
 
-/* Make dev the current device and clear its abort flag (synchronously). 0, or -1 on a CUDA error.
- */
+/* Make dev current and clear its abort flag (synchronously). 0, or -1 on a CUDA error. */
 int hx_abort_clear(struct hx_ctx *c, int dev);
 /* Make dev the current device; whether a wait there gave up since the flag was cleared: 1, 0, or
  * -1 on a CUDA error. */

@@ -21,12 +21,11 @@ static const char usage_text[] =
     "Tests (calibration.md 3.2):\n"
     "  env     T0 devices, clocks, peer access: the CSV's '#' lines (always runs)\n"
     "  launch  T1 kernel launch overhead: back-to-back, isolated, CUDA graph, parameter bytes\n"
-    "  timer   T2 event resolution, %%globaltimer tick, event time of fixed spins\n"
+    "  timer   T2 event resolution, %globaltimer tick, event time of fixed spins\n"
     "  mem     T3 HBM copy (copy engine) and per-CTA copy and k-input reduce throughput\n"
     "  proto   T4 LL, LL128 and Simple FIFOs of 8 slots between producer and consumer CTAs\n"
-    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over the "
-    "link\n"
-    "          (needs two or more GPUs with peer access)\n"
+    "  p2p     T5/T6 per GPU pair: bandwidth, flag ping-pong latency, protocol kernels over\n"
+    "          the link (needs two or more GPUs with peer access)\n"
     "  exec    T9 MSCCL XML executor: one CTA per <tb>; on one GPU the ranks are virtual; the\n"
     "          output is checked against the collective's reference; per-size times are printed\n"
     "          and written to OUTDIR/exec-NAME.csv in `collsim predict`'s CSV columns\n"
@@ -38,9 +37,8 @@ static const char usage_text[] =
     "  --xml FILE           schedule for the executor (repeatable; default: six small reference\n"
     "                       XMLs from the source tree's tests/data/msccl-xml/, the published\n"
     "                       (wrong) hierarchical seed among them)\n"
-    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks' "
-    "data\n"
-    "                       (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
+    "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks'\n"
+    "                       data (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
     "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
     "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
     "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
@@ -55,8 +53,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 all samples ok (or, for the executor, deadlock / wrong_schedule where the CPU\n"
     "emulation of the same plan agrees); 1 some sample failed its data check, timed out, or did\n"
-    "not fit;\n"
-    "2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
+    "not fit; 2 usage error; 77 no usable CUDA device (test suites treat that as a skip).\n";
 
 double hx_now_s(void)
 {
@@ -77,21 +74,15 @@ int hx_time_left(hx_ctx *c)
 /* Whether the comma-separated list holds the name of n characters. */
 static int in_list(const char *list, const char *name, size_t n)
 {
-    for (const char *p = list;;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
+    for (const char *p = list;; p++) {
+        size_t l = strcspn(p, ",");
 
         if (l == n && strncmp(p, name, n) == 0)
             return 1;
-        if (!e)
+        p += l;
+        if (*p == '\0')
             return 0;
-        p = e + 1;
     }
-}
-
-int hx_test_on(const hx_ctx *c, const char *name)
-{
-    return c->o->tests == NULL || in_list(c->o->tests, name, strlen(name));
 }
 
 void hx_emit(hx_ctx *c, const char *test, const char *mech, const char *op, int src, int dst,
@@ -152,16 +143,14 @@ static int usage_error(const char *msg, const char *arg)
 /* Whether every name of the comma-separated list is a test. */
 static int known_tests(const char *list)
 {
-    static const char known[] = "env,launch,timer,mem,proto,p2p,exec";
+    for (const char *p = list; *p; p++) {
+        size_t n = strcspn(p, ",");
 
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-
-        if (!in_list(known, p, e ? (size_t)(e - p) : strlen(p)))
+        if (!in_list("env,launch,timer,mem,proto,p2p,exec", p, n))
             return 0;
-        if (!e)
+        p += n;
+        if (*p == '\0')
             break;
-        p = e + 1;
     }
     return 1;
 }
@@ -182,6 +171,65 @@ static int parse_sizes(const char *arg, hx_opts *o)
     return 0;
 }
 
+/* One option and its value into *o. -1 to go on, or the exit status (--help, usage error). */
+static int take_option(int opt, const char *arg, hx_opts *o)
+{
+    long long seed;
+
+    switch (opt) {
+    case 'q':
+        o->quick = 1;
+        break;
+    case 't':
+        if (!known_tests(arg))
+            return usage_error("unknown test in --tests", arg);
+        o->tests = arg;
+        break;
+    case 'x':
+        if (o->nxml >= HX_MAX_XML)
+            return usage_error("too many --xml", NULL);
+        o->xmls[o->nxml++] = arg;
+        break;
+    case 'S':
+        if (parse_sizes(arg, o) != 0)
+            return HX_EXIT_USAGE;
+        break;
+    case 'V':
+        o->exec_multi = 0;
+        break;
+    case 'n':
+        if (cs_parse_int(arg, 1, 60, &o->samples) != 0)
+            return usage_error("--samples wants 1..60", arg);
+        break;
+    case 'L':
+        if (cs_parse_double(arg, DBL_MIN, DBL_MAX, &o->time_limit_s) != 0)
+            return usage_error("invalid --time-limit", arg);
+        break;
+    case 'T':
+        if (cs_parse_double(arg, DBL_MIN, 600, &o->spin_timeout_s) != 0)
+            return usage_error("--spin-timeout wants (0, 600] seconds", arg);
+        break;
+    case 'g':
+        if (cs_parse_int(arg, 1, INT_MAX, &o->max_gpus) != 0)
+            return usage_error("invalid --gpus", arg);
+        break;
+    case 's':
+        if (cs_parse_ll(arg, 1, 0xffffffffll, &seed) != 0)
+            return usage_error("invalid --seed", arg);
+        o->seed = (unsigned)seed;
+        break;
+    case 'o':
+        o->outdir = arg;
+        break;
+    case 'h':
+        fputs(usage_text, stdout);
+        return HX_EXIT_OK;
+    default:
+        return usage_error("invalid option", NULL);
+    }
+    return -1;
+}
+
 /* The options into *o, defaults included. -1 to run, or the exit status (--help, usage error). */
 static int parse_options(int argc, char **argv, hx_opts *o)
 {
@@ -198,8 +246,7 @@ static int parse_options(int argc, char **argv, hx_opts *o)
                                              {"outdir", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    long long seed;
-    int opt;
+    int opt, rc;
     struct stat st;
 
     memset(o, 0, sizeof(*o));
@@ -208,59 +255,9 @@ static int parse_options(int argc, char **argv, hx_opts *o)
     o->spin_timeout_s = 2.0;
     o->seed = 1;
     o->outdir = ".";
-    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'q':
-            o->quick = 1;
-            break;
-        case 't':
-            if (!known_tests(optarg))
-                return usage_error("unknown test in --tests", optarg);
-            o->tests = optarg;
-            break;
-        case 'x':
-            if (o->nxml >= HX_MAX_XML)
-                return usage_error("too many --xml", NULL);
-            o->xmls[o->nxml++] = optarg;
-            break;
-        case 'S':
-            if (parse_sizes(optarg, o) != 0)
-                return HX_EXIT_USAGE;
-            break;
-        case 'V':
-            o->exec_multi = 0;
-            break;
-        case 'n':
-            if (cs_parse_int(optarg, 1, 60, &o->samples) != 0)
-                return usage_error("--samples wants 1..60", optarg);
-            break;
-        case 'L':
-            if (cs_parse_double(optarg, DBL_MIN, DBL_MAX, &o->time_limit_s) != 0)
-                return usage_error("invalid --time-limit", optarg);
-            break;
-        case 'T':
-            if (cs_parse_double(optarg, DBL_MIN, 600, &o->spin_timeout_s) != 0)
-                return usage_error("--spin-timeout wants (0, 600] seconds", optarg);
-            break;
-        case 'g':
-            if (cs_parse_int(optarg, 1, INT_MAX, &o->max_gpus) != 0)
-                return usage_error("invalid --gpus", optarg);
-            break;
-        case 's':
-            if (cs_parse_ll(optarg, 1, 0xffffffffll, &seed) != 0)
-                return usage_error("invalid --seed", optarg);
-            o->seed = (unsigned)seed;
-            break;
-        case 'o':
-            o->outdir = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return HX_EXIT_OK;
-        default:
-            return usage_error("invalid option", NULL);
-        }
-    }
+    while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1)
+        if ((rc = take_option(opt, optarg, o)) >= 0)
+            return rc;
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if (o->exec_max_bytes == 0) {
@@ -278,7 +275,7 @@ static int parse_options(int argc, char **argv, hx_opts *o)
  * HX_EXIT_NODEV after a message when there is no usable device, else 0. */
 static int open_devices(hx_ctx *c, hx_opts *o)
 {
-    int ndev = 0;
+    int ndev = 0, peer_all = 1;
     cudaError_t e = cudaGetDeviceCount(&ndev);
 
     if (e != cudaSuccess || ndev == 0) {
@@ -291,7 +288,6 @@ static int open_devices(hx_ctx *c, hx_opts *o)
     if (ndev > HX_MAX_DEV)
         ndev = HX_MAX_DEV;
     c->ndev = ndev;
-    c->peer_all = 1;
     for (int dv = 0; dv < ndev; dv++) {
         if (HX_CK(cudaSetDevice(dv)) ||
             HX_CK(cudaDeviceGetAttribute(&c->nsm[dv], cudaDevAttrMultiProcessorCount, dv)) ||
@@ -303,17 +299,17 @@ static int open_devices(hx_ctx *c, hx_opts *o)
             if (p == dv)
                 continue;
             cudaDeviceCanAccessPeer(&acc, dv, p);
+            c->peer[dv][p] = acc;
             if (acc) {
                 cudaError_t pe = cudaDeviceEnablePeerAccess(p, 0);
 
-                if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled)
-                    acc = 0;
+                acc = pe == cudaSuccess || pe == cudaErrorPeerAccessAlreadyEnabled;
                 cudaGetLastError();
             }
-            c->peer_all &= acc;
+            peer_all &= acc;
         }
     }
-    if (o->exec_multi && ndev > 1 && !c->peer_all) {
+    if (o->exec_multi && ndev > 1 && !peer_all) {
         fprintf(stderr, "collsim-harness: not every GPU pair has peer access: the executor uses "
                         "virtual ranks\n");
         o->exec_multi = 0;
@@ -351,7 +347,7 @@ static int run_tests(hx_ctx *c)
     for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
         double t0 = hx_now_s();
 
-        if (!hx_test_on(c, tests[k].name))
+        if (c->o->tests && !in_list(c->o->tests, tests[k].name, strlen(tests[k].name)))
             continue;
         if (tests[k].fn(c) != 0)
             return -1;
@@ -386,7 +382,7 @@ int main(int argc, char **argv)
     rc = run_tests(&c);
     hx_csv_comment(&c.csv,
                    "end rows=%ld failures=%ld skipped_points=%ld elapsed_s=%.1f sm_mhz_now=%d",
-                   c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(&c, 0));
+                   c.csv.rows, c.failures, c.skipped, hx_now_s() - c.t0_s, hx_sm_mhz(0));
     if (hx_csv_close(&c.csv) != 0) {
         fprintf(stderr, "collsim-harness: write error on %s\n", path);
         rc = -1;

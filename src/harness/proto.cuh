@@ -58,12 +58,6 @@ __device__ __forceinline__ int hx_aborted(const hx_ctl &ctl)
     return *(volatile int *)ctl.abort != 0;
 }
 
-__device__ __forceinline__ void hx_raise(const hx_ctl &ctl)
-{
-    atomicExch(ctl.abort, 1);
-    __threadfence_system();
-}
-
 /* Whether a poll loop at its n-th try, begun at *t0, should give up: checked every 1024 tries,
  * after timeout_ns or once another wait on the device gave up. Raises the abort flag when so. */
 __device__ __forceinline__ int hx_give_up(unsigned n, unsigned long long *t0, const hx_ctl &ctl)
@@ -79,7 +73,8 @@ __device__ __forceinline__ int hx_give_up(unsigned n, unsigned long long *t0, co
     }
     if (t - *t0 <= ctl.timeout_ns && !hx_aborted(ctl))
         return 0;
-    hx_raise(ctl);
+    atomicExch(ctl.abort, 1);
+    __threadfence_system();
     return 1;
 }
 

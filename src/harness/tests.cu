@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "harness.h"
@@ -136,23 +137,13 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) k_proto(hx_pt_args a)
     int producer = a.role == 1 || (a.role == 0 && b < a.npairs);
     int pair = a.role == 0 && b >= a.npairs ? b - a.npairs : b;
     unsigned long long sstep = 0, rstep = 0;
-    hx_op op;
 
     for (int k = 0; k < a.nsteps; k++) {
         long off = ((long)pair * CS_NCCL_STEPS + k % CS_NCCL_STEPS) * a.n;
+        hx_op op = {a.src + off, NULL, NULL, &a.conns[pair], a.n};
 
-        op.n = a.n;
-        if (producer) {
-            op.src = a.src + off;
-            op.dst = NULL;
-            op.rc = NULL;
-            op.sc = &a.conns[pair];
-        } else {
-            op.src = a.reduce ? a.lsrc + off : NULL;
-            op.dst = a.dst + off;
-            op.rc = &a.conns[pair];
-            op.sc = NULL;
-        }
+        if (!producer)
+            op = {a.reduce ? a.lsrc + off : NULL, a.dst + off, &a.conns[pair], NULL, a.n};
         if (!hx_prim(a.proto, op, sstep, rstep, a.ctl, &flag))
             return;
     }
@@ -187,11 +178,10 @@ static int grid_for(long n, int nt)
     return g < 1 ? 1 : g > 4096 ? 4096 : (int)g;
 }
 
-int hx_sm_mhz(hx_ctx *c, int dev)
+int hx_sm_mhz(int dev)
 {
     unsigned long long *d, h[2] = {0, 0};
 
-    (void)c;
     if (cudaSetDevice(dev) != cudaSuccess || cudaMalloc((void **)&d, 2 * sizeof(*d)) != cudaSuccess)
         return 0;
     k_clock<<<1, 1>>>(d, 200000);
@@ -227,8 +217,7 @@ static long ops_for(double one_s, long max_ops)
     return k < 1 ? 1 : k > max_ops ? max_ops : k;
 }
 
-/* Run launch(bad), a kernel that counts wrong elements into *bad. The count, ~0 on a CUDA
- * error. */
+/* Run launch(bad), a kernel counting wrong elements into *bad: the count, ~0 on a CUDA error. */
 template <typename F> static unsigned long long count_bad(F launch)
 {
     unsigned long long *bad, h = ~0ull;
@@ -242,13 +231,8 @@ template <typename F> static unsigned long long count_bad(F launch)
     return h;
 }
 
-static unsigned long long verify(const float *d, long n, int k)
-{
-    return count_bad(
-        [&](unsigned long long *bad) { k_verify<<<grid_for(n, 256), 256>>>(d, n, k, bad); });
-}
-
-/* The status of a sample that was timed and then checked. */
+/* The status of a sample: error when its timing failed (t <= 0), else bad_data when its check
+ * counted bad elements (0 when nothing is checked), else ok. */
 static const char *checked(double t, unsigned long long bad)
 {
     return t <= 0 ? "error" : bad ? "bad_data" : "ok";
@@ -283,7 +267,9 @@ static void copy_samples(hx_ctx *c, const copy_pt &q, int dev, cudaStream_t s, f
         cudaSetDevice(dev);
         t = time_ops(s, ops, op);
         cudaSetDevice(q.dst);
-        bad = verify(dst, q.bytes / 4, q.k);
+        bad = count_bad([&](unsigned long long *b) {
+            k_verify<<<grid_for(q.bytes / 4, 256), 256>>>(dst, q.bytes / 4, q.k, b);
+        });
         hx_emit(c, q.test, q.mech, q.op, q.src, q.dst, 1, q.nblocks, q.nthreads, 0, q.bytes, ops,
                 smp, t, mhz, checked(t, bad));
     }
@@ -323,46 +309,38 @@ int hx_env(hx_ctx *c)
             "device=%d name=\"%s\" sm=%d%d nsm=%d l2=%d pci=%s mem_bytes=%zu sm_mhz_max=%d "
             "mem_mhz_max=%d coop=%d sm_mhz_now=%d",
             d, p.name, p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, pci,
-            p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(c, d));
+            p.totalGlobalMem, clk / 1000, mclk / 1000, coop, hx_sm_mhz(d));
         printf("# device %d: %s, sm_%d%d, %d SMs, %zu MiB\n", d, p.name, p.major, p.minor,
                p.multiProcessorCount, p.totalGlobalMem >> 20);
     }
     for (int i = 0; i < c->ndev; i++)
         for (int j = 0; j < c->ndev; j++) {
-            int acc = 0, rank = 0, atom = 0;
+            int rank = 0, atom = 0;
 
             if (i == j)
                 continue;
-            cudaDeviceCanAccessPeer(&acc, i, j);
             cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j);
             cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j);
             hx_csv_comment(
                 &c->csv,
                 "p2p src=%d dst=%d access=%d perf_rank=%d native_atomics=%d nvlink=unknown", i, j,
-                acc, rank, atom);
+                c->peer[i][j], rank, atom);
         }
     return 0;
 }
 
 /* ---------------- T1 launch overhead ---------------- */
 
-/* The status of a timed sample: its time is positive unless timing failed. */
-static const char *timed(double t)
-{
-    return t > 0 ? "ok" : "error";
-}
-
 /* One sample of ops launches of a kernel with an N-byte parameter. */
 template <int N> static void launch_params(hx_ctx *c, cudaStream_t s, int ops, int smp, int mhz)
 {
-    hx_params<N> p;
+    hx_params<N> p = {};
     char op[32];
     double t;
 
-    memset(&p, 0, sizeof(p));
     snprintf(op, sizeof(op), "params_%d", N);
     t = time_ops(s, ops, [&](long) { k_params<N><<<1, 32, 0, s>>>(p); });
-    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, timed(t));
+    hx_emit(c, "launch", "launch", op, 0, 0, 1, 1, 32, 0, N, ops, smp, t, mhz, checked(t, 0));
 }
 
 int hx_launch(hx_ctx *c)
@@ -376,19 +354,18 @@ int hx_launch(hx_ctx *c)
 
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     k_empty<<<1, 1, 0, s>>>();
     cudaStreamSynchronize(s);
-    for (int gi = 0; gi < 3; gi++)
+    for (int gr : grids)
         for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
-            int gr = grids[gi];
             double t = time_ops(s, K, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
             double t1 = time_ops(s, 1, [&](long) { k_empty<<<gr, 128, 0, s>>>(); });
 
             hx_emit(c, "launch", "launch", "back_to_back", 0, 0, 1, gr, 128, 0, 0, K, smp, t, mhz,
-                    timed(t));
+                    checked(t, 0));
             hx_emit(c, "launch", "launch", "isolated", 0, 0, 1, gr, 128, 0, 0, 1, smp, t1, mhz,
-                    timed(t1));
+                    checked(t1, 0));
         }
     /* Parameter bytes (comm_scope's kernel-argument test). */
     for (int smp = 0; smp < c->o->samples && hx_time_left(c); smp++) {
@@ -409,7 +386,7 @@ int hx_launch(hx_ctx *c)
         double t = time_ops(s, 1, [&](long) { cudaGraphLaunch(ge, s); });
 
         hx_emit(c, "launch", "graph_launch", "back_to_back", 0, 0, 1, 1, 128, 0, 0, KG, smp, t, mhz,
-                timed(t));
+                checked(t, 0));
     }
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -429,7 +406,7 @@ int hx_timer(hx_ctx *c)
     if (HX_CK(cudaSetDevice(0)) || HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
         HX_CK(cudaMalloc((void **)&d, sizeof(*d))))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     for (int smp = 0; smp < c->o->samples; smp++) {
         double t = time_ops(s, 0, [&](long) {});
 
@@ -445,14 +422,14 @@ int hx_timer(hx_ctx *c)
                 tick != ~0ull ? "ok" : "error");
     }
     /* Event time of a kernel that spins a fixed %globaltimer interval: op names the interval. */
-    for (size_t i = 0; i < sizeof(spins_ns) / sizeof(spins_ns[0]); i++)
+    for (unsigned long long ns : spins_ns)
         for (int smp = 0; smp < c->o->samples; smp++) {
             char op[32];
-            unsigned long long ns = spins_ns[i];
             double t = time_ops(s, 1, [&](long) { k_spin<<<1, 1, 0, s>>>(ns); });
 
             snprintf(op, sizeof(op), "spin_%lluns", ns);
-            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz, timed(t));
+            hx_emit(c, "timer", "globaltimer", op, 0, 0, 1, 1, 1, 0, 0, 1, smp, t, mhz,
+                    checked(t, 0));
         }
     cudaFree(d);
     cudaStreamDestroy(s);
@@ -504,7 +481,7 @@ int hx_mem(hx_ctx *c)
     }
     if (HX_CK(cudaMalloc((void **)&dst, maxb)) || HX_CK(cudaDeviceSynchronize()))
         return -1;
-    mhz = hx_sm_mhz(c, 0);
+    mhz = hx_sm_mhz(0);
     for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
         const mem_pt &pt = pts[i];
         long n4 = (long)(pt.bytes / 16);
@@ -516,18 +493,14 @@ int hx_mem(hx_ctx *c)
             else
                 k_reduce<<<pt.nb, pt.nt, 0, s>>>(ss, pt.k, (float4 *)dst, n4);
         };
-        char opname[16];
+        char opname[16] = "copy";
 
         if (pt.kind == 2)
             snprintf(opname, sizeof(opname), "reduce%d", pt.k);
-        else
-            snprintf(opname, sizeof(opname), "copy");
         if (i % 16 == 0)
-            mhz = hx_sm_mhz(c, 0);
-        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, 1};
+            mhz = hx_sm_mhz(0);
+        copy_pt q = {"mem", pt.kind == 0 ? "ce" : "sm", opname, 0, 0, pt.nb, pt.nt, pt.bytes, pt.k};
 
-        if (pt.kind == 2)
-            q.k = pt.k;
         copy_samples(c, q, 0, s, dst, mhz, op);
     }
     for (int k = 0; k < 8; k++)
@@ -567,11 +540,8 @@ static int proto_alloc(proto_bufs &b, int sdev, int rdev, int npairs, long maxn,
 
 static void proto_free(proto_bufs &b)
 {
-    cudaFree(b.src);
-    cudaFree(b.lsrc);
-    cudaFree(b.dst);
-    cudaFree(b.conns);
-    cudaFree(b.fifo);
+    for (void *m : std::initializer_list<void *>{b.src, b.lsrc, b.dst, b.conns, b.fifo})
+        cudaFree(m);
 }
 
 /* Reset the connections (on rdev) for a run of npairs. */
@@ -609,17 +579,23 @@ __global__ void k_verify_proto(const float *dst, long n, int npairs, int nslots,
     }
 }
 
+/* A point of the sweep: `pairs` producer/consumer pairs each make `steps` calls of n floats. */
+struct proto_pt {
+    long n;
+    int steps, pairs, reduce, nthreads;
+};
+
 /* One protocol sample: loopback when sdev == rdev. Returns seconds (< 0 on error) and status. */
-static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto, int npairs,
-                           long n, int nsteps, int reduce, int nthreads, const char **status)
+static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int proto,
+                           const proto_pt &q, const char **status)
 {
     /* The roles and the abort flags (a.ctl) depend on the sides: set below. */
-    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, n, nsteps, proto, 0, reduce, npairs, {}};
+    hx_pt_args a = {b.conns, b.src, b.lsrc, b.dst, q.n, q.steps, proto, 0, q.reduce, q.pairs, {}};
     cudaEvent_t e0, e1;
     float ms = -1;
     unsigned long long nbad;
 
-    if (proto_reset(b, rdev, npairs, proto, n))
+    if (proto_reset(b, rdev, q.pairs, proto, q.n))
         return -1;
     hx_abort_clear(c, sdev);
     hx_abort_clear(c, rdev);
@@ -632,7 +608,7 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         a.role = 0;
         a.ctl.abort = c->d_abort[rdev];
         cudaEventRecord(e0, 0);
-        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * npairs), dim3(nthreads),
+        if (cudaLaunchCooperativeKernel((const void *)k_proto, dim3(2 * q.pairs), dim3(q.nthreads),
                                         params, 0, 0) != cudaSuccess) {
             cudaGetLastError();
             *status = "too_big";
@@ -651,10 +627,10 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         ap.ctl.abort = c->d_abort[sdev];
         cudaSetDevice(rdev);
         cudaEventRecord(e0, 0);
-        k_proto<<<npairs, nthreads>>>(a);
+        k_proto<<<q.pairs, q.nthreads>>>(a);
         cudaEventRecord(e1, 0);
         cudaSetDevice(sdev);
-        k_proto<<<npairs, nthreads>>>(ap);
+        k_proto<<<q.pairs, q.nthreads>>>(ap);
         cudaDeviceSynchronize();
         cudaSetDevice(rdev);
     }
@@ -668,8 +644,8 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
         return ms * 1e-3;
     }
     nbad = count_bad([&](unsigned long long *bad) {
-        k_verify_proto<<<1024, 256>>>(b.dst, n, npairs,
-                                      nsteps < CS_NCCL_STEPS ? nsteps : CS_NCCL_STEPS, reduce, bad);
+        k_verify_proto<<<1024, 256>>>(b.dst, q.n, q.pairs, std::min(q.steps, CS_NCCL_STEPS),
+                                      q.reduce, bad);
     });
     *status = nbad ? "bad_data" : "ok";
     return ms * 1e-3;
@@ -679,7 +655,6 @@ static double proto_sample(hx_ctx *c, proto_bufs &b, int sdev, int rdev, int pro
 static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 {
     const hx_opts *o = c->o;
-    static const int protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
     int maxpairs = c->nsm[rdev] / 2 > 1 ? c->nsm[rdev] / 2 : 1;
     std::vector<int> pairs =
         o->quick ? std::vector<int>{1, 16, maxpairs} : std::vector<int>{1, 4, 16, 64, maxpairs};
@@ -688,23 +663,15 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
 
     if (sdev != rdev)
         pairs = o->quick ? std::vector<int>{1, 8} : std::vector<int>{1, 4, 16};
-    for (int pi = 0; pi < 3; pi++) {
-        int proto = protos[pi];
+    for (int proto : {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE}) {
         long maxbytes = cs_proto_loop_bytes(proto);
         std::vector<long> chunks;
         proto_bufs b;
-        int maxp = 0;
-        struct pt {
-            long n;
-            int steps, pairs, reduce, nthreads;
-        };
-        std::vector<pt> pts;
+        std::vector<proto_pt> pts;
 
         for (long cb = maxbytes; cb >= 1024 && chunks.size() < (o->quick ? 3u : 6u);
              cb /= o->quick ? 8 : 4)
             chunks.push_back(cb / 16 * 16 / 4);
-        for (int p : pairs)
-            maxp = p > maxp ? p : maxp;
         for (long n : chunks)
             for (int st : steps)
                 for (int p : pairs)
@@ -716,20 +683,19 @@ static int proto_sweep(hx_ctx *c, int sdev, int rdev, const char *test)
                                 pts.push_back({n, st, p, red, nt});
                     }
         hx_shuffle(c, pts.data(), pts.size());
-        if (proto_alloc(b, sdev, rdev, maxp, maxbytes / 4, proto))
+        if (proto_alloc(b, sdev, rdev, *std::max_element(pairs.begin(), pairs.end()), maxbytes / 4,
+                        proto))
             return -1;
         for (size_t i = 0; i < pts.size() && hx_time_left(c); i++) {
-            const pt &q = pts[i];
+            const proto_pt &q = pts[i];
             const char *st = "ok";
-            int mhz = hx_sm_mhz(c, rdev);
+            int mhz = hx_sm_mhz(rdev);
 
             /* warm-up sample, not written */
-            if (proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce, q.nthreads,
-                             &st) < 0)
+            if (proto_sample(c, b, sdev, rdev, proto, q, &st) < 0)
                 return -1;
             for (int smp = 0; smp < o->samples && strcmp(st, "too_big") != 0; smp++) {
-                double t = proto_sample(c, b, sdev, rdev, proto, q.pairs, q.n, q.steps, q.reduce,
-                                        q.nthreads, &st);
+                double t = proto_sample(c, b, sdev, rdev, proto, q, &st);
 
                 if (t < 0)
                     return -1;
@@ -803,7 +769,7 @@ static int p2p_pair(hx_ctx *c, int i, int j)
     float *src, *dst;
     unsigned long long *fi, *fj;
     cudaStream_t si, sj;
-    int mhz = hx_sm_mhz(c, i);
+    int mhz = hx_sm_mhz(i);
     std::vector<long long> sizes;
 
     for (long long b = 4096; b <= maxb; b *= o->quick ? 8 : 2)
@@ -864,12 +830,9 @@ int hx_p2p(hx_ctx *c)
     }
     for (int i = 0; i < c->ndev; i++)
         for (int j = 0; j < c->ndev; j++) {
-            int acc = 0;
-
             if (i == j)
                 continue;
-            cudaDeviceCanAccessPeer(&acc, i, j);
-            if (!acc) {
+            if (!c->peer[i][j]) {
                 printf("# p2p: %d cannot access %d, pair skipped\n", i, j);
                 continue;
             }
