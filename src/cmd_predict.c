@@ -42,7 +42,8 @@ const char cmd_predict_usage[] =
     "1e-6 of the full replay; --trace and --stats replay in full). --no-extrapolate replays\n"
     "every iteration.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
-    "with fewer GPUs than the schedule).\n";
+    "with fewer GPUs than the schedule, and a schedule that `collsim verify` finds structurally\n"
+    "invalid for another reason than a deadlock).\n";
 
 #define MAX_SETS 64
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # predict_cli.sh: `collsim predict` refuses link parameters in --set (they live in the platform's
-# <link>s), and a killed predict takes its simulating child with it.
+# <link>s) and schedules that verify finds structurally invalid, and a killed predict takes its
+# simulating child with it.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
@@ -18,9 +19,27 @@ if [ "$rc" -ne 2 ] || ! grep -q "collsim platform FAMILY --set cs.link_Bps.nvlin
     fail=$((fail + 1))
 fi
 
+# predict runs verify's structural checks first: every file of the bad-input catalogue exits 2
+# with its FILE:LINE: message, except the static deadlocks, which predict as deadlocked (exit 1).
+tail -n +4 "$srcdir/tests/data/bad/EXPECTED" | while IFS='	' read -r f line msg; do
+    "$cs" predict "$srcdir/tests/data/bad/$f" -p "$plat" -b 1K -e 1K >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    case $msg in
+    deadlock | "never signals")
+        [ "$rc" -eq 1 ] && grep -q deadlock "$tmp/out" && continue ;;
+    *)
+        [ "$rc" -eq 2 ] && grep -qF -- "$f:$line: " "$tmp/err" && grep -qF -- "$msg" "$tmp/err" &&
+            continue ;;
+    esac
+    echo "FAIL: predict $f: exit $rc, want the catalogue's '$f:$line: ... $msg'"
+    cat "$tmp/out" "$tmp/err"
+    echo x >>"$tmp/failed"
+done
+[ -f "$tmp/failed" ] && fail=$((fail + $(wc -l <"$tmp/failed")))
+
 # A replay of about 15 s (a 64-GPU LL ring at 1 GiB): kill predict itself, never its child; the
 # child (the simulation) must be gone within 2 s, long before it would have finished.
-"$cs" predict --gen ring:gpus=64,protocol=LL -p "$srcdir/platforms/a100-hier-32x2.xml" \
+"$cs" predict --gen ring:gpus=64,protocol=LL -p "$srcdir/platforms/a100-hier-32x2.xml" --no-extrapolate \
     -b 1G -e 1G >/dev/null 2>&1 &
 pid=$!
 child=""
