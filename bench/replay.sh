@@ -1,6 +1,7 @@
 #!/bin/sh
-# bench/replay.sh: replay speed (simulated primitive calls per wall-clock second) and peak memory
-# of `collsim predict` on the hierarchical AllReduce at 1 MiB and 1 GiB, written to
+# bench/replay.sh: replay speed (simulated primitive calls per wall-clock second, with and without
+# the steady-state extrapolation) and peak memory of `collsim predict` on the hierarchical
+# AllReduce and a ring at 1 MiB and 1 GiB, and the wall time of a 30-size sweep, written to
 # results/perf.md. Not a test: figures depend on the machine and its load.
 # Usage: bench/replay.sh [COLLSIM] [SHARED_DATA_DIR]
 set -u
@@ -47,36 +48,56 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "A deadlocked size stops at the deadlock, so its calls are those simulated until then"
     echo "(the 8- and 16-GPU hierarchical schedules deadlock on the FIFO credits at 1 GiB, as"
     echo "DEADLOCK_SCAN.tsv says; the ring row shows a long run that completes at 8 GPUs)."
+    echo "*replay* is \`full\` (every loop iteration, \`--no-extrapolate\` or a size whose short"
+    echo "replays do not settle) or \`extrap N\`: short replays of 2 to N iterations, the rest"
+    echo "extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
+    echo "second of all the short replays' simgrid_run wall."
     echo
     if [ "$have_gen" -eq 0 ]; then
         echo "The generators were not available: the 8- and 16-GPU schedules come from the shared"
         echo "corpus (\`fixed-example/\`); there is no 64-GPU hierarchical schedule there, so no 64-GPU row."
         echo
     fi
-    echo "| schedule | protocol | size | status | calls | transfers | simgrid_run wall (s) | calls/s | child RSS (MiB) | max RSS (MiB) | command wall (s) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| schedule | protocol | size | replay | status | calls | transfers | simgrid_run wall (s) | calls/s | child RSS (MiB) | max RSS (MiB) | command wall (s) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 
 printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
     [ -n "$name" ] || continue
     plat="$tmp/plat$g.xml"
     [ -f "$plat" ] || "$cs" platform a100-hier --rows $((g / 2)) --columns 2 -o "$plat"
-    for size in 1M 1G; do
+    for run in "1M" "1G" "1G --no-extrapolate"; do
+        size=${run%% *}
         # shellcheck disable=SC2086
         /usr/bin/time -v -o "$tmp/time" "$cs" predict $src --platform "$plat" --protocol "$proto" \
-            -b "$size" -e "$size" --verbose >/dev/null 2>"$tmp/err"
+            -b $run -e "$size" --verbose >/dev/null 2>"$tmp/err"
         line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
         calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
         xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
         wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
         rss=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB peak RSS.*/\1/p')
-        status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\)$/\1/p')
+        status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
+        mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
         maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
         cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
         rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
-        echo "| $name | $proto | $size | $status | $calls | $xfers | $wall | $rate | $(awk -v r="$rss" 'BEGIN{printf "%.1f", r/1024}') | $(awk -v r="$maxrss" 'BEGIN{printf "%.1f", r/1024}') | $cwall |" >>"$out"
+        echo "| $name | $proto | $size | ${mode:-full} | $status | $calls | $xfers | $wall | $rate | $(awk -v r="$rss" 'BEGIN{printf "%.1f", r/1024}') | $(awk -v r="$maxrss" 'BEGIN{printf "%.1f", r/1024}') | $cwall |" >>"$out"
         echo "$name $proto $size: $status, $calls calls in $wall s" >&2
     done
+done
+
+# Many sizes: an 8-GPU ring in LL on dgx-a100 from 1 KiB to 512 MiB by factors of 2 (20 sizes),
+# with and without extrapolation.
+{
+    echo
+    echo "| sweep | sizes | replay | command wall (s) |"
+    echo "|---|---|---|---|"
+} >>"$out"
+for x in "" --no-extrapolate; do
+    # shellcheck disable=SC2086
+    /usr/bin/time -f %e -o "$tmp/time" "$cs" predict --gen ring:gpus=8,channels=1,protocol=LL \
+        --platform "$top/platforms/dgx-a100.xml" -b 1K -e 512M $x --format csv >"$tmp/rows"
+    echo "| 8-GPU ring LL, dgx-a100 | $(($(wc -l <"$tmp/rows") - 1)) (1 KiB to 512 MiB) | ${x:-extrapolated} | $(cat "$tmp/time") |" >>"$out"
 done
 
 {
