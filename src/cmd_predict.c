@@ -41,9 +41,11 @@ const char cmd_predict_usage[] =
     "per iteration (or per period of a few), the remaining ones add that time each (within\n"
     "1e-6 of the full replay; --trace and --stats replay in full). --no-extrapolate replays\n"
     "every iteration.\n"
+    "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
+    "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
-    "with fewer GPUs than the schedule, and a schedule that `collsim verify` finds structurally\n"
-    "invalid for another reason than a deadlock).\n";
+    "with fewer GPUs than the schedule, an unsupported size, and a schedule that `collsim verify`\n"
+    "finds structurally invalid for another reason than a deadlock).\n";
 
 #define MAX_SETS 64
 
@@ -172,28 +174,32 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     return 0;
 }
 
-/* Progress on a terminal, or the per-size details with --verbose. */
+/* Each row as it is predicted, with progress on a terminal or the per-size details with
+ * --verbose on stderr. */
 struct progress {
     int tty, verbose;
+    enum cs_report_fmt fmt;
+    const struct cs_report_meta *meta;
 };
 
 static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *row)
 {
     const struct progress *p = ctx;
 
-    if (p->verbose)
+    if (p->tty)
+        fprintf(stderr, "\r%60s\r", "");
+    if (p->verbose && row->refused == NULL)
         fprintf(stderr,
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
                 "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s",
                 row->size_bytes, row->niter, row->max_allowed, row->res.ncalls, row->res.ntransfers,
                 row->res.wall_s, row->res.maxrss_kb, cs_predict_status_name(row));
-    if (p->verbose)
+    if (p->verbose && row->refused == NULL)
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
+    cs_report_row(stdout, p->fmt, p->meta, row, k - 1);
     if (p->tty && k < n)
         fprintf(stderr, "\rcollsim: predicted %d/%d (%lld bytes)...", k, n, row->size_bytes);
-    else if (p->tty)
-        fprintf(stderr, "\r%60s\r", "");
 }
 
 /* --trace and --stats for the largest size: an exit code. */
@@ -237,24 +243,24 @@ static int write_extras(const struct predict_args *a, const struct cs_plan *tpla
     return rc;
 }
 
-/* Predict every size and report: an exit code. */
+/* Predict every size and report each as it comes: an exit code. */
 static int run(const struct predict_args *a, const struct cs_sched *sched,
                const struct cs_platform *plat)
 {
-    int type_bytes = cs_dtype_bytes(a->dtype), n = 0, rounded = 0, rc, ndead = 0;
-    struct progress prog = {isatty(2) && !a->verbose, a->verbose};
-    struct cs_predict_opts o = {0};
-    struct cs_predict_row *rows = NULL;
-    struct cs_plan *tplan = NULL;
-    struct cs_timeline tl;
-    long long *sizes = NULL;
-    struct cs_error err;
+    int type_bytes = cs_dtype_bytes(a->dtype), n = 0, rounded = 0, rc, ndead = 0, nref = 0;
     struct cs_report_meta meta = {a->in.gen_spec ? a->in.gen_spec : a->in.sched_path,
                                   a->in.plat_path,
                                   a->proto ? a->proto : sched->proto,
                                   sched->coll,
                                   sched->ngpus,
                                   a->dtype};
+    struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta};
+    struct cs_predict_opts o = {0};
+    struct cs_predict_row *rows = NULL;
+    struct cs_plan *tplan = NULL;
+    struct cs_timeline tl;
+    long long *sizes = NULL;
+    struct cs_error err;
 
     cs_error_init(&err);
     cs_timeline_init(&tl, a->max_events);
@@ -274,12 +280,14 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     o.type_bytes = type_bytes;
     o.replay.verbose = a->verbose;
     o.no_extrapolate = a->no_extrapolate;
+    o.keep_going = 1;
     o.progress = show_progress;
     o.progress_ctx = &prog;
     if (a->trace_path != NULL || a->want_stats) {
         o.timeline = &tl;
         o.trace_plan = &tplan;
     }
+    cs_report_begin(stdout, a->fmt, &meta);
     if (cs_predict_run(sched, plat, &o, sizes, n, rows, &err) != 0) {
         if (prog.tty)
             fputc('\n', stderr);
@@ -287,10 +295,14 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
         rc = CS_EXIT_USAGE;
         n = 0;
     } else {
-        for (int k = 0; k < n; k++)
-            ndead += rows[k].res.status != CS_REPLAY_OK;
-        cs_report_write(stdout, stderr, a->fmt, &meta, rows, n);
-        rc = ndead ? CS_EXIT_NEGATIVE : CS_EXIT_OK;
+        for (int k = 0; k < n; k++) {
+            nref += rows[k].refused != NULL;
+            ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
+        }
+        rc = cs_report_end(stdout, stderr, a->fmt, rows, n) != 0 ? CS_EXIT_USAGE
+             : nref                                              ? CS_EXIT_USAGE
+             : ndead                                             ? CS_EXIT_NEGATIVE
+                                                                 : CS_EXIT_OK;
         if (tplan != NULL && write_extras(a, tplan, &tl, sizes[n - 1]) != CS_EXIT_OK)
             rc = CS_EXIT_USAGE;
     }

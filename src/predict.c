@@ -241,12 +241,20 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
 {
     enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
     struct cs_plan *plan = NULL;
+    struct cs_error why;
     int rc;
 
     memset(row, 0, sizeof(*row));
     row->size_bytes = size;
     row->count = size / opts->type_bytes;
-    rc = cs_plan_build(sched, size, opts->type_bytes, proto, &plan, err);
+    cs_error_init(&why);
+    rc = cs_plan_build(sched, size, opts->type_bytes, proto, &plan, &why);
+    if (rc == CS_ERR_INVALID && opts->keep_going) {
+        row->refused = strdup(why.msg);
+        return row->refused != NULL ? 0 : CS_ERR_NOMEM;
+    }
+    if (rc != 0 && err != NULL && err->msg[0] == '\0')
+        *err = why;
     if (rc == 0 && !opts->no_extrapolate && ropts->timeline == NULL)
         rc = extrapolate(plan, plat, ropts, &row->res, &row->replayed_iters, err);
     if (rc == 0)
@@ -298,9 +306,11 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
 void cs_predict_row_cleanup(struct cs_predict_row *row)
 {
     cs_replay_result_cleanup(&row->res);
+    free(row->refused);
+    row->refused = NULL;
 }
 
 const char *cs_predict_status_name(const struct cs_predict_row *row)
 {
-    return row->res.status == CS_REPLAY_OK ? "ok" : "deadlock";
+    return row->refused ? "unsupported" : row->res.status == CS_REPLAY_OK ? "ok" : "deadlock";
 }

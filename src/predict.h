@@ -47,6 +47,7 @@ struct cs_predict_row {
     int niter;         /* the plan's loop iterations, maxAllowedCount: for messages */
     int max_allowed;
     int replayed_iters; /* iterations replayed before extrapolating the rest; 0: full replay */
+    char *refused;      /* with keep_going: why the executor refuses this size (then no res) */
 };
 
 /* Called after each size when non-NULL (progress): k of n done. */
@@ -57,6 +58,7 @@ struct cs_predict_opts {
     int type_bytes;      /* element size (cs_dtype_bytes) */
     struct cs_replay_opts replay;
     int no_extrapolate; /* replay every loop iteration (see predict.c on extrapolation) */
+    int keep_going;     /* a size the executor refuses is an "unsupported" row, not an error */
     /* When non-NULL, the largest size's replay records into this timeline (initialised by the
      * caller) and *trace_plan receives that size's plan (caller frees with cs_plan_free). */
     struct cs_timeline *timeline;
@@ -74,7 +76,8 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    struct cs_predict_row *rows, struct cs_error *err);
 void cs_predict_row_cleanup(struct cs_predict_row *row);
 
-/* The status word of a row, as every report and table spells it: "ok" or "deadlock". */
+/* The status word of a row, as every report and table spells it: "ok", "deadlock" or (with
+ * keep_going) "unsupported". */
 const char *cs_predict_status_name(const struct cs_predict_row *row);
 
 #endif

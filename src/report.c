@@ -93,20 +93,26 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const char *dtype,
                     "\"time_us\": null, \"algbw_GBps\": null, \"busbw_GBps\": null, "
                     "\"status\": \"%s\", \"report\": ",
                     cs_predict_status_name(row));
-            json_str(fp, row->res.report ? row->res.report : "");
+            json_str(fp, row->refused ? row->refused : row->res.report ? row->res.report : "");
             fputc('}', fp);
         }
     }
 }
 
-/* The first deadlock's wait-for report as `#` lines: the others are the same schedule at
- * larger sizes. */
-static void write_deadlock(FILE *fp, const struct cs_predict_row *rows, int n)
+/* The first deadlock's wait-for report as `#` lines (the others are the same schedule at larger
+ * sizes), and why each unsupported size is refused. */
+static void write_notes(FILE *fp, const struct cs_predict_row *rows, int n)
 {
+    int deadlock = 0;
+
     for (int k = 0; k < n; k++) {
         const char *p = rows[k].res.report ? rows[k].res.report : "";
 
-        if (ok(&rows[k]))
+        if (rows[k].refused != NULL) {
+            fprintf(fp, "# at %lld bytes: unsupported: %s\n", rows[k].size_bytes, rows[k].refused);
+            continue;
+        }
+        if (ok(&rows[k]) || deadlock++)
             continue;
         fprintf(fp, "# at %lld bytes:\n", rows[k].size_bytes);
         while (*p) {
@@ -116,19 +122,37 @@ static void write_deadlock(FILE *fp, const struct cs_predict_row *rows, int n)
             fprintf(fp, "#   %.*s\n", len, p);
             p += len + (nl != NULL);
         }
-        return;
     }
+}
+
+void cs_report_begin(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *meta)
+{
+    write_header(fp, fmt, meta);
+    fflush(fp);
+}
+
+void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *meta,
+                   const struct cs_predict_row *row, int index)
+{
+    write_row(fp, fmt, meta->dtype, row, index == 0);
+    fflush(fp);
+}
+
+int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
+                  int n)
+{
+    if (fmt == CS_REPORT_JSON)
+        fputs("\n]}\n", fp);
+    else
+        write_notes(fmt == CS_REPORT_TABLE ? fp : notes, rows, n);
+    return fflush(fp) != 0 || ferror(fp) ? CS_ERR_IO : 0;
 }
 
 int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
                     const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n)
 {
-    write_header(fp, fmt, meta);
+    cs_report_begin(fp, fmt, meta);
     for (int k = 0; k < n; k++)
-        write_row(fp, fmt, meta->dtype, &rows[k], k == 0);
-    if (fmt == CS_REPORT_JSON)
-        fputs("\n]}\n", fp);
-    else
-        write_deadlock(fmt == CS_REPORT_TABLE ? fp : notes, rows, n);
-    return ferror(fp) ? CS_ERR_IO : 0;
+        cs_report_row(fp, fmt, meta, &rows[k], k);
+    return cs_report_end(fp, notes, fmt, rows, n);
 }

@@ -33,10 +33,19 @@ struct cs_report_meta {
 enum cs_report_fmt cs_report_fmt_parse(const char *s);
 
 /* Write a whole report of n rows to fp: header, rows, and (table, CSV on stderr via `notes`)
- * the first deadlock's wait-for report as `#` lines. `notes` receives what is not data in
- * CSV mode (may be the same as fp for the table). 0, or CS_ERR_IO when fp fails. */
+ * the first deadlock's wait-for report and why each unsupported size is refused, as `#` lines.
+ * `notes` receives what is not data in CSV mode (may be the same as fp for the table). 0, or
+ * CS_ERR_IO when fp fails. */
 int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
                     const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n);
+
+/* The same report streamed as rows come: the header (flushed), each row with its index (flushed),
+ * then the end with the notes over all n rows; cs_report_end returns what cs_report_write does. */
+void cs_report_begin(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *meta);
+void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *meta,
+                   const struct cs_predict_row *row, int index);
+int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
+                  int n);
 
 /* The seven CSV fields of one row (no line end), for tables that prefix their own columns
  * (sweep points). */

@@ -140,6 +140,18 @@ START_TEST(test_predict_run)
     ck_assert(rows[1].time_us > rows[0].time_us);
     cs_predict_row_cleanup(&rows[0]);
     cs_predict_row_cleanup(&rows[1]);
+    /* 1 TiB of a 4-GPU Simple ring needs 131,072 loop iterations: an error, or with
+     * keep_going an unsupported row after an ordinary one. */
+    sizes[1] = 1LL << 40;
+    o.progress = NULL;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 2, rows, NULL), CS_ERR_INVALID);
+    o.keep_going = 1;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 2, rows, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "ok");
+    ck_assert_str_eq(cs_predict_status_name(&rows[1]), "unsupported");
+    ck_assert_ptr_nonnull(strstr(rows[1].refused, "131072 loop iterations"));
+    cs_predict_row_cleanup(&rows[0]);
+    cs_predict_row_cleanup(&rows[1]);
     cs_sched_free(s);
     cs_platform_free(plat);
     unlink(path);
@@ -238,6 +250,22 @@ START_TEST(test_report)
                                       "gpu 1 waits\"}\n]}\n"));
     ck_assert_ptr_nonnull(strstr(buf, "\"time_us\": 10.000000"));
     free(buf);
+
+    /* An unsupported size after them: its row, and its reason with the notes. */
+    {
+        static char why[] = "needs 65536 loop iterations";
+        struct cs_predict_row r3[3] = {rows[0], rows[1], {0}};
+
+        r3[2].size_bytes = 4096, r3[2].count = 1024, r3[2].refused = why;
+        fp = open_memstream(&buf, &len);
+        ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &m, r3, 3), 0);
+        fclose(fp);
+        ck_assert_ptr_nonnull(strstr(buf, "\n4096,1024,float,,,,unsupported\n"));
+        ck_assert_ptr_nonnull(
+            strstr(buf, "\n# at 4096 bytes: unsupported: needs 65536 loop iterations\n"));
+        free(buf);
+        ck_assert_str_eq(cs_predict_status_name(&r3[2]), "unsupported");
+    }
 
     ck_assert_int_eq(cs_report_fmt_parse("json"), CS_REPORT_JSON);
     ck_assert_int_eq(cs_report_fmt_parse("xml"), 0);

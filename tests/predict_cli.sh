@@ -1,6 +1,7 @@
 #!/bin/sh
 # predict_cli.sh: `collsim predict` refuses link parameters in --set (they live in the platform's
-# <link>s) and schedules that verify finds structurally invalid, and a killed predict takes its
+# <link>s) and schedules that verify finds structurally invalid, prints each row as it comes,
+# reports a size the executor cannot run as unsupported, and a killed predict takes its
 # simulating child with it.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
@@ -37,11 +38,22 @@ tail -n +4 "$srcdir/tests/data/bad/EXPECTED" | while IFS='	' read -r f line msg;
 done
 [ -f "$tmp/failed" ] && fail=$((fail + $(wc -l <"$tmp/failed")))
 
-# A replay of about 15 s (a 64-GPU LL ring at 1 GiB): kill predict itself, never its child; the
-# child (the simulation) must be gone within 2 s, long before it would have finished.
+# Rows stream: with 1 KiB and then a replay of about 15 s (a 64-GPU LL ring at 1 GiB, in full),
+# the 1 KiB row is on stdout while the 1 GiB replay runs. Then kill predict itself, never its
+# child; the child (the simulation) must be gone within 2 s, long before it would have finished.
 "$cs" predict --gen ring:gpus=64,protocol=LL -p "$srcdir/platforms/a100-hier-32x2.xml" --no-extrapolate \
-    -b 1G -e 1G >/dev/null 2>&1 &
+    -b 1K -e 1G -f 1024 --format csv >"$tmp/rows" 2>/dev/null &
 pid=$!
+for _ in $(seq 600); do
+    grep -q '^1024,' "$tmp/rows" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+if ! grep -q '^1024,' "$tmp/rows" || ! kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: the 1 KiB row did not appear while the 1 GiB replay ran"
+    cat "$tmp/rows"
+    fail=$((fail + 1))
+fi
 child=""
 for _ in $(seq 100); do
     child=$(pgrep -P "$pid" | head -n 1)
@@ -63,6 +75,19 @@ else
         kill -9 "$child"
         fail=$((fail + 1))
     fi
+fi
+
+# A size the executor cannot run (65,536 loop iterations of an LL ring) is an unsupported row,
+# the other rows stay, and predict exits 2 with the reason.
+"$cs" predict --gen ring:gpus=8,channels=1,protocol=LL -p "$plat" -b 8G -e 16G --format csv \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q '^8589934592,.*,ok$' "$tmp/out" ||
+    ! grep -q '^17179869184,.*,unsupported$' "$tmp/out" ||
+    ! grep -q '17179869184 bytes: unsupported: .*65536 loop iterations' "$tmp/err"; then
+    echo "FAIL: an unsupported size: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
 fi
 
 [ "$fail" -eq 0 ] && echo "predict_cli: ok"
