@@ -37,37 +37,6 @@ static void strvec_cleanup(struct strvec *s)
     s->n = s->cap = 0;
 }
 
-/* A growable byte buffer for one field. */
-struct buf {
-    char *p;
-    size_t n, cap;
-};
-
-static int buf_put(struct buf *b, char c)
-{
-    if (b->n + 1 >= b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        char *p = realloc(b->p, cap);
-
-        if (p == NULL)
-            return CS_ERR_NOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    b->p[b->n++] = c;
-    b->p[b->n] = '\0';
-    return 0;
-}
-
-static char *buf_take(struct buf *b)
-{
-    char *s = b->p ? b->p : strdup("");
-
-    b->p = NULL;
-    b->n = b->cap = 0;
-    return s;
-}
-
 /* Parser state over the input. */
 struct parser {
     const char *s;
@@ -93,51 +62,52 @@ static void skip_eol(struct parser *p)
     }
 }
 
-/* Append a quoted field's contents to b; p->pos is just past the opening quote. */
-static int parse_quoted(struct parser *p, struct buf *b)
+/* Read the quoted field at p->pos into a new string in *f: its text between the quotes, where
+ * `""` is a quote and line breaks are kept. Returns 0, 1 for a NUL byte, or a CS_ERR_* code. */
+static int parse_quoted(struct parser *p, char **f)
 {
-    int qline = p->line, rc;
+    size_t b = p->pos + 1, e = b, n = 0;
+    int qline = p->line;
 
-    for (;;) {
-        char c;
-
-        if (p->pos >= p->len)
+    for (;; e++) {
+        if (e >= p->len)
             return cs_error_fail(p->err, CS_ERR_PARSE, p->name, qline, "unterminated quoted field");
-        c = p->s[p->pos++];
-        if (c == '\0')
+        if (p->s[e] == '\0')
             return 1;
-        if (c == '"') {
-            if (p->pos >= p->len || p->s[p->pos] != '"')
-                break;
-            p->pos++;
-        } else if (c == '\n') {
-            p->line++;
-        }
-        if ((rc = buf_put(b, c)) != 0)
-            return rc;
+        if (p->s[e] == '"' && (e + 1 >= p->len || p->s[e + 1] != '"'))
+            break;
+        e += p->s[e] == '"';
+        p->line += p->s[e] == '\n';
     }
+    p->pos = e + 1;
     if (!at_eol(p) && p->s[p->pos] != ',')
         return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line, "text after a closing quote");
+    if ((*f = malloc(e - b + 1)) == NULL)
+        return CS_ERR_NOMEM;
+    for (size_t i = b; i < e; i++) {
+        (*f)[n++] = p->s[i];
+        i += p->s[i] == '"';
+    }
+    (*f)[n] = '\0';
     return 0;
 }
 
-/* Append an unquoted field to b, up to the next comma or line end. */
-static int parse_plain(struct parser *p, struct buf *b)
+/* Read the field at p->pos, up to the next comma or line end, into a new string in *f. Returns 0,
+ * 1 for a NUL byte, or a CS_ERR_* code. */
+static int parse_field(struct parser *p, char **f)
 {
-    int rc;
+    size_t b = p->pos;
 
-    while (!at_eol(p) && p->s[p->pos] != ',') {
-        char c = p->s[p->pos++];
-
-        if (c == '\0')
+    if (p->pos < p->len && p->s[p->pos] == '"')
+        return parse_quoted(p, f);
+    for (; !at_eol(p) && p->s[p->pos] != ','; p->pos++) {
+        if (p->s[p->pos] == '\0')
             return 1;
-        if (c == '"')
+        if (p->s[p->pos] == '"')
             return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line,
                                  "quote inside an unquoted field");
-        if ((rc = buf_put(b, c)) != 0)
-            return rc;
     }
-    return 0;
+    return (*f = strndup(p->s + b, p->pos - b)) == NULL ? CS_ERR_NOMEM : 0;
 }
 
 /* Parse one record (a row of fields) starting at p->pos, which is at the start of a line that is
@@ -147,25 +117,15 @@ static int parse_record(struct parser *p, struct strvec *fields)
     int start_line = p->line;
 
     for (;;) {
-        struct buf b = {0};
-        int rc;
-        char *f;
+        char *f = NULL;
+        int rc = parse_field(p, &f);
 
-        if (p->pos < p->len && p->s[p->pos] == '"') {
-            p->pos++;
-            rc = parse_quoted(p, &b);
-        } else {
-            rc = parse_plain(p, &b);
-        }
-        if (rc != 0) {
-            free(b.p);
-            if (rc > 0)
-                return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
-                                     "NUL byte in a CSV file");
+        if (rc > 0)
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
+                                 "NUL byte in a CSV file");
+        if (rc != 0)
             return rc;
-        }
-        f = buf_take(&b);
-        if (f == NULL || strvec_push(fields, f) != 0) {
+        if (strvec_push(fields, f) != 0) {
             free(f);
             return CS_ERR_NOMEM;
         }
@@ -284,7 +244,7 @@ done:
 static int read_row(struct parser *p, struct cs_csv *t, struct strvec *cells, int *cap)
 {
     struct strvec row = {0};
-    int line = p->line, rc;
+    int line = p->line, rc, *line_slot;
 
     if ((rc = parse_record(p, &row)) != 0)
         goto done;
@@ -293,23 +253,17 @@ static int read_row(struct parser *p, struct cs_csv *t, struct strvec *cells, in
         rc = CS_ERR_PARSE;
         goto done;
     }
-    if (t->nrows == *cap) {
-        int ncap = *cap ? *cap * 2 : 64;
-        int *nl = realloc(t->lines, (size_t)ncap * sizeof(*nl));
-
-        if (nl == NULL) {
-            rc = CS_ERR_NOMEM;
-            goto done;
-        }
-        t->lines = nl;
-        *cap = ncap;
+    if ((line_slot = cs_array_slot((void **)&t->lines, t->nrows, cap, sizeof(int))) == NULL) {
+        rc = CS_ERR_NOMEM;
+        goto done;
     }
     for (int i = 0; i < row.n; i++) {
         if ((rc = strvec_push(cells, row.v[i])) != 0)
             goto done;
         row.v[i] = NULL;
     }
-    t->lines[t->nrows++] = line;
+    *line_slot = line;
+    t->nrows++;
 done:
     strvec_cleanup(&row);
     return rc;
