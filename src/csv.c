@@ -196,77 +196,50 @@ static int next_record(struct parser *p, int flags, struct strvec *comments)
     return 0;
 }
 
-static char *trim_dup(const char *s)
+/* Drop the blanks around s, in place. */
+static void trim(char *s)
 {
-    size_t b = 0, e = strlen(s);
+    size_t b = strspn(s, " \t"), e = strlen(s);
 
-    while (s[b] == ' ' || s[b] == '\t')
-        b++;
     while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t'))
         e--;
-    return strndup(s + b, e - b);
+    memmove(s, s + b, e - b);
+    s[e - b] = '\0';
 }
 
 /* Parse the header record into `header`: names trimmed, none empty, none repeated. */
 static int read_header(struct parser *p, struct strvec *header)
 {
-    struct strvec row = {0};
-    int hline = p->line, rc;
+    int hline = p->line, rc = parse_record(p, header);
 
-    if ((rc = parse_record(p, &row)) != 0)
-        goto done;
-    for (int i = 0; i < row.n; i++) {
-        char *h = trim_dup(row.v[i]);
-
-        if (h == NULL || strvec_push(header, h) != 0) {
-            free(h);
-            rc = CS_ERR_NOMEM;
-            goto done;
-        }
-        if (h[0] == '\0') {
-            cs_error_set(p->err, p->name, hline, "empty column name (column %d)", i + 1);
-            rc = CS_ERR_PARSE;
-            goto done;
-        }
+    for (int i = 0; rc == 0 && i < header->n; i++) {
+        trim(header->v[i]);
+        if (header->v[i][0] == '\0')
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, hline,
+                                 "empty column name (column %d)", i + 1);
         for (int j = 0; j < i; j++)
-            if (strcmp(header->v[j], h) == 0) {
-                cs_error_set(p->err, p->name, hline, "duplicate column name '%s'", h);
-                rc = CS_ERR_PARSE;
-                goto done;
-            }
+            if (strcmp(header->v[j], header->v[i]) == 0)
+                return cs_error_fail(p->err, CS_ERR_PARSE, p->name, hline,
+                                     "duplicate column name '%s'", header->v[i]);
     }
-done:
-    strvec_cleanup(&row);
     return rc;
 }
 
-/* Parse the data record at p->pos into t (cells and line), checking its field count. */
+/* Parse the data record at p->pos onto `cells` and its line into t, checking its field count. */
 static int read_row(struct parser *p, struct cs_csv *t, struct strvec *cells, int *cap)
 {
-    struct strvec row = {0};
-    int line = p->line, rc, *line_slot;
+    int line = p->line, first = cells->n, rc = parse_record(p, cells), *line_slot;
 
-    if ((rc = parse_record(p, &row)) != 0)
-        goto done;
-    if (row.n != t->ncols) {
-        cs_error_set(p->err, p->name, line, "%d fields, the header has %d", row.n, t->ncols);
-        rc = CS_ERR_PARSE;
-        goto done;
-    }
-    if ((line_slot = cs_array_slot((void **)&t->lines, t->nrows, cap, sizeof(int))) == NULL) {
-        rc = CS_ERR_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < row.n; i++) {
-        if ((rc = strvec_push(cells, row.v[i])) != 0)
-            goto done;
-        row.v[i] = NULL;
-    }
+    if (rc != 0)
+        return rc;
+    if (cells->n - first != t->ncols)
+        return cs_error_fail(p->err, CS_ERR_PARSE, p->name, line, "%d fields, the header has %d",
+                             cells->n - first, t->ncols);
+    if ((line_slot = cs_array_slot((void **)&t->lines, t->nrows, cap, sizeof(int))) == NULL)
+        return CS_ERR_NOMEM;
     *line_slot = line;
     t->nrows++;
-done:
-    strvec_cleanup(&row);
-    return rc;
+    return 0;
 }
 
 int cs_csv_parse(const char *buf, size_t len, const char *name, int flags, struct cs_csv **out,
