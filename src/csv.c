@@ -17,12 +17,15 @@ struct strvec {
     int n, cap;
 };
 
+/* Append str, taking it (freed when it cannot be kept; NULL means memory ran out). */
 static int strvec_push(struct strvec *s, char *str)
 {
-    char **slot = cs_array_slot((void **)&s->v, s->n, &s->cap, sizeof(*s->v));
+    char **slot = str ? cs_array_slot((void **)&s->v, s->n, &s->cap, sizeof(*s->v)) : NULL;
 
-    if (slot == NULL)
+    if (slot == NULL) {
+        free(str);
         return CS_ERR_NOMEM;
+    }
     *slot = str;
     s->n++;
     return 0;
@@ -123,12 +126,8 @@ static int parse_record(struct parser *p, struct strvec *fields)
         if (rc > 0)
             return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
                                  "NUL byte in a CSV file");
-        if (rc != 0)
+        if (rc != 0 || (rc = strvec_push(fields, f)) != 0)
             return rc;
-        if (strvec_push(fields, f) != 0) {
-            free(f);
-            return CS_ERR_NOMEM;
-        }
         if (at_eol(p)) {
             skip_eol(p);
             return 0;
@@ -142,7 +141,6 @@ static int parse_record(struct parser *p, struct strvec *fields)
 static int read_comment(struct parser *p, struct strvec *comments)
 {
     size_t e = p->pos + 1, b = p->pos + 1, l;
-    char *c;
 
     while (e < p->len && p->s[e] != '\n')
         e++;
@@ -153,21 +151,15 @@ static int read_comment(struct parser *p, struct strvec *comments)
     l = e - b;
     if (l > 0 && p->s[b + l - 1] == '\r')
         l--;
-    if (comments != NULL) {
-        c = strndup(p->s + b, l);
-        if (c == NULL || strvec_push(comments, c) != 0) {
-            free(c);
-            return CS_ERR_NOMEM;
-        }
-    }
+    if (comments != NULL && strvec_push(comments, strndup(p->s + b, l)) != 0)
+        return CS_ERR_NOMEM;
     p->pos = e;
     skip_eol(p);
     return 0;
 }
 
 /* Skip blank lines; with CS_CSV_COMMENTS a `#` line becomes a comment (kept in `comments` when
- * not NULL). Returns 1 when a record
- * starts at p->pos, 0 at the end of input, <0 on error. */
+ * not NULL). Returns 1 when a record starts at p->pos, 0 at the end of input, <0 on error. */
 static int next_record(struct parser *p, int flags, struct strvec *comments)
 {
     while (p->pos < p->len) {
