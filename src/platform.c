@@ -113,45 +113,36 @@ static int each_prop(const xmlNode *n,
     return rc;
 }
 
-/* The link being read: its id and the class its cs.class prop gives (0 when none). */
-struct link_props {
-    struct reader *r;
-    const char *id;
-    enum cs_link_class cls;
-};
-
+/* A cs.class prop of the link just added sets its class. */
 static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char *value)
 {
-    struct link_props *l = ctx;
+    struct reader *r = ctx;
+    struct cs_platform_link *l = &r->plat->links[r->plat->nlinks - 1];
 
     if (id == NULL || value == NULL || strcmp(id, "cs.class") != 0)
         return 0;
-    l->cls = cs_link_class_parse(value);
-    if (l->cls == 0)
-        return cs_error_fail(l->r->err, CS_ERR_INVALID, l->r->path, xmlGetLineNo(prop),
+    if ((l->cls = cs_link_class_parse(value)) == 0)
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(prop),
                              "link '%s': cs.class \"%s\" is not nvlink, pcie or net", l->id, value);
     return 0;
 }
 
+/* A link with an id: its class is guessed from the id unless a cs.class prop gives it. */
 static int add_link(struct reader *r, const xmlNode *n)
 {
     struct cs_platform *p = r->plat;
     char *id = attr(n, "id");
-    struct link_props l = {r, id, 0};
-    struct cs_platform_link *link;
-    int rc;
+    struct cs_platform_link *l;
 
     if (id == NULL)
         return 0;
-    if ((rc = each_prop(n, link_prop, &l)) == 0) {
-        link = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*link));
-        if (link == NULL || (link->id = strdup(id)) == NULL)
-            rc = CS_ERR_NOMEM;
-        else
-            p->links[p->nlinks++].cls = l.cls ? l.cls : guess_class(id);
+    l = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
+    if (l != NULL && (l->id = strdup(id)) != NULL) {
+        l->cls = guess_class(id);
+        p->nlinks++;
     }
     xmlFree(id);
-    return rc;
+    return l == NULL || l->id == NULL ? CS_ERR_NOMEM : each_prop(n, link_prop, r);
 }
 
 /* A host named gpuN (N up to MAX_GPU_ID) is GPU N, declared once; other hosts are CPUs, switches
@@ -279,12 +270,11 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
         cs_error_set(err, NULL, 0, "out of memory");
     free(r.gpu_seen);
     xmlFreeDoc(doc);
-    if (rc != 0) {
+    if (rc == 0)
+        *out = r.plat;
+    else
         cs_platform_free(r.plat);
-        return rc;
-    }
-    *out = r.plat;
-    return 0;
+    return rc;
 }
 
 /* --- writing --- */

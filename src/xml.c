@@ -475,12 +475,11 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
         rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
     xmlFreeDoc(doc);
     xmlFreeParserCtxt(ctxt);
-    if (rc != 0) {
+    if (rc == 0)
+        *out = sched;
+    else
         cs_sched_free(sched);
-        return rc;
-    }
-    *out = sched;
-    return 0;
+    return rc;
 }
 
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err)
