@@ -32,14 +32,13 @@ void cs_table_free(struct cs_table *t)
         free(t->cols[i]);
     for (long i = 0; t->cells && i < t->nrows * t->ncols; i++)
         free(t->cells[i]);
-    free(t->cols);
-    free(t->cells);
-    free(t->lines);
-    free(t);
+    cs_free_each(4, t->cols, t->cells, t->lines, t);
 }
 
 int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
 {
+    char **row;
+
     if (t->nrows == t->cap_rows) {
         long ncap = t->cap_rows ? t->cap_rows * 2 : 64;
         char **nc = realloc(t->cells, sizeof(char *) * (size_t)ncap * (size_t)t->ncols);
@@ -53,10 +52,11 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
         t->lines = nl;
         t->cap_rows = ncap;
     }
+    row = &t->cells[t->nrows * t->ncols];
     for (int i = 0; i < t->ncols; i++)
-        if ((t->cells[t->nrows * t->ncols + i] = strdup(vals[i])) == NULL) {
-            for (int j = 0; j < i; j++)
-                free(t->cells[t->nrows * t->ncols + j]);
+        if ((row[i] = strdup(vals[i])) == NULL) {
+            while (i-- > 0)
+                free(row[i]);
             return CS_ERR_NOMEM;
         }
     t->lines[t->nrows++] = line;
