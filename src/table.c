@@ -67,30 +67,26 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
 static int from_csv(int rc, struct cs_csv *c, const char *name, struct cs_table **out,
                     struct cs_error *err)
 {
-    struct cs_table *t;
+    struct cs_table *t = NULL;
 
-    if (rc != 0)
-        return rc;
-    if (c->ncols == 0) {
-        cs_error_set(err, name, 0, "empty table (no header line)");
-        cs_csv_free(c);
-        return CS_ERR_PARSE;
+    if (rc == 0 && c->ncols == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, name, 0, "empty table (no header line)");
+    else if (rc == 0 && (t = calloc(1, sizeof(*t))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (t != NULL) {
+        *t = (struct cs_table){.ncols = c->ncols,
+                               .cols = c->header,
+                               .nrows = c->nrows,
+                               .cap_rows = c->nrows,
+                               .cells = c->cells,
+                               .lines = c->lines};
+        c->header = c->cells = NULL;
+        c->lines = NULL;
+        c->ncols = c->nrows = 0;
+        *out = t;
     }
-    if ((t = calloc(1, sizeof(*t))) == NULL) {
-        cs_csv_free(c);
-        return CS_ERR_NOMEM;
-    }
-    t->ncols = c->ncols;
-    t->cols = c->header;
-    t->nrows = t->cap_rows = c->nrows;
-    t->cells = c->cells;
-    t->lines = c->lines;
-    c->header = c->cells = NULL;
-    c->lines = NULL;
-    c->ncols = c->nrows = 0;
     cs_csv_free(c);
-    *out = t;
-    return 0;
+    return rc;
 }
 
 int cs_table_parse(const char *text, size_t len, const char *name, struct cs_table **out,
