@@ -15,6 +15,7 @@
 
 #define MAX_GPUS 256     /* routes are listed pair by pair (Full routing): keep files small */
 #define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
+#define DGX_GPUS 8       /* GPUs per DGX A100 / NDv4 node */
 
 static const char *const fam_names[] = {NULL, "a100-pcie-4gpu", "a100-pcie-nvbridge", "a100-hier",
                                         "dgx-a100"};
@@ -39,7 +40,7 @@ void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_famil
     memset(spec, 0, sizeof(*spec));
     spec->family = fam;
     spec->nodes = 1;
-    spec->gpus_per_node = fam == CS_FAM_DGX ? 8 : 4;
+    spec->gpus_per_node = fam == CS_FAM_DGX ? DGX_GPUS : 4;
     spec->rows = 4;
     spec->columns = 2;
     spec->between = CS_LINK_PCIE;
@@ -157,8 +158,9 @@ static int add_host(struct reader *r, const xmlNode *n)
         if (r->gpu_seen[g])
             rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
                                "host %s is declared twice", id);
+        if (rc == 0)
+            r->nhosts_gpu++;
         r->gpu_seen[g] = 1;
-        r->nhosts_gpu += rc == 0;
     }
     xmlFree(id);
     return rc;
@@ -408,7 +410,8 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
 {
     const char *sfx[3];
     char shared[64] = "";
-    int n = gpu_ports(s, sfx), group = s->family == CS_FAM_HIER ? s->rows : 8, far = 0;
+    int n = gpu_ports(s, sfx), far = 0;
+    int group = s->family == CS_FAM_HIER ? s->rows : DGX_GPUS; /* GPUs on one NVLink fabric */
 
     if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
         n = 0;
@@ -437,7 +440,7 @@ static int spec_gpus(const struct cs_platform_spec *s)
     case CS_FAM_HIER:
         return s->rows * s->columns;
     case CS_FAM_DGX:
-        return s->nodes * 8;
+        return s->nodes * DGX_GPUS;
     default:
         return s->gpus_per_node;
     }
