@@ -429,14 +429,12 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
 static int malformed(struct reader *rd, xmlParserCtxtPtr ctxt)
 {
     const xmlError *e = xmlCtxtGetLastError(ctxt);
-    char msg[512];
-    size_t n;
+    const char *msg = e && e->message ? e->message : "malformed XML";
+    int n = (int)strlen(msg);
 
-    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
-    n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-        msg[--n] = '\0';
-    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
+        n--;
+    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %.*s", n, msg);
 }
 
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
