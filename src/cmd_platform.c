@@ -31,7 +31,7 @@ struct platform_args {
     int nodes, gpus_per_node, rows, columns;
     enum cs_link_class between;
     struct cs_params params;
-    struct cs_param_notes *notes;
+    struct cs_param_notes notes;
     char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
     const char *out;
 };
@@ -59,7 +59,7 @@ static int set_param(struct platform_args *a, const char *kv)
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    if (cs_param_notes_put(a->notes, key, note) != 0)
+    if (cs_param_notes_put(&a->notes, key, note) != 0)
         return cmd_usage_error("too many --set and --params parameters");
     return 0;
 }
@@ -88,7 +88,7 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
         return set_param(a, val);
     /* --params FILE */
     cs_error_init(&err);
-    if (cs_params_read_props(&a->params, val, a->notes, &err) != 0) {
+    if (cs_params_read_props(&a->params, val, &a->notes, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
@@ -146,7 +146,7 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->rows = a->rows ? a->rows : spec->rows;
     spec->columns = a->columns ? a->columns : spec->columns;
     spec->between = a->between ? a->between : spec->between;
-    spec->notes = a->notes;
+    spec->notes = &a->notes;
     spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;
 }
@@ -158,9 +158,8 @@ int cmd_platform(int argc, char **argv)
     struct cs_error err;
     int rc = CS_EXIT_USAGE;
 
-    if (a == NULL || (a->notes = calloc(1, sizeof(*a->notes))) == NULL) {
+    if (a == NULL) {
         fprintf(stderr, "collsim: out of memory\n");
-        free(a);
         return CS_EXIT_USAGE;
     }
     a->out = "-";
@@ -171,7 +170,6 @@ int cmd_platform(int argc, char **argv)
         if (rc != CS_EXIT_OK)
             cmd_print_error(&err);
     }
-    free(a->notes);
     free(a);
     return rc;
 }

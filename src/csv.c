@@ -17,12 +17,15 @@ struct strvec {
     int n, cap;
 };
 
+/* Append str, taking it (freed when it cannot be kept; NULL means memory ran out). */
 static int strvec_push(struct strvec *s, char *str)
 {
-    char **slot = cs_array_slot((void **)&s->v, s->n, &s->cap, sizeof(*s->v));
+    char **slot = str ? cs_array_slot((void **)&s->v, s->n, &s->cap, sizeof(*s->v)) : NULL;
 
-    if (slot == NULL)
+    if (slot == NULL) {
+        free(str);
         return CS_ERR_NOMEM;
+    }
     *slot = str;
     s->n++;
     return 0;
@@ -35,37 +38,6 @@ static void strvec_cleanup(struct strvec *s)
     free(s->v);
     s->v = NULL;
     s->n = s->cap = 0;
-}
-
-/* A growable byte buffer for one field. */
-struct buf {
-    char *p;
-    size_t n, cap;
-};
-
-static int buf_put(struct buf *b, char c)
-{
-    if (b->n + 1 >= b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        char *p = realloc(b->p, cap);
-
-        if (p == NULL)
-            return CS_ERR_NOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    b->p[b->n++] = c;
-    b->p[b->n] = '\0';
-    return 0;
-}
-
-static char *buf_take(struct buf *b)
-{
-    char *s = b->p ? b->p : strdup("");
-
-    b->p = NULL;
-    b->n = b->cap = 0;
-    return s;
 }
 
 /* Parser state over the input. */
@@ -93,51 +65,52 @@ static void skip_eol(struct parser *p)
     }
 }
 
-/* Append a quoted field's contents to b; p->pos is just past the opening quote. */
-static int parse_quoted(struct parser *p, struct buf *b)
+/* Read the quoted field at p->pos into a new string in *f: its text between the quotes, where
+ * `""` is a quote and line breaks are kept. Returns 0, 1 for a NUL byte, or a CS_ERR_* code. */
+static int parse_quoted(struct parser *p, char **f)
 {
-    int qline = p->line, rc;
+    size_t b = p->pos + 1, e = b, n = 0;
+    int qline = p->line;
 
-    for (;;) {
-        char c;
-
-        if (p->pos >= p->len)
+    for (;; e++) {
+        if (e >= p->len)
             return cs_error_fail(p->err, CS_ERR_PARSE, p->name, qline, "unterminated quoted field");
-        c = p->s[p->pos++];
-        if (c == '\0')
+        if (p->s[e] == '\0')
             return 1;
-        if (c == '"') {
-            if (p->pos >= p->len || p->s[p->pos] != '"')
-                break;
-            p->pos++;
-        } else if (c == '\n') {
-            p->line++;
-        }
-        if ((rc = buf_put(b, c)) != 0)
-            return rc;
+        if (p->s[e] == '"' && (e + 1 >= p->len || p->s[e + 1] != '"'))
+            break;
+        e += p->s[e] == '"';
+        p->line += p->s[e] == '\n';
     }
+    p->pos = e + 1;
     if (!at_eol(p) && p->s[p->pos] != ',')
         return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line, "text after a closing quote");
+    if ((*f = malloc(e - b + 1)) == NULL)
+        return CS_ERR_NOMEM;
+    for (size_t i = b; i < e; i++) {
+        (*f)[n++] = p->s[i];
+        i += p->s[i] == '"';
+    }
+    (*f)[n] = '\0';
     return 0;
 }
 
-/* Append an unquoted field to b, up to the next comma or line end. */
-static int parse_plain(struct parser *p, struct buf *b)
+/* Read the field at p->pos, up to the next comma or line end, into a new string in *f. Returns 0,
+ * 1 for a NUL byte, or a CS_ERR_* code. */
+static int parse_field(struct parser *p, char **f)
 {
-    int rc;
+    size_t b = p->pos;
 
-    while (!at_eol(p) && p->s[p->pos] != ',') {
-        char c = p->s[p->pos++];
-
-        if (c == '\0')
+    if (p->pos < p->len && p->s[p->pos] == '"')
+        return parse_quoted(p, f);
+    for (; !at_eol(p) && p->s[p->pos] != ','; p->pos++) {
+        if (p->s[p->pos] == '\0')
             return 1;
-        if (c == '"')
+        if (p->s[p->pos] == '"')
             return cs_error_fail(p->err, CS_ERR_PARSE, p->name, p->line,
                                  "quote inside an unquoted field");
-        if ((rc = buf_put(b, c)) != 0)
-            return rc;
     }
-    return 0;
+    return (*f = strndup(p->s + b, p->pos - b)) == NULL ? CS_ERR_NOMEM : 0;
 }
 
 /* Parse one record (a row of fields) starting at p->pos, which is at the start of a line that is
@@ -147,28 +120,14 @@ static int parse_record(struct parser *p, struct strvec *fields)
     int start_line = p->line;
 
     for (;;) {
-        struct buf b = {0};
-        int rc;
-        char *f;
+        char *f = NULL;
+        int rc = parse_field(p, &f);
 
-        if (p->pos < p->len && p->s[p->pos] == '"') {
-            p->pos++;
-            rc = parse_quoted(p, &b);
-        } else {
-            rc = parse_plain(p, &b);
-        }
-        if (rc != 0) {
-            free(b.p);
-            if (rc > 0)
-                return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
-                                     "NUL byte in a CSV file");
+        if (rc > 0)
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, start_line,
+                                 "NUL byte in a CSV file");
+        if (rc != 0 || (rc = strvec_push(fields, f)) != 0)
             return rc;
-        }
-        f = buf_take(&b);
-        if (f == NULL || strvec_push(fields, f) != 0) {
-            free(f);
-            return CS_ERR_NOMEM;
-        }
         if (at_eol(p)) {
             skip_eol(p);
             return 0;
@@ -182,7 +141,6 @@ static int parse_record(struct parser *p, struct strvec *fields)
 static int read_comment(struct parser *p, struct strvec *comments)
 {
     size_t e = p->pos + 1, b = p->pos + 1, l;
-    char *c;
 
     while (e < p->len && p->s[e] != '\n')
         e++;
@@ -193,21 +151,15 @@ static int read_comment(struct parser *p, struct strvec *comments)
     l = e - b;
     if (l > 0 && p->s[b + l - 1] == '\r')
         l--;
-    if (comments != NULL) {
-        c = strndup(p->s + b, l);
-        if (c == NULL || strvec_push(comments, c) != 0) {
-            free(c);
-            return CS_ERR_NOMEM;
-        }
-    }
+    if (comments != NULL && strvec_push(comments, strndup(p->s + b, l)) != 0)
+        return CS_ERR_NOMEM;
     p->pos = e;
     skip_eol(p);
     return 0;
 }
 
 /* Skip blank lines; with CS_CSV_COMMENTS a `#` line becomes a comment (kept in `comments` when
- * not NULL). Returns 1 when a record
- * starts at p->pos, 0 at the end of input, <0 on error. */
+ * not NULL). Returns 1 when a record starts at p->pos, 0 at the end of input, <0 on error. */
 static int next_record(struct parser *p, int flags, struct strvec *comments)
 {
     while (p->pos < p->len) {
@@ -236,83 +188,50 @@ static int next_record(struct parser *p, int flags, struct strvec *comments)
     return 0;
 }
 
-static char *trim_dup(const char *s)
+/* Drop the blanks around s, in place. */
+static void trim(char *s)
 {
-    size_t b = 0, e = strlen(s);
+    size_t b = strspn(s, " \t"), e = strlen(s);
 
-    while (s[b] == ' ' || s[b] == '\t')
-        b++;
     while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t'))
         e--;
-    return strndup(s + b, e - b);
+    memmove(s, s + b, e - b);
+    s[e - b] = '\0';
 }
 
 /* Parse the header record into `header`: names trimmed, none empty, none repeated. */
 static int read_header(struct parser *p, struct strvec *header)
 {
-    struct strvec row = {0};
-    int hline = p->line, rc;
+    int hline = p->line, rc = parse_record(p, header);
 
-    if ((rc = parse_record(p, &row)) != 0)
-        goto done;
-    for (int i = 0; i < row.n; i++) {
-        char *h = trim_dup(row.v[i]);
-
-        if (h == NULL || strvec_push(header, h) != 0) {
-            free(h);
-            rc = CS_ERR_NOMEM;
-            goto done;
-        }
-        if (h[0] == '\0') {
-            cs_error_set(p->err, p->name, hline, "empty column name (column %d)", i + 1);
-            rc = CS_ERR_PARSE;
-            goto done;
-        }
+    for (int i = 0; rc == 0 && i < header->n; i++) {
+        trim(header->v[i]);
+        if (header->v[i][0] == '\0')
+            return cs_error_fail(p->err, CS_ERR_PARSE, p->name, hline,
+                                 "empty column name (column %d)", i + 1);
         for (int j = 0; j < i; j++)
-            if (strcmp(header->v[j], h) == 0) {
-                cs_error_set(p->err, p->name, hline, "duplicate column name '%s'", h);
-                rc = CS_ERR_PARSE;
-                goto done;
-            }
+            if (strcmp(header->v[j], header->v[i]) == 0)
+                return cs_error_fail(p->err, CS_ERR_PARSE, p->name, hline,
+                                     "duplicate column name '%s'", header->v[i]);
     }
-done:
-    strvec_cleanup(&row);
     return rc;
 }
 
-/* Parse the data record at p->pos into t (cells and line), checking its field count. */
+/* Parse the data record at p->pos onto `cells` and its line into t, checking its field count. */
 static int read_row(struct parser *p, struct cs_csv *t, struct strvec *cells, int *cap)
 {
-    struct strvec row = {0};
-    int line = p->line, rc;
+    int line = p->line, first = cells->n, rc = parse_record(p, cells), *line_slot;
 
-    if ((rc = parse_record(p, &row)) != 0)
-        goto done;
-    if (row.n != t->ncols) {
-        cs_error_set(p->err, p->name, line, "%d fields, the header has %d", row.n, t->ncols);
-        rc = CS_ERR_PARSE;
-        goto done;
-    }
-    if (t->nrows == *cap) {
-        int ncap = *cap ? *cap * 2 : 64;
-        int *nl = realloc(t->lines, (size_t)ncap * sizeof(*nl));
-
-        if (nl == NULL) {
-            rc = CS_ERR_NOMEM;
-            goto done;
-        }
-        t->lines = nl;
-        *cap = ncap;
-    }
-    for (int i = 0; i < row.n; i++) {
-        if ((rc = strvec_push(cells, row.v[i])) != 0)
-            goto done;
-        row.v[i] = NULL;
-    }
-    t->lines[t->nrows++] = line;
-done:
-    strvec_cleanup(&row);
-    return rc;
+    if (rc != 0)
+        return rc;
+    if (cells->n - first != t->ncols)
+        return cs_error_fail(p->err, CS_ERR_PARSE, p->name, line, "%d fields, the header has %d",
+                             cells->n - first, t->ncols);
+    if ((line_slot = cs_array_slot((void **)&t->lines, t->nrows, cap, sizeof(int))) == NULL)
+        return CS_ERR_NOMEM;
+    *line_slot = line;
+    t->nrows++;
+    return 0;
 }
 
 int cs_csv_parse(const char *buf, size_t len, const char *name, int flags, struct cs_csv **out,

@@ -11,7 +11,6 @@
 
 #include "parse.h"
 
-static const char *const proto_keys[CS_NPROTO] = {NULL, "LL", "LL128", "Simple"};
 static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
 
 const char *cs_link_class_name(enum cs_link_class c)
@@ -73,49 +72,66 @@ void cs_params_init(struct cs_params *p)
     p->sys_lat_s = 0;
 }
 
-/* The parameters without a protocol or link class in their key. */
-static const struct {
+/* Each parameter: its key after "cs." and where it sits, which indices its key carries (a
+ * protocol, a link class or both, in that order) and the source of its default. Listed in the
+ * order cs_params_each reports them. */
+#define FIELD(f) #f, offsetof(struct cs_params, f)
+enum { BY_PROTO = 1, BY_LINK = 2 };
+static const struct param {
     const char *name;
     size_t offset;
-} scalars[] = {
-    {"launch_s", offsetof(struct cs_params, launch_s)},
-    {"deploy_s", offsetof(struct cs_params, deploy_s)},
-    {"copy_Bps", offsetof(struct cs_params, copy_Bps)},
-    {"reduce_Bps", offsetof(struct cs_params, reduce_Bps)},
-    {"sys_Bps", offsetof(struct cs_params, sys_Bps)},
-    {"sys_lat_s", offsetof(struct cs_params, sys_lat_s)},
+    int by;
+    const char *source; /* NULL: link_Bps_sources */
+} params[] = {
+    {FIELD(launch_s), 0, "NCCL Ring baseLat Simple 8.4 us (tuning.cc)"},
+    {FIELD(deploy_s), 0, "per-system deployment overhead; 0 for bare metal"},
+    {FIELD(call_s), BY_PROTO | BY_LINK, "NCCL Ring hwLat (tuning.cc hwLatencies)"},
+    {FIELD(tb_Bps), BY_PROTO, "NCCL Ampere per-channel bandwidth (tuning.cc)"},
+    {FIELD(copy_Bps), 0, "one CTA streaming A100 HBM2"},
+    {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
+    {FIELD(link_Bps), BY_LINK, NULL},
+    {FIELD(link_lat_s), BY_LINK, "NCCL Ring hwLat LL (tuning.cc)"},
+    {FIELD(sys_Bps), 0,
+     "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)"},
+    {FIELD(sys_lat_s), 0, "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)"},
 };
+static const char *const link_Bps_sources[CS_NLINK] = {
+    NULL, "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)",
+    "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)",
+    "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)"};
+
+/* The double of parameter d for protocol q and link class c (0 where its key has none);
+ * call_s[q][c] is row-major. */
+static double *value_of(const struct cs_params *p, const struct param *d, int q, int c)
+{
+    int i = (d->by & BY_PROTO ? q : 0) * (d->by & BY_LINK ? CS_NLINK : 1) + c;
+
+    return (double *)((const char *)p + d->offset) + i;
+}
 
 /* Resolve a key to the double it names, or NULL. */
-static double *slot(struct cs_params *p, const char *key)
+static double *slot(const struct cs_params *p, const char *key)
 {
-    char buf[128], *parts[4];
+    char buf[128], *parts[4], *save;
     int n = 0;
 
     if (strlen(key) >= sizeof(buf) || strncmp(key, "cs.", 3) != 0)
         return NULL;
     strcpy(buf, key + 3);
-    for (char *tok = strtok(buf, "."); tok != NULL && n < 4; tok = strtok(NULL, "."))
+    for (char *tok = strtok_r(buf, ".", &save); tok != NULL && n < 4;
+         tok = strtok_r(NULL, ".", &save))
         parts[n++] = tok;
-    for (size_t i = 0; n == 1 && i < sizeof(scalars) / sizeof(scalars[0]); i++)
-        if (strcmp(parts[0], scalars[i].name) == 0)
-            return (double *)((char *)p + scalars[i].offset);
-    if (n == 2 && strcmp(parts[0], "tb_Bps") == 0) {
-        enum cs_proto q = cs_proto_parse(parts[1]);
-        return q ? &p->tb_Bps[q] : NULL;
-    }
-    if (n == 2 && strcmp(parts[0], "link_Bps") == 0) {
-        enum cs_link_class c = cs_link_class_parse(parts[1]);
-        return c ? &p->link_Bps[c] : NULL;
-    }
-    if (n == 2 && strcmp(parts[0], "link_lat_s") == 0) {
-        enum cs_link_class c = cs_link_class_parse(parts[1]);
-        return c ? &p->link_lat_s[c] : NULL;
-    }
-    if (n == 3 && strcmp(parts[0], "call_s") == 0) {
-        enum cs_proto q = cs_proto_parse(parts[1]);
-        enum cs_link_class c = cs_link_class_parse(parts[2]);
-        return q && c ? &p->call_s[q][c] : NULL;
+    for (size_t i = 0; n > 0 && i < sizeof(params) / sizeof(params[0]); i++) {
+        const struct param *d = &params[i];
+        int q, c;
+
+        if (strcmp(parts[0], d->name) != 0)
+            continue;
+        if (n != 1 + !!(d->by & BY_PROTO) + !!(d->by & BY_LINK))
+            return NULL;
+        q = d->by & BY_PROTO ? (int)cs_proto_parse(parts[1]) : 0;
+        c = d->by & BY_LINK ? (int)cs_link_class_parse(parts[n - 1]) : 0;
+        return (d->by & BY_PROTO && !q) || (d->by & BY_LINK && !c) ? NULL : value_of(p, d, q, c);
     }
     return NULL;
 }
@@ -137,7 +153,7 @@ int cs_params_set(struct cs_params *p, const char *key, const char *value, struc
 
 int cs_params_get(const struct cs_params *p, const char *key, double *out)
 {
-    double *d = slot((struct cs_params *)p, key);
+    double *d = slot(p, key);
 
     if (d == NULL)
         return CS_ERR_INVALID;
@@ -151,35 +167,17 @@ void cs_params_each(const struct cs_params *p,
 {
     char key[128];
 
-    fn("cs.launch_s", p->launch_s, "NCCL Ring baseLat Simple 8.4 us (tuning.cc)", ctx);
-    fn("cs.deploy_s", p->deploy_s, "per-system deployment overhead; 0 for bare metal", ctx);
-    for (int q = 1; q < CS_NPROTO; q++)
-        for (int c = 1; c < CS_NLINK; c++) {
-            snprintf(key, sizeof(key), "cs.call_s.%s.%s", proto_keys[q], link_keys[c]);
-            fn(key, p->call_s[q][c], "NCCL Ring hwLat (tuning.cc hwLatencies)", ctx);
-        }
-    for (int q = 1; q < CS_NPROTO; q++) {
-        snprintf(key, sizeof(key), "cs.tb_Bps.%s", proto_keys[q]);
-        fn(key, p->tb_Bps[q], "NCCL Ampere per-channel bandwidth (tuning.cc)", ctx);
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+        const struct param *d = &params[i];
+
+        for (int q = d->by & BY_PROTO ? 1 : 0; q < (d->by & BY_PROTO ? CS_NPROTO : 1); q++)
+            for (int c = d->by & BY_LINK ? 1 : 0; c < (d->by & BY_LINK ? CS_NLINK : 1); c++) {
+                snprintf(key, sizeof(key), "cs.%s%s%s%s%s", d->name, q ? "." : "",
+                         q ? cs_proto_name((enum cs_proto)q) : "", c ? "." : "",
+                         c ? link_keys[c] : "");
+                fn(key, *value_of(p, d, q, c), d->source ? d->source : link_Bps_sources[c], ctx);
+            }
     }
-    fn("cs.copy_Bps", p->copy_Bps, "one CTA streaming A100 HBM2", ctx);
-    fn("cs.reduce_Bps", p->reduce_Bps, "one CTA streaming A100 HBM2", ctx);
-    for (int c = 1; c < CS_NLINK; c++) {
-        snprintf(key, sizeof(key), "cs.link_Bps.%s", link_keys[c]);
-        fn(key, p->link_Bps[c],
-           c == CS_LINK_NVLINK ? "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)"
-           : c == CS_LINK_PCIE ? "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)"
-                               : "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)",
-           ctx);
-    }
-    for (int c = 1; c < CS_NLINK; c++) {
-        snprintf(key, sizeof(key), "cs.link_lat_s.%s", link_keys[c]);
-        fn(key, p->link_lat_s[c], "NCCL Ring hwLat LL (tuning.cc)", ctx);
-    }
-    fn("cs.sys_Bps", p->sys_Bps,
-       "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)", ctx);
-    fn("cs.sys_lat_s", p->sys_lat_s,
-       "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)", ctx);
 }
 
 const char *cs_param_notes_get(const struct cs_param_notes *notes, const char *key)

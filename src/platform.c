@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "parse.h"
+#include "util.h"
 
-#define MAX_GPUS 256 /* routes are listed pair by pair (Full routing): keep files small */
+#define MAX_GPUS 256     /* routes are listed pair by pair (Full routing): keep files small */
+#define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
+#define DGX_GPUS 8       /* GPUs per DGX A100 / NDv4 node */
 
 static const char *const fam_names[] = {NULL, "a100-pcie-4gpu", "a100-pcie-nvbridge", "a100-hier",
                                         "dgx-a100"};
@@ -37,7 +40,7 @@ void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_famil
     memset(spec, 0, sizeof(*spec));
     spec->family = fam;
     spec->nodes = 1;
-    spec->gpus_per_node = fam == CS_FAM_DGX ? 8 : 4;
+    spec->gpus_per_node = fam == CS_FAM_DGX ? DGX_GPUS : 4;
     spec->rows = 4;
     spec->columns = 2;
     spec->between = CS_LINK_PCIE;
@@ -50,11 +53,8 @@ void cs_platform_free(struct cs_platform *plat)
     if (plat == NULL)
         return;
     for (int i = 0; i < plat->nlinks; i++)
-        free(plat->link_ids[i]);
-    free(plat->link_ids);
-    free(plat->link_class);
-    free(plat->path);
-    free(plat);
+        free(plat->links[i].id);
+    cs_free_each(3, plat->links, plat->path, plat);
 }
 
 static enum cs_link_class guess_class(const char *id)
@@ -69,8 +69,8 @@ static enum cs_link_class guess_class(const char *id)
 enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id)
 {
     for (int i = 0; i < plat->nlinks; i++)
-        if (strcmp(plat->link_ids[i], link_id) == 0)
-            return plat->link_class[i];
+        if (strcmp(plat->links[i].id, link_id) == 0)
+            return plat->links[i].cls;
     return guess_class(link_id);
 }
 
@@ -87,8 +87,8 @@ static char *attr(const xmlNode *n, const char *name)
 struct reader {
     struct cs_platform *plat;
     const char *path;
-    int *gpu_seen;
-    int gpu_max, nhosts_gpu, cap_links;
+    unsigned char *gpu_seen; /* MAX_GPU_ID + 1 flags: host gpuN declared */
+    int nhosts_gpu, cap_links;
     struct cs_error *err;
 };
 
@@ -114,96 +114,54 @@ static int each_prop(const xmlNode *n,
     return rc;
 }
 
-/* The link being read: its id and the class its cs.class prop gives (0 when none). */
-struct link_props {
-    struct reader *r;
-    const char *id;
-    enum cs_link_class cls;
-};
-
+/* A cs.class prop of the link just added sets its class. */
 static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char *value)
 {
-    struct link_props *l = ctx;
+    struct reader *r = ctx;
+    struct cs_platform_link *l = &r->plat->links[r->plat->nlinks - 1];
 
     if (id == NULL || value == NULL || strcmp(id, "cs.class") != 0)
         return 0;
-    l->cls = cs_link_class_parse(value);
-    if (l->cls == 0)
-        return cs_error_fail(l->r->err, CS_ERR_INVALID, l->r->path, xmlGetLineNo(prop),
+    if ((l->cls = cs_link_class_parse(value)) == 0)
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(prop),
                              "link '%s': cs.class \"%s\" is not nvlink, pcie or net", l->id, value);
     return 0;
 }
 
-/* Make room for one more link in r->plat. */
-static int grow_links(struct reader *r)
-{
-    struct cs_platform *p = r->plat;
-    int nc = r->cap_links ? 2 * r->cap_links : 64;
-    char **ids;
-    enum cs_link_class *cl;
-
-    if (p->nlinks < r->cap_links)
-        return 0;
-    if ((ids = realloc(p->link_ids, (size_t)nc * sizeof(*ids))) == NULL)
-        return CS_ERR_NOMEM;
-    p->link_ids = ids;
-    if ((cl = realloc(p->link_class, (size_t)nc * sizeof(*cl))) == NULL)
-        return CS_ERR_NOMEM;
-    p->link_class = cl;
-    r->cap_links = nc;
-    return 0;
-}
-
+/* A link with an id: its class is guessed from the id unless a cs.class prop gives it. */
 static int add_link(struct reader *r, const xmlNode *n)
 {
     struct cs_platform *p = r->plat;
     char *id = attr(n, "id");
-    struct link_props l = {r, id, 0};
-    int rc;
+    struct cs_platform_link *l;
 
     if (id == NULL)
         return 0;
-    if ((rc = each_prop(n, link_prop, &l)) == 0 && (rc = grow_links(r)) == 0) {
-        p->link_class[p->nlinks] = l.cls ? l.cls : guess_class(id);
-        if ((p->link_ids[p->nlinks] = strdup(id)) == NULL)
-            rc = CS_ERR_NOMEM;
-        else
-            p->nlinks++;
+    l = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
+    if (l != NULL && (l->id = strdup(id)) != NULL) {
+        l->cls = guess_class(id);
+        p->nlinks++;
     }
     xmlFree(id);
-    return rc;
+    return l == NULL || l->id == NULL ? CS_ERR_NOMEM : each_prop(n, link_prop, r);
 }
 
-/* Mark GPU g as declared; CS_ERR_INVALID when it already was. */
-static int see_gpu(struct reader *r, const xmlNode *n, const char *id, int g)
-{
-    if (g >= r->gpu_max) {
-        int nm = g + 64;
-        int *s = realloc(r->gpu_seen, (size_t)nm * sizeof(int));
-
-        if (s == NULL)
-            return CS_ERR_NOMEM;
-        memset(s + r->gpu_max, 0, (size_t)(nm - r->gpu_max) * sizeof(int));
-        r->gpu_seen = s;
-        r->gpu_max = nm;
-    }
-    if (r->gpu_seen[g])
-        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
-                             "host %s is declared twice", id);
-    r->gpu_seen[g] = 1;
-    r->nhosts_gpu++;
-    return 0;
-}
-
-/* A host named gpuN (N below 65536) is GPU N; other hosts are CPUs, switches or NICs. */
+/* A host named gpuN (N up to MAX_GPU_ID) is GPU N, declared once; other hosts are CPUs, switches
+ * or NICs. */
 static int add_host(struct reader *r, const xmlNode *n)
 {
     char *id = attr(n, "id");
     int g, rc = 0;
 
     if (id != NULL && strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9' &&
-        cs_parse_int(id + 3, 0, 65535, &g) == 0)
-        rc = see_gpu(r, n, id, g);
+        cs_parse_int(id + 3, 0, MAX_GPU_ID, &g) == 0) {
+        if (r->gpu_seen[g])
+            rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                               "host %s is declared twice", id);
+        if (rc == 0)
+            r->nhosts_gpu++;
+        r->gpu_seen[g] = 1;
+    }
     xmlFree(id);
     return rc;
 }
@@ -268,7 +226,7 @@ static xmlDoc *read_doc(const char *path, struct cs_error *err)
 static int check_gpus(struct reader *r)
 {
     for (int g = 0; g < r->nhosts_gpu; g++)
-        if (g >= r->gpu_max || !r->gpu_seen[g])
+        if (!r->gpu_seen[g])
             return cs_error_fail(
                 r->err, CS_ERR_INVALID, r->path, 0,
                 "GPU hosts must be named gpu0..gpu%d without gaps; gpu%d is missing",
@@ -296,9 +254,10 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
             break;
         }
     r.plat = calloc(1, sizeof(*r.plat));
+    r.gpu_seen = calloc(MAX_GPU_ID + 1, 1);
     r.path = path;
     r.err = err;
-    if (r.plat == NULL || (r.plat->path = strdup(path)) == NULL) {
+    if (r.plat == NULL || r.gpu_seen == NULL || (r.plat->path = strdup(path)) == NULL) {
         rc = CS_ERR_NOMEM;
     } else {
         cs_params_init(&r.plat->params);
@@ -313,12 +272,11 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
         cs_error_set(err, NULL, 0, "out of memory");
     free(r.gpu_seen);
     xmlFreeDoc(doc);
-    if (rc != 0) {
+    if (rc == 0)
+        *out = r.plat;
+    else
         cs_platform_free(r.plat);
-        return rc;
-    }
-    *out = r.plat;
-    return 0;
+    return rc;
 }
 
 /* --- writing --- */
@@ -406,6 +364,7 @@ static void host_el(struct w *w, int g)
     end(w);
 }
 
+/* The link_ctn of the link named id, UP (from the route's source) or DOWN. */
 static void ctn(struct w *w, const char *id, int up)
 {
     start(w, "link_ctn");
@@ -423,45 +382,55 @@ static void gpu_ctn(struct w *w, int g, const char *suffix, int up)
     ctn(w, id, up);
 }
 
-/* Routes: one per unordered pair a < b; SimGrid mirrors it for b -> a (flipping directions). */
+/* The suffixes of a GPU's own links (gpu<g>_<suffix>), returning how many: NVLink within a group
+ * (column or node), then the links between groups when there are several groups; a PCIe card has
+ * one link. */
+static int gpu_ports(const struct cs_platform_spec *s, const char *sfx[3])
+{
+    switch (s->family) {
+    case CS_FAM_HIER:
+        sfx[0] = "nvl";
+        sfx[1] = s->between == CS_LINK_NET ? "nic" : "pcie";
+        return s->columns > 1 ? 2 : 1;
+    case CS_FAM_DGX:
+        sfx[0] = "nvl";
+        sfx[1] = "pcie";
+        sfx[2] = "nic";
+        return s->nodes > 1 ? 3 : 1;
+    default:
+        sfx[0] = "pcie";
+        return 1;
+    }
+}
+
+/* Routes: one per unordered pair a < b; SimGrid mirrors it for b -> a (flipping directions). A
+ * route goes up n of a's links, through a shared link (the pair's NVLink bridge or the link
+ * between CPU sockets) when it needs one, and down the same links of b in reverse order. */
 static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int b)
 {
-    char bridge[64];
-    const char *via;
+    const char *sfx[3];
+    char shared[64] = "";
+    int n = gpu_ports(s, sfx), far = 0;
+    int group = s->family == CS_FAM_HIER ? s->rows : DGX_GPUS; /* GPUs on one NVLink fabric */
 
+    if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
+        n = 0;
+        snprintf(shared, sizeof(shared), "bridge%d", a / 2);
+    } else if (s->family == CS_FAM_HIER || s->family == CS_FAM_DGX) {
+        far = a / group != b / group; /* the links between groups, else NVLink alone */
+        n = far ? n - 1 : 1;
+    } else if ((a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2)) {
+        snprintf(shared, sizeof(shared), "xsocket");
+    }
     start(w, "route");
     at(w, "src", "gpu%d", a);
     at(w, "dst", "gpu%d", b);
-    switch (s->family) {
-    case CS_FAM_PCIE_4GPU:
-    case CS_FAM_NVBRIDGE:
-        if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
-            snprintf(bridge, sizeof(bridge), "bridge%d", a / 2);
-            ctn(w, bridge, 1);
-            break;
-        }
-        gpu_ctn(w, a, "pcie", 1);
-        if ((a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2))
-            ctn(w, "xsocket", 1);
-        gpu_ctn(w, b, "pcie", 0);
-        break;
-    case CS_FAM_HIER:
-        via = a / s->rows == b / s->rows ? "nvl" : s->between == CS_LINK_NET ? "nic" : "pcie";
-        gpu_ctn(w, a, via, 1);
-        gpu_ctn(w, b, via, 0);
-        break;
-    case CS_FAM_DGX:
-        if (a / 8 == b / 8) {
-            gpu_ctn(w, a, "nvl", 1);
-            gpu_ctn(w, b, "nvl", 0);
-        } else {
-            gpu_ctn(w, a, "pcie", 1);
-            gpu_ctn(w, a, "nic", 1);
-            gpu_ctn(w, b, "nic", 0);
-            gpu_ctn(w, b, "pcie", 0);
-        }
-        break;
-    }
+    for (int i = 0; i < n; i++)
+        gpu_ctn(w, a, sfx[far + i], 1);
+    if (shared[0] != '\0')
+        ctn(w, shared, 1);
+    for (int i = n - 1; i >= 0; i--)
+        gpu_ctn(w, b, sfx[far + i], 0);
     end(w);
 }
 
@@ -471,7 +440,7 @@ static int spec_gpus(const struct cs_platform_spec *s)
     case CS_FAM_HIER:
         return s->rows * s->columns;
     case CS_FAM_DGX:
-        return s->nodes * 8;
+        return s->nodes * DGX_GPUS;
     default:
         return s->gpus_per_node;
     }
@@ -529,46 +498,24 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
     return 0;
 }
 
-/* GPU g's link gpu<g>_<suffix> of class c, with that class's bandwidth and latency. */
-static void gpu_link(struct w *w, const struct cs_params *p, int g, const char *suffix,
-                     enum cs_link_class c)
-{
-    char id[64];
-
-    snprintf(id, sizeof(id), "gpu%d_%s", g, suffix);
-    link_el(w, id, p->link_Bps[c], p->link_lat_s[c], c);
-}
-
-/* The links of GPU g (and of the NVLink bridge of its pair). */
+/* The links of GPU g, each with its class's bandwidth and latency (the class the reader guesses
+ * from the id), and the NVLink bridge of its pair. */
 static void gpu_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
                       int g)
 {
-    char name[64];
+    const char *sfx[3];
+    char id[64];
+    int n = gpu_ports(s, sfx);
+    enum cs_link_class c;
 
-    switch (s->family) {
-    case CS_FAM_PCIE_4GPU:
-    case CS_FAM_NVBRIDGE:
-        gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
-        if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
-            snprintf(name, sizeof(name), "bridge%d", g / 2);
-            link_el(w, name, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK],
-                    CS_LINK_NVLINK);
-        }
-        break;
-    case CS_FAM_HIER:
-        gpu_link(w, p, g, "nvl", CS_LINK_NVLINK);
-        if (s->columns > 1 && s->between == CS_LINK_NET)
-            gpu_link(w, p, g, "nic", CS_LINK_NET);
-        else if (s->columns > 1)
-            gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
-        break;
-    case CS_FAM_DGX:
-        gpu_link(w, p, g, "nvl", CS_LINK_NVLINK);
-        if (s->nodes > 1) {
-            gpu_link(w, p, g, "pcie", CS_LINK_PCIE);
-            gpu_link(w, p, g, "nic", CS_LINK_NET);
-        }
-        break;
+    for (int i = 0; i < n; i++) {
+        snprintf(id, sizeof(id), "gpu%d_%s", g, sfx[i]);
+        c = guess_class(id);
+        link_el(w, id, p->link_Bps[c], p->link_lat_s[c], c);
+    }
+    if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
+        snprintf(id, sizeof(id), "bridge%d", g / 2);
+        link_el(w, id, p->link_Bps[CS_LINK_NVLINK], p->link_lat_s[CS_LINK_NVLINK], CS_LINK_NVLINK);
     }
 }
 

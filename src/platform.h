@@ -13,8 +13,10 @@ struct cs_platform {
     struct cs_params params; /* defaults overridden by the root zone's <prop id="cs.*"> */
     int ngpus;               /* hosts gpu0..gpuN-1 */
     int nlinks;
-    char **link_ids;
-    enum cs_link_class *link_class; /* per link: <prop id="cs.class">, else from its id */
+    struct cs_platform_link {
+        char *id;
+        enum cs_link_class cls; /* its <prop id="cs.class">, else from its id */
+    } * links;
 };
 
 /* Read a platform file: the root zone's cs.* props (unknown cs.* keys or bad values are errors

@@ -18,28 +18,16 @@ struct cs_sched *cs_sched_new(void)
     return sched;
 }
 
-static void tb_cleanup(struct cs_tb *tb)
-{
-    free(tb->steps);
-}
-
-static void gpu_cleanup(struct cs_gpu *gpu)
-{
-    for (int t = 0; t < gpu->ntbs; t++)
-        tb_cleanup(&gpu->tbs[t]);
-    free(gpu->tbs);
-}
-
 void cs_sched_free(struct cs_sched *sched)
 {
     if (sched == NULL)
         return;
-    for (int g = 0; g < sched->ngpus_alloc; g++)
-        gpu_cleanup(&sched->gpus[g]);
-    free(sched->gpus);
-    free(sched->name);
-    free(sched->path);
-    free(sched);
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
+        for (int t = 0; t < sched->gpus[g].ntbs; t++)
+            free(sched->gpus[g].tbs[t].steps);
+        free(sched->gpus[g].tbs);
+    }
+    cs_free_each(4, sched->gpus, sched->name, sched->path, sched);
 }
 
 int cs_sched_set_name(struct cs_sched *sched, const char *name)
@@ -53,7 +41,6 @@ int cs_sched_set_name(struct cs_sched *sched, const char *name)
     return 0;
 }
 
-/* Grow *arr (n used, *cap allocated, elements of size sz) by one zeroed element. */
 struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched)
 {
     struct cs_gpu *gpu =
@@ -89,24 +76,23 @@ struct cs_step *cs_tb_add_step(struct cs_tb *tb)
     return st;
 }
 
+/* Both finds try index id first (ids are dense once a schedule is checked), then scan from 0. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id)
 {
-    if (id >= 0 && id < sched->ngpus_alloc && sched->gpus[id].id == id)
-        return &sched->gpus[id];
-    for (int g = 0; g < sched->ngpus_alloc; g++)
-        if (sched->gpus[g].id == id)
-            return &sched->gpus[g];
-    return NULL;
+    int g = id >= 0 && id < sched->ngpus_alloc && sched->gpus[id].id == id ? id : 0;
+
+    while (g < sched->ngpus_alloc && sched->gpus[g].id != id)
+        g++;
+    return g < sched->ngpus_alloc ? &sched->gpus[g] : NULL;
 }
 
 struct cs_tb *cs_gpu_find_tb(const struct cs_gpu *gpu, int id)
 {
-    if (id >= 0 && id < gpu->ntbs && gpu->tbs[id].id == id)
-        return &gpu->tbs[id];
-    for (int t = 0; t < gpu->ntbs; t++)
-        if (gpu->tbs[t].id == id)
-            return &gpu->tbs[t];
-    return NULL;
+    int t = id >= 0 && id < gpu->ntbs && gpu->tbs[id].id == id ? id : 0;
+
+    while (t < gpu->ntbs && gpu->tbs[t].id != id)
+        t++;
+    return t < gpu->ntbs ? &gpu->tbs[t] : NULL;
 }
 
 int cs_tb_step_deps(const struct cs_tb *tb, int i, struct cs_dep *out, int max)
@@ -153,19 +139,34 @@ static const char *const step_names[] = {
 
 #define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* names[i] for 0 < i < n, else NULL. */
+static const char *name_of(const char *const *names, int n, int i)
+{
+    return i > 0 && i < n ? names[i] : NULL;
+}
+
+/* The index i (0 < i < n) of s in names, or 0. */
+static int index_of(const char *const *names, int n, const char *s)
+{
+    for (int i = 1; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return 0;
+}
+
 const char *cs_coll_name(enum cs_coll coll)
 {
-    return (int)coll > 0 && (int)coll < NELEMS(coll_names) ? coll_names[coll] : NULL;
+    return name_of(coll_names, NELEMS(coll_names), (int)coll);
 }
 
 const char *cs_proto_name(enum cs_proto proto)
 {
-    return (int)proto > 0 && (int)proto < NELEMS(proto_names) ? proto_names[proto] : NULL;
+    return name_of(proto_names, NELEMS(proto_names), (int)proto);
 }
 
 const char *cs_step_type_name(enum cs_step_type type)
 {
-    return (int)type > 0 && (int)type < NELEMS(step_names) ? step_names[type] : NULL;
+    return name_of(step_names, NELEMS(step_names), (int)type);
 }
 
 char cs_buf_char(enum cs_buf buf)
@@ -175,33 +176,22 @@ char cs_buf_char(enum cs_buf buf)
 
 enum cs_coll cs_coll_parse(const char *s, int *exec_spelling)
 {
+    int exec = strcmp(s, "reducescatter") == 0;
+
     if (exec_spelling)
-        *exec_spelling = 0;
-    if (strcmp(s, "reducescatter") == 0) {
-        if (exec_spelling)
-            *exec_spelling = 1;
-        return CS_COLL_REDUCE_SCATTER;
-    }
-    for (int i = 1; i < NELEMS(coll_names); i++)
-        if (strcmp(s, coll_names[i]) == 0)
-            return (enum cs_coll)i;
-    return 0;
+        *exec_spelling = exec;
+    return exec ? CS_COLL_REDUCE_SCATTER
+                : (enum cs_coll)index_of(coll_names, NELEMS(coll_names), s);
 }
 
 enum cs_proto cs_proto_parse(const char *s)
 {
-    for (int i = 1; i < NELEMS(proto_names); i++)
-        if (strcmp(s, proto_names[i]) == 0)
-            return (enum cs_proto)i;
-    return 0;
+    return (enum cs_proto)index_of(proto_names, NELEMS(proto_names), s);
 }
 
 enum cs_step_type cs_step_type_parse(const char *s)
 {
-    for (int i = 1; i < NELEMS(step_names); i++)
-        if (strcmp(s, step_names[i]) == 0)
-            return (enum cs_step_type)i;
-    return 0;
+    return (enum cs_step_type)index_of(step_names, NELEMS(step_names), s);
 }
 
 enum cs_buf cs_buf_parse(const char *s)

@@ -32,14 +32,13 @@ void cs_table_free(struct cs_table *t)
         free(t->cols[i]);
     for (long i = 0; t->cells && i < t->nrows * t->ncols; i++)
         free(t->cells[i]);
-    free(t->cols);
-    free(t->cells);
-    free(t->lines);
-    free(t);
+    cs_free_each(4, t->cols, t->cells, t->lines, t);
 }
 
 int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
 {
+    char **row;
+
     if (t->nrows == t->cap_rows) {
         long ncap = t->cap_rows ? t->cap_rows * 2 : 64;
         char **nc = realloc(t->cells, sizeof(char *) * (size_t)ncap * (size_t)t->ncols);
@@ -53,10 +52,11 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
         t->lines = nl;
         t->cap_rows = ncap;
     }
+    row = &t->cells[t->nrows * t->ncols];
     for (int i = 0; i < t->ncols; i++)
-        if ((t->cells[t->nrows * t->ncols + i] = strdup(vals[i])) == NULL) {
-            for (int j = 0; j < i; j++)
-                free(t->cells[t->nrows * t->ncols + j]);
+        if ((row[i] = strdup(vals[i])) == NULL) {
+            while (i-- > 0)
+                free(row[i]);
             return CS_ERR_NOMEM;
         }
     t->lines[t->nrows++] = line;
@@ -67,30 +67,26 @@ int cs_table_add_row(struct cs_table *t, const char *const *vals, int line)
 static int from_csv(int rc, struct cs_csv *c, const char *name, struct cs_table **out,
                     struct cs_error *err)
 {
-    struct cs_table *t;
+    struct cs_table *t = NULL;
 
-    if (rc != 0)
-        return rc;
-    if (c->ncols == 0) {
-        cs_error_set(err, name, 0, "empty table (no header line)");
-        cs_csv_free(c);
-        return CS_ERR_PARSE;
+    if (rc == 0 && c->ncols == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, name, 0, "empty table (no header line)");
+    else if (rc == 0 && (t = calloc(1, sizeof(*t))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (t != NULL) {
+        *t = (struct cs_table){.ncols = c->ncols,
+                               .cols = c->header,
+                               .nrows = c->nrows,
+                               .cap_rows = c->nrows,
+                               .cells = c->cells,
+                               .lines = c->lines};
+        c->header = c->cells = NULL;
+        c->lines = NULL;
+        c->ncols = c->nrows = 0;
+        *out = t;
     }
-    if ((t = calloc(1, sizeof(*t))) == NULL) {
-        cs_csv_free(c);
-        return CS_ERR_NOMEM;
-    }
-    t->ncols = c->ncols;
-    t->cols = c->header;
-    t->nrows = t->cap_rows = c->nrows;
-    t->cells = c->cells;
-    t->lines = c->lines;
-    c->header = c->cells = NULL;
-    c->lines = NULL;
-    c->ncols = c->nrows = 0;
     cs_csv_free(c);
-    *out = t;
-    return 0;
+    return rc;
 }
 
 int cs_table_parse(const char *text, size_t len, const char *name, struct cs_table **out,

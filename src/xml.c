@@ -37,6 +37,15 @@ static int node_line(const xmlNode *node)
     return l > 0 && l < INT_MAX ? (int)l : 0;
 }
 
+/* The index of the first three-character `end` at or after i (or of the last three characters),
+ * counting the line ends before it into *line. */
+static size_t skip_to(const char *buf, size_t len, size_t i, const char *end, int *line)
+{
+    for (; i + 2 < len && memcmp(buf + i, end, 3) != 0; i++)
+        *line += buf[i] == '\n';
+    return i;
+}
+
 /* Reject a document type declaration before libxml2 sees it: that is where entities (external
  * ones, and expansion bombs) are declared. Comments and CDATA sections are skipped. */
 static int scan_for_dtd(struct reader *rd, const char *buf, size_t len)
@@ -51,17 +60,11 @@ static int scan_for_dtd(struct reader *rd, const char *buf, size_t len)
         if (buf[i] != '<' || i + 1 >= len || buf[i + 1] != '!')
             continue;
         if (i + 3 < len && buf[i + 2] == '-' && buf[i + 3] == '-') {
-            for (i += 4; i + 2 < len && !(buf[i] == '-' && buf[i + 1] == '-' && buf[i + 2] == '>');
-                 i++)
-                if (buf[i] == '\n')
-                    line++;
+            i = skip_to(buf, len, i + 4, "-->", &line);
             continue;
         }
         if (len - i >= 9 && memcmp(buf + i, "<![CDATA[", 9) == 0) {
-            for (i += 9; i + 2 < len && !(buf[i] == ']' && buf[i + 1] == ']' && buf[i + 2] == '>');
-                 i++)
-                if (buf[i] == '\n')
-                    line++;
+            i = skip_to(buf, len, i + 9, "]]>", &line);
             continue;
         }
         return fail(rd, line, CS_ERR_PARSE,
@@ -70,17 +73,27 @@ static int scan_for_dtd(struct reader *rd, const char *buf, size_t len)
     return 0;
 }
 
+/* The value of a required attribute (xmlFree it); NULL, with err set, when it is missing. */
+static xmlChar *get_attr(struct reader *rd, const xmlNode *node, const char *attr)
+{
+    xmlChar *val = xmlGetProp(node, (const xmlChar *)attr);
+
+    if (val == NULL)
+        fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: attribute '%s' is missing",
+             (const char *)node->name, attr);
+    return val;
+}
+
 /* Strict decimal integer in [lo, hi]: digits with an optional '-', nothing else. */
 static int get_int(struct reader *rd, const xmlNode *node, const char *attr, long long lo,
                    long long hi, long long *out)
 {
-    xmlChar *val = xmlGetProp(node, (const xmlChar *)attr);
+    xmlChar *val = get_attr(rd, node, attr);
     const char *s = (const char *)val;
     int rc;
 
     if (val == NULL)
-        return fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: attribute '%s' is missing",
-                    (const char *)node->name, attr);
+        return CS_ERR_INVALID;
     rc = s[0] == '+' ? CS_ERR_PARSE : cs_parse_ll(s, lo, hi, out);
     if (rc == CS_ERR_PARSE)
         rc = fail(rd, node_line(node), CS_ERR_INVALID,
@@ -155,14 +168,23 @@ static int check_children(struct reader *rd, const xmlNode *parent, const char *
     return 0;
 }
 
+/* An optional integer attribute in [0, hi]: when present, sets *has and reads it into *out. */
+static int get_opt(struct reader *rd, const xmlNode *node, const char *attr, long long hi, int *has,
+                   long long *out)
+{
+    if (!xmlHasProp(node, (const xmlChar *)attr))
+        return 0;
+    *has = 1;
+    return get_int(rd, node, attr, 0, hi, out);
+}
+
 static int get_enum_attr(struct reader *rd, const xmlNode *node, const char *attr, char *buf,
                          size_t len)
 {
-    xmlChar *val = xmlGetProp(node, (const xmlChar *)attr);
+    xmlChar *val = get_attr(rd, node, attr);
 
     if (val == NULL)
-        return fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: attribute '%s' is missing",
-                    (const char *)node->name, attr);
+        return CS_ERR_INVALID;
     snprintf(buf, len, "%s", (const char *)val);
     xmlFree(val);
     return 0;
@@ -176,19 +198,47 @@ static const char *const algo_attrs[] = {"name",     "proto",    "nchannels", "n
                                          "ngpus",    "coll",     "inplace",   "outofplace",
                                          "minBytes", "maxBytes", NULL};
 
-static int read_step(struct reader *rd, const xmlNode *node, int index, struct cs_step *st)
+/* The rules between a step's attributes: a dependency is both depid and deps; a nop carries one
+ * and moves nothing; any other step moves at least one chunk between real offsets. */
+static int check_step(struct reader *rd, const struct cs_step *st)
 {
+    if ((st->depid < 0) != (st->deps < 0))
+        return fail(rd, st->line, CS_ERR_INVALID,
+                    "<step>: depid=\"%d\" and deps=\"%d\" must both be -1 or both be set",
+                    st->depid, st->deps);
+    if (st->type == CS_STEP_NOP && st->cnt != 0)
+        return fail(rd, st->line, CS_ERR_INVALID, "<step>: a nop must have cnt=\"0\"");
+    if (st->type == CS_STEP_NOP && st->depid < 0)
+        return fail(rd, st->line, CS_ERR_INVALID,
+                    "<step>: a nop carries a dependency, but depid=\"-1\"");
+    if (st->type != CS_STEP_NOP && (st->srcoff < 0 || st->dstoff < 0))
+        return fail(rd, st->line, CS_ERR_INVALID,
+                    "<step>: offset -1 is only allowed on a nop (srcoff=\"%d\" dstoff=\"%d\")",
+                    st->srcoff, st->dstoff);
+    if (st->type != CS_STEP_NOP && st->cnt < 1)
+        return fail(rd, st->line, CS_ERR_INVALID, "<step>: cnt=\"0\" on a %s step",
+                    cs_step_type_name(st->type));
+    return 0;
+}
+
+/* A <step>, appended to the tb `parent`. */
+static int read_step(struct reader *rd, const xmlNode *node, void *parent)
+{
+    struct cs_tb *tb = parent;
+    struct cs_step *st = cs_tb_add_step(tb);
     char word[64];
     int rc, n, line = node_line(node);
 
+    if (st == NULL)
+        return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     st->line = line;
     if ((rc = check_children(rd, node, NULL, &n)) != 0 ||
         (rc = check_attrs(rd, node, step_attrs)) != 0 ||
         (rc = get_int32(rd, node, "s", 0, MAX_STEP_INDEX, &st->s)) != 0)
         return rc;
-    if (st->s != index)
+    if (st->s != tb->nsteps - 1)
         return fail(rd, line, CS_ERR_INVALID, "<step>: s=\"%d\" but this is step %d of its tb",
-                    st->s, index);
+                    st->s, tb->nsteps - 1);
     if ((rc = get_enum_attr(rd, node, "type", word, sizeof(word))) != 0)
         return rc;
     st->type = cs_step_type_parse(word);
@@ -212,26 +262,7 @@ static int read_step(struct reader *rd, const xmlNode *node, int index, struct c
         (rc = get_int32(rd, node, "deps", -1, MAX_STEP_INDEX, &st->deps)) != 0 ||
         (rc = get_int32(rd, node, "hasdep", 0, 1, &st->hasdep)) != 0)
         return rc;
-    if ((st->depid < 0) != (st->deps < 0))
-        return fail(rd, line, CS_ERR_INVALID,
-                    "<step>: depid=\"%d\" and deps=\"%d\" must both be -1 or both be set",
-                    st->depid, st->deps);
-    if (st->type == CS_STEP_NOP) {
-        if (st->cnt != 0)
-            return fail(rd, line, CS_ERR_INVALID, "<step>: a nop must have cnt=\"0\"");
-        if (st->depid < 0)
-            return fail(rd, line, CS_ERR_INVALID,
-                        "<step>: a nop carries a dependency, but depid=\"-1\"");
-    } else {
-        if (st->srcoff < 0 || st->dstoff < 0)
-            return fail(rd, line, CS_ERR_INVALID,
-                        "<step>: offset -1 is only allowed on a nop (srcoff=\"%d\" dstoff=\"%d\")",
-                        st->srcoff, st->dstoff);
-        if (st->cnt < 1)
-            return fail(rd, line, CS_ERR_INVALID, "<step>: cnt=\"0\" on a %s step",
-                        cs_step_type_name(st->type));
-    }
-    return 0;
+    return check_step(rd, st);
 }
 
 /* Calls fn(rd, child, parent) for every element child of node (check_children vetted their
@@ -248,20 +279,14 @@ static int each_element(struct reader *rd, const xmlNode *node,
     return rc;
 }
 
-static int tb_child(struct reader *rd, const xmlNode *c, void *parent)
+/* A <tb> and its steps, appended to the gpu `parent`. */
+static int read_tb(struct reader *rd, const xmlNode *node, void *parent)
 {
-    struct cs_tb *tb = parent;
-    struct cs_step *st = cs_tb_add_step(tb);
-
-    if (st == NULL)
-        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-    return read_step(rd, c, tb->nsteps - 1, st);
-}
-
-static int read_tb(struct reader *rd, const xmlNode *node, struct cs_tb *tb)
-{
+    struct cs_tb *tb = cs_gpu_add_tb(parent);
     int rc, n, line = node_line(node), gpu_id = rd->gpu_id, ngpus = rd->ngpus;
 
+    if (tb == NULL)
+        return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     tb->line = line;
     if ((rc = check_attrs(rd, node, tb_attrs)) != 0 ||
         (rc = get_int32(rd, node, "id", 0, MAX_TB_ID, &tb->id)) != 0 ||
@@ -280,22 +305,17 @@ static int read_tb(struct reader *rd, const xmlNode *node, struct cs_tb *tb)
     if (n > MAX_STEP_INDEX + 1)
         return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: %d steps, more than %d", tb->id, n,
                     MAX_STEP_INDEX + 1);
-    return each_element(rd, node, tb_child, tb);
+    return each_element(rd, node, read_step, tb);
 }
 
-static int gpu_child(struct reader *rd, const xmlNode *c, void *parent)
+/* A <gpu> and its tbs, appended to the schedule `parent`. */
+static int read_gpu(struct reader *rd, const xmlNode *node, void *parent)
 {
-    struct cs_tb *tb = cs_gpu_add_tb(parent);
-
-    if (tb == NULL)
-        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-    return read_tb(rd, c, tb);
-}
-
-static int read_gpu(struct reader *rd, const xmlNode *node, struct cs_gpu *gpu)
-{
+    struct cs_gpu *gpu = cs_sched_add_gpu(parent);
     int rc, n, line = node_line(node), ngpus = rd->ngpus;
 
+    if (gpu == NULL)
+        return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     gpu->line = line;
     if ((rc = check_attrs(rd, node, gpu_attrs)) != 0 ||
         (rc = get_int32(rd, node, "id", 0, ngpus - 1, &gpu->id)) != 0 ||
@@ -308,30 +328,21 @@ static int read_gpu(struct reader *rd, const xmlNode *node, struct cs_gpu *gpu)
         return fail(rd, line, CS_ERR_INVALID, "<gpu id=\"%d\">: %d threadblocks, more than %d",
                     gpu->id, n, CS_MAX_TBS);
     rd->gpu_id = gpu->id;
-    return each_element(rd, node, gpu_child, gpu);
-}
-
-static int algo_child(struct reader *rd, const xmlNode *c, void *parent)
-{
-    struct cs_gpu *gpu = cs_sched_add_gpu(parent);
-
-    if (gpu == NULL)
-        return fail(rd, node_line(c), CS_ERR_NOMEM, "out of memory");
-    return read_gpu(rd, c, gpu);
+    return each_element(rd, node, read_tb, gpu);
 }
 
 static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sched)
 {
     char word[256];
     xmlChar *name;
+    long long oop = 0;
     int rc, n, line = node_line(node);
 
     sched->line = line;
     if ((rc = check_attrs(rd, node, algo_attrs)) != 0)
         return rc;
-    name = xmlGetProp(node, (const xmlChar *)"name");
-    if (name == NULL)
-        return fail(rd, line, CS_ERR_INVALID, "<algo>: attribute 'name' is missing");
+    if ((name = get_attr(rd, node, "name")) == NULL)
+        return CS_ERR_INVALID;
     rc = cs_sched_set_name(sched, (const char *)name);
     xmlFree(name);
     if (rc != 0)
@@ -353,28 +364,19 @@ static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sc
         (rc = get_int32(rd, node, "ngpus", 1, MAX_GPUS, &sched->ngpus)) != 0 ||
         (rc = get_int32(rd, node, "inplace", 0, 1, &sched->inplace)) != 0)
         return rc;
-    if (xmlHasProp(node, (const xmlChar *)"outofplace")) {
-        sched->has_outofplace = 1;
-        if ((rc = get_int32(rd, node, "outofplace", 0, 1, &sched->outofplace)) != 0)
-            return rc;
-    }
-    if (xmlHasProp(node, (const xmlChar *)"minBytes")) {
-        sched->has_min_bytes = 1;
-        if ((rc = get_int(rd, node, "minBytes", 0, MAX_BYTES_ATTR, &sched->min_bytes)) != 0)
-            return rc;
-    }
-    if (xmlHasProp(node, (const xmlChar *)"maxBytes")) {
-        sched->has_max_bytes = 1;
-        if ((rc = get_int(rd, node, "maxBytes", 0, MAX_BYTES_ATTR, &sched->max_bytes)) != 0)
-            return rc;
-    }
-    if ((rc = check_children(rd, node, "gpu", &n)) != 0)
+    if ((rc = get_opt(rd, node, "outofplace", 1, &sched->has_outofplace, &oop)) != 0 ||
+        (rc = get_opt(rd, node, "minBytes", MAX_BYTES_ATTR, &sched->has_min_bytes,
+                      &sched->min_bytes)) != 0 ||
+        (rc = get_opt(rd, node, "maxBytes", MAX_BYTES_ATTR, &sched->has_max_bytes,
+                      &sched->max_bytes)) != 0 ||
+        (rc = check_children(rd, node, "gpu", &n)) != 0)
         return rc;
+    sched->outofplace = (int)oop;
     if (n != sched->ngpus)
         return fail(rd, line, CS_ERR_INVALID, "<algo>: ngpus=\"%d\" but %d <gpu> elements",
                     sched->ngpus, n);
     rd->ngpus = sched->ngpus;
-    return each_element(rd, node, algo_child, sched);
+    return each_element(rd, node, read_gpu, sched);
 }
 
 /* Ids unique and dense, dependencies name existing steps. */
@@ -427,14 +429,12 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
 static int malformed(struct reader *rd, xmlParserCtxtPtr ctxt)
 {
     const xmlError *e = xmlCtxtGetLastError(ctxt);
-    char msg[512];
-    size_t n;
+    const char *msg = e && e->message ? e->message : "malformed XML";
+    int n = (int)strlen(msg);
 
-    snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "malformed XML");
-    n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-        msg[--n] = '\0';
-    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %s", msg);
+        n--;
+    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %.*s", n, msg);
 }
 
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
@@ -473,12 +473,11 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
         rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
     xmlFreeDoc(doc);
     xmlFreeParserCtxt(ctxt);
-    if (rc != 0) {
+    if (rc == 0)
+        *out = sched;
+    else
         cs_sched_free(sched);
-        return rc;
-    }
-    *out = sched;
-    return 0;
+    return rc;
 }
 
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err)
