@@ -70,25 +70,20 @@ static int add_file(struct join *j, int f, long *cap, struct cs_error *err)
     const struct cs_table *t = j->tabs[f], *t0 = j->tabs[0];
     int same = t->ncols == t0->ncols;
 
-    if (cs_sweepcsv_check(t) != 0) {
-        cs_error_set(err, j->names[f], 0, "not a sweep CSV (header must be point,...,%s)",
-                     CS_REPORT_CSV_HEADER);
-        return CS_ERR_PARSE;
-    }
+    if (cs_sweepcsv_check(t) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, j->names[f], 0,
+                             "not a sweep CSV (header must be point,...,%s)", CS_REPORT_CSV_HEADER);
     for (int c = 0; same && c < t0->ncols; c++)
         same = strcmp(t->cols[c], t0->cols[c]) == 0;
-    if (!same) {
-        cs_error_set(err, j->names[f], 0, "header differs from %s's", j->names[0]);
-        return CS_ERR_PARSE;
-    }
+    if (!same)
+        return cs_error_fail(err, CS_ERR_PARSE, j->names[f], 0, "header differs from %s's",
+                             j->names[0]);
     for (long r = 0; r < t->nrows; r++) {
         long long p;
 
-        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0) {
-            cs_error_set(err, j->names[f], t->lines[r], "bad point number '%s'",
-                         cs_table_get(t, r, 0));
-            return CS_ERR_PARSE;
-        }
+        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, j->names[f], t->lines[r],
+                                 "bad point number '%s'", cs_table_get(t, r, 0));
         if (j->nrefs == *cap) {
             struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
 
@@ -127,11 +122,9 @@ static int keep_once(struct join *j, cs_sweepcsv_repeat_fn repeat, void *ctx, lo
         for (long x = i + n0, y; x < e; x = y) {
             for (y = x; y < e && refs[y].file == refs[x].file;)
                 y++;
-            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0)) {
-                cs_error_set(err, NULL, 0, "point %ld: %s and %s disagree", refs[i].point,
-                             j->names[refs[i].file], j->names[refs[x].file]);
-                return CS_ERR_INVALID;
-            }
+            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0))
+                return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "point %ld: %s and %s disagree",
+                                     refs[i].point, j->names[refs[i].file], j->names[refs[x].file]);
             if (repeat != NULL)
                 repeat(ctx, refs[i].point, refs[i].file, refs[x].file);
             for (long m = x; m < y; m++)
@@ -177,10 +170,8 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
     long cap = 0;
     int rc = 0;
 
-    if (n < 1) {
-        cs_error_set(err, NULL, 0, "no sweep CSV to join");
-        return CS_ERR_USAGE;
-    }
+    if (n < 1)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "no sweep CSV to join");
     for (int f = 0; rc == 0 && f < n; f++)
         rc = add_file(&j, f, &cap, err);
     if (rc == 0) {
