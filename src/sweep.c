@@ -249,15 +249,9 @@ static int parse_values(const struct cs_sweep *sw, struct cs_sweep_axis *ax, con
     int cap = 0, nk = ax->nkeys, rc;
 
     for (char *tok = strtok_r(rhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        if (ax->nvals == cap) {
-            int ncap = cap ? cap * 2 : 8;
-            char **nv = realloc(ax->vals, sizeof(char *) * (size_t)ncap * (size_t)nk);
-
-            if (nv == NULL)
-                return CS_ERR_NOMEM;
-            ax->vals = nv;
-            cap = ncap;
-        }
+        /* a slot of nk strings for the tuple */
+        if (cs_array_slot((void **)&ax->vals, ax->nvals, &cap, sizeof(char *) * (size_t)nk) == NULL)
+            return CS_ERR_NOMEM;
         if ((rc = parse_tuple(sw, ax, name, line, tok, err)) != 0)
             return rc;
     }
@@ -421,16 +415,6 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
     return rc;
 }
 
-/* The directory part of path ("." when it has none); new string, NULL on OOM. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-
-    if (slash == NULL)
-        return strdup(".");
-    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
 /* The whole of a regular file of at most MAX_FILE_BYTES, NUL-terminated, in *text (new). */
 static int read_text(const char *path, char **text, struct cs_error *err)
 {
@@ -451,18 +435,16 @@ static int read_text(const char *path, char **text, struct cs_error *err)
 
 int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
 {
-    char *text = NULL, *dir;
+    const char *slash = strrchr(path, '/');
+    char *text = NULL, dir[4096] = ".";
     int rc = read_text(path, &text, err);
 
     if (rc != 0)
         return rc;
-    if ((dir = dir_of(path)) == NULL) {
-        free(text);
-        return CS_ERR_NOMEM;
-    }
+    if (slash != NULL) /* the directory part of path; "/" for a file at the root */
+        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
     rc = cs_sweep_parse(text, path, dir, out, err);
     free(text);
-    free(dir);
     if (rc == 0 && ((*out)->path = strdup(path)) == NULL) {
         cs_sweep_free(*out);
         *out = NULL;
