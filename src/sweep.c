@@ -289,14 +289,10 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
         return parse_sizes(sw, name, line, eq + 1, err);
     if ((rc = parse_keys(sw, name, line, text, keys, &nk, err)) != 0)
         return rc;
-    ax = &sw->axes[sw->naxes];
-    memset(ax, 0, sizeof(*ax));
+    ax = &sw->axes[sw->naxes++]; /* owned by sw from here, freed with it */
     ax->line = line;
     ax->nkeys = nk;
-    if ((ax->keys = malloc(sizeof(int) * (size_t)nk)) == NULL)
-        return CS_ERR_NOMEM;
     memcpy(ax->keys, keys, sizeof(int) * (size_t)nk);
-    sw->naxes++; /* owned by sw from here, freed with it */
     return parse_values(sw, ax, name, line, eq + 1, err);
 }
 
@@ -387,12 +383,8 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
 
     if (name == NULL)
         name = "<sweep>";
-    if (sw == NULL || copy == NULL ||
-        (sw->keys = calloc(CS_SWEEP_MAX_KEYS, sizeof(char *))) == NULL ||
-        (sw->axes = calloc(CS_SWEEP_MAX_KEYS, sizeof(*sw->axes))) == NULL ||
-        (sw->dir = strdup(dir ? dir : ".")) == NULL) {
+    if (sw == NULL || copy == NULL || (sw->dir = strdup(dir ? dir : ".")) == NULL)
         rc = CS_ERR_NOMEM;
-    }
     while (rc == 0 && !last) {
         int start = line;
         char *l = logical_line(&p, &line, &last);
@@ -457,18 +449,16 @@ void cs_sweep_free(struct cs_sweep *sw)
 {
     if (sw == NULL)
         return;
-    /* naxes and nkeys are 0 when the arrays could not be allocated */
     for (int i = 0; i < sw->naxes; i++) {
         struct cs_sweep_axis *ax = &sw->axes[i];
 
         for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
             free(ax->vals[j]);
         free(ax->vals);
-        free(ax->keys);
     }
     for (int i = 0; i < sw->nkeys; i++)
         free(sw->keys[i]);
-    cs_free_each(5, sw->keys, sw->axes, sw->path, sw->dir, sw);
+    cs_free_each(3, sw->path, sw->dir, sw);
 }
 
 int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals)
