@@ -182,16 +182,12 @@ void cs_regress_free(struct cs_regress_base *b)
 
 int cs_regress_select(int ngroups, long subset, int *order)
 {
-    int n = 0;
+    long n = subset <= 0 || subset >= ngroups ? ngroups : subset;
 
-    if (subset <= 0 || subset >= ngroups) {
-        for (int k = 0; k < ngroups; k++)
-            order[n++] = k;
-    } else {
-        for (long i = 0; i < subset; i++)
-            order[n++] = (int)(i * ngroups / subset);
-    }
-    return n;
+    /* spread evenly; with n == ngroups, every group in order */
+    for (long i = 0; i < n; i++)
+        order[i] = (int)(i * ngroups / n);
+    return (int)n;
 }
 
 int cs_regress_moved(const char *old_status, double old_us, const char *new_status, double new_us,
