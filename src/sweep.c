@@ -302,29 +302,29 @@ static int check_complete(const struct cs_sweep *sw, const char *name, struct cs
     /* a schedule and a platform, each given by a file or by the keys that make one */
     static const char *const either[2][2] = {{"schedule", "gen.algorithm"},
                                              {"platform", "platform.family"}};
-    int has[2][2];
+    int made[2]; /* whether gen.algorithm, platform.family are given */
 
     for (int i = 0; i < 2; i++) {
-        const char *file = either[i][0], *made = either[i][1];
+        const char *file = either[i][0], *maker = either[i][1];
+        int has_file = cs_sweep_find_key(sw, file) >= 0;
 
-        has[i][0] = cs_sweep_find_key(sw, file) >= 0;
-        has[i][1] = cs_sweep_find_key(sw, made) >= 0;
-        if (has[i][0] && has[i][1])
+        made[i] = cs_sweep_find_key(sw, maker) >= 0;
+        if (has_file && made[i])
             return cs_error_fail(err, CS_ERR_INVALID, name, 0, "give '%s' or '%s', not both", file,
-                                 made);
-        if (!has[i][0] && !has[i][1])
+                                 maker);
+        if (!has_file && !made[i])
             return cs_error_fail(err, CS_ERR_INVALID, name, 0, "no %s: give '%s' or '%s'", file,
-                                 file, made);
+                                 file, maker);
     }
     for (int i = 0; i < sw->nkeys; i++) {
         const char *k = sw->keys[i];
         char set[128];
 
-        if (strncmp(k, "gen.", 4) == 0 && !has[0][1])
+        if (strncmp(k, "gen.", 4) == 0 && !made[0])
             return cs_error_fail(err, CS_ERR_INVALID, name, 0, "'%s' needs 'gen.algorithm'", k);
         if ((strncmp(k, "platform.", 9) == 0 || strncmp(k, "set.", 4) == 0 ||
              strncmp(k, "scale.", 6) == 0) &&
-            !has[1][1])
+            !made[1])
             return cs_error_fail(err, CS_ERR_INVALID, name, 0, "'%s' needs 'platform.family'", k);
         if (strncmp(k, "scale.", 6) != 0)
             continue;
