@@ -1,6 +1,7 @@
 /* cmd_regress.c: `collsim regress`: re-runs every prediction of a baseline table and reports
  * what moved beyond a tolerance (or rewrites the baseline with --update). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "regress.h"
 #include "report.h"
 #include "spawn.h"
@@ -115,7 +117,8 @@ static void finish(struct job *j, int code)
 {
     const struct cs_table *t = j->b->t;
     struct cs_error err;
-    FILE *fp;
+    char *text;
+    size_t n;
 
     cs_error_init(&err);
     if (code != 0 || cs_table_read(j->out, &j->res, &err) != 0 ||
@@ -123,13 +126,9 @@ static void finish(struct job *j, int code)
         strcmp(j->res->cols[0], cs_report_csv_cols[0]) != 0) {
         cs_table_free(j->res);
         j->res = NULL;
-        if ((fp = fopen(j->err, "r")) != NULL) {
-            char buf[4096];
-            size_t n;
-
-            while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-                fwrite(buf, 1, n, stderr);
-            fclose(fp);
+        if (cs_file_read(j->err, LONG_MAX, &text, &n, NULL) == 0) {
+            fwrite(text, 1, n, stderr);
+            free(text);
         }
         if (err.msg[0])
             cmd_print_error(&err);
@@ -161,7 +160,6 @@ static int run_jobs(struct job *jobs, int n, long long parallel)
 
             snprintf(j->out, sizeof(j->out), "%s/group-%d.csv", tmpdir, next);
             snprintf(j->err, sizeof(j->err), "%s/group-%d.err", tmpdir, next);
-            fflush(NULL); /* nothing buffered is written twice by the child */
             if ((j->pid = cs_spawn_fn(worker, j, j->out, j->err)) < 0)
                 break;
             next++, running++;

@@ -68,13 +68,11 @@ static int atomic_open(struct atomic_file *af, const char *path)
     snprintf(af->path, sizeof(af->path), "%s", path);
     snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
     fd = open(af->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || (af->fp = fdopen(fd, "w")) == NULL) {
-        if (fd >= 0)
-            close(fd);
-        fprintf(stderr, "collsim: %s: cannot create: %s\n", af->tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
+    if (fd >= 0 && (af->fp = fdopen(fd, "w")) != NULL)
+        return 0;
+    if (fd >= 0)
+        close(fd);
+    return cmd_usage_error("%s: cannot create: %s", af->tmp, strerror(errno));
 }
 
 static int atomic_commit(struct atomic_file *af)
@@ -84,11 +82,10 @@ static int atomic_commit(struct atomic_file *af)
     if (fclose(af->fp) != 0)
         bad = 1;
     if (bad || rename(af->tmp, af->path) != 0) {
-        fprintf(stderr, "collsim: %s: cannot write: %s\n", af->path, strerror(errno));
+        bad = cmd_usage_error("%s: cannot write: %s", af->path, strerror(errno));
         unlink(af->tmp);
-        return -1;
     }
-    return 0;
+    return bad;
 }
 
 /* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
@@ -122,30 +119,24 @@ static void clean_dir(const char *dir, int all)
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
     const char *slash = strrchr(out, '/');
-    char work[PATH_LEN], plat[PATH_LEN + 32];
+    char work[PATH_LEN], plat[PATH_LEN + 32], msg[2048];
     struct atomic_file af;
     struct cs_error err;
-    int rc = CS_EXIT_USAGE;
+    int rc;
 
     /* out's directory part, if any, then the work directory's name */
     snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0, out,
              k);
-    if (mkdtemp(work) == NULL) {
-        fprintf(stderr, "collsim: %s: cannot create a work directory: %s\n", work, strerror(errno));
-        return CS_EXIT_USAGE;
-    }
+    if (mkdtemp(work) == NULL)
+        return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);
     cs_error_init(&err);
-    if (atomic_open(&af, out) == 0) {
-        if (cs_sweeprun_point(sw, k, plat, af.fp, &err) != 0) {
-            char msg[2048];
-
-            fprintf(stderr, "collsim: point %ld: %s\n", k, cs_error_format(&err, msg, sizeof(msg)));
-            fclose(af.fp);
-            unlink(af.tmp);
-        } else if (atomic_commit(&af) == 0) {
-            rc = CS_EXIT_OK;
-        }
+    if ((rc = atomic_open(&af, out)) == 0 && cs_sweeprun_point(sw, k, plat, af.fp, &err) != 0) {
+        rc = cmd_usage_error("point %ld: %s", k, cs_error_format(&err, msg, sizeof(msg)));
+        fclose(af.fp);
+        unlink(af.tmp);
+    } else if (rc == 0) {
+        rc = atomic_commit(&af);
     }
     clean_dir(work, 1);
     rmdir(work);
@@ -177,15 +168,15 @@ static void say_repeat(void *ctx, long point, int first, int file)
                 files[first], files[file]);
 }
 
-/* Write t to out, atomically, or to stdout ("-"). 0, or -1 after a message. */
+/* Write t to out, atomically, or to stdout ("-"). 0, or an exit code. */
 static int write_table(const struct cs_table *t, const char *out)
 {
     struct atomic_file af;
 
     if (strcmp(out, "-") == 0)
-        return cs_table_write(t, stdout) == 0 && fflush(stdout) == 0 ? 0 : -1;
+        return cs_table_write(t, stdout) == 0 && fflush(stdout) == 0 ? 0 : CS_EXIT_USAGE;
     if (atomic_open(&af, out) != 0)
-        return -1;
+        return CS_EXIT_USAGE;
     cs_table_write(t, af.fp); /* a failed write fails the commit */
     return atomic_commit(&af);
 }
@@ -215,7 +206,7 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
     rc = write_table(t, out);
     cs_table_free(t);
     if (rc != 0)
-        return CS_EXIT_USAGE;
+        return rc;
     if (!quiet) {
         fprintf(stderr, "collsim: %ld points, %ld rows", info.npoints, info.nrows);
         if (info.ndeadlock)
@@ -230,49 +221,34 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
 
 /* --- the whole sweep ------------------------------------------------------------------------ */
 
-/* The signature of what a results directory holds: the CSV header and the sizes. */
-static void signature(const struct cs_sweep *sw, char *buf, size_t len)
-{
-    FILE *fp = fmemopen(buf, len, "w");
-
-    if (fp == NULL) {
-        buf[0] = '\0';
-        return;
-    }
-    cs_sweeprun_header(sw, fp);
-    fputs("sizes", fp);
-    for (int z = 0; z < sw->nsizes; z++)
-        fprintf(fp, " %lld..%lldx%g", sw->sizes[z].min_bytes, sw->sizes[z].max_bytes,
-                sw->sizes[z].factor);
-    fputc('\n', fp);
-    fclose(fp);
-}
-
+/* Whether dir holds results of this sweep: its sweep.sig (the CSV header and the sizes, written
+ * by the first run) must match. 0, or an exit code after a message. */
 static int check_signature(const struct cs_sweep *sw, const char *dir)
 {
-    char want[8192], have[8192] = "", path[PATH_LEN + 16];
-    FILE *fp;
-    size_t n;
+    char want[8192] = "", have[8192] = "", path[PATH_LEN + 16];
+    FILE *fp = fmemopen(want, sizeof(want), "w");
 
-    signature(sw, want, sizeof(want));
+    if (fp != NULL) {
+        cs_sweeprun_header(sw, fp);
+        fputs("sizes", fp);
+        for (int z = 0; z < sw->nsizes; z++)
+            fprintf(fp, " %lld..%lldx%g", sw->sizes[z].min_bytes, sw->sizes[z].max_bytes,
+                    sw->sizes[z].factor);
+        fputc('\n', fp);
+        fclose(fp);
+    }
     snprintf(path, sizeof(path), "%s/sweep.sig", dir);
     if ((fp = fopen(path, "r")) != NULL) {
-        n = fread(have, 1, sizeof(have) - 1, fp);
-        have[n] = '\0';
+        have[fread(have, 1, sizeof(have) - 1, fp)] = '\0';
         fclose(fp);
-        if (strcmp(have, want) != 0) {
-            fprintf(stderr,
-                    "collsim: %s holds results of a sweep with other keys or sizes; give another "
-                    "--results directory or remove it\n",
-                    dir);
-            return -1;
-        }
-        return 0;
+        return strcmp(have, want) == 0 ? 0
+                                       : cmd_usage_error("%s holds results of a sweep with other "
+                                                         "keys or sizes; give another --results "
+                                                         "directory or remove it",
+                                                         dir);
     }
-    if ((fp = fopen(path, "w")) == NULL || fputs(want, fp) < 0 || fclose(fp) != 0) {
-        fprintf(stderr, "collsim: %s: cannot write: %s\n", path, strerror(errno));
-        return -1;
-    }
+    if ((fp = fopen(path, "w")) == NULL || fputs(want, fp) < 0 || fclose(fp) != 0)
+        return cmd_usage_error("%s: cannot write: %s", path, strerror(errno));
     return 0;
 }
 
@@ -329,8 +305,8 @@ static void point_path(const struct pool *p, long k, char *buf, size_t len)
     snprintf(buf, len, "%s/point-%ld.csv", p->dir, k);
 }
 
-/* Mark the points whose files a killed or finished run left. 0, or -1 when a file there holds
- * something else. */
+/* Mark the points whose files a killed or finished run left. 0, or an exit code when a file there
+ * holds something else. */
 static int find_done(struct pool *p, const char *spec)
 {
     char path[PATH_LEN + 64];
@@ -346,13 +322,10 @@ static int find_done(struct pool *p, const char *spec)
             continue;
         ok = cs_table_read(path, &t, &err) == 0 && cs_sweepcsv_check_point(p->sw, k, t) == 0;
         cs_table_free(t);
-        if (!ok) {
-            fprintf(stderr,
-                    "collsim: %s does not hold point %ld of %s; give another --results "
-                    "directory or remove it\n",
-                    path, k, spec);
-            return -1;
-        }
+        if (!ok)
+            return cmd_usage_error("%s does not hold point %ld of %s; give another --results "
+                                   "directory or remove it",
+                                   path, k, spec);
         p->done_before[k] = 1;
         p->done++;
     }
@@ -557,10 +530,8 @@ static int list_points(const struct cs_sweep *sw, const char *spec, const char *
     char exe[PATH_MAX], abs[PATH_MAX], shard[PATH_LEN + 64];
 
     /* the listed commands run this very binary */
-    if (realpath("/proc/self/exe", exe) == NULL || realpath(spec, abs) == NULL) {
-        fprintf(stderr, "collsim: %s: %s\n", spec, strerror(errno));
-        return CS_EXIT_USAGE;
-    }
+    if (realpath("/proc/self/exe", exe) == NULL || realpath(spec, abs) == NULL)
+        return cmd_usage_error("%s: %s", spec, strerror(errno));
     for (long k = 0; k < sw->npoints; k++) {
         put_quoted(exe);
         fputs(" sweep ", stdout);
@@ -603,34 +574,27 @@ static int take_option(void *ctx, int c, const char *v)
 {
     struct sweep_args *a = ctx;
 
-    switch (c) {
-    case 'j':
+    if (c == 'j')
         return cmd_opt_ll("-j", v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
-    case 'q':
-        quiet = 1;
-        return 0;
-    case 'o':
-        a->out = v;
-        return 0;
-    case OPT_LIST:
-        a->list = 1;
-        return 0;
-    case OPT_RESULTS:
-        a->results = v;
-        return 0;
-    case OPT_POINT:
+    if (c == OPT_POINT)
         return cmd_opt_ll("--point", v, 0, CS_SWEEP_MAX_POINTS, &a->point, "a point number");
-    case OPT_OUT:
+    if (c == 'q')
+        quiet = 1;
+    else if (c == 'o')
+        a->out = v;
+    else if (c == OPT_LIST)
+        a->list = 1;
+    else if (c == OPT_RESULTS)
+        a->results = v;
+    else if (c == OPT_OUT)
         a->point_out = v;
-        return 0;
-    case OPT_SHARD_DIR:
+    else if (c == OPT_SHARD_DIR)
         a->shard_dir = v;
-        return 0;
-    case OPT_MERGE:
+    else if (c == OPT_MERGE)
         a->merge = 1;
-        return 0;
-    }
-    return CS_EXIT_USAGE;
+    else
+        return CS_EXIT_USAGE;
+    return 0;
 }
 
 /* Options, then the sweep file (or, with --merge, the output and the shards from optind). */
@@ -663,7 +627,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     return 0;
 }
 
-/* Files named in the sweep must exist before anything runs. 0, or -1 after a message. */
+/* Files named in the sweep must exist before anything runs. 0, or an exit code. */
 static int check_files(const struct cs_sweep *sw, const char *spec)
 {
     for (int x = 0; x < sw->naxes; x++)
@@ -676,11 +640,9 @@ static int check_files(const struct cs_sweep *sw, const char *spec)
                 char p[PATH_LEN];
 
                 cs_sweep_path(sw, sw->axes[x].vals[v * sw->axes[x].nkeys + j], p, sizeof(p));
-                if (access(p, R_OK) != 0) {
-                    fprintf(stderr, "collsim: %s:%d: %s '%s': %s\n", spec, sw->axes[x].line, key, p,
-                            strerror(errno));
-                    return -1;
-                }
+                if (access(p, R_OK) != 0)
+                    return cmd_usage_error("%s:%d: %s '%s': %s", spec, sw->axes[x].line, key, p,
+                                           strerror(errno));
             }
         }
     return 0;

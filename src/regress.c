@@ -68,35 +68,30 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
 
     for (int i = 0; ok && i < CS_REGRESS_NCOLS; i++)
         ok = strcmp(t->cols[i], cols[i]) == 0;
-    if (!ok)
-        cs_error_set(err, path, 0, "a baseline has the columns %s,%s,%s,%s,%s,%s,%s", cols[0],
-                     cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]);
-    return ok ? 0 : CS_ERR_PARSE;
+    return ok ? 0
+              : cs_error_fail(err, CS_ERR_PARSE, path, 0,
+                              "a baseline has the columns %s,%s,%s,%s,%s,%s,%s", cols[0], cols[1],
+                              cols[2], cols[3], cols[4], cols[5], cols[6]);
 }
 
 /* Check one row's protocol and paths. */
 static int check_row(const struct cs_regress_base *b, long r, struct cs_error *err)
 {
     const struct cs_table *t = b->t;
-    const char *sched = cs_table_get(t, r, CS_REGRESS_SCHED);
-    const char *plat = cs_table_get(t, r, CS_REGRESS_PLAT);
     const char *proto = cs_table_get(t, r, CS_REGRESS_PROTO);
     char buf[4096];
 
-    if (strcmp(proto, "-") != 0 && cs_proto_parse(proto) == 0) {
-        cs_error_set(err, b->path, t->lines[r], "bad protocol '%s' (LL, LL128, Simple or -)",
-                     proto);
-        return CS_ERR_INVALID;
-    }
-    if (strncmp(sched, "gen:", 4) != 0 && cs_regress_resolve(b->dir, sched, buf, sizeof(buf))) {
-        cs_error_set(err, b->path, t->lines[r],
-                     "schedule '%s' not found beside the baseline or in a folder above it", sched);
-        return CS_ERR_IO;
-    }
-    if (cs_regress_resolve(b->dir, plat, buf, sizeof(buf)) != 0) {
-        cs_error_set(err, b->path, t->lines[r],
-                     "platform '%s' not found beside the baseline or in a folder above it", plat);
-        return CS_ERR_IO;
+    if (strcmp(proto, "-") != 0 && cs_proto_parse(proto) == 0)
+        return cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[r],
+                             "bad protocol '%s' (LL, LL128, Simple or -)", proto);
+    for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PLAT; c++) {
+        const char *rel = cs_table_get(t, r, c);
+
+        if ((c == CS_REGRESS_PLAT || strncmp(rel, "gen:", 4) != 0) &&
+            cs_regress_resolve(b->dir, rel, buf, sizeof(buf)) != 0)
+            return cs_error_fail(err, CS_ERR_IO, b->path, t->lines[r],
+                                 "%s '%s' not found beside the baseline or in a folder above it",
+                                 cols[c], rel);
     }
     return 0;
 }
@@ -109,11 +104,9 @@ static int group_add(struct cs_regress_base *b, struct cs_regress_group *g, long
     long *nr;
 
     for (int s = 0; s < g->n; s++)
-        if (g->sizes[s] == size) {
-            cs_error_set(err, b->path, b->t->lines[r], "size %lld repeats line %d", size,
-                         b->t->lines[g->rows[s]]);
-            return CS_ERR_INVALID;
-        }
+        if (g->sizes[s] == size)
+            return cs_error_fail(err, CS_ERR_INVALID, b->path, b->t->lines[r],
+                                 "size %lld repeats line %d", size, b->t->lines[g->rows[s]]);
     if ((ns = realloc(g->sizes, sizeof(*ns) * (size_t)(g->n + 1))) != NULL)
         g->sizes = ns;
     if ((nr = realloc(g->rows, sizeof(*nr) * (size_t)(g->n + 1))) != NULL)
@@ -138,10 +131,9 @@ static int group_rows(struct cs_regress_base *b, struct cs_error *err)
         long long size;
         int k;
 
-        if (cs_parse_ll(cell, 1, (1LL << 62), &size) != 0) {
-            cs_error_set(err, b->path, t->lines[r], "bad size_bytes '%s'", cell);
-            return CS_ERR_PARSE;
-        }
+        if (cs_parse_ll(cell, 1, (1LL << 62), &size) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r], "bad size_bytes '%s'",
+                                 cell);
         if ((rc = check_row(b, r, err)) != 0)
             return rc;
         for (k = 0; k < b->ngroups && !same_group(t, b->groups[k].first, r); k++)
@@ -190,16 +182,12 @@ void cs_regress_free(struct cs_regress_base *b)
 
 int cs_regress_select(int ngroups, long subset, int *order)
 {
-    int n = 0;
+    long n = subset <= 0 || subset >= ngroups ? ngroups : subset;
 
-    if (subset <= 0 || subset >= ngroups) {
-        for (int k = 0; k < ngroups; k++)
-            order[n++] = k;
-    } else {
-        for (long i = 0; i < subset; i++)
-            order[n++] = (int)(i * ngroups / subset);
-    }
-    return n;
+    /* spread evenly; with n == ngroups, every group in order */
+    for (long i = 0; i < n; i++)
+        order[i] = (int)(i * ngroups / n);
+    return (int)n;
 }
 
 int cs_regress_moved(const char *old_status, double old_us, const char *new_status, double new_us,
@@ -362,16 +350,13 @@ int cs_regress_write(const struct cs_regress_base *b, struct cs_error *err)
     int ok;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", b->path, (long)getpid());
-    if ((fp = fopen(tmp, "w")) == NULL) {
-        cs_error_set(err, tmp, 0, "cannot create: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if ((fp = fopen(tmp, "w")) == NULL)
+        return cs_error_fail(err, CS_ERR_IO, tmp, 0, "cannot create: %s", strerror(errno));
     ok = cs_table_write(b->t, fp) == 0 && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
     ok = fclose(fp) == 0 && ok && rename(tmp, b->path) == 0;
     if (!ok) {
         cs_error_set(err, b->path, 0, "cannot rewrite: %s", strerror(errno));
         unlink(tmp);
-        return CS_ERR_IO;
     }
-    return 0;
+    return ok ? 0 : CS_ERR_IO;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fdio.h"
 #include "params.h"
 #include "parse.h"
 #include "sched.h"
@@ -22,6 +23,9 @@ static const char *const platform_keys[] = {"family",  "nodes", "gpus_per_node",
                                             "between", NULL};
 static const char *const betweens[] = {"pcie", "net", NULL};
 static const char *const dtypes[] = {"float", "half", "bfloat16", "double", NULL};
+/* keys every point needs: '-' may not leave them out */
+static const char *const required[] = {"schedule", "platform", "gen.algorithm", "platform.family",
+                                       NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -65,23 +69,19 @@ static int check_value(const char *name, int line, const char *key, const char *
                        struct cs_error *err)
 {
     struct cs_params p;
+    struct cs_error perr;
     double d;
     int n, ok = 1;
 
     for (const char *c = val; *c; c++)
-        if (iscntrl((unsigned char)*c) || strchr("\"'\\", *c) != NULL) {
-            cs_error_set(err, name, line,
-                         "%s: value '%s' holds a quote, backslash or control character", key, val);
-            return CS_ERR_INVALID;
-        }
-    if (strcmp(val, "-") == 0) {
-        if (strcmp(key, "schedule") == 0 || strcmp(key, "platform") == 0 ||
-            strcmp(key, "gen.algorithm") == 0 || strcmp(key, "platform.family") == 0) {
-            cs_error_set(err, name, line, "%s: cannot be left out ('-')", key);
-            return CS_ERR_INVALID;
-        }
-        return 0;
-    }
+        if (iscntrl((unsigned char)*c) || strchr("\"'\\", *c) != NULL)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line,
+                                 "%s: value '%s' holds a quote, backslash or control character",
+                                 key, val);
+    if (strcmp(val, "-") == 0)
+        return in_list(required, key) ? cs_error_fail(err, CS_ERR_INVALID, name, line,
+                                                      "%s: cannot be left out ('-')", key)
+                                      : 0;
     if (strcmp(key, "protocol") == 0)
         ok = cs_proto_parse(val) != 0;
     else if (strcmp(key, "dtype") == 0)
@@ -91,54 +91,38 @@ static int check_value(const char *name, int line, const char *key, const char *
     else if (strcmp(key, "platform.between") == 0)
         ok = in_list(betweens, val);
     else if (strcmp(key, "gen.compat") == 0) {
-        if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0) {
-            cs_error_set(err, name, line, "%s: '%s' is not 0 or 1", key, val);
-            return CS_ERR_INVALID;
-        }
+        if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line, "%s: '%s' is not 0 or 1", key,
+                                 val);
     } else if (strncmp(key, "gen.", 4) == 0 || strncmp(key, "platform.", 9) == 0) {
-        if (!isdigit((unsigned char)val[0]) || cs_parse_int(val, 1, MAX_INT_VALUE, &n) != 0) {
-            cs_error_set(err, name, line, "%s: '%s' is not an integer in 1..%d", key, val,
-                         MAX_INT_VALUE);
-            return CS_ERR_INVALID;
-        }
+        if (!isdigit((unsigned char)val[0]) || cs_parse_int(val, 1, MAX_INT_VALUE, &n) != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line,
+                                 "%s: '%s' is not an integer in 1..%d", key, val, MAX_INT_VALUE);
     } else if (strncmp(key, "set.", 4) == 0) {
-        struct cs_error perr;
-
         cs_params_init(&p);
         cs_error_init(&perr);
-        if (cs_params_set(&p, key + 4, val, &perr) != 0) {
-            cs_error_set(err, name, line, "%s: %s", key, perr.msg);
-            return CS_ERR_INVALID;
-        }
+        if (cs_params_set(&p, key + 4, val, &perr) != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line, "%s: %s", key, perr.msg);
     } else if (strncmp(key, "scale.", 6) == 0) {
-        if (cs_parse_double(val, 0, HUGE_VAL, &d) != 0 || !(d > 0)) {
-            cs_error_set(err, name, line, "%s: scale factor '%s' is not a positive number", key,
-                         val);
-            return CS_ERR_INVALID;
-        }
+        if (cs_parse_double(val, 0, HUGE_VAL, &d) != 0 || !(d > 0))
+            return cs_error_fail(err, CS_ERR_INVALID, name, line,
+                                 "%s: scale factor '%s' is not a positive number", key, val);
     }
-    if (!ok) {
-        cs_error_set(err, name, line, "%s: invalid value '%s'", key, val);
-        return CS_ERR_INVALID;
-    }
-    return 0;
+    return ok ? 0
+              : cs_error_fail(err, CS_ERR_INVALID, name, line, "%s: invalid value '%s'", key, val);
 }
 
 static int add_key(struct cs_sweep *sw, const char *name, int line, const char *key,
                    struct cs_error *err)
 {
-    if (!key_valid(key)) {
-        cs_error_set(err, name, line, "unknown key '%s' (see docs/sweep.md)", key);
-        return CS_ERR_INVALID;
-    }
-    if (cs_sweep_find_key(sw, key) >= 0) {
-        cs_error_set(err, name, line, "key '%s' given twice", key);
-        return CS_ERR_INVALID;
-    }
-    if (sw->nkeys >= CS_SWEEP_MAX_KEYS) {
-        cs_error_set(err, name, line, "more than %d keys", CS_SWEEP_MAX_KEYS);
-        return CS_ERR_INVALID;
-    }
+    if (!key_valid(key))
+        return cs_error_fail(err, CS_ERR_INVALID, name, line,
+                             "unknown key '%s' (see docs/sweep.md)", key);
+    if (cs_sweep_find_key(sw, key) >= 0)
+        return cs_error_fail(err, CS_ERR_INVALID, name, line, "key '%s' given twice", key);
+    if (sw->nkeys >= CS_SWEEP_MAX_KEYS)
+        return cs_error_fail(err, CS_ERR_INVALID, name, line, "more than %d keys",
+                             CS_SWEEP_MAX_KEYS);
     if ((sw->keys[sw->nkeys] = strdup(key)) == NULL)
         return CS_ERR_NOMEM;
     return sw->nkeys++;
@@ -181,15 +165,12 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
     char *save = NULL;
     int open = 0, f;
 
-    if (sw->nsizes > 0) {
-        cs_error_set(err, name, line, "key 'sizes' given twice");
-        return CS_ERR_INVALID;
-    }
+    if (sw->nsizes > 0)
+        return cs_error_fail(err, CS_ERR_INVALID, name, line, "key 'sizes' given twice");
     for (char *tok = strtok_r(rhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        if (sw->nsizes >= CS_SWEEP_MAX_SIZES) {
-            cs_error_set(err, name, line, "more than %d size items", CS_SWEEP_MAX_SIZES);
-            return CS_ERR_INVALID;
-        }
+        if (sw->nsizes >= CS_SWEEP_MAX_SIZES)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line, "more than %d size items",
+                                 CS_SWEEP_MAX_SIZES);
         if (tok[0] == 'x' && open && cs_parse_int(tok + 1, 2, 1024, &f) == 0) {
             /* "1K..1M x4": the factor of the range before */
             sw->sizes[sw->nsizes - 1].factor = f;
@@ -197,17 +178,12 @@ static int parse_sizes(struct cs_sweep *sw, const char *name, int line, char *rh
         } else if (parse_size_item(tok, &sw->sizes[sw->nsizes], &open) == 0) {
             sw->nsizes++;
         } else {
-            cs_error_set(err, name, line,
-                         "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)",
-                         tok);
-            return CS_ERR_INVALID;
+            return cs_error_fail(
+                err, CS_ERR_INVALID, name, line,
+                "sizes: '%s' is not a size (e.g. 4096, 64K) or range (1K..1G, 1K..1Gx4)", tok);
         }
     }
-    if (sw->nsizes == 0) {
-        cs_error_set(err, name, line, "sizes: no value");
-        return CS_ERR_INVALID;
-    }
-    return 0;
+    return sw->nsizes > 0 ? 0 : cs_error_fail(err, CS_ERR_INVALID, name, line, "sizes: no value");
 }
 
 /* The keys left of '=' into keys[] (indices into sw->keys); *nk is their number. */
@@ -219,19 +195,14 @@ static int parse_keys(struct cs_sweep *sw, const char *name, int line, char *lhs
 
     *nk = 0;
     for (char *tok = strtok_r(lhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        if (strcmp(tok, "sizes") == 0) {
-            cs_error_set(err, name, line, "'sizes' cannot be linked with other keys");
-            return CS_ERR_INVALID;
-        }
+        if (strcmp(tok, "sizes") == 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, line,
+                                 "'sizes' cannot be linked with other keys");
         if ((rc = add_key(sw, name, line, tok, err)) < 0)
             return rc;
         keys[(*nk)++] = rc;
     }
-    if (*nk == 0) {
-        cs_error_set(err, name, line, "no key before '='");
-        return CS_ERR_PARSE;
-    }
-    return 0;
+    return *nk > 0 ? 0 : cs_error_fail(err, CS_ERR_PARSE, name, line, "no key before '='");
 }
 
 /* One value tuple "v1,v2,..." of an axis, checked and appended to ax->vals (room for it made by
@@ -247,9 +218,9 @@ static int parse_tuple(const struct cs_sweep *sw, struct cs_sweep_axis *ax, cons
         char *comma = strchr(p, ',');
 
         if ((comma == NULL) != (i == ax->nkeys - 1)) {
-            cs_error_set(err, name, line, "'%s': expected %d comma-separated value%s", tok,
-                         ax->nkeys, ax->nkeys > 1 ? "s" : "");
-            rc = CS_ERR_PARSE;
+            rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
+                               "'%s': expected %d comma-separated value%s", tok, ax->nkeys,
+                               ax->nkeys > 1 ? "s" : "");
             break;
         }
         if (comma)
@@ -278,32 +249,23 @@ static int parse_values(const struct cs_sweep *sw, struct cs_sweep_axis *ax, con
     int cap = 0, nk = ax->nkeys, rc;
 
     for (char *tok = strtok_r(rhs, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        if (ax->nvals == cap) {
-            int ncap = cap ? cap * 2 : 8;
-            char **nv = realloc(ax->vals, sizeof(char *) * (size_t)ncap * (size_t)nk);
-
-            if (nv == NULL)
-                return CS_ERR_NOMEM;
-            ax->vals = nv;
-            cap = ncap;
-        }
+        /* a slot of nk strings for the tuple */
+        if (cs_array_slot((void **)&ax->vals, ax->nvals, &cap, sizeof(char *) * (size_t)nk) == NULL)
+            return CS_ERR_NOMEM;
         if ((rc = parse_tuple(sw, ax, name, line, tok, err)) != 0)
             return rc;
     }
-    if (ax->nvals == 0) {
-        cs_error_set(err, name, line, "no value after '='");
-        return CS_ERR_PARSE;
-    }
+    if (ax->nvals == 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, line, "no value after '='");
     for (int i = 0; i < ax->nvals; i++)
         for (int j = 0; j < i; j++) {
             int same = 1;
 
             for (int k = 0; k < nk && same; k++)
                 same = strcmp(ax->vals[(size_t)i * nk + k], ax->vals[(size_t)j * nk + k]) == 0;
-            if (same) {
-                cs_error_set(err, name, line, "value %d repeats value %d", i + 1, j + 1);
-                return CS_ERR_INVALID;
-            }
+            if (same)
+                return cs_error_fail(err, CS_ERR_INVALID, name, line, "value %d repeats value %d",
+                                     i + 1, j + 1);
         }
     return 0;
 }
@@ -317,10 +279,8 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
     int keys[CS_SWEEP_MAX_KEYS], nk, rc;
     size_t n;
 
-    if (eq == NULL) {
-        cs_error_set(err, name, line, "expected 'KEY = VALUE...'");
-        return CS_ERR_PARSE;
-    }
+    if (eq == NULL)
+        return cs_error_fail(err, CS_ERR_PARSE, name, line, "expected 'KEY = VALUE...'");
     *eq = '\0';
     n = strlen(text);
     while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
@@ -329,65 +289,50 @@ static int parse_line(struct cs_sweep *sw, const char *name, int line, char *tex
         return parse_sizes(sw, name, line, eq + 1, err);
     if ((rc = parse_keys(sw, name, line, text, keys, &nk, err)) != 0)
         return rc;
-    ax = &sw->axes[sw->naxes];
-    memset(ax, 0, sizeof(*ax));
+    ax = &sw->axes[sw->naxes++]; /* owned by sw from here, freed with it */
     ax->line = line;
     ax->nkeys = nk;
-    if ((ax->keys = malloc(sizeof(int) * (size_t)nk)) == NULL)
-        return CS_ERR_NOMEM;
     memcpy(ax->keys, keys, sizeof(int) * (size_t)nk);
-    sw->naxes++; /* owned by sw from here, freed with it */
     return parse_values(sw, ax, name, line, eq + 1, err);
 }
 
 /* The whole-file rules: what must be present, and what needs what. */
 static int check_complete(const struct cs_sweep *sw, const char *name, struct cs_error *err)
 {
-    int has_sched = cs_sweep_find_key(sw, "schedule") >= 0;
-    int has_gen = cs_sweep_find_key(sw, "gen.algorithm") >= 0;
-    int has_plat = cs_sweep_find_key(sw, "platform") >= 0;
-    int has_family = cs_sweep_find_key(sw, "platform.family") >= 0;
+    /* a schedule and a platform, each given by a file or by the keys that make one */
+    static const char *const either[2][2] = {{"schedule", "gen.algorithm"},
+                                             {"platform", "platform.family"}};
+    int made[2]; /* whether gen.algorithm, platform.family are given */
 
-    if (has_sched == has_gen) {
-        cs_error_set(err, name, 0,
-                     has_sched ? "give 'schedule' or 'gen.algorithm', not both"
-                               : "no schedule: give 'schedule' or 'gen.algorithm'");
-        return CS_ERR_INVALID;
-    }
-    if (has_plat == has_family) {
-        cs_error_set(err, name, 0,
-                     has_plat ? "give 'platform' or 'platform.family', not both"
-                              : "no platform: give 'platform' or 'platform.family'");
-        return CS_ERR_INVALID;
+    for (int i = 0; i < 2; i++) {
+        const char *file = either[i][0], *maker = either[i][1];
+        int has_file = cs_sweep_find_key(sw, file) >= 0;
+
+        made[i] = cs_sweep_find_key(sw, maker) >= 0;
+        if (has_file && made[i])
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0, "give '%s' or '%s', not both", file,
+                                 maker);
+        if (!has_file && !made[i])
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0, "no %s: give '%s' or '%s'", file,
+                                 file, maker);
     }
     for (int i = 0; i < sw->nkeys; i++) {
         const char *k = sw->keys[i];
+        char set[128];
 
-        if (strncmp(k, "gen.", 4) == 0 && !has_gen) {
-            cs_error_set(err, name, 0, "'%s' needs 'gen.algorithm'", k);
-            return CS_ERR_INVALID;
-        }
+        if (strncmp(k, "gen.", 4) == 0 && !made[0])
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0, "'%s' needs 'gen.algorithm'", k);
         if ((strncmp(k, "platform.", 9) == 0 || strncmp(k, "set.", 4) == 0 ||
              strncmp(k, "scale.", 6) == 0) &&
-            !has_family) {
-            cs_error_set(err, name, 0, "'%s' needs 'platform.family'", k);
-            return CS_ERR_INVALID;
-        }
-        if (strncmp(k, "scale.", 6) == 0) {
-            char set[128];
-
-            snprintf(set, sizeof(set), "set.%s", k + 6);
-            if (cs_sweep_find_key(sw, set) >= 0) {
-                cs_error_set(err, name, 0, "'%s' and '%s' both given", k, set);
-                return CS_ERR_INVALID;
-            }
-        }
+            !made[1])
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0, "'%s' needs 'platform.family'", k);
+        if (strncmp(k, "scale.", 6) != 0)
+            continue;
+        snprintf(set, sizeof(set), "set.%s", k + 6);
+        if (cs_sweep_find_key(sw, set) >= 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0, "'%s' and '%s' both given", k, set);
     }
-    if (sw->nsizes == 0) {
-        cs_error_set(err, name, 0, "no 'sizes'");
-        return CS_ERR_INVALID;
-    }
-    return 0;
+    return sw->nsizes > 0 ? 0 : cs_error_fail(err, CS_ERR_INVALID, name, 0, "no 'sizes'");
 }
 
 /* The next logical line of text at *p, in place: continuations ("\\\n") joined (line counts
@@ -422,13 +367,10 @@ static char *logical_line(char **p, int *line, int *last)
 static int count_points(struct cs_sweep *sw, const char *name, struct cs_error *err)
 {
     sw->npoints = 1;
-    for (int i = 0; i < sw->naxes; i++) {
-        sw->npoints *= sw->axes[i].nvals;
-        if (sw->npoints > CS_SWEEP_MAX_POINTS) {
-            cs_error_set(err, name, sw->axes[i].line, "more than %ld points", CS_SWEEP_MAX_POINTS);
-            return CS_ERR_INVALID;
-        }
-    }
+    for (int i = 0; i < sw->naxes; i++)
+        if ((sw->npoints *= sw->axes[i].nvals) > CS_SWEEP_MAX_POINTS)
+            return cs_error_fail(err, CS_ERR_INVALID, name, sw->axes[i].line,
+                                 "more than %ld points", CS_SWEEP_MAX_POINTS);
     return 0;
 }
 
@@ -441,12 +383,8 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
 
     if (name == NULL)
         name = "<sweep>";
-    if (sw == NULL || copy == NULL ||
-        (sw->keys = calloc(CS_SWEEP_MAX_KEYS, sizeof(char *))) == NULL ||
-        (sw->axes = calloc(CS_SWEEP_MAX_KEYS, sizeof(*sw->axes))) == NULL ||
-        (sw->dir = strdup(dir ? dir : ".")) == NULL) {
+    if (sw == NULL || copy == NULL || (sw->dir = strdup(dir ? dir : ".")) == NULL)
         rc = CS_ERR_NOMEM;
-    }
     while (rc == 0 && !last) {
         int start = line;
         char *l = logical_line(&p, &line, &last);
@@ -469,64 +407,36 @@ int cs_sweep_parse(const char *text, const char *name, const char *dir, struct c
     return rc;
 }
 
-/* The directory part of path ("." when it has none); new string, NULL on OOM. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-
-    if (slash == NULL)
-        return strdup(".");
-    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
 /* The whole of a regular file of at most MAX_FILE_BYTES, NUL-terminated, in *text (new). */
 static int read_text(const char *path, char **text, struct cs_error *err)
 {
-    FILE *fp = fopen(path, "rb");
     struct stat st;
     size_t n;
-    int rc = 0;
+    int rc;
 
-    if (fp == NULL) {
-        cs_error_set(err, path, 0, "cannot open: %s", strerror(errno));
-        return CS_ERR_IO;
+    if (stat(path, &st) != 0)
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return cs_error_fail(err, CS_ERR_IO, path, 0, "not a regular file");
+    if ((rc = cs_file_read(path, MAX_FILE_BYTES, text, &n, err)) == 0 && memchr(*text, 0, n)) {
+        free(*text);
+        return cs_error_fail(err, CS_ERR_PARSE, path, 0, "binary file (NUL byte)");
     }
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        cs_error_set(err, path, 0, "not a regular file");
-        rc = CS_ERR_IO;
-    } else if (st.st_size > MAX_FILE_BYTES) {
-        cs_error_set(err, path, 0, "larger than %ld bytes", MAX_FILE_BYTES);
-        rc = CS_ERR_INVALID;
-    } else if ((*text = malloc((size_t)st.st_size + 1)) == NULL) {
-        rc = CS_ERR_NOMEM;
-    } else {
-        n = fread(*text, 1, (size_t)st.st_size, fp);
-        (*text)[n] = '\0';
-        if (n != (size_t)st.st_size || memchr(*text, '\0', n) != NULL) {
-            cs_error_set(err, path, 0,
-                         n != (size_t)st.st_size ? "cannot read" : "binary file (NUL byte)");
-            rc = n != (size_t)st.st_size ? CS_ERR_IO : CS_ERR_PARSE;
-            free(*text);
-        }
-    }
-    fclose(fp);
     return rc;
 }
 
 int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err)
 {
-    char *text = NULL, *dir;
+    const char *slash = strrchr(path, '/');
+    char *text = NULL, dir[4096] = ".";
     int rc = read_text(path, &text, err);
 
     if (rc != 0)
         return rc;
-    if ((dir = dir_of(path)) == NULL) {
-        free(text);
-        return CS_ERR_NOMEM;
-    }
+    if (slash != NULL) /* the directory part of path; "/" for a file at the root */
+        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
     rc = cs_sweep_parse(text, path, dir, out, err);
     free(text);
-    free(dir);
     if (rc == 0 && ((*out)->path = strdup(path)) == NULL) {
         cs_sweep_free(*out);
         *out = NULL;
@@ -539,18 +449,16 @@ void cs_sweep_free(struct cs_sweep *sw)
 {
     if (sw == NULL)
         return;
-    /* naxes and nkeys are 0 when the arrays could not be allocated */
     for (int i = 0; i < sw->naxes; i++) {
         struct cs_sweep_axis *ax = &sw->axes[i];
 
         for (long j = 0; j < (long)ax->nvals * ax->nkeys; j++)
             free(ax->vals[j]);
         free(ax->vals);
-        free(ax->keys);
     }
     for (int i = 0; i < sw->nkeys; i++)
         free(sw->keys[i]);
-    cs_free_each(5, sw->keys, sw->axes, sw->path, sw->dir, sw);
+    cs_free_each(3, sw->path, sw->dir, sw);
 }
 
 int cs_sweep_point(const struct cs_sweep *sw, long k, const char **vals)

@@ -22,7 +22,7 @@
 /* One axis: nkeys keys (indices into cs_sweep.keys) and nvals tuples of nkeys values each. */
 struct cs_sweep_axis {
     int nkeys;
-    int *keys;
+    int keys[CS_SWEEP_MAX_KEYS];
     int nvals;
     char **vals; /* nvals * nkeys strings, tuple-major */
     int line;
@@ -39,9 +39,9 @@ struct cs_sweep {
     char *path; /* as given; NULL when parsed from memory */
     char *dir;  /* directory that relative schedule and platform paths are resolved against */
     int nkeys;
-    char **keys; /* in order of first appearance: the CSV's axis columns */
+    char *keys[CS_SWEEP_MAX_KEYS]; /* in order of first appearance: the CSV's axis columns */
     int naxes;
-    struct cs_sweep_axis *axes;
+    struct cs_sweep_axis axes[CS_SWEEP_MAX_KEYS];
     int nsizes;
     struct cs_sweep_size sizes[CS_SWEEP_MAX_SIZES];
     long npoints;

@@ -70,25 +70,20 @@ static int add_file(struct join *j, int f, long *cap, struct cs_error *err)
     const struct cs_table *t = j->tabs[f], *t0 = j->tabs[0];
     int same = t->ncols == t0->ncols;
 
-    if (cs_sweepcsv_check(t) != 0) {
-        cs_error_set(err, j->names[f], 0, "not a sweep CSV (header must be point,...,%s)",
-                     CS_REPORT_CSV_HEADER);
-        return CS_ERR_PARSE;
-    }
+    if (cs_sweepcsv_check(t) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, j->names[f], 0,
+                             "not a sweep CSV (header must be point,...,%s)", CS_REPORT_CSV_HEADER);
     for (int c = 0; same && c < t0->ncols; c++)
         same = strcmp(t->cols[c], t0->cols[c]) == 0;
-    if (!same) {
-        cs_error_set(err, j->names[f], 0, "header differs from %s's", j->names[0]);
-        return CS_ERR_PARSE;
-    }
+    if (!same)
+        return cs_error_fail(err, CS_ERR_PARSE, j->names[f], 0, "header differs from %s's",
+                             j->names[0]);
     for (long r = 0; r < t->nrows; r++) {
         long long p;
 
-        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0) {
-            cs_error_set(err, j->names[f], t->lines[r], "bad point number '%s'",
-                         cs_table_get(t, r, 0));
-            return CS_ERR_PARSE;
-        }
+        if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, j->names[f], t->lines[r],
+                                 "bad point number '%s'", cs_table_get(t, r, 0));
         if (j->nrefs == *cap) {
             struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
 
@@ -113,58 +108,40 @@ static int same_rows(const struct join *j, const struct row_ref *a, const struct
     return 1;
 }
 
-/* Mark the rows of points repeated by later files skipped (file -1), once checked the same. */
-static int keep_once(struct join *j, cs_sweepcsv_repeat_fn repeat, void *ctx, long *npoints,
-                     struct cs_error *err)
+/* Each point's rows into t, from the first file that holds it; a later file holding it must hold
+ * the same rows (repeat, when not NULL, hears of it). */
+static int keep_once(const struct join *j, cs_sweepcsv_repeat_fn repeat, void *ctx,
+                     struct cs_table *t, struct cs_sweepcsv_join *info, struct cs_error *err)
 {
-    struct row_ref *refs = j->refs;
+    const struct row_ref *refs = j->refs;
+    const char **vals = calloc((size_t)t->ncols, sizeof(*vals));
+    int rc = vals ? 0 : CS_ERR_NOMEM;
 
-    for (long i = 0, e; i < j->nrefs; i = e) {
+    for (long i = 0, e; rc == 0 && i < j->nrefs; i = e) {
         long n0 = 0;
 
         for (e = i; e < j->nrefs && refs[e].point == refs[i].point; e++)
             n0 += refs[e].file == refs[i].file;
-        for (long x = i + n0, y; x < e; x = y) {
+        for (long x = i + n0, y; rc == 0 && x < e; x = y) {
             for (y = x; y < e && refs[y].file == refs[x].file;)
                 y++;
-            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0)) {
-                cs_error_set(err, NULL, 0, "point %ld: %s and %s disagree", refs[i].point,
-                             j->names[refs[i].file], j->names[refs[x].file]);
-                return CS_ERR_INVALID;
-            }
-            if (repeat != NULL)
+            if (y - x != n0 || !same_rows(j, refs + i, refs + x, n0))
+                rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "point %ld: %s and %s disagree",
+                                   refs[i].point, j->names[refs[i].file], j->names[refs[x].file]);
+            else if (repeat != NULL)
                 repeat(ctx, refs[i].point, refs[i].file, refs[x].file);
-            for (long m = x; m < y; m++)
-                refs[m].file = -1;
         }
-        ++*npoints;
-    }
-    return 0;
-}
+        for (long m = i; rc == 0 && m < i + n0; m++) {
+            const struct cs_table *f = j->tabs[refs[m].file];
 
-/* The kept rows into a new table with the files' header. */
-static int collect(const struct join *j, struct cs_table **out, long *ndeadlock)
-{
-    const struct cs_table *t0 = j->tabs[0];
-    struct cs_table *t = cs_table_new(t0->ncols, (const char *const *)t0->cols);
-    const char **vals = calloc((size_t)t0->ncols, sizeof(*vals));
-    int rc = t && vals ? 0 : CS_ERR_NOMEM;
-
-    for (long i = 0; rc == 0 && i < j->nrefs; i++) {
-        const struct row_ref *r = &j->refs[i];
-
-        if (r->file < 0) /* a repeated point's row */
-            continue;
-        for (int c = 0; c < t0->ncols; c++)
-            vals[c] = cs_table_get(j->tabs[r->file], r->row, c);
-        rc = cs_table_add_row(t, vals, j->tabs[r->file]->lines[r->row]);
-        *ndeadlock += strcmp(vals[t0->ncols - 1], "deadlock") == 0;
+            for (int c = 0; c < t->ncols; c++)
+                vals[c] = cs_table_get(f, refs[m].row, c);
+            rc = cs_table_add_row(t, vals, f->lines[refs[m].row]);
+            info->ndeadlock += strcmp(vals[t->ncols - 1], "deadlock") == 0;
+        }
+        info->npoints++;
     }
     free(vals);
-    if (rc != 0)
-        cs_table_free(t);
-    else
-        *out = t;
     return rc;
 }
 
@@ -174,27 +151,29 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
 {
     struct join j = {tabs, names, n, NULL, 0};
     struct cs_sweepcsv_join in = {0, 0, 0, -1};
+    struct cs_table *t = NULL;
     long cap = 0;
     int rc = 0;
 
-    if (n < 1) {
-        cs_error_set(err, NULL, 0, "no sweep CSV to join");
-        return CS_ERR_USAGE;
-    }
+    if (n < 1)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "no sweep CSV to join");
     for (int f = 0; rc == 0 && f < n; f++)
         rc = add_file(&j, f, &cap, err);
+    if (rc == 0 && (t = cs_table_new(tabs[0]->ncols, (const char *const *)tabs[0]->cols)) == NULL)
+        rc = CS_ERR_NOMEM;
     if (rc == 0) {
         qsort(j.refs, (size_t)j.nrefs, sizeof(*j.refs), cmp_row_ref);
-        rc = keep_once(&j, repeat, ctx, &in.npoints, err);
+        rc = keep_once(&j, repeat, ctx, t, &in, err);
     }
-    if (rc == 0)
-        rc = collect(&j, out, &in.ndeadlock);
     if (rc == 0) {
         in.nrows = j.nrefs;
         in.max_point = j.nrefs > 0 ? j.refs[j.nrefs - 1].point : -1;
         *info = in;
-    } else if (rc == CS_ERR_NOMEM) {
-        cs_error_set(err, NULL, 0, "out of memory");
+        *out = t;
+    } else {
+        cs_table_free(t);
+        if (rc == CS_ERR_NOMEM)
+            cs_error_set(err, NULL, 0, "out of memory");
     }
     free(j.refs);
     return rc;

@@ -8,28 +8,27 @@
 #include "report.h"
 #include "sweeprun.h"
 #include "table.h"
+#include "util.h"
 
 #define PATH_LEN 4096
 #define MAX_COUNT 4096 /* GPUs, nodes, rows or columns of a platform, as `collsim platform` */
 
-int cs_sweeprun_gen_spec(const struct cs_sweep *sw, const char *const *vals, char *buf, size_t len)
+int cs_sweeprun_gen_spec(char *const *keys, const char *const *vals, int n, char *buf, size_t len)
 {
-    const char *proto = cs_sweep_value(sw, vals, "protocol"), *sep = "";
-    size_t n = (size_t)snprintf(buf, len, "%s:", cs_sweep_value(sw, vals, "gen.algorithm"));
+    int a = cs_name_index(keys, n, "gen.algorithm"), p = cs_name_index(keys, n, "protocol");
+    size_t m = (size_t)snprintf(buf, len, "%s:", a >= 0 ? vals[a] : "");
+    const char *sep = "";
 
-    for (int i = 0; i < sw->nkeys && n < len; i++) {
-        const char *k = sw->keys[i];
-
-        if (strncmp(k, "gen.", 4) != 0 || strcmp(k, "gen.algorithm") == 0 ||
-            strcmp(vals[i], "-") == 0 ||
-            (strcmp(k, "gen.compat") == 0 && strcmp(vals[i], "0") == 0))
+    for (int i = 0; i < n && m < len; i++) {
+        if (strncmp(keys[i], "gen.", 4) != 0 || i == a || strcmp(vals[i], "-") == 0 ||
+            (strcmp(keys[i], "gen.compat") == 0 && strcmp(vals[i], "1") != 0))
             continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", sep, k + 4, vals[i]);
+        m += (size_t)snprintf(buf + m, len - m, "%s%s=%s", sep, keys[i] + 4, vals[i]);
         sep = ",";
     }
-    if (proto != NULL && n < len)
-        n += (size_t)snprintf(buf + n, len - n, "%sprotocol=%s", sep, proto);
-    return n < len ? 0 : CS_ERR_USAGE;
+    if (p >= 0 && strcmp(vals[p], "-") != 0 && m < len)
+        m += (size_t)snprintf(buf + m, len - m, "%sprotocol=%s", sep, vals[p]);
+    return m < len ? 0 : CS_ERR_USAGE;
 }
 
 /* platform.* counts into spec, each checked against the family as `collsim platform` does. */
@@ -53,18 +52,14 @@ static int family_counts(const struct cs_sweep *sw, const char *const *vals,
 
         if (v == NULL)
             continue;
-        if (counts[i].only ? spec->family != counts[i].only : spec->family == CS_FAM_HIER) {
-            cs_error_set(err, sw->path, 0, "%s does not apply to %s", counts[i].key,
-                         cs_platform_family_name(spec->family));
-            return CS_ERR_INVALID;
-        }
+        if (counts[i].only ? spec->family != counts[i].only : spec->family == CS_FAM_HIER)
+            return cs_error_fail(err, CS_ERR_INVALID, sw->path, 0, "%s does not apply to %s",
+                                 counts[i].key, cs_platform_family_name(spec->family));
         if (cs_parse_int(v, 1, MAX_COUNT, field) != 0 ||
-            (spec->family == CS_FAM_DGX && *field != 8 && field == &spec->gpus_per_node)) {
-            cs_error_set(err, sw->path, 0, "%s: '%s' is not a count %s", counts[i].key, v,
-                         spec->family == CS_FAM_DGX ? "(dgx-a100 has 8 GPUs per node)"
-                                                    : "in 1..4096");
-            return CS_ERR_INVALID;
-        }
+            (spec->family == CS_FAM_DGX && *field != 8 && field == &spec->gpus_per_node))
+            return cs_error_fail(
+                err, CS_ERR_INVALID, sw->path, 0, "%s: '%s' is not a count %s", counts[i].key, v,
+                spec->family == CS_FAM_DGX ? "(dgx-a100 has 8 GPUs per node)" : "in 1..4096");
     }
     return 0;
 }
@@ -104,10 +99,9 @@ int cs_sweeprun_platform(const struct cs_sweep *sw, const char *const *vals,
     enum cs_platform_family fam = name ? cs_platform_family_parse(name) : 0;
     int rc;
 
-    if (fam == 0) {
-        cs_error_set(err, sw->path, 0, "unknown platform family '%s'", name ? name : "");
-        return CS_ERR_INVALID;
-    }
+    if (fam == 0)
+        return cs_error_fail(err, CS_ERR_INVALID, sw->path, 0, "unknown platform family '%s'",
+                             name ? name : "");
     cs_platform_spec_init(spec, fam);
     cs_params_init(params);
     if (between != NULL)
@@ -141,19 +135,16 @@ static int point_input(const struct cs_sweep *sw, const char *const *vals, const
 
     memset(in, 0, sizeof(*in));
     if (sv != NULL ? cs_sweep_path(sw, sv, sched, PATH_LEN)
-                   : cs_sweeprun_gen_spec(sw, vals, spec, PATH_LEN)) {
-        cs_error_set(err, sw->path, 0, "%s too long", sv ? "schedule path" : "generator spec");
-        return CS_ERR_USAGE;
-    }
+                   : cs_sweeprun_gen_spec(sw->keys, vals, sw->nkeys, spec, PATH_LEN))
+        return cs_error_fail(err, CS_ERR_USAGE, sw->path, 0, "%s too long",
+                             sv ? "schedule path" : "generator spec");
     in->sched_path = sv ? sched : NULL;
     in->gen_spec = sv ? NULL : spec;
     in->plat_path = plat;
-    if (pv != NULL) {
-        if (cs_sweep_path(sw, pv, plat, PATH_LEN) == 0)
-            return 0;
-        cs_error_set(err, sw->path, 0, "platform path too long");
-        return CS_ERR_USAGE;
-    }
+    if (pv != NULL)
+        return cs_sweep_path(sw, pv, plat, PATH_LEN) == 0
+                   ? 0
+                   : cs_error_fail(err, CS_ERR_USAGE, sw->path, 0, "platform path too long");
     snprintf(plat, PATH_LEN, "%s", tmp_platform);
     if ((rc = cs_sweeprun_platform(sw, vals, &ps, &params, err)) != 0)
         return rc;
@@ -206,10 +197,8 @@ int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platfor
     struct cs_platform *plat = NULL;
     int rc;
 
-    if (cs_sweep_point(sw, k, vals) != 0) {
-        cs_error_set(err, sw->path, 0, "no point %ld", k);
-        return CS_ERR_USAGE;
-    }
+    if (cs_sweep_point(sw, k, vals) != 0)
+        return cs_error_fail(err, CS_ERR_USAGE, sw->path, 0, "no point %ld", k);
     dtype = cs_sweep_value(sw, vals, "dtype");
     proto = cs_sweep_value(sw, vals, "protocol");
     dtype = dtype ? dtype : "float";

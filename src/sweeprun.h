@@ -11,9 +11,10 @@
 #include "platform.h"
 #include "sweep.h"
 
-/* The generator spec of a point, `ALGO:key=value,...,protocol=P` (gen.compat=0 and keys left
- * out with '-' omitted). 0, or CS_ERR_USAGE when it does not fit in len bytes. */
-int cs_sweeprun_gen_spec(const struct cs_sweep *sw, const char *const *vals, char *buf, size_t len);
+/* The generator spec `ALGO:key=value,...,protocol=P` of n keys and their values (a point's, or
+ * the axis columns of a sweep CSV row): gen.compat other than 1 and keys left out with '-'
+ * omitted. 0, or CS_ERR_USAGE when it does not fit in len bytes. */
+int cs_sweeprun_gen_spec(char *const *keys, const char *const *vals, int n, char *buf, size_t len);
 
 /* The platform a point's family keys describe: platform.family and platform.* into spec, set.*
  * and scale.* into params (a scale factor multiplies the value the family file holds, to the

@@ -10,6 +10,7 @@
 #include "gen.h"
 #include "parse.h"
 #include "report.h"
+#include "sweeprun.h"
 #include "tune.h"
 #include "xml.h"
 
@@ -29,10 +30,8 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
     struct cs_tune_range *r = NULL;
     int nr = 0, prev_gap = 1, rc = CS_ERR_INVALID;
 
-    if (n <= 0) {
-        cs_error_set(err, NULL, 0, "no predictions to choose from");
-        return CS_ERR_INVALID;
-    }
+    if (n <= 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "no predictions to choose from");
     if ((o = malloc(sizeof(*o) * (size_t)n)) == NULL ||
         (r = malloc(sizeof(*r) * (size_t)n)) == NULL) {
         rc = CS_ERR_NOMEM;
@@ -149,11 +148,10 @@ static int check_where(const struct cs_tune_sweep *sw, const char *name, const c
         const char *eq = strchr(where[w], '=');
         int c = eq ? where_col(sw->t, where[w]) : -1;
 
-        if (c < 0 || c >= sw->naxes) {
-            cs_error_set(err, NULL, 0, "--where %s: %s has no axis column '%.*s'", where[w], name,
-                         eq ? (int)(eq - where[w]) : (int)strlen(where[w]), where[w]);
-            return CS_ERR_USAGE;
-        }
+        if (c < 0 || c >= sw->naxes)
+            return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                                 "--where %s: %s has no axis column '%.*s'", where[w], name,
+                                 eq ? (int)(eq - where[w]) : (int)strlen(where[w]), where[w]);
     }
     return 0;
 }
@@ -166,14 +164,12 @@ static int same_platform(const struct cs_tune_sweep *sw, const char *name, long 
 
     for (int c = 1; c < sw->naxes; c++)
         if (!is_variant_col(t->cols[c]) &&
-            strcmp(cs_table_get(t, r, c), cs_table_get(t, first, c)) != 0) {
-            cs_error_set(err, name, 0,
-                         "more than one platform ('%s' is %s on line %d, %s on line %d); pick one "
-                         "with --where %s=VALUE",
-                         t->cols[c], cs_table_get(t, first, c), t->lines[first],
-                         cs_table_get(t, r, c), t->lines[r], t->cols[c]);
-            return CS_ERR_INVALID;
-        }
+            strcmp(cs_table_get(t, r, c), cs_table_get(t, first, c)) != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, name, 0,
+                                 "more than one platform ('%s' is %s on line %d, %s on line %d); "
+                                 "pick one with --where %s=VALUE",
+                                 t->cols[c], cs_table_get(t, first, c), t->lines[first],
+                                 cs_table_get(t, r, c), t->lines[r], t->cols[c]);
     return 0;
 }
 
@@ -188,10 +184,9 @@ static int variant_of(struct cs_tune_sweep *sw, const char *name, long r, struct
         ;
     if (v < sw->nvar)
         return v;
-    if (sw->nvar == CS_TUNE_MAX_VARIANTS) {
-        cs_error_set(err, name, 0, "more than %d variants", CS_TUNE_MAX_VARIANTS);
-        return CS_ERR_INVALID;
-    }
+    if (sw->nvar == CS_TUNE_MAX_VARIANTS)
+        return cs_error_fail(err, CS_ERR_INVALID, name, 0, "more than %d variants",
+                             CS_TUNE_MAX_VARIANTS);
     sw->var[v].row = r;
     snprintf(sw->var[v].desc, sizeof(sw->var[v].desc), "%s", d);
     return sw->nvar++;
@@ -206,16 +201,12 @@ static int observe(struct cs_tune_sweep *sw, const char *name, long r, int v, st
     struct cs_tune_obs *o = &sw->obs[sw->nobs];
 
     o->variant = v;
-    if (cs_parse_ll(size, LLONG_MIN, LLONG_MAX, &o->size_bytes) != 0) {
-        cs_error_set(err, name, t->lines[r], "bad size_bytes '%s'", size);
-        return CS_ERR_PARSE;
-    }
+    if (cs_parse_ll(size, LLONG_MIN, LLONG_MAX, &o->size_bytes) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, t->lines[r], "bad size_bytes '%s'", size);
     o->ok = strcmp(cs_table_get(t, r, cs_table_find_col(t, "status")), "ok") == 0;
     o->time_us = 0;
-    if (o->ok && cs_parse_double(time, -HUGE_VAL, HUGE_VAL, &o->time_us) != 0) {
-        cs_error_set(err, name, t->lines[r], "bad time_us '%s'", time);
-        return CS_ERR_PARSE;
-    }
+    if (o->ok && cs_parse_double(time, -HUGE_VAL, HUGE_VAL, &o->time_us) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, t->lines[r], "bad time_us '%s'", time);
     sw->nobs++;
     return 0;
 }
@@ -237,10 +228,9 @@ static int collect(struct cs_tune_sweep *sw, const char *name, const char *const
             (rc = v = variant_of(sw, name, r, err)) >= 0)
             rc = observe(sw, name, r, v, err);
     }
-    if (rc == 0 && first < 0) {
-        cs_error_set(err, name, 0, "no rows%s", nwhere ? " match --where" : "");
-        rc = CS_ERR_INVALID;
-    }
+    if (rc == 0 && first < 0)
+        rc = cs_error_fail(err, CS_ERR_INVALID, name, 0, "no rows%s",
+                           nwhere ? " match --where" : "");
     for (int c = 1; rc == 0 && c < sw->naxes; c++)
         if (!is_variant_col(t->cols[c])) {
             size_t n = strlen(sw->platform);
@@ -259,11 +249,10 @@ int cs_tune_read(const struct cs_table *t, const char *name, const char *const *
     int rc;
 
     if (c_size < 1 || cs_table_find_col(t, "time_us") < 0 || cs_table_find_col(t, "status") < 0 ||
-        strcmp(t->cols[0], "point") != 0) {
-        cs_error_set(err, name, 0, "not a sweep CSV (point, axis columns, then %s)",
-                     CS_REPORT_CSV_HEADER);
-        return CS_ERR_PARSE;
-    }
+        strcmp(t->cols[0], "point") != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, 0,
+                             "not a sweep CSV (point, axis columns, then %s)",
+                             CS_REPORT_CSV_HEADER);
     sw.naxes = c_size;
     if ((rc = check_where(&sw, name, where, nwhere, err)) != 0)
         return rc;
@@ -299,26 +288,6 @@ long cs_tune_uneven(const struct cs_tune_sweep *sw)
     return uneven;
 }
 
-/* The cs_gen_from_spec spec of a generator variant: "ALGO:key=value,...,protocol=P". */
-static void gen_spec(const struct cs_tune_sweep *sw, long row, const char *proto, char *buf,
-                     size_t len)
-{
-    const struct cs_table *t = sw->t;
-    size_t n = (size_t)snprintf(buf, len,
-                                "%s:", cs_table_get(t, row, cs_table_find_col(t, "gen.algorithm")));
-
-    for (int c = 1; c < sw->naxes && n < len; c++) {
-        const char *k = t->cols[c], *v = cs_table_get(t, row, c);
-
-        if (strncmp(k, "gen.", 4) == 0 && strcmp(k, "gen.algorithm") != 0 && strcmp(v, "-") != 0 &&
-            !(strcmp(k, "gen.compat") == 0 && strcmp(v, "1") != 0))
-            n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", buf[n - 1] == ':' ? "" : ",", k + 4,
-                                  v);
-    }
-    if (strcmp(proto, "-") != 0 && n < len)
-        snprintf(buf + n, len - n, "%sprotocol=%s", buf[n - 1] == ':' ? "" : ",", proto);
-}
-
 int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sched_dir,
                           struct cs_sched **out, struct cs_error *err)
 {
@@ -337,8 +306,10 @@ int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sch
         else
             snprintf(buf, sizeof(buf), "%s", path);
         rc = cs_sched_read_xml(buf, out, err);
+    } else if (cs_sweeprun_gen_spec(t->cols + 1, (const char *const *)t->cells + row * t->ncols + 1,
+                                    sw->naxes - 1, buf, sizeof(buf)) != 0) {
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "generator spec too long");
     } else {
-        gen_spec(sw, row, proto, buf, sizeof(buf));
         rc = cs_gen_from_spec(buf, out, err);
     }
     if (rc == 0 && strcmp(proto, "-") != 0)
@@ -380,10 +351,8 @@ int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune
     char path[4096 + CS_TUNE_DESC_LEN];
     int rc = 0;
 
-    if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
-        cs_error_set(err, outdir, 0, "cannot create: %s", strerror(errno));
-        return CS_ERR_IO;
-    }
+    if (mkdir(outdir, 0755) != 0 && errno != EEXIST)
+        return cs_error_fail(err, CS_ERR_IO, outdir, 0, "cannot create: %s", strerror(errno));
     for (int i = 0; i < nr && rc == 0; i++) {
         struct cs_sched *s = NULL;
 

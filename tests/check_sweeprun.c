@@ -34,12 +34,12 @@ START_TEST(gen_spec)
     char buf[256];
 
     cs_sweep_point(sw, 0, v);
-    ck_assert_int_eq(cs_sweeprun_gen_spec(sw, v, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(cs_sweeprun_gen_spec(sw->keys, v, sw->nkeys, buf, sizeof(buf)), 0);
     ck_assert_str_eq(buf, "ring:gpus=8,channels=2,compat=1,protocol=LL128");
     cs_sweep_point(sw, 3, v);
-    ck_assert_int_eq(cs_sweeprun_gen_spec(sw, v, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(cs_sweeprun_gen_spec(sw->keys, v, sw->nkeys, buf, sizeof(buf)), 0);
     ck_assert_str_eq(buf, "allpairs:gpus=8,protocol=LL128");
-    ck_assert_int_eq(cs_sweeprun_gen_spec(sw, v, buf, 12), CS_ERR_USAGE);
+    ck_assert_int_eq(cs_sweeprun_gen_spec(sw->keys, v, sw->nkeys, buf, 12), CS_ERR_USAGE);
     cs_sweep_free(sw);
 }
 END_TEST
