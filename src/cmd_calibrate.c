@@ -1,15 +1,6 @@
-/* cmd_calibrate.c: `collsim calibrate fit`: platform parameters from measurement CSVs.
- *
- * Two input kinds, told apart by their header:
- *  - measurement tables (size_bytes,time_us,algbw_GBps,busbw_GBps,placement,...): nccl-tests
- *    collective times, read with meas.h. A ring collective over n ranks takes nsteps steps of
- *    S/n bytes, so t(S) = launch + deploy + nsteps * call + (nsteps * S / n) / B is a straight
- *    line in the per-rank link bytes x = nsteps * S / n. A table of time against ring steps at a
- *    tiny size (n_gpus,ring_steps columns) gives launch (intercept) and call (slope) directly.
- *  - harness per-sample CSVs (calibration.md 3.3): per-op time = time_s / ops against bytes, one
- *    series per (test, mech, op, src, dst, concurrent, nblocks, nthreads, chunk_bytes).
- * Every series gets a segmented weighted fit (fit.h); calib.h maps the fits to parameter keys
- * (the mapping the usage text lists). This file reads the inputs and writes the report.
+/* cmd_calibrate.c: `collsim calibrate fit`: platform parameters from measurement CSVs (the two
+ * input kinds and the mapping are in the usage text). Every series gets a segmented weighted fit
+ * (fit.h) that calib.h maps to parameter keys; this file reads the inputs and writes the report.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +14,7 @@
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
+#include "util.h"
 
 const char cmd_calibrate_usage[] =
     "usage: collsim calibrate fit FILE... [--link nvlink|pcie|net] [--proto LL|LL128|Simple|auto]\n"
@@ -91,42 +83,23 @@ struct state {
     char files[2048];
 };
 
-/* One series of (x, t) samples. */
+/* One series of samples; a point's message size (the residual table's) is x * bytes_per_x. */
 struct series {
     char label[512];
-    double *x, *t, *size; /* size: the original message size (bytes) for the residual table */
+    struct cs_fit_pt *p;
     int n, cap;
+    double bytes_per_x;
 };
 
-static int series_add(struct series *s, double x, double t, double size)
+static int series_add(struct series *s, double x, double t)
 {
-    double **cols[] = {&s->x, &s->t, &s->size};
-    double vals[] = {x, t, size};
+    struct cs_fit_pt *p = cs_array_slot((void **)&s->p, s->n, &s->cap, sizeof(*p));
 
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 64;
-
-        for (int c = 0; c < 3; c++) {
-            double *p = realloc(*cols[c], (size_t)cap * sizeof(double));
-
-            if (p == NULL)
-                return CS_ERR_NOMEM;
-            *cols[c] = p;
-        }
-        s->cap = cap;
-    }
-    for (int c = 0; c < 3; c++)
-        (*cols[c])[s->n] = vals[c];
+    if (p == NULL)
+        return CS_ERR_NOMEM;
+    *p = (struct cs_fit_pt){x, t};
     s->n++;
     return 0;
-}
-
-static void series_cleanup(struct series *s)
-{
-    free(s->x);
-    free(s->t);
-    free(s->size);
-    memset(s, 0, sizeof(*s));
 }
 
 /* The report's table of segments: alpha and beta with intervals, residuals, flags. */
@@ -180,7 +153,7 @@ static int report_residuals(FILE *rep, const struct cs_fit_result *R, const stru
     char a[64], b[64];
     int nres;
 
-    if (cs_fit_residuals(R, s->x, s->t, s->n, &res, &nres) != 0) {
+    if (cs_fit_residuals(R, s->p, s->n, &res, &nres) != 0) {
         fprintf(stderr, "collsim: out of memory\n");
         return CS_ERR_NOMEM;
     }
@@ -188,16 +161,10 @@ static int report_residuals(FILE *rep, const struct cs_fit_result *R, const stru
             "\n| size (B) | %s | samples | measured (median) | fitted | error |\n"
             "|---|---|---|---|---|---|\n",
             xunit);
-    for (int i = 0; i < nres; i++) {
-        double size = NAN;
-
-        for (int j = 0; j < s->n; j++)
-            if (s->x[j] == res[i].x)
-                size = s->size[j];
-        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", size, res[i].x, res[i].nsamples,
-                cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
+    for (int i = 0; i < nres; i++)
+        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", res[i].x * s->bytes_per_x,
+                res[i].x, res[i].nsamples, cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
                 cs_calib_fmt_time(res[i].t_pred_s, b, sizeof(b)), 100 * res[i].err_rel);
-    }
     free(res);
     return 0;
 }
@@ -211,7 +178,7 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
     int rc;
 
     cs_error_init(&err);
-    rc = cs_fit_segmented(s->x, s->t, s->n, &st->o.fo, R, &err);
+    rc = cs_fit_segmented(s->p, s->n, &st->o.fo, R, &err);
     if (rc != 0) {
         fprintf(stderr, "collsim: %s: %s\n", s->label, err.msg);
         return rc;
@@ -222,8 +189,8 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
 
 /* --- tables of time against ring steps ------------------------------------------------- */
 
-/* The (steps, time) points of a steps table into x and y: 0, or an error (message printed). */
-static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
+/* The (steps, time) points of a steps table into p: 0, or an error (message printed). */
+static int read_steps(const struct cs_csv *t, struct cs_fit_pt *p, int *n)
 {
     int cn = cs_csv_col_find(t, "n_gpus"), cs = cs_csv_col_find(t, "ring_steps"),
         ct = cs_csv_col_find(t, "time_us"), rc = 0;
@@ -249,9 +216,7 @@ static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
                     t->name, t->lines[r], s, g);
             return CS_ERR_INVALID;
         }
-        x[*n] = s;
-        y[*n] = us * 1e-6;
-        (*n)++;
+        p[(*n)++] = (struct cs_fit_pt){s, us * 1e-6};
     }
     return 0;
 }
@@ -259,15 +224,14 @@ static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
 /* Time against ring steps (n_gpus, ring_steps columns): launch and per-step cost. */
 static int fit_steps_table(struct state *st, const struct cs_csv *t)
 {
-    double *x = malloc((size_t)(t->nrows + 1) * sizeof(double)),
-           *y = malloc((size_t)(t->nrows + 1) * sizeof(double));
+    struct cs_fit_pt *p = malloc((size_t)(t->nrows + 1) * sizeof(*p));
     struct cs_fit_line L;
     struct cs_error err;
     char a[64], b[64];
-    int n = 0, rc = x && y ? read_steps(t, x, y, &n) : CS_ERR_NOMEM;
+    int n = 0, rc = p ? read_steps(t, p, &n) : CS_ERR_NOMEM;
 
     cs_error_init(&err);
-    if (rc == 0 && (rc = cs_fit_line(x, y, n, st->o.fo.robust, &L, &err)) != 0)
+    if (rc == 0 && (rc = cs_fit_line(p, n, st->o.fo.robust, &L, &err)) != 0)
         fprintf(stderr, "collsim: %s: %s\n", t->name, err.msg);
     if (rc != 0)
         goto done;
@@ -284,18 +248,17 @@ static int fit_steps_table(struct state *st, const struct cs_csv *t)
     fprintf(st->rep, "- rms relative residual %.2f%%, max %.2f%%\n\n", 100 * L.rms_rel,
             100 * L.max_rel);
     for (int i = 0; i < n; i++)
-        fprintf(st->rep, "  steps %2.0f: measured %s, fitted %s (%+.2f%%)\n", x[i],
-                cs_calib_fmt_time(y[i], a, sizeof(a)),
-                cs_calib_fmt_time(L.alpha_s + L.slope_s_per_B * x[i], b, sizeof(b)),
-                100 * (L.alpha_s + L.slope_s_per_B * x[i] - y[i]) / y[i]);
+        fprintf(st->rep, "  steps %2.0f: measured %s, fitted %s (%+.2f%%)\n", p[i].x,
+                cs_calib_fmt_time(p[i].t, a, sizeof(a)),
+                cs_calib_fmt_time(L.alpha_s + L.slope_s_per_B * p[i].x, b, sizeof(b)),
+                100 * (L.alpha_s + L.slope_s_per_B * p[i].x - p[i].t) / p[i].t);
     fprintf(st->rep, "\n");
     cs_calib_map_steps(&st->cal, &L, st->o.proto ? st->o.proto : CS_PROTO_LL,
                        st->o.link ? st->o.link : CS_LINK_NVLINK, t->name);
     /* Later tables attribute their intercepts with this launch cost. */
     st->o.base.launch_s = L.alpha_s;
 done:
-    free(x);
-    free(y);
+    free(p);
     return rc;
 }
 
@@ -350,11 +313,12 @@ static int table_series(const struct state *st, const struct cs_csv *t, int nste
             fprintf(stderr, "collsim: %s:%d: empty size_bytes\n", t->name, rows[r].line);
             rc = CS_ERR_INVALID;
         } else if (size >= st->o.size_min && size <= st->o.size_max) {
-            rc = series_add(s, nsteps * size / n, rows[r].time_s, size);
+            rc = series_add(s, nsteps * size / n, rows[r].time_s);
         }
     }
     free(rows);
     snprintf(s->label, sizeof(s->label), "%s", t->name);
+    s->bytes_per_x = (double)n / nsteps;
     return rc;
 }
 
@@ -394,7 +358,7 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
             st->o.intercept_deploy ? " and the base per-step cost" : "");
     cs_calib_map_ring(&st->cal, &ring, &R);
 done:
-    series_cleanup(&s);
+    free(s.p);
     return rc;
 }
 
@@ -487,6 +451,7 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
     s->src = id[0];
     s->dst = id[1];
     s->nblocks = id[3];
+    s->s.bytes_per_x = 1;
     return s;
 }
 
@@ -530,20 +495,27 @@ static int harness_row(struct state *st, struct harness *h, int r)
     snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld chunk=%s",
              cs_csv_cell(t, r, h->col[H_TEST]), cs_csv_cell(t, r, h->col[H_MECH]),
              cs_csv_cell(t, r, h->col[H_OP]), id[0], id[1], id[2], id[3], id[4], chunk_s);
-    return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5], bytes);
+    return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5]);
 }
 
-/* A series of one size (a launch test, say): the median time is the whole answer (the times
- * are sorted in place, harmless when every size is the same). */
-static void one_size(struct state *st, struct series *s, struct cs_fit_result *R)
+/* A series of one size (a launch test, say): the median time is the whole answer. */
+static int one_size(struct state *st, const struct series *s, struct cs_fit_result *R)
 {
+    double *t = malloc((size_t)s->n * sizeof(*t));
+
+    if (t == NULL)
+        return cmd_usage_error("out of memory");
+    for (int i = 0; i < s->n; i++)
+        t[i] = s->p[i].t;
     memset(R, 0, sizeof(*R));
     R->nseg = 1;
-    R->seg[0].alpha_s = cs_fit_median(s->t, s->n);
-    R->seg[0].x_min = R->seg[0].x_max = s->x[0];
+    R->seg[0].alpha_s = cs_fit_median(t, s->n);
+    R->seg[0].x_min = R->seg[0].x_max = s->p[0].x;
     R->seg[0].beta_Bps = INFINITY;
-    fprintf(st->rep, "\nOne size (%.0f B), %d samples: median per-op time %.4g us.\n\n", s->x[0],
+    fprintf(st->rep, "\nOne size (%.0f B), %d samples: median per-op time %.4g us.\n\n", s->p[0].x,
             s->n, R->seg[0].alpha_s * 1e6);
+    free(t);
+    return 0;
 }
 
 /* Fit one harness series, report it and map it to its parameter. */
@@ -557,13 +529,13 @@ static int harness_fit(struct state *st, struct hseries *h, const char *file)
     snprintf(h->s.label, sizeof(h->s.label), "%.200s: %.300s", file, h->key);
     fprintf(st->rep, "\n### %s\n", h->key);
     for (int j = 1; j < h->s.n && !distinct; j++)
-        distinct = h->s.x[j] != h->s.x[0];
+        distinct = h->s.p[j].x != h->s.p[0].x;
     if (!distinct && h->s.n > 0)
-        one_size(st, &h->s, &R);
-    else if ((rc = fit_series(st, &h->s, "bytes", &R)) != 0)
-        return rc;
-    else
+        rc = one_size(st, &h->s, &R);
+    else if ((rc = fit_series(st, &h->s, "bytes", &R)) == 0)
         fprintf(st->rep, "\n");
+    if (rc != 0)
+        return rc;
     snprintf(how, sizeof(how), "%s series %s", file, h->key);
     ch.how = how;
     cs_calib_map_harness(&st->cal, &ch, &R);
@@ -600,7 +572,7 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
     for (int i = 0; i < h.nh && rc == 0; i++)
         rc = harness_fit(st, &h.hs[i], t->name);
     for (int i = 0; i < h.nh; i++)
-        series_cleanup(&h.hs[i].s);
+        free(h.hs[i].s.p);
     free(h.hs);
     free(h.sweep);
     return rc;

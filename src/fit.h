@@ -71,18 +71,23 @@ struct cs_fit_resid {
     int seg; /* segment index */
 };
 
+/* A measured point: size x (bytes) and time t (s). */
+struct cs_fit_pt {
+    double x, t;
+};
+
 /* Set opts to the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
 void cs_fit_opts_init(struct cs_fit_opts *o);
 
-/* Fit one line to n points (x[i] bytes >= 0, t[i] seconds > 0, all finite). Needs at least 3
- * points and 2 distinct sizes. CS_ERR_INVALID (err names the point index) otherwise.
- * `robust` selects Huber IRLS after the WLS fit. */
-int cs_fit_line(const double *x, const double *t, int n, int robust, struct cs_fit_line *out,
+/* Fit one line to n points (x >= 0, t > 0, all finite). Needs at least 3 points and 2 distinct
+ * sizes. CS_ERR_INVALID (err names the point index) otherwise. `robust` selects Huber IRLS after
+ * the WLS fit. */
+int cs_fit_line(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_line *out,
                 struct cs_error *err);
 
 /* Segmented fit (see above). Points need not be sorted. CS_ERR_INVALID for bad points, too few
  * sizes for even one segment, more than CS_FIT_MAX_SIZES sizes, or bad options. */
-int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fit_opts *o,
+int cs_fit_segmented(const struct cs_fit_pt *p, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err);
 
 /* The fitted time at size x: the segment whose range holds x, or the nearest one. */
@@ -90,7 +95,7 @@ double cs_fit_eval(const struct cs_fit_result *r, double x);
 
 /* Residuals per distinct size, by increasing size: *out is a new array of *nout entries (free).
  * CS_ERR_NOMEM on allocation failure. */
-int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,
+int cs_fit_residuals(const struct cs_fit_result *r, const struct cs_fit_pt *p, int n,
                      struct cs_fit_resid **out, int *nout);
 
 /* The median of v[0..n-1] (n >= 1; sorts v in place). */
