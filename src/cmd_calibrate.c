@@ -679,7 +679,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int rc;
 
     cs_params_init(&o->base);
-    cs_fit_opts_init(&o->fo);
     o->size_max = INFINITY;
     if ((rc = cmd_getopts(argc, argv, "o:", calibrate_opts, take_option, o)) != 0)
         return rc;

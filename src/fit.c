@@ -7,13 +7,6 @@
 
 #include "util.h"
 
-void cs_fit_opts_init(struct cs_fit_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->max_segments = CS_FIT_MAX_SEG;
-    o->min_sizes = 3;
-}
-
 double cs_fit_t975(int dof)
 {
     /* Student's t, 0.975 quantile, 1..30 degrees of freedom (standard tables). */
@@ -171,7 +164,6 @@ static int fit_pts(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_l
 
         L->ssr += e * e;
         L->max_rel = fmax(L->max_rel, fabs(e));
-        L->nsizes += i == 0 || p[i].x != p[i - 1].x;
     }
     L->rms_rel = sqrt(L->ssr / n);
     free(rw);
@@ -325,10 +317,9 @@ static void best_splits(struct search *w)
 static int choose(const struct search *w, int n, int minm, struct cs_fit_result *R)
 {
     int G = w->G, best_m = 0, rc;
+    double best = INFINITY;
 
     memset(R, 0, sizeof(*R));
-    R->n = n;
-    R->bic = INFINITY;
     for (int m = 0; m <= CS_FIT_MAX_SEG; m++)
         R->bic_by_m[m] = NAN;
     for (int m = minm; m <= w->maxm; m++) {
@@ -337,8 +328,8 @@ static int choose(const struct search *w, int n, int minm, struct cs_fit_result 
         if (!isfinite(s))
             continue;
         R->bic_by_m[m] = bic_of(s, n, m);
-        if (R->bic_by_m[m] < R->bic) {
-            R->bic = R->bic_by_m[m];
+        if (R->bic_by_m[m] < best) {
+            best = R->bic_by_m[m];
             best_m = m;
         }
     }
@@ -357,22 +348,19 @@ static int choose(const struct search *w, int n, int minm, struct cs_fit_result 
 int cs_fit_segmented(const struct cs_fit_pt *p, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err)
 {
-    struct cs_fit_opts d;
+    static const struct cs_fit_opts defaults;
     struct search w = {0};
     struct cs_fit_pt *ps = NULL;
-    int minm = 1, ms, rc;
+    int minm, ms, rc;
     struct cs_fit_result R;
 
-    if (o == NULL) {
-        cs_fit_opts_init(&d);
-        o = &d;
-    }
-    w.maxm = o->max_segments ? o->max_segments : CS_FIT_MAX_SEG;
-    if (o->nsegments > 0)
-        minm = w.maxm = o->nsegments;
+    if (o == NULL)
+        o = &defaults;
+    minm = o->nsegments > 0 ? o->nsegments : 1;
+    w.maxm = o->nsegments > 0 ? o->nsegments : CS_FIT_MAX_SEG;
     ms = o->min_sizes ? o->min_sizes : 3;
     w.robust = o->robust;
-    if (w.maxm < 1 || w.maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2)
+    if (w.maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "bad segmented-fit options (segments 1..%d, min sizes >= 2)",
                              CS_FIT_MAX_SEG);
@@ -449,7 +437,6 @@ int cs_fit_residuals(const struct cs_fit_result *r, const struct cs_fit_pt *p, i
         q->nsamples = m = e - k;
         /* The median of the times, sorted within a size. */
         q->t_meas_s = m % 2 ? s[k + m / 2].t : 0.5 * (s[k + m / 2 - 1].t + s[k + m / 2].t);
-        q->seg = seg_of(r, q->x);
         q->t_pred_s = cs_fit_eval(r, q->x);
         q->err_rel = (q->t_pred_s - q->t_meas_s) / q->t_meas_s;
         k = e;

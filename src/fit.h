@@ -26,11 +26,11 @@
 /* Most distinct sizes a segmented fit takes (the search is quadratic in them). */
 #define CS_FIT_MAX_SIZES 512
 
+/* Zeroed: the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
 struct cs_fit_opts {
-    int max_segments; /* 1..CS_FIT_MAX_SEG; 0 means CS_FIT_MAX_SEG */
-    int nsegments;    /* >0: exactly this many segments, no BIC choice */
-    int min_sizes;    /* distinct sizes per segment, >= 2; 0 means 3 */
-    int robust;       /* after WLS, Huber IRLS on relative residuals (c = 1.345, MAD scale) */
+    int nsegments; /* >0: exactly this many segments, no BIC choice */
+    int min_sizes; /* distinct sizes per segment, >= 2; 0 means 3 */
+    int robust;    /* after WLS, Huber IRLS on relative residuals (c = 1.345, MAD scale) */
 };
 
 /* One regime's line. */
@@ -47,7 +47,6 @@ struct cs_fit_line {
     double max_rel;       /* largest |relative residual| */
     double x_min, x_max;  /* sizes covered (bytes) */
     int n;                /* points */
-    int nsizes;           /* distinct sizes */
     int dof;              /* n - free parameters */
     int alpha_clamped;    /* unconstrained alpha was < 0: fixed at 0 */
     int slope_clamped;    /* unconstrained slope was < 0: fixed at 0 */
@@ -56,9 +55,7 @@ struct cs_fit_line {
 struct cs_fit_result {
     int nseg;
     struct cs_fit_line seg[CS_FIT_MAX_SEG]; /* by increasing size */
-    double bic;                             /* of the chosen model */
     double bic_by_m[CS_FIT_MAX_SEG + 1];    /* BIC for m segments; NAN when infeasible */
-    int n;                                  /* points */
 };
 
 /* Residual of one distinct size: median measured time against the prediction. */
@@ -68,16 +65,12 @@ struct cs_fit_resid {
     double t_pred_s; /* the fitted segment's prediction */
     double err_rel;  /* (pred - meas) / meas */
     int nsamples;
-    int seg; /* segment index */
 };
 
 /* A measured point: size x (bytes) and time t (s). */
 struct cs_fit_pt {
     double x, t;
 };
-
-/* Set opts to the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
-void cs_fit_opts_init(struct cs_fit_opts *o);
 
 /* Fit one line to n points (x >= 0, t > 0, all finite). Needs at least 3 points and 2 distinct
  * sizes. CS_ERR_INVALID (err names the point index) otherwise. `robust` selects Huber IRLS after

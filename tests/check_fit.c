@@ -89,7 +89,6 @@ START_TEST(test_exact_line)
     ck_assert(L.alpha_ci_s < 1e-15 && L.max_rel < 1e-9);
     ck_assert(!L.alpha_clamped && !L.slope_clamped);
     ck_assert_int_eq(L.n, n);
-    ck_assert_int_eq(L.nsizes, n);
     ck_assert_int_eq(L.dof, n - 2);
 }
 END_TEST
@@ -206,21 +205,18 @@ START_TEST(test_forced_segments)
 {
     static struct cs_fit_pt p[300];
     static const struct regime rg[] = {{1e6, 5e-6, 10e9}, {INFINITY, 50e-6, 20e9}};
-    struct cs_fit_opts o;
+    struct cs_fit_opts o = {.nsegments = 2};
     struct cs_fit_result R;
     int n;
 
     rng_state = 99;
     n = synth(rg, 2, 1024, 1 << 28, 2, 0.0, p);
-    cs_fit_opts_init(&o);
-    o.nsegments = 2;
     ck_assert_int_eq(cs_fit_segmented(p, n, &o, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 2);
     ck_assert(isnan(R.bic_by_m[1]));
     ck_assert(relerr(cs_fit_eval(&R, 4096), 5e-6 + 4096 / 10e9) < 1e-9);
     ck_assert(relerr(cs_fit_eval(&R, 1 << 28), 50e-6 + (1 << 28) / 20e9) < 1e-9);
-    o.nsegments = 0;
-    o.max_segments = 1;
+    o.nsegments = 1;
     ck_assert_int_eq(cs_fit_segmented(p, n, &o, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 1);
 }
@@ -233,7 +229,7 @@ START_TEST(test_degenerate)
     struct cs_fit_pt same[] = {{8, 1e-6}, {8, 2e-6}, {8, 3e-6}, {8, 4e-6}};
     struct cs_fit_line L;
     struct cs_fit_result R;
-    struct cs_fit_opts o;
+    struct cs_fit_opts o = {0};
     struct cs_error err;
     double saved;
 
@@ -258,10 +254,12 @@ START_TEST(test_degenerate)
         ck_assert_int_eq(cs_fit_segmented(p, 4, NULL, &R, NULL), CS_ERR_INVALID);
         *v = saved;
     }
-    cs_fit_opts_init(&o);
-    o.max_segments = CS_FIT_MAX_SEG + 1;
+    o.nsegments = CS_FIT_MAX_SEG + 1;
     ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, NULL), CS_ERR_INVALID);
-    cs_fit_opts_init(&o);
+    o.min_sizes = 1;
+    o.nsegments = 0;
+    ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, NULL), CS_ERR_INVALID);
+    o.min_sizes = 0;
     o.nsegments = 3; /* 4 sizes cannot hold 3 segments of 3 */
     cs_error_init(&err);
     ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, &err), CS_ERR_INVALID);
