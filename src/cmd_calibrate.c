@@ -364,80 +364,50 @@ done:
 
 /* --- harness per-sample CSVs ------------------------------------------------------------ */
 
+/* The columns a harness CSV needs: a series' identity test..nthreads, the six integers src..ops
+ * in a row. */
 static const char *const harness_cols[] = {
-    "test",     "mech",        "op",    "src", "dst",    "concurrent", "nblocks",
-    "nthreads", "chunk_bytes", "bytes", "ops", "sample", "time_s",     "status"};
+    "test",     "mech", "op",          "src",   "dst",    "concurrent", "nblocks",
+    "nthreads", "ops",  "chunk_bytes", "bytes", "time_s", "status",     "sample"};
 #define NHCOLS ((int)(sizeof(harness_cols) / sizeof(harness_cols[0])))
-enum {
-    H_TEST,
-    H_MECH,
-    H_OP,
-    H_SRC,
-    H_DST,
-    H_CONC,
-    H_BLOCKS,
-    H_THREADS,
-    H_CHUNK,
-    H_BYTES,
-    H_OPS,
-    H_SAMPLE,
-    H_TIME,
-    H_STATUS
-};
+enum { H_TEST, H_MECH, H_OP, H_SRC, H_OPS = H_SRC + 5, H_CHUNK, H_BYTES, H_TIME, H_STATUS };
 
 struct hseries {
     char key[512];
-    char mech[32], op[64];
-    long src, dst, nblocks;
+    int row;         /* its first row: mech and op */
+    long long id[5]; /* src, dst, concurrent, nblocks, nthreads */
     struct series s;
 };
 
-/* A harness table: its columns, which rows sweep the call size, its series so far. */
+/* A harness table: its columns and its series so far. */
 struct harness {
     const struct cs_csv *t;
     int col[NHCOLS];
-    char *sweep; /* per row: its group's chunk_bytes always equals bytes */
     struct hseries *hs;
     int nh, skipped;
 };
 
-static int parse_long(const struct cs_csv *t, int r, int c, long *out)
-{
-    const char *s = cs_csv_cell(t, r, c);
-    long long v;
-
-    if (cs_parse_ll(s, -2147483647LL, 2147483647LL, &v) != 0) {
-        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name, t->lines[r],
-                t->header[c], s);
-        return CS_ERR_PARSE;
-    }
-    *out = (long)v;
-    return 0;
-}
-
 /* A protocol test whose FIFO call size is its payload on every row (chunk_bytes == bytes)
  * sweeps the call size: its sizes form one series instead of one series per chunk size.
- * sweep[r]: row r belongs to such a group (same test..nthreads cells). */
-static void mark_sweeps(struct harness *h)
+ * 1 when row r belongs to such a group (same test..nthreads cells). */
+static int sweeps(const struct harness *h, int r)
 {
     const struct cs_csv *t = h->t;
 
-    for (int r = 0; r < t->nrows; r++) {
-        h->sweep[r] = 1;
-        for (int q = 0; q < t->nrows && h->sweep[r]; q++) {
-            int same = 1;
+    for (int q = 0; q < t->nrows; q++) {
+        int same = 1;
 
-            for (int c = H_TEST; c <= H_THREADS && same; c++)
-                same = strcmp(cs_csv_cell(t, r, h->col[c]), cs_csv_cell(t, q, h->col[c])) == 0;
-            if (same &&
-                strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]), cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
-                h->sweep[r] = 0;
-        }
+        for (int c = H_TEST; c < H_OPS && same; c++)
+            same = strcmp(cs_csv_cell(t, r, h->col[c]), cs_csv_cell(t, q, h->col[c])) == 0;
+        if (same &&
+            strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]), cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
+            return 0;
     }
+    return 1;
 }
 
 /* The series named key, created with row r's identity when new. */
-static struct hseries *series_of(struct harness *h, int r, const char *key, const long *id)
+static struct hseries *series_of(struct harness *h, int r, const char *key, const long long *id)
 {
     struct hseries *s;
 
@@ -446,11 +416,8 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
             return &h->hs[i];
     s = &h->hs[h->nh++];
     snprintf(s->key, sizeof(s->key), "%s", key);
-    snprintf(s->mech, sizeof(s->mech), "%s", cs_csv_cell(h->t, r, h->col[H_MECH]));
-    snprintf(s->op, sizeof(s->op), "%s", cs_csv_cell(h->t, r, h->col[H_OP]));
-    s->src = id[0];
-    s->dst = id[1];
-    s->nblocks = id[3];
+    s->row = r;
+    memcpy(s->id, id, sizeof(s->id));
     s->s.bytes_per_x = 1;
     return s;
 }
@@ -459,20 +426,24 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
 static int harness_row(struct state *st, struct harness *h, int r)
 {
     const struct cs_csv *t = h->t;
-    static const int idcols[] = {H_SRC, H_DST, H_CONC, H_BLOCKS, H_THREADS, H_OPS};
-    long id[6]; /* src, dst, concurrent, nblocks, nthreads, ops */
+    long long id[6]; /* src, dst, concurrent, nblocks, nthreads, ops */
     double bytes, ts, chunk;
     struct cs_error err;
     char key[512], chunk_s[32] = "bytes";
-    int rc;
 
     if (strcmp(cs_csv_cell(t, r, h->col[H_STATUS]), "ok") != 0) {
         h->skipped++;
         return 0;
     }
-    for (int i = 0; i < 6; i++)
-        if ((rc = parse_long(t, r, h->col[idcols[i]], &id[i])) != 0)
-            return rc;
+    for (int i = 0; i < 6; i++) {
+        int c = h->col[H_SRC + i];
+
+        if (cs_parse_ll(cs_csv_cell(t, r, c), -2147483647LL, 2147483647LL, &id[i]) != 0) {
+            fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name,
+                    t->lines[r], t->header[c], cs_csv_cell(t, r, c));
+            return CS_ERR_PARSE;
+        }
+    }
     cs_error_init(&err);
     if (cs_meas_read_cell(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
         cs_meas_read_cell(t, r, h->col[H_TIME], &ts, &err) != 0 ||
@@ -483,16 +454,17 @@ static int harness_row(struct state *st, struct harness *h, int r)
     }
     if (id[5] < 1 || ts <= 0 || bytes < 0) {
         fprintf(stderr,
-                "collsim: %s:%d: ops %ld, time_s %g, bytes %g: need ops >= 1, time > 0, "
+                "collsim: %s:%d: ops %lld, time_s %g, bytes %g: need ops >= 1, time > 0, "
                 "bytes >= 0\n",
                 t->name, t->lines[r], id[5], ts, bytes);
         return CS_ERR_INVALID;
     }
     if (bytes < st->o.size_min || bytes > st->o.size_max)
         return 0;
-    if (!h->sweep[r])
+    if (!sweeps(h, r))
         snprintf(chunk_s, sizeof(chunk_s), "%.0f", chunk);
-    snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld chunk=%s",
+    snprintf(key, sizeof(key),
+             "%s/%s/%s src=%lld dst=%lld conc=%lld blocks=%lld threads=%lld chunk=%s",
              cs_csv_cell(t, r, h->col[H_TEST]), cs_csv_cell(t, r, h->col[H_MECH]),
              cs_csv_cell(t, r, h->col[H_OP]), id[0], id[1], id[2], id[3], id[4], chunk_s);
     return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5]);
@@ -519,32 +491,34 @@ static int one_size(struct state *st, const struct series *s, struct cs_fit_resu
 }
 
 /* Fit one harness series, report it and map it to its parameter. */
-static int harness_fit(struct state *st, struct hseries *h, const char *file)
+static int harness_fit(struct state *st, const struct harness *h, struct hseries *hs)
 {
-    struct cs_calib_harness ch = {h->mech, h->op, h->src, h->dst, h->nblocks, st->o.link, NULL};
-    struct cs_fit_result R;
+    const char *file = h->t->name, *mech = cs_csv_cell(h->t, hs->row, h->col[H_MECH]),
+               *op = cs_csv_cell(h->t, hs->row, h->col[H_OP]);
     char how[1024];
+    struct cs_calib_harness ch = {mech, op, hs->id[0], hs->id[1], hs->id[3], st->o.link, how};
+    struct series *s = &hs->s;
+    struct cs_fit_result R;
     int distinct = 0, rc;
 
-    snprintf(h->s.label, sizeof(h->s.label), "%.200s: %.300s", file, h->key);
-    fprintf(st->rep, "\n### %s\n", h->key);
-    for (int j = 1; j < h->s.n && !distinct; j++)
-        distinct = h->s.p[j].x != h->s.p[0].x;
-    if (!distinct && h->s.n > 0)
-        rc = one_size(st, &h->s, &R);
-    else if ((rc = fit_series(st, &h->s, "bytes", &R)) == 0)
+    snprintf(s->label, sizeof(s->label), "%.200s: %.300s", file, hs->key);
+    fprintf(st->rep, "\n### %s\n", hs->key);
+    for (int j = 1; j < s->n && !distinct; j++)
+        distinct = s->p[j].x != s->p[0].x;
+    if (!distinct && s->n > 0)
+        rc = one_size(st, s, &R);
+    else if ((rc = fit_series(st, s, "bytes", &R)) == 0)
         fprintf(st->rep, "\n");
     if (rc != 0)
         return rc;
-    snprintf(how, sizeof(how), "%s series %s", file, h->key);
-    ch.how = how;
+    snprintf(how, sizeof(how), "%s series %s", file, hs->key);
     cs_calib_map_harness(&st->cal, &ch, &R);
     return 0;
 }
 
 static int fit_harness(struct state *st, const struct cs_csv *t)
 {
-    struct harness h = {t, {0}, NULL, NULL, 0, 0};
+    struct harness h = {t, {0}, NULL, 0, 0};
     int rc = 0;
 
     for (int i = 0; i < NHCOLS; i++)
@@ -553,12 +527,8 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
                     harness_cols[i]);
             return CS_ERR_PARSE;
         }
-    h.hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.hs));
-    h.sweep = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.sweep));
-    if (h.hs == NULL || h.sweep == NULL)
+    if ((h.hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.hs))) == NULL)
         rc = CS_ERR_NOMEM;
-    else
-        mark_sweeps(&h);
     for (int r = 0; r < t->nrows && rc == 0; r++)
         rc = harness_row(st, &h, r);
     if (rc == 0) {
@@ -570,11 +540,10 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
             fprintf(st->rep, "%s`# %s`\n", c == 0 ? "\n" : "", t->comments[c]);
     }
     for (int i = 0; i < h.nh && rc == 0; i++)
-        rc = harness_fit(st, &h.hs[i], t->name);
+        rc = harness_fit(st, &h, &h.hs[i]);
     for (int i = 0; i < h.nh; i++)
         free(h.hs[i].s.p);
     free(h.hs);
-    free(h.sweep);
     return rc;
 }
 
