@@ -124,16 +124,12 @@ static void report_segments(FILE *rep, const struct cs_fit_result *R, int npoint
             xunit);
     for (int k = 0; k < R->nseg; k++) {
         const struct cs_fit_line *L = &R->seg[k];
-        char flags[256] = "";
+        char flags[256];
 
-        if (L->alpha_clamped)
-            strcat(flags, "alpha<0 clamped; ");
-        if (L->slope_clamped)
-            strcat(flags, "slope<0 clamped; ");
-        if (L->max_rel > 0.10)
-            strcat(flags, "max residual >10%; ");
-        if (L->dof == 0)
-            strcat(flags, "no dof for intervals; ");
+        snprintf(flags, sizeof(flags), "%s%s%s%s", L->alpha_clamped ? "alpha<0 clamped; " : "",
+                 L->slope_clamped ? "slope<0 clamped; " : "",
+                 L->max_rel > 0.10 ? "max residual >10%; " : "",
+                 L->dof == 0 ? "no dof for intervals; " : "");
         fprintf(rep,
                 "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n", k,
                 L->x_min, L->x_max, cs_calib_fmt_time(L->alpha_s, a, sizeof(a)),
@@ -198,7 +194,7 @@ static int read_steps(const struct cs_csv *t, struct cs_fit_pt *p, int *n)
     *n = 0;
     for (int r = 0; r < t->nrows; r++) {
         struct cs_error err;
-        double g, s, us;
+        double g, s = NAN, us = NAN;
 
         cs_error_init(&err);
         if ((rc = cs_meas_read_cell(t, r, cs, &s, &err)) < 0 ||
@@ -607,8 +603,6 @@ static int take_option(void *ctx, int c, const char *v)
     case 'n':
         return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
     case 's':
-        if (strchr(v, ':') == NULL)
-            return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
         if (cs_meas_parse_range(v, &o->size_min, &o->size_max) != 0)
             return cmd_usage_error("--sizes: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", v);
         return 0;
@@ -623,10 +617,10 @@ static int take_option(void *ctx, int c, const char *v)
         o->fo.robust = 1;
         return 0;
     case 'i':
-        if (strcmp(v, "step") != 0 && strcmp(v, "deploy") != 0)
-            return cmd_usage_error("--intercept: '%s' is not step or deploy", v);
         o->intercept_deploy = strcmp(v, "deploy") == 0;
-        return 0;
+        return o->intercept_deploy || strcmp(v, "step") == 0
+                   ? 0
+                   : cmd_usage_error("--intercept: '%s' is not step or deploy", v);
     case 'S':
         return take_set(o, v);
     case 'F':

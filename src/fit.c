@@ -35,7 +35,6 @@ static double weight(const struct cs_fit_pt *p, const double *rw, int i)
 static void solve(const struct cs_fit_pt *p, int n, const double *rw, struct cs_fit_line *L)
 {
     double s0 = 0, sx = 0, st = 0, xm, tm, sxx = 0, sxt = 0, a, b, ssr = 0, s2, tq;
-    int np = 2;
 
     for (int i = 0; i < n; i++) {
         double w = weight(p, rw, i);
@@ -56,20 +55,20 @@ static void solve(const struct cs_fit_pt *p, int n, const double *rw, struct cs_
     a = tm - b * xm;
     L->alpha_clamped = L->slope_clamped = 0;
     if (a < 0) {
-        /* Through the origin: minimise sum w (t - b x)^2. */
-        double sxx0 = 0, sxt0 = 0;
+        /* Through the origin: minimise sum w (t - b x)^2; sxx, now about the origin, gives the
+         * slope variance below. */
+        double sxt0 = 0;
 
+        sxx = 0;
         for (int i = 0; i < n; i++) {
             double w = weight(p, rw, i);
 
-            sxx0 += w * p[i].x * p[i].x;
+            sxx += w * p[i].x * p[i].x;
             sxt0 += w * p[i].x * p[i].t;
         }
         a = 0;
-        b = sxt0 / sxx0;
+        b = sxt0 / sxx;
         L->alpha_clamped = 1;
-        np = 1;
-        sxx = sxx0; /* for the slope variance below (no intercept) */
         xm = 0;
     }
     if (b < 0) {
@@ -77,7 +76,6 @@ static void solve(const struct cs_fit_pt *p, int n, const double *rw, struct cs_
         a = tm;
         L->slope_clamped = 1;
         L->alpha_clamped = 0;
-        np = 1;
     }
     for (int i = 0; i < n; i++) {
         double r = (p[i].t - a - b * p[i].x) / p[i].t;
@@ -89,19 +87,14 @@ static void solve(const struct cs_fit_pt *p, int n, const double *rw, struct cs_
     L->beta_Bps = b > 0 ? 1.0 / b : INFINITY;
     L->ssr = ssr;
     L->n = n;
-    L->dof = n - np;
+    L->dof = n - 2 + (L->alpha_clamped || L->slope_clamped); /* a clamped parameter is not free */
     s2 = L->dof > 0 ? ssr / L->dof : NAN;
     tq = L->dof > 0 ? cs_fit_t975(L->dof) : NAN;
-    if (L->slope_clamped) {
-        L->slope_ci = 0;
+    L->slope_ci = L->slope_clamped ? 0 : tq * sqrt(s2 / sxx);
+    if (L->slope_clamped)
         L->alpha_ci_s = tq * sqrt(s2 / s0);
-    } else if (L->alpha_clamped) {
-        L->alpha_ci_s = 0;
-        L->slope_ci = tq * sqrt(s2 / sxx);
-    } else {
-        L->slope_ci = tq * sqrt(s2 / sxx);
-        L->alpha_ci_s = tq * sqrt(s2 * (1.0 / s0 + xm * xm / sxx));
-    }
+    else
+        L->alpha_ci_s = L->alpha_clamped ? 0 : tq * sqrt(s2 * (1.0 / s0 + xm * xm / sxx));
     L->beta_lo_Bps = b + L->slope_ci > 0 ? 1.0 / (b + L->slope_ci) : INFINITY;
     L->beta_hi_Bps = b - L->slope_ci > 0 ? 1.0 / (b - L->slope_ci) : INFINITY;
 }
