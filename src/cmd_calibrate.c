@@ -149,10 +149,8 @@ static int report_residuals(FILE *rep, const struct cs_fit_result *R, const stru
     char a[64], b[64];
     int nres;
 
-    if (cs_fit_residuals(R, s->p, s->n, &res, &nres) != 0) {
-        fprintf(stderr, "collsim: out of memory\n");
-        return CS_ERR_NOMEM;
-    }
+    if (cs_fit_residuals(R, s->p, s->n, &res, &nres) != 0)
+        return cmd_usage_error("out of memory");
     fprintf(rep,
             "\n| size (B) | %s | samples | measured (median) | fitted | error |\n"
             "|---|---|---|---|---|---|\n",
@@ -171,14 +169,10 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
                       struct cs_fit_result *R)
 {
     struct cs_error err;
-    int rc;
 
     cs_error_init(&err);
-    rc = cs_fit_segmented(s->p, s->n, &st->o.fo, R, &err);
-    if (rc != 0) {
-        fprintf(stderr, "collsim: %s: %s\n", s->label, err.msg);
-        return rc;
-    }
+    if (cs_fit_segmented(s->p, s->n, &st->o.fo, R, &err) != 0)
+        return cmd_usage_error("%s: %s", s->label, err.msg);
     report_segments(st->rep, R, s->n, xunit);
     return report_residuals(st->rep, R, s, xunit);
 }
@@ -205,13 +199,10 @@ static int read_steps(const struct cs_csv *t, struct cs_fit_pt *p, int *n)
         }
         if (rc == 1)
             continue;
-        if (s != 2 * (g - 1) || us <= 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or "
-                    "time not positive\n",
-                    t->name, t->lines[r], s, g);
-            return CS_ERR_INVALID;
-        }
+        if (s != 2 * (g - 1) || us <= 0)
+            return cmd_usage_error("%s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or time "
+                                   "not positive",
+                                   t->name, t->lines[r], s, g);
         p[(*n)++] = (struct cs_fit_pt){s, us * 1e-6};
     }
     return 0;
@@ -270,22 +261,16 @@ static int table_ring(const struct state *st, const struct cs_csv *t, enum cs_me
     *coll = st->o.coll;
     if (*coll == 0 && cc >= 0 && t->nrows > 0) {
         *coll = cs_meas_coll_parse(cs_csv_cell(t, 0, cc));
-        if (*coll == 0) {
-            fprintf(stderr, "collsim: %s:%d: unknown collective '%s'\n", t->name, t->lines[0],
-                    cs_csv_cell(t, 0, cc));
-            return CS_ERR_INVALID;
-        }
+        if (*coll == 0)
+            return cmd_usage_error("%s:%d: unknown collective '%s'", t->name, t->lines[0],
+                                   cs_csv_cell(t, 0, cc));
     }
     if (*coll == 0)
         *coll = CS_MEAS_ALLREDUCE;
     *n = st->o.ranks ? st->o.ranks : cs_meas_infer_ranks(t, *coll);
-    if (*n < 2) {
-        fprintf(stderr,
-                "collsim: %s: cannot infer the number of ranks from busbw/algbw; give "
-                "--ranks\n",
-                t->name);
-        return CS_ERR_INVALID;
-    }
+    if (*n < 2)
+        return cmd_usage_error(
+            "%s: cannot infer the number of ranks from busbw/algbw; give --ranks", t->name);
     return 0;
 }
 
@@ -305,12 +290,10 @@ static int table_series(const struct state *st, const struct cs_csv *t, int nste
     for (int r = 0; r < nrows && rc == 0; r++) {
         double size = rows[r].size_bytes;
 
-        if (rows[r].ngpus > 0) {
-            fprintf(stderr, "collsim: %s:%d: empty size_bytes\n", t->name, rows[r].line);
-            rc = CS_ERR_INVALID;
-        } else if (size >= st->o.size_min && size <= st->o.size_max) {
+        if (rows[r].ngpus > 0)
+            rc = cmd_usage_error("%s:%d: empty size_bytes", t->name, rows[r].line);
+        else if (size >= st->o.size_min && size <= st->o.size_max)
             rc = series_add(s, nsteps * size / n, rows[r].time_s);
-        }
     }
     free(rows);
     snprintf(s->label, sizeof(s->label), "%s", t->name);
@@ -434,11 +417,9 @@ static int harness_row(struct state *st, struct harness *h, int r)
     for (int i = 0; i < 6; i++) {
         int c = h->col[H_SRC + i];
 
-        if (cs_parse_ll(cs_csv_cell(t, r, c), -2147483647LL, 2147483647LL, &id[i]) != 0) {
-            fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name,
-                    t->lines[r], t->header[c], cs_csv_cell(t, r, c));
-            return CS_ERR_PARSE;
-        }
+        if (cs_parse_ll(cs_csv_cell(t, r, c), -2147483647LL, 2147483647LL, &id[i]) != 0)
+            return cmd_usage_error("%s:%d: column %s: '%s' is not an integer", t->name, t->lines[r],
+                                   t->header[c], cs_csv_cell(t, r, c));
     }
     cs_error_init(&err);
     if (cs_meas_read_cell(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
@@ -448,13 +429,10 @@ static int harness_row(struct state *st, struct harness *h, int r)
         cmd_print_error(&err);
         return CS_ERR_PARSE;
     }
-    if (id[5] < 1 || ts <= 0 || bytes < 0) {
-        fprintf(stderr,
-                "collsim: %s:%d: ops %lld, time_s %g, bytes %g: need ops >= 1, time > 0, "
-                "bytes >= 0\n",
-                t->name, t->lines[r], id[5], ts, bytes);
-        return CS_ERR_INVALID;
-    }
+    if (id[5] < 1 || ts <= 0 || bytes < 0)
+        return cmd_usage_error("%s:%d: ops %lld, time_s %g, bytes %g: need ops >= 1, time > 0, "
+                               "bytes >= 0",
+                               t->name, t->lines[r], id[5], ts, bytes);
     if (bytes < st->o.size_min || bytes > st->o.size_max)
         return 0;
     if (!sweeps(h, r))
@@ -518,11 +496,9 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
     int rc = 0;
 
     for (int i = 0; i < NHCOLS; i++)
-        if ((h.col[i] = cs_csv_col_find(t, harness_cols[i])) < 0) {
-            fprintf(stderr, "collsim: %s: harness CSV without a '%s' column\n", t->name,
-                    harness_cols[i]);
-            return CS_ERR_PARSE;
-        }
+        if ((h.col[i] = cs_csv_col_find(t, harness_cols[i])) < 0)
+            return cmd_usage_error("%s: harness CSV without a '%s' column", t->name,
+                                   harness_cols[i]);
     if ((h.hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.hs))) == NULL)
         rc = CS_ERR_NOMEM;
     for (int r = 0; r < t->nrows && rc == 0; r++)
@@ -672,11 +648,9 @@ static int fit_file(struct state *st, const char *path, int pass)
     steps = cs_csv_col_find(t, "ring_steps") >= 0;
     harness = cs_csv_col_find(t, "mech") >= 0 && cs_csv_col_find(t, "time_s") >= 0;
     if (!harness && (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0)) {
-        fprintf(stderr,
-                "collsim: %s:1: neither a measurement table (size_bytes,time_us,...) nor a "
-                "harness CSV (test,mech,...,time_s,...)\n",
-                t->name);
-        r = CS_ERR_PARSE;
+        r = cmd_usage_error("%s:1: neither a measurement table (size_bytes,time_us,...) nor a "
+                            "harness CSV (test,mech,...,time_s,...)",
+                            t->name);
     } else if (pass == 0 && steps) {
         r = fit_steps_table(st, t);
     } else if (pass == 1 && harness) {
