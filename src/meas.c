@@ -9,10 +9,8 @@
 
 #include "parse.h"
 
-static const char *const coll_names[] = {NULL, "allreduce", "allgather", "reducescatter",
-                                         "sendrecv"};
-
-/* Every spelling taken: collsim's and nccl-tests' (all_reduce_perf). */
+/* Every spelling taken: collsim's (each collective's first, its name) and nccl-tests'
+ * (all_reduce_perf). */
 static const struct {
     const char *name;
     enum cs_meas_coll coll;
@@ -33,7 +31,10 @@ enum cs_meas_coll cs_meas_coll_parse(const char *s)
 
 const char *cs_meas_coll_name(enum cs_meas_coll c)
 {
-    return c >= CS_MEAS_ALLREDUCE && c <= CS_MEAS_SENDRECV ? coll_names[c] : NULL;
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++)
+        if (spellings[i].coll == c)
+            return spellings[i].name;
+    return NULL;
 }
 
 int cs_meas_ring_steps(enum cs_meas_coll c, int n)
