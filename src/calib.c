@@ -200,8 +200,7 @@ void cs_calib_map_ring(struct cs_calib *c, const struct cs_calib_ring *r,
     }
 }
 
-/* The protocol a harness mechanism exercises: LL, LL128 or Simple in any case, or ll8; 0 if none.
- */
+/* The protocol a harness mechanism names: LL, LL128 or Simple in any case, or ll8; else 0. */
 static enum cs_proto mech_proto(const char *mech)
 {
     for (enum cs_proto p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++)

@@ -80,7 +80,6 @@ struct state {
     struct opts o;
     struct cs_calib cal;
     FILE *rep;
-    char files[2048];
 };
 
 /* One series of samples; a point's message size (the residual table's) is x * bytes_per_x. */
@@ -658,11 +657,6 @@ static int fit_file(struct state *st, const char *path, int pass)
     } else if (pass == 1 && !steps) {
         r = fit_measurement_table(st, t);
     }
-    if (pass == 1 && r == 0) {
-        if (st->files[0])
-            strncat(st->files, " ", sizeof(st->files) - strlen(st->files) - 1);
-        strncat(st->files, path, sizeof(st->files) - strlen(st->files) - 1);
-    }
     cs_csv_free(t);
     return r ? CS_EXIT_USAGE : CS_EXIT_OK;
 }
@@ -699,11 +693,15 @@ static int write_outputs(struct state *st, const char *repbuf, size_t replen)
 {
     const char *out = st->o.out, *report = st->o.report;
     FILE *fp = out == NULL || strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    char files[2048] = "";
     int rc = CS_EXIT_OK;
 
     if (fp == NULL)
         return cmd_usage_error("cannot write %s", out);
-    cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, st->files, fp);
+    for (int f = 0; f < st->o.nfiles; f++)
+        snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
+                 st->o.files[f]);
+    cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, files, fp);
     if (fp != stdout && fclose(fp) != 0)
         rc = cmd_usage_error("cannot write %s", out);
     else if (fp == stdout)
