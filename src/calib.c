@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Physical per-direction peaks, to flag impossible fits: NVLink3 12 x 25 GB/s; PCIe Gen4 x16
  * 31.5 GB/s; one 200 Gb/s HDR NIC 25 GB/s (nccl-a100.md section 2). */
@@ -199,22 +200,13 @@ void cs_calib_map_ring(struct cs_calib *c, const struct cs_calib_ring *r,
     }
 }
 
-/* The protocol a harness mechanism exercises: LL, LL128 or Simple in any spelling; 0 if none. */
+/* The protocol a harness mechanism names: LL, LL128 or Simple in any case, or ll8; else 0. */
 static enum cs_proto mech_proto(const char *mech)
 {
-    static const struct {
-        const char *mech;
-        enum cs_proto proto;
-    } lower[] = {{"ll", CS_PROTO_LL},
-                 {"ll8", CS_PROTO_LL},
-                 {"ll128", CS_PROTO_LL128},
-                 {"simple", CS_PROTO_SIMPLE}};
-    enum cs_proto p = cs_proto_parse(mech);
-
-    for (size_t i = 0; p == 0 && i < sizeof(lower) / sizeof(lower[0]); i++)
-        if (strcmp(mech, lower[i].mech) == 0)
-            p = lower[i].proto;
-    return p;
+    for (enum cs_proto p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++)
+        if (strcasecmp(mech, cs_proto_name(p)) == 0)
+            return p;
+    return strcmp(mech, "ll8") == 0 ? CS_PROTO_LL : 0;
 }
 
 /* A series between two GPUs: `prefix`.LINK (the link's latency, bandwidth or per-call cost). */

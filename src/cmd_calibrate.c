@@ -1,15 +1,6 @@
-/* cmd_calibrate.c: `collsim calibrate fit`: platform parameters from measurement CSVs.
- *
- * Two input kinds, told apart by their header:
- *  - measurement tables (size_bytes,time_us,algbw_GBps,busbw_GBps,placement,...): nccl-tests
- *    collective times, read with meas.h. A ring collective over n ranks takes nsteps steps of
- *    S/n bytes, so t(S) = launch + deploy + nsteps * call + (nsteps * S / n) / B is a straight
- *    line in the per-rank link bytes x = nsteps * S / n. A table of time against ring steps at a
- *    tiny size (n_gpus,ring_steps columns) gives launch (intercept) and call (slope) directly.
- *  - harness per-sample CSVs (calibration.md 3.3): per-op time = time_s / ops against bytes, one
- *    series per (test, mech, op, src, dst, concurrent, nblocks, nthreads, chunk_bytes).
- * Every series gets a segmented weighted fit (fit.h); calib.h maps the fits to parameter keys
- * (the mapping the usage text lists). This file reads the inputs and writes the report.
+/* cmd_calibrate.c: `collsim calibrate fit`: platform parameters from measurement CSVs (the two
+ * input kinds and the mapping are in the usage text). Every series gets a segmented weighted fit
+ * (fit.h) that calib.h maps to parameter keys; this file reads the inputs and writes the report.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +14,7 @@
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
+#include "util.h"
 
 const char cmd_calibrate_usage[] =
     "usage: collsim calibrate fit FILE... [--link nvlink|pcie|net] [--proto LL|LL128|Simple|auto]\n"
@@ -88,45 +80,25 @@ struct state {
     struct opts o;
     struct cs_calib cal;
     FILE *rep;
-    char files[2048];
 };
 
-/* One series of (x, t) samples. */
+/* One series of samples; a point's message size (the residual table's) is x * bytes_per_x. */
 struct series {
     char label[512];
-    double *x, *t, *size; /* size: the original message size (bytes) for the residual table */
+    struct cs_fit_pt *p;
     int n, cap;
+    double bytes_per_x;
 };
 
-static int series_add(struct series *s, double x, double t, double size)
+static int series_add(struct series *s, double x, double t)
 {
-    double **cols[] = {&s->x, &s->t, &s->size};
-    double vals[] = {x, t, size};
+    struct cs_fit_pt *p = cs_array_slot((void **)&s->p, s->n, &s->cap, sizeof(*p));
 
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 64;
-
-        for (int c = 0; c < 3; c++) {
-            double *p = realloc(*cols[c], (size_t)cap * sizeof(double));
-
-            if (p == NULL)
-                return CS_ERR_NOMEM;
-            *cols[c] = p;
-        }
-        s->cap = cap;
-    }
-    for (int c = 0; c < 3; c++)
-        (*cols[c])[s->n] = vals[c];
+    if (p == NULL)
+        return CS_ERR_NOMEM;
+    *p = (struct cs_fit_pt){x, t};
     s->n++;
     return 0;
-}
-
-static void series_cleanup(struct series *s)
-{
-    free(s->x);
-    free(s->t);
-    free(s->size);
-    memset(s, 0, sizeof(*s));
 }
 
 /* The report's table of segments: alpha and beta with intervals, residuals, flags. */
@@ -151,16 +123,12 @@ static void report_segments(FILE *rep, const struct cs_fit_result *R, int npoint
             xunit);
     for (int k = 0; k < R->nseg; k++) {
         const struct cs_fit_line *L = &R->seg[k];
-        char flags[256] = "";
+        char flags[256];
 
-        if (L->alpha_clamped)
-            strcat(flags, "alpha<0 clamped; ");
-        if (L->slope_clamped)
-            strcat(flags, "slope<0 clamped; ");
-        if (L->max_rel > 0.10)
-            strcat(flags, "max residual >10%; ");
-        if (L->dof == 0)
-            strcat(flags, "no dof for intervals; ");
+        snprintf(flags, sizeof(flags), "%s%s%s%s", L->alpha_clamped ? "alpha<0 clamped; " : "",
+                 L->slope_clamped ? "slope<0 clamped; " : "",
+                 L->max_rel > 0.10 ? "max residual >10%; " : "",
+                 L->dof == 0 ? "no dof for intervals; " : "");
         fprintf(rep,
                 "| %d | %.6g .. %.6g | %s ± %s | %s [%s, %s] | %.4g | %.2f%% | %.2f%% | %s |\n", k,
                 L->x_min, L->x_max, cs_calib_fmt_time(L->alpha_s, a, sizeof(a)),
@@ -180,24 +148,16 @@ static int report_residuals(FILE *rep, const struct cs_fit_result *R, const stru
     char a[64], b[64];
     int nres;
 
-    if (cs_fit_residuals(R, s->x, s->t, s->n, &res, &nres) != 0) {
-        fprintf(stderr, "collsim: out of memory\n");
-        return CS_ERR_NOMEM;
-    }
+    if (cs_fit_residuals(R, s->p, s->n, &res, &nres) != 0)
+        return cmd_usage_error("out of memory");
     fprintf(rep,
             "\n| size (B) | %s | samples | measured (median) | fitted | error |\n"
             "|---|---|---|---|---|---|\n",
             xunit);
-    for (int i = 0; i < nres; i++) {
-        double size = NAN;
-
-        for (int j = 0; j < s->n; j++)
-            if (s->x[j] == res[i].x)
-                size = s->size[j];
-        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", size, res[i].x, res[i].nsamples,
-                cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
+    for (int i = 0; i < nres; i++)
+        fprintf(rep, "| %.0f | %.6g | %d | %s | %s | %+.2f%% |\n", res[i].x * s->bytes_per_x,
+                res[i].x, res[i].nsamples, cs_calib_fmt_time(res[i].t_meas_s, a, sizeof(a)),
                 cs_calib_fmt_time(res[i].t_pred_s, b, sizeof(b)), 100 * res[i].err_rel);
-    }
     free(res);
     return 0;
 }
@@ -208,22 +168,18 @@ static int fit_series(struct state *st, const struct series *s, const char *xuni
                       struct cs_fit_result *R)
 {
     struct cs_error err;
-    int rc;
 
     cs_error_init(&err);
-    rc = cs_fit_segmented(s->x, s->t, s->n, &st->o.fo, R, &err);
-    if (rc != 0) {
-        fprintf(stderr, "collsim: %s: %s\n", s->label, err.msg);
-        return rc;
-    }
+    if (cs_fit_segmented(s->p, s->n, &st->o.fo, R, &err) != 0)
+        return cmd_usage_error("%s: %s", s->label, err.msg);
     report_segments(st->rep, R, s->n, xunit);
     return report_residuals(st->rep, R, s, xunit);
 }
 
 /* --- tables of time against ring steps ------------------------------------------------- */
 
-/* The (steps, time) points of a steps table into x and y: 0, or an error (message printed). */
-static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
+/* The (steps, time) points of a steps table into p: 0, or an error (message printed). */
+static int read_steps(const struct cs_csv *t, struct cs_fit_pt *p, int *n)
 {
     int cn = cs_csv_col_find(t, "n_gpus"), cs = cs_csv_col_find(t, "ring_steps"),
         ct = cs_csv_col_find(t, "time_us"), rc = 0;
@@ -231,7 +187,7 @@ static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
     *n = 0;
     for (int r = 0; r < t->nrows; r++) {
         struct cs_error err;
-        double g, s, us;
+        double g, s = NAN, us = NAN;
 
         cs_error_init(&err);
         if ((rc = cs_meas_read_cell(t, r, cs, &s, &err)) < 0 ||
@@ -242,16 +198,11 @@ static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
         }
         if (rc == 1)
             continue;
-        if (s != 2 * (g - 1) || us <= 0) {
-            fprintf(stderr,
-                    "collsim: %s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or "
-                    "time not positive\n",
-                    t->name, t->lines[r], s, g);
-            return CS_ERR_INVALID;
-        }
-        x[*n] = s;
-        y[*n] = us * 1e-6;
-        (*n)++;
+        if (s != 2 * (g - 1) || us <= 0)
+            return cmd_usage_error("%s:%d: ring_steps %g is not 2(n_gpus-1) for %g GPUs, or time "
+                                   "not positive",
+                                   t->name, t->lines[r], s, g);
+        p[(*n)++] = (struct cs_fit_pt){s, us * 1e-6};
     }
     return 0;
 }
@@ -259,15 +210,14 @@ static int read_steps(const struct cs_csv *t, double *x, double *y, int *n)
 /* Time against ring steps (n_gpus, ring_steps columns): launch and per-step cost. */
 static int fit_steps_table(struct state *st, const struct cs_csv *t)
 {
-    double *x = malloc((size_t)(t->nrows + 1) * sizeof(double)),
-           *y = malloc((size_t)(t->nrows + 1) * sizeof(double));
+    struct cs_fit_pt *p = malloc((size_t)(t->nrows + 1) * sizeof(*p));
     struct cs_fit_line L;
     struct cs_error err;
     char a[64], b[64];
-    int n = 0, rc = x && y ? read_steps(t, x, y, &n) : CS_ERR_NOMEM;
+    int n = 0, rc = p ? read_steps(t, p, &n) : CS_ERR_NOMEM;
 
     cs_error_init(&err);
-    if (rc == 0 && (rc = cs_fit_line(x, y, n, st->o.fo.robust, &L, &err)) != 0)
+    if (rc == 0 && (rc = cs_fit_line(p, n, st->o.fo.robust, &L, &err)) != 0)
         fprintf(stderr, "collsim: %s: %s\n", t->name, err.msg);
     if (rc != 0)
         goto done;
@@ -284,18 +234,17 @@ static int fit_steps_table(struct state *st, const struct cs_csv *t)
     fprintf(st->rep, "- rms relative residual %.2f%%, max %.2f%%\n\n", 100 * L.rms_rel,
             100 * L.max_rel);
     for (int i = 0; i < n; i++)
-        fprintf(st->rep, "  steps %2.0f: measured %s, fitted %s (%+.2f%%)\n", x[i],
-                cs_calib_fmt_time(y[i], a, sizeof(a)),
-                cs_calib_fmt_time(L.alpha_s + L.slope_s_per_B * x[i], b, sizeof(b)),
-                100 * (L.alpha_s + L.slope_s_per_B * x[i] - y[i]) / y[i]);
+        fprintf(st->rep, "  steps %2.0f: measured %s, fitted %s (%+.2f%%)\n", p[i].x,
+                cs_calib_fmt_time(p[i].t, a, sizeof(a)),
+                cs_calib_fmt_time(L.alpha_s + L.slope_s_per_B * p[i].x, b, sizeof(b)),
+                100 * (L.alpha_s + L.slope_s_per_B * p[i].x - p[i].t) / p[i].t);
     fprintf(st->rep, "\n");
     cs_calib_map_steps(&st->cal, &L, st->o.proto ? st->o.proto : CS_PROTO_LL,
                        st->o.link ? st->o.link : CS_LINK_NVLINK, t->name);
     /* Later tables attribute their intercepts with this launch cost. */
     st->o.base.launch_s = L.alpha_s;
 done:
-    free(x);
-    free(y);
+    free(p);
     return rc;
 }
 
@@ -311,22 +260,16 @@ static int table_ring(const struct state *st, const struct cs_csv *t, enum cs_me
     *coll = st->o.coll;
     if (*coll == 0 && cc >= 0 && t->nrows > 0) {
         *coll = cs_meas_coll_parse(cs_csv_cell(t, 0, cc));
-        if (*coll == 0) {
-            fprintf(stderr, "collsim: %s:%d: unknown collective '%s'\n", t->name, t->lines[0],
-                    cs_csv_cell(t, 0, cc));
-            return CS_ERR_INVALID;
-        }
+        if (*coll == 0)
+            return cmd_usage_error("%s:%d: unknown collective '%s'", t->name, t->lines[0],
+                                   cs_csv_cell(t, 0, cc));
     }
     if (*coll == 0)
         *coll = CS_MEAS_ALLREDUCE;
     *n = st->o.ranks ? st->o.ranks : cs_meas_infer_ranks(t, *coll);
-    if (*n < 2) {
-        fprintf(stderr,
-                "collsim: %s: cannot infer the number of ranks from busbw/algbw; give "
-                "--ranks\n",
-                t->name);
-        return CS_ERR_INVALID;
-    }
+    if (*n < 2)
+        return cmd_usage_error(
+            "%s: cannot infer the number of ranks from busbw/algbw; give --ranks", t->name);
     return 0;
 }
 
@@ -346,15 +289,14 @@ static int table_series(const struct state *st, const struct cs_csv *t, int nste
     for (int r = 0; r < nrows && rc == 0; r++) {
         double size = rows[r].size_bytes;
 
-        if (rows[r].ngpus > 0) {
-            fprintf(stderr, "collsim: %s:%d: empty size_bytes\n", t->name, rows[r].line);
-            rc = CS_ERR_INVALID;
-        } else if (size >= st->o.size_min && size <= st->o.size_max) {
-            rc = series_add(s, nsteps * size / n, rows[r].time_s, size);
-        }
+        if (rows[r].ngpus > 0)
+            rc = cmd_usage_error("%s:%d: empty size_bytes", t->name, rows[r].line);
+        else if (size >= st->o.size_min && size <= st->o.size_max)
+            rc = series_add(s, nsteps * size / n, rows[r].time_s);
     }
     free(rows);
     snprintf(s->label, sizeof(s->label), "%s", t->name);
+    s->bytes_per_x = (double)n / nsteps;
     return rc;
 }
 
@@ -394,86 +336,56 @@ static int fit_measurement_table(struct state *st, const struct cs_csv *t)
             st->o.intercept_deploy ? " and the base per-step cost" : "");
     cs_calib_map_ring(&st->cal, &ring, &R);
 done:
-    series_cleanup(&s);
+    free(s.p);
     return rc;
 }
 
 /* --- harness per-sample CSVs ------------------------------------------------------------ */
 
+/* The columns a harness CSV needs: a series' identity test..nthreads, the six integers src..ops
+ * in a row. */
 static const char *const harness_cols[] = {
-    "test",     "mech",        "op",    "src", "dst",    "concurrent", "nblocks",
-    "nthreads", "chunk_bytes", "bytes", "ops", "sample", "time_s",     "status"};
+    "test",     "mech", "op",          "src",   "dst",    "concurrent", "nblocks",
+    "nthreads", "ops",  "chunk_bytes", "bytes", "time_s", "status",     "sample"};
 #define NHCOLS ((int)(sizeof(harness_cols) / sizeof(harness_cols[0])))
-enum {
-    H_TEST,
-    H_MECH,
-    H_OP,
-    H_SRC,
-    H_DST,
-    H_CONC,
-    H_BLOCKS,
-    H_THREADS,
-    H_CHUNK,
-    H_BYTES,
-    H_OPS,
-    H_SAMPLE,
-    H_TIME,
-    H_STATUS
-};
+enum { H_TEST, H_MECH, H_OP, H_SRC, H_OPS = H_SRC + 5, H_CHUNK, H_BYTES, H_TIME, H_STATUS };
 
 struct hseries {
     char key[512];
-    char mech[32], op[64];
-    long src, dst, nblocks;
+    int row;         /* its first row: mech and op */
+    long long id[5]; /* src, dst, concurrent, nblocks, nthreads */
     struct series s;
 };
 
-/* A harness table: its columns, which rows sweep the call size, its series so far. */
+/* A harness table: its columns and its series so far. */
 struct harness {
     const struct cs_csv *t;
     int col[NHCOLS];
-    char *sweep; /* per row: its group's chunk_bytes always equals bytes */
     struct hseries *hs;
     int nh, skipped;
 };
 
-static int parse_long(const struct cs_csv *t, int r, int c, long *out)
-{
-    const char *s = cs_csv_cell(t, r, c);
-    long long v;
-
-    if (cs_parse_ll(s, -2147483647LL, 2147483647LL, &v) != 0) {
-        fprintf(stderr, "collsim: %s:%d: column %s: '%s' is not an integer\n", t->name, t->lines[r],
-                t->header[c], s);
-        return CS_ERR_PARSE;
-    }
-    *out = (long)v;
-    return 0;
-}
-
 /* A protocol test whose FIFO call size is its payload on every row (chunk_bytes == bytes)
  * sweeps the call size: its sizes form one series instead of one series per chunk size.
- * sweep[r]: row r belongs to such a group (same test..nthreads cells). */
-static void mark_sweeps(struct harness *h)
+ * 1 when row r belongs to such a group (same test..nthreads cells). */
+static int sweeps(const struct harness *h, int r)
 {
     const struct cs_csv *t = h->t;
 
-    for (int r = 0; r < t->nrows; r++) {
-        h->sweep[r] = 1;
-        for (int q = 0; q < t->nrows && h->sweep[r]; q++) {
-            int same = 1;
+    for (int q = 0; q < t->nrows; q++) {
+        int same = 1;
 
-            for (int c = H_TEST; c <= H_THREADS && same; c++)
-                same = strcmp(cs_csv_cell(t, r, h->col[c]), cs_csv_cell(t, q, h->col[c])) == 0;
-            if (same &&
-                strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]), cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
-                h->sweep[r] = 0;
-        }
+        for (int c = H_TEST; c < H_OPS && same; c++)
+            same = strcmp(cs_csv_cell(t, r, h->col[c]), cs_csv_cell(t, q, h->col[c])) == 0;
+        if (same &&
+            strcmp(cs_csv_cell(t, q, h->col[H_CHUNK]), cs_csv_cell(t, q, h->col[H_BYTES])) != 0)
+            return 0;
     }
+    return 1;
 }
 
 /* The series named key, created with row r's identity when new. */
-static struct hseries *series_of(struct harness *h, int r, const char *key, const long *id)
+static struct hseries *series_of(struct harness *h, int r, const char *key, const long long *id)
 {
     struct hseries *s;
 
@@ -482,11 +394,9 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
             return &h->hs[i];
     s = &h->hs[h->nh++];
     snprintf(s->key, sizeof(s->key), "%s", key);
-    snprintf(s->mech, sizeof(s->mech), "%s", cs_csv_cell(h->t, r, h->col[H_MECH]));
-    snprintf(s->op, sizeof(s->op), "%s", cs_csv_cell(h->t, r, h->col[H_OP]));
-    s->src = id[0];
-    s->dst = id[1];
-    s->nblocks = id[3];
+    s->row = r;
+    memcpy(s->id, id, sizeof(s->id));
+    s->s.bytes_per_x = 1;
     return s;
 }
 
@@ -494,20 +404,22 @@ static struct hseries *series_of(struct harness *h, int r, const char *key, cons
 static int harness_row(struct state *st, struct harness *h, int r)
 {
     const struct cs_csv *t = h->t;
-    static const int idcols[] = {H_SRC, H_DST, H_CONC, H_BLOCKS, H_THREADS, H_OPS};
-    long id[6]; /* src, dst, concurrent, nblocks, nthreads, ops */
+    long long id[6]; /* src, dst, concurrent, nblocks, nthreads, ops */
     double bytes, ts, chunk;
     struct cs_error err;
     char key[512], chunk_s[32] = "bytes";
-    int rc;
 
     if (strcmp(cs_csv_cell(t, r, h->col[H_STATUS]), "ok") != 0) {
         h->skipped++;
         return 0;
     }
-    for (int i = 0; i < 6; i++)
-        if ((rc = parse_long(t, r, h->col[idcols[i]], &id[i])) != 0)
-            return rc;
+    for (int i = 0; i < 6; i++) {
+        int c = h->col[H_SRC + i];
+
+        if (cs_parse_ll(cs_csv_cell(t, r, c), -2147483647LL, 2147483647LL, &id[i]) != 0)
+            return cmd_usage_error("%s:%d: column %s: '%s' is not an integer", t->name, t->lines[r],
+                                   t->header[c], cs_csv_cell(t, r, c));
+    }
     cs_error_init(&err);
     if (cs_meas_read_cell(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
         cs_meas_read_cell(t, r, h->col[H_TIME], &ts, &err) != 0 ||
@@ -516,77 +428,78 @@ static int harness_row(struct state *st, struct harness *h, int r)
         cmd_print_error(&err);
         return CS_ERR_PARSE;
     }
-    if (id[5] < 1 || ts <= 0 || bytes < 0) {
-        fprintf(stderr,
-                "collsim: %s:%d: ops %ld, time_s %g, bytes %g: need ops >= 1, time > 0, "
-                "bytes >= 0\n",
-                t->name, t->lines[r], id[5], ts, bytes);
-        return CS_ERR_INVALID;
-    }
+    if (id[5] < 1 || ts <= 0 || bytes < 0)
+        return cmd_usage_error("%s:%d: ops %lld, time_s %g, bytes %g: need ops >= 1, time > 0, "
+                               "bytes >= 0",
+                               t->name, t->lines[r], id[5], ts, bytes);
     if (bytes < st->o.size_min || bytes > st->o.size_max)
         return 0;
-    if (!h->sweep[r])
+    if (!sweeps(h, r))
         snprintf(chunk_s, sizeof(chunk_s), "%.0f", chunk);
-    snprintf(key, sizeof(key), "%s/%s/%s src=%ld dst=%ld conc=%ld blocks=%ld threads=%ld chunk=%s",
+    snprintf(key, sizeof(key),
+             "%s/%s/%s src=%lld dst=%lld conc=%lld blocks=%lld threads=%lld chunk=%s",
              cs_csv_cell(t, r, h->col[H_TEST]), cs_csv_cell(t, r, h->col[H_MECH]),
              cs_csv_cell(t, r, h->col[H_OP]), id[0], id[1], id[2], id[3], id[4], chunk_s);
-    return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5], bytes);
+    return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5]);
 }
 
-/* A series of one size (a launch test, say): the median time is the whole answer (the times
- * are sorted in place, harmless when every size is the same). */
-static void one_size(struct state *st, struct series *s, struct cs_fit_result *R)
+/* A series of one size (a launch test, say): the median time is the whole answer. */
+static int one_size(struct state *st, const struct series *s, struct cs_fit_result *R)
 {
+    double *t = malloc((size_t)s->n * sizeof(*t));
+
+    if (t == NULL)
+        return cmd_usage_error("out of memory");
+    for (int i = 0; i < s->n; i++)
+        t[i] = s->p[i].t;
     memset(R, 0, sizeof(*R));
     R->nseg = 1;
-    R->seg[0].alpha_s = cs_fit_median(s->t, s->n);
-    R->seg[0].x_min = R->seg[0].x_max = s->x[0];
+    R->seg[0].alpha_s = cs_fit_median(t, s->n);
+    R->seg[0].x_min = R->seg[0].x_max = s->p[0].x;
     R->seg[0].beta_Bps = INFINITY;
-    fprintf(st->rep, "\nOne size (%.0f B), %d samples: median per-op time %.4g us.\n\n", s->x[0],
+    fprintf(st->rep, "\nOne size (%.0f B), %d samples: median per-op time %.4g us.\n\n", s->p[0].x,
             s->n, R->seg[0].alpha_s * 1e6);
+    free(t);
+    return 0;
 }
 
 /* Fit one harness series, report it and map it to its parameter. */
-static int harness_fit(struct state *st, struct hseries *h, const char *file)
+static int harness_fit(struct state *st, const struct harness *h, struct hseries *hs)
 {
-    struct cs_calib_harness ch = {h->mech, h->op, h->src, h->dst, h->nblocks, st->o.link, NULL};
-    struct cs_fit_result R;
+    const char *file = h->t->name, *mech = cs_csv_cell(h->t, hs->row, h->col[H_MECH]),
+               *op = cs_csv_cell(h->t, hs->row, h->col[H_OP]);
     char how[1024];
+    struct cs_calib_harness ch = {mech, op, hs->id[0], hs->id[1], hs->id[3], st->o.link, how};
+    struct series *s = &hs->s;
+    struct cs_fit_result R;
     int distinct = 0, rc;
 
-    snprintf(h->s.label, sizeof(h->s.label), "%.200s: %.300s", file, h->key);
-    fprintf(st->rep, "\n### %s\n", h->key);
-    for (int j = 1; j < h->s.n && !distinct; j++)
-        distinct = h->s.x[j] != h->s.x[0];
-    if (!distinct && h->s.n > 0)
-        one_size(st, &h->s, &R);
-    else if ((rc = fit_series(st, &h->s, "bytes", &R)) != 0)
-        return rc;
-    else
+    snprintf(s->label, sizeof(s->label), "%.200s: %.300s", file, hs->key);
+    fprintf(st->rep, "\n### %s\n", hs->key);
+    for (int j = 1; j < s->n && !distinct; j++)
+        distinct = s->p[j].x != s->p[0].x;
+    if (!distinct && s->n > 0)
+        rc = one_size(st, s, &R);
+    else if ((rc = fit_series(st, s, "bytes", &R)) == 0)
         fprintf(st->rep, "\n");
-    snprintf(how, sizeof(how), "%s series %s", file, h->key);
-    ch.how = how;
+    if (rc != 0)
+        return rc;
+    snprintf(how, sizeof(how), "%s series %s", file, hs->key);
     cs_calib_map_harness(&st->cal, &ch, &R);
     return 0;
 }
 
 static int fit_harness(struct state *st, const struct cs_csv *t)
 {
-    struct harness h = {t, {0}, NULL, NULL, 0, 0};
+    struct harness h = {t, {0}, NULL, 0, 0};
     int rc = 0;
 
     for (int i = 0; i < NHCOLS; i++)
-        if ((h.col[i] = cs_csv_col_find(t, harness_cols[i])) < 0) {
-            fprintf(stderr, "collsim: %s: harness CSV without a '%s' column\n", t->name,
-                    harness_cols[i]);
-            return CS_ERR_PARSE;
-        }
-    h.hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.hs));
-    h.sweep = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.sweep));
-    if (h.hs == NULL || h.sweep == NULL)
+        if ((h.col[i] = cs_csv_col_find(t, harness_cols[i])) < 0)
+            return cmd_usage_error("%s: harness CSV without a '%s' column", t->name,
+                                   harness_cols[i]);
+    if ((h.hs = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*h.hs))) == NULL)
         rc = CS_ERR_NOMEM;
-    else
-        mark_sweeps(&h);
     for (int r = 0; r < t->nrows && rc == 0; r++)
         rc = harness_row(st, &h, r);
     if (rc == 0) {
@@ -598,11 +511,10 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
             fprintf(st->rep, "%s`# %s`\n", c == 0 ? "\n" : "", t->comments[c]);
     }
     for (int i = 0; i < h.nh && rc == 0; i++)
-        rc = harness_fit(st, &h.hs[i], t->name);
+        rc = harness_fit(st, &h, &h.hs[i]);
     for (int i = 0; i < h.nh; i++)
-        series_cleanup(&h.hs[i].s);
+        free(h.hs[i].s.p);
     free(h.hs);
-    free(h.sweep);
     return rc;
 }
 
@@ -666,8 +578,6 @@ static int take_option(void *ctx, int c, const char *v)
     case 'n':
         return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
     case 's':
-        if (strchr(v, ':') == NULL)
-            return cmd_usage_error("--sizes: '%s' is not MIN:MAX", v);
         if (cs_meas_parse_range(v, &o->size_min, &o->size_max) != 0)
             return cmd_usage_error("--sizes: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", v);
         return 0;
@@ -682,10 +592,10 @@ static int take_option(void *ctx, int c, const char *v)
         o->fo.robust = 1;
         return 0;
     case 'i':
-        if (strcmp(v, "step") != 0 && strcmp(v, "deploy") != 0)
-            return cmd_usage_error("--intercept: '%s' is not step or deploy", v);
         o->intercept_deploy = strcmp(v, "deploy") == 0;
-        return 0;
+        return o->intercept_deploy || strcmp(v, "step") == 0
+                   ? 0
+                   : cmd_usage_error("--intercept: '%s' is not step or deploy", v);
     case 'S':
         return take_set(o, v);
     case 'F':
@@ -707,7 +617,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int rc;
 
     cs_params_init(&o->base);
-    cs_fit_opts_init(&o->fo);
     o->size_max = INFINITY;
     if ((rc = cmd_getopts(argc, argv, "o:", calibrate_opts, take_option, o)) != 0)
         return rc;
@@ -738,22 +647,15 @@ static int fit_file(struct state *st, const char *path, int pass)
     steps = cs_csv_col_find(t, "ring_steps") >= 0;
     harness = cs_csv_col_find(t, "mech") >= 0 && cs_csv_col_find(t, "time_s") >= 0;
     if (!harness && (cs_csv_col_find(t, "size_bytes") < 0 || cs_csv_col_find(t, "time_us") < 0)) {
-        fprintf(stderr,
-                "collsim: %s:1: neither a measurement table (size_bytes,time_us,...) nor a "
-                "harness CSV (test,mech,...,time_s,...)\n",
-                t->name);
-        r = CS_ERR_PARSE;
+        r = cmd_usage_error("%s:1: neither a measurement table (size_bytes,time_us,...) nor a "
+                            "harness CSV (test,mech,...,time_s,...)",
+                            t->name);
     } else if (pass == 0 && steps) {
         r = fit_steps_table(st, t);
     } else if (pass == 1 && harness) {
         r = fit_harness(st, t);
     } else if (pass == 1 && !steps) {
         r = fit_measurement_table(st, t);
-    }
-    if (pass == 1 && r == 0) {
-        if (st->files[0])
-            strncat(st->files, " ", sizeof(st->files) - strlen(st->files) - 1);
-        strncat(st->files, path, sizeof(st->files) - strlen(st->files) - 1);
     }
     cs_csv_free(t);
     return r ? CS_EXIT_USAGE : CS_EXIT_OK;
@@ -791,11 +693,15 @@ static int write_outputs(struct state *st, const char *repbuf, size_t replen)
 {
     const char *out = st->o.out, *report = st->o.report;
     FILE *fp = out == NULL || strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    char files[2048] = "";
     int rc = CS_EXIT_OK;
 
     if (fp == NULL)
         return cmd_usage_error("cannot write %s", out);
-    cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, st->files, fp);
+    for (int f = 0; f < st->o.nfiles; f++)
+        snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
+                 st->o.files[f]);
+    cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, files, fp);
     if (fp != stdout && fclose(fp) != 0)
         rc = cmd_usage_error("cannot write %s", out);
     else if (fp == stdout)

@@ -5,12 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cs_fit_opts_init(struct cs_fit_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->max_segments = CS_FIT_MAX_SEG;
-    o->min_sizes = 3;
-}
+#include "util.h"
 
 double cs_fit_t975(int dof)
 {
@@ -31,50 +26,49 @@ double cs_fit_t975(int dof)
            (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
 }
 
-static double weight(const double *t, const double *rw, int i)
+static double weight(const struct cs_fit_pt *p, const double *rw, int i)
 {
-    return (rw ? rw[i] : 1.0) / (t[i] * t[i]);
+    return (rw ? rw[i] : 1.0) / (p[i].t * p[i].t);
 }
 
-/* Solve the (possibly constrained) WLS problem over x[0..n-1]; rw: optional robustness weights. */
-static void solve(const double *x, const double *t, int n, const double *rw, struct cs_fit_line *L)
+/* Solve the (possibly constrained) WLS problem over p[0..n-1]; rw: optional robustness weights. */
+static void solve(const struct cs_fit_pt *p, int n, const double *rw, struct cs_fit_line *L)
 {
     double s0 = 0, sx = 0, st = 0, xm, tm, sxx = 0, sxt = 0, a, b, ssr = 0, s2, tq;
-    int p = 2;
 
     for (int i = 0; i < n; i++) {
-        double w = weight(t, rw, i);
+        double w = weight(p, rw, i);
 
         s0 += w;
-        sx += w * x[i];
-        st += w * t[i];
+        sx += w * p[i].x;
+        st += w * p[i].t;
     }
     xm = sx / s0;
     tm = st / s0;
     for (int i = 0; i < n; i++) {
-        double w = weight(t, rw, i), dx = x[i] - xm;
+        double w = weight(p, rw, i), dx = p[i].x - xm;
 
         sxx += w * dx * dx;
-        sxt += w * dx * (t[i] - tm);
+        sxt += w * dx * (p[i].t - tm);
     }
     b = sxx > 0 ? sxt / sxx : 0;
     a = tm - b * xm;
     L->alpha_clamped = L->slope_clamped = 0;
     if (a < 0) {
-        /* Through the origin: minimise sum w (t - b x)^2. */
-        double sxx0 = 0, sxt0 = 0;
+        /* Through the origin: minimise sum w (t - b x)^2; sxx, now about the origin, gives the
+         * slope variance below. */
+        double sxt0 = 0;
 
+        sxx = 0;
         for (int i = 0; i < n; i++) {
-            double w = weight(t, rw, i);
+            double w = weight(p, rw, i);
 
-            sxx0 += w * x[i] * x[i];
-            sxt0 += w * x[i] * t[i];
+            sxx += w * p[i].x * p[i].x;
+            sxt0 += w * p[i].x * p[i].t;
         }
         a = 0;
-        b = sxt0 / sxx0;
+        b = sxt0 / sxx;
         L->alpha_clamped = 1;
-        p = 1;
-        sxx = sxx0; /* for the slope variance below (no intercept) */
         xm = 0;
     }
     if (b < 0) {
@@ -82,10 +76,9 @@ static void solve(const double *x, const double *t, int n, const double *rw, str
         a = tm;
         L->slope_clamped = 1;
         L->alpha_clamped = 0;
-        p = 1;
     }
     for (int i = 0; i < n; i++) {
-        double r = (t[i] - a - b * x[i]) / t[i];
+        double r = (p[i].t - a - b * p[i].x) / p[i].t;
 
         ssr += (rw ? rw[i] : 1.0) * r * r;
     }
@@ -94,19 +87,14 @@ static void solve(const double *x, const double *t, int n, const double *rw, str
     L->beta_Bps = b > 0 ? 1.0 / b : INFINITY;
     L->ssr = ssr;
     L->n = n;
-    L->dof = n - p;
+    L->dof = n - 2 + (L->alpha_clamped || L->slope_clamped); /* a clamped parameter is not free */
     s2 = L->dof > 0 ? ssr / L->dof : NAN;
     tq = L->dof > 0 ? cs_fit_t975(L->dof) : NAN;
-    if (L->slope_clamped) {
-        L->slope_ci = 0;
+    L->slope_ci = L->slope_clamped ? 0 : tq * sqrt(s2 / sxx);
+    if (L->slope_clamped)
         L->alpha_ci_s = tq * sqrt(s2 / s0);
-    } else if (L->alpha_clamped) {
-        L->alpha_ci_s = 0;
-        L->slope_ci = tq * sqrt(s2 / sxx);
-    } else {
-        L->slope_ci = tq * sqrt(s2 / sxx);
-        L->alpha_ci_s = tq * sqrt(s2 * (1.0 / s0 + xm * xm / sxx));
-    }
+    else
+        L->alpha_ci_s = L->alpha_clamped ? 0 : tq * sqrt(s2 * (1.0 / s0 + xm * xm / sxx));
     L->beta_lo_Bps = b + L->slope_ci > 0 ? 1.0 / (b + L->slope_ci) : INFINITY;
     L->beta_hi_Bps = b - L->slope_ci > 0 ? 1.0 / (b - L->slope_ci) : INFINITY;
 }
@@ -124,153 +112,111 @@ double cs_fit_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* The relative residual of point i against line L. */
-static double rel_resid(const struct cs_fit_line *L, const double *x, const double *t, int i)
+/* The relative residual of point p against line L. */
+static double rel_resid(const struct cs_fit_line *L, const struct cs_fit_pt *p)
 {
-    return (t[i] - L->alpha_s - L->slope_s_per_B * x[i]) / t[i];
+    return (p->t - L->alpha_s - L->slope_s_per_B * p->x) / p->t;
 }
 
-/* Fit over points x[0..n-1], t[0..n-1] (already checked, sorted by size for the size count). */
-static int fit_pts(const double *x, const double *t, int n, int robust, struct cs_fit_line *L)
+/* Fit over points p[0..n-1] (already checked and sorted by size). */
+static int fit_pts(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_line *L)
 {
-    double *rw = NULL, *r = NULL;
+    double *rw = NULL, *r;
 
     memset(L, 0, sizeof(*L));
-    solve(x, t, n, NULL, L);
+    solve(p, n, NULL, L);
     if (robust && L->dof > 0) {
         /* Huber IRLS on relative residuals. */
-        rw = malloc((size_t)n * sizeof(*rw));
-        r = malloc((size_t)n * sizeof(*r));
-        if (rw == NULL || r == NULL) {
-            free(rw);
-            free(r);
+        if ((rw = malloc(2 * (size_t)n * sizeof(*rw))) == NULL)
             return CS_ERR_NOMEM;
-        }
+        r = rw + n;
         for (int iter = 0; iter < 50; iter++) {
             double scale, a0 = L->alpha_s, b0 = L->slope_s_per_B;
 
             for (int i = 0; i < n; i++)
-                r[i] = fabs(rel_resid(L, x, t, i));
+                r[i] = fabs(rel_resid(L, &p[i]));
             scale = 1.4826 * cs_fit_median(r, n);
             if (!(scale > 1e-12))
                 break;
             for (int i = 0; i < n; i++) {
-                double u = fabs(rel_resid(L, x, t, i)) / scale;
+                double u = fabs(rel_resid(L, &p[i])) / scale;
 
                 rw[i] = u <= 1.345 ? 1.0 : 1.345 / u;
             }
-            solve(x, t, n, rw, L);
+            solve(p, n, rw, L);
             if (fabs(L->alpha_s - a0) <= 1e-12 * (fabs(a0) + 1e-30) + 1e-18 &&
                 fabs(L->slope_s_per_B - b0) <= 1e-12 * fabs(b0) + 1e-30)
                 break;
         }
     }
-    L->x_min = INFINITY;
-    L->x_max = -INFINITY;
-    L->max_rel = 0;
-    L->ssr = 0;
+    L->x_min = p[0].x;
+    L->x_max = p[n - 1].x;
+    L->max_rel = L->ssr = 0;
     for (int i = 0; i < n; i++) {
-        double e = rel_resid(L, x, t, i);
+        double e = rel_resid(L, &p[i]);
 
         L->ssr += e * e;
-        if (fabs(e) > L->max_rel)
-            L->max_rel = fabs(e);
-        if (x[i] < L->x_min)
-            L->x_min = x[i];
-        if (x[i] > L->x_max)
-            L->x_max = x[i];
+        L->max_rel = fmax(L->max_rel, fabs(e));
     }
     L->rms_rel = sqrt(L->ssr / n);
-    L->nsizes = 0;
-    for (int k = 0; k < n; k++)
-        L->nsizes += k == 0 || x[k] != x[k - 1];
     free(rw);
-    free(r);
     return 0;
 }
 
-/* A point, for sorting by size. */
-struct pt {
-    double x, t;
-};
-
 static int cmp_pt(const void *a, const void *b)
 {
-    const struct pt *p = a, *q = b;
+    const struct cs_fit_pt *p = a, *q = b;
 
     if (p->x != q->x)
         return p->x < q->x ? -1 : 1;
     return (p->t > q->t) - (p->t < q->t);
 }
 
-/* Sorted copies of the points: *xs and *ts (one allocation, free *xs). */
-static int sorted_copy(const double *x, const double *t, int n, double **xs, double **ts)
+/* A copy of the n >= 1 points in *out sorted by size, then time (caller frees). */
+static int sorted_copy(const struct cs_fit_pt *p, int n, struct cs_fit_pt **out)
 {
-    struct pt *p = malloc((size_t)n * sizeof(*p));
-    double *buf = malloc(2 * (size_t)n * sizeof(*buf));
-
-    if (p == NULL || buf == NULL) {
-        free(p);
-        free(buf);
+    if ((*out = malloc((size_t)n * sizeof(*p))) == NULL)
         return CS_ERR_NOMEM;
-    }
-    for (int i = 0; i < n; i++) {
-        p[i].x = x[i];
-        p[i].t = t[i];
-    }
-    qsort(p, (size_t)n, sizeof(*p), cmp_pt);
-    for (int i = 0; i < n; i++) {
-        buf[i] = p[i].x;
-        buf[n + i] = p[i].t;
-    }
-    free(p);
-    *xs = buf;
-    *ts = buf + n;
+    memcpy(*out, p, (size_t)n * sizeof(*p));
+    qsort(*out, (size_t)n, sizeof(*p), cmp_pt);
     return 0;
 }
 
 /* A fit's input checked (at least 3 points, sizes finite and >= 0, times finite and > 0) and
- * sorted by size as sorted_copy does. */
-static int sorted_input(const double *x, const double *t, int n, double **xs, double **ts,
+ * sorted as sorted_copy does. */
+static int sorted_input(const struct cs_fit_pt *p, int n, struct cs_fit_pt **out,
                         struct cs_error *err)
 {
-    if (n < 3) {
-        cs_error_set(err, NULL, 0, "%d points: an alpha-beta fit needs at least 3", n);
-        return CS_ERR_INVALID;
-    }
+    if (n < 3)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "%d points: an alpha-beta fit needs at least 3", n);
     for (int i = 0; i < n; i++) {
-        if (!isfinite(x[i]) || x[i] < 0) {
-            cs_error_set(err, NULL, 0, "point %d: size %g is not a finite non-negative number", i,
-                         x[i]);
-            return CS_ERR_INVALID;
-        }
-        if (!isfinite(t[i]) || t[i] <= 0) {
-            cs_error_set(err, NULL, 0, "point %d: time %g is not a finite positive number", i,
-                         t[i]);
-            return CS_ERR_INVALID;
-        }
+        if (!isfinite(p[i].x) || p[i].x < 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "point %d: size %g is not a finite non-negative number", i,
+                                 p[i].x);
+        if (!isfinite(p[i].t) || p[i].t <= 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "point %d: time %g is not a finite positive number", i, p[i].t);
     }
-    return sorted_copy(x, t, n, xs, ts);
+    return sorted_copy(p, n, out);
 }
 
-int cs_fit_line(const double *x, const double *t, int n, int robust, struct cs_fit_line *out,
+int cs_fit_line(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_line *out,
                 struct cs_error *err)
 {
     struct cs_fit_line L;
-    double *xs, *ts;
-    int rc;
+    struct cs_fit_pt *s;
+    int rc = sorted_input(p, n, &s, err);
 
-    if ((rc = sorted_input(x, t, n, &xs, &ts, err)) != 0)
+    if (rc != 0)
         return rc;
-    if (xs[0] == xs[n - 1]) {
-        cs_error_set(err, NULL, 0, "all %d points have the same size: need 2 distinct sizes", n);
-        rc = CS_ERR_INVALID;
-    } else {
-        rc = fit_pts(xs, ts, n, robust, &L);
-    }
-    free(xs);
-    if (rc == 0)
+    if (s[0].x == s[n - 1].x)
+        rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                           "all %d points have the same size: need 2 distinct sizes", n);
+    else if ((rc = fit_pts(s, n, robust, &L)) == 0)
         *out = L;
+    free(s);
     return rc;
 }
 
@@ -286,9 +232,9 @@ static double bic_of(double ssr, int n, int m)
 }
 
 /* The search of a segmented fit over G distinct sizes (groups of points gstart[g] ..
- * gstart[g + 1] - 1 of the sorted points xs, ts). */
+ * gstart[g + 1] - 1 of the sorted points ps). */
 struct search {
-    const double *xs, *ts;
+    const struct cs_fit_pt *ps;
     int *gstart, G, maxm, robust;
     double *cost; /* cost[i*(G+1)+j]: weighted SSR of one line over groups i..j-1 */
     double *dp;   /* dp[m*(G+1)+j]: least SSR of m segments over groups 0..j-1 */
@@ -300,18 +246,16 @@ static int group_sizes(struct search *w, int n, struct cs_error *err)
 {
     w->G = 0;
     for (int k = 0; k < n; k++)
-        if (k == 0 || w->xs[k] != w->xs[k - 1])
+        if (k == 0 || w->ps[k].x != w->ps[k - 1].x)
             w->gstart[w->G++] = k;
     w->gstart[w->G] = n;
-    if (w->G < 2) {
-        cs_error_set(err, NULL, 0, "all %d points have the same size: need 2 distinct sizes", n);
-        return CS_ERR_INVALID;
-    }
-    if (w->G > CS_FIT_MAX_SIZES) {
-        cs_error_set(err, NULL, 0, "%d distinct sizes: a segmented fit takes at most %d", w->G,
-                     CS_FIT_MAX_SIZES);
-        return CS_ERR_INVALID;
-    }
+    if (w->G < 2)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "all %d points have the same size: need 2 distinct sizes", n);
+    if (w->G > CS_FIT_MAX_SIZES)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "%d distinct sizes: a segmented fit takes at most %d", w->G,
+                             CS_FIT_MAX_SIZES);
     return 0;
 }
 
@@ -330,7 +274,7 @@ static int fill_costs(struct search *w, int ms)
             w->cost[i * (G + 1) + j] = INFINITY;
             if (j - i < need || np < 3)
                 continue;
-            rc = fit_pts(w->xs + w->gstart[i], w->ts + w->gstart[i], np, w->robust, &L);
+            rc = fit_pts(w->ps + w->gstart[i], np, w->robust, &L);
             if (rc != 0)
                 return rc;
             w->cost[i * (G + 1) + j] = L.ssr;
@@ -366,10 +310,9 @@ static void best_splits(struct search *w)
 static int choose(const struct search *w, int n, int minm, struct cs_fit_result *R)
 {
     int G = w->G, best_m = 0, rc;
+    double best = INFINITY;
 
     memset(R, 0, sizeof(*R));
-    R->n = n;
-    R->bic = INFINITY;
     for (int m = 0; m <= CS_FIT_MAX_SEG; m++)
         R->bic_by_m[m] = NAN;
     for (int m = minm; m <= w->maxm; m++) {
@@ -378,8 +321,8 @@ static int choose(const struct search *w, int n, int minm, struct cs_fit_result 
         if (!isfinite(s))
             continue;
         R->bic_by_m[m] = bic_of(s, n, m);
-        if (R->bic_by_m[m] < R->bic) {
-            R->bic = R->bic_by_m[m];
+        if (R->bic_by_m[m] < best) {
+            best = R->bic_by_m[m];
             best_m = m;
         }
     }
@@ -387,8 +330,7 @@ static int choose(const struct search *w, int n, int minm, struct cs_fit_result 
     for (int m = best_m, j = G; m >= 1; m--) {
         int i = w->from[m * (G + 1) + j];
 
-        rc = fit_pts(w->xs + w->gstart[i], w->ts + w->gstart[i], w->gstart[j] - w->gstart[i],
-                     w->robust, &R->seg[m - 1]);
+        rc = fit_pts(w->ps + w->gstart[i], w->gstart[j] - w->gstart[i], w->robust, &R->seg[m - 1]);
         if (rc != 0)
             return rc;
         j = i;
@@ -396,33 +338,28 @@ static int choose(const struct search *w, int n, int minm, struct cs_fit_result 
     return 0;
 }
 
-int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fit_opts *o,
+int cs_fit_segmented(const struct cs_fit_pt *p, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err)
 {
-    struct cs_fit_opts d;
+    static const struct cs_fit_opts defaults;
     struct search w = {0};
-    double *xs = NULL, *ts = NULL;
-    int minm = 1, ms, rc;
+    struct cs_fit_pt *ps = NULL;
+    int minm, ms, rc;
     struct cs_fit_result R;
 
-    if (o == NULL) {
-        cs_fit_opts_init(&d);
-        o = &d;
-    }
-    w.maxm = o->max_segments ? o->max_segments : CS_FIT_MAX_SEG;
-    if (o->nsegments > 0)
-        minm = w.maxm = o->nsegments;
+    if (o == NULL)
+        o = &defaults;
+    minm = o->nsegments > 0 ? o->nsegments : 1;
+    w.maxm = o->nsegments > 0 ? o->nsegments : CS_FIT_MAX_SEG;
     ms = o->min_sizes ? o->min_sizes : 3;
     w.robust = o->robust;
-    if (w.maxm < 1 || w.maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2) {
-        cs_error_set(err, NULL, 0, "bad segmented-fit options (segments 1..%d, min sizes >= 2)",
-                     CS_FIT_MAX_SEG);
-        return CS_ERR_INVALID;
-    }
-    if ((rc = sorted_input(x, t, n, &xs, &ts, err)) != 0)
+    if (w.maxm > CS_FIT_MAX_SEG || o->nsegments < 0 || ms < 2)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "bad segmented-fit options (segments 1..%d, min sizes >= 2)",
+                             CS_FIT_MAX_SEG);
+    if ((rc = sorted_input(p, n, &ps, err)) != 0)
         return rc;
-    w.xs = xs;
-    w.ts = ts;
+    w.ps = ps;
     if ((w.gstart = malloc((size_t)(n + 1) * sizeof(*w.gstart))) == NULL)
         rc = CS_ERR_NOMEM;
     if (rc == 0 && (rc = group_sizes(&w, n, err)) == 0) {
@@ -437,18 +374,13 @@ int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fi
         best_splits(&w);
         rc = choose(&w, n, minm, &R);
     }
-    if (rc == 0 && R.nseg == 0) {
-        cs_error_set(err, NULL, 0, "%d points over %d distinct sizes: too few for %d segment%s", n,
-                     w.G, minm, minm == 1 ? "" : "s");
-        rc = CS_ERR_INVALID;
-    }
+    if (rc == 0 && R.nseg == 0)
+        rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                           "%d points over %d distinct sizes: too few for %d segment%s", n, w.G,
+                           minm, minm == 1 ? "" : "s");
     if (rc == 0)
         *out = R;
-    free(xs);
-    free(w.gstart);
-    free(w.cost);
-    free(w.dp);
-    free(w.from);
+    cs_free_each(5, ps, w.gstart, w.cost, w.dp, w.from);
     return rc;
 }
 
@@ -471,11 +403,11 @@ double cs_fit_eval(const struct cs_fit_result *r, double x)
     return L->alpha_s + L->slope_s_per_B * x;
 }
 
-int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,
+int cs_fit_residuals(const struct cs_fit_result *r, const struct cs_fit_pt *p, int n,
                      struct cs_fit_resid **out, int *nout)
 {
     struct cs_fit_resid *res;
-    double *xs, *ts;
+    struct cs_fit_pt *s;
     int G = 0;
 
     if (n <= 0) {
@@ -484,25 +416,25 @@ int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const doubl
         return 0;
     }
     res = calloc((size_t)n, sizeof(*res));
-    if (res == NULL || sorted_copy(x, t, n, &xs, &ts) != 0) {
+    if (res == NULL || sorted_copy(p, n, &s) != 0) {
         free(res);
         return CS_ERR_NOMEM;
     }
     for (int k = 0; k < n;) {
-        int e = k;
+        int e = k, m;
         struct cs_fit_resid *q = &res[G++];
 
-        while (e < n && xs[e] == xs[k])
+        while (e < n && s[e].x == s[k].x)
             e++;
-        q->x = xs[k];
-        q->nsamples = e - k;
-        q->t_meas_s = cs_fit_median(ts + k, e - k);
-        q->seg = seg_of(r, q->x);
+        q->x = s[k].x;
+        q->nsamples = m = e - k;
+        /* The median of the times, sorted within a size. */
+        q->t_meas_s = m % 2 ? s[k + m / 2].t : 0.5 * (s[k + m / 2 - 1].t + s[k + m / 2].t);
         q->t_pred_s = cs_fit_eval(r, q->x);
         q->err_rel = (q->t_pred_s - q->t_meas_s) / q->t_meas_s;
         k = e;
     }
-    free(xs);
+    free(s);
     *out = res;
     *nout = G;
     return 0;

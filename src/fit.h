@@ -26,11 +26,11 @@
 /* Most distinct sizes a segmented fit takes (the search is quadratic in them). */
 #define CS_FIT_MAX_SIZES 512
 
+/* Zeroed: the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
 struct cs_fit_opts {
-    int max_segments; /* 1..CS_FIT_MAX_SEG; 0 means CS_FIT_MAX_SEG */
-    int nsegments;    /* >0: exactly this many segments, no BIC choice */
-    int min_sizes;    /* distinct sizes per segment, >= 2; 0 means 3 */
-    int robust;       /* after WLS, Huber IRLS on relative residuals (c = 1.345, MAD scale) */
+    int nsegments; /* >0: exactly this many segments, no BIC choice */
+    int min_sizes; /* distinct sizes per segment, >= 2; 0 means 3 */
+    int robust;    /* after WLS, Huber IRLS on relative residuals (c = 1.345, MAD scale) */
 };
 
 /* One regime's line. */
@@ -47,7 +47,6 @@ struct cs_fit_line {
     double max_rel;       /* largest |relative residual| */
     double x_min, x_max;  /* sizes covered (bytes) */
     int n;                /* points */
-    int nsizes;           /* distinct sizes */
     int dof;              /* n - free parameters */
     int alpha_clamped;    /* unconstrained alpha was < 0: fixed at 0 */
     int slope_clamped;    /* unconstrained slope was < 0: fixed at 0 */
@@ -56,9 +55,7 @@ struct cs_fit_line {
 struct cs_fit_result {
     int nseg;
     struct cs_fit_line seg[CS_FIT_MAX_SEG]; /* by increasing size */
-    double bic;                             /* of the chosen model */
     double bic_by_m[CS_FIT_MAX_SEG + 1];    /* BIC for m segments; NAN when infeasible */
-    int n;                                  /* points */
 };
 
 /* Residual of one distinct size: median measured time against the prediction. */
@@ -68,21 +65,22 @@ struct cs_fit_resid {
     double t_pred_s; /* the fitted segment's prediction */
     double err_rel;  /* (pred - meas) / meas */
     int nsamples;
-    int seg; /* segment index */
 };
 
-/* Set opts to the defaults (BIC over 1..CS_FIT_MAX_SEG segments, 3 sizes each, no IRLS). */
-void cs_fit_opts_init(struct cs_fit_opts *o);
+/* A measured point: size x (bytes) and time t (s). */
+struct cs_fit_pt {
+    double x, t;
+};
 
-/* Fit one line to n points (x[i] bytes >= 0, t[i] seconds > 0, all finite). Needs at least 3
- * points and 2 distinct sizes. CS_ERR_INVALID (err names the point index) otherwise.
- * `robust` selects Huber IRLS after the WLS fit. */
-int cs_fit_line(const double *x, const double *t, int n, int robust, struct cs_fit_line *out,
+/* Fit one line to n points (x >= 0, t > 0, all finite). Needs at least 3 points and 2 distinct
+ * sizes. CS_ERR_INVALID (err names the point index) otherwise. `robust` selects Huber IRLS after
+ * the WLS fit. */
+int cs_fit_line(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_line *out,
                 struct cs_error *err);
 
 /* Segmented fit (see above). Points need not be sorted. CS_ERR_INVALID for bad points, too few
  * sizes for even one segment, more than CS_FIT_MAX_SIZES sizes, or bad options. */
-int cs_fit_segmented(const double *x, const double *t, int n, const struct cs_fit_opts *o,
+int cs_fit_segmented(const struct cs_fit_pt *p, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err);
 
 /* The fitted time at size x: the segment whose range holds x, or the nearest one. */
@@ -90,7 +88,7 @@ double cs_fit_eval(const struct cs_fit_result *r, double x);
 
 /* Residuals per distinct size, by increasing size: *out is a new array of *nout entries (free).
  * CS_ERR_NOMEM on allocation failure. */
-int cs_fit_residuals(const struct cs_fit_result *r, const double *x, const double *t, int n,
+int cs_fit_residuals(const struct cs_fit_result *r, const struct cs_fit_pt *p, int n,
                      struct cs_fit_resid **out, int *nout);
 
 /* The median of v[0..n-1] (n >= 1; sorts v in place). */

@@ -9,10 +9,8 @@
 
 #include "parse.h"
 
-static const char *const coll_names[] = {NULL, "allreduce", "allgather", "reducescatter",
-                                         "sendrecv"};
-
-/* Every spelling taken: collsim's and nccl-tests' (all_reduce_perf). */
+/* Every spelling taken: collsim's (each collective's first, its name) and nccl-tests'
+ * (all_reduce_perf). */
 static const struct {
     const char *name;
     enum cs_meas_coll coll;
@@ -33,7 +31,10 @@ enum cs_meas_coll cs_meas_coll_parse(const char *s)
 
 const char *cs_meas_coll_name(enum cs_meas_coll c)
 {
-    return c >= CS_MEAS_ALLREDUCE && c <= CS_MEAS_SENDRECV ? coll_names[c] : NULL;
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++)
+        if (spellings[i].coll == c)
+            return spellings[i].name;
+    return NULL;
 }
 
 int cs_meas_ring_steps(enum cs_meas_coll c, int n)
@@ -61,11 +62,9 @@ int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, str
     if (len == 0)
         return 1;
     snprintf(buf, sizeof(buf), "%.*s", (int)len, s);
-    if (len >= sizeof(buf) || cs_parse_double(buf, -DBL_MAX, DBL_MAX, out) != 0) {
-        cs_error_set(err, t->name, t->lines[row], "column %s: '%s' is not a finite number",
-                     t->header[col], cell);
-        return CS_ERR_PARSE;
-    }
+    if (len >= sizeof(buf) || cs_parse_double(buf, -DBL_MAX, DBL_MAX, out) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, t->lines[row],
+                             "column %s: '%s' is not a finite number", t->header[col], cell);
     return 0;
 }
 
@@ -129,24 +128,17 @@ static int row_size(const struct cs_csv *t, const struct cols *c, int r, struct 
     int rc = cs_meas_read_cell(t, r, c->size, &out->size_bytes, err);
 
     if (rc == 0 &&
-        (out->size_bytes != floor(out->size_bytes) || fabs(out->size_bytes) > CS_MEAS_MAX_SIZE)) {
-        cs_error_set(err, t->name, t->lines[r],
-                     "size_bytes '%s' is not a whole number of bytes "
-                     "up to 1 PiB",
-                     cs_csv_cell(t, r, c->size));
-        return CS_ERR_INVALID;
-    }
+        (out->size_bytes != floor(out->size_bytes) || fabs(out->size_bytes) > CS_MEAS_MAX_SIZE))
+        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                             "size_bytes '%s' is not a whole number of bytes up to 1 PiB",
+                             cs_csv_cell(t, r, c->size));
     if (rc <= 0)
         return rc;
-    if (c->ngpus < 0) {
-        cs_error_set(err, t->name, t->lines[r], "empty size_bytes");
-        return CS_ERR_INVALID;
-    }
-    if (cs_meas_read_cell(t, r, c->ngpus, &g, NULL) != 0 || g < 2 || g != floor(g) || g > 1e6) {
-        cs_error_set(err, t->name, t->lines[r], "n_gpus '%s' is not a count >= 2",
-                     cs_csv_cell(t, r, c->ngpus));
-        return CS_ERR_INVALID;
-    }
+    if (c->ngpus < 0)
+        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r], "empty size_bytes");
+    if (cs_meas_read_cell(t, r, c->ngpus, &g, NULL) != 0 || g < 2 || g != floor(g) || g > 1e6)
+        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                             "n_gpus '%s' is not a count >= 2", cs_csv_cell(t, r, c->ngpus));
     out->size_bytes = 0;
     out->ngpus = (int)g;
     return 0;
@@ -164,11 +156,10 @@ static int row_time(const struct cs_csv *t, const struct cols *c, int r, double 
     rc = cs_meas_read_cell(t, r, c->busbw, &bus, err);
     if (rc < 0)
         return rc;
-    if (rc == 1 || bus <= 0 || ranks < 2) {
-        cs_error_set(err, t->name, t->lines[r],
-                     "no time_us, and no positive busbw_GBps with a rank count to derive it from");
-        return CS_ERR_INVALID;
-    }
+    if (rc == 1 || bus <= 0 || ranks < 2)
+        return cs_error_fail(
+            err, CS_ERR_INVALID, t->name, t->lines[r],
+            "no time_us, and no positive busbw_GBps with a rank count to derive it from");
     *us = size * nsteps / ranks / (bus * 1e9) * 1e6;
     *derived = 1;
     return 0;
@@ -182,10 +173,9 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
     struct cs_meas_row *v;
     int any = 0, rc = 0;
 
-    if (c.size < 0 || c.time < 0) {
-        cs_error_set(err, t->name, 1, "not a measurement table (size_bytes, time_us columns)");
-        return CS_ERR_PARSE;
-    }
+    if (c.size < 0 || c.time < 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, 1,
+                             "not a measurement table (size_bytes, time_us columns)");
     if ((v = calloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*v))) == NULL)
         return CS_ERR_NOMEM;
     for (int r = 0; r < t->nrows && rc == 0; r++) {
@@ -195,11 +185,9 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
         rc = row_size(t, &c, r, &v[r], err);
         if (rc == 0)
             rc = row_time(t, &c, r, v[r].size_bytes, nsteps, ranks, &us, &any, err);
-        if (rc == 0 && ((v[r].ngpus == 0 && v[r].size_bytes <= 0) || us <= 0)) {
-            cs_error_set(err, t->name, t->lines[r], "size %g B, time %g us: both must be positive",
-                         v[r].size_bytes, us);
-            rc = CS_ERR_INVALID;
-        }
+        if (rc == 0 && ((v[r].ngpus == 0 && v[r].size_bytes <= 0) || us <= 0))
+            rc = cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                               "size %g B, time %g us: both must be positive", v[r].size_bytes, us);
         v[r].time_s = us * 1e-6;
     }
     if (rc != 0) {

@@ -180,6 +180,29 @@ START_TEST(test_harness)
 }
 END_TEST
 
+/* A harness mechanism names its protocol as collsim does, in lower case, or as ll8. */
+START_TEST(test_mech_spellings)
+{
+    const double alpha[] = {1e-6}, beta[] = {10e9}, xmin[] = {1024};
+    const char *mechs[] = {"ll8", "LL128", "simple"};
+    const char *keys[] = {"cs.tb_Bps.LL", "cs.tb_Bps.LL128", "cs.tb_Bps.Simple"};
+    struct cs_calib_harness h = {NULL, "copy", 0, 1, 1, 0, "s"};
+    struct cs_fit_result R;
+    struct cs_calib c;
+
+    result(&R, 1, alpha, beta, xmin);
+    cs_calib_init(&c, NULL);
+    for (int i = 0; i < 3; i++) {
+        h.mech = mechs[i];
+        cs_calib_map_harness(&c, &h, &R);
+        ck_assert(value(&c, keys[i]) == 10e9);
+    }
+    h.mech = "ll64";
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert_int_eq(c.nkeys, 3);
+}
+END_TEST
+
 START_TEST(test_write)
 {
     struct cs_params base;
@@ -211,8 +234,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_put, 1},     {test_seg_proto, 1}, {test_steps, 1}, {test_ring, 1},
-        {test_harness, 1}, {test_write, 1},     {NULL, 0},
+        {test_put, 1},     {test_seg_proto, 1},      {test_steps, 1}, {test_ring, 1},
+        {test_harness, 1}, {test_mech_spellings, 1}, {test_write, 1}, {NULL, 0},
     };
 
     return test_run("calib", 0, tests, NULL);

@@ -38,7 +38,7 @@ struct regime {
 };
 
 static int synth(const struct regime *rg, int nrg, double lo, double hi, int samples, double noise,
-                 double *x, double *t)
+                 struct cs_fit_pt *p)
 {
     int n = 0;
 
@@ -49,8 +49,8 @@ static int synth(const struct regime *rg, int nrg, double lo, double hi, int sam
         while (k < nrg - 1 && size > rg[k].upto_bytes)
             k++;
         for (int j = 0; j < samples; j++) {
-            x[n] = size;
-            t[n] = (rg[k].alpha_s + size / rg[k].beta_Bps) * (1 + noise * gauss());
+            p[n].x = size;
+            p[n].t = (rg[k].alpha_s + size / rg[k].beta_Bps) * (1 + noise * gauss());
             n++;
         }
     }
@@ -77,19 +77,18 @@ END_TEST
 /* Exact data: the fit is exact and the intervals collapse. */
 START_TEST(test_exact_line)
 {
-    double x[100], t[100];
+    struct cs_fit_pt p[100];
     struct cs_fit_line L;
     struct regime rg = {INFINITY, 5e-6, 50e9};
-    int n = synth(&rg, 1, 8, 1 << 30, 1, 0, x, t);
+    int n = synth(&rg, 1, 8, 1 << 30, 1, 0, p);
 
     ck_assert_int_le(n, 100);
-    ck_assert_int_eq(cs_fit_line(x, t, n, 0, &L, NULL), 0);
+    ck_assert_int_eq(cs_fit_line(p, n, 0, &L, NULL), 0);
     ck_assert(relerr(L.alpha_s, 5e-6) < 1e-9);
     ck_assert(relerr(L.beta_Bps, 50e9) < 1e-9);
     ck_assert(L.alpha_ci_s < 1e-15 && L.max_rel < 1e-9);
     ck_assert(!L.alpha_clamped && !L.slope_clamped);
     ck_assert_int_eq(L.n, n);
-    ck_assert_int_eq(L.nsizes, n);
     ck_assert_int_eq(L.dof, n - 2);
 }
 END_TEST
@@ -98,7 +97,7 @@ END_TEST
  * octave, 10 samples; both recovered within 2%, and the 95% intervals hold the truth. */
 START_TEST(test_recover_noisy)
 {
-    static double x[2000], t[2000];
+    static struct cs_fit_pt p[2000];
     struct cs_fit_line L;
     int n, held = 0;
 
@@ -106,8 +105,8 @@ START_TEST(test_recover_noisy)
         struct regime rg = {INFINITY, 2e-6, 150e9};
 
         rng_state = 0x9e3779b97f4a7c15ULL + (unsigned long long)trial;
-        n = synth(&rg, 1, 8, 1 << 30, 10, 0.02, x, t);
-        ck_assert_int_eq(cs_fit_line(x, t, n, 0, &L, NULL), 0);
+        n = synth(&rg, 1, 8, 1 << 30, 10, 0.02, p);
+        ck_assert_int_eq(cs_fit_line(p, n, 0, &L, NULL), 0);
         ck_assert_msg(relerr(L.alpha_s, 2e-6) < 0.02, "trial %d alpha %g", trial, L.alpha_s);
         ck_assert_msg(relerr(L.beta_Bps, 150e9) < 0.02, "trial %d beta %g", trial, L.beta_Bps);
         held += fabs(L.alpha_s - 2e-6) <= L.alpha_ci_s &&
@@ -123,17 +122,17 @@ END_TEST
  * need to. */
 START_TEST(test_robust_outliers)
 {
-    static double x[2000], t[2000];
+    static struct cs_fit_pt p[2000];
     struct regime rg = {INFINITY, 2e-6, 150e9};
     struct cs_fit_line L;
     int n;
 
     rng_state = 12345;
-    n = synth(&rg, 1, 8, 1 << 30, 10, 0.005, x, t);
+    n = synth(&rg, 1, 8, 1 << 30, 10, 0.005, p);
     for (int i = 0; i < n; i++)
         if (uniform() < 0.03)
-            t[i] += 5e-6 + 25e-6 * uniform();
-    ck_assert_int_eq(cs_fit_line(x, t, n, 1, &L, NULL), 0);
+            p[i].t += 5e-6 + 25e-6 * uniform();
+    ck_assert_int_eq(cs_fit_line(p, n, 1, &L, NULL), 0);
     ck_assert_msg(relerr(L.alpha_s, 2e-6) < 0.02, "alpha %g", L.alpha_s);
     ck_assert_msg(relerr(L.beta_Bps, 150e9) < 0.02, "beta %g", L.beta_Bps);
 }
@@ -142,16 +141,18 @@ END_TEST
 /* A negative intercept is clamped to 0 and flagged; a falling curve gets slope 0. */
 START_TEST(test_constraints)
 {
-    double x[] = {1e3, 1e4, 1e5, 1e6}, t[4], t2[] = {4e-6, 3.9e-6, 3.8e-6, 3.7e-6};
+    struct cs_fit_pt p[] = {{1e3, 0}, {1e4, 0}, {1e5, 0}, {1e6, 0}};
+    struct cs_fit_pt p2[] = {{1e3, 4e-6}, {1e4, 3.9e-6}, {1e5, 3.8e-6}, {1e6, 3.7e-6}};
     struct cs_fit_line L;
 
     for (int i = 0; i < 4; i++)
-        t[i] = x[i] / 10e9 - 2e-9 * (i == 0); /* the smallest point pulls the intercept below 0 */
-    ck_assert_int_eq(cs_fit_line(x, t, 4, 0, &L, NULL), 0);
+        p[i].t =
+            p[i].x / 10e9 - 2e-9 * (i == 0); /* the smallest point pulls the intercept below 0 */
+    ck_assert_int_eq(cs_fit_line(p, 4, 0, &L, NULL), 0);
     ck_assert(L.alpha_clamped && L.alpha_s == 0 && L.alpha_ci_s == 0);
     ck_assert(relerr(L.beta_Bps, 10e9) < 0.01);
     ck_assert_int_eq(L.dof, 3);
-    ck_assert_int_eq(cs_fit_line(x, t2, 4, 0, &L, NULL), 0);
+    ck_assert_int_eq(cs_fit_line(p2, 4, 0, &L, NULL), 0);
     ck_assert(L.slope_clamped && L.slope_s_per_B == 0 && isinf(L.beta_Bps));
     ck_assert(L.alpha_s > 3.7e-6 && L.alpha_s < 4e-6);
 }
@@ -160,7 +161,7 @@ END_TEST
 /* Three regimes like LL / LL128 / Simple: the segmented fit finds them and their parameters. */
 START_TEST(test_breakpoints)
 {
-    static double x[1000], t[1000];
+    static struct cs_fit_pt p[1000];
     static const struct regime rg[] = {
         {65536, 10e-6, 30e9},
         {4194304, 25e-6, 120e9},
@@ -171,8 +172,8 @@ START_TEST(test_breakpoints)
     int n, nres;
 
     rng_state = 777;
-    n = synth(rg, 3, 64, 1 << 30, 5, 0.01, x, t);
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    n = synth(rg, 3, 64, 1 << 30, 5, 0.01, p);
+    ck_assert_int_eq(cs_fit_segmented(p, n, NULL, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 3);
     ck_assert(R.bic_by_m[3] < R.bic_by_m[2] && R.bic_by_m[3] < R.bic_by_m[1]);
     for (int k = 0; k < 3; k++) {
@@ -185,7 +186,7 @@ START_TEST(test_breakpoints)
     ck_assert(R.seg[0].x_max <= 65536 && R.seg[1].x_min > 65536);
     ck_assert(R.seg[0].x_max * pow(2, 1.0 / 3) > 65536);
     ck_assert(R.seg[1].x_max <= 4194304 && R.seg[2].x_min > 4194304);
-    ck_assert_int_eq(cs_fit_residuals(&R, x, t, n, &res, &nres), 0);
+    ck_assert_int_eq(cs_fit_residuals(&R, p, n, &res, &nres), 0);
     ck_assert_int_eq(nres, n / 5);
     for (int i = 0; i < nres; i++) {
         ck_assert_int_eq(res[i].nsamples, 5);
@@ -194,32 +195,29 @@ START_TEST(test_breakpoints)
     }
     free(res);
     /* One straight line stays one segment. */
-    n = synth(rg + 2, 1, 64, 1 << 30, 5, 0.01, x, t);
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    n = synth(rg + 2, 1, 64, 1 << 30, 5, 0.01, p);
+    ck_assert_int_eq(cs_fit_segmented(p, n, NULL, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 1);
 }
 END_TEST
 
 START_TEST(test_forced_segments)
 {
-    static double x[300], t[300];
+    static struct cs_fit_pt p[300];
     static const struct regime rg[] = {{1e6, 5e-6, 10e9}, {INFINITY, 50e-6, 20e9}};
-    struct cs_fit_opts o;
+    struct cs_fit_opts o = {.nsegments = 2};
     struct cs_fit_result R;
     int n;
 
     rng_state = 99;
-    n = synth(rg, 2, 1024, 1 << 28, 2, 0.0, x, t);
-    cs_fit_opts_init(&o);
-    o.nsegments = 2;
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, &o, &R, NULL), 0);
+    n = synth(rg, 2, 1024, 1 << 28, 2, 0.0, p);
+    ck_assert_int_eq(cs_fit_segmented(p, n, &o, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 2);
     ck_assert(isnan(R.bic_by_m[1]));
     ck_assert(relerr(cs_fit_eval(&R, 4096), 5e-6 + 4096 / 10e9) < 1e-9);
     ck_assert(relerr(cs_fit_eval(&R, 1 << 28), 50e-6 + (1 << 28) / 20e9) < 1e-9);
-    o.nsegments = 0;
-    o.max_segments = 1;
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, &o, &R, NULL), 0);
+    o.nsegments = 1;
+    ck_assert_int_eq(cs_fit_segmented(p, n, &o, &R, NULL), 0);
     ck_assert_int_eq(R.nseg, 1);
 }
 END_TEST
@@ -227,55 +225,57 @@ END_TEST
 /* Bad input is an error with a message, never a crash or a number. */
 START_TEST(test_degenerate)
 {
-    double x[] = {1, 2, 3, 4}, t[] = {1e-6, 2e-6, 3e-6, 4e-6};
-    double same[] = {8, 8, 8, 8};
+    struct cs_fit_pt p[] = {{1, 1e-6}, {2, 2e-6}, {3, 3e-6}, {4, 4e-6}};
+    struct cs_fit_pt same[] = {{8, 1e-6}, {8, 2e-6}, {8, 3e-6}, {8, 4e-6}};
     struct cs_fit_line L;
     struct cs_fit_result R;
-    struct cs_fit_opts o;
+    struct cs_fit_opts o = {0};
     struct cs_error err;
     double saved;
 
     cs_error_init(&err);
-    ck_assert_int_eq(cs_fit_line(x, t, 2, 0, &L, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_line(p, 2, 0, &L, &err), CS_ERR_INVALID);
     ck_assert_msg(strstr(err.msg, "at least 3") != NULL, "%s", err.msg);
-    ck_assert_int_eq(cs_fit_line(x, t, 0, 0, &L, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(cs_fit_segmented(x, t, 0, NULL, &R, NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_line(p, 0, 0, &L, NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_segmented(p, 0, NULL, &R, NULL), CS_ERR_INVALID);
     cs_error_init(&err);
-    ck_assert_int_eq(cs_fit_line(same, t, 4, 0, &L, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_line(same, 4, 0, &L, &err), CS_ERR_INVALID);
     ck_assert_msg(strstr(err.msg, "same size") != NULL, "%s", err.msg);
-    ck_assert_int_eq(cs_fit_segmented(same, t, 4, NULL, &R, NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_segmented(same, 4, NULL, &R, NULL), CS_ERR_INVALID);
     for (int bad = 0; bad < 5; bad++) {
-        double *v = bad < 3 ? t : x;
+        double *v = bad < 3 ? &p[2].t : &p[2].x;
         double vals[] = {0, NAN, -1e-6, INFINITY, -1};
 
-        saved = v[2];
-        v[2] = vals[bad];
+        saved = *v;
+        *v = vals[bad];
         cs_error_init(&err);
-        ck_assert_int_eq(cs_fit_line(x, t, 4, 0, &L, &err), CS_ERR_INVALID);
+        ck_assert_int_eq(cs_fit_line(p, 4, 0, &L, &err), CS_ERR_INVALID);
         ck_assert_msg(strstr(err.msg, "point 2") != NULL, "%s", err.msg);
-        ck_assert_int_eq(cs_fit_segmented(x, t, 4, NULL, &R, NULL), CS_ERR_INVALID);
-        v[2] = saved;
+        ck_assert_int_eq(cs_fit_segmented(p, 4, NULL, &R, NULL), CS_ERR_INVALID);
+        *v = saved;
     }
-    cs_fit_opts_init(&o);
-    o.max_segments = CS_FIT_MAX_SEG + 1;
-    ck_assert_int_eq(cs_fit_segmented(x, t, 4, &o, &R, NULL), CS_ERR_INVALID);
-    cs_fit_opts_init(&o);
+    o.nsegments = CS_FIT_MAX_SEG + 1;
+    ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, NULL), CS_ERR_INVALID);
+    o.min_sizes = 1;
+    o.nsegments = 0;
+    ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, NULL), CS_ERR_INVALID);
+    o.min_sizes = 0;
     o.nsegments = 3; /* 4 sizes cannot hold 3 segments of 3 */
     cs_error_init(&err);
-    ck_assert_int_eq(cs_fit_segmented(x, t, 4, &o, &R, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_fit_segmented(p, 4, &o, &R, &err), CS_ERR_INVALID);
     ck_assert_msg(strstr(err.msg, "too few") != NULL, "%s", err.msg);
     /* Two sizes with repeats: one segment fits, exactly determined sizes still give a line. */
     {
-        double x2[] = {10, 10, 20, 20}, t2[] = {1e-6, 1.1e-6, 2e-6, 2.1e-6};
+        struct cs_fit_pt p2[] = {{10, 1e-6}, {10, 1.1e-6}, {20, 2e-6}, {20, 2.1e-6}};
 
-        ck_assert_int_eq(cs_fit_segmented(x2, t2, 4, NULL, &R, NULL), 0);
+        ck_assert_int_eq(cs_fit_segmented(p2, 4, NULL, &R, NULL), 0);
         ck_assert_int_eq(R.nseg, 1);
     }
 }
 END_TEST
 
 /* Fits on the shared measurements give physically sane numbers. */
-static int load_times(const char *name, double *x, double *t, int max)
+static int load_times(const char *name, struct cs_fit_pt *p, int max)
 {
     const char *shared = test_shared_data();
     char path[4300];
@@ -292,8 +292,8 @@ static int load_times(const char *name, double *x, double *t, int max)
 
         if (cs_csv_get_double(tab, r, 0, &s, NULL) == 0 &&
             cs_csv_get_double(tab, r, 1, &us, NULL) == 0) {
-            x[n] = s;
-            t[n] = us * 1e-6;
+            p[n].x = s;
+            p[n].t = us * 1e-6;
             n++;
         }
     }
@@ -303,13 +303,13 @@ static int load_times(const char *name, double *x, double *t, int max)
 
 START_TEST(test_shared_measurements)
 {
-    double x[200], t[200];
+    struct cs_fit_pt p[200];
     struct cs_fit_result R;
-    int n = load_times("oci-bmgpu48-a100sxm40-1node-8gpu.csv", x, t, 200);
+    int n = load_times("oci-bmgpu48-a100sxm40-1node-8gpu.csv", p, 200);
     const struct cs_fit_line *last;
 
     ck_assert_int_eq(n, 56);
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    ck_assert_int_eq(cs_fit_segmented(p, n, NULL, &R, NULL), 0);
     ck_assert_int_ge(R.nseg, 2);
     /* Small sizes: the ~32 us floor of this containerised system. */
     ck_assert(R.seg[0].alpha_s > 25e-6 && R.seg[0].alpha_s < 40e-6);
@@ -319,8 +319,8 @@ START_TEST(test_shared_measurements)
     for (int k = 0; k < R.nseg; k++)
         ck_assert(R.seg[k].alpha_s >= 0 && R.seg[k].beta_Bps > 0);
 
-    n = load_times("sm02-a100pcie40-1node-4gpu-sys.csv", x, t, 200);
-    ck_assert_int_eq(cs_fit_segmented(x, t, n, NULL, &R, NULL), 0);
+    n = load_times("sm02-a100pcie40-1node-4gpu-sys.csv", p, 200);
+    ck_assert_int_eq(cs_fit_segmented(p, n, NULL, &R, NULL), 0);
     last = &R.seg[R.nseg - 1];
     /* 4 ranks all-SYS: busbw ~5 GB/s, algbw ~3.4 GB/s. */
     ck_assert_msg(last->beta_Bps > 2.5e9 && last->beta_Bps < 4.5e9, "beta %g", last->beta_Bps);
