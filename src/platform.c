@@ -5,6 +5,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlwriter.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,15 +129,44 @@ static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     return 0;
 }
 
+/* SimGrid aborts on a zero or invalid bandwidth or host speed and takes a negative latency as
+ * it comes: each comma-separated value of attribute name of element n (kind id) must start with
+ * a finite number, positive or (nonneg) at least 0. The unit after it is SimGrid's to read. */
+static int check_quantity(struct reader *r, const xmlNode *n, const char *kind, const char *id,
+                          const char *name, int nonneg)
+{
+    char *v = attr(n, name), *end;
+    int rc = 0;
+
+    for (const char *p = v; p != NULL && rc == 0;) {
+        double x = strtod(p, &end);
+
+        if (end == p || !isfinite(x) || x < 0 || (x == 0 && !nonneg))
+            rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                               "%s '%s': %s=\"%s\" must be a %s number with its unit", kind, id,
+                               name, v, nonneg ? "non-negative" : "positive");
+        if ((p = strchr(end, ',')) != NULL)
+            p++;
+    }
+    xmlFree(v);
+    return rc;
+}
+
 /* A link with an id: its class is guessed from the id unless a cs.class prop gives it. */
 static int add_link(struct reader *r, const xmlNode *n)
 {
     struct cs_platform *p = r->plat;
     char *id = attr(n, "id");
     struct cs_platform_link *l;
+    int rc;
 
     if (id == NULL)
         return 0;
+    if ((rc = check_quantity(r, n, "link", id, "bandwidth", 0)) != 0 ||
+        (rc = check_quantity(r, n, "link", id, "latency", 1)) != 0) {
+        xmlFree(id);
+        return rc;
+    }
     l = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
     if (l != NULL && (l->id = strdup(id)) != NULL) {
         l->cls = guess_class(id);
@@ -151,9 +181,9 @@ static int add_link(struct reader *r, const xmlNode *n)
 static int add_host(struct reader *r, const xmlNode *n)
 {
     char *id = attr(n, "id");
-    int g, rc = 0;
+    int g, rc = id ? check_quantity(r, n, "host", id, "speed", 0) : 0;
 
-    if (id != NULL && strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9' &&
+    if (rc == 0 && id != NULL && strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9' &&
         cs_parse_int(id + 3, 0, MAX_GPU_ID, &g) == 0) {
         if (r->gpu_seen[g])
             rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),

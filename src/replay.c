@@ -505,13 +505,18 @@ static struct conn *find_conn(int src, int dst, int chan)
 
 /* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
  * nvlink), the sum of its links' latencies the hop latency. */
-static void route_conn(struct conn *c)
+static int route_conn(struct conn *c)
 {
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     enum cs_link_class cls = 0;
     double lat = 0;
 
     sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
+    /* SimGrid aborts at the first transfer over a missing route: say which one first. */
+    if (xbt_dynar_is_empty(links)) {
+        xbt_dynar_free(&links);
+        return -1;
+    }
     for (unsigned long i = 0; i < xbt_dynar_length(links); i++) {
         sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
         enum cs_link_class lc = cs_platform_link_class(S.plat, sg_link_get_name(l));
@@ -523,6 +528,7 @@ static void route_conn(struct conn *c)
     xbt_dynar_free(&links);
     c->cls = cls ? cls : CS_LINK_PCIE;
     c->lat_s = lat;
+    return 0;
 }
 
 /* The timeline's links and the route of every connection (recording only). */
@@ -713,7 +719,9 @@ static int map_hosts(const struct cs_plan *plan, const struct cs_platform *plat,
 
 /* S.conns: one per directed connection (src, dst, chan) that some tb sends or receives on,
  * sorted, with its credits, readiness and route. 0, or -1 when memory runs out. */
-static int build_conns(const struct cs_plan *plan)
+/* The directed connections of the plan with their routes: 0, -1 out of memory (msg empty) or a
+ * GPU pair without a route (msg says which). */
+static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
 {
     struct conn_key *keys = calloc(2 * (size_t)plan->ntbs + 1, sizeof(*keys));
     int nk = 0;
@@ -740,7 +748,12 @@ static int build_conns(const struct cs_plan *plan)
             c->credit = sg_sem_init(CS_NCCL_STEPS);
             c->ready = sg_sem_init(0);
             c->sender = c->receiver = -1;
-            route_conn(c);
+            if (route_conn(c) != 0) {
+                snprintf(msg, len, "%s: no route from gpu%d to gpu%d (channel %d)", S.plat->path,
+                         c->key.src, c->key.dst, c->key.chan);
+                free(keys);
+                return -1;
+            }
         }
     free(keys);
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
@@ -830,7 +843,8 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
     if (S.hosts == NULL || S.tbs == NULL)
         snprintf(wr.error, sizeof(wr.error), "out of memory");
-    else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 && build_conns(plan) != 0)
+    else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&
+             build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
         snprintf(wr.error, sizeof(wr.error), "out of memory");
     if (!wr.error[0]) {
         zero_link_latencies();

@@ -64,6 +64,23 @@ expect 2 "bad datatype" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -d int8
 expect 2 "platform not XML" "$cs" predict "$ring4" --platform "$ring4"
 expect 1 "deadlock exits 1" "$cs" predict "$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml" --platform "$tmp/p4.xml" --protocol Simple -b 16M -e 16M
 grep -q "wait-for cycle" "$tmp/out" || { echo "FAIL: no deadlock report"; fail=$((fail + 1)); }
+# Platforms are checked before SimGrid sees them: FILE:LINE and the value for a zero bandwidth,
+# a negative latency, a bad host speed; the GPU pair for a missing route (no abort, no silently
+# unchanged prediction).
+pcie4="$srcdir/platforms/a100-pcie-4gpu.xml"
+badplat() { # DESCRIPTION MESSAGE SED-EXPRESSION
+    sed "$3" "$pcie4" >"$tmp/bad.xml"
+    expect 2 "$1" "$cs" predict --gen ring:gpus=4,channels=1 --platform "$tmp/bad.xml" -b 1M -e 1M
+    grep -qF -- "$2" "$tmp/err" || { echo "FAIL: $1: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+}
+badplat "zero bandwidth" "bad.xml:60: link 'gpu0_pcie': bandwidth=\"0Bps\" must be a positive" \
+    's/id="gpu0_pcie" bandwidth="[^"]*"/id="gpu0_pcie" bandwidth="0Bps"/'
+badplat "negative latency" "link 'gpu1_pcie': latency=\"-1us\" must be a non-negative" \
+    's/id="gpu1_pcie" bandwidth="\([^"]*\)" latency="[^"]*"/id="gpu1_pcie" bandwidth="\1" latency="-1us"/'
+badplat "host speed" "bad.xml:57: host 'gpu1': speed=\"abc\" must be a positive" \
+    's/<host id="gpu1" speed="[^"]*"/<host id="gpu1" speed="abc"/'
+badplat "no route" "bad.xml: no route from gpu2 to gpu3" \
+    '/<route src="gpu2" dst="gpu3">/,/<\/route>/d'
 head -n 1 "$srcdir/platforms/a100-hier-4x2.xml" | grep -q '<?xml' || { echo "FAIL: committed platform"; fail=$((fail + 1)); }
 echo "$fail failed"
 [ "$fail" -eq 0 ]
