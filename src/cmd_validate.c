@@ -133,19 +133,28 @@ static int add_op(struct vcase *c, const char *arg, int is_file)
     return 0;
 }
 
+/* Copy v to out (len bytes) when it is one of the NULL-terminated words: 0, else -1. */
+static int one_of(const char *v, const char *const *words, char *out, size_t len)
+{
+    for (; *words != NULL; words++)
+        if (strcmp(v, *words) == 0) {
+            snprintf(out, len, "%s", v);
+            return 0;
+        }
+    return -1;
+}
+
 /* One OPTION=VALUE of a case: 0, -1 when bad (the caller says so), -2 when already reported. */
 static int parse_option(struct vcase *c, const char *k, const char *v, const char *file, int line)
 {
+    static const char *const colls[] = {"allreduce", "allgather", "reducescatter", NULL};
+    static const char *const targets[] = {"nvswitch8", "other", NULL};
     long long size;
 
     if (strcmp(k, "ranks") == 0)
         return cs_parse_int(v, 2, 1000000, &c->ranks) == 0 ? 0 : -1;
-    if (strcmp(k, "coll") == 0) {
-        if (strcmp(v, "allreduce") && strcmp(v, "allgather") && strcmp(v, "reducescatter"))
-            return -1;
-        snprintf(c->coll, sizeof(c->coll), "%s", v);
-        return 0;
-    }
+    if (strcmp(k, "coll") == 0)
+        return one_of(v, colls, c->coll, sizeof(c->coll));
     if (strcmp(k, "set") == 0)
         return strchr(v, '=') == NULL ? -1 : add_op(c, v, 0);
     if (strcmp(k, "params") == 0)
@@ -162,12 +171,8 @@ static int parse_option(struct vcase *c, const char *k, const char *v, const cha
         c->point_size = (double)size;
         return 0;
     }
-    if (strcmp(k, "target") == 0) {
-        if (strcmp(v, "nvswitch8") && strcmp(v, "other"))
-            return -1;
-        snprintf(c->vc.target, sizeof(c->vc.target), "%s", v);
-        return 0;
-    }
+    if (strcmp(k, "target") == 0)
+        return one_of(v, targets, c->vc.target, sizeof(c->vc.target));
     return -1;
 }
 
@@ -439,8 +444,7 @@ static int add_note(struct vcase *cases, int ncases, char *buf, const char *file
     old_len = cases[k].notes ? strlen(cases[k].notes) : 0;
     if ((nn = realloc(cases[k].notes, old_len + strlen(text) + 2)) == NULL)
         return -1;
-    nn[old_len] = '\0';
-    strcat(strcat(nn, text), "\n");
+    snprintf(nn + old_len, strlen(text) + 2, "%s\n", text);
     cases[k].notes = nn;
     cases[k].vc.notes = nn;
     return 0;

@@ -302,20 +302,22 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
 }
 
 /* What a part of the critical path is, in words. */
-static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *ovh,
-                      double *net, double *rate, double *local)
+/* What the time of the critical path goes to: by[BY_*]. */
+enum { BY_OVERHEAD, BY_NETWORK, BY_RATE, BY_LOCAL, NBY };
+
+static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *by)
 {
     const struct cs_tl_event *e = &tl->events[p->ev];
 
     switch (e->kind) {
     case CS_TL_OVERHEAD:
-        *ovh += p->dur_s;
+        by[BY_OVERHEAD] += p->dur_s;
         break;
     case CS_TL_LOCAL:
-        *local += p->dur_s;
+        by[BY_LOCAL] += p->dur_s;
         break;
     case CS_TL_LATENCY:
-        *net += p->dur_s; /* the hop latency of the route */
+        by[BY_NETWORK] += p->dur_s; /* the hop latency of the route */
         break;
     default: {
         /* A unit's network time runs from its start; whatever follows is the tb's own rate. */
@@ -325,8 +327,8 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
             w = 0;
         if (w > p->dur_s)
             w = p->dur_s;
-        *net += w;
-        *rate += p->dur_s - w;
+        by[BY_NETWORK] += w;
+        by[BY_RATE] += p->dur_s - w;
     }
     }
 }
@@ -334,14 +336,16 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
 static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
                           const struct cs_critpath *cp, int a, int b, double total)
 {
-    double ovh = 0, net = 0, rate = 0, local = 0, dur = 0;
+    static const char *const names[NBY] = {"call overhead", "network", "tb copy/reduce rate",
+                                           "local op"};
+    double by[NBY] = {0}, dur = 0;
     const struct cs_tl_event *e0 = &tl->events[cp->parts[a].ev];
     const struct cs_plan_tb *tb = &plan->tbs[e0->tb];
     const struct cs_plan_op *op = &tb->ops[e0->op];
     int c0 = e0->call, c1 = tl->events[cp->parts[b - 1].ev].call;
 
     for (int k = a; k < b; k++) {
-        part_kind(tl, &cp->parts[k], &ovh, &net, &rate, &local);
+        part_kind(tl, &cp->parts[k], by);
         dur += cp->parts[k].dur_s;
     }
     fprintf(fp, "  %12.3f %6.2f%%  gpu %d tb %d iteration %d step %d %s", dur * 1e6,
@@ -355,14 +359,9 @@ static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_
     if (cs_step_recvs(op->type))
         fprintf(fp, " from gpu %d", tb->recv);
     fprintf(fp, ":");
-    if (ovh > 0)
-        fprintf(fp, " call overhead %.3f", ovh * 1e6);
-    if (net > 0)
-        fprintf(fp, " network %.3f", net * 1e6);
-    if (rate > 0)
-        fprintf(fp, " tb copy/reduce rate %.3f", rate * 1e6);
-    if (local > 0)
-        fprintf(fp, " local op %.3f", local * 1e6);
+    for (int k = 0; k < NBY; k++)
+        if (by[k] > 0)
+            fprintf(fp, " %s %.3f", names[k], by[k] * 1e6);
     fprintf(fp, "\n");
     if (cp->parts[b - 1].via && b < cp->nparts && cp->parts[b].ev >= 0) {
         const struct cs_plan_tb *nt = &plan->tbs[tl->events[cp->parts[b].ev].tb];
@@ -376,7 +375,7 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
                            const struct cs_critpath *cp, int max_segments)
 {
     int nseg = 0, *seg = malloc(((size_t)cp->nparts + 1) * sizeof(int)), skip_from, skip_to;
-    double ovh = 0, net = 0, rate = 0, local = 0, total = cp->total_s;
+    double by[NBY] = {0}, total = cp->total_s;
     const struct cs_tl_event *e, *f;
 
     if (seg == NULL)
@@ -386,7 +385,7 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
 
         if (p->ev < 0)
             continue;
-        part_kind(tl, p, &ovh, &net, &rate, &local);
+        part_kind(tl, p, by);
         /* a new segment where the tb, iteration or op changes (the launch part is the first) */
         e = &tl->events[p->ev];
         f = nseg > 0 ? &tl->events[cp->parts[k - 1].ev] : NULL;
@@ -399,8 +398,10 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
             "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
             "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
             "%.3f (%.2f%%)",
-            tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total, net * 1e6,
-            100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6, 100 * local / total);
+            tl->offset_s * 1e6, 100 * tl->offset_s / total, by[BY_OVERHEAD] * 1e6,
+            100 * by[BY_OVERHEAD] / total, by[BY_NETWORK] * 1e6, 100 * by[BY_NETWORK] / total,
+            by[BY_RATE] * 1e6, 100 * by[BY_RATE] / total, by[BY_LOCAL] * 1e6,
+            100 * by[BY_LOCAL] / total);
     if (cp->unattributed_s > 0)
         fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
                 100 * cp->unattributed_s / total);
