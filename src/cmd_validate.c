@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,20 @@ struct vcase {
     int line;
 };
 
+/* Print "collsim: FILE:LINE: <fmt...>" on stderr and return -1. */
+static int __attribute__((format(printf, 3, 4)))
+bad_line(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "collsim: %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return -1;
+}
+
 static void case_cleanup(struct vcase *c)
 {
     free(c->notes);
@@ -88,11 +103,9 @@ static int check_params_file(const char *path, const char *file, int line)
     cs_error_init(&err);
     rc = cs_params_read_props(&scratch, path, NULL, &err);
     if (rc == CS_ERR_IO)
-        fprintf(stderr, "collsim: %s:%d: cannot open params file %s: %s\n", file, line, path,
-                err.msg);
+        bad_line(file, line, "cannot open params file %s: %s", path, err.msg);
     else if (rc != 0)
-        fprintf(stderr, "collsim: %s:%d: params file: %s\n", file, line,
-                cs_error_format(&err, buf, sizeof(buf)));
+        bad_line(file, line, "params file: %s", cs_error_format(&err, buf, sizeof(buf)));
     return rc;
 }
 
@@ -185,18 +198,11 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
     snprintf(c->coll, sizeof(c->coll), "allreduce");
     snprintf(c->vc.target, sizeof(c->vc.target), "other");
     c->point_size = 128;
-    if (nf < 5) {
-        fprintf(stderr,
-                "collsim: %s:%d: a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL "
-                "[OPTION=VALUE...]\n",
-                file, line);
-        return -1;
-    }
-    if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")]) {
-        fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n", file, line,
-                f[0]);
-        return -1;
-    }
+    if (nf < 5)
+        return bad_line(file, line,
+                        "a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]");
+    if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")])
+        return bad_line(file, line, "case name '%s': letters, digits, . _ - only", f[0]);
     snprintf(c->vc.name, sizeof(c->vc.name), "%s", f[0]);
     snprintf(c->vc.meas_label, sizeof(c->vc.meas_label), "%s", f[1]);
     if (strncmp(f[1], "shared:", 7) == 0)
@@ -205,13 +211,9 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         snprintf(c->meas, sizeof(c->meas), "%s", f[1]);
     snprintf(c->vc.sched, sizeof(c->vc.sched), "%s", f[2]);
     snprintf(c->vc.platform, sizeof(c->vc.platform), "%s", f[3]);
-    if (parse_protocols(c, f[4]) != 0) {
-        fprintf(stderr,
-                "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
-                "fastest:P,P...\n",
-                file, line, f[4]);
-        return -1;
-    }
+    if (parse_protocols(c, f[4]) != 0)
+        return bad_line(file, line, "protocol '%s': LL, LL128, Simple, fastest or fastest:P,P...",
+                        f[4]);
     for (int i = 5; i < nf; i++) {
         char *eq = strchr(f[i], '=');
         int rc = -1;
@@ -222,10 +224,10 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
             *eq = '=';
         }
         if (rc == -1)
-            fprintf(stderr,
-                    "collsim: %s:%d: bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, "
-                    "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)\n",
-                    file, line, f[i]);
+            bad_line(file, line,
+                     "bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, params=FILE, "
+                     "fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)",
+                     f[i]);
         if (rc != 0)
             return -1;
     }
@@ -437,10 +439,8 @@ static int add_note(struct vcase *cases, int ncases, char *buf, const char *file
     text[strcspn(text, "\r\n")] = '\0';
     while (k < ncases && strcmp(cases[k].vc.name, name) != 0)
         k++;
-    if (k == ncases) {
-        fprintf(stderr, "collsim: %s:%d: note for an unknown case '%s'\n", file, line, name);
-        return -1;
-    }
+    if (k == ncases)
+        return bad_line(file, line, "note for an unknown case '%s'", name);
     old_len = cases[k].notes ? strlen(cases[k].notes) : 0;
     if ((nn = realloc(cases[k].notes, old_len + strlen(text) + 2)) == NULL)
         return -1;
@@ -462,21 +462,17 @@ static int add_case(struct vcase *cases, int *ncases, char *buf, const char *fil
         f[nf++] = tok;
     if (nf == 0)
         return 0;
-    if (*ncases == MAX_CASES) {
-        fprintf(stderr, "collsim: %s:%d: more than %d cases\n", file, line, MAX_CASES);
-        return -1;
-    }
+    if (*ncases == MAX_CASES)
+        return bad_line(file, line, "more than %d cases", MAX_CASES);
     if (parse_case(c, f, nf, file, line) != 0) {
         case_cleanup(c);
         return -1;
     }
     (*ncases)++;
     for (int k = 0; k < *ncases - 1; k++)
-        if (strcmp(cases[k].vc.name, c->vc.name) == 0) {
-            fprintf(stderr, "collsim: %s:%d: case '%s' again (first on line %d)\n", file, line,
-                    c->vc.name, cases[k].line);
-            return -1;
-        }
+        if (strcmp(cases[k].vc.name, c->vc.name) == 0)
+            return bad_line(file, line, "case '%s' again (first on line %d)", c->vc.name,
+                            cases[k].line);
     return 0;
 }
 
@@ -493,14 +489,12 @@ static int read_cases(const char *path, struct vcase *cases, int *ncases)
     }
     while (rc == 0 && fgets(buf, sizeof(buf), fp) != NULL) {
         line++;
-        if (strchr(buf, '\n') == NULL && !feof(fp)) {
-            fprintf(stderr, "collsim: %s:%d: line too long\n", path, line);
-            rc = -1;
-        } else if (strncmp(buf, "#:", 2) == 0) {
+        if (strchr(buf, '\n') == NULL && !feof(fp))
+            rc = bad_line(path, line, "line too long");
+        else if (strncmp(buf, "#:", 2) == 0)
             rc = add_note(cases, *ncases, buf, path, line);
-        } else {
+        else
             rc = add_case(cases, ncases, buf, path, line);
-        }
     }
     fclose(fp);
     if (rc == 0 && *ncases == 0) {
@@ -530,12 +524,8 @@ static int read_points(const struct vcase *c, const char *cases_path, struct res
         }
     }
     res->n = m;
-    if (m == 0) {
-        fprintf(stderr, "collsim: %s:%d: case %s: no measured sizes in range\n", cases_path,
-                c->line, c->vc.name);
-        return -1;
-    }
-    return 0;
+    return m > 0 ? 0
+                 : bad_line(cases_path, c->line, "case %s: no measured sizes in range", c->vc.name);
 }
 
 /* Predict one case and write NAME.csv, its plot and its part of the summaries. Returns 0 or 1
