@@ -368,16 +368,11 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
  * the schedule and platform replaced by the count, at the case's size (size=, default 128 B). */
 static int predict_case(const struct vcase *c, struct result *res)
 {
-    struct span sp = {INFINITY, 0, 0, 0, res->n};
+    /* the measured points ascend by size */
+    struct span sp = {res->p[0].size_bytes, 1.01 * res->p[res->n - 1].size_bytes, 0, 0, res->n};
 
-    if (res->p[0].ranks == 0) {
-        for (int i = 0; i < res->n; i++) {
-            sp.lo = fmin(sp.lo, res->p[i].size_bytes);
-            sp.hi = fmax(sp.hi, res->p[i].size_bytes);
-        }
-        sp.hi *= 1.01;
+    if (res->p[0].ranks == 0)
         return predict_span(c, 0, &sp, res);
-    }
     for (int i = 0; i < res->n; i++) {
         struct span one = {c->point_size, c->point_size, c->point_size, i, i + 1};
 
