@@ -19,30 +19,26 @@ static int is_wait(int kind)
 }
 
 /* The keys an event is grouped under (*k points at them); returns how many. */
-typedef int keys_fn(const struct cs_timeline *tl, int nkeys, const struct cs_tl_event *e,
-                    const int **k);
+typedef int keys_fn(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k);
 
 /* A tb's work and wait events: what the critical path walks. */
-static int tb_key(const struct cs_timeline *tl, int ntbs, const struct cs_tl_event *e,
-                  const int **k)
+static int tb_key(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k)
 {
     (void)tl;
     *k = &e->tb;
-    return (is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < ntbs;
+    return is_work(e->kind) || is_wait(e->kind);
 }
 
 /* The links of the route of a unit that puts bytes on the wire. */
-static int link_keys(const struct cs_timeline *tl, int nlinks, const struct cs_tl_event *e,
-                     const int **k)
+static int link_keys(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k)
 {
-    (void)nlinks;
     if (e->kind != CS_TL_UNIT || e->out_conn < 0 || (e->wire_bytes <= 0 && e->wire_s <= 0))
         return 0;
     *k = &tl->route[tl->conns[e->out_conn].route0];
     return tl->conns[e->out_conn].nroute;
 }
 
-/* Group the events by key (0 .. nkeys - 1), in timeline order, an event under each of its keys.
+/* Group the events by key, in timeline order, an event under each of its keys in 0 .. nkeys - 1.
  * 0 and g filled, or CS_ERR_NOMEM (g untouched). */
 static int group(const struct cs_timeline *tl, int nkeys, keys_fn *keys, struct cs_link_units *g)
 {
@@ -54,8 +50,9 @@ static int group(const struct cs_timeline *tl, int nkeys, keys_fn *keys, struct 
     /* Count each key's events, then place them; first[k + 1] is the fill pointer of key k while
      * placing, and ends as where key k + 1 starts. */
     for (long long i = 0; i < tl->nevents; i++)
-        for (int j = keys(tl, nkeys, &tl->events[i], &k) - 1; j >= 0; j--)
-            first[k[j] + 2]++;
+        for (int j = 0, n = keys(tl, &tl->events[i], &k); j < n; j++)
+            if (k[j] >= 0 && k[j] < nkeys)
+                first[k[j] + 2]++;
     for (int l = 0; l < nkeys; l++) {
         max = first[l + 2] > max ? first[l + 2] : max;
         first[l + 2] += first[l + 1];
@@ -65,8 +62,9 @@ static int group(const struct cs_timeline *tl, int nkeys, keys_fn *keys, struct 
         return CS_ERR_NOMEM;
     }
     for (long long i = 0; i < tl->nevents; i++)
-        for (int j = 0, n = keys(tl, nkeys, &tl->events[i], &k); j < n; j++)
-            ev[first[k[j] + 1]++] = i;
+        for (int j = 0, n = keys(tl, &tl->events[i], &k); j < n; j++)
+            if (k[j] >= 0 && k[j] < nkeys)
+                ev[first[k[j] + 1]++] = i;
     *g = (struct cs_link_units){first, ev, max};
     return 0;
 }
