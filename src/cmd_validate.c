@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,26 +54,33 @@ struct param_op {
 };
 
 struct vcase {
-    char name[128];
-    char meas[1024];
-    char meas_label[1024]; /* as written in the case file */
-    char sched[1024];      /* a path, or gen:SPEC */
-    char platform[1024];
-    char protos[MAX_PROTOS][8];
+    struct cs_valid_case vc; /* as the case file writes it; vc.notes is notes */
+    char meas[1024];         /* the measurement's path */
+    char proto[MAX_PROTOS][8];
     int nprotos;
-    int fastest;
     int ranks;
     char coll[32];
     struct param_op ops[MAX_OPS];
     int nops;
-    int has_fit;               /* a fit= range was given */
-    double fit_min, fit_max;   /* sizes used to fit the platform: not held out */
     double size_min, size_max; /* sizes compared */
-    char target[32];           /* nvswitch8 or other */
     double point_size;         /* size= for tables of time against GPU count (bytes) */
     char *notes;               /* `#: NAME: text` lines of the case file, for the summary */
     int line;
 };
+
+/* Print "collsim: FILE:LINE: <fmt...>" on stderr and return -1. */
+static int __attribute__((format(printf, 3, 4)))
+bad_line(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "collsim: %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return -1;
+}
 
 static void case_cleanup(struct vcase *c)
 {
@@ -95,11 +103,9 @@ static int check_params_file(const char *path, const char *file, int line)
     cs_error_init(&err);
     rc = cs_params_read_props(&scratch, path, NULL, &err);
     if (rc == CS_ERR_IO)
-        fprintf(stderr, "collsim: %s:%d: cannot open params file %s: %s\n", file, line, path,
-                err.msg);
+        bad_line(file, line, "cannot open params file %s: %s", path, err.msg);
     else if (rc != 0)
-        fprintf(stderr, "collsim: %s:%d: params file: %s\n", file, line,
-                cs_error_format(&err, buf, sizeof(buf)));
+        bad_line(file, line, "params file: %s", cs_error_format(&err, buf, sizeof(buf)));
     return rc;
 }
 
@@ -113,23 +119,20 @@ static const char *shared_dir(void)
 /* PROTOCOL: one of LL, LL128, Simple, or fastest[:P,P...]. 0 or -1. */
 static int parse_protocols(struct vcase *c, const char *f)
 {
-    const char *list = f[7] == ':' ? f + 8 : "LL,LL128,Simple";
+    int fastest = strncmp(f, "fastest", 7) == 0;
     char buf[64], *tok, *save;
 
-    if (strncmp(f, "fastest", 7) != 0) {
-        if (cs_proto_parse(f) == 0)
-            return -1;
-        snprintf(c->protos[c->nprotos++], sizeof(c->protos[0]), "%s", f);
-        return 0;
-    }
-    if (f[7] != '\0' && f[7] != ':')
+    if (fastest ? f[7] != '\0' && f[7] != ':' : strchr(f, ',') != NULL)
         return -1;
-    c->fastest = 1;
-    snprintf(buf, sizeof(buf), "%s", list);
+    c->vc.fastest = fastest;
+    snprintf(buf, sizeof(buf), "%s", !fastest ? f : f[7] == ':' ? f + 8 : "LL,LL128,Simple");
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t n = strlen(c->vc.protos);
+
         if (c->nprotos == MAX_PROTOS || cs_proto_parse(tok) == 0)
             return -1;
-        snprintf(c->protos[c->nprotos++], sizeof(c->protos[0]), "%s", tok);
+        snprintf(c->proto[c->nprotos++], sizeof(c->proto[0]), "%s", tok);
+        snprintf(c->vc.protos + n, sizeof(c->vc.protos) - n, "%s%s", n ? "/" : "", tok);
     }
     return c->nprotos > 0 ? 0 : -1;
 }
@@ -143,26 +146,35 @@ static int add_op(struct vcase *c, const char *arg, int is_file)
     return 0;
 }
 
+/* Copy v to out (len bytes) when it is one of the NULL-terminated words: 0, else -1. */
+static int one_of(const char *v, const char *const *words, char *out, size_t len)
+{
+    for (; *words != NULL; words++)
+        if (strcmp(v, *words) == 0) {
+            snprintf(out, len, "%s", v);
+            return 0;
+        }
+    return -1;
+}
+
 /* One OPTION=VALUE of a case: 0, -1 when bad (the caller says so), -2 when already reported. */
 static int parse_option(struct vcase *c, const char *k, const char *v, const char *file, int line)
 {
+    static const char *const colls[] = {"allreduce", "allgather", "reducescatter", NULL};
+    static const char *const targets[] = {"nvswitch8", "other", NULL};
     long long size;
 
     if (strcmp(k, "ranks") == 0)
         return cs_parse_int(v, 2, 1000000, &c->ranks) == 0 ? 0 : -1;
-    if (strcmp(k, "coll") == 0) {
-        if (strcmp(v, "allreduce") && strcmp(v, "allgather") && strcmp(v, "reducescatter"))
-            return -1;
-        snprintf(c->coll, sizeof(c->coll), "%s", v);
-        return 0;
-    }
+    if (strcmp(k, "coll") == 0)
+        return one_of(v, colls, c->coll, sizeof(c->coll));
     if (strcmp(k, "set") == 0)
         return strchr(v, '=') == NULL ? -1 : add_op(c, v, 0);
     if (strcmp(k, "params") == 0)
         return check_params_file(v, file, line) != 0 ? -2 : add_op(c, v, 1);
     if (strcmp(k, "fit") == 0) {
-        c->has_fit = 1;
-        return cs_meas_parse_range(v, &c->fit_min, &c->fit_max) ? -1 : 0;
+        c->vc.has_fit = 1;
+        return cs_meas_parse_range(v, &c->vc.fit_min, &c->vc.fit_max) ? -1 : 0;
     }
     if (strcmp(k, "sizes") == 0)
         return cs_meas_parse_range(v, &c->size_min, &c->size_max) ? -1 : 0;
@@ -172,12 +184,8 @@ static int parse_option(struct vcase *c, const char *k, const char *v, const cha
         c->point_size = (double)size;
         return 0;
     }
-    if (strcmp(k, "target") == 0) {
-        if (strcmp(v, "nvswitch8") && strcmp(v, "other"))
-            return -1;
-        snprintf(c->target, sizeof(c->target), "%s", v);
-        return 0;
-    }
+    if (strcmp(k, "target") == 0)
+        return one_of(v, targets, c->vc.target, sizeof(c->vc.target));
     return -1;
 }
 
@@ -186,37 +194,26 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
 {
     memset(c, 0, sizeof(*c));
     c->line = line;
-    c->size_max = c->fit_max = INFINITY;
+    c->size_max = c->vc.fit_max = INFINITY;
     snprintf(c->coll, sizeof(c->coll), "allreduce");
-    snprintf(c->target, sizeof(c->target), "other");
+    snprintf(c->vc.target, sizeof(c->vc.target), "other");
     c->point_size = 128;
-    if (nf < 5) {
-        fprintf(stderr,
-                "collsim: %s:%d: a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL "
-                "[OPTION=VALUE...]\n",
-                file, line);
-        return -1;
-    }
-    if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")]) {
-        fprintf(stderr, "collsim: %s:%d: case name '%s': letters, digits, . _ - only\n", file, line,
-                f[0]);
-        return -1;
-    }
-    snprintf(c->name, sizeof(c->name), "%s", f[0]);
-    snprintf(c->meas_label, sizeof(c->meas_label), "%s", f[1]);
+    if (nf < 5)
+        return bad_line(file, line,
+                        "a case is NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]");
+    if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")])
+        return bad_line(file, line, "case name '%s': letters, digits, . _ - only", f[0]);
+    snprintf(c->vc.name, sizeof(c->vc.name), "%s", f[0]);
+    snprintf(c->vc.meas_label, sizeof(c->vc.meas_label), "%s", f[1]);
     if (strncmp(f[1], "shared:", 7) == 0)
         snprintf(c->meas, sizeof(c->meas), "%s/measurements/%s", shared_dir(), f[1] + 7);
     else
         snprintf(c->meas, sizeof(c->meas), "%s", f[1]);
-    snprintf(c->sched, sizeof(c->sched), "%s", f[2]);
-    snprintf(c->platform, sizeof(c->platform), "%s", f[3]);
-    if (parse_protocols(c, f[4]) != 0) {
-        fprintf(stderr,
-                "collsim: %s:%d: protocol '%s': LL, LL128, Simple, fastest or "
-                "fastest:P,P...\n",
-                file, line, f[4]);
-        return -1;
-    }
+    snprintf(c->vc.sched, sizeof(c->vc.sched), "%s", f[2]);
+    snprintf(c->vc.platform, sizeof(c->vc.platform), "%s", f[3]);
+    if (parse_protocols(c, f[4]) != 0)
+        return bad_line(file, line, "protocol '%s': LL, LL128, Simple, fastest or fastest:P,P...",
+                        f[4]);
     for (int i = 5; i < nf; i++) {
         char *eq = strchr(f[i], '=');
         int rc = -1;
@@ -227,10 +224,10 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
             *eq = '=';
         }
         if (rc == -1)
-            fprintf(stderr,
-                    "collsim: %s:%d: bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, "
-                    "params=FILE, fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)\n",
-                    file, line, f[i]);
+            bad_line(file, line,
+                     "bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, params=FILE, "
+                     "fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)",
+                     f[i]);
         if (rc != 0)
             return -1;
     }
@@ -306,7 +303,7 @@ static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sc
     long long *sizes = NULL;
     int n = 0, rc;
 
-    o.proto = cs_proto_parse(c->protos[q]);
+    o.proto = cs_proto_parse(c->proto[q]);
     o.type_bytes = cs_dtype_bytes("float");
     rc = cs_predict_sizes(sched, o.type_bytes, (long long)nearbyint(sp->lo),
                           (long long)nearbyint(sp->hi), 2, &sizes, &n, NULL);
@@ -320,7 +317,7 @@ static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sc
 
             if (isfinite(v) && !(v >= res->p[j].pred_s)) {
                 res->p[j].pred_s = v;
-                snprintf(res->p[j].proto, sizeof(res->p[j].proto), "%s", c->protos[q]);
+                snprintf(res->p[j].proto, sizeof(res->p[j].proto), "%s", c->proto[q]);
             }
         }
         for (int k = 0; k < n; k++)
@@ -342,8 +339,8 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
     struct cs_error err;
     int rc;
 
-    subst_n(sched_s, sizeof(sched_s), c->sched, n);
-    subst_n(plat_s, sizeof(plat_s), c->platform, n);
+    subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
+    subst_n(plat_s, sizeof(plat_s), c->vc.platform, n);
     if (strncmp(sched_s, "gen:", 4) == 0)
         in.gen_spec = sched_s + 4;
     else
@@ -360,7 +357,7 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
     }
     if (rc != 0) {
         cmd_print_error(&err);
-        fprintf(stderr, "collsim: case %s: the prediction failed\n", c->name);
+        fprintf(stderr, "collsim: case %s: the prediction failed\n", c->vc.name);
         return -1;
     }
     return 0;
@@ -371,16 +368,11 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
  * the schedule and platform replaced by the count, at the case's size (size=, default 128 B). */
 static int predict_case(const struct vcase *c, struct result *res)
 {
-    struct span sp = {INFINITY, 0, 0, 0, res->n};
+    /* the measured points ascend by size */
+    struct span sp = {res->p[0].size_bytes, 1.01 * res->p[res->n - 1].size_bytes, 0, 0, res->n};
 
-    if (res->p[0].ranks == 0) {
-        for (int i = 0; i < res->n; i++) {
-            sp.lo = fmin(sp.lo, res->p[i].size_bytes);
-            sp.hi = fmax(sp.hi, res->p[i].size_bytes);
-        }
-        sp.hi *= 1.01;
+    if (res->p[0].ranks == 0)
         return predict_span(c, 0, &sp, res);
-    }
     for (int i = 0; i < res->n; i++) {
         struct span one = {c->point_size, c->point_size, c->point_size, i, i + 1};
 
@@ -397,7 +389,7 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
     char path[2048], cmd[4400];
     FILE *fp;
 
-    if (snprintf(path, sizeof(path), "%s/%s.gp", dir, c->name) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/%s.gp", dir, c->vc.name) >= (int)sizeof(path))
         return -1;
     fp = fopen(path, "w");
     if (fp == NULL)
@@ -415,14 +407,14 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
             "set ylabel 'time (us)'\n"
             "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
             "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
-            c->name, by_n ? "set logscale y\n" : "set logscale xy\n", c->name,
-            by_n ? "GPUs" : "size (bytes)", c->name, c->name,
-            c->fastest ? "fastest protocol" : c->protos[0]);
+            c->vc.name, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
+            by_n ? "GPUs" : "size (bytes)", c->vc.name, c->vc.name,
+            c->vc.fastest ? "fastest protocol" : c->proto[0]);
     if (fclose(fp) != 0)
         return -1;
     if (access("/usr/bin/gnuplot", X_OK) != 0)
         return 1;
-    if (snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s.gp' 2>/dev/null", dir, c->name) >=
+    if (snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s.gp' 2>/dev/null", dir, c->vc.name) >=
         (int)sizeof(cmd))
         return -1;
     return system(cmd) == 0 ? 0 : -1;
@@ -440,18 +432,16 @@ static int add_note(struct vcase *cases, int ncases, char *buf, const char *file
     *colon = '\0';
     text = colon + 1 + strspn(colon + 1, " ");
     text[strcspn(text, "\r\n")] = '\0';
-    while (k < ncases && strcmp(cases[k].name, name) != 0)
+    while (k < ncases && strcmp(cases[k].vc.name, name) != 0)
         k++;
-    if (k == ncases) {
-        fprintf(stderr, "collsim: %s:%d: note for an unknown case '%s'\n", file, line, name);
-        return -1;
-    }
+    if (k == ncases)
+        return bad_line(file, line, "note for an unknown case '%s'", name);
     old_len = cases[k].notes ? strlen(cases[k].notes) : 0;
     if ((nn = realloc(cases[k].notes, old_len + strlen(text) + 2)) == NULL)
         return -1;
-    nn[old_len] = '\0';
-    strcat(strcat(nn, text), "\n");
+    snprintf(nn + old_len, strlen(text) + 2, "%s\n", text);
     cases[k].notes = nn;
+    cases[k].vc.notes = nn;
     return 0;
 }
 
@@ -467,21 +457,17 @@ static int add_case(struct vcase *cases, int *ncases, char *buf, const char *fil
         f[nf++] = tok;
     if (nf == 0)
         return 0;
-    if (*ncases == MAX_CASES) {
-        fprintf(stderr, "collsim: %s:%d: more than %d cases\n", file, line, MAX_CASES);
-        return -1;
-    }
+    if (*ncases == MAX_CASES)
+        return bad_line(file, line, "more than %d cases", MAX_CASES);
     if (parse_case(c, f, nf, file, line) != 0) {
         case_cleanup(c);
         return -1;
     }
     (*ncases)++;
     for (int k = 0; k < *ncases - 1; k++)
-        if (strcmp(cases[k].name, c->name) == 0) {
-            fprintf(stderr, "collsim: %s:%d: case '%s' again (first on line %d)\n", file, line,
-                    c->name, cases[k].line);
-            return -1;
-        }
+        if (strcmp(cases[k].vc.name, c->vc.name) == 0)
+            return bad_line(file, line, "case '%s' again (first on line %d)", c->vc.name,
+                            cases[k].line);
     return 0;
 }
 
@@ -498,14 +484,12 @@ static int read_cases(const char *path, struct vcase *cases, int *ncases)
     }
     while (rc == 0 && fgets(buf, sizeof(buf), fp) != NULL) {
         line++;
-        if (strchr(buf, '\n') == NULL && !feof(fp)) {
-            fprintf(stderr, "collsim: %s:%d: line too long\n", path, line);
-            rc = -1;
-        } else if (strncmp(buf, "#:", 2) == 0) {
+        if (strchr(buf, '\n') == NULL && !feof(fp))
+            rc = bad_line(path, line, "line too long");
+        else if (strncmp(buf, "#:", 2) == 0)
             rc = add_note(cases, *ncases, buf, path, line);
-        } else {
+        else
             rc = add_case(cases, ncases, buf, path, line);
-        }
     }
     fclose(fp);
     if (rc == 0 && *ncases == 0) {
@@ -531,16 +515,12 @@ static int read_points(const struct vcase *c, const char *cases_path, struct res
 
         if (s >= c->size_min && s <= c->size_max) {
             res->p[m] = res->p[i];
-            res->p[m++].held_out = !c->has_fit || !(s >= c->fit_min && s <= c->fit_max);
+            res->p[m++].held_out = !c->vc.has_fit || !(s >= c->vc.fit_min && s <= c->vc.fit_max);
         }
     }
     res->n = m;
-    if (m == 0) {
-        fprintf(stderr, "collsim: %s:%d: case %s: no measured sizes in range\n", cases_path,
-                c->line, c->name);
-        return -1;
-    }
-    return 0;
+    return m > 0 ? 0
+                 : bad_line(cases_path, c->line, "case %s: no measured sizes in range", c->vc.name);
 }
 
 /* Predict one case and write NAME.csv, its plot and its part of the summaries. Returns 0 or 1
@@ -549,20 +529,13 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
                     FILE *scsv)
 {
     struct result res = {0};
-    struct cs_valid_case vc = {c->name,    c->meas_label, c->sched,  c->platform,
-                               "",         c->fastest,    c->target, c->has_fit,
-                               c->fit_min, c->fit_max,    c->notes};
-    char path[2200], protos[64] = "";
+    char path[2200];
     int rc = -1;
     FILE *cf;
 
-    for (int q = 0; q < c->nprotos; q++)
-        snprintf(protos + strlen(protos), sizeof(protos) - strlen(protos), "%s%s", q ? "/" : "",
-                 c->protos[q]);
-    vc.protos = protos;
     if (read_points(c, cases_path, &res) != 0 || predict_case(c, &res) != 0)
         goto done;
-    if (snprintf(path, sizeof(path), "%s/%s.csv", outdir, c->name) >= (int)sizeof(path) ||
+    if (snprintf(path, sizeof(path), "%s/%s.csv", outdir, c->vc.name) >= (int)sizeof(path) ||
         (cf = fopen(path, "w")) == NULL) {
         fprintf(stderr, "collsim: cannot write %s\n", path);
         goto done;
@@ -570,10 +543,10 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
     cs_valid_case_csv(cf, res.p, res.n);
     fclose(cf);
     if (write_plot(outdir, c, res.p[0].ranks > 0) < 0)
-        fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->name,
+        fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->vc.name,
                 outdir);
-    rc = cs_valid_summary_case(md, scsv, &vc, res.p, res.n);
-    printf("validate: %s: %d sizes\n", c->name, res.n);
+    rc = cs_valid_summary_case(md, scsv, &c->vc, res.p, res.n);
+    printf("validate: %s: %d sizes\n", c->vc.name, res.n);
 done:
     free(res.p);
     return rc;

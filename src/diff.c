@@ -65,23 +65,20 @@ static void format_deps(char *buf, size_t len, const struct cs_dep *v, int n)
 {
     size_t used = 0;
 
-    buf[0] = '\0';
-    if (n == 0) {
-        snprintf(buf, len, "none");
-        return;
-    }
-    for (int i = 0; i < n && used + 1 < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%d:%d", i ? " " : "", v[i].tb, v[i].step);
-
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
+    snprintf(buf, len, "none");
+    for (int i = 0; i < n && used < len; i++)
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%d:%d", i ? " " : "", v[i].tb, v[i].step);
 }
 
 static const char *str(const char *s)
 {
     return s ? s : "";
+}
+
+static const char *present(int has)
+{
+    return has ? "present" : "(absent)";
 }
 
 static int cmp_step(const struct cs_tb *ta, const struct cs_tb *tb, int g, int t, int s,
@@ -97,17 +94,13 @@ static int cmp_step(const struct cs_tb *ta, const struct cs_tb *tb, int g, int t
                       str(cs_step_type_name(y->type)));
     if (x->type == CS_STEP_NOP)
         return 0; /* its dependency belongs to the next real step's set */
-    if (x->srcbuf != y->srcbuf) {
-        char a[2] = {cs_buf_char(x->srcbuf), 0}, b[2] = {cs_buf_char(y->srcbuf), 0};
-
-        return differ(d, g, t, s, "srcbuf", a, b);
-    }
+    if (x->srcbuf != y->srcbuf)
+        return differ(d, g, t, s, "srcbuf", (char[2]){cs_buf_char(x->srcbuf), 0},
+                      (char[2]){cs_buf_char(y->srcbuf), 0});
     CMP_INT(g, t, s, "srcoff", x->srcoff, y->srcoff);
-    if (x->dstbuf != y->dstbuf) {
-        char a[2] = {cs_buf_char(x->dstbuf), 0}, b[2] = {cs_buf_char(y->dstbuf), 0};
-
-        return differ(d, g, t, s, "dstbuf", a, b);
-    }
+    if (x->dstbuf != y->dstbuf)
+        return differ(d, g, t, s, "dstbuf", (char[2]){cs_buf_char(x->dstbuf), 0},
+                      (char[2]){cs_buf_char(y->dstbuf), 0});
     CMP_INT(g, t, s, "dstoff", x->dstoff, y->dstoff);
     CMP_INT(g, t, s, "cnt", x->cnt, y->cnt);
     CMP_INT(g, t, s, "hasdep", x->hasdep, y->hasdep);
@@ -146,12 +139,12 @@ int cs_sched_compare(const struct cs_sched *a, const struct cs_sched *b, struct 
                       a->has_outofplace ? (a->outofplace ? "1" : "0") : "(absent)",
                       b->has_outofplace ? (b->outofplace ? "1" : "0") : "(absent)");
     if (a->has_min_bytes != b->has_min_bytes)
-        return differ(d, -1, -1, -1, "minBytes", a->has_min_bytes ? "present" : "(absent)",
-                      b->has_min_bytes ? "present" : "(absent)");
+        return differ(d, -1, -1, -1, "minBytes", present(a->has_min_bytes),
+                      present(b->has_min_bytes));
     CMP_INT(-1, -1, -1, "minBytes", a->min_bytes, b->min_bytes);
     if (a->has_max_bytes != b->has_max_bytes)
-        return differ(d, -1, -1, -1, "maxBytes", a->has_max_bytes ? "present" : "(absent)",
-                      b->has_max_bytes ? "present" : "(absent)");
+        return differ(d, -1, -1, -1, "maxBytes", present(a->has_max_bytes),
+                      present(b->has_max_bytes));
     CMP_INT(-1, -1, -1, "maxBytes", a->max_bytes, b->max_bytes);
     for (int g = 0; g < a->ngpus; g++) {
         const struct cs_gpu *ga = &a->gpus[g], *gb = &b->gpus[g];

@@ -160,7 +160,8 @@ static int row_kept(const struct cs_plot *p, const struct cs_table *t, long r)
     return 1;
 }
 
-/* Mark the axis columns whose value changes over the rows kept. */
+/* Mark the axis columns whose value changes over the rows kept, and gather the values of the
+ * map's parameter (past MAX_LABELS, add_row says so). */
 static void find_varying(struct cs_plot *p, const struct cs_table *const *tabs, int ntabs)
 {
     const char *first[MAX_AXES];
@@ -176,6 +177,8 @@ static void find_varying(struct cs_plot *p, const struct cs_table *const *tabs, 
                 else if (strcmp(first[a], cell(tabs[f], r, p->axes[a])) != 0)
                     p->varies[a] = 1;
             }
+            if (p->o.best != NULL)
+                find_or_add(p->params, &p->nparams, cell(tabs[f], r, p->o.best));
             have_first = 1;
         }
 }
@@ -251,27 +254,6 @@ static int cmp_param(const void *a, const void *b)
     return strcmp(x, y);
 }
 
-/* Order the map's parameter values and renumber the points' references to them. */
-static int sort_params(struct cs_plot *p)
-{
-    char(*sorted)[LABEL_LEN] = malloc(sizeof(*sorted) * (size_t)(p->nparams + 1));
-    int map[MAX_LABELS];
-
-    if (sorted == NULL)
-        return CS_ERR_NOMEM;
-    memcpy(sorted, p->params, sizeof(*sorted) * (size_t)p->nparams);
-    qsort(sorted, (size_t)p->nparams, sizeof(*sorted), cmp_param);
-    for (int i = 0; i < p->nparams; i++)
-        for (int j = 0; j < p->nparams; j++)
-            if (strcmp(p->params[i], sorted[j]) == 0)
-                map[i] = j;
-    for (long i = 0; i < p->npts; i++)
-        p->pts[i].param = map[p->pts[i].param];
-    memcpy(p->params, sorted, sizeof(*sorted) * (size_t)p->nparams);
-    free(sorted);
-    return 0;
-}
-
 static void default_title(struct cs_plot *p, const char *const *names, int ntabs)
 {
     const char *best = p->o.best;
@@ -303,6 +285,7 @@ static int collect(struct cs_plot *p, const struct cs_table *const *tabs, const 
     if ((rc = check_options(p, ntabs, err)) != 0)
         return rc;
     find_varying(p, tabs, ntabs);
+    qsort(p->params, (size_t)p->nparams, sizeof(p->params[0]), cmp_param);
     for (int f = 0; f < ntabs; f++)
         for (long r = 0; r < tabs[f]->nrows; r++)
             if (row_kept(p, tabs[f], r) && (rc = add_row(p, tabs[f], names[f], ntabs, r, err)))
@@ -310,10 +293,6 @@ static int collect(struct cs_plot *p, const struct cs_table *const *tabs, const 
     if (p->npts == 0) {
         cs_error_set(err, NULL, 0, "nothing to plot%s", p->o.nwhere ? " (check --where)" : "");
         return CS_ERR_INVALID;
-    }
-    if (p->o.best != NULL && sort_params(p) != 0) {
-        cs_error_set(err, NULL, 0, "out of memory");
-        return CS_ERR_NOMEM;
     }
     return 0;
 }
@@ -351,18 +330,18 @@ void cs_plot_free(struct cs_plot *p)
     free(p);
 }
 
-/* A gnuplot string literal: single quotes, in which only '' needs escaping. */
-static void gp_str(FILE *fp, const char *s)
+/* before, s as a gnuplot string literal (single quotes, in which only '' needs escaping), after. */
+static void gp_str(FILE *fp, const char *before, const char *s, const char *after)
 {
     const char *q;
 
-    fputc('\'', fp);
+    fprintf(fp, "%s'", before);
     while ((q = strchr(s, '\'')) != NULL) {
         fwrite(s, 1, (size_t)(q - s) + 1, fp);
         fputc('\'', fp);
         s = q + 1;
     }
-    fprintf(fp, "%s'", s);
+    fprintf(fp, "%s'%s", s, after);
 }
 
 static void style(FILE *fp, int i)
@@ -382,9 +361,7 @@ static void write_terminal(FILE *fp, const char *out, int w, int h)
                 w, h);
     else
         fprintf(fp, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n", w, h);
-    fputs("set output ", fp);
-    gp_str(fp, out);
-    fputc('\n', fp);
+    gp_str(fp, "set output ", out, "\n");
 }
 
 static void write_size_axis(FILE *fp)
@@ -420,8 +397,7 @@ static void write_panel(FILE *fp, const struct cs_plot *p, int is_time, int both
         fprintf(fp, "%s$d%d using 1:%d with linespoints ", l ? ", \\\n     " : "", l,
                 is_time ? 2 : 3);
         style(fp, l);
-        fputs(" title ", fp);
-        gp_str(fp, p->labels[l]);
+        gp_str(fp, " title ", p->labels[l], "");
     }
     fputc('\n', fp);
 }
@@ -440,9 +416,8 @@ static void write_lines(FILE *fp, const struct cs_plot *p)
         fputs("EOD\n", fp);
     }
     write_terminal(fp, p->o.out, both ? 2200 : 1400, 760);
-    fprintf(fp, "set multiplot layout 1,%d title ", both ? 2 : 1);
-    gp_str(fp, p->title);
-    fputc('\n', fp);
+    fprintf(fp, "set multiplot layout 1,%d", both ? 2 : 1);
+    gp_str(fp, " title ", p->title, "\n");
     write_size_axis(fp);
     if (strcmp(metric, "busbw") != 0)
         write_panel(fp, p, 1, both);
@@ -487,18 +462,14 @@ static void write_best_axes(FILE *fp, const struct cs_plot *p, const int *used)
     const char *sep = "";
 
     write_terminal(fp, p->o.out, 1500, 300 + 60 * p->nparams);
-    fputs("set title ", fp);
-    gp_str(fp, p->title);
-    fputc('\n', fp);
+    gp_str(fp, "set title ", p->title, "\n");
     write_size_axis(fp);
     snprintf(yl, sizeof(yl), "%s%s", p->o.best,
              strncmp(p->o.best, "scale.", 6) == 0 ? " (factor of the family default)" : "");
-    fputs("set ylabel ", fp);
-    gp_str(fp, yl);
-    fprintf(fp, "\nset yrange [-0.5:%d.5]\nset ytics (", p->nparams - 1);
+    gp_str(fp, "set ylabel ", yl, "\n");
+    fprintf(fp, "set yrange [-0.5:%d.5]\nset ytics (", p->nparams - 1);
     for (int v = 0; v < p->nparams; v++) {
-        fputs(v ? ", " : "", fp);
-        gp_str(fp, p->params[v]);
+        gp_str(fp, v ? ", " : "", p->params[v], "");
         fprintf(fp, " %d", v);
     }
     fputs(")\nset offsets graph 0.03, graph 0.03, 0, 0\n"
@@ -513,8 +484,8 @@ static void write_best_axes(FILE *fp, const struct cs_plot *p, const int *used)
         if (l == NONE) {
             fputs("lc rgb 'black' pt 2 ps 2.5 title 'none finishes (deadlock)'", fp);
         } else {
-            fprintf(fp, "lc %d pt %d ps 3.5 title ", l % 8 + 1, 5 + 2 * (l / 8 % 5));
-            gp_str(fp, p->labels[l]);
+            fprintf(fp, "lc %d pt %d ps 3.5", l % 8 + 1, 5 + 2 * (l / 8 % 5));
+            gp_str(fp, " title ", p->labels[l], "");
         }
         sep = ", \\\n     ";
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "util.h"
 
 static int is_work(int kind)
 {
@@ -17,40 +18,60 @@ static int is_wait(int kind)
     return kind == CS_TL_WAIT_DATA || kind == CS_TL_WAIT_CREDIT || kind == CS_TL_WAIT_FLAG;
 }
 
-/* The work and wait events of each tb, in the order they end: ev[first[t] .. first[t + 1]). */
-struct tbindex {
-    long long *first, *ev;
-};
+/* The keys an event is grouped under (*k points at them); returns how many. */
+typedef int keys_fn(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k);
 
-static int indexed(const struct cs_plan *plan, const struct cs_tl_event *e)
+/* A tb's work and wait events: what the critical path walks. */
+static int tb_key(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k)
 {
-    return (is_work(e->kind) || is_wait(e->kind)) && e->tb >= 0 && e->tb < plan->ntbs;
+    (void)tl;
+    *k = &e->tb;
+    return is_work(e->kind) || is_wait(e->kind);
 }
 
-static int index_build(const struct cs_plan *plan, const struct cs_timeline *tl, struct tbindex *x)
+/* The links of the route of a unit that puts bytes on the wire. */
+static int link_keys(const struct cs_timeline *tl, const struct cs_tl_event *e, const int **k)
 {
-    x->first = calloc((size_t)plan->ntbs + 2, sizeof(*x->first));
-    x->ev = malloc((size_t)tl->nevents * sizeof(*x->ev) + 1);
-    if (x->first == NULL || x->ev == NULL) {
-        free(x->first);
-        free(x->ev);
+    if (e->kind != CS_TL_UNIT || e->out_conn < 0 || (e->wire_bytes <= 0 && e->wire_s <= 0))
+        return 0;
+    *k = &tl->route[tl->conns[e->out_conn].route0];
+    return tl->conns[e->out_conn].nroute;
+}
+
+/* Group the events by key, in timeline order, an event under each of its keys in 0 .. nkeys - 1.
+ * 0 and g filled, or CS_ERR_NOMEM (g untouched). */
+static int group(const struct cs_timeline *tl, int nkeys, keys_fn *keys, struct cs_link_units *g)
+{
+    long long *first = calloc((size_t)nkeys + 2, sizeof(*first)), *ev, max = 0;
+    const int *k;
+
+    if (first == NULL)
+        return CS_ERR_NOMEM;
+    /* Count each key's events, then place them; first[k + 1] is the fill pointer of key k while
+     * placing, and ends as where key k + 1 starts. */
+    for (long long i = 0; i < tl->nevents; i++)
+        for (int j = 0, n = keys(tl, &tl->events[i], &k); j < n; j++)
+            if (k[j] >= 0 && k[j] < nkeys)
+                first[k[j] + 2]++;
+    for (int l = 0; l < nkeys; l++) {
+        max = first[l + 2] > max ? first[l + 2] : max;
+        first[l + 2] += first[l + 1];
+    }
+    if ((ev = malloc((size_t)(first[nkeys + 1] + 1) * sizeof(*ev))) == NULL) {
+        free(first);
         return CS_ERR_NOMEM;
     }
-    /* Count each tb's events, then place them; first[t + 1] is the fill pointer of tb t while
-     * placing, and ends as where tb t + 1 starts. */
     for (long long i = 0; i < tl->nevents; i++)
-        if (indexed(plan, &tl->events[i]))
-            x->first[tl->events[i].tb + 2]++;
-    for (int t = 0; t < plan->ntbs; t++)
-        x->first[t + 2] += x->first[t + 1];
-    for (long long i = 0; i < tl->nevents; i++)
-        if (indexed(plan, &tl->events[i]))
-            x->ev[x->first[tl->events[i].tb + 1]++] = i;
+        for (int j = 0, n = keys(tl, &tl->events[i], &k); j < n; j++)
+            if (k[j] >= 0 && k[j] < nkeys)
+                ev[first[k[j] + 1]++] = i;
+    *g = (struct cs_link_units){first, ev, max};
     return 0;
 }
 
 /* The event of tb t that covers instant t_s (start < t_s <= end), or -1. */
-static long long covering(const struct cs_timeline *tl, const struct tbindex *x, int t, double t_s)
+static long long covering(const struct cs_timeline *tl, const struct cs_link_units *x, int t,
+                          double t_s)
 {
     long long lo = x->first[t], hi = x->first[t + 1];
 
@@ -70,30 +91,26 @@ static long long covering(const struct cs_timeline *tl, const struct tbindex *x,
 
 static int push(struct cs_critpath *cp, int *cap, struct cs_crit_part p)
 {
-    if (cp->nparts == *cap) {
-        int nc = *cap ? 2 * *cap : 64;
-        struct cs_crit_part *np = realloc(cp->parts, (size_t)nc * sizeof(*np));
+    struct cs_crit_part *slot = cs_array_slot((void **)&cp->parts, cp->nparts, cap, sizeof(p));
 
-        if (np == NULL)
-            return CS_ERR_NOMEM;
-        cp->parts = np;
-        *cap = nc;
-    }
-    cp->parts[cp->nparts++] = p;
+    if (slot == NULL)
+        return CS_ERR_NOMEM;
+    *slot = p;
+    cp->nparts++;
     return 0;
 }
 
 int cs_stats_critical_path(const struct cs_plan *plan, const struct cs_timeline *tl,
                            struct cs_critpath *cp)
 {
-    struct tbindex x;
+    struct cs_link_units x; /* the events of each tb */
     int cap = 0, cur = -1, via = 0, rc, jumps = 0;
     double t, last = -1;
 
     memset(cp, 0, sizeof(*cp));
     if (tl->truncated || !tl->complete)
         return CS_ERR_USAGE;
-    rc = index_build(plan, tl, &x);
+    rc = group(tl, plan->ntbs, tb_key, &x);
     if (rc != 0)
         return rc;
     /* The tb that finishes last. */
@@ -127,8 +144,7 @@ int cs_stats_critical_path(const struct cs_plan *plan, const struct cs_timeline 
     }
     if (rc == 0)
         rc = push(cp, &cap, (struct cs_crit_part){-1, -tl->offset_s, tl->offset_s, via});
-    free(x.first);
-    free(x.ev);
+    cs_link_units_cleanup(&x);
     if (rc != 0) {
         cs_critpath_cleanup(cp);
         return rc;
@@ -155,53 +171,15 @@ void cs_critpath_cleanup(struct cs_critpath *cp)
 
 static const char *via_name(int kind)
 {
-    switch (kind) {
-    case CS_TL_WAIT_DATA:
-        return "its data ends a wait of";
-    case CS_TL_WAIT_CREDIT:
-        return "its freed credits end a wait of";
-    case CS_TL_WAIT_FLAG:
-        return "its flag ends a wait of";
-    default:
-        return "";
-    }
-}
+    static const char *const names[] = {
+        "its data ends a wait of", "its freed credits end a wait of", "its flag ends a wait of"};
 
-static int carries(const struct cs_tl_event *e)
-{
-    return e->kind == CS_TL_UNIT && e->out_conn >= 0 && (e->wire_bytes > 0 || e->wire_s > 0);
+    return is_wait(kind) ? names[kind - CS_TL_WAIT_DATA] : "";
 }
 
 int cs_stats_link_units(const struct cs_timeline *tl, struct cs_link_units *lu)
 {
-    long long *first = calloc((size_t)tl->nlinks + 2, sizeof(*first)), *ev = NULL, total = 0,
-              max = 0;
-
-    if (first == NULL)
-        return CS_ERR_NOMEM;
-    /* Count each unit on every link of its route, then place it; first[l + 1] is the fill
-     * pointer of link l while placing. */
-    for (long long i = 0; i < tl->nevents; i++)
-        if (carries(&tl->events[i]))
-            for (int k = 0; k < tl->conns[tl->events[i].out_conn].nroute; k++)
-                first[tl->route[tl->conns[tl->events[i].out_conn].route0 + k] + 2]++;
-    for (int l = 0; l < tl->nlinks; l++) {
-        max = first[l + 2] > max ? first[l + 2] : max;
-        total += first[l + 2];
-        first[l + 2] = total;
-    }
-    if ((ev = malloc((size_t)(total + 1) * sizeof(*ev))) == NULL) {
-        free(first);
-        return CS_ERR_NOMEM;
-    }
-    for (long long i = 0; i < tl->nevents; i++)
-        if (carries(&tl->events[i]))
-            for (int k = 0; k < tl->conns[tl->events[i].out_conn].nroute; k++)
-                ev[first[tl->route[tl->conns[tl->events[i].out_conn].route0 + k] + 1]++] = i;
-    lu->first = first;
-    lu->ev = ev;
-    lu->max = max;
-    return 0;
+    return group(tl, tl->nlinks, link_keys, lu);
 }
 
 void cs_link_units_cleanup(struct cs_link_units *lu)
@@ -285,27 +263,22 @@ static int write_links(FILE *fp, const struct cs_timeline *tl)
 
 static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl)
 {
-    double *acc = calloc((size_t)plan->ntbs * 5 + 1, sizeof(*acc));
+    /* per tb: busy, wait data, wait credit, wait flag (the column of each kind of event: a unit in
+     * flight for the hop latency is, to its receiver, a wait for data), then end */
+    static const int col[] = {
+        [CS_TL_OVERHEAD] = 0,  [CS_TL_UNIT] = 0,        [CS_TL_LOCAL] = 0,    [CS_TL_LATENCY] = 1,
+        [CS_TL_WAIT_DATA] = 1, [CS_TL_WAIT_CREDIT] = 2, [CS_TL_WAIT_FLAG] = 3};
+    double *acc = calloc((size_t)plan->ntbs * 5 + 1, sizeof(*acc)), *a;
 
     if (acc == NULL)
         return;
-    /* per tb: busy, wait data, wait credit, wait flag, end */
     for (long long i = 0; i < tl->nevents; i++) {
         const struct cs_tl_event *e = &tl->events[i];
-        double *a;
 
-        if (e->tb < 0 || e->tb >= plan->ntbs || e->kind == CS_TL_CALL)
+        if (e->tb < 0 || e->tb >= plan->ntbs || !(is_work(e->kind) || is_wait(e->kind)))
             continue;
         a = &acc[5 * e->tb];
-        /* A unit in flight for the hop latency is, to its receiver, a wait for data. */
-        if (is_work(e->kind) && e->kind != CS_TL_LATENCY)
-            a[0] += e->end_s - e->start_s;
-        else if (e->kind == CS_TL_WAIT_DATA || e->kind == CS_TL_LATENCY)
-            a[1] += e->end_s - e->start_s;
-        else if (e->kind == CS_TL_WAIT_CREDIT)
-            a[2] += e->end_s - e->start_s;
-        else if (e->kind == CS_TL_WAIT_FLAG)
-            a[3] += e->end_s - e->start_s;
+        a[col[e->kind]] += e->end_s - e->start_s;
         if (e->end_s > a[4])
             a[4] = e->end_s;
     }
@@ -316,7 +289,8 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
             "chan", "busy", "wait-data", "wait-credit", "wait-flag", "end");
     for (int t = 0; t < plan->ntbs; t++) {
         const struct cs_plan_tb *tb = &plan->tbs[t];
-        const double *a = &acc[5 * t];
+
+        a = &acc[5 * t];
 
         fprintf(fp, "  %4d %4d %5d %5d %5d %12.3f %12.3f %12.3f %12.3f %12.3f\n", tb->gpu, tb->id,
                 tb->send, tb->recv, tb->chan, a[0] * 1e6, a[1] * 1e6, a[2] * 1e6, a[3] * 1e6,
@@ -326,20 +300,22 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
 }
 
 /* What a part of the critical path is, in words. */
-static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *ovh,
-                      double *net, double *rate, double *local)
+/* What the time of the critical path goes to: by[BY_*]. */
+enum { BY_OVERHEAD, BY_NETWORK, BY_RATE, BY_LOCAL, NBY };
+
+static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *by)
 {
     const struct cs_tl_event *e = &tl->events[p->ev];
 
     switch (e->kind) {
     case CS_TL_OVERHEAD:
-        *ovh += p->dur_s;
+        by[BY_OVERHEAD] += p->dur_s;
         break;
     case CS_TL_LOCAL:
-        *local += p->dur_s;
+        by[BY_LOCAL] += p->dur_s;
         break;
     case CS_TL_LATENCY:
-        *net += p->dur_s; /* the hop latency of the route */
+        by[BY_NETWORK] += p->dur_s; /* the hop latency of the route */
         break;
     default: {
         /* A unit's network time runs from its start; whatever follows is the tb's own rate. */
@@ -349,8 +325,8 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
             w = 0;
         if (w > p->dur_s)
             w = p->dur_s;
-        *net += w;
-        *rate += p->dur_s - w;
+        by[BY_NETWORK] += w;
+        by[BY_RATE] += p->dur_s - w;
     }
     }
 }
@@ -358,14 +334,16 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
 static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
                           const struct cs_critpath *cp, int a, int b, double total)
 {
-    double ovh = 0, net = 0, rate = 0, local = 0, dur = 0;
+    static const char *const names[NBY] = {"call overhead", "network", "tb copy/reduce rate",
+                                           "local op"};
+    double by[NBY] = {0}, dur = 0;
     const struct cs_tl_event *e0 = &tl->events[cp->parts[a].ev];
     const struct cs_plan_tb *tb = &plan->tbs[e0->tb];
     const struct cs_plan_op *op = &tb->ops[e0->op];
     int c0 = e0->call, c1 = tl->events[cp->parts[b - 1].ev].call;
 
     for (int k = a; k < b; k++) {
-        part_kind(tl, &cp->parts[k], &ovh, &net, &rate, &local);
+        part_kind(tl, &cp->parts[k], by);
         dur += cp->parts[k].dur_s;
     }
     fprintf(fp, "  %12.3f %6.2f%%  gpu %d tb %d iteration %d step %d %s", dur * 1e6,
@@ -379,14 +357,9 @@ static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_
     if (cs_step_recvs(op->type))
         fprintf(fp, " from gpu %d", tb->recv);
     fprintf(fp, ":");
-    if (ovh > 0)
-        fprintf(fp, " call overhead %.3f", ovh * 1e6);
-    if (net > 0)
-        fprintf(fp, " network %.3f", net * 1e6);
-    if (rate > 0)
-        fprintf(fp, " tb copy/reduce rate %.3f", rate * 1e6);
-    if (local > 0)
-        fprintf(fp, " local op %.3f", local * 1e6);
+    for (int k = 0; k < NBY; k++)
+        if (by[k] > 0)
+            fprintf(fp, " %s %.3f", names[k], by[k] * 1e6);
     fprintf(fp, "\n");
     if (cp->parts[b - 1].via && b < cp->nparts && cp->parts[b].ev >= 0) {
         const struct cs_plan_tb *nt = &plan->tbs[tl->events[cp->parts[b].ev].tb];
@@ -399,9 +372,9 @@ static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_
 static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
                            const struct cs_critpath *cp, int max_segments)
 {
-    int nseg = 0, *seg = malloc(((size_t)cp->nparts + 1) * sizeof(int)), shown_head, skip_from,
-        skip_to;
-    double ovh = 0, net = 0, rate = 0, local = 0, total = cp->total_s;
+    int nseg = 0, *seg = malloc(((size_t)cp->nparts + 1) * sizeof(int)), skip_from, skip_to;
+    double by[NBY] = {0}, total = cp->total_s;
+    const struct cs_tl_event *e, *f;
 
     if (seg == NULL)
         return;
@@ -410,17 +383,12 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
 
         if (p->ev < 0)
             continue;
-        part_kind(tl, p, &ovh, &net, &rate, &local);
-        if (nseg == 0 || cp->parts[seg[nseg - 1]].ev < 0) {
+        part_kind(tl, p, by);
+        /* a new segment where the tb, iteration or op changes (the launch part is the first) */
+        e = &tl->events[p->ev];
+        f = nseg > 0 ? &tl->events[cp->parts[k - 1].ev] : NULL;
+        if (f == NULL || e->tb != f->tb || e->iter != f->iter || e->op != f->op)
             seg[nseg++] = k;
-            continue;
-        }
-        {
-            const struct cs_tl_event *e = &tl->events[p->ev], *f = &tl->events[cp->parts[k - 1].ev];
-
-            if (e->tb != f->tb || e->iter != f->iter || e->op != f->op)
-                seg[nseg++] = k;
-        }
     }
     fprintf(fp, "critical path: %d parts in %d segments, %.3f us (the predicted time)\n",
             cp->nparts, nseg + 1, total * 1e6);
@@ -428,17 +396,19 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
             "  by kind: launch + deploy %.3f us (%.2f%%), call overhead %.3f (%.2f%%),\n"
             "           network %.3f (%.2f%%), tb copy/reduce rate %.3f (%.2f%%), local ops "
             "%.3f (%.2f%%)",
-            tl->offset_s * 1e6, 100 * tl->offset_s / total, ovh * 1e6, 100 * ovh / total, net * 1e6,
-            100 * net / total, rate * 1e6, 100 * rate / total, local * 1e6, 100 * local / total);
+            tl->offset_s * 1e6, 100 * tl->offset_s / total, by[BY_OVERHEAD] * 1e6,
+            100 * by[BY_OVERHEAD] / total, by[BY_NETWORK] * 1e6, 100 * by[BY_NETWORK] / total,
+            by[BY_RATE] * 1e6, 100 * by[BY_RATE] / total, by[BY_LOCAL] * 1e6,
+            100 * by[BY_LOCAL] / total);
     if (cp->unattributed_s > 0)
         fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
                 100 * cp->unattributed_s / total);
     fprintf(fp, "\n  %12s %7s  %s\n", "us", "share", "part");
     fprintf(fp, "  %12.3f %6.2f%%  launch + deploy\n", tl->offset_s * 1e6,
             100 * tl->offset_s / total);
-    shown_head = max_segments > 0 && nseg > max_segments ? max_segments / 2 : nseg;
-    skip_from = shown_head;
-    skip_to = max_segments > 0 && nseg > max_segments ? nseg - (max_segments - shown_head) : nseg;
+    /* beyond max_segments: the first and last halves, one line for the segments between */
+    skip_from = max_segments > 0 && nseg > max_segments ? max_segments / 2 : nseg;
+    skip_to = skip_from < nseg ? nseg - (max_segments - skip_from) : nseg;
     for (int s = 0; s < nseg; s++) {
         int a = seg[s], b = s + 1 < nseg ? seg[s + 1] : cp->nparts;
 

@@ -2,13 +2,15 @@
 #include "trace.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "stats.h"
 
-void cs_trace_json_str(FILE *fp, const char *s)
+/* s as a JSON string literal (quotes and escapes included). */
+static void json_str(FILE *fp, const char *s)
 {
     fputc('"', fp);
     for (; *s; s++) {
@@ -38,18 +40,6 @@ static const char *us(char *buf, long long p)
     return buf;
 }
 
-static const char *wait_name(int kind)
-{
-    switch (kind) {
-    case CS_TL_WAIT_DATA:
-        return "wait data";
-    case CS_TL_WAIT_CREDIT:
-        return "wait credit";
-    default:
-        return "wait flag";
-    }
-}
-
 struct delta {
     double t_s, rate;
 };
@@ -67,7 +57,7 @@ static void counter(FILE *fp, const struct cs_timeline *tl, int l, int pid, doub
 
     snprintf(name, sizeof(name), "link %s", tl->links[l].name);
     fprintf(fp, ",\n{\"name\":");
-    cs_trace_json_str(fp, name);
+    json_str(fp, name);
     fprintf(fp, ",\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"args\":{\"utilisation\":%.6g}}",
             pid, us(b, ps(tl, t_s)), u);
 }
@@ -124,18 +114,26 @@ static int write_counters(FILE *fp, const struct cs_timeline *tl, int pid)
     return 0;
 }
 
-/* A metadata event; `sep` goes before it (",\n" but for the first event). */
-static void meta(FILE *fp, const char *sep, const char *name, int pid, int tid, const char *args)
+/* A metadata event with args {ARGS...} (printf format); `sep` goes before it (",\n" but for the
+ * first event). */
+static void __attribute__((format(printf, 6, 7)))
+meta(FILE *fp, const char *sep, const char *name, int pid, int tid, const char *args, ...)
 {
-    fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{%s}}", sep, name,
-            pid, tid, args);
+    va_list ap;
+
+    fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{", sep, name, pid,
+            tid);
+    va_start(ap, args);
+    vfprintf(fp, args, ap);
+    va_end(ap);
+    fputs("}}", fp);
 }
 
 /* The trace's header (what was replayed) and its process and thread names and orders. */
 static void write_meta(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
                        int pid_coll)
 {
-    char b0[32], args[128];
+    char b0[32];
 
     fprintf(fp,
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"collective\":\"%s\",\"protocol\":\"%s\","
@@ -149,19 +147,16 @@ static void write_meta(FILE *fp, const struct cs_plan *plan, const struct cs_tim
     meta(fp, ",\n", "process_sort_index", pid_coll, 0, "\"sort_index\":-1");
     meta(fp, ",\n", "thread_name", pid_coll, 0, "\"name\":\"launch\"");
     for (int g = 0; g < plan->ngpus; g++) {
-        snprintf(args, sizeof(args), "\"name\":\"gpu %d\"", g);
-        meta(fp, ",\n", "process_name", g, 0, args);
-        snprintf(args, sizeof(args), "\"sort_index\":%d", g);
-        meta(fp, ",\n", "process_sort_index", g, 0, args);
+        meta(fp, ",\n", "process_name", g, 0, "\"name\":\"gpu %d\"", g);
+        meta(fp, ",\n", "process_sort_index", g, 0, "\"sort_index\":%d", g);
     }
     for (int t = 0; t < plan->ntbs; t++) {
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
-        snprintf(args, sizeof(args), "\"name\":\"tb %d (send %d, recv %d, chan %d)\"", tb->id,
-                 tb->send, tb->recv, tb->chan);
-        meta(fp, ",\n", "thread_name", tb->gpu, tb->id, args);
-        snprintf(args, sizeof(args), "\"sort_index\":%d", tb->id);
-        meta(fp, ",\n", "thread_sort_index", tb->gpu, tb->id, args);
+        meta(fp, ",\n", "thread_name", tb->gpu, tb->id,
+             "\"name\":\"tb %d (send %d, recv %d, chan %d)\"", tb->id, tb->send, tb->recv,
+             tb->chan);
+        meta(fp, ",\n", "thread_sort_index", tb->gpu, tb->id, "\"sort_index\":%d", tb->id);
     }
     if (tl->offset_s > 0)
         fprintf(fp,
@@ -219,6 +214,7 @@ static void write_unit(FILE *fp, const struct cs_tl_event *e, const struct cs_pl
 static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl,
                         const struct cs_tl_event *e)
 {
+    static const char *const wait_names[] = {"wait data", "wait credit", "wait flag"};
     const struct cs_plan_tb *tb = &plan->tbs[e->tb];
     const struct cs_plan_op *op = e->op >= 0 && e->op < tb->nops ? &tb->ops[e->op] : NULL;
     const struct cs_plan_tb *other =
@@ -244,7 +240,7 @@ static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_ti
     case CS_TL_WAIT_DATA:
     case CS_TL_WAIT_CREDIT:
     case CS_TL_WAIT_FLAG:
-        slice(fp, wait_name(e->kind), "wait", tb, b0, b1);
+        slice(fp, wait_names[e->kind - CS_TL_WAIT_DATA], "wait", tb, b0, b1);
         fprintf(fp, ",\"args\":{\"iteration\":%d,\"step\":%d", e->iter, op ? op->step : -1);
         if (other != NULL)
             fprintf(fp, ",\"ended_by\":\"gpu %d tb %d\"", other->gpu, other->id);

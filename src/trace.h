@@ -18,7 +18,4 @@
  * when writing fails. */
 int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl);
 
-/* Write s as a JSON string literal (quotes and escapes included). */
-void cs_trace_json_str(FILE *fp, const char *s);
-
 #endif

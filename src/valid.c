@@ -48,13 +48,12 @@ static int points_of(const struct cs_meas_row *rows, int n, struct cs_valid_poin
         while (e < n && rows[e].ngpus == rows[k].ngpus && rows[e].size_bytes == rows[k].size_bytes)
             e++;
         h = k + (e - k) / 2;
-        memset(&pts[np], 0, sizeof(pts[np]));
-        pts[np].size_bytes = rows[k].size_bytes;
-        pts[np].ranks = rows[k].ngpus;
-        pts[np].meas_s = (e - k) % 2 ? rows[h].time_s : 0.5 * (rows[h - 1].time_s + rows[h].time_s);
-        pts[np].pred_s = NAN;
-        pts[np].held_out = 1;
-        np++;
+        pts[np++] = (struct cs_valid_point){
+            .size_bytes = rows[k].size_bytes,
+            .meas_s = (e - k) % 2 ? rows[h].time_s : 0.5 * (rows[h - 1].time_s + rows[h].time_s),
+            .pred_s = NAN,
+            .held_out = 1,
+            .ranks = rows[k].ngpus};
         k = e;
     }
     return np;

@@ -55,14 +55,14 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
 
 /* One case of a validation, as its summary describes it. */
 struct cs_valid_case {
-    const char *name;
-    const char *meas_label; /* the measurement as the case file names it */
-    const char *sched;      /* a path or gen:SPEC */
-    const char *platform;
-    const char *protos; /* the protocols predicted, "LL/LL128/Simple" */
-    int fastest;        /* the fastest of them per size is kept */
-    const char *target; /* "nvswitch8" (median <= 10%, <= 5% at 4 MiB and up) or "other" */
-    int has_fit;        /* sizes in [fit_min, fit_max] fitted the platform: report the others */
+    char name[128];
+    char meas_label[1024]; /* the measurement as the case file names it */
+    char sched[1024];      /* a path or gen:SPEC */
+    char platform[1024];
+    char protos[64]; /* the protocols predicted, "LL/LL128/Simple" */
+    int fastest;     /* the fastest of them per size is kept */
+    char target[32]; /* "nvswitch8" (median <= 10%, <= 5% at 4 MiB and up) or "other" */
+    int has_fit;     /* sizes in [fit_min, fit_max] fitted the platform: report the others */
     double fit_min, fit_max;
     const char *notes; /* Markdown lines for the case's section, or NULL */
 };
