@@ -1,5 +1,7 @@
 /* lower.c: the lowering pipeline of msccl-tools (shared reference msccl.md section 4), in C. */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +20,9 @@ enum inst {
     I_RRCS,
 };
 
-/* What each instruction does: its XML step type (0: start, lowered to a nop), whether it sends to
- * or receives from a peer, and whether it reads its source or writes its destination locally. */
+/* What each instruction does: its XML step type (none for start, which is never emitted), whether
+ * it sends to or receives from a peer, and whether it reads its source or writes its destination
+ * locally. */
 static const struct inst_class {
     enum cs_step_type type;
     int send, recv, local_src, local_dst;
@@ -56,7 +59,7 @@ struct slot {
 
 struct slots {
     struct slot *s;
-    int n;
+    int n, cap;
 };
 
 /* A threadblock of one rank before replication, in order of first use. */
@@ -126,22 +129,30 @@ static void ivec_free(struct ivec *v)
     v->n = v->cap = 0;
 }
 
-static int fail(struct cs_prog *p, int code, const char *msg, const struct cs_ref *r)
+/* Record the first failure (the message, then the chunk reference when r is given); returns code.
+ */
+static int fail(struct cs_prog *p, int code, const struct cs_ref *r, const char *fmt, ...)
 {
-    if (!p->failed) {
-        if (r)
-            cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg, r->rank,
-                         cs_buf_char(r->buf), r->index, r->size);
-        else
-            cs_error_set(&p->err, "", 0, "%s", msg);
-        p->failed = code;
-    }
+    char msg[sizeof(p->err.msg)];
+    va_list ap;
+
+    if (p->failed)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (r)
+        cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg, r->rank,
+                     cs_buf_char(r->buf), r->index, r->size);
+    else
+        cs_error_set(&p->err, "", 0, "%s", msg);
+    p->failed = code;
     return code;
 }
 
 static int nomem(struct cs_prog *p)
 {
-    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    return fail(p, CS_ERR_NOMEM, NULL, "out of memory");
 }
 
 struct cs_prog *cs_prog_new(const struct cs_prog_opts *opts)
@@ -207,21 +218,13 @@ static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int i
 
     if (index < 0 || index >= limit)
         return NULL;
-    if (index >= ss->n) {
-        int n = index + 1 > 2 * ss->n ? index + 1 : 2 * ss->n;
-        struct slot *ns;
+    while (index >= ss->n) {
+        struct slot *sl = cs_array_slot((void **)&ss->s, ss->n, &ss->cap, sizeof(*sl));
 
-        if (n > limit)
-            n = limit;
-        ns = realloc(ss->s, (size_t)n * sizeof(*ns));
-        if (ns == NULL)
+        if (sl == NULL)
             return NULL;
-        for (int i = ss->n; i < n; i++) {
-            ns[i].last_writer = -1;
-            memset(&ns[i].readers, 0, sizeof(ns[i].readers));
-        }
-        ss->s = ns;
-        ss->n = n;
+        sl->last_writer = -1;
+        ss->n++;
     }
     return &ss->s[index];
 }
@@ -229,12 +232,12 @@ static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int i
 static int check_ref(struct cs_prog *p, const struct cs_ref *r)
 {
     if (r->rank < 0 || r->rank >= p->o.ngpus)
-        return fail(p, CS_ERR_USAGE, "reference to a rank that does not exist", r);
+        return fail(p, CS_ERR_USAGE, r, "reference to a rank that does not exist");
     if (r->buf < CS_BUF_INPUT || r->buf > CS_BUF_SCRATCH || r->size < 1)
-        return fail(p, CS_ERR_USAGE, "invalid chunk reference", r);
+        return fail(p, CS_ERR_USAGE, r, "invalid chunk reference");
     for (int i = r->index; i < r->index + r->size; i++)
         if (get_slot(p, r->rank, r->buf, i) == NULL)
-            return fail(p, CS_ERR_USAGE, "chunk reference outside its buffer", r);
+            return fail(p, CS_ERR_USAGE, r, "chunk reference outside its buffer");
     if (r->buf == CS_BUF_SCRATCH && r->index + r->size > p->ranks[r->rank].scratch_size)
         p->ranks[r->rank].scratch_size = r->index + r->size;
     return 0;
@@ -243,25 +246,11 @@ static int check_ref(struct cs_prog *p, const struct cs_ref *r)
 static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src, struct cs_ref dst,
                   int tb, int ch)
 {
-    struct op *o;
+    struct op *o = cs_array_slot((void **)&p->ops, p->nops, &p->cap_ops, sizeof(*o));
 
-    if (p->nops == p->cap_ops) {
-        int cap = p->cap_ops ? p->cap_ops * 2 : 256;
-        struct op *n = realloc(p->ops, (size_t)cap * sizeof(*n));
-
-        if (n == NULL)
-            return nomem(p);
-        p->ops = n;
-        p->cap_ops = cap;
-    }
-    o = &p->ops[p->nops];
-    memset(o, 0, sizeof(*o));
-    o->inst = inst;
-    o->rank = rank;
-    o->src = src;
-    o->dst = dst;
-    o->tb = tb;
-    o->ch = ch;
+    if (o == NULL)
+        return nomem(p);
+    *o = (struct op){.inst = inst, .rank = rank, .src = src, .dst = dst, .tb = tb, .ch = ch};
     o->recv_match = o->send_match = -1;
     o->cs = o->prio = -1;
     return p->nops++;
@@ -281,7 +270,7 @@ static int dag_read(struct cs_prog *p, const struct cs_ref *r, int op)
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
         if (s->last_writer < 0)
-            return fail(p, CS_ERR_USAGE, "a chunk is read before anything wrote it", r);
+            return fail(p, CS_ERR_USAGE, r, "a chunk is read before anything wrote it");
         if (link_ops(p, s->last_writer, op) || ivec_push(&s->readers, op))
             return nomem(p);
     }
@@ -295,7 +284,7 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
         if (reads && s->last_writer < 0)
-            return fail(p, CS_ERR_USAGE, "a reduction into a chunk nothing wrote before", r);
+            return fail(p, CS_ERR_USAGE, r, "a reduction into a chunk nothing wrote before");
         if (s->readers.n > 0) {
             for (int k = 0; k < s->readers.n; k++)
                 if (link_ops(p, s->readers.v[k], op))
@@ -338,8 +327,8 @@ static int add_starts(struct cs_prog *p)
             alias(p, &ref);
             sl = get_slot(p, r, ref.buf, ref.index);
             if (sl == NULL)
-                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input",
-                            &ref);
+                return fail(p, CS_ERR_USAGE, &ref,
+                            "the output buffer cannot hold the aliased input");
             op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
@@ -356,11 +345,11 @@ static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
     if (p->failed)
         return p->failed;
     if (p->lowered)
-        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+        return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     if (add_starts(p) || check_ref(p, a) || check_ref(p, b))
         return p->failed;
     if (a->size != b->size)
-        return fail(p, CS_ERR_USAGE, "source and destination sizes differ", b);
+        return fail(p, CS_ERR_USAGE, b, "source and destination sizes differ");
     return 0;
 }
 
@@ -531,7 +520,7 @@ static int metadata(struct cs_prog *p, int **order_out)
     free(indeg);
     if (tail != alive) {
         free(order);
-        return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
+        return fail(p, CS_ERR_INVALID, NULL, "the program's instruction graph has a cycle");
     }
     for (int i = 0; i < tail; i++) {
         struct op *o = &p->ops[order[i]];
@@ -672,10 +661,9 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
     if (n != alive) {
         free(ord);
         /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
-        return fail(p, CS_ERR_USAGE,
+        return fail(p, CS_ERR_USAGE, NULL,
                     "some operations can never be scheduled (a local reduce or receive whose "
-                    "inputs are all initial values)",
-                    NULL);
+                    "inputs are all initial values)");
     }
     *out = ord;
     *nout = n;
@@ -700,22 +688,12 @@ static int op_recv_peer(const struct op *o)
 
 static struct ltb *rank_tb_add(struct prog_rank *pr, int id, int chan)
 {
-    struct ltb *t;
+    struct ltb *t = cs_array_slot((void **)&pr->tbs, pr->ntbs, &pr->cap_tbs, sizeof(*t));
 
-    if (pr->ntbs == pr->cap_tbs) {
-        int cap = pr->cap_tbs ? 2 * pr->cap_tbs : 8;
-        struct ltb *n = realloc(pr->tbs, (size_t)cap * sizeof(*n));
-
-        if (n == NULL)
-            return NULL;
-        pr->tbs = n;
-        pr->cap_tbs = cap;
-    }
-    t = &pr->tbs[pr->ntbs++];
-    memset(t, 0, sizeof(*t));
-    t->id = id;
-    t->send = t->recv = -1;
-    t->chan = chan;
+    if (t == NULL)
+        return NULL;
+    pr->ntbs++;
+    *t = (struct ltb){.id = id, .send = -1, .recv = -1, .chan = chan};
     return t;
 }
 
@@ -747,8 +725,8 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
         struct ltb *t;
 
         if (o->tb < 0)
-            return fail(p, CS_ERR_USAGE, "manual threadblock policy but an operation has no tb",
-                        &o->dst);
+            return fail(p, CS_ERR_USAGE, &o->dst,
+                        "manual threadblock policy but an operation has no tb");
         for (int k = 0; k < pr->ntbs; k++)
             if (pr->tbs[k].id == o->tb)
                 ti = k;
@@ -759,15 +737,11 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
         }
         t = &pr->tbs[ti];
         if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0) &&
-              (t->chan == o->ch || t->chan < 0 || o->ch < 0))) {
-            char msg[200];
-
-            snprintf(msg, sizeof(msg),
-                     "illegal threadblock assignment: tb %d of rank %d (send %d, recv %d, chan %d) "
-                     "cannot take an op sending to %d and receiving from %d on channel %d",
-                     o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
-            return fail(p, CS_ERR_USAGE, msg, NULL);
-        }
+              (t->chan == o->ch || t->chan < 0 || o->ch < 0)))
+            return fail(p, CS_ERR_USAGE, NULL,
+                        "illegal threadblock assignment: tb %d of rank %d (send %d, recv %d, chan "
+                        "%d) cannot take an op sending to %d and receiving from %d on channel %d",
+                        o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
         if (tb_append(p, pr, ti, ord[i]))
             return p->failed;
     }
@@ -941,8 +915,8 @@ static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int
 
             if (seq[o->send_match] != matched[key]) {
                 if (c + 1 >= 32)
-                    return fail(p, CS_ERR_INVALID,
-                                "automatic channel assignment ran out of channels", NULL);
+                    return fail(p, CS_ERR_INVALID, NULL,
+                                "automatic channel assignment ran out of channels");
                 o->ch = s->ch = c + 1;
                 return 1;
             }
@@ -1011,7 +985,7 @@ static int channel_assignment(struct cs_prog *p, const int *ord, int n)
     if (ch == -2)
         return nomem(p);
     if (ch < 0)
-        return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels", NULL);
+        return fail(p, CS_ERR_INVALID, NULL, "automatic channel assignment ran out of channels");
     return order_fixup(p, ord, n);
 }
 
@@ -1041,16 +1015,11 @@ static int assign_auto(struct cs_prog *p, const int *ord, int n)
             t = &pr->tbs[pick];
             if ((own_s >= 0 && own_r >= 0 && own_s != own_r) ||
                 (s >= 0 && t->send >= 0 && t->send != s) ||
-                (r >= 0 && t->recv >= 0 && t->recv != r)) {
-                char msg[200];
-
-                snprintf(
-                    msg, sizeof(msg),
-                    "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
-                    "and receiving from %d needs two threadblocks' connections",
-                    o->rank, ch, s, r);
-                return fail(p, CS_ERR_USAGE, msg, NULL);
-            }
+                (r >= 0 && t->recv >= 0 && t->recv != r))
+                return fail(p, CS_ERR_USAGE, NULL,
+                            "automatic threadblock assignment: rank %d channel %d: an op sending "
+                            "to %d and receiving from %d needs two threadblocks' connections",
+                            o->rank, ch, s, r);
         } else {
             /* else any compatible tb on the channel (a sending or receiving op has none, so it
              * opens a new tb), the one whose last op is earliest */
@@ -1298,36 +1267,47 @@ static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
         *sz = r.index + r.size;
 }
 
-/* Fill step st from entry en of instance inst: an op, or a nop whose dependency (an instanced
- * op) is resolved to (tb, step) once every rank is lowered. */
-static void emit_step(const struct emit *e, struct cs_step *st, const struct ent *en, int inst)
+/* Step j of instance inst from entry en: an op, or a nop whose dependency (an instanced op) is
+ * resolved to (tb, step) once every rank is lowered (deps -2 marks those). Grows gpu's chunk
+ * counts to cover the op's local chunks. */
+static struct cs_step make_step(const struct emit *e, struct cs_gpu *gpu, const struct ent *en,
+                                int inst, int j)
 {
-    if (en->op < 0) {
-        st->type = CS_STEP_NOP;
-        st->srcbuf = CS_BUF_INPUT;
-        st->srcoff = -1;
-        st->dstbuf = CS_BUF_OUTPUT;
-        st->dstoff = -1;
-        st->cnt = 0;
-        st->depid = en->dep;
-        st->deps = -2;
-    } else {
-        const struct op *o = &e->p->ops[en->op];
-        struct cs_ref a = inst_ref(e->p, o->src, inst), b = inst_ref(e->p, o->dst, inst);
-        const struct ivec *d = &e->ideps[en->op * e->ni + inst];
+    struct cs_step st = {.s = j,
+                         .type = CS_STEP_NOP,
+                         .srcbuf = CS_BUF_INPUT,
+                         .srcoff = -1,
+                         .dstbuf = CS_BUF_OUTPUT,
+                         .dstoff = -1,
+                         .depid = en->dep,
+                         .deps = -2};
+    const struct op *o;
+    struct cs_ref a, b;
 
-        st->type = insts[o->inst].type ? insts[o->inst].type : CS_STEP_NOP;
-        st->srcbuf = a.buf;
-        st->srcoff = a.index;
-        st->dstbuf = b.buf;
-        st->dstoff = b.index;
-        st->cnt = a.size;
-        st->hasdep = e->hasdep[en->op * e->ni + inst];
-        if (d->n > 0) {
-            st->depid = d->v[0];
-            st->deps = -2;
-        }
+    if (en->op < 0)
+        return st;
+    o = &e->p->ops[en->op];
+    a = inst_ref(e->p, o->src, inst);
+    b = inst_ref(e->p, o->dst, inst);
+    if (insts[o->inst].local_src)
+        cover_chunks(gpu, a);
+    if (insts[o->inst].local_dst)
+        cover_chunks(gpu, b);
+    st = (struct cs_step){.s = j,
+                          .type = insts[o->inst].type,
+                          .srcbuf = a.buf,
+                          .srcoff = a.index,
+                          .dstbuf = b.buf,
+                          .dstoff = b.index,
+                          .cnt = a.size,
+                          .depid = -1,
+                          .deps = -1,
+                          .hasdep = e->hasdep[en->op * e->ni + inst]};
+    if (e->ideps[en->op * e->ni + inst].n > 0) {
+        st.depid = e->ideps[en->op * e->ni + inst].v[0];
+        st.deps = -2;
     }
+    return st;
 }
 
 /* Add instanced tb `tb` with its entries to gpu. */
@@ -1347,9 +1327,7 @@ static int emit_tb(const struct emit *e, struct cs_gpu *gpu, const struct itb *i
 
         if (st == NULL)
             return nomem(e->p);
-        st->s = j;
-        st->depid = st->deps = -1;
-        emit_step(e, st, &ents[j], itb->inst);
+        *st = make_step(e, gpu, &ents[j], itb->inst, j);
     }
     return 0;
 }
@@ -1373,18 +1351,6 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     for (int k = 0; k < nt && rc == 0; k++)
         rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents[k], &nents[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt && rc == 0; k++) {
-        const struct ltb *t = &pr->tbs[tbs[k].ltb];
-
-        for (int s = 0; s < t->ops.n; s++) {
-            const struct op *o = &p->ops[t->ops.v[s]];
-
-            if (insts[o->inst].local_src)
-                cover_chunks(gpu, inst_ref(p, o->src, tbs[k].inst));
-            if (insts[o->inst].local_dst)
-                cover_chunks(gpu, inst_ref(p, o->dst, tbs[k].inst));
-        }
-    }
     for (int k = 0; k < nt && rc == 0; k++)
         rc = emit_tb(e, gpu, &tbs[k], ents[k], nents[k]);
 out:
@@ -1403,7 +1369,7 @@ static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
     if (p->failed)
         return p->failed;
     if (p->lowered)
-        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+        return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     p->lowered = 1;
     if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
         return p->failed;
