@@ -67,7 +67,6 @@ static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *n
                               .inplace = 1,
                               .proto = o->proto,
                               .instances = o->instances,
-                              .policy = CS_TB_MANUAL,
                               .fusion = 1,
                               .dependence_nop = dependence_nop};
 

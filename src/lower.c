@@ -1,5 +1,4 @@
 /* lower.c: the lowering pipeline of msccl-tools (shared reference msccl.md section 4), in C. */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -716,7 +715,9 @@ static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
     return 0;
 }
 
-static int assign_manual(struct cs_prog *p, const int *ord, int n)
+/* Each op to the tb the program gave it (msccl-tools manual_assign_tbs): a tb keeps one send peer,
+ * one receive peer and one channel. */
+static int assign_tbs(struct cs_prog *p, const int *ord, int n)
 {
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
@@ -726,7 +727,7 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
 
         if (o->tb < 0)
             return fail(p, CS_ERR_USAGE, &o->dst,
-                        "manual threadblock policy but an operation has no tb");
+                        "an operation has no tb (each move names its tbs)");
         for (int k = 0; k < pr->ntbs; k++)
             if (pr->tbs[k].id == o->tb)
                 ti = k;
@@ -743,306 +744,6 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
                         "%d) cannot take an op sending to %d and receiving from %d on channel %d",
                         o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
         if (tb_append(p, pr, ti, ord[i]))
-            return p->failed;
-    }
-    return 0;
-}
-
-/* Automatic assignment (msccl-tools auto_assign_tbs with channel_assignment). */
-
-static int chan_pair_index(const struct cs_prog *p, int a, int b)
-{
-    return a * p->o.ngpus + b;
-}
-
-/* A flow: the sorted (sender, receiver) pairs a chain of fused hops crosses, and its channel. */
-struct flow {
-    int *e;
-    int n, ch;
-};
-
-static int int_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Is the sorted set a (n) inside the sorted set b (m)? */
-static int sorted_subset(const int *a, int n, const int *b, int m)
-{
-    int j = 0;
-
-    for (int i = 0; i < n; i++) {
-        while (j < m && b[j] < a[i])
-            j++;
-        if (j == m || b[j] != a[i])
-            return 0;
-    }
-    return 1;
-}
-
-/* The state of automatic channel assignment: channels still free per (sender, receiver) pair, as
- * sender and as receiver (bit c: channel c), the flow being placed, and the flows placed so far. */
-struct chans {
-    unsigned int *sfree, *rfree;
-    int *chain, len;
-    struct flow *flows;
-    int nflows;
-};
-
-static void chans_cleanup(struct chans *c)
-{
-    free(c->sfree);
-    free(c->rfree);
-    free(c->chain);
-    for (int fl = 0; fl < c->nflows; fl++)
-        free(c->flows[fl].e);
-    free(c->flows);
-}
-
-/* The flow of send x: x and every fused hop after it, into c->chain. Returns the channel one of
- * its ops asks for, else the lowest channel free on every hop, else -1. */
-static int flow_chain(struct cs_prog *p, struct chans *c, int x)
-{
-    unsigned int f = 0xffffffffu;
-    int ch = -1;
-
-    c->len = 0;
-    while (x >= 0) {
-        struct op *h = &p->ops[x];
-        int y = h->recv_match, pair = chan_pair_index(p, h->rank, p->ops[y].rank);
-
-        c->chain[c->len++] = x;
-        f &= c->sfree[pair] & c->rfree[pair];
-        if (h->ch >= 0)
-            ch = h->ch;
-        x = insts[p->ops[y].inst].send ? y : -1;
-        if (x < 0)
-            c->chain[c->len++] = y;
-    }
-    for (int b = 0; b < 32 && ch < 0; b++)
-        if (f & (1u << b))
-            ch = b;
-    return ch;
-}
-
-/* The sorted distinct (sender, receiver) pairs of the current flow, into edges; returns their
- * count. */
-static int flow_edges(const struct cs_prog *p, const struct chans *c, int *edges)
-{
-    int ne = 0;
-
-    for (int k = 0; k < c->len; k++) {
-        const struct op *h = &p->ops[c->chain[k]];
-
-        if (insts[h->inst].send && h->recv_match >= 0) {
-            int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
-
-            for (int j = 0; j < ne; j++)
-                dup |= edges[j] == e;
-            if (!dup)
-                edges[ne++] = e;
-        }
-    }
-    qsort(edges, (size_t)ne, sizeof(int), int_cmp);
-    return ne;
-}
-
-/* A flow over the same (sender, receiver) pairs as an earlier one, or over a subset of them,
- * takes that flow's channel; else a flow with channel ch is recorded. Returns the channel, -1
- * when none is free, -2 when out of memory. */
-static int flow_channel(const struct cs_prog *p, struct chans *c, int ch)
-{
-    int *edges = malloc((size_t)c->len * sizeof(int)), ne, match = -1;
-    struct flow *nf;
-
-    if (edges == NULL)
-        return -2;
-    ne = flow_edges(p, c, edges);
-    for (int fl = 0; fl < c->nflows && match < 0; fl++)
-        if (ne == c->flows[fl].n && memcmp(edges, c->flows[fl].e, (size_t)ne * sizeof(int)) == 0)
-            match = fl;
-    for (int fl = 0; fl < c->nflows && match < 0; fl++)
-        if (sorted_subset(edges, ne, c->flows[fl].e, c->flows[fl].n))
-            match = fl;
-    if (match >= 0 || ch < 0) {
-        free(edges);
-        return match >= 0 ? c->flows[match].ch : ch;
-    }
-    if ((nf = realloc(c->flows, (size_t)(c->nflows + 1) * sizeof(*nf))) == NULL) {
-        free(edges);
-        return -2;
-    }
-    c->flows = nf;
-    c->flows[c->nflows++] = (struct flow){edges, ne, ch};
-    return ch;
-}
-
-/* Put every op of the current flow on channel ch, which its pairs no longer have free. */
-static void take_channel(struct cs_prog *p, struct chans *c, int ch)
-{
-    for (int k = 0; k < c->len; k++) {
-        struct op *h = &p->ops[c->chain[k]];
-
-        h->ch = ch;
-        if (insts[h->inst].send && h->recv_match >= 0) {
-            int pair = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank);
-
-            c->sfree[pair] &= ~(1u << ch);
-            c->rfree[pair] &= ~(1u << ch);
-        }
-    }
-}
-
-/* One replay of the ordering fix-up: the first receive out of order moves itself and its send to
- * the next channel. Returns 1 when one moved, 0 when all are in order, <0 on error. */
-static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int *matched, int *seq)
-{
-    size_t g = (size_t)p->o.ngpus;
-
-    memset(issued, 0, g * g * 32 * sizeof(int));
-    memset(matched, 0, g * g * 32 * sizeof(int));
-    for (int i = 0; i < p->nops; i++)
-        seq[i] = -1;
-    for (int i = 0; i < n; i++) {
-        struct op *o = &p->ops[ord[i]];
-        int c = o->ch < 0 ? 0 : o->ch;
-
-        if (insts[o->inst].recv && o->send_match >= 0) {
-            struct op *s = &p->ops[o->send_match];
-            size_t key = ((size_t)s->rank * g + (size_t)o->rank) * 32 + (size_t)c;
-
-            if (seq[o->send_match] != matched[key]) {
-                if (c + 1 >= 32)
-                    return fail(p, CS_ERR_INVALID, NULL,
-                                "automatic channel assignment ran out of channels");
-                o->ch = s->ch = c + 1;
-                return 1;
-            }
-            matched[key]++;
-        }
-        if (insts[o->inst].send && o->recv_match >= 0) {
-            size_t key =
-                ((size_t)o->rank * g + (size_t)p->ops[o->recv_match].rank) * 32 + (size_t)c;
-
-            seq[ord[i]] = issued[key]++;
-        }
-    }
-    return 0;
-}
-
-/* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
- * sends; a receive out of order moves itself and its send to the next channel, and the replay
- * starts again. */
-static int order_fixup(struct cs_prog *p, const int *ord, int n)
-{
-    size_t nk = (size_t)p->o.ngpus * (size_t)p->o.ngpus * 32;
-    int *issued = malloc(nk * sizeof(int)), *matched = malloc(nk * sizeof(int));
-    int *seq = malloc((size_t)(p->nops + 1) * sizeof(int)), rc;
-
-    if (issued == NULL || matched == NULL || seq == NULL)
-        rc = nomem(p);
-    else
-        while ((rc = order_pass(p, ord, n, issued, matched, seq)) > 0)
-            ;
-    free(issued);
-    free(matched);
-    free(seq);
-    return rc;
-}
-
-/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
- * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
- * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
-static int channel_assignment(struct cs_prog *p, const int *ord, int n)
-{
-    size_t g = (size_t)p->o.ngpus;
-    struct chans c = {malloc(g * g * sizeof(unsigned)),
-                      malloc(g * g * sizeof(unsigned)),
-                      malloc((size_t)(p->nops + 1) * sizeof(int)),
-                      0,
-                      NULL,
-                      0};
-    int ch = 0;
-
-    if (c.sfree == NULL || c.rfree == NULL || c.chain == NULL)
-        ch = -2;
-    for (size_t i = 0; ch >= 0 && i < g * g; i++)
-        c.sfree[i] = c.rfree[i] = 0xffffffffu;
-    for (int i = 0; i < n && ch >= 0; i++) {
-        struct op *o = &p->ops[ord[i]];
-
-        if (o->inst != I_SEND || o->recv_match < 0)
-            continue;
-        if (!insts[p->ops[o->recv_match].inst].send)
-            continue; /* the match is not fused: keep -1 */
-        ch = flow_channel(p, &c, flow_chain(p, &c, ord[i]));
-        if (ch >= 0)
-            take_channel(p, &c, ch);
-    }
-    chans_cleanup(&c);
-    if (ch == -2)
-        return nomem(p);
-    if (ch < 0)
-        return fail(p, CS_ERR_INVALID, NULL, "automatic channel assignment ran out of channels");
-    return order_fixup(p, ord, n);
-}
-
-static int assign_auto(struct cs_prog *p, const int *ord, int n)
-{
-    if (channel_assignment(p, ord, n))
-        return p->failed;
-    for (int i = 0; i < n; i++) {
-        struct op *o = &p->ops[ord[i]];
-        struct prog_rank *pr = &p->ranks[o->rank];
-        int ch = o->ch < 0 ? 0 : o->ch, s = op_send_peer(o), r = op_recv_peer(o);
-        int pick = -1, best = INT_MAX, own_s = -1, own_r = -1;
-
-        /* a tb that already owns this op's connection must take it (one tb per connection) */
-        for (int k = 0; k < pr->ntbs; k++) {
-            struct ltb *t = &pr->tbs[k];
-
-            if (t->chan == ch && s >= 0 && t->send == s)
-                own_s = k;
-            if (t->chan == ch && r >= 0 && t->recv == r)
-                own_r = k;
-        }
-        if (own_s >= 0 || own_r >= 0) {
-            struct ltb *t;
-
-            pick = own_s >= 0 ? own_s : own_r;
-            t = &pr->tbs[pick];
-            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) ||
-                (s >= 0 && t->send >= 0 && t->send != s) ||
-                (r >= 0 && t->recv >= 0 && t->recv != r))
-                return fail(p, CS_ERR_USAGE, NULL,
-                            "automatic threadblock assignment: rank %d channel %d: an op sending "
-                            "to %d and receiving from %d needs two threadblocks' connections",
-                            o->rank, ch, s, r);
-        } else {
-            /* else any compatible tb on the channel (a sending or receiving op has none, so it
-             * opens a new tb), the one whose last op is earliest */
-            for (int k = 0; k < pr->ntbs; k++) {
-                struct ltb *t = &pr->tbs[k];
-                int last;
-
-                if (t->chan != ch || (s >= 0 && t->send != s) || (r >= 0 && t->recv != r))
-                    continue;
-                last = t->ops.n ? p->ops[t->ops.v[t->ops.n - 1]].cs : -1;
-                if (last < best) {
-                    best = last;
-                    pick = k;
-                }
-            }
-        }
-        if (pick < 0) {
-            if (rank_tb_add(pr, pr->ntbs, ch) == NULL)
-                return nomem(p);
-            pick = pr->ntbs - 1;
-        }
-        o->ch = ch;
-        if (tb_append(p, pr, pick, ord[i]))
             return p->failed;
     }
     return 0;
@@ -1373,8 +1074,7 @@ static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
     p->lowered = 1;
     if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
         return p->failed;
-    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, *ord, *n) : assign_manual(p, *ord, *n)) ||
-        infer_deps(p, *ord, *n))
+    if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
     return 0;
 }
