@@ -284,14 +284,11 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
 
         if (reads && s->last_writer < 0)
             return fail(p, CS_ERR_USAGE, r, "a reduction into a chunk nothing wrote before");
-        if (s->readers.n > 0) {
-            for (int k = 0; k < s->readers.n; k++)
-                if (link_ops(p, s->readers.v[k], op))
-                    return p->failed;
-        } else if (s->last_writer >= 0) {
-            if (link_ops(p, s->last_writer, op))
+        for (int k = 0; k < s->readers.n; k++)
+            if (link_ops(p, s->readers.v[k], op))
                 return p->failed;
-        }
+        if (s->readers.n == 0 && s->last_writer >= 0 && link_ops(p, s->last_writer, op))
+            return p->failed;
         s->last_writer = op;
         s->readers.n = 0;
     }
@@ -299,14 +296,9 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
 }
 
 /* In-place AllGather: a rank's input is its slice of the output (msccl-tools get_buffer_index). */
-static int input_aliased(const struct cs_prog *p)
-{
-    return p->o.coll == CS_COLL_ALLGATHER && p->o.inplace;
-}
-
 static void alias(const struct cs_prog *p, struct cs_ref *r)
 {
-    if (input_aliased(p) && r->buf == CS_BUF_INPUT) {
+    if (p->o.coll == CS_COLL_ALLGATHER && p->o.inplace && r->buf == CS_BUF_INPUT) {
         r->buf = CS_BUF_OUTPUT;
         r->index += r->rank * p->o.in_chunks;
     }
@@ -331,7 +323,6 @@ static int add_starts(struct cs_prog *p)
             op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
-            p->ops[op].src = p->ops[op].dst = ref;
             sl->last_writer = op;
         }
     return 0;
@@ -365,9 +356,7 @@ static int move(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int red
         if (!reduce && src.buf == dst.buf && src.index == dst.index)
             return 0;
         s = new_op(p, reduce ? I_REDUCE : I_COPY, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce))
-            return p->failed;
-        return 0;
+        return s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce) ? p->failed : 0;
     }
     s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
     if (s < 0 || dag_read(p, &src, s))
@@ -394,15 +383,11 @@ int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int 
 
 /* ---- fusion (InstructionDAG.optimize) */
 
-static int same_tb(const struct op *a, const struct op *b)
-{
-    return a->tb == b->tb && a->ch == b->ch;
-}
-
+/* a and b may fuse: same tb and channel, same size, same destination. */
 static int fuse_ok(const struct op *a, const struct op *b)
 {
-    return same_tb(a, b) && a->src.size == b->src.size && a->dst.buf == b->dst.buf &&
-           a->dst.index == b->dst.index;
+    return a->tb == b->tb && a->ch == b->ch && a->src.size == b->src.size &&
+           a->dst.buf == b->dst.buf && a->dst.index == b->dst.index;
 }
 
 /* Splice op x out of the DAG, joining its predecessors to its successors. */
@@ -1039,27 +1024,23 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     struct prog_rank *pr = &p->ranks[rank];
     int nt = pr->ntbs * e->ni, rc = 0;
     struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
-    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
-    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
 
-    if (tbs == NULL || ents == NULL || nents == NULL) {
-        rc = nomem(p);
-        goto out;
-    }
+    if (tbs == NULL)
+        return nomem(p);
     instance_tbs(e, pr, tbs);
+    /* every tb's dependencies are pruned (and hasdep known) before any tb is emitted */
     for (int k = 0; k < nt && rc == 0; k++)
         rc = prune_deps(e, &pr->tbs[tbs[k].ltb], &tbs[k]);
-    for (int k = 0; k < nt && rc == 0; k++)
-        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents[k], &nents[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt && rc == 0; k++)
-        rc = emit_tb(e, gpu, &tbs[k], ents[k], nents[k]);
-out:
-    if (ents)
-        for (int k = 0; k < nt; k++)
-            free(ents[k]);
-    free(ents);
-    free(nents);
+    for (int k = 0; k < nt && rc == 0; k++) {
+        struct ent *ents = NULL;
+        int nents = 0;
+
+        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents, &nents);
+        if (rc == 0)
+            rc = emit_tb(e, gpu, &tbs[k], ents, nents);
+        free(ents);
+    }
     free(tbs);
     return rc;
 }
@@ -1109,10 +1090,7 @@ static void emit_cleanup(struct emit *e)
     if (e->ideps)
         for (int i = 0; i < e->p->nops * e->ni; i++)
             ivec_free(&e->ideps[i]);
-    free(e->ideps);
-    free(e->iop_tbid);
-    free(e->iop_step);
-    free(e->hasdep);
+    cs_free_each(4, e->ideps, e->iop_tbid, e->iop_step, e->hasdep);
 }
 
 /* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the
