@@ -904,44 +904,6 @@ static int split_entries(struct emit *e, const struct ltb *t, int inst, struct e
     return 0;
 }
 
-/* The entries of one instanced tb, with nops: dependence nops first, then one nop per extra
- * dependency before the op that has it. *out is a new array of *nout entries. */
-static int tb_entries(struct emit *e, const struct ltb *t, int inst, struct ent **out, int *nout)
-{
-    int cap = 0, n = 0, npre = 0, nafter = 0, rc;
-    struct ent *pre, *after, *v;
-
-    for (int s = 0; s < t->ops.n; s++)
-        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
-    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
-    after = malloc((size_t)(cap + 1) * sizeof(*after));
-    v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
-    rc = pre == NULL || after == NULL || v == NULL
-             ? nomem(e->p)
-             : split_entries(e, t, inst, pre, &npre, after, &nafter);
-    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
-        struct ent en = j < npre ? pre[j] : after[j - npre];
-
-        if (en.op >= 0) {
-            struct ivec *d = &e->ideps[en.op * e->ni + inst];
-
-            for (int q = 1; q < d->n; q++)
-                v[n++] = (struct ent){-1, d->v[q]};
-            e->iop_step[en.op * e->ni + inst] = n;
-        }
-        v[n++] = en;
-    }
-    free(pre);
-    free(after);
-    if (rc != 0) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *nout = n;
-    return 0;
-}
-
 /* Grow the gpu's chunk count of r's buffer to cover r. */
 static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
 {
@@ -952,70 +914,86 @@ static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
     if (r.index + r.size > *sz)
         *sz = r.index + r.size;
 }
-
-/* Step j of instance inst from entry en: an op, or a nop whose dependency (an instanced op) is
- * resolved to (tb, step) once every rank is lowered (deps -2 marks those). Grows gpu's chunk
- * counts to cover the op's local chunks. */
-static struct cs_step make_step(const struct emit *e, struct cs_gpu *gpu, const struct ent *en,
-                                int inst, int j)
+/* Append the step of entry en of instance inst to tb: an op, or a nop whose dependency (an
+ * instanced op) is resolved to (tb, step) once every rank is lowered (deps -2 marks those). Grows
+ * gpu's chunk counts to cover the op's local chunks. */
+static int add_step(const struct emit *e, struct cs_gpu *gpu, struct cs_tb *tb, struct ent en,
+                    int inst)
 {
-    struct cs_step st = {.s = j,
-                         .type = CS_STEP_NOP,
-                         .srcbuf = CS_BUF_INPUT,
-                         .srcoff = -1,
-                         .dstbuf = CS_BUF_OUTPUT,
-                         .dstoff = -1,
-                         .depid = en->dep,
-                         .deps = -2};
+    struct cs_step *st = cs_tb_add_step(tb);
     const struct op *o;
+    const struct ivec *d;
     struct cs_ref a, b;
 
-    if (en->op < 0)
-        return st;
-    o = &e->p->ops[en->op];
+    if (st == NULL)
+        return nomem(e->p);
+    if (en.op < 0) {
+        *st = (struct cs_step){.s = tb->nsteps - 1,
+                               .type = CS_STEP_NOP,
+                               .srcbuf = CS_BUF_INPUT,
+                               .srcoff = -1,
+                               .dstbuf = CS_BUF_OUTPUT,
+                               .dstoff = -1,
+                               .depid = en.dep,
+                               .deps = -2};
+        return 0;
+    }
+    o = &e->p->ops[en.op];
+    d = &e->ideps[en.op * e->ni + inst];
     a = inst_ref(e->p, o->src, inst);
     b = inst_ref(e->p, o->dst, inst);
     if (insts[o->inst].local_src)
         cover_chunks(gpu, a);
     if (insts[o->inst].local_dst)
         cover_chunks(gpu, b);
-    st = (struct cs_step){.s = j,
-                          .type = insts[o->inst].type,
-                          .srcbuf = a.buf,
-                          .srcoff = a.index,
-                          .dstbuf = b.buf,
-                          .dstoff = b.index,
-                          .cnt = a.size,
-                          .depid = -1,
-                          .deps = -1,
-                          .hasdep = e->hasdep[en->op * e->ni + inst]};
-    if (e->ideps[en->op * e->ni + inst].n > 0) {
-        st.depid = e->ideps[en->op * e->ni + inst].v[0];
-        st.deps = -2;
-    }
-    return st;
+    *st = (struct cs_step){.s = tb->nsteps - 1,
+                           .type = insts[o->inst].type,
+                           .srcbuf = a.buf,
+                           .srcoff = a.index,
+                           .dstbuf = b.buf,
+                           .dstoff = b.index,
+                           .cnt = a.size,
+                           .depid = d->n > 0 ? d->v[0] : -1,
+                           .deps = d->n > 0 ? -2 : -1,
+                           .hasdep = e->hasdep[en.op * e->ni + inst]};
+    return 0;
 }
 
-/* Add instanced tb `tb` with its entries to gpu. */
-static int emit_tb(const struct emit *e, struct cs_gpu *gpu, const struct itb *itb,
-                   const struct ent *ents, int nents)
+/* Add instanced tb itb (program tb t) to gpu with its steps: the dependence nops first, then each
+ * op after one nop per dependency beyond its first. */
+static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, const struct ltb *t)
 {
+    int cap = 0, npre = 0, nafter = 0, inst = itb->inst, rc;
     struct cs_tb *tb = cs_gpu_add_tb(gpu);
+    struct ent *pre, *after;
 
-    if (tb == NULL)
-        return nomem(e->p);
-    tb->id = itb->id;
-    tb->send = itb->send;
-    tb->recv = itb->recv;
-    tb->chan = itb->chan;
-    for (int j = 0; j < nents; j++) {
-        struct cs_step *st = cs_tb_add_step(tb);
-
-        if (st == NULL)
-            return nomem(e->p);
-        *st = make_step(e, gpu, &ents[j], itb->inst, j);
+    for (int s = 0; s < t->ops.n; s++)
+        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
+    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
+    after = malloc((size_t)(cap + 1) * sizeof(*after));
+    rc = tb == NULL || pre == NULL || after == NULL
+             ? nomem(e->p)
+             : split_entries(e, t, inst, pre, &npre, after, &nafter);
+    if (rc == 0) {
+        tb->id = itb->id;
+        tb->send = itb->send;
+        tb->recv = itb->recv;
+        tb->chan = itb->chan;
     }
-    return 0;
+    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
+        struct ent en = j < npre ? pre[j] : after[j - npre];
+
+        if (en.op >= 0) {
+            struct ivec *d = &e->ideps[en.op * e->ni + inst];
+
+            for (int q = 1; rc == 0 && q < d->n; q++)
+                rc = add_step(e, gpu, tb, (struct ent){-1, d->v[q]}, inst);
+            e->iop_step[en.op * e->ni + inst] = tb->nsteps;
+        }
+        rc = rc ? rc : add_step(e, gpu, tb, en, inst);
+    }
+    cs_free_each(2, pre, after);
+    return rc;
 }
 
 static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
@@ -1032,15 +1010,8 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     for (int k = 0; k < nt && rc == 0; k++)
         rc = prune_deps(e, &pr->tbs[tbs[k].ltb], &tbs[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt && rc == 0; k++) {
-        struct ent *ents = NULL;
-        int nents = 0;
-
-        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents, &nents);
-        if (rc == 0)
-            rc = emit_tb(e, gpu, &tbs[k], ents, nents);
-        free(ents);
-    }
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = emit_tb(e, gpu, &tbs[k], &pr->tbs[tbs[k].ltb]);
     free(tbs);
     return rc;
 }
