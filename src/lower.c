@@ -471,7 +471,7 @@ static int succ(const struct op *o, int k)
     return k < o->next.n ? o->next.v[k] : o->recv_match;
 }
 
-static int metadata(struct cs_prog *p, int **order_out)
+static int metadata(struct cs_prog *p)
 {
     int n = p->nops, head = 0, tail = 0, alive = 0;
     int *indeg = calloc((size_t)n + 1, sizeof(int));
@@ -531,7 +531,7 @@ static int metadata(struct cs_prog *p, int **order_out)
                 o->prio = sp;
         }
     }
-    *order_out = order;
+    free(order);
     return 0;
 }
 
@@ -541,18 +541,10 @@ static int metadata(struct cs_prog *p, int **order_out)
 static int op_less(const struct cs_prog *p, int a, int b)
 {
     const struct op *x = &p->ops[a], *y = &p->ops[b];
+    int xs[] = {x->cs, -x->prio, x->dst.index, x->src.index, x->rank, a};
+    int ys[] = {y->cs, -y->prio, y->dst.index, y->src.index, y->rank, b};
 
-    if (x->cs != y->cs)
-        return x->cs < y->cs;
-    if (x->prio != y->prio)
-        return x->prio > y->prio;
-    if (x->dst.index != y->dst.index)
-        return x->dst.index < y->dst.index;
-    if (x->src.index != y->src.index)
-        return x->src.index < y->src.index;
-    if (x->rank != y->rank)
-        return x->rank < y->rank;
-    return a < b;
+    return cs_cmp_ints(xs, ys, 6) < 0;
 }
 
 /* The heap lives in an ivec, sifted by op_less. */
@@ -1017,14 +1009,14 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
 }
 
 /* The lowering passes before emission; *ord (n ops) is the topological order. */
-static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
+static int passes(struct cs_prog *p, int **ord, int *n)
 {
     if (p->failed)
         return p->failed;
     if (p->lowered)
         return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     p->lowered = 1;
-    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
+    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p) || topo_sort(p, ord, n))
         return p->failed;
     if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
@@ -1124,12 +1116,12 @@ static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
 
 int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
 {
-    int *topo = NULL, *ord = NULL, n = 0, rc;
+    int *ord = NULL, n = 0, rc;
     struct emit e;
 
     memset(&e, 0, sizeof(e));
     e.p = p;
-    if (passes(p, &topo, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
+    if (passes(p, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
         rc = 0;
     else {
         rc = p->failed ? p->failed : CS_ERR_USAGE;
@@ -1137,7 +1129,6 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
             cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
     }
     emit_cleanup(&e);
-    free(topo);
     free(ord);
     return rc;
 }
