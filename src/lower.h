@@ -38,8 +38,8 @@ void cs_prog_free(struct cs_prog *prog);
 
 /* Copy src to dst, like chunk(src).copy(dst): a send on src.rank and a receive on dst.rank (on
  * threadblocks sendtb and recvtb, as msccl-tools' manual tb policy; channel ch, -1 for none), or a
- * local copy on sendtb. A copy of a reference onto itself does nothing. Returns 0, or a CS_ERR_* code after recording the first
- * failure in the program (then cs_prog_lower reports it). */
+ * local copy on sendtb. A copy of a reference onto itself does nothing. Returns 0, or a CS_ERR_*
+ * code after recording the first failure in the program (then cs_prog_lower reports it). */
 int cs_prog_copy(struct cs_prog *prog, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
                  int ch);
 
