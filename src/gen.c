@@ -75,7 +75,7 @@ static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *n
 
 /* ---- hierarchical */
 
-/* The hierarchical phases both layouts share, on G ranks in columns of R, column part B chunks,
+/* The hierarchical phases every layout shares, on G ranks in columns of R, column part B chunks,
  * row part P chunks. Reduce-scatter inside each column: part pq of every rank to rank pq's
  * scratch. */
 static void column_scatter(struct cs_prog *prog, int G, int R, int B)
