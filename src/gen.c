@@ -159,16 +159,17 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
         return usage(err, "out of memory");
     column_scatter(prog, G, R, B);
     for (int r = 0; r < G; r++) {
-        int p = r % R, tb = r / R * R + (p == 0);
+        int p = r % R, col_peer = r / R * R + (p == 0); /* the first other rank of the column */
 
         for (int k = 0; k < R - 1; k++)
             for (int j = 0; j < B; j += unit)
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, unit),
-                               ref(r, CS_BUF_SCRATCH, k * B + j, unit), compact ? tb : j, -1, -1);
+                               ref(r, CS_BUF_SCRATCH, k * B + j, unit), compact ? col_peer : j, -1,
+                               -1);
     }
     row_scatter(prog, G, R, C, B, P);
     for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R, tb = (c == 0) * R + p;
+        int c = r / R, p = r % R, row_peer = (c == 0) * R + p; /* the first other rank of the row */
 
         for (int k = 0; k < C - 1; k++)
             for (int j = 0; j < P; j++) {
@@ -176,7 +177,7 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
                 int s = lay == HIER_SEED ? k * P + j : (R - 1) * B + k * P + j;
 
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c * P + j, 1),
-                               ref(r, CS_BUF_SCRATCH, s, 1), compact ? tb : j, -1, -1);
+                               ref(r, CS_BUF_SCRATCH, s, 1), compact ? row_peer : j, -1, -1);
             }
     }
     gather(prog, G, R, C, B, P);
