@@ -128,8 +128,10 @@ static void ivec_free(struct ivec *v)
     v->n = v->cap = 0;
 }
 
-/* Record the first failure (the message, then the chunk reference when r is given); returns code.
- */
+/* Record the first failure (the message, then the chunk reference r if any); returns code. */
+static int fail(struct cs_prog *p, int code, const struct cs_ref *r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 static int fail(struct cs_prog *p, int code, const struct cs_ref *r, const char *fmt, ...)
 {
     char msg[sizeof(p->err.msg)];
