@@ -1119,10 +1119,8 @@ static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
 int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
 {
     int *ord = NULL, n = 0, rc;
-    struct emit e;
+    struct emit e = {.p = p};
 
-    memset(&e, 0, sizeof(e));
-    e.p = p;
     if (passes(p, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
         rc = 0;
     else {
