@@ -52,9 +52,7 @@ static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *
 
 static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
 {
-    struct cs_ref r = {rank, buf, index, size};
-
-    return r;
+    return (struct cs_ref){rank, buf, index, size};
 }
 
 /* An in-place allreduce program over o's GPUs with `chunks` chunks per buffer, manual tbs and
@@ -62,25 +60,22 @@ static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
 static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *name, int chunks,
                                       int dependence_nop)
 {
-    struct cs_prog_opts po;
+    struct cs_prog_opts po = {.name = name,
+                              .coll = CS_COLL_ALLREDUCE,
+                              .ngpus = o->gpus,
+                              .in_chunks = chunks,
+                              .inplace = 1,
+                              .proto = o->proto,
+                              .instances = o->instances,
+                              .fusion = 1,
+                              .dependence_nop = dependence_nop};
 
-    memset(&po, 0, sizeof(po));
-    po.name = name;
-    po.coll = CS_COLL_ALLREDUCE;
-    po.ngpus = o->gpus;
-    po.in_chunks = chunks;
-    po.inplace = 1;
-    po.proto = o->proto;
-    po.instances = o->instances;
-    po.policy = CS_TB_MANUAL;
-    po.fusion = 1;
-    po.dependence_nop = dependence_nop;
     return cs_prog_new(&po);
 }
 
 /* ---- hierarchical */
 
-/* The hierarchical phases both layouts share, on G ranks in columns of R, column part B chunks,
+/* The hierarchical phases every layout shares, on G ranks in columns of R, column part B chunks,
  * row part P chunks. Reduce-scatter inside each column: part pq of every rank to rank pq's
  * scratch. */
 static void column_scatter(struct cs_prog *prog, int G, int R, int B)
@@ -136,74 +131,56 @@ static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P)
     }
 }
 
-/* The seed's program with R = gpus/columns rows and m chunks per row part: chunk factor gpus*m,
- * column part B = columns*m. fix: the row reductions read the row-phase receive slots (the seed
- * re-reads the column-phase ones). Rank (c, p) = c*R + p: column c holds ranks c*R..c*R+R-1, row p
- * the ranks p, R+p, ... Threadblocks as in the seed: tb q of a rank talks to rank q, local reduce
- * of unit j of its part runs on tb j. */
-static int hier_program(const struct cs_gen_opts *o, int m, int fix, struct cs_sched **out,
+/* The layouts of the hierarchical program. Rank (c, p) = c*R + p: column c holds ranks
+ * c*R..c*R+R-1, row p the ranks p, R+p, ...
+ * SEED: the seed's program, chunk factor G*G (m = G chunks per row part, column part B = C*m);
+ * threadblocks as in the seed: tb q of a rank talks to rank q, local reduce of unit j of its part
+ * runs on tb j. FIXED: the same, but the row reductions read the row-phase receive slots (the seed
+ * re-reads the column-phase ones).
+ * COMPACT: the corrected algorithm for sizes where the seed's layout (one reducer threadblock per
+ * chunk of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk
+ * factor G), column reductions on the tb of the first column peer, row reductions on the tb of the
+ * first row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
+enum hier_layout {
+    HIER_SEED = 1,
+    HIER_FIXED,
+    HIER_COMPACT,
+};
+
+static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struct cs_sched **out,
                         struct cs_error *err)
 {
-    int G = o->gpus, C = o->columns, R = G / C, B = C * m, P = m;
-    struct cs_prog *prog =
-        allreduce_prog(o, "hierarchical_allreduce", G * m, o->nops ? o->nops == 1 : o->compat);
+    int G = o->gpus, C = o->columns, R = G / C, P = lay == HIER_COMPACT ? 1 : G, B = C * P;
+    int compact = lay == HIER_COMPACT, unit = compact ? B : 1;
+    struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G * P,
+                                          o->nops ? o->nops == 1 : lay == HIER_SEED);
 
     if (prog == NULL)
         return usage(err, "out of memory");
     column_scatter(prog, G, R, B);
     for (int r = 0; r < G; r++) {
-        int p = r % R;
+        int p = r % R, col_peer = r / R * R + (p == 0); /* the first other rank of the column */
 
         for (int k = 0; k < R - 1; k++)
-            for (int j = 0; j < B; j++)
-                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, 1),
-                               ref(r, CS_BUF_SCRATCH, k * B + j, 1), j, -1, -1);
+            for (int j = 0; j < B; j += unit)
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, unit),
+                               ref(r, CS_BUF_SCRATCH, k * B + j, unit), compact ? col_peer : j, -1,
+                               -1);
     }
     row_scatter(prog, G, R, C, B, P);
     for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R;
+        int c = r / R, p = r % R, row_peer = (c == 0) * R + p; /* the first other rank of the row */
 
         for (int k = 0; k < C - 1; k++)
             for (int j = 0; j < P; j++) {
                 /* the seed's bug: the scratch index restarts at 0 */
-                int s = fix ? (R - 1) * B + k * P + j : k * P + j;
+                int s = lay == HIER_SEED ? k * P + j : (R - 1) * B + k * P + j;
 
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c * P + j, 1),
-                               ref(r, CS_BUF_SCRATCH, s, 1), j, -1, -1);
+                               ref(r, CS_BUF_SCRATCH, s, 1), compact ? row_peer : j, -1, -1);
             }
     }
     gather(prog, G, R, C, B, P);
-    return finish(prog, out, err);
-}
-
-/* The compact corrected layout, for sizes where the seed's layout (one reducer threadblock per
- * chunk of a column part, G*G chunks) breaks the runtime's limits: one chunk per row part (chunk
- * factor G), column reductions on the tb of the first column peer, row reductions on the tb of the
- * first row peer, every tb talks to one peer, so a GPU has (R-1 + C-1) tbs per instance. */
-static int hier_compact(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
-{
-    int G = o->gpus, C = o->columns, R = G / C, B = C;
-    struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G, o->nops == 1);
-
-    if (prog == NULL)
-        return usage(err, "out of memory");
-    column_scatter(prog, G, R, B);
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R, tb = c * R + (p == 0 ? 1 : 0);
-
-        for (int k = 0; k < R - 1; k++)
-            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B, B), ref(r, CS_BUF_SCRATCH, k * B, B),
-                           tb, -1, -1);
-    }
-    row_scatter(prog, G, R, C, B, 1);
-    for (int r = 0; r < G; r++) {
-        int c = r / R, p = r % R, tb = (c == 0 ? 1 : 0) * R + p;
-
-        for (int k = 0; k < C - 1; k++)
-            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
-                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), tb, -1, -1);
-    }
-    gather(prog, G, R, C, B, 1);
     return finish(prog, out, err);
 }
 
@@ -237,7 +214,7 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
                          "the seed's G*G*instances chunks exceed the runtime's int16_t offsets");
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
-        rc = hier_program(&o, o.gpus, 0, out, err);
+        rc = hier_program(&o, HIER_SEED, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
     /* The seed's layout where it fits the runtime. It has B = G*C reducer tbs per instance (so
@@ -249,14 +226,14 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         struct cs_error e;
 
         cs_error_init(&e);
-        rc = hier_program(&o, o.gpus, 1, out, &e);
+        rc = hier_program(&o, HIER_FIXED, out, &e);
         if (rc != CS_ERR_INVALID) {
             if (rc)
                 cs_error_set(err, e.file, e.line, "%s", e.msg);
             return rc;
         }
     }
-    rc = hier_compact(&o, out, err);
+    rc = hier_program(&o, HIER_COMPACT, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 

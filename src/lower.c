@@ -1,5 +1,6 @@
 /* lower.c: the lowering pipeline of msccl-tools (shared reference msccl.md section 4), in C. */
-#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,9 @@ enum inst {
     I_RRCS,
 };
 
-/* What each instruction does: its XML step type (0: start, lowered to a nop), whether it sends to
- * or receives from a peer, and whether it reads its source or writes its destination locally. */
+/* What each instruction does: its XML step type (none for start, which is never emitted), whether
+ * it sends to or receives from a peer, and whether it reads its source or writes its destination
+ * locally. */
 static const struct inst_class {
     enum cs_step_type type;
     int send, recv, local_src, local_dst;
@@ -56,7 +58,7 @@ struct slot {
 
 struct slots {
     struct slot *s;
-    int n;
+    int n, cap;
 };
 
 /* A threadblock of one rank before replication, in order of first use. */
@@ -126,22 +128,32 @@ static void ivec_free(struct ivec *v)
     v->n = v->cap = 0;
 }
 
-static int fail(struct cs_prog *p, int code, const char *msg, const struct cs_ref *r)
+/* Record the first failure (the message, then the chunk reference r if any); returns code. */
+static int fail(struct cs_prog *p, int code, const struct cs_ref *r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(struct cs_prog *p, int code, const struct cs_ref *r, const char *fmt, ...)
 {
-    if (!p->failed) {
-        if (r)
-            cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg, r->rank,
-                         cs_buf_char(r->buf), r->index, r->size);
-        else
-            cs_error_set(&p->err, "", 0, "%s", msg);
-        p->failed = code;
-    }
+    char msg[sizeof(p->err.msg)];
+    va_list ap;
+
+    if (p->failed)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (r)
+        cs_error_set(&p->err, "", 0, "%s (rank %d, buffer %c, chunk %d, size %d)", msg, r->rank,
+                     cs_buf_char(r->buf), r->index, r->size);
+    else
+        cs_error_set(&p->err, "", 0, "%s", msg);
+    p->failed = code;
     return code;
 }
 
 static int nomem(struct cs_prog *p)
 {
-    return fail(p, CS_ERR_NOMEM, "out of memory", NULL);
+    return fail(p, CS_ERR_NOMEM, NULL, "out of memory");
 }
 
 struct cs_prog *cs_prog_new(const struct cs_prog_opts *opts)
@@ -207,21 +219,13 @@ static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int i
 
     if (index < 0 || index >= limit)
         return NULL;
-    if (index >= ss->n) {
-        int n = index + 1 > 2 * ss->n ? index + 1 : 2 * ss->n;
-        struct slot *ns;
+    while (index >= ss->n) {
+        struct slot *sl = cs_array_slot((void **)&ss->s, ss->n, &ss->cap, sizeof(*sl));
 
-        if (n > limit)
-            n = limit;
-        ns = realloc(ss->s, (size_t)n * sizeof(*ns));
-        if (ns == NULL)
+        if (sl == NULL)
             return NULL;
-        for (int i = ss->n; i < n; i++) {
-            ns[i].last_writer = -1;
-            memset(&ns[i].readers, 0, sizeof(ns[i].readers));
-        }
-        ss->s = ns;
-        ss->n = n;
+        sl->last_writer = -1;
+        ss->n++;
     }
     return &ss->s[index];
 }
@@ -229,12 +233,12 @@ static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int i
 static int check_ref(struct cs_prog *p, const struct cs_ref *r)
 {
     if (r->rank < 0 || r->rank >= p->o.ngpus)
-        return fail(p, CS_ERR_USAGE, "reference to a rank that does not exist", r);
+        return fail(p, CS_ERR_USAGE, r, "reference to a rank that does not exist");
     if (r->buf < CS_BUF_INPUT || r->buf > CS_BUF_SCRATCH || r->size < 1)
-        return fail(p, CS_ERR_USAGE, "invalid chunk reference", r);
+        return fail(p, CS_ERR_USAGE, r, "invalid chunk reference");
     for (int i = r->index; i < r->index + r->size; i++)
         if (get_slot(p, r->rank, r->buf, i) == NULL)
-            return fail(p, CS_ERR_USAGE, "chunk reference outside its buffer", r);
+            return fail(p, CS_ERR_USAGE, r, "chunk reference outside its buffer");
     if (r->buf == CS_BUF_SCRATCH && r->index + r->size > p->ranks[r->rank].scratch_size)
         p->ranks[r->rank].scratch_size = r->index + r->size;
     return 0;
@@ -243,25 +247,11 @@ static int check_ref(struct cs_prog *p, const struct cs_ref *r)
 static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src, struct cs_ref dst,
                   int tb, int ch)
 {
-    struct op *o;
+    struct op *o = cs_array_slot((void **)&p->ops, p->nops, &p->cap_ops, sizeof(*o));
 
-    if (p->nops == p->cap_ops) {
-        int cap = p->cap_ops ? p->cap_ops * 2 : 256;
-        struct op *n = realloc(p->ops, (size_t)cap * sizeof(*n));
-
-        if (n == NULL)
-            return nomem(p);
-        p->ops = n;
-        p->cap_ops = cap;
-    }
-    o = &p->ops[p->nops];
-    memset(o, 0, sizeof(*o));
-    o->inst = inst;
-    o->rank = rank;
-    o->src = src;
-    o->dst = dst;
-    o->tb = tb;
-    o->ch = ch;
+    if (o == NULL)
+        return nomem(p);
+    *o = (struct op){.inst = inst, .rank = rank, .src = src, .dst = dst, .tb = tb, .ch = ch};
     o->recv_match = o->send_match = -1;
     o->cs = o->prio = -1;
     return p->nops++;
@@ -281,7 +271,7 @@ static int dag_read(struct cs_prog *p, const struct cs_ref *r, int op)
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
         if (s->last_writer < 0)
-            return fail(p, CS_ERR_USAGE, "a chunk is read before anything wrote it", r);
+            return fail(p, CS_ERR_USAGE, r, "a chunk is read before anything wrote it");
         if (link_ops(p, s->last_writer, op) || ivec_push(&s->readers, op))
             return nomem(p);
     }
@@ -295,15 +285,12 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
         if (reads && s->last_writer < 0)
-            return fail(p, CS_ERR_USAGE, "a reduction into a chunk nothing wrote before", r);
-        if (s->readers.n > 0) {
-            for (int k = 0; k < s->readers.n; k++)
-                if (link_ops(p, s->readers.v[k], op))
-                    return p->failed;
-        } else if (s->last_writer >= 0) {
-            if (link_ops(p, s->last_writer, op))
+            return fail(p, CS_ERR_USAGE, r, "a reduction into a chunk nothing wrote before");
+        for (int k = 0; k < s->readers.n; k++)
+            if (link_ops(p, s->readers.v[k], op))
                 return p->failed;
-        }
+        if (s->readers.n == 0 && s->last_writer >= 0 && link_ops(p, s->last_writer, op))
+            return p->failed;
         s->last_writer = op;
         s->readers.n = 0;
     }
@@ -311,14 +298,9 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
 }
 
 /* In-place AllGather: a rank's input is its slice of the output (msccl-tools get_buffer_index). */
-static int input_aliased(const struct cs_prog *p)
-{
-    return p->o.coll == CS_COLL_ALLGATHER && p->o.inplace;
-}
-
 static void alias(const struct cs_prog *p, struct cs_ref *r)
 {
-    if (input_aliased(p) && r->buf == CS_BUF_INPUT) {
+    if (p->o.coll == CS_COLL_ALLGATHER && p->o.inplace && r->buf == CS_BUF_INPUT) {
         r->buf = CS_BUF_OUTPUT;
         r->index += r->rank * p->o.in_chunks;
     }
@@ -338,12 +320,11 @@ static int add_starts(struct cs_prog *p)
             alias(p, &ref);
             sl = get_slot(p, r, ref.buf, ref.index);
             if (sl == NULL)
-                return fail(p, CS_ERR_USAGE, "the output buffer cannot hold the aliased input",
-                            &ref);
+                return fail(p, CS_ERR_USAGE, &ref,
+                            "the output buffer cannot hold the aliased input");
             op = new_op(p, I_START, r, ref, ref, -1, -1);
             if (op < 0)
                 return op;
-            p->ops[op].src = p->ops[op].dst = ref;
             sl->last_writer = op;
         }
     return 0;
@@ -356,11 +337,11 @@ static int prologue(struct cs_prog *p, struct cs_ref *a, struct cs_ref *b)
     if (p->failed)
         return p->failed;
     if (p->lowered)
-        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+        return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     if (add_starts(p) || check_ref(p, a) || check_ref(p, b))
         return p->failed;
     if (a->size != b->size)
-        return fail(p, CS_ERR_USAGE, "source and destination sizes differ", b);
+        return fail(p, CS_ERR_USAGE, b, "source and destination sizes differ");
     return 0;
 }
 
@@ -377,9 +358,7 @@ static int move(struct cs_prog *p, struct cs_ref src, struct cs_ref dst, int red
         if (!reduce && src.buf == dst.buf && src.index == dst.index)
             return 0;
         s = new_op(p, reduce ? I_REDUCE : I_COPY, src.rank, src, dst, sendtb, ch);
-        if (s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce))
-            return p->failed;
-        return 0;
+        return s < 0 || dag_read(p, &src, s) || dag_write(p, &dst, s, reduce) ? p->failed : 0;
     }
     s = new_op(p, I_SEND, src.rank, src, dst, sendtb, ch);
     if (s < 0 || dag_read(p, &src, s))
@@ -406,15 +385,11 @@ int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int 
 
 /* ---- fusion (InstructionDAG.optimize) */
 
-static int same_tb(const struct op *a, const struct op *b)
-{
-    return a->tb == b->tb && a->ch == b->ch;
-}
-
+/* a and b may fuse: same tb and channel, same size, same destination. */
 static int fuse_ok(const struct op *a, const struct op *b)
 {
-    return same_tb(a, b) && a->src.size == b->src.size && a->dst.buf == b->dst.buf &&
-           a->dst.index == b->dst.index;
+    return a->tb == b->tb && a->ch == b->ch && a->src.size == b->src.size &&
+           a->dst.buf == b->dst.buf && a->dst.index == b->dst.index;
 }
 
 /* Splice op x out of the DAG, joining its predecessors to its successors. */
@@ -498,7 +473,7 @@ static int succ(const struct op *o, int k)
     return k < o->next.n ? o->next.v[k] : o->recv_match;
 }
 
-static int metadata(struct cs_prog *p, int **order_out)
+static int metadata(struct cs_prog *p)
 {
     int n = p->nops, head = 0, tail = 0, alive = 0;
     int *indeg = calloc((size_t)n + 1, sizeof(int));
@@ -531,7 +506,7 @@ static int metadata(struct cs_prog *p, int **order_out)
     free(indeg);
     if (tail != alive) {
         free(order);
-        return fail(p, CS_ERR_INVALID, "the program's instruction graph has a cycle", NULL);
+        return fail(p, CS_ERR_INVALID, NULL, "the program's instruction graph has a cycle");
     }
     for (int i = 0; i < tail; i++) {
         struct op *o = &p->ops[order[i]];
@@ -558,7 +533,7 @@ static int metadata(struct cs_prog *p, int **order_out)
                 o->prio = sp;
         }
     }
-    *order_out = order;
+    free(order);
     return 0;
 }
 
@@ -568,18 +543,10 @@ static int metadata(struct cs_prog *p, int **order_out)
 static int op_less(const struct cs_prog *p, int a, int b)
 {
     const struct op *x = &p->ops[a], *y = &p->ops[b];
+    int xs[] = {x->cs, -x->prio, x->dst.index, x->src.index, x->rank, a};
+    int ys[] = {y->cs, -y->prio, y->dst.index, y->src.index, y->rank, b};
 
-    if (x->cs != y->cs)
-        return x->cs < y->cs;
-    if (x->prio != y->prio)
-        return x->prio > y->prio;
-    if (x->dst.index != y->dst.index)
-        return x->dst.index < y->dst.index;
-    if (x->src.index != y->src.index)
-        return x->src.index < y->src.index;
-    if (x->rank != y->rank)
-        return x->rank < y->rank;
-    return a < b;
+    return cs_cmp_ints(xs, ys, 6) < 0;
 }
 
 /* The heap lives in an ivec, sifted by op_less. */
@@ -672,10 +639,9 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
     if (n != alive) {
         free(ord);
         /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
-        return fail(p, CS_ERR_USAGE,
+        return fail(p, CS_ERR_USAGE, NULL,
                     "some operations can never be scheduled (a local reduce or receive whose "
-                    "inputs are all initial values)",
-                    NULL);
+                    "inputs are all initial values)");
     }
     *out = ord;
     *nout = n;
@@ -700,22 +666,12 @@ static int op_recv_peer(const struct op *o)
 
 static struct ltb *rank_tb_add(struct prog_rank *pr, int id, int chan)
 {
-    struct ltb *t;
+    struct ltb *t = cs_array_slot((void **)&pr->tbs, pr->ntbs, &pr->cap_tbs, sizeof(*t));
 
-    if (pr->ntbs == pr->cap_tbs) {
-        int cap = pr->cap_tbs ? 2 * pr->cap_tbs : 8;
-        struct ltb *n = realloc(pr->tbs, (size_t)cap * sizeof(*n));
-
-        if (n == NULL)
-            return NULL;
-        pr->tbs = n;
-        pr->cap_tbs = cap;
-    }
-    t = &pr->tbs[pr->ntbs++];
-    memset(t, 0, sizeof(*t));
-    t->id = id;
-    t->send = t->recv = -1;
-    t->chan = chan;
+    if (t == NULL)
+        return NULL;
+    pr->ntbs++;
+    *t = (struct ltb){.id = id, .send = -1, .recv = -1, .chan = chan};
     return t;
 }
 
@@ -738,7 +694,9 @@ static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
     return 0;
 }
 
-static int assign_manual(struct cs_prog *p, const int *ord, int n)
+/* Each op to the tb the program gave it (msccl-tools manual_assign_tbs): a tb keeps one send peer,
+ * one receive peer and one channel. */
+static int assign_tbs(struct cs_prog *p, const int *ord, int n)
 {
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
@@ -747,8 +705,8 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
         struct ltb *t;
 
         if (o->tb < 0)
-            return fail(p, CS_ERR_USAGE, "manual threadblock policy but an operation has no tb",
-                        &o->dst);
+            return fail(p, CS_ERR_USAGE, &o->dst,
+                        "an operation has no tb (each move names its tbs)");
         for (int k = 0; k < pr->ntbs; k++)
             if (pr->tbs[k].id == o->tb)
                 ti = k;
@@ -759,321 +717,12 @@ static int assign_manual(struct cs_prog *p, const int *ord, int n)
         }
         t = &pr->tbs[ti];
         if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0) &&
-              (t->chan == o->ch || t->chan < 0 || o->ch < 0))) {
-            char msg[200];
-
-            snprintf(msg, sizeof(msg),
-                     "illegal threadblock assignment: tb %d of rank %d (send %d, recv %d, chan %d) "
-                     "cannot take an op sending to %d and receiving from %d on channel %d",
-                     o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
-            return fail(p, CS_ERR_USAGE, msg, NULL);
-        }
+              (t->chan == o->ch || t->chan < 0 || o->ch < 0)))
+            return fail(p, CS_ERR_USAGE, NULL,
+                        "illegal threadblock assignment: tb %d of rank %d (send %d, recv %d, chan "
+                        "%d) cannot take an op sending to %d and receiving from %d on channel %d",
+                        o->tb, o->rank, t->send, t->recv, t->chan, s, r, o->ch);
         if (tb_append(p, pr, ti, ord[i]))
-            return p->failed;
-    }
-    return 0;
-}
-
-/* Automatic assignment (msccl-tools auto_assign_tbs with channel_assignment). */
-
-static int chan_pair_index(const struct cs_prog *p, int a, int b)
-{
-    return a * p->o.ngpus + b;
-}
-
-/* A flow: the sorted (sender, receiver) pairs a chain of fused hops crosses, and its channel. */
-struct flow {
-    int *e;
-    int n, ch;
-};
-
-static int int_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Is the sorted set a (n) inside the sorted set b (m)? */
-static int sorted_subset(const int *a, int n, const int *b, int m)
-{
-    int j = 0;
-
-    for (int i = 0; i < n; i++) {
-        while (j < m && b[j] < a[i])
-            j++;
-        if (j == m || b[j] != a[i])
-            return 0;
-    }
-    return 1;
-}
-
-/* The state of automatic channel assignment: channels still free per (sender, receiver) pair, as
- * sender and as receiver (bit c: channel c), the flow being placed, and the flows placed so far. */
-struct chans {
-    unsigned int *sfree, *rfree;
-    int *chain, len;
-    struct flow *flows;
-    int nflows;
-};
-
-static void chans_cleanup(struct chans *c)
-{
-    free(c->sfree);
-    free(c->rfree);
-    free(c->chain);
-    for (int fl = 0; fl < c->nflows; fl++)
-        free(c->flows[fl].e);
-    free(c->flows);
-}
-
-/* The flow of send x: x and every fused hop after it, into c->chain. Returns the channel one of
- * its ops asks for, else the lowest channel free on every hop, else -1. */
-static int flow_chain(struct cs_prog *p, struct chans *c, int x)
-{
-    unsigned int f = 0xffffffffu;
-    int ch = -1;
-
-    c->len = 0;
-    while (x >= 0) {
-        struct op *h = &p->ops[x];
-        int y = h->recv_match, pair = chan_pair_index(p, h->rank, p->ops[y].rank);
-
-        c->chain[c->len++] = x;
-        f &= c->sfree[pair] & c->rfree[pair];
-        if (h->ch >= 0)
-            ch = h->ch;
-        x = insts[p->ops[y].inst].send ? y : -1;
-        if (x < 0)
-            c->chain[c->len++] = y;
-    }
-    for (int b = 0; b < 32 && ch < 0; b++)
-        if (f & (1u << b))
-            ch = b;
-    return ch;
-}
-
-/* The sorted distinct (sender, receiver) pairs of the current flow, into edges; returns their
- * count. */
-static int flow_edges(const struct cs_prog *p, const struct chans *c, int *edges)
-{
-    int ne = 0;
-
-    for (int k = 0; k < c->len; k++) {
-        const struct op *h = &p->ops[c->chain[k]];
-
-        if (insts[h->inst].send && h->recv_match >= 0) {
-            int e = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank), dup = 0;
-
-            for (int j = 0; j < ne; j++)
-                dup |= edges[j] == e;
-            if (!dup)
-                edges[ne++] = e;
-        }
-    }
-    qsort(edges, (size_t)ne, sizeof(int), int_cmp);
-    return ne;
-}
-
-/* A flow over the same (sender, receiver) pairs as an earlier one, or over a subset of them,
- * takes that flow's channel; else a flow with channel ch is recorded. Returns the channel, -1
- * when none is free, -2 when out of memory. */
-static int flow_channel(const struct cs_prog *p, struct chans *c, int ch)
-{
-    int *edges = malloc((size_t)c->len * sizeof(int)), ne, match = -1;
-    struct flow *nf;
-
-    if (edges == NULL)
-        return -2;
-    ne = flow_edges(p, c, edges);
-    for (int fl = 0; fl < c->nflows && match < 0; fl++)
-        if (ne == c->flows[fl].n && memcmp(edges, c->flows[fl].e, (size_t)ne * sizeof(int)) == 0)
-            match = fl;
-    for (int fl = 0; fl < c->nflows && match < 0; fl++)
-        if (sorted_subset(edges, ne, c->flows[fl].e, c->flows[fl].n))
-            match = fl;
-    if (match >= 0 || ch < 0) {
-        free(edges);
-        return match >= 0 ? c->flows[match].ch : ch;
-    }
-    if ((nf = realloc(c->flows, (size_t)(c->nflows + 1) * sizeof(*nf))) == NULL) {
-        free(edges);
-        return -2;
-    }
-    c->flows = nf;
-    c->flows[c->nflows++] = (struct flow){edges, ne, ch};
-    return ch;
-}
-
-/* Put every op of the current flow on channel ch, which its pairs no longer have free. */
-static void take_channel(struct cs_prog *p, struct chans *c, int ch)
-{
-    for (int k = 0; k < c->len; k++) {
-        struct op *h = &p->ops[c->chain[k]];
-
-        h->ch = ch;
-        if (insts[h->inst].send && h->recv_match >= 0) {
-            int pair = chan_pair_index(p, h->rank, p->ops[h->recv_match].rank);
-
-            c->sfree[pair] &= ~(1u << ch);
-            c->rfree[pair] &= ~(1u << ch);
-        }
-    }
-}
-
-/* One replay of the ordering fix-up: the first receive out of order moves itself and its send to
- * the next channel. Returns 1 when one moved, 0 when all are in order, <0 on error. */
-static int order_pass(struct cs_prog *p, const int *ord, int n, int *issued, int *matched, int *seq)
-{
-    size_t g = (size_t)p->o.ngpus;
-
-    memset(issued, 0, g * g * 32 * sizeof(int));
-    memset(matched, 0, g * g * 32 * sizeof(int));
-    for (int i = 0; i < p->nops; i++)
-        seq[i] = -1;
-    for (int i = 0; i < n; i++) {
-        struct op *o = &p->ops[ord[i]];
-        int c = o->ch < 0 ? 0 : o->ch;
-
-        if (insts[o->inst].recv && o->send_match >= 0) {
-            struct op *s = &p->ops[o->send_match];
-            size_t key = ((size_t)s->rank * g + (size_t)o->rank) * 32 + (size_t)c;
-
-            if (seq[o->send_match] != matched[key]) {
-                if (c + 1 >= 32)
-                    return fail(p, CS_ERR_INVALID,
-                                "automatic channel assignment ran out of channels", NULL);
-                o->ch = s->ch = c + 1;
-                return 1;
-            }
-            matched[key]++;
-        }
-        if (insts[o->inst].send && o->recv_match >= 0) {
-            size_t key =
-                ((size_t)o->rank * g + (size_t)p->ops[o->recv_match].rank) * 32 + (size_t)c;
-
-            seq[ord[i]] = issued[key]++;
-        }
-    }
-    return 0;
-}
-
-/* Ordering fix-up: per (sender, receiver, channel) the receives must come in the order of the
- * sends; a receive out of order moves itself and its send to the next channel, and the replay
- * starts again. */
-static int order_fixup(struct cs_prog *p, const int *ord, int n)
-{
-    size_t nk = (size_t)p->o.ngpus * (size_t)p->o.ngpus * 32;
-    int *issued = malloc(nk * sizeof(int)), *matched = malloc(nk * sizeof(int));
-    int *seq = malloc((size_t)(p->nops + 1) * sizeof(int)), rc;
-
-    if (issued == NULL || matched == NULL || seq == NULL)
-        rc = nomem(p);
-    else
-        while ((rc = order_pass(p, ord, n, issued, matched, seq)) > 0)
-            ;
-    free(issued);
-    free(matched);
-    free(seq);
-    return rc;
-}
-
-/* Per plain send whose receive is fused, follow the chain of fused hops ("flow"), intersect the
- * free channel sets along it and pick its channel: the user's, else an identical (or enclosing)
- * earlier flow's, else the smallest free one; reserve it on every pair of the flow. */
-static int channel_assignment(struct cs_prog *p, const int *ord, int n)
-{
-    size_t g = (size_t)p->o.ngpus;
-    struct chans c = {malloc(g * g * sizeof(unsigned)),
-                      malloc(g * g * sizeof(unsigned)),
-                      malloc((size_t)(p->nops + 1) * sizeof(int)),
-                      0,
-                      NULL,
-                      0};
-    int ch = 0;
-
-    if (c.sfree == NULL || c.rfree == NULL || c.chain == NULL)
-        ch = -2;
-    for (size_t i = 0; ch >= 0 && i < g * g; i++)
-        c.sfree[i] = c.rfree[i] = 0xffffffffu;
-    for (int i = 0; i < n && ch >= 0; i++) {
-        struct op *o = &p->ops[ord[i]];
-
-        if (o->inst != I_SEND || o->recv_match < 0)
-            continue;
-        if (!insts[p->ops[o->recv_match].inst].send)
-            continue; /* the match is not fused: keep -1 */
-        ch = flow_channel(p, &c, flow_chain(p, &c, ord[i]));
-        if (ch >= 0)
-            take_channel(p, &c, ch);
-    }
-    chans_cleanup(&c);
-    if (ch == -2)
-        return nomem(p);
-    if (ch < 0)
-        return fail(p, CS_ERR_INVALID, "automatic channel assignment ran out of channels", NULL);
-    return order_fixup(p, ord, n);
-}
-
-static int assign_auto(struct cs_prog *p, const int *ord, int n)
-{
-    if (channel_assignment(p, ord, n))
-        return p->failed;
-    for (int i = 0; i < n; i++) {
-        struct op *o = &p->ops[ord[i]];
-        struct prog_rank *pr = &p->ranks[o->rank];
-        int ch = o->ch < 0 ? 0 : o->ch, s = op_send_peer(o), r = op_recv_peer(o);
-        int pick = -1, best = INT_MAX, own_s = -1, own_r = -1;
-
-        /* a tb that already owns this op's connection must take it (one tb per connection) */
-        for (int k = 0; k < pr->ntbs; k++) {
-            struct ltb *t = &pr->tbs[k];
-
-            if (t->chan == ch && s >= 0 && t->send == s)
-                own_s = k;
-            if (t->chan == ch && r >= 0 && t->recv == r)
-                own_r = k;
-        }
-        if (own_s >= 0 || own_r >= 0) {
-            struct ltb *t;
-
-            pick = own_s >= 0 ? own_s : own_r;
-            t = &pr->tbs[pick];
-            if ((own_s >= 0 && own_r >= 0 && own_s != own_r) ||
-                (s >= 0 && t->send >= 0 && t->send != s) ||
-                (r >= 0 && t->recv >= 0 && t->recv != r)) {
-                char msg[200];
-
-                snprintf(
-                    msg, sizeof(msg),
-                    "automatic threadblock assignment: rank %d channel %d: an op sending to %d "
-                    "and receiving from %d needs two threadblocks' connections",
-                    o->rank, ch, s, r);
-                return fail(p, CS_ERR_USAGE, msg, NULL);
-            }
-        } else {
-            /* else any compatible tb on the channel (a sending or receiving op has none, so it
-             * opens a new tb), the one whose last op is earliest */
-            for (int k = 0; k < pr->ntbs; k++) {
-                struct ltb *t = &pr->tbs[k];
-                int last;
-
-                if (t->chan != ch || (s >= 0 && t->send != s) || (r >= 0 && t->recv != r))
-                    continue;
-                last = t->ops.n ? p->ops[t->ops.v[t->ops.n - 1]].cs : -1;
-                if (last < best) {
-                    best = last;
-                    pick = k;
-                }
-            }
-        }
-        if (pick < 0) {
-            if (rank_tb_add(pr, pr->ntbs, ch) == NULL)
-                return nomem(p);
-            pick = pr->ntbs - 1;
-        }
-        o->ch = ch;
-        if (tb_append(p, pr, pick, ord[i]))
             return p->failed;
     }
     return 0;
@@ -1249,44 +898,6 @@ static int split_entries(struct emit *e, const struct ltb *t, int inst, struct e
     return 0;
 }
 
-/* The entries of one instanced tb, with nops: dependence nops first, then one nop per extra
- * dependency before the op that has it. *out is a new array of *nout entries. */
-static int tb_entries(struct emit *e, const struct ltb *t, int inst, struct ent **out, int *nout)
-{
-    int cap = 0, n = 0, npre = 0, nafter = 0, rc;
-    struct ent *pre, *after, *v;
-
-    for (int s = 0; s < t->ops.n; s++)
-        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
-    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
-    after = malloc((size_t)(cap + 1) * sizeof(*after));
-    v = malloc((size_t)(2 * cap + 1) * sizeof(*v));
-    rc = pre == NULL || after == NULL || v == NULL
-             ? nomem(e->p)
-             : split_entries(e, t, inst, pre, &npre, after, &nafter);
-    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
-        struct ent en = j < npre ? pre[j] : after[j - npre];
-
-        if (en.op >= 0) {
-            struct ivec *d = &e->ideps[en.op * e->ni + inst];
-
-            for (int q = 1; q < d->n; q++)
-                v[n++] = (struct ent){-1, d->v[q]};
-            e->iop_step[en.op * e->ni + inst] = n;
-        }
-        v[n++] = en;
-    }
-    free(pre);
-    free(after);
-    if (rc != 0) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *nout = n;
-    return 0;
-}
-
 /* Grow the gpu's chunk count of r's buffer to cover r. */
 static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
 {
@@ -1297,61 +908,86 @@ static void cover_chunks(struct cs_gpu *gpu, struct cs_ref r)
     if (r.index + r.size > *sz)
         *sz = r.index + r.size;
 }
-
-/* Fill step st from entry en of instance inst: an op, or a nop whose dependency (an instanced
- * op) is resolved to (tb, step) once every rank is lowered. */
-static void emit_step(const struct emit *e, struct cs_step *st, const struct ent *en, int inst)
+/* Append the step of entry en of instance inst to tb: an op, or a nop whose dependency (an
+ * instanced op) is resolved to (tb, step) once every rank is lowered (deps -2 marks those). Grows
+ * gpu's chunk counts to cover the op's local chunks. */
+static int add_step(const struct emit *e, struct cs_gpu *gpu, struct cs_tb *tb, struct ent en,
+                    int inst)
 {
-    if (en->op < 0) {
-        st->type = CS_STEP_NOP;
-        st->srcbuf = CS_BUF_INPUT;
-        st->srcoff = -1;
-        st->dstbuf = CS_BUF_OUTPUT;
-        st->dstoff = -1;
-        st->cnt = 0;
-        st->depid = en->dep;
-        st->deps = -2;
-    } else {
-        const struct op *o = &e->p->ops[en->op];
-        struct cs_ref a = inst_ref(e->p, o->src, inst), b = inst_ref(e->p, o->dst, inst);
-        const struct ivec *d = &e->ideps[en->op * e->ni + inst];
+    struct cs_step *st = cs_tb_add_step(tb);
+    const struct op *o;
+    const struct ivec *d;
+    struct cs_ref a, b;
 
-        st->type = insts[o->inst].type ? insts[o->inst].type : CS_STEP_NOP;
-        st->srcbuf = a.buf;
-        st->srcoff = a.index;
-        st->dstbuf = b.buf;
-        st->dstoff = b.index;
-        st->cnt = a.size;
-        st->hasdep = e->hasdep[en->op * e->ni + inst];
-        if (d->n > 0) {
-            st->depid = d->v[0];
-            st->deps = -2;
-        }
+    if (st == NULL)
+        return nomem(e->p);
+    if (en.op < 0) {
+        *st = (struct cs_step){.s = tb->nsteps - 1,
+                               .type = CS_STEP_NOP,
+                               .srcbuf = CS_BUF_INPUT,
+                               .srcoff = -1,
+                               .dstbuf = CS_BUF_OUTPUT,
+                               .dstoff = -1,
+                               .depid = en.dep,
+                               .deps = -2};
+        return 0;
     }
+    o = &e->p->ops[en.op];
+    d = &e->ideps[en.op * e->ni + inst];
+    a = inst_ref(e->p, o->src, inst);
+    b = inst_ref(e->p, o->dst, inst);
+    if (insts[o->inst].local_src)
+        cover_chunks(gpu, a);
+    if (insts[o->inst].local_dst)
+        cover_chunks(gpu, b);
+    *st = (struct cs_step){.s = tb->nsteps - 1,
+                           .type = insts[o->inst].type,
+                           .srcbuf = a.buf,
+                           .srcoff = a.index,
+                           .dstbuf = b.buf,
+                           .dstoff = b.index,
+                           .cnt = a.size,
+                           .depid = d->n > 0 ? d->v[0] : -1,
+                           .deps = d->n > 0 ? -2 : -1,
+                           .hasdep = e->hasdep[en.op * e->ni + inst]};
+    return 0;
 }
 
-/* Add instanced tb `tb` with its entries to gpu. */
-static int emit_tb(const struct emit *e, struct cs_gpu *gpu, const struct itb *itb,
-                   const struct ent *ents, int nents)
+/* Add instanced tb itb (program tb t) to gpu with its steps: the dependence nops first, then each
+ * op after one nop per dependency beyond its first. */
+static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, const struct ltb *t)
 {
+    int cap = 0, npre = 0, nafter = 0, inst = itb->inst, rc;
     struct cs_tb *tb = cs_gpu_add_tb(gpu);
+    struct ent *pre, *after;
 
-    if (tb == NULL)
-        return nomem(e->p);
-    tb->id = itb->id;
-    tb->send = itb->send;
-    tb->recv = itb->recv;
-    tb->chan = itb->chan;
-    for (int j = 0; j < nents; j++) {
-        struct cs_step *st = cs_tb_add_step(tb);
-
-        if (st == NULL)
-            return nomem(e->p);
-        st->s = j;
-        st->depid = st->deps = -1;
-        emit_step(e, st, &ents[j], itb->inst);
+    for (int s = 0; s < t->ops.n; s++)
+        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
+    pre = malloc((size_t)(cap + 1) * sizeof(*pre));
+    after = malloc((size_t)(cap + 1) * sizeof(*after));
+    rc = tb == NULL || pre == NULL || after == NULL
+             ? nomem(e->p)
+             : split_entries(e, t, inst, pre, &npre, after, &nafter);
+    if (rc == 0) {
+        tb->id = itb->id;
+        tb->send = itb->send;
+        tb->recv = itb->recv;
+        tb->chan = itb->chan;
     }
-    return 0;
+    for (int j = 0; rc == 0 && j < npre + nafter; j++) {
+        struct ent en = j < npre ? pre[j] : after[j - npre];
+
+        if (en.op >= 0) {
+            struct ivec *d = &e->ideps[en.op * e->ni + inst];
+
+            for (int q = 1; rc == 0 && q < d->n; q++)
+                rc = add_step(e, gpu, tb, (struct ent){-1, d->v[q]}, inst);
+            e->iop_step[en.op * e->ni + inst] = tb->nsteps;
+        }
+        rc = rc ? rc : add_step(e, gpu, tb, en, inst);
+    }
+    cs_free_each(2, pre, after);
+    return rc;
 }
 
 static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
@@ -1360,55 +996,31 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     struct prog_rank *pr = &p->ranks[rank];
     int nt = pr->ntbs * e->ni, rc = 0;
     struct itb *tbs = calloc((size_t)(nt ? nt : 1), sizeof(*tbs));
-    struct ent **ents = calloc((size_t)(nt ? nt : 1), sizeof(*ents));
-    int *nents = calloc((size_t)(nt ? nt : 1), sizeof(int));
 
-    if (tbs == NULL || ents == NULL || nents == NULL) {
-        rc = nomem(p);
-        goto out;
-    }
+    if (tbs == NULL)
+        return nomem(p);
     instance_tbs(e, pr, tbs);
+    /* every tb's dependencies are pruned (and hasdep known) before any tb is emitted */
     for (int k = 0; k < nt && rc == 0; k++)
         rc = prune_deps(e, &pr->tbs[tbs[k].ltb], &tbs[k]);
-    for (int k = 0; k < nt && rc == 0; k++)
-        rc = tb_entries(e, &pr->tbs[tbs[k].ltb], tbs[k].inst, &ents[k], &nents[k]);
     gpu->id = rank;
-    for (int k = 0; k < nt && rc == 0; k++) {
-        const struct ltb *t = &pr->tbs[tbs[k].ltb];
-
-        for (int s = 0; s < t->ops.n; s++) {
-            const struct op *o = &p->ops[t->ops.v[s]];
-
-            if (insts[o->inst].local_src)
-                cover_chunks(gpu, inst_ref(p, o->src, tbs[k].inst));
-            if (insts[o->inst].local_dst)
-                cover_chunks(gpu, inst_ref(p, o->dst, tbs[k].inst));
-        }
-    }
     for (int k = 0; k < nt && rc == 0; k++)
-        rc = emit_tb(e, gpu, &tbs[k], ents[k], nents[k]);
-out:
-    if (ents)
-        for (int k = 0; k < nt; k++)
-            free(ents[k]);
-    free(ents);
-    free(nents);
+        rc = emit_tb(e, gpu, &tbs[k], &pr->tbs[tbs[k].ltb]);
     free(tbs);
     return rc;
 }
 
 /* The lowering passes before emission; *ord (n ops) is the topological order. */
-static int passes(struct cs_prog *p, int **topo, int **ord, int *n)
+static int passes(struct cs_prog *p, int **ord, int *n)
 {
     if (p->failed)
         return p->failed;
     if (p->lowered)
-        return fail(p, CS_ERR_USAGE, "the program was already lowered", NULL);
+        return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     p->lowered = 1;
-    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p, topo) || topo_sort(p, ord, n))
+    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p) || topo_sort(p, ord, n))
         return p->failed;
-    if ((p->o.policy == CS_TB_AUTO ? assign_auto(p, *ord, *n) : assign_manual(p, *ord, *n)) ||
-        infer_deps(p, *ord, *n))
+    if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
     return 0;
 }
@@ -1443,10 +1055,7 @@ static void emit_cleanup(struct emit *e)
     if (e->ideps)
         for (int i = 0; i < e->p->nops * e->ni; i++)
             ivec_free(&e->ideps[i]);
-    free(e->ideps);
-    free(e->iop_tbid);
-    free(e->iop_step);
-    free(e->hasdep);
+    cs_free_each(4, e->ideps, e->iop_tbid, e->iop_step, e->hasdep);
 }
 
 /* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the
@@ -1509,12 +1118,10 @@ static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
 
 int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err)
 {
-    int *topo = NULL, *ord = NULL, n = 0, rc;
-    struct emit e;
+    int *ord = NULL, n = 0, rc;
+    struct emit e = {.p = p};
 
-    memset(&e, 0, sizeof(e));
-    e.p = p;
-    if (passes(p, &topo, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
+    if (passes(p, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
         rc = 0;
     else {
         rc = p->failed ? p->failed : CS_ERR_USAGE;
@@ -1522,7 +1129,6 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
             cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
     }
     emit_cleanup(&e);
-    free(topo);
     free(ord);
     return rc;
 }

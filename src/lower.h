@@ -6,13 +6,6 @@
 #include "error.h"
 #include "sched.h"
 
-/* How operations find their threadblocks: the tb numbers given with each move (manual), or
- * msccl-tools' automatic assignment with its channel assignment (auto). */
-enum cs_tb_policy {
-    CS_TB_MANUAL = 1,
-    CS_TB_AUTO,
-};
-
 /* The program-wide settings, the arguments of msccl-tools' MSCCLProgram. */
 struct cs_prog_opts {
     const char *name;    /* algo name */
@@ -25,9 +18,8 @@ struct cs_prog_opts {
     enum cs_proto proto; /* protocol */
     int instances;       /* replicas, each on its own channels and threadblocks (>= 1) */
     int interleaved;     /* replicate chunk k to k*instances+i (else to len*i+k) */
-    enum cs_tb_policy policy;
-    int fusion;         /* fuse into rcs, rrs, rrcs */
-    int dependence_nop; /* hoist the dependencies of local reduces into nops before the first */
+    int fusion;          /* fuse into rcs, rrs, rrcs */
+    int dependence_nop;  /* hoist the dependencies of local reduces into nops before the first */
 };
 
 /* A reference to `size` consecutive chunks of one buffer of one rank, from `index`. */
@@ -45,9 +37,9 @@ struct cs_prog *cs_prog_new(const struct cs_prog_opts *opts);
 void cs_prog_free(struct cs_prog *prog);
 
 /* Copy src to dst, like chunk(src).copy(dst): a send on src.rank and a receive on dst.rank (on
- * threadblocks sendtb and recvtb, channel ch; -1 for none), or a local copy on sendtb. A copy of a
- * reference onto itself does nothing. Returns 0, or a CS_ERR_* code after recording the first
- * failure in the program (then cs_prog_lower reports it). */
+ * threadblocks sendtb and recvtb, as msccl-tools' manual tb policy; channel ch, -1 for none), or a
+ * local copy on sendtb. A copy of a reference onto itself does nothing. Returns 0, or a CS_ERR_*
+ * code after recording the first failure in the program (then cs_prog_lower reports it). */
 int cs_prog_copy(struct cs_prog *prog, struct cs_ref src, struct cs_ref dst, int sendtb, int recvtb,
                  int ch);
 

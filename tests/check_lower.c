@@ -24,7 +24,6 @@ static struct cs_prog_opts opts(int ngpus, int in_chunks)
     o.inplace = 1;
     o.proto = CS_PROTO_LL;
     o.instances = 1;
-    o.policy = CS_TB_MANUAL;
     o.fusion = 1;
     return o;
 }
@@ -118,14 +117,12 @@ START_TEST(test_hazard_dependency_and_tb_sort)
 }
 END_TEST
 
-static struct cs_prog *ring3(int fusion, enum cs_tb_policy policy)
+static struct cs_prog *ring3(int fusion)
 {
     struct cs_prog_opts o = opts(3, 3);
     struct cs_prog *p;
-    int tb = policy == CS_TB_MANUAL ? 0 : -1;
 
     o.fusion = fusion;
-    o.policy = policy;
     p = cs_prog_new(&o);
     for (int b = 0; b < 3; b++) {
         int prev = (b + 1) % 3;
@@ -134,7 +131,7 @@ static struct cs_prog *ring3(int fusion, enum cs_tb_policy policy)
             int r = (b + 1 + k) % 3;
 
             ck_assert_int_eq(cs_prog_reduce(p, ref(r, CS_BUF_INPUT, b, 1),
-                                            ref(prev, CS_BUF_INPUT, b, 1), tb, tb, -1),
+                                            ref(prev, CS_BUF_INPUT, b, 1), 0, 0, -1),
                              0);
             prev = r;
         }
@@ -142,7 +139,7 @@ static struct cs_prog *ring3(int fusion, enum cs_tb_policy policy)
             int r = (b + k) % 3;
 
             ck_assert_int_eq(cs_prog_copy(p, ref(prev, CS_BUF_INPUT, b, 1),
-                                          ref(r, CS_BUF_INPUT, b, 1), tb, tb, -1),
+                                          ref(r, CS_BUF_INPUT, b, 1), 0, 0, -1),
                              0);
             prev = r;
         }
@@ -163,7 +160,7 @@ static int count_type(const struct cs_sched *s, enum cs_step_type t)
 
 START_TEST(test_fusion)
 {
-    struct cs_sched *s = lower(ring3(1, CS_TB_MANUAL)), *u = lower(ring3(0, CS_TB_MANUAL));
+    struct cs_sched *s = lower(ring3(1)), *u = lower(ring3(0));
     char why[512];
 
     ck_assert_int_eq(count_type(s, CS_STEP_S), 3);
@@ -178,30 +175,6 @@ START_TEST(test_fusion)
     ck_assert_msg(sc_check_allreduce(u, why, sizeof(why)) == 0, "%s", why);
     cs_sched_free(s);
     cs_sched_free(u);
-}
-END_TEST
-
-/* The automatic policy: each fused flow (a block's trip around the ring) crosses the same pairs,
- * so every block reuses the first flow's channel: one channel, one tb per rank, as manual. */
-START_TEST(test_auto_policy)
-{
-    struct cs_sched *a = lower(ring3(1, CS_TB_AUTO)), *m;
-    struct cs_sched_diff d;
-    char why[512];
-
-    ck_assert_msg(sc_check_allreduce(a, why, sizeof(why)) == 0, "%s", why);
-    ck_assert_int_eq(a->nchannels, 1);
-    for (int g = 0; g < 3; g++) {
-        ck_assert_int_eq(a->gpus[g].ntbs, 1);
-        ck_assert_int_eq(a->gpus[g].tbs[0].send, (g + 1) % 3);
-        ck_assert_int_eq(a->gpus[g].tbs[0].recv, (g + 2) % 3);
-    }
-    ck_assert_int_eq(count_type(a, CS_STEP_RRCS), 3);
-    m = lower(ring3(1, CS_TB_MANUAL));
-    ck_assert_msg(cs_sched_compare(a, m, &d) == 0, "gpu %d tb %d step %d %s: %s vs %s", d.gpu, d.tb,
-                  d.step, d.attr, d.a, d.b);
-    cs_sched_free(a);
-    cs_sched_free(m);
 }
 END_TEST
 
@@ -349,78 +322,10 @@ START_TEST(test_errors)
 }
 END_TEST
 
-/* msccl-tools' alltoall_allpairs.py: for r, i: chunk(r, input, i).copy(i, output, r), automatic
- * threadblocks, interleaved instances; equal to its output up to dependency order. */
-static int alltoall_equals(int g, int inst, const char *proto, const char *path)
-{
-    struct cs_prog_opts o = opts(g, g);
-    struct cs_prog *p;
-    struct cs_sched *s, *want = NULL;
-    struct cs_sched_diff d;
-    struct cs_error err;
-    FILE *fp = fopen(path, "r");
-
-    if (fp == NULL)
-        return 0;
-    fclose(fp);
-    o.name = "alltoall_allpairs";
-    o.coll = CS_COLL_ALLTOALL;
-    o.out_chunks = g;
-    o.inplace = 0;
-    o.proto = cs_proto_parse(proto);
-    o.instances = inst;
-    o.interleaved = 1;
-    o.policy = CS_TB_AUTO;
-    p = cs_prog_new(&o);
-    for (int r = 0; r < g; r++)
-        for (int i = 0; i < g; i++)
-            ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_INPUT, i, 1),
-                                          ref(i, CS_BUF_OUTPUT, r, 1), -1, -1, -1),
-                             0);
-    s = lower(p);
-    cs_error_init(&err);
-    ck_assert_msg(cs_sched_read_xml(path, &want, &err) == 0, "%s", err.msg);
-    ck_assert_msg(cs_sched_compare(s, want, &d) == 0, "%s: gpu %d tb %d step %d %s: %s vs %s", path,
-                  d.gpu, d.tb, d.step, d.attr, d.a, d.b);
-    cs_sched_free(s);
-    cs_sched_free(want);
-    return 1;
-}
-
-START_TEST(test_alltoall_auto_local)
-{
-    ck_assert_int_eq(alltoall_equals(8, 1, "LL128",
-                                     test_data("msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml")),
-                     1);
-}
-END_TEST
-
-START_TEST(test_alltoall_auto_interleaved)
-{
-    const char *data = test_shared_data();
-    static const struct {
-        int g, inst;
-        const char *proto;
-    } refs[] = {{8, 1, "Simple"}, {8, 1, "LL128"}, {8, 2, "LL"}, {8, 4, "LL"}, {16, 1, "Simple"}};
-    int n = 0;
-
-    ck_assert_ptr_nonnull(data);
-    for (size_t k = 0; k < sizeof(refs) / sizeof(refs[0]); k++) {
-        char path[8192];
-
-        snprintf(path, sizeof(path), "%s/msccl-xml/alltoall_allpairs.%dgpu.%dinst.%s.xml", data,
-                 refs[k].g, refs[k].inst, refs[k].proto);
-        n += alltoall_equals(refs[k].g, refs[k].inst, refs[k].proto, path);
-    }
-    ck_assert_int_eq(n, 5);
-}
-END_TEST
-
 /* msccl-tools' allgather_ring.py (in place, the input aliased into the output): for each step and
  * index, chunk(rank, output, index).copy(next, output, index) on channel index % K; rcs fusion,
- * both tb policies, interleaved instances. */
-static int allgather_equals(int g, int k, int inst, const char *proto, enum cs_tb_policy pol,
-                            const char *path)
+ * tb per channel as the script assigns them, interleaved instances. */
+static int allgather_equals(int g, int k, int inst, const char *proto, const char *path)
 {
     struct cs_prog_opts o = opts(g, 1);
     struct cs_prog *p;
@@ -440,15 +345,13 @@ static int allgather_equals(int g, int k, int inst, const char *proto, enum cs_t
     o.proto = cs_proto_parse(proto);
     o.instances = inst;
     o.interleaved = 1;
-    o.policy = pol;
     p = cs_prog_new(&o);
     for (int step = 0; step < g - 1; step++)
         for (int i = 0; i < g; i++) {
-            int r = (i + step) % g, next = (r + 1) % g, ch = i % k,
-                tb = pol == CS_TB_MANUAL ? ch : -1;
+            int r = (i + step) % g, next = (r + 1) % g, ch = i % k;
 
             ck_assert_int_eq(cs_prog_copy(p, ref(r, CS_BUF_OUTPUT, i, 1),
-                                          ref(next, CS_BUF_OUTPUT, i, 1), tb, tb, ch),
+                                          ref(next, CS_BUF_OUTPUT, i, 1), ch, ch, ch),
                              0);
         }
     s = lower(p);
@@ -480,11 +383,9 @@ START_TEST(test_allgather_ring_inplace)
 
         snprintf(path, sizeof(path), "%s/msccl-xml/allgather_ring.%dgpu.%dch.%dinst.%s.xml", data,
                  refs[i].g, refs[i].k, refs[i].inst, refs[i].proto);
-        n +=
-            allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, CS_TB_MANUAL, path);
-        n += allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, CS_TB_AUTO, path);
+        n += allgather_equals(refs[i].g, refs[i].k, refs[i].inst, refs[i].proto, path);
     }
-    ck_assert_int_eq(n, 10);
+    ck_assert_int_eq(n, 5);
 }
 END_TEST
 
@@ -552,17 +453,14 @@ int main(void)
         {test_copy_is_send_and_recv, 1},
         {test_hazard_dependency_and_tb_sort, 1},
         {test_fusion, 1},
-        {test_auto_policy, 1},
         {test_dependence_nops, 1},
         {test_nop_expansion, 1},
         {test_instances, 1},
         {test_errors, 1},
-        {test_alltoall_auto_local, 1},
         {test_compare, 1},
         {NULL, 0},
     };
     const struct test_case shared[] = {
-        {test_alltoall_auto_interleaved, 1},
         {test_allgather_ring_inplace, 1},
         {NULL, 0},
     };
