@@ -43,8 +43,6 @@ struct cs_verify_result {
     int ndiags;          /* kept diagnostics, in the order found */
     struct cs_verify_diag *diags;
     long ndropped; /* diagnostics counted but not kept */
-    int max_diags;
-    int cap_diags;
 };
 
 /* Check `sched` (which may come from the XML reader or a generator: nothing is assumed about it).
