@@ -168,12 +168,6 @@ step_diag(struct vctx *v, enum kind k, int32_t id, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Will the next diagnostic be kept? (Expensive explanations are skipped when it will not.) */
-static int keeps(const struct vctx *v)
-{
-    return v->res->ndiags < v->max_diags;
-}
-
 /* ---- indexing ---------------------------------------------------------------------------- */
 
 /* Number gpus by id, tbs by (gpu, id) and steps by (tb, index); check the ids are dense. */
@@ -808,7 +802,7 @@ struct outval {
 struct dctx {
     struct vctx *v;
     int quiet;           /* report nothing: a second execution, compared by the caller */
-    struct outval *vals; /* filled with the output chunks (rank-major), when not NULL */
+    struct outval *vals; /* filled with the output chunks (rank-major) */
     uint64_t *colsum;    /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
     const struct cs_sched *sc;
     int inplace;
@@ -816,10 +810,11 @@ struct dctx {
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    uint32_t **buf[3]; /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
-    int32_t **wr[3];   /* last writer step per chunk, -1 for the initial input */
-    struct queue *q;   /* per sending tb: the values in flight on its connection */
-    uint64_t *mult;    /* scratch for rebuilding a multiset */
+    long *base;      /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;   /* node id per chunk */
+    int32_t *wr;     /* last writer step per chunk, -1 for the initial input */
+    struct queue *q; /* per sending tb: the values in flight on its connection */
+    uint64_t *mult;  /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -920,8 +915,9 @@ static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t
         if (coll == CS_COLL_REDUCE_SCATTER)
             idx = (long)rank * d->C + off;
     }
-    *writer = &d->wr[phys][rank][idx];
-    return &d->buf[phys][rank][idx];
+    idx += d->base[phys * d->sc->ngpus + rank];
+    *writer = &d->wr[idx];
+    return &d->val[idx];
 }
 
 /* What a step found wrong, reported once per step: how many reads of never written chunks, reads
@@ -1237,7 +1233,8 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
     int line = w >= 0 ? step_at(v, w)->line : v->gpu[r]->line;
 
     v->res->nwrong_outputs++;
-    if (!keeps(v)) {
+    /* The explanation is expensive: skipped when the diagnostic will not be kept. */
+    if (v->res->ndiags >= v->max_diags) {
         diag(v, DERROR, line, "rank %d output chunk %ld", r, k);
         return;
     }
@@ -1276,8 +1273,7 @@ static void check_outputs(struct dctx *d)
                 return;
             right = val > POISON && d->nodes[val].h1 == x.h1 && d->nodes[val].h2 == x.h2 &&
                     d->nodes[val].n == x.n;
-            if (d->vals != NULL)
-                record_output(d, r, k, val, *w, right);
+            record_output(d, r, k, val, *w, right);
             if (!right && !d->quiet)
                 report_wrong(d, r, k, val, *w, &x);
         }
@@ -1286,17 +1282,9 @@ static void check_outputs(struct dctx *d)
 
 static void dctx_cleanup(struct dctx *d)
 {
-    for (int b = 0; b < 3; b++) {
-        for (int r = 0; d->buf[b] && r < d->sc->ngpus; r++)
-            free(d->buf[b][r]);
-        for (int r = 0; d->wr[b] && r < d->sc->ngpus; r++)
-            free(d->wr[b][r]);
-        free(d->buf[b]);
-        free(d->wr[b]);
-    }
     for (int32_t t = 0; d->q && t < d->v->ntbs; t++)
         free(d->q[t].v);
-    cs_free_each(4, d->q, d->nodes, d->mult, d->colsum);
+    cs_free_each(7, d->q, d->nodes, d->mult, d->colsum, d->base, d->val, d->wr);
 }
 
 /* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
@@ -1312,20 +1300,13 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     d.N = sc->nchunksperloop;
     d.C = d.N / G;
     coll_chunks(sc, &d.in_n, &d.out_n);
-    for (int b = 0; b < 3; b++) {
-        if ((d.buf[b] = xcalloc(v, (size_t)G, sizeof(*d.buf[b]))) == NULL ||
-            (d.wr[b] = xcalloc(v, (size_t)G, sizeof(*d.wr[b]))) == NULL)
-            goto out;
-        for (int r = 0; r < G; r++) {
-            size_t n = (size_t)logical_size(&d, r, (enum cs_buf)(b + 1));
-
-            /* wr: -1, no step wrote it */
-            if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
-                (d.wr[b][r] = xnone(v, n)) == NULL)
-                goto out;
-        }
-    }
-    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
+    if ((d.base = xcalloc(v, 3 * (size_t)G + 1, sizeof(long))) == NULL)
+        goto out;
+    for (int i = 0; i < 3 * G; i++)
+        d.base[i + 1] = d.base[i] + logical_size(&d, i % G, (enum cs_buf)(i / G + 1));
+    if ((d.val = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL ||
+        (d.wr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
+        (d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
     for (long c = 0; c < d.N; c++)
