@@ -31,13 +31,11 @@ struct vctx {
     int32_t *tb_gpu;         /* gpu id of each global tb */
     int32_t *step0;          /* first global step number of each global tb; ntbs + 1 entries */
     int32_t nsteps;
-    int32_t nreal;         /* steps that are not nops */
-    int32_t *step_tb;      /* global tb of each step */
-    int32_t *send_peer_tb; /* per tb: the tb receiving on its send connection, or -1 */
-    int32_t *recv_peer_tb; /* per tb: the tb sending on its receive connection, or -1 */
-    int32_t *send_to;      /* per step: the receive step matching this send, or -1 */
-    int32_t *recv_from;    /* per step: the send step matching this receive, or -1 */
-    int32_t *wait_off;     /* per step (CSR into wait): the steps whose passing it waits for */
+    int32_t nreal;      /* steps that are not nops */
+    int32_t *step_tb;   /* global tb of each step */
+    int32_t *send_to;   /* per step: the receive step matching this send, or -1 */
+    int32_t *recv_from; /* per step: the send step matching this receive, or -1 */
+    int32_t *wait_off;  /* per step (CSR into wait): the steps whose passing it waits for */
     int32_t *wait;
     int32_t *signal; /* per step: first real hasdep step at or after it in its tb, or -1 */
     int32_t *indeg;  /* per step: unmet predecessors left after the topological sort */
@@ -439,10 +437,6 @@ static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s
     int32_t ns = count_steps(v, s, 1), nr = count_steps(v, r, 0);
     char a[64], b[64];
 
-    if (s >= 0)
-        v->send_peer_tb[s] = r;
-    if (r >= 0)
-        v->recv_peer_tb[r] = s;
     if (ns != nr) {
         diag(v, FATAL, s >= 0 ? v->tb[s]->line : v->tb[r]->line,
              "connection %d->%d channel %d: %d sends (%s) but %d receives (%s)", e->src, e->dst,
@@ -478,9 +472,7 @@ static void check_connections(struct vctx *v)
     struct endpoint *ep;
     int32_t n = 0;
 
-    if ((v->send_peer_tb = xnone(v, (size_t)v->ntbs)) == NULL ||
-        (v->recv_peer_tb = xnone(v, (size_t)v->ntbs)) == NULL ||
-        (v->send_to = xnone(v, (size_t)v->nsteps)) == NULL ||
+    if ((v->send_to = xnone(v, (size_t)v->nsteps)) == NULL ||
         (v->recv_from = xnone(v, (size_t)v->nsteps)) == NULL ||
         (ep = xcalloc(v, 2 * (size_t)v->ntbs, sizeof(*ep))) == NULL)
         return;
@@ -786,11 +778,6 @@ struct node {
 #define UNSET 0u  /* a slot never written */
 #define POISON 1u /* a value computed from an unset slot (already reported) */
 
-struct queue {
-    uint32_t *v;
-    int len, cap, head;
-};
-
 /* An output chunk's final value, to compare two executions. */
 struct outval {
     uint64_t h1, h2, n;
@@ -810,11 +797,12 @@ struct dctx {
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    long *base;      /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
-    uint32_t *val;   /* node id per chunk */
-    int32_t *wr;     /* last writer step per chunk, -1 for the initial input */
-    struct queue *q; /* per sending tb: the values in flight on its connection */
-    uint64_t *mult;  /* scratch for rebuilding a multiset */
+    long *base;     /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;  /* node id per chunk */
+    int32_t *wr;    /* last writer step per chunk, -1 for the initial input */
+    long *sent_off; /* per step: where its values start in sent, when it sends */
+    uint32_t *sent; /* the values each send put on its connection, in order */
+    uint64_t *mult; /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -963,36 +951,11 @@ static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t va
     *w = id;
 }
 
-static void push(struct dctx *d, int32_t t, uint32_t val)
-{
-    struct queue *q = &d->q[t];
-    uint32_t *p = cs_array_slot((void **)&q->v, q->len, &q->cap, sizeof(*p));
-
-    if (p == NULL) {
-        d->v->oom = 1;
-        return;
-    }
-    *p = val;
-    q->len++;
-}
-
-static uint32_t pop(struct dctx *d, int32_t t)
-{
-    struct queue *q;
-
-    /* The topological order runs the k-th send before the k-th receive, and the counts match. */
-    if (t < 0)
-        return POISON;
-    q = &d->q[t];
-    return q->head < q->len ? q->v[q->head++] : POISON;
-}
-
 static void exec_step(struct dctx *d, int32_t id)
 {
     struct vctx *v = d->v;
     const struct cs_step *st = step_at(v, id);
-    int32_t t = v->step_tb[id];
-    int rank = v->tb_gpu[t];
+    int rank = v->tb_gpu[v->step_tb[id]];
     struct step_trouble tr = {.n = {0}};
     enum cs_buf oob_buf[] = {[T_READ] = st->srcbuf, [T_WRITE] = st->dstbuf};
 
@@ -1007,15 +970,16 @@ static void exec_step(struct dctx *d, int32_t id)
         } else if (cs_step_reads_src(st->type)) {
             x = load(d, rank, st->srcbuf, so, &tr);
         }
+        /* The topological order runs each send before its matching receive. */
         if (cs_step_recvs(st->type)) {
-            uint32_t r = pop(d, v->recv_peer_tb[t]);
+            uint32_t r = d->sent[d->sent_off[v->recv_from[id]] + k];
 
             x = cs_step_reduces(st->type) ? make_sum(d, x, r) : r;
         }
         if (cs_step_writes_dst(st->type))
             store(d, rank, st->dstbuf, dof, x, id, &tr);
         if (cs_step_sends(st->type))
-            push(d, t, x);
+            d->sent[d->sent_off[id] + k] = x;
         if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
@@ -1282,9 +1246,7 @@ static void check_outputs(struct dctx *d)
 
 static void dctx_cleanup(struct dctx *d)
 {
-    for (int32_t t = 0; d->q && t < d->v->ntbs; t++)
-        free(d->q[t].v);
-    cs_free_each(7, d->q, d->nodes, d->mult, d->colsum, d->base, d->val, d->wr);
+    cs_free_each(8, d->sent_off, d->sent, d->nodes, d->mult, d->colsum, d->base, d->val, d->wr);
 }
 
 /* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
@@ -1300,13 +1262,17 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     d.N = sc->nchunksperloop;
     d.C = d.N / G;
     coll_chunks(sc, &d.in_n, &d.out_n);
-    if ((d.base = xcalloc(v, 3 * (size_t)G + 1, sizeof(long))) == NULL)
+    if ((d.base = xcalloc(v, 3 * (size_t)G + 1, sizeof(long))) == NULL ||
+        (d.sent_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(long))) == NULL)
         goto out;
     for (int i = 0; i < 3 * G; i++)
         d.base[i + 1] = d.base[i] + logical_size(&d, i % G, (enum cs_buf)(i / G + 1));
+    for (int32_t id = 0; id < v->nsteps; id++)
+        d.sent_off[id + 1] =
+            d.sent_off[id] + (cs_step_sends(step_at(v, id)->type) ? step_at(v, id)->cnt : 0);
     if ((d.val = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL ||
         (d.wr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
-        (d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
+        (d.sent = xcalloc(v, (size_t)d.sent_off[v->nsteps], sizeof(uint32_t))) == NULL ||
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
     for (long c = 0; c < d.N; c++)
@@ -1406,10 +1372,9 @@ static void check_sizes(struct vctx *v)
 /* Free the checker's index and graph; the result stays with the caller. */
 static void vctx_cleanup(struct vctx *v)
 {
-    void *owned[] = {v->gpu,      v->gtb0,         v->tb,           v->tb_gpu,  v->step0,
-                     v->step_tb,  v->send_peer_tb, v->recv_peer_tb, v->send_to, v->recv_from,
-                     v->wait_off, v->wait,         v->signal,       v->indeg,   v->order,
-                     v->order2,   v->dep_off,      v->dep_list};
+    void *owned[] = {v->gpu,     v->gtb0,      v->tb,       v->tb_gpu,  v->step0,  v->step_tb,
+                     v->send_to, v->recv_from, v->wait_off, v->wait,    v->signal, v->indeg,
+                     v->order,   v->order2,    v->dep_off,  v->dep_list};
 
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
