@@ -123,25 +123,23 @@ static void vdiag(struct vctx *v, enum kind k, int line, int32_t step, const cha
         return;
     }
     d = cs_array_slot((void **)&r->diags, r->ndiags, &v->cap_diags, sizeof(*d));
-    if (d == NULL || (fp = open_memstream(&msg, &len)) == NULL) {
-        v->oom = 1;
-        return;
+    if (d != NULL && (fp = open_memstream(&msg, &len)) != NULL) {
+        if (step >= 0)
+            fputs(step_name(v, step, 0, name, sizeof(name)), fp);
+        vfprintf(fp, fmt, ap);
+        if (fclose(fp) == 0) {
+            d->severity = k == NOTE                 ? CS_VERIFY_NOTE
+                          : k == WARN || k == DWARN ? CS_VERIFY_WARNING
+                                                    : CS_VERIFY_ERROR;
+            d->cls = k >= DWARN ? CS_VERIFY_DATA : CS_VERIFY_STRUCTURE;
+            d->line = line;
+            d->msg = msg;
+            r->ndiags++;
+            return;
+        }
     }
-    if (step >= 0)
-        fputs(step_name(v, step, 0, name, sizeof(name)), fp);
-    vfprintf(fp, fmt, ap);
-    if (fclose(fp) != 0) {
-        v->oom = 1;
-        free(msg);
-        return;
-    }
-    d->severity = k == NOTE                 ? CS_VERIFY_NOTE
-                  : k == WARN || k == DWARN ? CS_VERIFY_WARNING
-                                            : CS_VERIFY_ERROR;
-    d->cls = k >= DWARN ? CS_VERIFY_DATA : CS_VERIFY_STRUCTURE;
-    d->line = line;
-    d->msg = msg;
-    r->ndiags++;
+    v->oom = 1;
+    free(msg);
 }
 
 /* A finding at file line `line` (0: none). */
@@ -780,10 +778,10 @@ struct node {
 
 /* An output chunk's final value, to compare two executions. */
 struct outval {
-    uint64_t h1, h2, n;
-    int32_t writer; /* last step that wrote it, -1 for none */
-    int state;      /* 0 never written, 1 computed from uninitialised data, 2 a value */
-    int right;      /* the value the collective requires */
+    struct node val; /* a copy of its node when state is 2 */
+    int32_t writer;  /* last step that wrote it, -1 for none */
+    int state;       /* 0 never written, 1 computed from uninitialised data, 2 a value */
+    int right;       /* the value the collective requires */
 };
 
 struct dctx {
@@ -1127,51 +1125,22 @@ struct expect {
     uint64_t h1, h2, n;
 };
 
-/* The expected value of output chunk k of rank r; -1 for a collective without one. */
-static int expected(const struct dctx *d, int r, long k, struct expect *x)
+/* The expected value of output chunk k of rank r (the collective is not custom). */
+static void expected(const struct dctx *d, int r, long k, struct expect *x)
 {
+    enum cs_coll coll = d->sc->coll;
+
     *x = (struct expect){-1, -1, -1, 0, 0, 0};
-    switch (d->sc->coll) {
-    case CS_COLL_ALLREDUCE:
-        x->sumchunk = k;
-        break;
-    case CS_COLL_REDUCE_SCATTER:
-        x->sumchunk = (long)r * d->C + k;
-        break;
-    case CS_COLL_ALLGATHER:
-        x->src_rank = k / d->C;
-        x->src_chunk = k % d->C;
-        break;
-    case CS_COLL_ALLTOALL:
-        x->src_rank = k / d->C;
-        x->src_chunk = (long)r * d->C + k % d->C;
-        break;
-    default:
-        return -1;
-    }
-    if (x->sumchunk >= 0) {
+    if (coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER) {
+        x->sumchunk = (coll == CS_COLL_REDUCE_SCATTER ? (long)r * d->C : 0) + k;
         x->h1 = d->colsum[2 * x->sumchunk];
         x->h2 = d->colsum[2 * x->sumchunk + 1];
         x->n = (uint64_t)d->sc->ngpus;
-    } else {
+    } else { /* allgather, alltoall */
+        x->src_rank = k / d->C;
+        x->src_chunk = (coll == CS_COLL_ALLTOALL ? (long)r * d->C : 0) + k % d->C;
         leaf_hash((uint32_t)x->src_rank, (uint32_t)x->src_chunk, &x->h1, &x->h2);
         x->n = 1;
-    }
-    return 0;
-}
-
-/* Keep what output chunk k of rank r holds (value val, last writer w) for the caller. */
-static void record_output(struct dctx *d, int r, long k, uint32_t val, int32_t w, int right)
-{
-    struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
-
-    o->writer = w;
-    o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
-    o->right = right;
-    if (val > POISON) {
-        o->h1 = d->nodes[val].h1;
-        o->h2 = d->nodes[val].h2;
-        o->n = d->nodes[val].n;
     }
 }
 
@@ -1230,23 +1199,18 @@ static void check_outputs(struct dctx *d)
         for (long k = 0; k < d->out_n && !d->v->oom; k++) {
             int32_t *w;
             uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
+            struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
             struct expect x;
-            int right;
 
-            if (expected(d, r, k, &x) != 0)
-                return;
-            right = val > POISON && d->nodes[val].h1 == x.h1 && d->nodes[val].h2 == x.h2 &&
-                    d->nodes[val].n == x.n;
-            record_output(d, r, k, val, *w, right);
-            if (!right && !d->quiet)
+            expected(d, r, k, &x);
+            *o = (struct outval){.writer = *w, .state = val == UNSET ? 0 : val == POISON ? 1 : 2};
+            if (val > POISON)
+                o->val = d->nodes[val];
+            o->right = o->state == 2 && o->val.h1 == x.h1 && o->val.h2 == x.h2 && o->val.n == x.n;
+            if (!o->right && !d->quiet)
                 report_wrong(d, r, k, val, *w, &x);
         }
     }
-}
-
-static void dctx_cleanup(struct dctx *d)
-{
-    cs_free_each(8, d->sent_off, d->sent, d->nodes, d->mult, d->colsum, d->base, d->val, d->wr);
 }
 
 /* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
@@ -1298,7 +1262,7 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     if (!v->oom)
         check_outputs(&d);
 out:
-    dctx_cleanup(&d);
+    cs_free_each(8, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr);
 }
 
 static const char *outval_words(const struct outval *o)
@@ -1331,7 +1295,8 @@ static void check_data(struct vctx *v, int inplace, const char *mode)
 
         /* Equal values from different writers are a harmless race: not reported. */
         if (x->state == y->state &&
-            (x->state != 2 || (x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n)))
+            (x->state != 2 ||
+             (x->val.h1 == y->val.h1 && x->val.h2 == y->val.h2 && x->val.n == y->val.n)))
             continue;
         diag(v, DERROR, bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
              "rank %zu output chunk %zu depends on the order of execution%s, a missing "
