@@ -484,33 +484,29 @@ static void check_connections(struct vctx *v)
             ep[n++] = (struct endpoint){tb->recv, g, tb->chan, 1, t};
     }
     qsort(ep, (size_t)n, sizeof(*ep), cmp_endpoint);
-    for (int32_t k = 0; k < n;) {
-        int32_t end = k, s = -1, r = -1;
+    /* Each run of equal (src, dst, chan) is one connection: its senders, then its receivers. */
+    for (int32_t k = 0, m; k < n; k = m) {
+        int32_t tb[2] = {-1, -1}; /* the first sending and receiving tbs */
         int dup = 0;
 
-        while (end < n && ep[end].src == ep[k].src && ep[end].dst == ep[k].dst &&
-               ep[end].chan == ep[k].chan)
-            end++;
-        for (int32_t m = k; m < end; m++) {
-            int32_t *slot = ep[m].is_recv ? &r : &s;
+        for (m = k;
+             m < n && ep[m].src == ep[k].src && ep[m].dst == ep[k].dst && ep[m].chan == ep[k].chan;
+             m++) {
+            const struct endpoint *e = &ep[m];
 
-            if (*slot >= 0) {
-                const struct cs_tb *a = v->tb[*slot], *b = v->tb[ep[m].gtb];
-
-                diag(v, FATAL, b->line,
-                     "rank %d: tbs %d and %d both %s rank %d on channel %d (a connection belongs "
-                     "to one tb)",
-                     ep[m].is_recv ? ep[m].dst : ep[m].src, a->id, b->id,
-                     ep[m].is_recv ? "receive from" : "send to",
-                     ep[m].is_recv ? ep[m].src : ep[m].dst, ep[m].chan);
-                dup = 1;
-            } else {
-                *slot = ep[m].gtb;
+            if (tb[e->is_recv] < 0) {
+                tb[e->is_recv] = e->gtb;
+                continue;
             }
+            diag(v, FATAL, v->tb[e->gtb]->line,
+                 "rank %d: tbs %d and %d both %s rank %d on channel %d (a connection belongs to "
+                 "one tb)",
+                 e->is_recv ? e->dst : e->src, v->tb[tb[e->is_recv]]->id, v->tb[e->gtb]->id,
+                 e->is_recv ? "receive from" : "send to", e->is_recv ? e->src : e->dst, e->chan);
+            dup = 1;
         }
         if (!dup)
-            match_connection(v, &ep[k], s, r);
-        k = end;
+            match_connection(v, &ep[k], tb[0], tb[1]);
     }
     free(ep);
 }
@@ -883,16 +879,16 @@ static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
     return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
 }
 
-/* The slot behind chunk `off` of buffer b on rank, after in-place aliasing; NULL when the
- * runtime buffer has no such chunk. */
-static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t **writer)
+/* The index in val and wr of chunk `off` of buffer b on rank, after in-place aliasing; -1 when
+ * the runtime buffer has no such chunk. */
+static long slot(const struct dctx *d, int rank, enum cs_buf b, long off)
 {
     enum cs_coll coll = d->sc->coll;
     int phys = b - 1;
     long idx = off;
 
     if (b < CS_BUF_INPUT || b > CS_BUF_SCRATCH || off < 0 || off >= logical_size(d, rank, b))
-        return NULL;
+        return -1;
     if (d->inplace && b == CS_BUF_INPUT && coll == CS_COLL_ALLGATHER) {
         phys = CS_BUF_OUTPUT - 1;
         idx = (long)rank * d->C + off;
@@ -901,9 +897,7 @@ static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t
         if (coll == CS_COLL_REDUCE_SCATTER)
             idx = (long)rank * d->C + off;
     }
-    idx += d->base[phys * d->sc->ngpus + rank];
-    *writer = &d->wr[idx];
-    return &d->val[idx];
+    return d->base[phys * d->sc->ngpus + rank] + idx;
 }
 
 /* What a step found wrong, reported once per step: how many reads of never written chunks, reads
@@ -924,29 +918,27 @@ static void trouble(struct step_trouble *tr, int what, long off)
 
 static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr)
 {
-    int32_t *w;
-    uint32_t *s = slot(d, rank, b, off, &w);
+    long i = slot(d, rank, b, off);
 
-    if (s != NULL && *s != UNSET)
-        return *s;
-    if (s != NULL && tr->n[T_UNSET] == 0)
+    if (i >= 0 && d->val[i] != UNSET)
+        return d->val[i];
+    if (i >= 0 && tr->n[T_UNSET] == 0)
         tr->unset_buf = b;
-    trouble(tr, s == NULL ? T_READ : T_UNSET, off);
+    trouble(tr, i < 0 ? T_READ : T_UNSET, off);
     return POISON;
 }
 
 static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t val, int32_t id,
                   struct step_trouble *tr)
 {
-    int32_t *w;
-    uint32_t *s = slot(d, rank, b, off, &w);
+    long i = slot(d, rank, b, off);
 
-    if (s == NULL) {
+    if (i < 0) {
         trouble(tr, T_WRITE, off);
         return;
     }
-    *s = val;
-    *w = id;
+    d->val[i] = val;
+    d->wr[i] = id;
 }
 
 static void exec_step(struct dctx *d, int32_t id)
@@ -1197,18 +1189,19 @@ static void check_outputs(struct dctx *d)
 {
     for (int r = 0; r < d->sc->ngpus; r++) {
         for (long k = 0; k < d->out_n && !d->v->oom; k++) {
-            int32_t *w;
-            uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
+            long i = slot(d, r, CS_BUF_OUTPUT, k);
+            uint32_t val = d->val[i];
             struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
             struct expect x;
 
             expected(d, r, k, &x);
-            *o = (struct outval){.writer = *w, .state = val == UNSET ? 0 : val == POISON ? 1 : 2};
+            /* UNSET and POISON are states 0 and 1 */
+            *o = (struct outval){.writer = d->wr[i], .state = val > POISON ? 2 : (int)val};
             if (val > POISON)
                 o->val = d->nodes[val];
             o->right = o->state == 2 && o->val.h1 == x.h1 && o->val.h2 == x.h2 && o->val.n == x.n;
             if (!o->right && !d->quiet)
-                report_wrong(d, r, k, val, *w, &x);
+                report_wrong(d, r, k, val, d->wr[i], &x);
         }
     }
 }
@@ -1250,13 +1243,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     new_node(&d); /* UNSET */
     new_node(&d); /* POISON */
     for (int r = 0; r < G; r++)
-        for (long k = 0; k < d.in_n; k++) {
-            int32_t *w;
-            uint32_t *s = slot(&d, r, CS_BUF_INPUT, k, &w);
-
-            *s = make_leaf(&d, (uint32_t)r, (uint32_t)k);
-            *w = -1;
-        }
+        for (long k = 0; k < d.in_n; k++)
+            d.val[slot(&d, r, CS_BUF_INPUT, k)] = make_leaf(&d, (uint32_t)r, (uint32_t)k);
     for (int32_t k = 0; k < v->norder && !v->oom; k++)
         exec_step(&d, order[k]);
     if (!v->oom)
