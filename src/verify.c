@@ -190,19 +190,17 @@ static void build_index(struct vctx *v)
             return;
         }
         v->gpu[gpu->id] = gpu;
-    }
-    for (int g = 0; g < v->ngpus; g++) {
-        v->gtb0[g] = (int32_t)ntbs;
-        ntbs += v->gpu[g]->ntbs;
-        for (int t = 0; t < v->gpu[g]->ntbs; t++)
-            nsteps += v->gpu[g]->tbs[t].nsteps;
+        ntbs += gpu->ntbs;
+        for (int t = 0; t < gpu->ntbs; t++)
+            nsteps += gpu->tbs[t].nsteps;
     }
     if (ntbs > MAX_TOTAL_STEPS || nsteps > MAX_TOTAL_STEPS) {
         diag(v, FATAL, sc->line, "the schedule is too large to check (%lld tbs, %lld steps)", ntbs,
              nsteps);
         return;
     }
-    v->gtb0[v->ngpus] = (int32_t)ntbs;
+    for (int g = 0; g < v->ngpus; g++)
+        v->gtb0[g + 1] = v->gtb0[g] + v->gpu[g]->ntbs;
     v->ntbs = (int32_t)ntbs;
     v->nsteps = (int32_t)nsteps;
     if ((v->tb = xcalloc(v, (size_t)ntbs, sizeof(*v->tb))) == NULL ||
@@ -240,17 +238,12 @@ static void build_index(struct vctx *v)
 
 /* ---- per-tb and per-step rules ------------------------------------------------------------ */
 
-static int declared_chunks(const struct cs_gpu *gpu, enum cs_buf b)
-{
-    return b == CS_BUF_INPUT ? gpu->i_chunks : b == CS_BUF_OUTPUT ? gpu->o_chunks : gpu->s_chunks;
-}
-
 /* Step id of gpu reads or writes (`what`) chunks off.. of buffer b: within what gpu declares? */
 static void check_range(struct vctx *v, const struct cs_gpu *gpu, int32_t id, const char *what,
                         enum cs_buf b, int off)
 {
     long end = (long)off + step_at(v, id)->cnt;
-    int n = declared_chunks(gpu, b);
+    int n = b == CS_BUF_INPUT ? gpu->i_chunks : b == CS_BUF_OUTPUT ? gpu->o_chunks : gpu->s_chunks;
 
     if (end > n)
         step_diag(v, NODATA, id,
