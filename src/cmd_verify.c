@@ -107,11 +107,11 @@ int cmd_verify(int argc, char **argv)
     if (optind == argc)
         return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
                                "help verify'");
+    /* The worst verdict wins: the exit codes grow with the severity. */
     for (int i = optind; i < argc; i++) {
         int rc = verify_file(argv[i], max_errors, quiet);
 
-        if (rc == CS_EXIT_USAGE || (rc == CS_EXIT_NEGATIVE && worst == CS_EXIT_OK))
-            worst = rc;
+        worst = rc > worst ? rc : worst;
     }
     return worst;
 }
