@@ -105,7 +105,8 @@ static const char *step_name(const struct vctx *v, int32_t id, int with_line, ch
 
 /* Count a finding and keep it while fewer than max_diags are kept; its message is the name of
  * step `step` (when >= 0) followed by fmt. */
-static void vdiag(struct vctx *v, enum kind k, int line, int32_t step, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 5, 0)))
+vdiag(struct vctx *v, enum kind k, int line, int32_t step, const char *fmt, va_list ap)
 {
     struct cs_verify_result *r = v->res;
     struct cs_verify_diag *d;
