@@ -644,9 +644,7 @@ static void report_cycle(struct vctx *v)
 out:
     if (fp != NULL)
         fclose(fp);
-    free(pos);
-    free(hops);
-    free(msg);
+    cs_free_each(3, pos, hops, msg);
 }
 
 /* Kahn's algorithm over the real steps, consuming indeg (unmet waits per step); writes the order
@@ -744,9 +742,7 @@ static void check_deadlock(struct vctx *v)
              (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL)
         topo_sort(v, indeg0, v->order2, stack);
 out:
-    free(fill);
-    free(indeg0);
-    free(stack);
+    cs_free_each(3, fill, indeg0, stack);
 }
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
