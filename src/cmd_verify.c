@@ -28,14 +28,13 @@ const char cmd_verify_usage[] =
 
 static void print_diag(const char *name, const struct cs_verify_diag *d)
 {
-    const char *sev = d->severity == CS_VERIFY_WARNING ? "warning: "
-                      : d->severity == CS_VERIFY_NOTE  ? "note: "
-                                                       : "";
+    static const char *const sev[] = {
+        [CS_VERIFY_NOTE] = "note: ", [CS_VERIFY_WARNING] = "warning: ", [CS_VERIFY_ERROR] = ""};
 
     if (d->line > 0)
-        fprintf(stderr, "%s:%d: %s%s\n", name, d->line, sev, d->msg);
+        fprintf(stderr, "%s:%d: %s%s\n", name, d->line, sev[d->severity], d->msg);
     else
-        fprintf(stderr, "%s: %s%s\n", name, sev, d->msg);
+        fprintf(stderr, "%s: %s%s\n", name, sev[d->severity], d->msg);
 }
 
 /* Verify one file; returns its exit code. */
@@ -66,27 +65,22 @@ static int verify_file(const char *path, int max_errors, int quiet)
     if (res->ndropped > 0)
         fprintf(stderr, "%s: ... and %ld more problem%s (--max-errors N shows more)\n", name,
                 res->ndropped, res->ndropped > 1 ? "s" : "");
-    switch (res->verdict) {
-    case CS_VERIFY_OK:
+    if (res->verdict == CS_VERIFY_OK)
         printf("%s: ok: %s on %d gpus, %ld steps: %s\n", name, cs_coll_name(sched->coll),
                sched->ngpus, cs_sched_count_steps(sched),
                res->data_checked ? "structure and data correct"
                                  : "structure correct (custom collective: no data check)");
-        rc = CS_EXIT_OK;
-        break;
-    case CS_VERIFY_WRONG:
+    else if (res->verdict == CS_VERIFY_WRONG)
         printf("%s: wrong: %ld data error%s, %ld wrong output chunk%s\n", name, res->ndata_errors,
                res->ndata_errors > 1 ? "s" : "", res->nwrong_outputs,
                res->nwrong_outputs == 1 ? "" : "s");
-        rc = CS_EXIT_NEGATIVE;
-        break;
-    default:
+    else
         printf("%s: invalid: %ld structural error%s%s\n", name, res->nstructure_errors,
                res->nstructure_errors > 1 ? "s" : "",
                res->data_checked && res->ndata_errors ? " (and data errors)" : "");
-        rc = CS_EXIT_USAGE;
-        break;
-    }
+    rc = res->verdict == CS_VERIFY_OK      ? CS_EXIT_OK
+         : res->verdict == CS_VERIFY_WRONG ? CS_EXIT_NEGATIVE
+                                           : CS_EXIT_USAGE;
     cs_verify_result_free(res);
     cs_sched_free(sched);
     return rc;
@@ -113,11 +107,11 @@ int cmd_verify(int argc, char **argv)
     if (optind == argc)
         return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
                                "help verify'");
+    /* The worst verdict wins: the exit codes grow with the severity. */
     for (int i = optind; i < argc; i++) {
         int rc = verify_file(argv[i], max_errors, quiet);
 
-        if (rc == CS_EXIT_USAGE || (rc == CS_EXIT_NEGATIVE && worst == CS_EXIT_OK))
-            worst = rc;
+        worst = rc > worst ? rc : worst;
     }
     return worst;
 }

@@ -19,6 +19,7 @@
 struct vctx {
     const struct cs_sched *sc;
     struct cs_verify_result *res;
+    int max_diags, cap_diags;
     int oom;
     int nfatal; /* structural errors after which the graph or the execution makes no sense */
     int nodata; /* problems that make the data check meaningless (but not the graph) */
@@ -30,20 +31,24 @@ struct vctx {
     int32_t *tb_gpu;         /* gpu id of each global tb */
     int32_t *step0;          /* first global step number of each global tb; ntbs + 1 entries */
     int32_t nsteps;
-    int32_t nreal;         /* steps that are not nops */
-    int32_t *step_tb;      /* global tb of each step */
-    int32_t *send_peer_tb; /* per tb: the tb receiving on its send connection, or -1 */
-    int32_t *recv_peer_tb; /* per tb: the tb sending on its receive connection, or -1 */
-    int32_t *send_to;      /* per step: the receive step matching this send, or -1 */
-    int32_t *recv_from;    /* per step: the send step matching this receive, or -1 */
-    int32_t *signal;       /* per step: first real hasdep step at or after it in its tb, or -1 */
-    int32_t *indeg;        /* per step: unmet predecessors left after the topological sort */
-    int32_t *order;        /* real steps in an order that respects every wait; norder entries */
-    int32_t *order2;       /* another such order (depth first, last tb first), for races */
+    int32_t nreal;      /* steps that are not nops */
+    int32_t *step_tb;   /* global tb of each step */
+    int32_t *send_to;   /* per step: the receive step matching this send, or -1 */
+    int32_t *recv_from; /* per step: the send step matching this receive, or -1 */
+    int32_t *wait_off;  /* per step (CSR into wait): the steps whose passing it waits for */
+    int32_t *wait;
+    int32_t *signal; /* per step: first real hasdep step at or after it in its tb, or -1 */
+    int32_t *indeg;  /* per step: unmet predecessors left after the topological sort */
+    int32_t *order;  /* real steps in an order that respects every wait; norder entries */
+    int32_t *order2; /* another such order (depth first, last tb first), for races */
     int32_t norder;
     int32_t *dep_off; /* dependents of each step (CSR): the steps waiting on its signal */
     int32_t *dep_list;
 };
+
+/* What a finding is: its severity and class, and what it stops (FATAL: the later passes, whose
+ * index or graph it breaks; NODATA: the data check). */
+enum kind { NOTE = 1, WARN, SERROR, FATAL, NODATA, DWARN, DERROR };
 
 static const struct cs_step *step_at(const struct vctx *v, int32_t id)
 {
@@ -66,70 +71,15 @@ static void *xcalloc(struct vctx *v, size_t n, size_t sz)
     return p;
 }
 
-static void diag(struct vctx *v, enum cs_verify_severity sev, enum cs_verify_class cls, int line,
-                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void diag(struct vctx *v, enum cs_verify_severity sev, enum cs_verify_class cls, int line,
-                 const char *fmt, ...)
+/* n int32_t, each -1 ("none"). */
+static int32_t *xnone(struct vctx *v, size_t n)
 {
-    struct cs_verify_result *r = v->res;
-    va_list ap;
-    int len;
-    char *msg;
+    int32_t *p = xcalloc(v, n, sizeof(*p));
 
-    if (sev == CS_VERIFY_ERROR) {
-        if (cls == CS_VERIFY_STRUCTURE)
-            r->nstructure_errors++;
-        else
-            r->ndata_errors++;
-    } else if (sev == CS_VERIFY_WARNING) {
-        r->nwarnings++;
-    }
-    if (r->ndiags >= r->max_diags) {
-        r->ndropped++;
-        return;
-    }
-    if (r->ndiags == r->cap_diags) {
-        int ncap = r->cap_diags ? 2 * r->cap_diags : 16;
-        struct cs_verify_diag *d = realloc(r->diags, (size_t)ncap * sizeof(*d));
-
-        if (d == NULL) {
-            v->oom = 1;
-            return;
-        }
-        r->diags = d;
-        r->cap_diags = ncap;
-    }
-    va_start(ap, fmt);
-    len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (len < 0 || (msg = malloc((size_t)len + 1)) == NULL) {
-        v->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    r->diags[r->ndiags].severity = sev;
-    r->diags[r->ndiags].cls = cls;
-    r->diags[r->ndiags].line = line;
-    r->diags[r->ndiags].msg = msg;
-    r->ndiags++;
+    if (p != NULL)
+        memset(p, 0xff, n * sizeof(*p));
+    return p;
 }
-
-/* Will the next diagnostic be kept? (Expensive explanations are skipped when it will not.) */
-static int keeps(const struct vctx *v)
-{
-    return v->res->ndiags < v->res->max_diags;
-}
-
-#define FATAL(v, line, ...)                                                                        \
-    do {                                                                                           \
-        (v)->nfatal++;                                                                             \
-        diag((v), CS_VERIFY_ERROR, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__);                      \
-    } while (0)
-#define SERROR(v, line, ...) diag((v), CS_VERIFY_ERROR, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__)
-#define WARN(v, line, ...) diag((v), CS_VERIFY_WARNING, CS_VERIFY_STRUCTURE, (line), __VA_ARGS__)
 
 static const char *buf_name(enum cs_buf b)
 {
@@ -138,15 +88,81 @@ static const char *buf_name(enum cs_buf b)
     return (int)b > 0 && (int)b <= CS_BUF_SCRATCH ? names[b] : "?";
 }
 
-/* "rank R tb T step S (type)" */
-static const char *step_name(const struct vctx *v, int32_t id, char *buf, size_t len)
+/* "rank R tb T step S (type)", with ", line L" before the ')' when with_line. */
+static const char *step_name(const struct vctx *v, int32_t id, int with_line, char *buf, size_t len)
 {
     int32_t t = v->step_tb[id];
     const struct cs_step *st = step_at(v, id);
+    const char *type = cs_step_type_name(st->type);
+    char at[32] = "";
 
-    snprintf(buf, len, "rank %d tb %d step %d (%s)", v->tb_gpu[t], v->tb[t]->id, step_index(v, id),
-             cs_step_type_name(st->type) ? cs_step_type_name(st->type) : "?");
+    if (with_line && st->line > 0)
+        snprintf(at, sizeof(at), ", line %d", st->line);
+    snprintf(buf, len, "rank %d tb %d step %d (%s%s)", v->tb_gpu[t], v->tb[t]->id,
+             step_index(v, id), type ? type : "?", at);
     return buf;
+}
+
+/* Count a finding and keep it while fewer than max_diags are kept; its message is the name of
+ * step `step` (when >= 0) followed by fmt. */
+static void __attribute__((format(printf, 5, 0)))
+vdiag(struct vctx *v, enum kind k, int line, int32_t step, const char *fmt, va_list ap)
+{
+    struct cs_verify_result *r = v->res;
+    struct cs_verify_diag *d;
+    char *msg = NULL, name[96];
+    size_t len = 0;
+    FILE *fp;
+
+    v->nfatal += k == FATAL;
+    v->nodata += k == NODATA;
+    r->nstructure_errors += k == SERROR || k == FATAL || k == NODATA;
+    r->ndata_errors += k == DERROR;
+    r->nwarnings += k == WARN || k == DWARN;
+    if (r->ndiags >= v->max_diags) {
+        r->ndropped++;
+        return;
+    }
+    d = cs_array_slot((void **)&r->diags, r->ndiags, &v->cap_diags, sizeof(*d));
+    if (d != NULL && (fp = open_memstream(&msg, &len)) != NULL) {
+        if (step >= 0)
+            fputs(step_name(v, step, 0, name, sizeof(name)), fp);
+        vfprintf(fp, fmt, ap);
+        if (fclose(fp) == 0) {
+            d->severity = k == NOTE                 ? CS_VERIFY_NOTE
+                          : k == WARN || k == DWARN ? CS_VERIFY_WARNING
+                                                    : CS_VERIFY_ERROR;
+            d->cls = k >= DWARN ? CS_VERIFY_DATA : CS_VERIFY_STRUCTURE;
+            d->line = line;
+            d->msg = msg;
+            r->ndiags++;
+            return;
+        }
+    }
+    v->oom = 1;
+    free(msg);
+}
+
+/* A finding at file line `line` (0: none). */
+static void __attribute__((format(printf, 4, 5)))
+diag(struct vctx *v, enum kind k, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vdiag(v, k, line, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* A finding about step id, at its line, the message starting "rank R tb T step S (type)". */
+static void __attribute__((format(printf, 4, 5)))
+step_diag(struct vctx *v, enum kind k, int32_t id, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vdiag(v, k, step_at(v, id)->line, id, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- indexing ---------------------------------------------------------------------------- */
@@ -159,8 +175,8 @@ static void build_index(struct vctx *v)
 
     v->ngpus = sc->ngpus;
     if (sc->ngpus < 1 || sc->ngpus != sc->ngpus_alloc) {
-        FATAL(v, sc->line, "<algo>: ngpus=\"%d\" but the schedule has %d gpus", sc->ngpus,
-              sc->ngpus_alloc);
+        diag(v, FATAL, sc->line, "<algo>: ngpus=\"%d\" but the schedule has %d gpus", sc->ngpus,
+             sc->ngpus_alloc);
         return;
     }
     if ((v->gpu = xcalloc(v, (size_t)v->ngpus, sizeof(*v->gpu))) == NULL ||
@@ -170,25 +186,22 @@ static void build_index(struct vctx *v)
         const struct cs_gpu *gpu = &sc->gpus[g];
 
         if (gpu->id < 0 || gpu->id >= v->ngpus || v->gpu[gpu->id] != NULL) {
-            FATAL(v, gpu->line, "gpu id %d is %s (ids must be 0..%d, each once)", gpu->id,
-                  gpu->id < 0 || gpu->id >= v->ngpus ? "out of range" : "a duplicate",
-                  v->ngpus - 1);
+            diag(v, FATAL, gpu->line, "gpu id %d is %s (ids must be 0..%d, each once)", gpu->id,
+                 gpu->id < 0 || gpu->id >= v->ngpus ? "out of range" : "a duplicate", v->ngpus - 1);
             return;
         }
         v->gpu[gpu->id] = gpu;
-    }
-    for (int g = 0; g < v->ngpus; g++) {
-        v->gtb0[g] = (int32_t)ntbs;
-        ntbs += v->gpu[g]->ntbs;
-        for (int t = 0; t < v->gpu[g]->ntbs; t++)
-            nsteps += v->gpu[g]->tbs[t].nsteps;
+        ntbs += gpu->ntbs;
+        for (int t = 0; t < gpu->ntbs; t++)
+            nsteps += gpu->tbs[t].nsteps;
     }
     if (ntbs > MAX_TOTAL_STEPS || nsteps > MAX_TOTAL_STEPS) {
-        FATAL(v, sc->line, "the schedule is too large to check (%lld tbs, %lld steps)", ntbs,
-              nsteps);
+        diag(v, FATAL, sc->line, "the schedule is too large to check (%lld tbs, %lld steps)", ntbs,
+             nsteps);
         return;
     }
-    v->gtb0[v->ngpus] = (int32_t)ntbs;
+    for (int g = 0; g < v->ngpus; g++)
+        v->gtb0[g + 1] = v->gtb0[g] + v->gpu[g]->ntbs;
     v->ntbs = (int32_t)ntbs;
     v->nsteps = (int32_t)nsteps;
     if ((v->tb = xcalloc(v, (size_t)ntbs, sizeof(*v->tb))) == NULL ||
@@ -203,9 +216,9 @@ static void build_index(struct vctx *v)
             const struct cs_tb *tb = &gpu->tbs[t];
 
             if (tb->id < 0 || tb->id >= gpu->ntbs || v->tb[v->gtb0[g] + tb->id] != NULL) {
-                FATAL(v, tb->line, "gpu %d: tb id %d is %s (tb ids must be 0..%d, each once)", g,
-                      tb->id, tb->id < 0 || tb->id >= gpu->ntbs ? "out of range" : "a duplicate",
-                      gpu->ntbs - 1);
+                diag(v, FATAL, tb->line, "gpu %d: tb id %d is %s (tb ids must be 0..%d, each once)",
+                     g, tb->id, tb->id < 0 || tb->id >= gpu->ntbs ? "out of range" : "a duplicate",
+                     gpu->ntbs - 1);
                 return;
             }
             v->tb[v->gtb0[g] + tb->id] = tb;
@@ -226,99 +239,122 @@ static void build_index(struct vctx *v)
 
 /* ---- per-tb and per-step rules ------------------------------------------------------------ */
 
-static int declared_chunks(const struct cs_gpu *gpu, enum cs_buf b)
+/* Step id of gpu reads or writes (`what`) chunks off.. of buffer b: within what gpu declares? */
+static void check_range(struct vctx *v, const struct cs_gpu *gpu, int32_t id, const char *what,
+                        enum cs_buf b, int off)
 {
-    switch (b) {
-    case CS_BUF_INPUT:
-        return gpu->i_chunks;
-    case CS_BUF_OUTPUT:
-        return gpu->o_chunks;
-    case CS_BUF_SCRATCH:
-        return gpu->s_chunks;
-    }
-    return 0;
-}
+    long end = (long)off + step_at(v, id)->cnt;
+    int n = b == CS_BUF_INPUT ? gpu->i_chunks : b == CS_BUF_OUTPUT ? gpu->o_chunks : gpu->s_chunks;
 
-static void check_range(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb *tb,
-                        const struct cs_step *st, const char *what, enum cs_buf b, int off)
-{
-    long end = (long)off + st->cnt;
-    int n = declared_chunks(gpu, b);
-
-    if (end > n) {
-        SERROR(v, st->line,
-               "rank %d tb %d step %d (%s) %s %s chunks %d..%ld, outside the %d %s chunks "
-               "declared by <gpu id=\"%d\"> (%c_chunks)",
-               gpu->id, tb->id, st->s, cs_step_type_name(st->type), what, buf_name(b), off, end - 1,
-               n, buf_name(b), gpu->id, cs_buf_char(b));
-        v->nodata++;
-    }
+    if (end > n)
+        step_diag(v, NODATA, id,
+                  " %s %s chunks %d..%ld, outside the %d %s chunks declared by <gpu id=\"%d\"> "
+                  "(%c_chunks)",
+                  what, buf_name(b), off, end - 1, n, buf_name(b), gpu->id, cs_buf_char(b));
 }
 
 static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb *tb, int i)
 {
     const struct cs_step *st = &tb->steps[i];
-    const char *tname = cs_step_type_name(st->type);
+    int32_t id = v->step0[v->gtb0[gpu->id] + tb->id] + i;
 
     if (st->s != i)
-        SERROR(v, st->line, "rank %d tb %d: step %d has s=\"%d\"", gpu->id, tb->id, i, st->s);
-    if (tname == NULL || cs_buf_char(st->srcbuf) == '?' || cs_buf_char(st->dstbuf) == '?') {
-        FATAL(v, st->line, "rank %d tb %d step %d: invalid step type or buffer", gpu->id, tb->id,
-              i);
+        diag(v, SERROR, st->line, "rank %d tb %d: step %d has s=\"%d\"", gpu->id, tb->id, i, st->s);
+    if (cs_step_type_name(st->type) == NULL || cs_buf_char(st->srcbuf) == '?' ||
+        cs_buf_char(st->dstbuf) == '?') {
+        diag(v, FATAL, st->line, "rank %d tb %d step %d: invalid step type or buffer", gpu->id,
+             tb->id, i);
         return;
     }
     if ((st->depid < 0) != (st->deps < 0)) {
-        FATAL(v, st->line,
-              "rank %d tb %d step %d (%s): depid=\"%d\" and deps=\"%d\" must both be "
-              "-1 or both be set",
-              gpu->id, tb->id, i, tname, st->depid, st->deps);
+        step_diag(v, FATAL, id, ": depid=\"%d\" and deps=\"%d\" must both be -1 or both be set",
+                  st->depid, st->deps);
     } else if (st->depid >= 0) {
         const struct cs_tb *dep = cs_gpu_find_tb(gpu, st->depid);
 
         if (dep == NULL || st->deps >= dep->nsteps)
-            FATAL(v, st->line,
-                  "rank %d tb %d step %d (%s): depends on tb %d step %d, which does "
-                  "not exist",
-                  gpu->id, tb->id, i, tname, st->depid, st->deps);
+            step_diag(v, FATAL, id, ": depends on tb %d step %d, which does not exist", st->depid,
+                      st->deps);
         else if (st->depid > CS_MAX_DEPID)
-            SERROR(v, st->line,
-                   "rank %d tb %d step %d (%s): depends on tb %d, but the runtime "
-                   "stores a dependency's tb in an int8_t (at most %d)",
-                   gpu->id, tb->id, i, tname, st->depid, CS_MAX_DEPID);
+            step_diag(v, SERROR, id,
+                      ": depends on tb %d, but the runtime stores a dependency's tb in an int8_t "
+                      "(at most %d)",
+                      st->depid, CS_MAX_DEPID);
     }
     if (st->type == CS_STEP_NOP)
         return;
     if (st->cnt < 1 || st->srcoff < 0 || st->dstoff < 0) {
-        FATAL(v, st->line,
-              "rank %d tb %d step %d (%s): cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a "
-              "step that moves data needs cnt >= 1 and offsets >= 0",
-              gpu->id, tb->id, i, tname, st->cnt, st->srcoff, st->dstoff);
+        step_diag(v, FATAL, id,
+                  ": cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a step that moves data needs cnt >= 1 "
+                  "and offsets >= 0",
+                  st->cnt, st->srcoff, st->dstoff);
         return;
     }
     if (st->cnt >= CS_MAX_CNT)
-        SERROR(v, st->line,
-               "rank %d tb %d step %d (%s): cnt=\"%d\", but the runtime allows at "
-               "most %d",
-               gpu->id, tb->id, i, tname, st->cnt, CS_MAX_CNT - 1);
+        step_diag(v, SERROR, id, ": cnt=\"%d\", but the runtime allows at most %d", st->cnt,
+                  CS_MAX_CNT - 1);
     if (cs_step_sends(st->type) && tb->send < 0)
-        FATAL(v, st->line, "rank %d tb %d step %d (%s) sends, but tb %d has send=\"-1\"", gpu->id,
-              tb->id, i, tname, tb->id);
+        step_diag(v, FATAL, id, " sends, but tb %d has send=\"-1\"", tb->id);
     if (cs_step_recvs(st->type) && tb->recv < 0)
-        FATAL(v, st->line, "rank %d tb %d step %d (%s) receives, but tb %d has recv=\"-1\"",
-              gpu->id, tb->id, i, tname, tb->id);
+        step_diag(v, FATAL, id, " receives, but tb %d has recv=\"-1\"", tb->id);
     /* Only the operands the executing GPU touches: a receive's src and a send's dst name the
      * peer's buffers (msccl.md 1.2). */
     if (cs_step_reads_src(st->type))
-        check_range(v, gpu, tb, st, "reads", st->srcbuf, st->srcoff);
+        check_range(v, gpu, id, "reads", st->srcbuf, st->srcoff);
     if (cs_step_writes_dst(st->type))
-        check_range(v, gpu, tb, st, "writes", st->dstbuf, st->dstoff);
+        check_range(v, gpu, id, "writes", st->dstbuf, st->dstoff);
     if (st->depid < 0 && i > 0 && tb->steps[i - 1].type == CS_STEP_NOP &&
         tb->steps[i - 1].depid >= 0)
-        SERROR(v, st->line,
-               "rank %d tb %d step %d (%s) follows nops that carry dependencies but "
-               "has depid=\"-1\" itself; the executor rejects this (the first dependency belongs "
-               "on the step)",
-               gpu->id, tb->id, i, tname);
+        step_diag(v, SERROR, id,
+                  " follows nops that carry dependencies but has depid=\"-1\" itself; the "
+                  "executor rejects this (the first dependency belongs on the step)");
+}
+
+/* A tb's peers, channel and step count against the runtime's limits; then each of its steps.
+ * -1 when its peers or channel are out of range (its steps unchecked). */
+static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb *tb,
+                    int ntbs[2][CS_MAX_CHANNELS])
+{
+    const struct cs_sched *sc = v->sc;
+    int g = gpu->id, peer[2] = {tb->send, tb->recv};
+
+    if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
+        diag(v, FATAL, tb->line,
+             "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or 0..%d", g, tb->id,
+             tb->send, tb->recv, v->ngpus - 1);
+        return -1;
+    }
+    if (tb->send == g || tb->recv == g)
+        diag(v, FATAL, tb->line, "rank %d tb %d: %s itself", g, tb->id,
+             tb->send == g ? "sends to" : "receives from");
+    if (tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
+        diag(v, FATAL, tb->line, "rank %d tb %d: chan=\"%d\" is outside 0..%d", g, tb->id, tb->chan,
+             CS_MAX_CHANNELS - 1);
+        return -1;
+    }
+    if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
+        diag(v, SERROR, tb->line,
+             "rank %d tb %d uses channel %d, but nchannels=\"%d\": the runtime sets up "
+             "connections on channels 0..%d only",
+             g, tb->id, tb->chan, sc->nchannels, sc->nchannels - 1);
+    /* The runtime's per-channel peer tables hold 32 of each (msccl.md 2.4). */
+    for (int d = 0; d < 2; d++)
+        if (peer[d] >= 0 && ++ntbs[d][tb->chan] == 33)
+            diag(v, SERROR, tb->line, "rank %d: more than 32 tbs %s on channel %d", g,
+                 d ? "receive" : "send", tb->chan);
+    if (tb->nsteps > CS_MAX_STEPS_LEGACY)
+        diag(v, SERROR, tb->line,
+             "rank %d tb %d has %d steps; the runtimes allow at most %d (executor default) or %d "
+             "(legacy)",
+             g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
+    else if (tb->nsteps > CS_MAX_STEPS)
+        diag(v, WARN, tb->line,
+             "rank %d tb %d has %d steps: over the executor's default limit of %d "
+             "(MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
+             g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
+    for (int i = 0; i < tb->nsteps; i++)
+        check_step(v, gpu, tb, i);
+    return 0;
 }
 
 static void check_tbs(struct vctx *v)
@@ -327,62 +363,23 @@ static void check_tbs(struct vctx *v)
     int maxchan = -1;
 
     if (sc->nchannels < 1 || sc->nchannels > CS_MAX_CHANNELS)
-        FATAL(v, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
-              CS_MAX_CHANNELS);
+        diag(v, FATAL, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
+             CS_MAX_CHANNELS);
     if (sc->nchunksperloop < 1)
-        FATAL(v, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1", sc->nchunksperloop);
+        diag(v, FATAL, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1",
+             sc->nchunksperloop);
     for (int g = 0; g < v->ngpus; g++) {
         const struct cs_gpu *gpu = v->gpu[g];
-        int sendtbs[CS_MAX_CHANNELS] = {0}, recvtbs[CS_MAX_CHANNELS] = {0};
+        int ntbs[2][CS_MAX_CHANNELS] = {{0}}; /* tbs sending and receiving per channel */
 
         if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
-            FATAL(v, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
-        for (int t = 0; t < gpu->ntbs; t++) {
-            const struct cs_tb *tb = &gpu->tbs[t];
-
-            if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
-                FATAL(v, tb->line,
-                      "rank %d tb %d: send=\"%d\" recv=\"%d\": peers must be -1 or "
-                      "0..%d",
-                      g, tb->id, tb->send, tb->recv, v->ngpus - 1);
-                continue;
-            }
-            if (tb->send == g || tb->recv == g)
-                FATAL(v, tb->line, "rank %d tb %d: %s itself", g, tb->id,
-                      tb->send == g ? "sends to" : "receives from");
-            if (tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
-                FATAL(v, tb->line, "rank %d tb %d: chan=\"%d\" is outside 0..%d", g, tb->id,
-                      tb->chan, CS_MAX_CHANNELS - 1);
-                continue;
-            }
-            if (tb->chan > maxchan)
-                maxchan = tb->chan;
-            if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
-                SERROR(v, tb->line,
-                       "rank %d tb %d uses channel %d, but nchannels=\"%d\": the "
-                       "runtime sets up connections on channels 0..%d only",
-                       g, tb->id, tb->chan, sc->nchannels, sc->nchannels - 1);
-            /* The runtime's per-channel peer tables hold 32 of each (msccl.md 2.4). */
-            if (tb->send >= 0 && ++sendtbs[tb->chan] == 33)
-                SERROR(v, tb->line, "rank %d: more than 32 tbs send on channel %d", g, tb->chan);
-            if (tb->recv >= 0 && ++recvtbs[tb->chan] == 33)
-                SERROR(v, tb->line, "rank %d: more than 32 tbs receive on channel %d", g, tb->chan);
-            if (tb->nsteps > CS_MAX_STEPS_LEGACY)
-                SERROR(v, tb->line,
-                       "rank %d tb %d has %d steps; the runtimes allow at most %d "
-                       "(executor default) or %d (legacy)",
-                       g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
-            else if (tb->nsteps > CS_MAX_STEPS)
-                WARN(v, tb->line,
-                     "rank %d tb %d has %d steps: over the executor's default limit "
-                     "of %d (MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
-                     g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
-            for (int i = 0; i < tb->nsteps; i++)
-                check_step(v, gpu, tb, i);
-        }
+            diag(v, FATAL, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
+        for (int t = 0; t < gpu->ntbs; t++)
+            if (check_tb(v, gpu, &gpu->tbs[t], ntbs) == 0 && gpu->tbs[t].chan > maxchan)
+                maxchan = gpu->tbs[t].chan;
     }
     if (maxchan >= 0 && maxchan + 1 < sc->nchannels)
-        WARN(v, sc->line, "nchannels=\"%d\" but no tb uses a channel above %d", sc->nchannels,
+        diag(v, WARN, sc->line, "nchannels=\"%d\" but no tb uses a channel above %d", sc->nchannels,
              maxchan);
 }
 
@@ -401,11 +398,12 @@ static int cmp_endpoint(const void *pa, const void *pb)
     return cs_cmp_ints(as, bs, 5);
 }
 
+/* How many steps of tb t send (or receive), or 0 for no tb (t < 0). */
 static int32_t count_steps(const struct vctx *v, int32_t t, int sending)
 {
     int32_t n = 0;
 
-    for (int i = 0; i < v->tb[t]->nsteps; i++) {
+    for (int i = 0; t >= 0 && i < v->tb[t]->nsteps; i++) {
         enum cs_step_type ty = v->tb[t]->steps[i].type;
 
         n += sending ? cs_step_sends(ty) : cs_step_recvs(ty);
@@ -413,57 +411,50 @@ static int32_t count_steps(const struct vctx *v, int32_t t, int sending)
     return n;
 }
 
-/* Pair the k-th send of each connection with its k-th receive. */
+/* "rank R tb T", or "no tb of rank R sends there" for t < 0. */
+static const char *end_name(const struct vctx *v, int32_t t, int rank, const char *verb, char *buf,
+                            size_t len)
+{
+    if (t >= 0)
+        snprintf(buf, len, "rank %d tb %d", rank, v->tb[t]->id);
+    else
+        snprintf(buf, len, "no tb of rank %d %s there", rank, verb);
+    return buf;
+}
+
+/* Pair the k-th send of connection e (tb s sends, tb r receives; -1 for none) with its k-th
+ * receive. */
 static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s, int32_t r)
 {
-    int32_t ns = s >= 0 ? count_steps(v, s, 1) : 0, nr = r >= 0 ? count_steps(v, r, 0) : 0;
-    int i = 0, j = 0;
+    int32_t ns = count_steps(v, s, 1), nr = count_steps(v, r, 0);
+    char a[64], b[64];
 
-    if (s >= 0)
-        v->send_peer_tb[s] = r;
-    if (r >= 0)
-        v->recv_peer_tb[r] = s;
     if (ns != nr) {
-        char a[64], b[64];
-
-        if (s >= 0)
-            snprintf(a, sizeof(a), "rank %d tb %d", e->src, v->tb[s]->id);
-        else
-            snprintf(a, sizeof(a), "no tb of rank %d sends there", e->src);
-        if (r >= 0)
-            snprintf(b, sizeof(b), "rank %d tb %d", e->dst, v->tb[r]->id);
-        else
-            snprintf(b, sizeof(b), "no tb of rank %d receives there", e->dst);
-        FATAL(v, s >= 0 ? v->tb[s]->line : v->tb[r]->line,
-              "connection %d->%d channel %d: %d sends (%s) but %d receives (%s)", e->src, e->dst,
-              e->chan, ns, a, nr, b);
+        diag(v, FATAL, s >= 0 ? v->tb[s]->line : v->tb[r]->line,
+             "connection %d->%d channel %d: %d sends (%s) but %d receives (%s)", e->src, e->dst,
+             e->chan, ns, end_name(v, s, e->src, "sends", a, sizeof(a)), nr,
+             end_name(v, r, e->dst, "receives", b, sizeof(b)));
         return;
     }
-    if (ns == 0)
-        return;
-    for (;;) {
-        const struct cs_step *a, *b;
+    /* Equal counts: every send has its receive. */
+    for (int i = 0, j = 0; ns > 0 && i < v->tb[s]->nsteps; i++) {
+        const struct cs_step *x = &v->tb[s]->steps[i], *y;
 
-        while (i < v->tb[s]->nsteps && !cs_step_sends(v->tb[s]->steps[i].type))
-            i++;
-        while (j < v->tb[r]->nsteps && !cs_step_recvs(v->tb[r]->steps[j].type))
+        if (!cs_step_sends(x->type))
+            continue;
+        while (!cs_step_recvs(v->tb[r]->steps[j].type))
             j++;
-        if (i >= v->tb[s]->nsteps || j >= v->tb[r]->nsteps)
-            break;
-        a = &v->tb[s]->steps[i];
-        b = &v->tb[r]->steps[j];
-        if (a->cnt != b->cnt) {
-            FATAL(v, b->line,
-                  "connection %d->%d channel %d: rank %d tb %d step %d receives "
-                  "cnt=%d chunks, but the matching send, rank %d tb %d step %d (line %d), sends "
-                  "cnt=%d",
-                  e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, b->cnt, e->src, v->tb[s]->id, i,
-                  a->line, a->cnt);
+        y = &v->tb[r]->steps[j];
+        if (x->cnt != y->cnt) {
+            diag(v, FATAL, y->line,
+                 "connection %d->%d channel %d: rank %d tb %d step %d receives cnt=%d chunks, but "
+                 "the matching send, rank %d tb %d step %d (line %d), sends cnt=%d",
+                 e->src, e->dst, e->chan, e->dst, v->tb[r]->id, j, y->cnt, e->src, v->tb[s]->id, i,
+                 x->line, x->cnt);
             return;
         }
         v->send_to[v->step0[s] + i] = v->step0[r] + j;
         v->recv_from[v->step0[r] + j] = v->step0[s] + i;
-        i++;
         j++;
     }
 }
@@ -473,16 +464,10 @@ static void check_connections(struct vctx *v)
     struct endpoint *ep;
     int32_t n = 0;
 
-    if ((v->send_peer_tb = xcalloc(v, (size_t)v->ntbs, sizeof(int32_t))) == NULL ||
-        (v->recv_peer_tb = xcalloc(v, (size_t)v->ntbs, sizeof(int32_t))) == NULL ||
-        (v->send_to = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
-        (v->recv_from = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+    if ((v->send_to = xnone(v, (size_t)v->nsteps)) == NULL ||
+        (v->recv_from = xnone(v, (size_t)v->nsteps)) == NULL ||
         (ep = xcalloc(v, 2 * (size_t)v->ntbs, sizeof(*ep))) == NULL)
         return;
-    memset(v->send_peer_tb, 0xff, (size_t)v->ntbs * sizeof(int32_t));
-    memset(v->recv_peer_tb, 0xff, (size_t)v->ntbs * sizeof(int32_t));
-    memset(v->send_to, 0xff, (size_t)v->nsteps * sizeof(int32_t));
-    memset(v->recv_from, 0xff, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t t = 0; t < v->ntbs; t++) {
         const struct cs_tb *tb = v->tb[t];
         int32_t g = v->tb_gpu[t];
@@ -493,101 +478,61 @@ static void check_connections(struct vctx *v)
             ep[n++] = (struct endpoint){tb->recv, g, tb->chan, 1, t};
     }
     qsort(ep, (size_t)n, sizeof(*ep), cmp_endpoint);
-    for (int32_t k = 0; k < n;) {
-        int32_t end = k, s = -1, r = -1;
+    /* Each run of equal (src, dst, chan) is one connection: its senders, then its receivers. */
+    for (int32_t k = 0, m; k < n; k = m) {
+        int32_t tb[2] = {-1, -1}; /* the first sending and receiving tbs */
         int dup = 0;
 
-        while (end < n && ep[end].src == ep[k].src && ep[end].dst == ep[k].dst &&
-               ep[end].chan == ep[k].chan)
-            end++;
-        for (int32_t m = k; m < end; m++) {
-            int32_t *slot = ep[m].is_recv ? &r : &s;
+        for (m = k;
+             m < n && ep[m].src == ep[k].src && ep[m].dst == ep[k].dst && ep[m].chan == ep[k].chan;
+             m++) {
+            const struct endpoint *e = &ep[m];
 
-            if (*slot >= 0) {
-                const struct cs_tb *a = v->tb[*slot], *b = v->tb[ep[m].gtb];
-                int rank = ep[m].is_recv ? ep[m].dst : ep[m].src;
-
-                FATAL(v, b->line,
-                      "rank %d: tbs %d and %d both %s rank %d on channel %d (a "
-                      "connection belongs to one tb)",
-                      rank, a->id, b->id, ep[m].is_recv ? "receive from" : "send to",
-                      ep[m].is_recv ? ep[m].src : ep[m].dst, ep[m].chan);
-                dup = 1;
-            } else {
-                *slot = ep[m].gtb;
+            if (tb[e->is_recv] < 0) {
+                tb[e->is_recv] = e->gtb;
+                continue;
             }
+            diag(v, FATAL, v->tb[e->gtb]->line,
+                 "rank %d: tbs %d and %d both %s rank %d on channel %d (a connection belongs to "
+                 "one tb)",
+                 e->is_recv ? e->dst : e->src, v->tb[tb[e->is_recv]]->id, v->tb[e->gtb]->id,
+                 e->is_recv ? "receive from" : "send to", e->is_recv ? e->src : e->dst, e->chan);
+            dup = 1;
         }
         if (!dup)
-            match_connection(v, &ep[k], s, r);
-        k = end;
+            match_connection(v, &ep[k], tb[0], tb[1]);
     }
     free(ep);
 }
 
 /* ---- dependencies and the static deadlock check ------------------------------------------- */
 
-/* The dependency set of step id (with its nops), resolved to the steps whose completion meets
- * it: a wait on (tb, s) is met once tb completes a hasdep step >= s (msccl.md 2.3). Calls fn
- * for each; stops and returns nonzero when fn does. */
-typedef int (*dep_fn)(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                      void *arg);
-
-static int each_dep(struct vctx *v, int32_t id, dep_fn fn, void *arg)
+/* Each real step's waits as the global numbers of the steps waited for: its own dependency and
+ * those of the nops just before it (msccl.md 2.3). */
+static void index_waits(struct vctx *v)
 {
-    int32_t t = v->step_tb[id];
-    const struct cs_tb *tb = v->tb[t];
-    struct cs_dep small[16], *deps = small;
-    int n = cs_tb_step_deps(tb, step_index(v, id), small, 16), rc = 0;
+    struct cs_dep *deps;
+    int max = 0;
 
-    if (n > 16) {
-        if ((deps = malloc((size_t)n * sizeof(*deps))) == NULL) {
-            v->oom = 1;
-            return 1;
-        }
-        cs_tb_step_deps(tb, step_index(v, id), deps, n);
+    if ((v->wait_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(int32_t))) == NULL)
+        return;
+    for (int32_t id = 0; id < v->nsteps; id++) {
+        int n = cs_tb_step_deps(v->tb[v->step_tb[id]], step_index(v, id), NULL, 0);
+
+        max = n > max ? n : max;
+        v->wait_off[id + 1] = v->wait_off[id] + n;
     }
-    for (int k = 0; k < n && rc == 0; k++) {
-        int32_t dt = v->gtb0[v->tb_gpu[t]] + deps[k].tb;
+    if ((v->wait = xcalloc(v, (size_t)v->wait_off[v->nsteps], sizeof(int32_t))) == NULL ||
+        (deps = xcalloc(v, (size_t)max, sizeof(*deps))) == NULL)
+        return;
+    for (int32_t id = 0; id < v->nsteps; id++) {
+        int32_t t = v->step_tb[id], g0 = v->gtb0[v->tb_gpu[t]];
+        int n = cs_tb_step_deps(v->tb[t], step_index(v, id), deps, max);
 
-        rc = fn(v, id, &deps[k], v->signal[v->step0[dt] + deps[k].step], arg);
+        for (int k = 0; k < n; k++)
+            v->wait[v->wait_off[id] + k] = v->step0[g0 + deps[k].tb] + deps[k].step;
     }
-    if (deps != small)
-        free(deps);
-    return rc;
-}
-
-static int dep_never_signals(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                             void *arg)
-{
-    char a[96];
-
-    (void)arg;
-    if (target < 0)
-        FATAL(v, step_at(v, id)->line,
-              "deadlock: %s waits for tb %d step %d, which never "
-              "signals (neither it nor any later real step of tb %d has hasdep=\"1\")",
-              step_name(v, id, a, sizeof(a)), dep->tb, dep->step, dep->tb);
-    return 0;
-}
-
-static int dep_count(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                     void *arg)
-{
-    (void)id;
-    (void)dep;
-    (void)arg;
-    v->dep_off[target + 1]++;
-    v->indeg[id]++;
-    return 0;
-}
-
-static int dep_fill(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target, void *arg)
-{
-    int32_t *fill = arg;
-
-    (void)dep;
-    v->dep_list[fill[target]++] = id;
-    return 0;
+    free(deps);
 }
 
 /* The nearest real (non-nop) step of id's tb before it (dir -1) or after it (dir 1), or -1. */
@@ -607,42 +552,8 @@ enum wait_kind { WAIT_PROGRAM = 1, WAIT_DEP, WAIT_RECV };
 struct hop {
     int32_t from, to; /* `from` waits for `to` */
     enum wait_kind kind;
-    struct cs_dep dep;
+    int32_t dep; /* WAIT_DEP: the step waited for, whose tb signals with step `to` */
 };
-
-struct pick {
-    int32_t target;
-    struct cs_dep dep;
-};
-
-static int dep_pick_blocked(struct vctx *v, int32_t id, const struct cs_dep *dep, int32_t target,
-                            void *arg)
-{
-    struct pick *p = arg;
-
-    (void)id;
-    if (v->indeg[target] > 0) {
-        p->target = target;
-        p->dep = *dep;
-        return 1;
-    }
-    return 0;
-}
-
-static void step_label(const struct vctx *v, int32_t id, char *buf, size_t len)
-{
-    char a[96];
-    int line = step_at(v, id)->line;
-
-    step_name(v, id, a, sizeof(a));
-    if (line > 0) {
-        size_t n = strlen(a);
-
-        snprintf(buf, len, "%.*s, line %d)", (int)(n - 1), a, line);
-    } else {
-        snprintf(buf, len, "%s", a);
-    }
-}
 
 /* Walk from a blocked step along what each step waits for until a step repeats: the waits go to
  * hops (*nh of them), the cycle starts at hop *start. 0, or -1 (cannot happen: a blocked step has
@@ -651,164 +562,123 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
 {
     int32_t x = -1;
 
-    memset(pos, 0xff, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t id = 0; id < v->nsteps && x < 0; id++)
         if (v->indeg[id] > 0)
             x = id;
     for (*nh = 0;;) {
-        struct pick p = {-1, {0, 0}};
-        enum wait_kind kind;
+        struct hop h = {x, -1, WAIT_DEP, -1};
 
         pos[x] = *nh;
-        each_dep(v, x, dep_pick_blocked, &p);
-        if (p.target >= 0) {
-            kind = WAIT_DEP;
-        } else if (v->recv_from[x] >= 0 && v->indeg[v->recv_from[x]] > 0) {
-            p.target = v->recv_from[x];
-            kind = WAIT_RECV;
-        } else {
-            p.target = near_real(v, x, -1);
-            kind = WAIT_PROGRAM;
+        for (int32_t k = v->wait_off[x]; k < v->wait_off[x + 1] && h.to < 0; k++)
+            if (v->indeg[v->signal[v->wait[k]]] > 0) {
+                h.dep = v->wait[k];
+                h.to = v->signal[h.dep];
+            }
+        if (h.to < 0 && v->recv_from[x] >= 0 && v->indeg[v->recv_from[x]] > 0) {
+            h.to = v->recv_from[x];
+            h.kind = WAIT_RECV;
+        } else if (h.to < 0) {
+            h.to = near_real(v, x, -1);
+            h.kind = WAIT_PROGRAM;
         }
-        if (p.target < 0 || v->oom)
+        if (h.to < 0)
             return -1;
-        hops[(*nh)++] = (struct hop){x, p.target, kind, p.dep};
-        if (pos[p.target] >= 0) {
-            *start = pos[p.target];
+        hops[(*nh)++] = h;
+        if (pos[h.to] >= 0) {
+            *start = pos[h.to];
             return 0;
         }
-        x = p.target;
+        x = h.to;
     }
 }
 
 /* Append hop h (waiting for step `to`, labelled b) to the cycle's message. */
 static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const char *b, FILE *fp)
 {
-    switch (h->kind) {
-    case WAIT_PROGRAM:
-        fprintf(fp, ", which comes after %s in its tb", b);
-        break;
-    case WAIT_DEP:
-        if (step_index(v, to) == h->dep.step)
-            fprintf(fp, ", which depends on %s", b);
-        else
-            fprintf(fp, ", which depends on tb %d step %d, signalled by %s", h->dep.tb, h->dep.step,
-                    b);
-        break;
-    case WAIT_RECV: {
-        int32_t ft = v->step_tb[h->from];
+    int32_t ft = v->step_tb[h->from];
 
+    if (h->kind == WAIT_PROGRAM)
+        fprintf(fp, ", which comes after %s in its tb", b);
+    else if (h->kind == WAIT_DEP && to == h->dep)
+        fprintf(fp, ", which depends on %s", b);
+    else if (h->kind == WAIT_DEP)
+        fprintf(fp, ", which depends on tb %d step %d, signalled by %s",
+                v->tb[v->step_tb[h->dep]]->id, step_index(v, h->dep), b);
+    else
         fprintf(fp, ", which receives on connection %d->%d channel %d from %s",
                 v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
-        break;
-    }
-    }
 }
 
 static void report_cycle(struct vctx *v)
 {
-    int32_t *pos = malloc((size_t)v->nsteps * sizeof(int32_t)), nh = 0, start = 0;
-    struct hop *hops = malloc((size_t)(v->nreal + 1) * sizeof(*hops));
+    int32_t *pos = xnone(v, (size_t)v->nsteps), nh = 0, start = 0;
+    struct hop *hops = xcalloc(v, (size_t)v->nreal + 1, sizeof(*hops));
     char *msg = NULL, a[128], b[128];
     size_t len = 0;
     FILE *fp = open_memstream(&msg, &len);
 
-    if (pos == NULL || hops == NULL || fp == NULL) {
+    if (fp == NULL)
         v->oom = 1;
+    if (v->oom || find_cycle(v, pos, hops, &nh, &start) != 0)
         goto out;
-    }
-    if (find_cycle(v, pos, hops, &nh, &start) != 0)
-        goto out;
-    step_label(v, hops[start].from, a, sizeof(a));
     fprintf(fp, "deadlock: %d of %d steps can never run; they wait in a cycle: %s",
-            v->nreal - v->norder, v->nreal, a);
+            v->nreal - v->norder, v->nreal, step_name(v, hops[start].from, 1, a, sizeof(a)));
     for (int32_t h = start, shown = 0; h < nh; h++, shown++) {
         int32_t to = hops[h].to;
 
         if (shown == 24) {
-            fprintf(fp, " ... (%d more waits)", nh - h);
-            step_label(v, hops[nh - 1].to, b, sizeof(b));
-            fprintf(fp, " ... which waits for %s", b);
+            fprintf(fp, " ... (%d more waits) ... which waits for %s", nh - h,
+                    step_name(v, hops[nh - 1].to, 1, b, sizeof(b)));
             break;
         }
         /* Fold a run of program-order waits into one. */
         while (hops[h].kind == WAIT_PROGRAM && h + 1 < nh && hops[h + 1].kind == WAIT_PROGRAM)
             to = hops[++h].to;
-        step_label(v, to, b, sizeof(b));
-        append_hop(v, &hops[h], to, b, fp);
+        append_hop(v, &hops[h], to, step_name(v, to, 1, b, sizeof(b)), fp);
     }
     if (fclose(fp) == 0)
-        FATAL(v, step_at(v, hops[start].from)->line, "%s", msg);
+        diag(v, FATAL, step_at(v, hops[start].from)->line, "%s", msg);
     else
         v->oom = 1;
     fp = NULL;
 out:
     if (fp != NULL)
         fclose(fp);
-    free(pos);
-    free(hops);
-    free(msg);
+    cs_free_each(3, pos, hops, msg);
 }
 
 /* Kahn's algorithm over the real steps, consuming indeg (unmet waits per step); writes the order
  * to out and returns its length (short of nreal when steps wait in a cycle). Without a stack,
- * breadth first from the lowest step number; with one (nreal entries), depth first from the
- * highest: one tb runs as far as it can before another starts. */
+ * breadth first from the lowest step number (out is the queue); with one (nreal entries), depth
+ * first from the highest: one tb runs as far as it can before another starts. */
 static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *stack)
 {
-    int32_t n = 0, head = 0, top = 0;
+    int32_t *ready = stack != NULL ? stack : out, n = 0, head = 0, top = 0;
 
-    if (stack == NULL) {
-        for (int32_t id = 0; id < v->nsteps; id++)
-            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
-                out[n++] = id;
-    } else {
-        for (int32_t id = 0; id < v->nsteps; id++)
-            if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
-                stack[top++] = id;
-    }
-    for (;;) {
-        int32_t id, succ[2];
+    for (int32_t id = 0; id < v->nsteps; id++)
+        if (step_at(v, id)->type != CS_STEP_NOP && indeg[id] == 0)
+            ready[top++] = id;
+    while (stack != NULL ? top > 0 : head < top) {
+        int32_t id = stack != NULL ? (out[n++] = stack[--top]) : out[head++];
+        int32_t succ[2] = {v->send_to[id], near_real(v, id, 1)};
 
-        if (stack == NULL) {
-            if (head == n)
-                break;
-            id = out[head++];
-        } else {
-            if (top == 0)
-                break;
-            id = out[n++] = stack[--top];
-        }
-        succ[0] = v->send_to[id];
-        succ[1] = near_real(v, id, 1);
         for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
-            if (--indeg[v->dep_list[k]] == 0) {
-                if (stack == NULL)
-                    out[n++] = v->dep_list[k];
-                else
-                    stack[top++] = v->dep_list[k];
-            }
+            if (--indeg[v->dep_list[k]] == 0)
+                ready[top++] = v->dep_list[k];
         for (int k = 0; k < 2; k++)
-            if (succ[k] >= 0 && --indeg[succ[k]] == 0) {
-                if (stack == NULL)
-                    out[n++] = succ[k];
-                else
-                    stack[top++] = succ[k];
-            }
+            if (succ[k] >= 0 && --indeg[succ[k]] == 0)
+                ready[top++] = succ[k];
     }
-    return n;
+    return stack != NULL ? n : top;
 }
 
-/* Order the real steps so that every wait (program order, dependency, send before its matching
- * receive) is met by an earlier step; report a cycle when there is none. */
-static void check_deadlock(struct vctx *v)
+/* The step whose completion signals each step's passing (signal); a wait that none meets is a
+ * deadlock. */
+static void check_signals(struct vctx *v)
 {
-    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
+    char a[96];
 
-    if ((v->signal = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
-        (v->indeg = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
-        (v->order = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
-        (v->dep_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(int32_t))) == NULL)
+    if ((v->signal = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
         return;
     for (int32_t t = 0; t < v->ntbs; t++) {
         int32_t next = -1;
@@ -822,39 +692,57 @@ static void check_deadlock(struct vctx *v)
         }
     }
     for (int32_t id = 0; id < v->nsteps; id++)
-        if (step_at(v, id)->type != CS_STEP_NOP)
-            each_dep(v, id, dep_never_signals, NULL);
-    if (v->nfatal || v->oom)
+        for (int32_t k = v->wait_off[id]; k < v->wait_off[id + 1]; k++)
+            if (v->signal[v->wait[k]] < 0)
+                diag(v, FATAL, step_at(v, id)->line,
+                     "deadlock: %s waits for tb %d step %d, which never signals (neither it nor "
+                     "any later real step of tb %d has hasdep=\"1\")",
+                     step_name(v, id, 0, a, sizeof(a)), v->tb[v->step_tb[v->wait[k]]]->id,
+                     step_index(v, v->wait[k]), v->tb[v->step_tb[v->wait[k]]]->id);
+}
+
+/* Order the real steps so that every wait (program order, dependency, send before its matching
+ * receive) is met by an earlier step; report a cycle when there is none. */
+static void check_deadlock(struct vctx *v)
+{
+    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
+
+    index_waits(v);
+    if (!v->oom)
+        check_signals(v);
+    if (v->nfatal || v->oom ||
+        (v->indeg = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->order = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (v->dep_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(int32_t))) == NULL)
         return;
+    /* Each step waits for the real step before it, its dependencies' signals and its send. */
     for (int32_t id = 0; id < v->nsteps; id++) {
         if (step_at(v, id)->type == CS_STEP_NOP)
             continue;
-        each_dep(v, id, dep_count, NULL);
-        v->indeg[id] += (near_real(v, id, -1) >= 0) + (v->recv_from[id] >= 0);
+        for (int32_t k = v->wait_off[id]; k < v->wait_off[id + 1]; k++)
+            v->dep_off[v->signal[v->wait[k]] + 1]++;
+        v->indeg[id] = v->wait_off[id + 1] - v->wait_off[id] + (near_real(v, id, -1) >= 0) +
+                       (v->recv_from[id] >= 0);
     }
     for (int32_t id = 0; id < v->nsteps; id++)
         v->dep_off[id + 1] += v->dep_off[id];
     if ((v->dep_list = xcalloc(v, (size_t)v->dep_off[v->nsteps], sizeof(int32_t))) == NULL ||
-        (fill = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+        (fill = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
+        (indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
         goto out;
     memcpy(fill, v->dep_off, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t id = 0; id < v->nsteps; id++)
-        if (step_at(v, id)->type != CS_STEP_NOP)
-            each_dep(v, id, dep_fill, fill);
-    if ((indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
-        goto out;
+        for (int32_t k = v->wait_off[id]; k < v->wait_off[id + 1]; k++)
+            v->dep_list[fill[v->signal[v->wait[k]]]++] = id;
     memcpy(indeg0, v->indeg, (size_t)v->nsteps * sizeof(int32_t));
     v->norder = topo_sort(v, v->indeg, v->order, NULL);
-    if (v->norder < v->nreal && !v->oom) {
+    if (v->norder < v->nreal)
         report_cycle(v);
-    } else if ((v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
-               (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL) {
+    else if ((v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
+             (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL)
         topo_sort(v, indeg0, v->order2, stack);
-    }
 out:
-    free(fill);
-    free(indeg0);
-    free(stack);
+    cs_free_each(3, fill, indeg0, stack);
 }
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
@@ -874,23 +762,18 @@ struct node {
 #define UNSET 0u  /* a slot never written */
 #define POISON 1u /* a value computed from an unset slot (already reported) */
 
-struct queue {
-    uint32_t *v;
-    int32_t len, cap, head;
-};
-
 /* An output chunk's final value, to compare two executions. */
 struct outval {
-    uint64_t h1, h2, n;
-    int32_t writer; /* last step that wrote it, -1 for none */
-    int state;      /* 0 never written, 1 computed from uninitialised data, 2 a value */
-    int right;      /* the value the collective requires */
+    struct node val; /* a copy of its node when state is 2 */
+    int32_t writer;  /* last step that wrote it, -1 for none */
+    int state;       /* 0 never written, 1 computed from uninitialised data, 2 a value */
+    int right;       /* the value the collective requires */
 };
 
 struct dctx {
     struct vctx *v;
     int quiet;           /* report nothing: a second execution, compared by the caller */
-    struct outval *vals; /* filled with the output chunks (rank-major), when not NULL */
+    struct outval *vals; /* filled with the output chunks (rank-major) */
     uint64_t *colsum;    /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
     const struct cs_sched *sc;
     int inplace;
@@ -898,12 +781,23 @@ struct dctx {
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    uint32_t **buf[3]; /* [INPUT-1 .. SCRATCH-1][rank]: node id per chunk */
-    int32_t **wr[3];   /* last writer step per chunk, -1 for the initial input */
-    struct queue *q;   /* per sending tb: the values in flight on its connection */
-    uint64_t *mult;    /* scratch for rebuilding a multiset */
+    long *base;     /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;  /* node id per chunk */
+    int32_t *wr;    /* last writer step per chunk, -1 for the initial input */
+    long *sent_off; /* per step: where its values start in sent, when it sends */
+    uint32_t *sent; /* the values each send put on its connection, in order */
+    uint64_t *mult; /* scratch for rebuilding a multiset */
     int warned_input;
 };
+
+/* The chunks per rank of the input and output buffers the runtime gives the collective. */
+static void coll_chunks(const struct cs_sched *sc, int *in_n, int *out_n)
+{
+    int N = sc->nchunksperloop, C = N / sc->ngpus;
+
+    *in_n = sc->coll == CS_COLL_ALLGATHER ? C : N;
+    *out_n = sc->coll == CS_COLL_REDUCE_SCATTER ? C : N;
+}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -945,10 +839,7 @@ static uint32_t make_leaf(struct dctx *d, uint32_t rank, uint32_t chunk)
     if (id != POISON) {
         struct node *x = &d->nodes[id];
 
-        x->leaf = 1;
-        x->a = rank;
-        x->b = chunk;
-        x->n = 1;
+        *x = (struct node){.a = rank, .b = chunk, .n = 1, .leaf = 1};
         leaf_hash(rank, chunk, &x->h1, &x->h2);
     }
     return id;
@@ -978,16 +869,16 @@ static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
     return b == CS_BUF_INPUT ? d->in_n : b == CS_BUF_OUTPUT ? d->out_n : d->v->gpu[rank]->s_chunks;
 }
 
-/* The slot behind chunk `off` of buffer b on rank, after in-place aliasing; NULL when the
- * runtime buffer has no such chunk. */
-static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t **writer)
+/* The index in val and wr of chunk `off` of buffer b on rank, after in-place aliasing; -1 when
+ * the runtime buffer has no such chunk. */
+static long slot(const struct dctx *d, int rank, enum cs_buf b, long off)
 {
     enum cs_coll coll = d->sc->coll;
     int phys = b - 1;
     long idx = off;
 
     if (b < CS_BUF_INPUT || b > CS_BUF_SCRATCH || off < 0 || off >= logical_size(d, rank, b))
-        return NULL;
+        return -1;
     if (d->inplace && b == CS_BUF_INPUT && coll == CS_COLL_ALLGATHER) {
         phys = CS_BUF_OUTPUT - 1;
         idx = (long)rank * d->C + off;
@@ -996,89 +887,57 @@ static uint32_t *slot(struct dctx *d, int rank, enum cs_buf b, long off, int32_t
         if (coll == CS_COLL_REDUCE_SCATTER)
             idx = (long)rank * d->C + off;
     }
-    *writer = &d->wr[phys][rank][idx];
-    return &d->buf[phys][rank][idx];
+    return d->base[phys * d->sc->ngpus + rank] + idx;
 }
 
-/* What a step found wrong while reading or writing, reported once per step. */
+/* What a step found wrong, reported once per step: how many reads of never written chunks, reads
+ * and writes outside the runtime's buffers, and the first offset of each. */
+enum { T_UNSET, T_READ, T_WRITE };
+
 struct step_trouble {
-    int unset, oob_read, oob_write;
-    long first_unset, first_oob_read, first_oob_write;
+    int n[3];
+    long first[3];
     enum cs_buf unset_buf;
 };
 
+static void trouble(struct step_trouble *tr, int what, long off)
+{
+    if (tr->n[what]++ == 0)
+        tr->first[what] = off;
+}
+
 static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr)
 {
-    int32_t *w;
-    uint32_t *s = slot(d, rank, b, off, &w);
+    long i = slot(d, rank, b, off);
 
-    if (s == NULL) {
-        if (tr->oob_read++ == 0)
-            tr->first_oob_read = off;
-        return POISON;
-    }
-    if (*s == UNSET) {
-        if (tr->unset++ == 0) {
-            tr->first_unset = off;
-            tr->unset_buf = b;
-        }
-        return POISON;
-    }
-    return *s;
+    if (i >= 0 && d->val[i] != UNSET)
+        return d->val[i];
+    if (i >= 0 && tr->n[T_UNSET] == 0)
+        tr->unset_buf = b;
+    trouble(tr, i < 0 ? T_READ : T_UNSET, off);
+    return POISON;
 }
 
 static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t val, int32_t id,
                   struct step_trouble *tr)
 {
-    int32_t *w;
-    uint32_t *s = slot(d, rank, b, off, &w);
+    long i = slot(d, rank, b, off);
 
-    if (s == NULL) {
-        if (tr->oob_write++ == 0)
-            tr->first_oob_write = off;
+    if (i < 0) {
+        trouble(tr, T_WRITE, off);
         return;
     }
-    *s = val;
-    *w = id;
-}
-
-static void push(struct dctx *d, int32_t t, uint32_t val)
-{
-    struct queue *q = &d->q[t];
-
-    if (q->len == q->cap) {
-        int32_t ncap = q->cap ? 2 * q->cap : 64;
-        uint32_t *nv = realloc(q->v, (size_t)ncap * sizeof(*nv));
-
-        if (nv == NULL) {
-            d->v->oom = 1;
-            return;
-        }
-        q->v = nv;
-        q->cap = ncap;
-    }
-    q->v[q->len++] = val;
-}
-
-static uint32_t pop(struct dctx *d, int32_t t)
-{
-    struct queue *q;
-
-    /* The topological order runs the k-th send before the k-th receive, and the counts match. */
-    if (t < 0)
-        return POISON;
-    q = &d->q[t];
-    return q->head < q->len ? q->v[q->head++] : POISON;
+    d->val[i] = val;
+    d->wr[i] = id;
 }
 
 static void exec_step(struct dctx *d, int32_t id)
 {
     struct vctx *v = d->v;
     const struct cs_step *st = step_at(v, id);
-    int32_t t = v->step_tb[id];
-    int rank = v->tb_gpu[t];
-    struct step_trouble tr = {0};
-    char a[96];
+    int rank = v->tb_gpu[v->step_tb[id]];
+    struct step_trouble tr = {.n = {0}};
+    enum cs_buf oob_buf[] = {[T_READ] = st->srcbuf, [T_WRITE] = st->dstbuf};
 
     for (long k = 0; k < st->cnt; k++) {
         long so = st->srcoff + k, dof = st->dstoff + k;
@@ -1091,42 +950,38 @@ static void exec_step(struct dctx *d, int32_t id)
         } else if (cs_step_reads_src(st->type)) {
             x = load(d, rank, st->srcbuf, so, &tr);
         }
+        /* The topological order runs each send before its matching receive. */
         if (cs_step_recvs(st->type)) {
-            uint32_t r = pop(d, v->recv_peer_tb[t]);
+            uint32_t r = d->sent[d->sent_off[v->recv_from[id]] + k];
 
             x = cs_step_reduces(st->type) ? make_sum(d, x, r) : r;
         }
         if (cs_step_writes_dst(st->type))
             store(d, rank, st->dstbuf, dof, x, id, &tr);
         if (cs_step_sends(st->type))
-            push(d, t, x);
+            d->sent[d->sent_off[id] + k] = x;
         if (!d->quiet && !d->inplace && !d->warned_input && st->dstbuf == CS_BUF_INPUT &&
             cs_step_writes_dst(st->type)) {
             d->warned_input = 1;
-            diag(v, CS_VERIFY_WARNING, CS_VERIFY_DATA, st->line,
-                 "%s writes input chunk %ld%s: NCCL's send buffer is const in an out-of-place "
-                 "call",
-                 step_name(v, id, a, sizeof(a)), dof, d->mode);
+            step_diag(v, DWARN, id,
+                      " writes input chunk %ld%s: NCCL's send buffer is const in an out-of-place "
+                      "call",
+                      dof, d->mode);
         }
     }
     if (d->quiet)
         return;
-    if (tr.unset)
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
-             "%s reads %s chunk %ld%s, which was never written%s%s", step_name(v, id, a, sizeof(a)),
-             buf_name(tr.unset_buf), tr.first_unset,
-             tr.unset > 1 ? " (and more of its chunks)" : "",
-             tr.unset_buf == CS_BUF_INPUT ? "" : " (uninitialised)", d->mode);
-    if (tr.oob_read)
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
-             "%s reads %s chunk %ld, outside the runtime's %ld-chunk %s buffer%s",
-             step_name(v, id, a, sizeof(a)), buf_name(st->srcbuf), tr.first_oob_read,
-             logical_size(d, rank, st->srcbuf), buf_name(st->srcbuf), d->mode);
-    if (tr.oob_write)
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, st->line,
-             "%s writes %s chunk %ld, outside the runtime's %ld-chunk %s buffer%s",
-             step_name(v, id, a, sizeof(a)), buf_name(st->dstbuf), tr.first_oob_write,
-             logical_size(d, rank, st->dstbuf), buf_name(st->dstbuf), d->mode);
+    if (tr.n[T_UNSET])
+        step_diag(v, DERROR, id, " reads %s chunk %ld%s, which was never written%s%s",
+                  buf_name(tr.unset_buf), tr.first[T_UNSET],
+                  tr.n[T_UNSET] > 1 ? " (and more of its chunks)" : "",
+                  tr.unset_buf == CS_BUF_INPUT ? "" : " (uninitialised)", d->mode);
+    for (int w = T_READ; w <= T_WRITE; w++)
+        if (tr.n[w])
+            step_diag(v, DERROR, id,
+                      " %s %s chunk %ld, outside the runtime's %ld-chunk %s buffer%s",
+                      w == T_READ ? "reads" : "writes", buf_name(oob_buf[w]), tr.first[w],
+                      logical_size(d, rank, oob_buf[w]), buf_name(oob_buf[w]), d->mode);
 }
 
 struct term {
@@ -1144,12 +999,11 @@ static int cmp_term(const void *pa, const void *pb)
 }
 
 /* The multiset a node stands for, sorted by (rank, chunk). Caller frees; NULL on OOM. */
-static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
+static struct term *expand(struct dctx *d, uint32_t root, int *nterms)
 {
-    struct term *terms = NULL;
-    size_t n = 0, cap = 0;
+    struct term *terms = NULL, *tm;
+    int n = 0, cap = 0;
 
-    *nterms = 0;
     if (d->mult == NULL && (d->mult = calloc(d->nnodes, sizeof(*d->mult))) == NULL)
         return NULL;
     d->mult[root] = 1;
@@ -1165,53 +1019,75 @@ static struct term *expand(struct dctx *d, uint32_t root, size_t *nterms)
             d->mult[d->nodes[id].b] += m;
             continue;
         }
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            struct term *nt = realloc(terms, ncap * sizeof(*nt));
-
-            if (nt == NULL) {
-                free(terms);
-                return NULL;
-            }
-            terms = nt;
-            cap = ncap;
+        if ((tm = cs_array_slot((void **)&terms, n++, &cap, sizeof(*tm))) == NULL) {
+            free(terms);
+            return NULL;
         }
-        terms[n++] = (struct term){d->nodes[id].a, d->nodes[id].b, m};
+        *tm = (struct term){d->nodes[id].a, d->nodes[id].b, m};
     }
     if (n > 0)
-        qsort(terms, n, sizeof(*terms), cmp_term);
+        qsort(terms, (size_t)n, sizeof(*terms), cmp_term);
     *nterms = n;
     return terms;
+}
+
+/* Say how a sum differs from that of input chunk `chunk` of every rank, each once. */
+static void describe_errors(struct dctx *d, const struct term *t, int nt, long chunk, FILE *fp)
+{
+    int G = d->sc->ngpus, nmissing = 0, ndup = 0, nforeign = 0;
+    char *seen = calloc((size_t)G, 1);
+
+    if (seen == NULL)
+        return;
+    for (int k = 0; k < nt; k++)
+        if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)G)
+            seen[t[k].rank] = 1;
+    for (int k = 0; k < nt; k++)
+        if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)G && t[k].mult > 1 && ndup++ < 8)
+            fprintf(fp, "%s rank %u", ndup > 1 ? "," : "; counted more than once:", t[k].rank);
+    for (int k = 0; k < nt; k++)
+        if (((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)G) && nforeign++ < 8)
+            fprintf(fp, "%s rank %u chunk %u",
+                    nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
+    for (int r = 0; r < G; r++)
+        nmissing += !seen[r];
+    for (int r = 0, listed = 0; r < G && listed < 8; r++)
+        if (!seen[r])
+            fprintf(fp, "%s %d",
+                    listed++       ? ","
+                    : nmissing > 1 ? "; missing ranks"
+                                   : "; missing rank",
+                    r);
+    if (ndup > 8 || nforeign > 8 || nmissing > 8)
+        fprintf(fp, " (lists cut at 8)");
+    free(seen);
 }
 
 /* Describe a value and, for a reduction, how it differs from the sum of input chunk `chunk` of
  * every rank (chunk < 0: a single expected leaf, nothing more to say). */
 static void describe(struct dctx *d, uint32_t val, long chunk, FILE *fp)
 {
-    size_t nt;
     struct term *t;
-    int shown = 0;
+    int nt;
     uint64_t total = 0;
 
-    if (val == UNSET) {
-        fprintf(fp, "nothing (never written)");
-        return;
-    }
-    if (val == POISON) {
-        fprintf(fp, "a value computed from uninitialised chunks (reported above)");
+    if (val <= POISON) {
+        fputs(val == UNSET ? "nothing (never written)"
+                           : "a value computed from uninitialised chunks (reported above)",
+              fp);
         return;
     }
     if ((t = expand(d, val, &nt)) == NULL) {
         fprintf(fp, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
         return;
     }
-    for (size_t k = 0; k < nt; k++)
+    for (int k = 0; k < nt; k++)
         total += t[k].mult;
     if (nt == 1 && t[0].mult == 1) {
         fprintf(fp, "input chunk %u of rank %u", t[0].chunk, t[0].rank);
     } else {
         fprintf(fp, "a sum of %llu terms:", (unsigned long long)total);
-        for (size_t k = 0; k < nt && shown < 8; k++, shown++) {
+        for (int k = 0; k < nt && k < 8; k++) {
             fprintf(fp, "%s rank %u chunk %u", k ? "," : "", t[k].rank, t[k].chunk);
             if (t[k].mult > 1)
                 fprintf(fp, " x%llu", (unsigned long long)t[k].mult);
@@ -1219,39 +1095,8 @@ static void describe(struct dctx *d, uint32_t val, long chunk, FILE *fp)
         if (nt > 8)
             fprintf(fp, ", ...");
     }
-    if (chunk >= 0) {
-        int nmissing = 0, ndup = 0, nforeign = 0;
-        char *seen = calloc((size_t)d->sc->ngpus, 1);
-
-        if (seen == NULL) {
-            free(t);
-            return;
-        }
-        for (size_t k = 0; k < nt; k++)
-            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus)
-                seen[t[k].rank] = 1;
-        for (size_t k = 0; k < nt; k++)
-            if ((long)t[k].chunk == chunk && t[k].rank < (uint32_t)d->sc->ngpus && t[k].mult > 1 &&
-                ndup++ < 8)
-                fprintf(fp, "%s rank %u", ndup > 1 ? "," : "; counted more than once:", t[k].rank);
-        for (size_t k = 0; k < nt; k++)
-            if (((long)t[k].chunk != chunk || t[k].rank >= (uint32_t)d->sc->ngpus) &&
-                nforeign++ < 8)
-                fprintf(fp, "%s rank %u chunk %u",
-                        nforeign > 1 ? "," : "; not belonging here:", t[k].rank, t[k].chunk);
-        for (int r = 0; r < d->sc->ngpus; r++)
-            nmissing += !seen[r];
-        for (int r = 0, listed = 0; r < d->sc->ngpus && listed < 8; r++)
-            if (!seen[r])
-                fprintf(fp, "%s %d",
-                        listed++       ? ","
-                        : nmissing > 1 ? "; missing ranks"
-                                       : "; missing rank",
-                        r);
-        if (ndup > 8 || nforeign > 8 || nmissing > 8)
-            fprintf(fp, " (lists cut at 8)");
-        free(seen);
-    }
+    if (chunk >= 0)
+        describe_errors(d, t, nt, chunk, fp);
     free(t);
 }
 
@@ -1262,52 +1107,34 @@ struct expect {
     uint64_t h1, h2, n;
 };
 
-/* The expected value of output chunk k of rank r; -1 for a collective without one. */
-static int expected(const struct dctx *d, int r, long k, struct expect *x)
+/* The expected value of output chunk k of rank r (the collective is not custom). */
+static void expected(const struct dctx *d, int r, long k, struct expect *x)
 {
+    enum cs_coll coll = d->sc->coll;
+
     *x = (struct expect){-1, -1, -1, 0, 0, 0};
-    switch (d->sc->coll) {
-    case CS_COLL_ALLREDUCE:
-        x->sumchunk = k;
-        break;
-    case CS_COLL_REDUCE_SCATTER:
-        x->sumchunk = (long)r * d->C + k;
-        break;
-    case CS_COLL_ALLGATHER:
-        x->src_rank = k / d->C;
-        x->src_chunk = k % d->C;
-        break;
-    case CS_COLL_ALLTOALL:
-        x->src_rank = k / d->C;
-        x->src_chunk = (long)r * d->C + k % d->C;
-        break;
-    default:
-        return -1;
-    }
-    if (x->sumchunk >= 0) {
+    if (coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER) {
+        x->sumchunk = (coll == CS_COLL_REDUCE_SCATTER ? (long)r * d->C : 0) + k;
         x->h1 = d->colsum[2 * x->sumchunk];
         x->h2 = d->colsum[2 * x->sumchunk + 1];
         x->n = (uint64_t)d->sc->ngpus;
-    } else {
+    } else { /* allgather, alltoall */
+        x->src_rank = k / d->C;
+        x->src_chunk = (coll == CS_COLL_ALLTOALL ? (long)r * d->C : 0) + k % d->C;
         leaf_hash((uint32_t)x->src_rank, (uint32_t)x->src_chunk, &x->h1, &x->h2);
         x->n = 1;
     }
-    return 0;
 }
 
-/* Keep what output chunk k of rank r holds (value val, last writer w) for the caller. */
-static void record_output(struct dctx *d, int r, long k, uint32_t val, int32_t w, int right)
+/* " (last written by STEP)", or "" for no step (w < 0). */
+static const char *written_by(const struct vctx *v, int32_t w, char *buf, size_t len)
 {
-    struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
+    char a[128];
 
-    o->writer = w;
-    o->state = val == UNSET ? 0 : val == POISON ? 1 : 2;
-    o->right = right;
-    if (val > POISON) {
-        o->h1 = d->nodes[val].h1;
-        o->h2 = d->nodes[val].h2;
-        o->n = d->nodes[val].n;
-    }
+    if (w < 0)
+        return "";
+    snprintf(buf, len, " (last written by %s)", step_name(v, w, 1, a, sizeof(a)));
+    return buf;
 }
 
 /* The diagnostic of a wrong output chunk: what it should hold, what it holds, who wrote it. */
@@ -1315,39 +1142,33 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
                          const struct expect *x)
 {
     struct vctx *v = d->v;
-    char a[128], *msg = NULL;
+    char a[160], *msg = NULL;
     size_t len = 0;
     FILE *fp;
     int line = w >= 0 ? step_at(v, w)->line : v->gpu[r]->line;
 
     v->res->nwrong_outputs++;
-    if (!keeps(v)) {
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "rank %d output chunk %ld", r, k);
+    /* The explanation is expensive: skipped when the diagnostic will not be kept. */
+    if (v->res->ndiags >= v->max_diags) {
+        diag(v, DERROR, line, "rank %d output chunk %ld", r, k);
         return;
     }
     if ((fp = open_memstream(&msg, &len)) == NULL) {
         v->oom = 1;
         return;
     }
+    fprintf(fp, "rank %d output chunk %ld is wrong%s: expected ", r, k, d->mode);
     if (x->sumchunk >= 0)
-        fprintf(fp,
-                "rank %d output chunk %ld is wrong%s: expected the sum "
-                "of input chunk %ld of all %d ranks, each once; found ",
-                r, k, d->mode, x->sumchunk, d->sc->ngpus);
+        fprintf(fp, "the sum of input chunk %ld of all %d ranks, each once; found ", x->sumchunk,
+                d->sc->ngpus);
     else
-        fprintf(fp,
-                "rank %d output chunk %ld is wrong%s: expected input "
-                "chunk %ld of rank %ld; found ",
-                r, k, d->mode, x->src_chunk, x->src_rank);
+        fprintf(fp, "input chunk %ld of rank %ld; found ", x->src_chunk, x->src_rank);
     describe(d, val, x->sumchunk, fp);
-    if (w >= 0) {
-        step_label(v, w, a, sizeof(a));
-        fprintf(fp, " (last written by %s)", a);
-    } else if (val > POISON) {
-        fprintf(fp, " (the initial input, never overwritten)");
-    }
+    fputs(w < 0 && val > POISON ? " (the initial input, never overwritten)"
+                                : written_by(v, w, a, sizeof(a)),
+          fp);
     if (fclose(fp) == 0)
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA, line, "%s", msg);
+        diag(v, DERROR, line, "%s", msg);
     else
         v->oom = 1;
     free(msg);
@@ -1358,39 +1179,21 @@ static void check_outputs(struct dctx *d)
 {
     for (int r = 0; r < d->sc->ngpus; r++) {
         for (long k = 0; k < d->out_n && !d->v->oom; k++) {
-            int32_t *w;
-            uint32_t val = *slot(d, r, CS_BUF_OUTPUT, k, &w);
+            long i = slot(d, r, CS_BUF_OUTPUT, k);
+            uint32_t val = d->val[i];
+            struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
             struct expect x;
-            int right;
 
-            if (expected(d, r, k, &x) != 0)
-                return;
-            right = val > POISON && d->nodes[val].h1 == x.h1 && d->nodes[val].h2 == x.h2 &&
-                    d->nodes[val].n == x.n;
-            if (d->vals != NULL)
-                record_output(d, r, k, val, *w, right);
-            if (!right && !d->quiet)
-                report_wrong(d, r, k, val, *w, &x);
+            expected(d, r, k, &x);
+            /* UNSET and POISON are states 0 and 1 */
+            *o = (struct outval){.writer = d->wr[i], .state = val > POISON ? 2 : (int)val};
+            if (val > POISON)
+                o->val = d->nodes[val];
+            o->right = o->state == 2 && o->val.h1 == x.h1 && o->val.h2 == x.h2 && o->val.n == x.n;
+            if (!o->right && !d->quiet)
+                report_wrong(d, r, k, val, d->wr[i], &x);
         }
     }
-}
-
-static void dctx_cleanup(struct dctx *d)
-{
-    for (int b = 0; b < 3; b++) {
-        for (int r = 0; d->buf[b] && r < d->sc->ngpus; r++)
-            free(d->buf[b][r]);
-        for (int r = 0; d->wr[b] && r < d->sc->ngpus; r++)
-            free(d->wr[b][r]);
-        free(d->buf[b]);
-        free(d->wr[b]);
-    }
-    for (int32_t t = 0; d->q && t < d->v->ntbs; t++)
-        free(d->q[t].v);
-    free(d->q);
-    free(d->nodes);
-    free(d->mult);
-    free(d->colsum);
 }
 
 /* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
@@ -1405,22 +1208,18 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
 
     d.N = sc->nchunksperloop;
     d.C = d.N / G;
-    d.in_n = sc->coll == CS_COLL_ALLGATHER ? d.C : d.N;
-    d.out_n = sc->coll == CS_COLL_REDUCE_SCATTER ? d.C : d.N;
-    for (int b = 0; b < 3; b++) {
-        if ((d.buf[b] = xcalloc(v, (size_t)G, sizeof(*d.buf[b]))) == NULL ||
-            (d.wr[b] = xcalloc(v, (size_t)G, sizeof(*d.wr[b]))) == NULL)
-            goto out;
-        for (int r = 0; r < G; r++) {
-            size_t n = (size_t)logical_size(&d, r, (enum cs_buf)(b + 1));
-
-            if ((d.buf[b][r] = xcalloc(v, n, sizeof(uint32_t))) == NULL ||
-                (d.wr[b][r] = xcalloc(v, n, sizeof(int32_t))) == NULL)
-                goto out;
-            memset(d.wr[b][r], 0xff, n * sizeof(int32_t)); /* -1: no step wrote it */
-        }
-    }
-    if ((d.q = xcalloc(v, (size_t)v->ntbs, sizeof(*d.q))) == NULL ||
+    coll_chunks(sc, &d.in_n, &d.out_n);
+    if ((d.base = xcalloc(v, 3 * (size_t)G + 1, sizeof(long))) == NULL ||
+        (d.sent_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(long))) == NULL)
+        goto out;
+    for (int i = 0; i < 3 * G; i++)
+        d.base[i + 1] = d.base[i] + logical_size(&d, i % G, (enum cs_buf)(i / G + 1));
+    for (int32_t id = 0; id < v->nsteps; id++)
+        d.sent_off[id + 1] =
+            d.sent_off[id] + (cs_step_sends(step_at(v, id)->type) ? step_at(v, id)->cnt : 0);
+    if ((d.val = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL ||
+        (d.wr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
+        (d.sent = xcalloc(v, (size_t)d.sent_off[v->nsteps], sizeof(uint32_t))) == NULL ||
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
     for (long c = 0; c < d.N; c++)
@@ -1434,19 +1233,14 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     new_node(&d); /* UNSET */
     new_node(&d); /* POISON */
     for (int r = 0; r < G; r++)
-        for (long k = 0; k < d.in_n; k++) {
-            int32_t *w;
-            uint32_t *s = slot(&d, r, CS_BUF_INPUT, k, &w);
-
-            *s = make_leaf(&d, (uint32_t)r, (uint32_t)k);
-            *w = -1;
-        }
+        for (long k = 0; k < d.in_n; k++)
+            d.val[slot(&d, r, CS_BUF_INPUT, k)] = make_leaf(&d, (uint32_t)r, (uint32_t)k);
     for (int32_t k = 0; k < v->norder && !v->oom; k++)
         exec_step(&d, order[k]);
     if (!v->oom)
         check_outputs(&d);
 out:
-    dctx_cleanup(&d);
+    cs_free_each(8, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr);
 }
 
 static const char *outval_words(const struct outval *o)
@@ -1461,44 +1255,32 @@ static const char *outval_words(const struct outval *o)
  * missing dependency (a race), which one order alone could hide. */
 static void check_data(struct vctx *v, int inplace, const char *mode)
 {
-    const struct cs_sched *sc = v->sc;
-    int G = sc->ngpus;
-    size_t out_n =
-        (size_t)(sc->coll == CS_COLL_REDUCE_SCATTER ? sc->nchunksperloop / G : sc->nchunksperloop);
-    struct outval *a = xcalloc(v, (size_t)G * out_n, sizeof(*a));
-    struct outval *b = xcalloc(v, (size_t)G * out_n, sizeof(*b));
+    int in_n, out_n;
+    size_t n;
+    struct outval *a = NULL, *b = NULL;
 
-    if (a == NULL || b == NULL)
+    coll_chunks(v->sc, &in_n, &out_n);
+    n = (size_t)v->ngpus * (size_t)out_n;
+    if ((a = xcalloc(v, n, sizeof(*a))) == NULL || (b = xcalloc(v, n, sizeof(*b))) == NULL)
         goto out;
     run_data(v, inplace, mode, v->order, 0, a);
     if (v->oom || v->order2 == NULL)
         goto out;
     run_data(v, inplace, mode, v->order2, 1, b);
-    for (size_t i = 0; i < (size_t)G * out_n && !v->oom; i++) {
-        const struct outval *x = &a[i], *y = &b[i];
-        char wa[128] = "", wb[128] = "";
-        const struct outval *bad;
+    for (size_t i = 0; i < n && !v->oom; i++) {
+        const struct outval *x = &a[i], *y = &b[i], *bad = x->right ? y : x;
+        char wa[160], wb[160];
 
         /* Equal values from different writers are a harmless race: not reported. */
         if (x->state == y->state &&
-            (x->state != 2 || (x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n)))
+            (x->state != 2 ||
+             (x->val.h1 == y->val.h1 && x->val.h2 == y->val.h2 && x->val.n == y->val.n)))
             continue;
-        bad = x->right ? y : x;
-        if (x->writer >= 0) {
-            strcpy(wa, " (last written by ");
-            step_label(v, x->writer, wa + strlen(wa), sizeof(wa) - strlen(wa) - 1);
-            strcat(wa, ")");
-        }
-        if (y->writer >= 0) {
-            strcpy(wb, " (last written by ");
-            step_label(v, y->writer, wb + strlen(wb), sizeof(wb) - strlen(wb) - 1);
-            strcat(wb, ")");
-        }
-        diag(v, CS_VERIFY_ERROR, CS_VERIFY_DATA,
-             bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
+        diag(v, DERROR, bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
              "rank %zu output chunk %zu depends on the order of execution%s, a missing "
              "dependency: in one order that meets every wait it %s%s, in another it %s%s",
-             i / out_n, i % out_n, mode, outval_words(x), wa, outval_words(y), wb);
+             i / out_n, i % out_n, mode, outval_words(x), written_by(v, x->writer, wa, sizeof(wa)),
+             outval_words(y), written_by(v, y->writer, wb, sizeof(wb)));
     }
 out:
     free(a);
@@ -1509,39 +1291,33 @@ out:
 static void check_sizes(struct vctx *v)
 {
     const struct cs_sched *sc = v->sc;
-    int N = sc->nchunksperloop, G = sc->ngpus;
-    int in_n, out_n;
+    int N = sc->nchunksperloop, G = sc->ngpus, in_n, out_n;
 
     if (sc->coll != CS_COLL_ALLREDUCE && N % G != 0) {
-        SERROR(v, sc->line,
-               "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits "
-               "its buffers into one part per rank",
-               N, G, cs_coll_name(sc->coll));
-        v->nodata++;
+        diag(v, NODATA, sc->line,
+             "nchunksperloop=\"%d\" is not a multiple of ngpus=\"%d\": %s splits its buffers into "
+             "one part per rank",
+             N, G, cs_coll_name(sc->coll));
         return;
     }
-    in_n = sc->coll == CS_COLL_ALLGATHER ? N / G : N;
-    out_n = sc->coll == CS_COLL_REDUCE_SCATTER ? N / G : N;
+    coll_chunks(sc, &in_n, &out_n);
     for (int g = 0; g < G; g++) {
         const struct cs_gpu *gpu = v->gpu[g];
 
-        if (gpu->i_chunks > in_n || gpu->o_chunks > out_n) {
-            SERROR(v, gpu->line,
-                   "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s "
-                   "of nchunksperloop=\"%d\" has %d input and %d output chunks per rank",
-                   g, gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
-            v->nodata++;
-        }
+        if (gpu->i_chunks > in_n || gpu->o_chunks > out_n)
+            diag(v, NODATA, gpu->line,
+                 "<gpu id=\"%d\">: i_chunks=\"%d\" o_chunks=\"%d\", but an %s of "
+                 "nchunksperloop=\"%d\" has %d input and %d output chunks per rank",
+                 g, gpu->i_chunks, gpu->o_chunks, cs_coll_name(sc->coll), N, in_n, out_n);
     }
 }
 
 /* Free the checker's index and graph; the result stays with the caller. */
 static void vctx_cleanup(struct vctx *v)
 {
-    void *owned[] = {v->gpu,     v->gtb0,      v->tb,           v->tb_gpu,
-                     v->step0,   v->step_tb,   v->send_peer_tb, v->recv_peer_tb,
-                     v->send_to, v->recv_from, v->signal,       v->indeg,
-                     v->order,   v->order2,    v->dep_off,      v->dep_list};
+    void *owned[] = {v->gpu,     v->gtb0,      v->tb,       v->tb_gpu,  v->step0,  v->step_tb,
+                     v->send_to, v->recv_from, v->wait_off, v->wait,    v->signal, v->indeg,
+                     v->order,   v->order2,    v->dep_off,  v->dep_list};
 
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
@@ -1551,16 +1327,14 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
 {
     static void (*const passes[])(struct vctx *) = {build_index, check_tbs, check_connections,
                                                     check_deadlock};
-    struct vctx v = {.sc = sched};
+    struct vctx v = {.sc = sched, .max_diags = max_diags > 0 ? max_diags : CS_VERIFY_MAX_DIAGS};
     struct cs_verify_result *res = calloc(1, sizeof(*res));
 
     if (res == NULL)
         return CS_ERR_NOMEM;
-    res->max_diags = max_diags > 0 ? max_diags : CS_VERIFY_MAX_DIAGS;
     v.res = res;
     if (sched->coll == CS_COLL_CUSTOM)
-        diag(&v, CS_VERIFY_NOTE, CS_VERIFY_STRUCTURE, sched->line,
-             "coll=\"custom\" defines no result: structural checks only");
+        diag(&v, NOTE, sched->line, "coll=\"custom\" defines no result: structural checks only");
     /* Each pass needs its predecessors' structure intact. */
     for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]) && !v.nfatal && !v.oom; i++)
         passes[i](&v);

@@ -43,14 +43,12 @@ struct cs_verify_result {
     int ndiags;          /* kept diagnostics, in the order found */
     struct cs_verify_diag *diags;
     long ndropped; /* diagnostics counted but not kept */
-    int max_diags;
-    int cap_diags;
 };
 
 /* Check `sched` (which may come from the XML reader or a generator: nothing is assumed about it).
  * Keeps at most max_diags diagnostics (<= 0: CS_VERIFY_MAX_DIAGS). On success stores a new result
  * in *out (caller frees with cs_verify_result_free) and returns 0; returns CS_ERR_NOMEM when memory
- * runs out. A schedule of N steps needs about 40 N bytes plus its buffers. */
+ * runs out. A schedule of N steps needs about 60 N bytes plus its buffers. */
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out);
 
 void cs_verify_result_free(struct cs_verify_result *res);
