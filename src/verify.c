@@ -35,7 +35,10 @@ struct vctx {
     int32_t *step_tb;   /* global tb of each step */
     int32_t *send_to;   /* per step: the receive step matching this send, or -1 */
     int32_t *recv_from; /* per step: the send step matching this receive, or -1 */
-    int32_t *wait_off;  /* per step (CSR into wait): the steps whose passing it waits for */
+    /* per send step: the receive whose consumption frees the FIFO slots it needs at the smallest
+     * size (one call per step), or -1; and per receive step the send it frees, or -1 */
+    int32_t *credit_from, *credit_to;
+    int32_t *wait_off; /* per step (CSR into wait): the steps whose passing it waits for */
     int32_t *wait;
     int32_t *signal; /* per step: first real hasdep step at or after it in its tb, or -1 */
     int32_t *indeg;  /* per step: unmet predecessors left after the topological sort */
@@ -422,11 +425,32 @@ static const char *end_name(const struct vctx *v, int32_t t, int rank, const cha
     return buf;
 }
 
+/* A connection's FIFO at the smallest size, where every step is one call: a send holds
+ * cs_proto_slots_per_call slots of CS_NCCL_STEPS until its receive consumes it, so the k-th send
+ * needs the (k - CS_NCCL_STEPS / slots)-th receive done (runtime-audit.md 2.1). Larger sizes make
+ * more calls per step and hold more slots: a credit cycle here is one at every size. */
+struct fifo {
+    int32_t recv[CS_NCCL_STEPS]; /* the last `depth` receives, a ring */
+    int n, depth;
+};
+
+static void credit(struct vctx *v, int32_t send, int32_t recv, struct fifo *f)
+{
+    if (f->n >= f->depth) {
+        int32_t freer = f->recv[f->n % f->depth];
+
+        v->credit_from[send] = freer;
+        v->credit_to[freer] = send;
+    }
+    f->recv[f->n++ % f->depth] = recv;
+}
+
 /* Pair the k-th send of connection e (tb s sends, tb r receives; -1 for none) with its k-th
- * receive. */
+ * receive, and each send with the receive that frees its slots. */
 static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s, int32_t r)
 {
     int32_t ns = count_steps(v, s, 1), nr = count_steps(v, r, 0);
+    struct fifo fifo = {{0}, 0, CS_NCCL_STEPS / cs_proto_slots_per_call(v->sc->proto)};
     char a[64], b[64];
 
     if (ns != nr) {
@@ -455,6 +479,7 @@ static void match_connection(struct vctx *v, const struct endpoint *e, int32_t s
         }
         v->send_to[v->step0[s] + i] = v->step0[r] + j;
         v->recv_from[v->step0[r] + j] = v->step0[s] + i;
+        credit(v, v->step0[s] + i, v->step0[r] + j, &fifo);
         j++;
     }
 }
@@ -466,6 +491,8 @@ static void check_connections(struct vctx *v)
 
     if ((v->send_to = xnone(v, (size_t)v->nsteps)) == NULL ||
         (v->recv_from = xnone(v, (size_t)v->nsteps)) == NULL ||
+        (v->credit_from = xnone(v, (size_t)v->nsteps)) == NULL ||
+        (v->credit_to = xnone(v, (size_t)v->nsteps)) == NULL ||
         (ep = xcalloc(v, 2 * (size_t)v->ntbs, sizeof(*ep))) == NULL)
         return;
     for (int32_t t = 0; t < v->ntbs; t++) {
@@ -547,7 +574,7 @@ static int32_t near_real(const struct vctx *v, int32_t id, int dir)
 }
 
 /* Kinds of wait, for naming a cycle. */
-enum wait_kind { WAIT_PROGRAM = 1, WAIT_DEP, WAIT_RECV };
+enum wait_kind { WAIT_PROGRAM = 1, WAIT_DEP, WAIT_RECV, WAIT_CREDIT };
 
 struct hop {
     int32_t from, to; /* `from` waits for `to` */
@@ -577,6 +604,9 @@ static int find_cycle(struct vctx *v, int32_t *pos, struct hop *hops, int32_t *n
         if (h.to < 0 && v->recv_from[x] >= 0 && v->indeg[v->recv_from[x]] > 0) {
             h.to = v->recv_from[x];
             h.kind = WAIT_RECV;
+        } else if (h.to < 0 && v->credit_from[x] >= 0 && v->indeg[v->credit_from[x]] > 0) {
+            h.to = v->credit_from[x];
+            h.kind = WAIT_CREDIT;
         } else if (h.to < 0) {
             h.to = near_real(v, x, -1);
             h.kind = WAIT_PROGRAM;
@@ -604,9 +634,14 @@ static void append_hop(struct vctx *v, const struct hop *h, int32_t to, const ch
     else if (h->kind == WAIT_DEP)
         fprintf(fp, ", which depends on tb %d step %d, signalled by %s",
                 v->tb[v->step_tb[h->dep]]->id, step_index(v, h->dep), b);
-    else
+    else if (h->kind == WAIT_RECV)
         fprintf(fp, ", which receives on connection %d->%d channel %d from %s",
                 v->tb_gpu[v->step_tb[to]], v->tb_gpu[ft], v->tb[ft]->chan, b);
+    else
+        fprintf(fp,
+                ", which sends on connection %d->%d channel %d when all %d FIFO slots are in "
+                "use until %s consumes",
+                v->tb_gpu[ft], v->tb_gpu[v->step_tb[to]], v->tb[ft]->chan, CS_NCCL_STEPS, b);
 }
 
 static void report_cycle(struct vctx *v)
@@ -660,12 +695,12 @@ static int32_t topo_sort(struct vctx *v, int32_t *indeg, int32_t *out, int32_t *
             ready[top++] = id;
     while (stack != NULL ? top > 0 : head < top) {
         int32_t id = stack != NULL ? (out[n++] = stack[--top]) : out[head++];
-        int32_t succ[2] = {v->send_to[id], near_real(v, id, 1)};
+        int32_t succ[3] = {v->send_to[id], near_real(v, id, 1), v->credit_to[id]};
 
         for (int32_t k = v->dep_off[id]; k < v->dep_off[id + 1]; k++)
             if (--indeg[v->dep_list[k]] == 0)
                 ready[top++] = v->dep_list[k];
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 3; k++)
             if (succ[k] >= 0 && --indeg[succ[k]] == 0)
                 ready[top++] = succ[k];
     }
@@ -702,7 +737,7 @@ static void check_signals(struct vctx *v)
 }
 
 /* Order the real steps so that every wait (program order, dependency, send before its matching
- * receive) is met by an earlier step; report a cycle when there is none. */
+ * receive, FIFO slots freed) is met by an earlier step; report a cycle when there is none. */
 static void check_deadlock(struct vctx *v)
 {
     int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
@@ -715,14 +750,15 @@ static void check_deadlock(struct vctx *v)
         (v->order = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
         (v->dep_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(int32_t))) == NULL)
         return;
-    /* Each step waits for the real step before it, its dependencies' signals and its send. */
+    /* Each step waits for the real step before it, its dependencies' signals, its send and the
+     * receive that frees its FIFO slots. */
     for (int32_t id = 0; id < v->nsteps; id++) {
         if (step_at(v, id)->type == CS_STEP_NOP)
             continue;
         for (int32_t k = v->wait_off[id]; k < v->wait_off[id + 1]; k++)
             v->dep_off[v->signal[v->wait[k]] + 1]++;
         v->indeg[id] = v->wait_off[id + 1] - v->wait_off[id] + (near_real(v, id, -1) >= 0) +
-                       (v->recv_from[id] >= 0);
+                       (v->recv_from[id] >= 0) + (v->credit_from[id] >= 0);
     }
     for (int32_t id = 0; id < v->nsteps; id++)
         v->dep_off[id + 1] += v->dep_off[id];
@@ -1315,9 +1351,10 @@ static void check_sizes(struct vctx *v)
 /* Free the checker's index and graph; the result stays with the caller. */
 static void vctx_cleanup(struct vctx *v)
 {
-    void *owned[] = {v->gpu,     v->gtb0,      v->tb,       v->tb_gpu,  v->step0,  v->step_tb,
-                     v->send_to, v->recv_from, v->wait_off, v->wait,    v->signal, v->indeg,
-                     v->order,   v->order2,    v->dep_off,  v->dep_list};
+    void *owned[] = {v->gpu,      v->gtb0,        v->tb,        v->tb_gpu,   v->step0,
+                     v->step_tb,  v->send_to,     v->recv_from, v->wait_off, v->wait,
+                     v->signal,   v->indeg,       v->order,     v->order2,   v->dep_off,
+                     v->dep_list, v->credit_from, v->credit_to};
 
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
