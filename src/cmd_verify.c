@@ -1,13 +1,15 @@
 /* cmd_verify.c: `collsim verify`: check schedules' structure and data, one verdict per file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "verify.h"
 #include "xml.h"
 
 const char cmd_verify_usage[] =
-    "usage: collsim verify [--max-errors N] [-q] FILE...\n"
+    "usage: collsim verify [--max-errors N] [-q] [--runtime executor|legacy] FILE...\n"
     "\n"
     "Check MSCCL XML schedules (FILE, or - for stdin). Structure: dense ids, one threadblock per\n"
     "connection, sends and receives matching per connection, offsets within the buffers, the\n"
@@ -26,6 +28,13 @@ const char cmd_verify_usage[] =
     "\n"
     "  --max-errors N  show at most N problems per file (default 20), count the rest\n"
     "  -q, --quiet     show errors only, no warnings or notes\n"
+    "  --runtime R     also what runtime R loads and refuses (msccl.md 1.1-1.2): executor\n"
+    "                  (Azure/msccl-executor-nccl: minBytes, maxBytes and outofplace required,\n"
+    "                  no custom or reduce_scatter, at most 64 steps per tb and 4096 tb and step\n"
+    "                  elements per rank, no <?xml?> line, tabs or single quotes in tags) or\n"
+    "                  legacy (microsoft/msccl: name required, at most 216 tbs per GPU). More\n"
+    "                  threadblocks per GPU than an A100 keeps resident (216) is a warning.\n"
+    "                  Not checked: nchannels against the communicator, LL128 off NVLink.\n"
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
     "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
@@ -42,22 +51,29 @@ static void print_diag(const char *name, const struct cs_verify_diag *d)
 }
 
 /* Verify one file; returns its exit code. */
-static int verify_file(const char *path, int max_errors, int quiet)
+static int verify_file(const char *path, struct cs_verify_opts o, int quiet)
 {
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
     struct cs_sched *sched = NULL;
     struct cs_verify_result *res = NULL;
     struct cs_error err;
-    char buf[2048];
+    char buf[2048], *text = NULL;
+    size_t len = 0;
     int rc;
 
     cs_error_init(&err);
-    if (cs_sched_read_xml(path, &sched, &err) != 0) {
+    if (cs_file_read(path, CS_XML_MAX_BYTES, &text, &len, &err) != 0 ||
+        cs_sched_read_xml_mem(text, len, name, &sched, &err) != 0) {
         fprintf(stderr, "%s\n", cs_error_format(&err, buf, sizeof(buf)));
         printf("%s: invalid: unreadable schedule\n", name);
+        free(text);
         return CS_EXIT_USAGE;
     }
-    if (cs_verify_check(sched, max_errors, &res) != 0) {
+    o.text = text;
+    o.len = len;
+    rc = cs_verify_check_opts(sched, &o, &res);
+    free(text);
+    if (rc != 0) {
         fprintf(stderr, "%s: out of memory while verifying\n", name);
         printf("%s: invalid: could not be checked\n", name);
         cs_sched_free(sched);
@@ -95,17 +111,21 @@ int cmd_verify(int argc, char **argv)
     static const struct option longopts[] = {
         {"max-errors", required_argument, NULL, 'm'},
         {"quiet", no_argument, NULL, 'q'},
+        {"runtime", required_argument, NULL, 'r'},
         {NULL, 0, NULL, 0},
     };
-    int max_errors = CS_VERIFY_MAX_DIAGS, quiet = 0, worst = CS_EXIT_OK, c, started = 0;
+    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0};
+    int quiet = 0, worst = CS_EXIT_OK, c, started = 0;
 
     while ((c = cmd_getopt(argc, argv, "q", longopts, &started)) != -1) {
         if (c == 'q')
             quiet = 1;
         else if (c == '?')
             return CS_EXIT_USAGE;
-        else if (cmd_opt_int("--max-errors", optarg, 1, 1000000, &max_errors,
-                             "a number from 1 to 1000000") != 0)
+        else if (c == 'r' && (o.runtime = cs_verify_runtime_parse(optarg)) == CS_VERIFY_ANY)
+            return cmd_usage_error("--runtime takes executor or legacy, not '%s'", optarg);
+        else if (c == 'm' && cmd_opt_int("--max-errors", optarg, 1, 1000000, &o.max_diags,
+                                         "a number from 1 to 1000000") != 0)
             return CS_EXIT_USAGE;
     }
     if (optind == argc)
@@ -113,7 +133,7 @@ int cmd_verify(int argc, char **argv)
                                "help verify'");
     /* The worst verdict wins: the exit codes grow with the severity. */
     for (int i = optind; i < argc; i++) {
-        int rc = verify_file(argv[i], max_errors, quiet);
+        int rc = verify_file(argv[i], o, quiet);
 
         worst = rc > worst ? rc : worst;
     }

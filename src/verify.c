@@ -18,6 +18,7 @@
  * matching, and the dependency graph. */
 struct vctx {
     const struct cs_sched *sc;
+    const struct cs_verify_opts *opts;
     struct cs_verify_result *res;
     int max_diags, cap_diags;
     int oom;
@@ -351,7 +352,7 @@ static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb
              "(legacy)",
              g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
     else if (tb->nsteps > CS_MAX_STEPS)
-        diag(v, WARN, tb->line,
+        diag(v, v->opts->runtime == CS_VERIFY_EXECUTOR ? SERROR : WARN, tb->line,
              "rank %d tb %d has %d steps: over the executor's default limit of %d "
              "(MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
              g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
@@ -1348,6 +1349,111 @@ static void check_sizes(struct vctx *v)
     }
 }
 
+/* ---- what a runtime loads ------------------------------------------------------------------ */
+
+/* Tokenizer limits of the runtimes (msccl.md 1.1 and 2.4). */
+#define EXEC_MAX_NODES 4096 /* tb and step nodes loaded per rank (MAX_NODES) */
+#define LEGACY_MAX_TBS 216  /* tbs per GPU in the legacy runtime */
+#define RESIDENT_TBS 216    /* 2 x 108 SMs: what the legacy limit sizes for an A100 */
+
+enum cs_verify_runtime cs_verify_runtime_parse(const char *name)
+{
+    return strcmp(name, "executor") == 0 ? CS_VERIFY_EXECUTOR
+           : strcmp(name, "legacy") == 0 ? CS_VERIFY_LEGACY
+                                         : CS_VERIFY_ANY;
+}
+
+/* The executor's tokenizer (msccl_parser.h) reads double-quoted values separated by spaces and no
+ * <?xml?> declaration: report the first place that breaks each rule. */
+static void check_tokens(struct vctx *v)
+{
+    const char *t = v->opts->text, *end = t + v->opts->len;
+    int line = 1, in_tag = 0, seen[3] = {0};
+
+    for (const char *p = t; p < end; p++) {
+        int rule = -1;
+
+        if (*p == '\n')
+            line++;
+        if (!in_tag && end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
+            for (p += 4; p + 2 < end && strncmp(p, "-->", 3) != 0; p++)
+                line += *p == '\n';
+            p += 2;
+            continue;
+        }
+        if (*p == '<' && !in_tag) {
+            in_tag = 1;
+            rule = p + 1 < end && p[1] == '?' ? 0 : -1;
+        } else if (*p == '>') {
+            in_tag = 0;
+        } else if (in_tag && *p == '\t') {
+            rule = 1;
+        } else if (in_tag && *p == '=') {
+            const char *q = p + 1;
+
+            while (q < end && *q == ' ')
+                q++;
+            rule = q < end && *q == '\'' ? 2 : -1;
+        }
+        if (rule < 0 || seen[rule]++)
+            continue;
+        diag(v, SERROR, line, "%s",
+             rule == 0   ? "an <?xml ... ?> declaration: the executor's parser (msccl_parser.h) "
+                           "fails on it; remove the line"
+             : rule == 1 ? "a tab inside a tag: the executor's parser separates attributes by "
+                           "spaces only"
+                         : "a single-quoted attribute value: the executor's parser reads "
+                           "double-quoted values only");
+    }
+}
+
+/* Required <algo> attributes, collective names and limits of the chosen runtime. */
+static void check_runtime(struct vctx *v)
+{
+    const struct cs_sched *sc = v->sc;
+    int exec = v->opts->runtime == CS_VERIFY_EXECUTOR;
+    const char *rt = exec ? "the executor" : "the legacy runtime";
+
+    if (v->opts->runtime == CS_VERIFY_ANY)
+        return;
+    if (exec && (!sc->has_min_bytes || !sc->has_max_bytes || !sc->has_outofplace))
+        diag(v, SERROR, sc->line,
+             "<algo> lacks%s%s%s: the executor requires minBytes, maxBytes and outofplace "
+             "(\"Attribute ... not found\"); `collsim tune` writes them",
+             sc->has_min_bytes ? "" : " minBytes", sc->has_max_bytes ? "" : " maxBytes",
+             sc->has_outofplace ? "" : " outofplace");
+    if (!exec && sc->name == NULL)
+        diag(v, SERROR, sc->line, "<algo> lacks name: the legacy runtime requires it");
+    if (exec && (sc->coll == CS_COLL_CUSTOM ||
+                 (sc->coll == CS_COLL_REDUCE_SCATTER && !sc->coll_exec_spelling)))
+        diag(v, SERROR, sc->line,
+             "coll=\"%s\": the executor refuses it (it reads reducescatter, not reduce_scatter, "
+             "and has no custom collective)",
+             sc->coll == CS_COLL_CUSTOM ? "custom" : "reduce_scatter");
+    for (int g = 0; g < v->ngpus; g++) {
+        const struct cs_gpu *gpu = v->gpu[g];
+        long nodes = gpu->ntbs;
+
+        for (int t = 0; t < gpu->ntbs; t++)
+            nodes += gpu->tbs[t].nsteps;
+        if (exec && nodes > EXEC_MAX_NODES)
+            diag(v, SERROR, gpu->line,
+                 "rank %d has %ld tb and step elements: the executor loads at most %d per rank "
+                 "(MAX_NODES)",
+                 g, nodes, EXEC_MAX_NODES);
+        if (!exec && gpu->ntbs > LEGACY_MAX_TBS)
+            diag(v, SERROR, gpu->line, "rank %d has %d tbs: the legacy runtime allows %d", g,
+                 gpu->ntbs, LEGACY_MAX_TBS);
+        else if (gpu->ntbs > RESIDENT_TBS)
+            diag(v, WARN, gpu->line,
+                 "rank %d has %d tbs: %s needs them all resident at once (they wait on each "
+                 "other), and an A100 keeps about %d (2 per SM)",
+                 g, gpu->ntbs, rt, RESIDENT_TBS);
+    }
+    if (exec && v->opts->text != NULL)
+        check_tokens(v);
+}
+
 /* Free the checker's index and graph; the result stays with the caller. */
 static void vctx_cleanup(struct vctx *v)
 {
@@ -1362,9 +1468,19 @@ static void vctx_cleanup(struct vctx *v)
 
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
 {
-    static void (*const passes[])(struct vctx *) = {build_index, check_tbs, check_connections,
-                                                    check_deadlock};
-    struct vctx v = {.sc = sched, .max_diags = max_diags > 0 ? max_diags : CS_VERIFY_MAX_DIAGS};
+    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0};
+
+    return cs_verify_check_opts(sched, &o, out);
+}
+
+int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
+                         struct cs_verify_result **out)
+{
+    static void (*const passes[])(struct vctx *) = {build_index, check_tbs, check_runtime,
+                                                    check_connections, check_deadlock};
+    struct vctx v = {.sc = sched,
+                     .opts = opts,
+                     .max_diags = opts->max_diags > 0 ? opts->max_diags : CS_VERIFY_MAX_DIAGS};
     struct cs_verify_result *res = calloc(1, sizeof(*res));
 
     if (res == NULL)

@@ -45,6 +45,32 @@ struct cs_verify_result {
     long ndropped; /* diagnostics counted but not kept */
 };
 
+/* Which MSCCL runtime must load the schedule: any (the structural checks every runtime needs), the
+ * executor (Azure/msccl-executor-nccl) or the legacy runtime (microsoft/msccl); msccl.md 1.1-1.2.
+ */
+enum cs_verify_runtime {
+    CS_VERIFY_ANY = 0,
+    CS_VERIFY_EXECUTOR,
+    CS_VERIFY_LEGACY,
+};
+
+struct cs_verify_opts {
+    int max_diags; /* <= 0: CS_VERIFY_MAX_DIAGS */
+    enum cs_verify_runtime runtime;
+    const char *text; /* the file as read, for the runtime's tokenizer rules; NULL: not checked */
+    size_t len;
+};
+
+/* "executor" or "legacy"; 0 (CS_VERIFY_ANY) for anything else. */
+enum cs_verify_runtime cs_verify_runtime_parse(const char *name);
+
+/* cs_verify_check, plus what the chosen runtime loads and refuses: required <algo> attributes,
+ * collective names, steps and threadblocks against its limits, nodes per rank, and (with text)
+ * its tokenizer's rules. Those are structural errors; co-residency of the threadblocks a
+ * warning. */
+int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
+                         struct cs_verify_result **out);
+
 /* Check `sched` (which may come from the XML reader or a generator: nothing is assumed about it).
  * Keeps at most max_diags diagnostics (<= 0: CS_VERIFY_MAX_DIAGS). On success stores a new result
  * in *out (caller frees with cs_verify_result_free) and returns 0; returns CS_ERR_NOMEM when memory

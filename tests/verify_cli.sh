@@ -78,5 +78,31 @@ has "$tmp/err" "... and 63 more problems"
 run 0 "$custom" -q
 [ -s "$tmp/err" ] && { echo "FAIL: -q after the file still prints notes" >&2; fails=$((fails + 1)); }
 
+# --runtime: what the executor and the legacy runtime load. The fixed schedule with the executor's
+# three <algo> attributes passes both; without them the executor refuses it (the legacy runtime
+# does not); a declaration, a tab in a tag, a single-quoted value, coll="custom" and 65 steps in
+# a tb are refused by the executor, each at its line.
+sed 's/<algo \([^>]*\)>/<algo \1 outofplace="0" minBytes="0" maxBytes="0">/' "$fixed" >"$tmp/exec.xml"
+run 0 --runtime executor "$tmp/exec.xml"
+run 0 --runtime=legacy "$tmp/exec.xml"
+run 2 --runtime executor "$fixed"
+has "$tmp/err" ":1: <algo> lacks minBytes maxBytes outofplace: the executor requires"
+run 0 --runtime legacy "$fixed"
+run 2 --runtime newest "$fixed"
+has "$tmp/err" "--runtime takes executor or legacy, not 'newest'"
+{ echo '<?xml version="1.0"?>'; sed "2s/<gpu id=\"0\"/<gpu\tid='0'/" "$tmp/exec.xml"; } >"$tmp/tok.xml"
+run 2 --runtime executor "$tmp/tok.xml"
+has "$tmp/err" "tok.xml:1: an <?xml ... ?> declaration"
+has "$tmp/err" "tok.xml:3: a tab inside a tag"
+has "$tmp/err" "tok.xml:3: a single-quoted attribute value"
+run 0 "$tmp/tok.xml"
+sed 's/<algo \([^>]*\)>/<algo \1 outofplace="1" minBytes="0" maxBytes="0">/' "$custom" >"$tmp/cust.xml"
+run 2 --runtime executor "$tmp/cust.xml"
+has "$tmp/err" 'coll="custom": the executor refuses it'
+awk '/<tb / && !done { print; for (i = 0; i < 65; i++) printf "      <step s=\"%d\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", i; done = 1; skip = 1; next }
+     skip && /<\/tb>/ { skip = 0 } !skip { print }' "$tmp/exec.xml" >"$tmp/long.xml"
+run 2 --runtime executor "$tmp/long.xml"
+has "$tmp/err" "has 65 steps: over the executor's default limit of 64"
+
 echo "verify_cli.sh: $fails failures"
 [ "$fails" -eq 0 ]
