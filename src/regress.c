@@ -74,7 +74,38 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
                               cols[2], cols[3], cols[4], cols[5], cols[6]);
 }
 
-/* Check one row's protocol and paths. */
+/* Check one row's recorded prediction: a known status (empty until the first --update), and
+ * time_us and busbw_GBps numbers >= 0 where given, time_us given when the status is ok. Anything
+ * else would be compared as a move. */
+static int check_result(const struct cs_regress_base *b, long r, struct cs_error *err)
+{
+    static const char *const statuses[] = {"", "ok", "deadlock", "unsupported"};
+    const struct cs_table *t = b->t;
+    const char *status = cs_table_get(t, r, CS_REGRESS_STATUS);
+    size_t k = 0;
+    double v;
+
+    while (k < sizeof(statuses) / sizeof(statuses[0]) && strcmp(status, statuses[k]) != 0)
+        k++;
+    if (k == sizeof(statuses) / sizeof(statuses[0]))
+        return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                             "bad status '%s' (ok, deadlock, unsupported, or empty before the "
+                             "first --update)",
+                             status);
+    for (int c = CS_REGRESS_TIME; c <= CS_REGRESS_BUSBW; c++) {
+        const char *cell = cs_table_get(t, r, c);
+
+        if (cell[0] == '\0' && c == CS_REGRESS_TIME && strcmp(status, "ok") == 0)
+            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                                 "status ok without a time_us");
+        if (cell[0] != '\0' && cs_parse_double(cell, 0, HUGE_VAL, &v) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                                 "%s '%s' is not a number >= 0", cols[c], cell);
+    }
+    return 0;
+}
+
+/* Check one row's protocol, paths and recorded prediction. */
 static int check_row(const struct cs_regress_base *b, long r, struct cs_error *err)
 {
     const struct cs_table *t = b->t;
@@ -84,6 +115,8 @@ static int check_row(const struct cs_regress_base *b, long r, struct cs_error *e
     if (strcmp(proto, "-") != 0 && cs_proto_parse(proto) == 0)
         return cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[r],
                              "bad protocol '%s' (LL, LL128, Simple or -)", proto);
+    if (check_result(b, r, err) != 0)
+        return CS_ERR_PARSE;
     for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PLAT; c++) {
         const char *rel = cs_table_get(t, r, c);
 
@@ -157,7 +190,11 @@ int cs_regress_read(const char *path, struct cs_regress_base **out, struct cs_er
     snprintf(b->path, sizeof(b->path), "%s", path);
     snprintf(b->dir, sizeof(b->dir), "%s", path);
     dir_of(b->dir);
-    if ((rc = cs_table_read(path, &b->t, err)) == 0 && (rc = check_header(b->t, path, err)) == 0)
+    if ((rc = cs_table_read(path, &b->t, err)) == 0 && (rc = check_header(b->t, path, err)) == 0 &&
+        b->t->nrows == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, path, 0,
+                           "no rows: a baseline without predictions would let every change pass");
+    if (rc == 0)
         rc = group_rows(b, err);
     if (rc != 0) {
         cs_regress_free(b);

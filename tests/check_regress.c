@@ -161,6 +161,69 @@ START_TEST(read_refused)
 }
 END_TEST
 
+/* A recorded prediction that cannot be compared is bad input, not a move; a baseline without rows
+ * would let every change pass. */
+START_TEST(read_refused_results)
+{
+    static const struct {
+        const char *time, *busbw, *status, *msg;
+    } bad[] = {
+        {"12.5us", "1", "ok", "time_us '12.5us' is not a number >= 0"},
+        {"abc", "", "deadlock", "time_us 'abc' is not a number >= 0"},
+        {"-3", "1", "ok", "time_us '-3' is not a number >= 0"},
+        {"nan", "1", "ok", "time_us 'nan' is not a number >= 0"},
+        {"1e999", "1", "ok", "time_us '1e999' is not a number >= 0"},
+        {"12", "fast", "ok", "busbw_GBps 'fast' is not a number >= 0"},
+        {"", "", "ok", "status ok without a time_us"},
+        {"12", "1", "OK",
+         "bad status 'OK' (ok, deadlock, unsupported, or empty before the first "
+         "--update)"},
+        {"12", "1", "timeout", "bad status 'timeout'"},
+    };
+    struct cs_error err;
+    char text[8192], plat[1024];
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(text, sizeof(text),
+                 HEADER "gen:ring:gpus=4,%s,LL,1024,1,1,ok\n"
+                        "gen:ring:gpus=4,%s,LL,2048,%s,%s,%s\n",
+                 plat, plat, bad[i].time, bad[i].busbw, bad[i].status);
+        ck_assert_int_eq(read_error(text, &err), CS_ERR_PARSE);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_msg(strstr(err.msg, bad[i].msg) != NULL, "%s: %s", bad[i].msg, err.msg);
+    }
+    ck_assert_int_eq(read_error(HEADER, &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no rows"));
+    ck_assert_int_eq(read_error(HEADER "\n\n", &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no rows"));
+}
+END_TEST
+
+/* Rows not yet predicted (empty status and times, as results/regression/cases.sh writes them),
+ * deadlocks and unsupported sizes without times, and times in any number syntax are accepted. */
+START_TEST(read_results_accepted)
+{
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+    char text[8192], plat[1024];
+    const char *path;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    snprintf(text, sizeof(text),
+             HEADER
+             "gen:ring:gpus=4,%s,LL,1024,,,\ngen:ring:gpus=4,%s,LL,2048,,,deadlock\n"
+             "gen:ring:gpus=4,%s,LL,4096,,,unsupported\ngen:ring:gpus=4,%s,LL,8192,1e1,0,ok\n",
+             plat, plat, plat, plat);
+    path = write_baseline(text);
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->t->nrows, 4);
+    cs_regress_free(b);
+    remove_baseline(path);
+}
+END_TEST
+
 START_TEST(select_groups)
 {
     int order[10];
@@ -281,6 +344,8 @@ int main(void)
         {resolve, 1},
         {read_committed, 1},
         {read_refused, 1},
+        {read_refused_results, 1},
+        {read_results_accepted, 1},
         {select_groups, 1},
         {compare_update_write, 1},
         {predict_group, 1},
