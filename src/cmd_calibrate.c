@@ -421,7 +421,7 @@ static int harness_row(struct state *st, struct harness *h, int r)
                                    t->header[c], cs_csv_cell(t, r, c));
     }
     cs_error_init(&err);
-    if (cs_csv_get_double(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
+    if (cs_meas_read_bytes(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
         cs_csv_get_double(t, r, h->col[H_TIME], &ts, &err) != 0 ||
         cs_csv_get_double(t, r, h->col[H_CHUNK], &chunk, &err) != 0) {
         cs_error_set(&err, t->name, t->lines[r], "empty bytes, time_s or chunk_bytes");

@@ -50,6 +50,21 @@ int cs_meas_ring_steps(enum cs_meas_coll c, int n)
     return 0;
 }
 
+int cs_meas_read_bytes(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err)
+{
+    double v;
+    int rc = cs_csv_get_double(t, row, col, &v, err);
+
+    if (rc != 0)
+        return rc;
+    if (v != floor(v) || v < 0 || v > CS_MEAS_MAX_SIZE)
+        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[row],
+                             "%s '%s' is not a whole number of bytes (0 to 1 PiB)", t->header[col],
+                             cs_csv_cell(t, row, col));
+    *out = v;
+    return 0;
+}
+
 int cs_meas_parse_range(const char *s, double *lo, double *hi)
 {
     const char *colon = strchr(s, ':');
@@ -107,13 +122,8 @@ static int row_size(const struct cs_csv *t, const struct cols *c, int r, struct 
                     struct cs_error *err)
 {
     double g;
-    int rc = cs_csv_get_double(t, r, c->size, &out->size_bytes, err);
+    int rc = cs_meas_read_bytes(t, r, c->size, &out->size_bytes, err);
 
-    if (rc == 0 &&
-        (out->size_bytes != floor(out->size_bytes) || fabs(out->size_bytes) > CS_MEAS_MAX_SIZE))
-        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
-                             "size_bytes '%s' is not a whole number of bytes up to 1 PiB",
-                             cs_csv_cell(t, r, c->size));
     if (rc <= 0)
         return rc;
     if (c->ngpus < 0)
