@@ -224,6 +224,55 @@ START_TEST(read_results_accepted)
 }
 END_TEST
 
+/* A baseline of 100,000 groups of two rows each, the larger size first: grouping sorts (it
+ * compared each row with every group before: minutes; this test's timeout is Check's default).
+ * Groups keep the order of their first rows, sizes ascend, rows keep table order; a repeated size
+ * names the first row that repeats and the row it repeats. */
+START_TEST(read_large)
+{
+    const long ngroups = 100000;
+    char plat[1024];
+    size_t cap, len;
+    char *text;
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+    const char *path;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    cap = (size_t)(ngroups + 1) * 2 * (strlen(plat) + 64) + sizeof(HEADER);
+    ck_assert_ptr_nonnull(text = malloc(cap));
+    len = (size_t)snprintf(text, cap, HEADER);
+    for (long g = 0; g < ngroups; g++)
+        for (int k = 1; k >= 0; k--)
+            len += (size_t)snprintf(text + len, cap - len,
+                                    "\"gen:ring:gpus=8,channels=%ld\",%s,LL,%d,1,1,ok\n", g + 1,
+                                    plat, 1024 << k);
+    path = write_baseline(text);
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->ngroups, ngroups);
+    for (long g = 0; g < ngroups; g += 9999) {
+        ck_assert_int_eq(b->groups[g].first, 2 * g);
+        ck_assert_int_eq(b->groups[g].n, 2);
+        ck_assert_int_eq(b->groups[g].sizes[0], 1024);
+        ck_assert_int_eq(b->groups[g].sizes[1], 2048);
+        ck_assert_int_eq(b->groups[g].rows[0], 2 * g);
+        ck_assert_int_eq(b->groups[g].rows[1], 2 * g + 1);
+    }
+    cs_regress_free(b);
+    remove_baseline(path);
+    /* group 3 again, at 2048 (its line 6) and 1024 (its line 7): the first repeat is reported */
+    for (int k = 1; k >= 0; k--)
+        len +=
+            (size_t)snprintf(text + len, cap - len,
+                             "\"gen:ring:gpus=8,channels=3\",%s,LL,%d,1,1,ok\n", plat, 1024 << k);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 2 * ngroups + 2);
+    ck_assert_str_eq(err.msg, "size 2048 repeats line 6");
+    free(text);
+}
+END_TEST
+
 START_TEST(select_groups)
 {
     int order[10];
@@ -346,6 +395,7 @@ int main(void)
         {read_refused, 1},
         {read_refused_results, 1},
         {read_results_accepted, 1},
+        {read_large, 1},
         {select_groups, 1},
         {compare_update_write, 1},
         {predict_group, 1},
