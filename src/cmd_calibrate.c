@@ -190,9 +190,9 @@ static int read_steps(const struct cs_csv *t, struct cs_fit_pt *p, int *n)
         double g, s = NAN, us = NAN;
 
         cs_error_init(&err);
-        if ((rc = cs_meas_read_cell(t, r, cs, &s, &err)) < 0 ||
-            (rc = cs_meas_read_cell(t, r, ct, &us, &err)) < 0 ||
-            (rc = cs_meas_read_cell(t, r, cn, &g, &err)) < 0) {
+        if ((rc = cs_csv_get_double(t, r, cs, &s, &err)) < 0 ||
+            (rc = cs_csv_get_double(t, r, ct, &us, &err)) < 0 ||
+            (rc = cs_csv_get_double(t, r, cn, &g, &err)) < 0) {
             cmd_print_error(&err);
             return rc;
         }
@@ -421,9 +421,9 @@ static int harness_row(struct state *st, struct harness *h, int r)
                                    t->header[c], cs_csv_cell(t, r, c));
     }
     cs_error_init(&err);
-    if (cs_meas_read_cell(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
-        cs_meas_read_cell(t, r, h->col[H_TIME], &ts, &err) != 0 ||
-        cs_meas_read_cell(t, r, h->col[H_CHUNK], &chunk, &err) != 0) {
+    if (cs_meas_read_bytes(t, r, h->col[H_BYTES], &bytes, &err) != 0 ||
+        cs_csv_get_double(t, r, h->col[H_TIME], &ts, &err) != 0 ||
+        cs_csv_get_double(t, r, h->col[H_CHUNK], &chunk, &err) != 0) {
         cs_error_set(&err, t->name, t->lines[r], "empty bytes, time_s or chunk_bytes");
         cmd_print_error(&err);
         return CS_ERR_PARSE;

@@ -1,14 +1,13 @@
 /* csv.c: strict CSV reader with line numbers (see csv.h for the accepted format). */
 #include "csv.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fdio.h"
+#include "parse.h"
 #include "util.h"
 
 /* A growable array of strings. */
@@ -346,22 +345,21 @@ const char *cs_csv_cell(const struct cs_csv *t, int row, int col)
 
 int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err)
 {
-    const char *s = cs_csv_cell(t, row, col);
-    char *end;
-    double v;
+    const char *cell = cs_csv_cell(t, row, col), *s = cell + strspn(cell, " \t");
+    size_t len = strlen(s);
+    char *num;
+    int rc;
 
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '\0')
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+    if (len == 0)
         return 1;
-    errno = 0;
-    v = strtod(s, &end);
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (end == s || *end != '\0' || !isfinite(v) || errno == ERANGE)
+    if ((num = strndup(s, len)) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, t->name, t->lines[row], "out of memory");
+    rc = cs_parse_double(num, -DBL_MAX, DBL_MAX, out);
+    free(num);
+    if (rc != 0)
         return cs_error_fail(err, CS_ERR_PARSE, t->name, t->lines[row],
-                             "column %s: '%s' is not a finite number", t->header[col],
-                             cs_csv_cell(t, row, col));
-    *out = v;
+                             "column %s: '%s' is not a finite number", t->header[col], cell);
     return 0;
 }

@@ -62,9 +62,10 @@ int cs_csv_col_find(const struct cs_csv *t, const char *name);
 /* The cell at (row, col); "" for col < 0. */
 const char *cs_csv_cell(const struct cs_csv *t, int row, int col);
 
-/* Parse the cell at (row, col) as a finite decimal number (surrounding blanks allowed).
- * Returns 0 and *out; 1 when the cell is empty or the column absent (col < 0), *out untouched;
- * CS_ERR_PARSE (err at file:line naming the column) when it is not a finite number. */
+/* Parse the cell at (row, col) as a finite number (cs_parse_double: surrounding blanks allowed,
+ * tiny values that underflow, as 1e-308, are numbers). Returns 0 and *out; 1 when the cell is
+ * empty or the column absent (col < 0), *out untouched; CS_ERR_PARSE (err at file:line naming the
+ * column) when it is not a finite number; CS_ERR_NOMEM. */
 int cs_csv_get_double(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err);
 
 #endif

@@ -1,7 +1,6 @@
 /* meas.c: measurement tables of the shared schema: collectives, ring steps, rows. */
 #include "meas.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,20 +50,18 @@ int cs_meas_ring_steps(enum cs_meas_coll c, int n)
     return 0;
 }
 
-int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err)
+int cs_meas_read_bytes(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err)
 {
-    const char *cell = cs_csv_cell(t, row, col), *s = cell + strspn(cell, " \t");
-    size_t len = strlen(s);
-    char buf[128];
+    double v;
+    int rc = cs_csv_get_double(t, row, col, &v, err);
 
-    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-        len--;
-    if (len == 0)
-        return 1;
-    snprintf(buf, sizeof(buf), "%.*s", (int)len, s);
-    if (len >= sizeof(buf) || cs_parse_double(buf, -DBL_MAX, DBL_MAX, out) != 0)
-        return cs_error_fail(err, CS_ERR_PARSE, t->name, t->lines[row],
-                             "column %s: '%s' is not a finite number", t->header[col], cell);
+    if (rc != 0)
+        return rc;
+    if (v != floor(v) || v < 0 || v > CS_MEAS_MAX_SIZE)
+        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[row],
+                             "%s '%s' is not a whole number of bytes (0 to 1 PiB)", t->header[col],
+                             cs_csv_cell(t, row, col));
+    *out = v;
     return 0;
 }
 
@@ -95,9 +92,9 @@ int cs_meas_infer_ranks(const struct cs_csv *t, enum cs_meas_coll c)
     for (int r = 0; r < t->nrows; r++) {
         double s, a, b;
 
-        if (cs_meas_read_cell(t, r, cs, &s, NULL) == 0 &&
-            cs_meas_read_cell(t, r, ca, &a, NULL) == 0 &&
-            cs_meas_read_cell(t, r, cb, &b, NULL) == 0 && a > 1 && b > 0 && s > best) {
+        if (cs_csv_get_double(t, r, cs, &s, NULL) == 0 &&
+            cs_csv_get_double(t, r, ca, &a, NULL) == 0 &&
+            cs_csv_get_double(t, r, cb, &b, NULL) == 0 && a > 1 && b > 0 && s > best) {
             best = s;
             ratio = b / a;
         }
@@ -125,18 +122,13 @@ static int row_size(const struct cs_csv *t, const struct cols *c, int r, struct 
                     struct cs_error *err)
 {
     double g;
-    int rc = cs_meas_read_cell(t, r, c->size, &out->size_bytes, err);
+    int rc = cs_meas_read_bytes(t, r, c->size, &out->size_bytes, err);
 
-    if (rc == 0 &&
-        (out->size_bytes != floor(out->size_bytes) || fabs(out->size_bytes) > CS_MEAS_MAX_SIZE))
-        return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
-                             "size_bytes '%s' is not a whole number of bytes up to 1 PiB",
-                             cs_csv_cell(t, r, c->size));
     if (rc <= 0)
         return rc;
     if (c->ngpus < 0)
         return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r], "empty size_bytes");
-    if (cs_meas_read_cell(t, r, c->ngpus, &g, NULL) != 0 || g < 2 || g != floor(g) || g > 1e6)
+    if (cs_csv_get_double(t, r, c->ngpus, &g, NULL) != 0 || g < 2 || g != floor(g) || g > 1e6)
         return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
                              "n_gpus '%s' is not a count >= 2", cs_csv_cell(t, r, c->ngpus));
     out->size_bytes = 0;
@@ -149,11 +141,11 @@ static int row_time(const struct cs_csv *t, const struct cols *c, int r, double 
                     int ranks, double *us, int *derived, struct cs_error *err)
 {
     double bus;
-    int rc = cs_meas_read_cell(t, r, c->time, us, err);
+    int rc = cs_csv_get_double(t, r, c->time, us, err);
 
     if (rc <= 0)
         return rc;
-    rc = cs_meas_read_cell(t, r, c->busbw, &bus, err);
+    rc = cs_csv_get_double(t, r, c->busbw, &bus, err);
     if (rc < 0)
         return rc;
     if (rc == 1 || bus <= 0 || ranks < 2)

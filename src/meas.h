@@ -32,10 +32,11 @@ const char *cs_meas_coll_name(enum cs_meas_coll c);
  * 2(n-1) for AllReduce, n-1 for AllGather and ReduceScatter, 1 for SendRecv. */
 int cs_meas_ring_steps(enum cs_meas_coll c, int n);
 
-/* Cell (row, col) of t as a finite number (cs_parse_double: blanks around it allowed, tiny
- * values that underflow are numbers). 0 and *out; 1 when the cell is empty or col < 0, *out
- * untouched; CS_ERR_PARSE with file:line naming the column when it is not a finite number. */
-int cs_meas_read_cell(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err);
+/* Cell (row, col) of t as a byte count: cs_csv_get_double, then a whole number in
+ * 0..CS_MEAS_MAX_SIZE. 0 and *out; 1 when the cell is empty or col < 0, *out untouched;
+ * CS_ERR_PARSE (not a number) or CS_ERR_INVALID (a fraction, negative or too large) with err at
+ * file:line naming the column. */
+int cs_meas_read_bytes(const struct cs_csv *t, int row, int col, double *out, struct cs_error *err);
 
 /* The rank count behind a table's busbw/algbw ratio (nccl-tests factors) at the largest size
  * that has both; 0 when there is none or the ratio fits no whole count. */

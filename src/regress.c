@@ -47,19 +47,47 @@ int cs_regress_resolve(const char *dir, const char *rel, char *buf, size_t len)
     return access(buf, R_OK) == 0 ? 0 : CS_ERR_IO;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
+/* A baseline row as grouping sees it: its (schedule, platform, protocol) and size. */
+struct row_key {
+    const char *group[3];
+    long long size;
+    long row;
+};
 
-    return x < y ? -1 : x > y;
+static int cmp_group(const struct row_key *x, const struct row_key *y)
+{
+    int c = 0;
+
+    for (int i = 0; i < 3 && c == 0; i++)
+        c = strcmp(x->group[i], y->group[i]);
+    return c;
 }
 
-static int same_group(const struct cs_table *t, long a, long b)
+/* By group, then size, then row. */
+static int cmp_row_key(const void *a, const void *b)
 {
-    for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PROTO; c++)
-        if (strcmp(cs_table_get(t, a, c), cs_table_get(t, b, c)) != 0)
-            return 0;
-    return 1;
+    const struct row_key *x = a, *y = b;
+    int c = cmp_group(x, y);
+
+    if (c != 0)
+        return c;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int cmp_first(const void *a, const void *b)
+{
+    const struct cs_regress_group *x = a, *y = b;
+
+    return (x->first > y->first) - (x->first < y->first);
 }
 
 static int check_header(const struct cs_table *t, const char *path, struct cs_error *err)
@@ -74,7 +102,38 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
                               cols[2], cols[3], cols[4], cols[5], cols[6]);
 }
 
-/* Check one row's protocol and paths. */
+/* Check one row's recorded prediction: a known status (empty until the first --update), and
+ * time_us and busbw_GBps numbers >= 0 where given, time_us given when the status is ok. Anything
+ * else would be compared as a move. */
+static int check_result(const struct cs_regress_base *b, long r, struct cs_error *err)
+{
+    static const char *const statuses[] = {"", "ok", "deadlock", "unsupported"};
+    const struct cs_table *t = b->t;
+    const char *status = cs_table_get(t, r, CS_REGRESS_STATUS);
+    size_t k = 0;
+    double v;
+
+    while (k < sizeof(statuses) / sizeof(statuses[0]) && strcmp(status, statuses[k]) != 0)
+        k++;
+    if (k == sizeof(statuses) / sizeof(statuses[0]))
+        return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                             "bad status '%s' (ok, deadlock, unsupported, or empty before the "
+                             "first --update)",
+                             status);
+    for (int c = CS_REGRESS_TIME; c <= CS_REGRESS_BUSBW; c++) {
+        const char *cell = cs_table_get(t, r, c);
+
+        if (cell[0] == '\0' && c == CS_REGRESS_TIME && strcmp(status, "ok") == 0)
+            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                                 "status ok without a time_us");
+        if (cell[0] != '\0' && cs_parse_double(cell, 0, HUGE_VAL, &v) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+                                 "%s '%s' is not a number >= 0", cols[c], cell);
+    }
+    return 0;
+}
+
+/* Check one row's protocol, paths and recorded prediction. */
 static int check_row(const struct cs_regress_base *b, long r, struct cs_error *err)
 {
     const struct cs_table *t = b->t;
@@ -84,6 +143,8 @@ static int check_row(const struct cs_regress_base *b, long r, struct cs_error *e
     if (strcmp(proto, "-") != 0 && cs_proto_parse(proto) == 0)
         return cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[r],
                              "bad protocol '%s' (LL, LL128, Simple or -)", proto);
+    if (check_result(b, r, err) != 0)
+        return CS_ERR_PARSE;
     for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PLAT; c++) {
         const char *rel = cs_table_get(t, r, c);
 
@@ -96,54 +157,81 @@ static int check_row(const struct cs_regress_base *b, long r, struct cs_error *e
     return 0;
 }
 
-/* Add row r of size `size` to group g (its size not yet there). */
-static int group_add(struct cs_regress_base *b, struct cs_regress_group *g, long r, long long size,
-                     struct cs_error *err)
+/* The key of the first row (in table order) whose size repeats an earlier row's in its group,
+ * in *at: in keys sorted by cmp_row_key, the second of a run of one size, the earlier row before
+ * it. 1 when found, else 0. */
+static int find_repeat(const struct row_key *keys, long n, long *at)
 {
-    long long *ns;
-    long *nr;
+    int found = 0;
 
-    for (int s = 0; s < g->n; s++)
-        if (g->sizes[s] == size)
-            return cs_error_fail(err, CS_ERR_INVALID, b->path, b->t->lines[r],
-                                 "size %lld repeats line %d", size, b->t->lines[g->rows[s]]);
-    if ((ns = realloc(g->sizes, sizeof(*ns) * (size_t)(g->n + 1))) != NULL)
-        g->sizes = ns;
-    if ((nr = realloc(g->rows, sizeof(*nr) * (size_t)(g->n + 1))) != NULL)
-        g->rows = nr;
-    if (ns == NULL || nr == NULL)
+    for (long i = 1; i < n; i++)
+        if (cmp_group(&keys[i - 1], &keys[i]) == 0 && keys[i - 1].size == keys[i].size &&
+            (i == 1 || cmp_group(&keys[i - 2], &keys[i]) != 0 ||
+             keys[i - 2].size != keys[i].size) &&
+            (!found || keys[i].row < keys[*at].row)) {
+            *at = i;
+            found = 1;
+        }
+    return found;
+}
+
+/* Make group g of the n keys of one group (sorted by size): its sizes ascending, its rows in
+ * table order. */
+static int group_make(struct cs_regress_group *g, const struct row_key *keys, long n)
+{
+    g->sizes = malloc(sizeof(*g->sizes) * (size_t)n);
+    g->rows = malloc(sizeof(*g->rows) * (size_t)n);
+    if (g->sizes == NULL || g->rows == NULL)
         return CS_ERR_NOMEM;
-    g->sizes[g->n] = size;
-    g->rows[g->n++] = r;
+    for (long i = 0; i < n; i++) {
+        g->sizes[i] = keys[i].size;
+        g->rows[i] = keys[i].row;
+    }
+    qsort(g->rows, (size_t)n, sizeof(*g->rows), cmp_long);
+    g->first = g->rows[0];
+    g->n = (int)n;
     return 0;
 }
 
-/* Check every row and put it in its group. */
+/* Check every row and group the rows, by sorting (baselines of many rows or groups): groups in
+ * the order of their first rows. */
 static int group_rows(struct cs_regress_base *b, struct cs_error *err)
 {
     const struct cs_table *t = b->t;
+    struct row_key *keys = malloc(sizeof(*keys) * (size_t)(t->nrows + 1));
+    long at = 0;
     int rc = 0;
 
-    if ((b->groups = calloc((size_t)t->nrows + 1, sizeof(*b->groups))) == NULL)
+    if (keys == NULL || (b->groups = calloc((size_t)t->nrows + 1, sizeof(*b->groups))) == NULL) {
+        free(keys);
         return CS_ERR_NOMEM;
+    }
     for (long r = 0; r < t->nrows && rc == 0; r++) {
         const char *cell = cs_table_get(t, r, CS_REGRESS_SIZE);
-        long long size;
-        int k;
+        struct row_key *k = &keys[r];
 
-        if (cs_parse_ll(cell, 1, (1LL << 62), &size) != 0)
-            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r], "bad size_bytes '%s'",
-                                 cell);
-        if ((rc = check_row(b, r, err)) != 0)
-            return rc;
-        for (k = 0; k < b->ngroups && !same_group(t, b->groups[k].first, r); k++)
-            ;
-        if (k == b->ngroups)
-            b->groups[b->ngroups++].first = r;
-        rc = group_add(b, &b->groups[k], r, size, err);
+        if (cs_parse_ll(cell, 1, (1LL << 62), &k->size) != 0)
+            rc =
+                cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r], "bad size_bytes '%s'", cell);
+        else
+            rc = check_row(b, r, err);
+        for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PROTO; c++)
+            k->group[c - CS_REGRESS_SCHED] = cs_table_get(t, r, c);
+        k->row = r;
     }
-    for (int k = 0; k < b->ngroups; k++)
-        qsort(b->groups[k].sizes, (size_t)b->groups[k].n, sizeof(long long), cmp_ll);
+    if (rc == 0)
+        qsort(keys, (size_t)t->nrows, sizeof(*keys), cmp_row_key);
+    if (rc == 0 && find_repeat(keys, t->nrows, &at))
+        rc = cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[keys[at].row],
+                           "size %lld repeats line %d", keys[at].size, t->lines[keys[at - 1].row]);
+    for (long i = 0, e; rc == 0 && i < t->nrows; i = e) {
+        for (e = i + 1; e < t->nrows && cmp_group(&keys[i], &keys[e]) == 0; e++)
+            ;
+        rc = group_make(&b->groups[b->ngroups++], keys + i, e - i);
+    }
+    if (rc == 0)
+        qsort(b->groups, (size_t)b->ngroups, sizeof(*b->groups), cmp_first);
+    free(keys);
     return rc;
 }
 
@@ -157,7 +245,11 @@ int cs_regress_read(const char *path, struct cs_regress_base **out, struct cs_er
     snprintf(b->path, sizeof(b->path), "%s", path);
     snprintf(b->dir, sizeof(b->dir), "%s", path);
     dir_of(b->dir);
-    if ((rc = cs_table_read(path, &b->t, err)) == 0 && (rc = check_header(b->t, path, err)) == 0)
+    if ((rc = cs_table_read(path, &b->t, err)) == 0 && (rc = check_header(b->t, path, err)) == 0 &&
+        b->t->nrows == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, path, 0,
+                           "no rows: a baseline without predictions would let every change pass");
+    if (rc == 0)
         rc = group_rows(b, err);
     if (rc != 0) {
         cs_regress_free(b);

@@ -37,10 +37,11 @@ struct cs_regress_base {
     int ngroups;
 };
 
-/* Read the baseline at path: check its columns and every row (size_bytes an integer >= 1, once per
- * group; protocol LL, LL128, Simple or -; schedule a gen:SPEC or a file and platform a file that
- * cs_regress_resolve finds) and group its rows. *out is new (cs_regress_free). 0, or CS_ERR_* with
- * err set (file:line of the bad row). */
+/* Read the baseline at path: check its columns, that it has rows, and every row (size_bytes an
+ * integer >= 1, once per group; protocol LL, LL128, Simple or -; schedule a gen:SPEC or a file and
+ * platform a file that cs_regress_resolve finds; status ok, deadlock, unsupported or empty;
+ * time_us and busbw_GBps empty or numbers >= 0, time_us given when ok) and group its rows. *out is
+ * new (cs_regress_free). 0, or CS_ERR_* with err set (file:line of the bad row). */
 int cs_regress_read(const char *path, struct cs_regress_base **out, struct cs_error *err);
 void cs_regress_free(struct cs_regress_base *b);
 

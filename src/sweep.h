@@ -48,7 +48,8 @@ struct cs_sweep {
 };
 
 /* Parse a sweep file (path) or text (name is used in messages; dir resolves relative paths).
- * Checks every key and value; errors carry the file and line. Caller frees with cs_sweep_free. */
+ * A UTF-8 byte order mark at the start is skipped. Checks every key and value (an axis's values
+ * are distinct); errors carry the file and line. Caller frees with cs_sweep_free. */
 int cs_sweep_read(const char *path, struct cs_sweep **out, struct cs_error *err);
 int cs_sweep_parse(const char *text, const char *name, const char *dir, struct cs_sweep **out,
                    struct cs_error *err);

@@ -115,6 +115,14 @@ expect_error 2 "unknown option '--colour'" calibrate fit "$fixture" --colour red
 expect_error 2 "option '--link' needs a value" calibrate fit "$fixture" --link
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024.5,10,,,in_place\n' >"$tmp/bad6.csv"
 expect_error 2 "bad6.csv:2: size_bytes '1024.5' is not a whole number" calibrate fit "$tmp/bad6.csv" --ranks 8
+# The harness CSV's bytes are whole numbers up to 1 PiB too; a tiny time that underflows is a number.
+awk -F, -v OFS=, '/^#/ || !n++ { print; next } !d++ { $10 = "1e30" } { print }' "$fixture" >"$tmp/bad7.csv"
+expect_error 2 "bad7.csv:[0-9]*: bytes '1e30' is not a whole number" calibrate fit "$tmp/bad7.csv"
+awk -F, -v OFS=, '/^#/ || !n++ { print; next } !d++ { $10 = "4096.5" } { print }' "$fixture" >"$tmp/bad8.csv"
+expect_error 2 "bad8.csv:[0-9]*: bytes '4096.5' is not a whole number" calibrate fit "$tmp/bad8.csv"
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,1e-308,,,in_place\n2048,11,,,in_place\n' >"$tmp/tiny.csv"
+"$collsim" calibrate fit "$tmp/tiny.csv" --ranks 4 -o "$tmp/tiny.xml" >/dev/null 2>"$tmp/err"
+! grep -q "not a finite number" "$tmp/err" || { echo "FAIL: 1e-308 is not a number: $(cat "$tmp/err")" >&2; fail=1; }
 # Attached option values (--opt=value, -oFILE) read as the separate ones.
 "$collsim" calibrate fit "$fixture" --link=nvlink --only-fitted -o"$tmp/p2.xml" &&
     cmp -s "$tmp/p.xml" "$tmp/p2.xml" || { echo "FAIL: attached option values" >&2; fail=1; }

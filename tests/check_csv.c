@@ -63,7 +63,8 @@ START_TEST(test_numbers)
 {
     struct cs_error err;
     int rc;
-    struct cs_csv *t = parse("x\n 1.5e-6 \nnan\ninf\n1e999\n12abc\n", &err, &rc);
+    struct cs_csv *t =
+        parse("x\n 1.5e-6 \nnan\ninf\n1e999\n12abc\n1e-308\n\t-4e-400 \n1 2\n", &err, &rc);
     double v;
 
     ck_assert_int_eq(rc, 0);
@@ -74,6 +75,14 @@ START_TEST(test_numbers)
         ck_assert_int_eq(cs_csv_get_double(t, r, 0, &v, &err), CS_ERR_PARSE);
         ck_assert_int_eq(err.line, r + 2);
     }
+    /* values that underflow (subnormal, or to zero) are numbers */
+    ck_assert_int_eq(cs_csv_get_double(t, 5, 0, &v, &err), 0);
+    ck_assert(v > 0 && v < 1.1e-308);
+    ck_assert_int_eq(cs_csv_get_double(t, 6, 0, &v, &err), 0);
+    ck_assert(v == 0);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_csv_get_double(t, 7, 0, &v, &err), CS_ERR_PARSE);
+    ck_assert_str_eq(err.msg, "column x: '1 2' is not a finite number");
     cs_csv_free(t);
 }
 END_TEST
@@ -148,6 +157,34 @@ START_TEST(test_parse_flags)
 }
 END_TEST
 
+/* A UTF-8 byte order mark at the start (as spreadsheets write) is not part of the first name or
+ * comment, and lines count as without it; elsewhere it is text. */
+START_TEST(test_byte_order_mark)
+{
+    struct cs_error err;
+    int rc;
+    struct cs_csv *t = parse("\xef\xbb\xbf# meta\nsize_bytes,time_us\n1024,2\n", &err, &rc);
+
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(t->ncomments, 1);
+    ck_assert_str_eq(t->comments[0], "meta");
+    ck_assert_int_eq(cs_csv_col_find(t, "size_bytes"), 0);
+    ck_assert_int_eq(t->lines[0], 3);
+    cs_csv_free(t);
+    t = parse("\xef\xbb\xbfsize_bytes,time_us\n1024,2\n", &err, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(cs_csv_col_find(t, "size_bytes"), 0);
+    cs_csv_free(t);
+    t = parse("a,b\n\xef\xbb\xbf"
+              "1,2\n",
+              &err, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(cs_csv_cell(t, 0, 0), "\xef\xbb\xbf"
+                                           "1");
+    cs_csv_free(t);
+}
+END_TEST
+
 /* Every shared measurement table parses, with the common columns. */
 START_TEST(test_shared_measurements)
 {
@@ -186,8 +223,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_basic, 1},      {test_numbers, 1},     {test_errors, 1},
-        {test_nul_and_io, 1}, {test_parse_flags, 1}, {NULL, 0},
+        {test_basic, 1},       {test_numbers, 1},         {test_errors, 1}, {test_nul_and_io, 1},
+        {test_parse_flags, 1}, {test_byte_order_mark, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_shared_measurements, 1},

@@ -92,19 +92,52 @@ END_TEST
 
 START_TEST(test_cell)
 {
-    /* Blanks around a number are fine; a tiny time that underflows is still a number. */
+    /* Blanks around a number are fine; a tiny time that underflows is still a number (the cells
+     * are read by cs_csv_get_double). */
     struct cs_csv *t = table("size_bytes,time_us\n 1024 ,1e-308\n");
     struct cs_meas_row *r = NULL;
     double v = -1;
     int n = 0;
 
-    ck_assert_int_eq(cs_meas_read_cell(t, 0, 0, &v, NULL), 0);
+    ck_assert_int_eq(cs_csv_get_double(t, 0, 0, &v, NULL), 0);
     ck_assert(v == 1024);
-    ck_assert_int_eq(cs_meas_read_cell(t, 0, -1, &v, NULL), 1);
+    ck_assert_int_eq(cs_csv_get_double(t, 0, -1, &v, NULL), 1);
     ck_assert(v == 1024);
     ck_assert_int_eq(cs_meas_read_rows(t, 14, 8, &r, &n, NULL, NULL), 0);
     ck_assert(n == 1 && r[0].time_s > 0 && r[0].time_s < 1e-313);
     free(r);
+    cs_csv_free(t);
+}
+END_TEST
+
+/* Byte counts are whole numbers from 0 to 1 PiB, in any number syntax. */
+START_TEST(test_bytes)
+{
+    struct cs_csv *t = table("bytes\n4096\n 1e3 \n0\n\n1e30\n1024.5\n-8\n1e-308\nx\n");
+    static const char *const bad[] = {"1e30", "1024.5", "-8", "1e-308"};
+    struct cs_error err;
+    double v = -1;
+
+    ck_assert_int_eq(cs_meas_read_bytes(t, 0, 0, &v, NULL), 0);
+    ck_assert(v == 4096);
+    ck_assert_int_eq(cs_meas_read_bytes(t, 1, 0, &v, NULL), 0);
+    ck_assert(v == 1000);
+    ck_assert_int_eq(cs_meas_read_bytes(t, 2, 0, &v, NULL), 0);
+    ck_assert(v == 0);
+    ck_assert_int_eq(cs_meas_read_bytes(t, 0, -1, &v, NULL), 1);
+    ck_assert(v == 0);
+    for (int r = 3; r < 7; r++) {
+        char want[64];
+
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_meas_read_bytes(t, r, 0, &v, &err), CS_ERR_INVALID);
+        snprintf(want, sizeof(want), "bytes '%s' is not a whole number of bytes", bad[r - 3]);
+        ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+        ck_assert_int_eq(err.line, t->lines[r]);
+    }
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_meas_read_bytes(t, 7, 0, &v, &err), CS_ERR_PARSE);
+    ck_assert(v == 0);
     cs_csv_free(t);
 }
 END_TEST
@@ -134,7 +167,8 @@ START_TEST(test_bad)
         {"size_bytes,time_us\n1024,abc\n", CS_ERR_PARSE, 2, "'abc' is not a finite number"},
         {"size_bytes,time_us\n1024,10\n,12\n", CS_ERR_INVALID, 3, "empty size_bytes"},
         {"size_bytes,time_us\n1024,0\n", CS_ERR_INVALID, 2, "size 1024 B, time 0 us"},
-        {"size_bytes,time_us\n-8,3\n", CS_ERR_INVALID, 2, "both must be positive"},
+        {"size_bytes,time_us\n-8,3\n", CS_ERR_INVALID, 2, "'-8' is not a whole number of bytes"},
+        {"size_bytes,time_us\n0,3\n", CS_ERR_INVALID, 2, "both must be positive"},
         {"size_bytes,time_us,n_gpus\n,3,1\n", CS_ERR_INVALID, 2, "n_gpus '1' is not a count"},
         {"size_bytes,time_us,n_gpus\n,3,2.5\n", CS_ERR_INVALID, 2, "is not a count"},
         {"size_bytes,time_us\n1024.5,3\n", CS_ERR_INVALID, 2, "'1024.5' is not a whole number"},
@@ -162,8 +196,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_coll, 1}, {test_range, 1}, {test_infer, 1}, {test_rows, 1},
-        {test_cell, 1}, {test_gpus, 1},  {test_bad, 1},   {NULL, 0},
+        {test_coll, 1},  {test_range, 1}, {test_infer, 1}, {test_rows, 1}, {test_cell, 1},
+        {test_bytes, 1}, {test_gpus, 1},  {test_bad, 1},   {NULL, 0},
     };
 
     return test_run("meas", 0, tests, NULL);

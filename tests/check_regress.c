@@ -161,6 +161,118 @@ START_TEST(read_refused)
 }
 END_TEST
 
+/* A recorded prediction that cannot be compared is bad input, not a move; a baseline without rows
+ * would let every change pass. */
+START_TEST(read_refused_results)
+{
+    static const struct {
+        const char *time, *busbw, *status, *msg;
+    } bad[] = {
+        {"12.5us", "1", "ok", "time_us '12.5us' is not a number >= 0"},
+        {"abc", "", "deadlock", "time_us 'abc' is not a number >= 0"},
+        {"-3", "1", "ok", "time_us '-3' is not a number >= 0"},
+        {"nan", "1", "ok", "time_us 'nan' is not a number >= 0"},
+        {"1e999", "1", "ok", "time_us '1e999' is not a number >= 0"},
+        {"12", "fast", "ok", "busbw_GBps 'fast' is not a number >= 0"},
+        {"", "", "ok", "status ok without a time_us"},
+        {"12", "1", "OK",
+         "bad status 'OK' (ok, deadlock, unsupported, or empty before the first "
+         "--update)"},
+        {"12", "1", "timeout", "bad status 'timeout'"},
+    };
+    struct cs_error err;
+    char text[8192], plat[1024];
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(text, sizeof(text),
+                 HEADER "gen:ring:gpus=4,%s,LL,1024,1,1,ok\n"
+                        "gen:ring:gpus=4,%s,LL,2048,%s,%s,%s\n",
+                 plat, plat, bad[i].time, bad[i].busbw, bad[i].status);
+        ck_assert_int_eq(read_error(text, &err), CS_ERR_PARSE);
+        ck_assert_int_eq(err.line, 3);
+        ck_assert_msg(strstr(err.msg, bad[i].msg) != NULL, "%s: %s", bad[i].msg, err.msg);
+    }
+    ck_assert_int_eq(read_error(HEADER, &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no rows"));
+    ck_assert_int_eq(read_error(HEADER "\n\n", &err), CS_ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no rows"));
+}
+END_TEST
+
+/* Rows not yet predicted (empty status and times, as results/regression/cases.sh writes them),
+ * deadlocks and unsupported sizes without times, and times in any number syntax are accepted. */
+START_TEST(read_results_accepted)
+{
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+    char text[8192], plat[1024];
+    const char *path;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    snprintf(text, sizeof(text),
+             HEADER
+             "gen:ring:gpus=4,%s,LL,1024,,,\ngen:ring:gpus=4,%s,LL,2048,,,deadlock\n"
+             "gen:ring:gpus=4,%s,LL,4096,,,unsupported\ngen:ring:gpus=4,%s,LL,8192,1e1,0,ok\n",
+             plat, plat, plat, plat);
+    path = write_baseline(text);
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->t->nrows, 4);
+    cs_regress_free(b);
+    remove_baseline(path);
+}
+END_TEST
+
+/* A baseline of 40,000 groups of two rows each, the larger size first: grouping sorts (it
+ * compared each row with every group before: minutes; this test's timeout is Check's default).
+ * Groups keep the order of their first rows, sizes ascend, rows keep table order; a repeated size
+ * names the first row that repeats and the row it repeats. */
+START_TEST(read_large)
+{
+    const long ngroups = 40000;
+    char plat[1024];
+    size_t cap, len;
+    char *text;
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+    const char *path;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    cap = (size_t)(ngroups + 1) * 2 * (strlen(plat) + 64) + sizeof(HEADER);
+    ck_assert_ptr_nonnull(text = malloc(cap));
+    len = (size_t)snprintf(text, cap, HEADER);
+    for (long g = 0; g < ngroups; g++)
+        for (int k = 1; k >= 0; k--)
+            len += (size_t)snprintf(text + len, cap - len,
+                                    "\"gen:ring:gpus=8,channels=%ld\",%s,LL,%d,1,1,ok\n", g + 1,
+                                    plat, 1024 << k);
+    path = write_baseline(text);
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->ngroups, ngroups);
+    for (long g = 0; g < ngroups; g += 3999) {
+        ck_assert_int_eq(b->groups[g].first, 2 * g);
+        ck_assert_int_eq(b->groups[g].n, 2);
+        ck_assert_int_eq(b->groups[g].sizes[0], 1024);
+        ck_assert_int_eq(b->groups[g].sizes[1], 2048);
+        ck_assert_int_eq(b->groups[g].rows[0], 2 * g);
+        ck_assert_int_eq(b->groups[g].rows[1], 2 * g + 1);
+    }
+    cs_regress_free(b);
+    remove_baseline(path);
+    /* group 3 again, at 2048 (its line 6) and 1024 (its line 7): the first repeat is reported */
+    for (int k = 1; k >= 0; k--)
+        len +=
+            (size_t)snprintf(text + len, cap - len,
+                             "\"gen:ring:gpus=8,channels=3\",%s,LL,%d,1,1,ok\n", plat, 1024 << k);
+    ck_assert_int_eq(read_error(text, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 2 * ngroups + 2);
+    ck_assert_str_eq(err.msg, "size 2048 repeats line 6");
+    free(text);
+}
+END_TEST
+
 START_TEST(select_groups)
 {
     int order[10];
@@ -281,6 +393,9 @@ int main(void)
         {resolve, 1},
         {read_committed, 1},
         {read_refused, 1},
+        {read_refused_results, 1},
+        {read_results_accepted, 1},
+        {read_large, 1},
         {select_groups, 1},
         {compare_update_write, 1},
         {predict_group, 1},

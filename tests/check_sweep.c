@@ -262,6 +262,59 @@ START_TEST(bytes)
 }
 END_TEST
 
+/* A UTF-8 byte order mark at the start of a sweep file is skipped: it is not part of the first
+ * key, and lines are counted as without it. */
+START_TEST(byte_order_mark)
+{
+    char text[512];
+    struct cs_sweep *sw;
+
+    snprintf(text, sizeof(text), "\xef\xbb\xbf%s", base);
+    sw = parse_ok(text);
+    ck_assert_str_eq(sw->keys[0], "gen.algorithm");
+    ck_assert_int_eq(cs_sweep_find_key(sw, "gen.algorithm"), 0);
+    cs_sweep_free(sw);
+    parse_bad("\xef\xbb\xbf\ngen.algorithm = x\nfoo = 1\n", 3, "unknown key 'foo'");
+    /* elsewhere it is no blank */
+    parse_bad("gen.algorithm = x\n\xef\xbb\xbfprotocol = LL\n", 2, "unknown key");
+}
+END_TEST
+
+/* A repeated value names the first value that repeats an earlier one, and the first it repeats. */
+START_TEST(repeats)
+{
+    parse_bad("gen.algorithm = x\nprotocol = LL Simple LL128 Simple LL\n", 2,
+              "value 4 repeats value 2");
+    parse_bad("gen.algorithm = x\nplatform.rows gen.gpus = 2,4 4,4 2,8 4,4 2,4\n", 2,
+              "value 4 repeats value 2");
+    parse_bad("gen.algorithm = x\ngen.gpus = 8 4 2 2 2\n", 2, "value 4 repeats value 3");
+}
+END_TEST
+
+/* An axis of 200,000 values, and one more repeating the first: the repeat check sorts, where
+ * comparing every pair took minutes (this test's timeout is Check's default). */
+START_TEST(large_axis)
+{
+    const int n = 200000;
+    size_t cap = (size_t)n * 12 + 256, len;
+    char *text = malloc(cap);
+    struct cs_sweep *sw;
+
+    ck_assert_ptr_nonnull(text);
+    len = (size_t)snprintf(text, cap, "platform.family = a\nsizes = 1K\ngen.algorithm =");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len, " a%d", i);
+    snprintf(text + len, cap - len, "\n");
+    sw = parse_ok(text);
+    ck_assert_int_eq(sw->npoints, n);
+    ck_assert_int_eq(sw->axes[1].nvals, n);
+    cs_sweep_free(sw);
+    snprintf(text + len, cap - len, " a0\n");
+    parse_bad(text, 3, "value 200001 repeats value 1");
+    free(text);
+}
+END_TEST
+
 /* A point's values by key ('-' and absent keys are NULL), and paths resolved against the
  * sweep's folder. */
 START_TEST(value_and_path)
@@ -338,9 +391,21 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {product_order, 1},   {product_complete, 1}, {linked_axes, 1},     {listed_points, 1},
-        {files_and_scale, 1}, {bad_input, 1},        {too_many_points, 1}, {bytes, 1},
-        {value_and_path, 1},  {read_file, 1},        {examples_parse, 1},  {NULL, 0},
+        {product_order, 1},
+        {product_complete, 1},
+        {linked_axes, 1},
+        {listed_points, 1},
+        {files_and_scale, 1},
+        {bad_input, 1},
+        {too_many_points, 1},
+        {bytes, 1},
+        {value_and_path, 1},
+        {read_file, 1},
+        {examples_parse, 1},
+        {byte_order_mark, 1},
+        {repeats, 1},
+        {large_axis, 1},
+        {NULL, 0},
     };
 
     return test_run("sweep", 0, tests, NULL);

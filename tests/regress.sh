@@ -54,4 +54,16 @@ printf 'schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status\ngen:rin
 printf 'schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status\ngen:ring:gpus=4,platforms/copy.xml,LL,12x,1,1,ok\n' >"$b"
 "$cs" regress "$b" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad size accepted"
+# a recorded time or status that cannot be compared is bad input (exit 2 naming the row), not a
+# move; so is a baseline of a header alone, which would let every change pass
+h=schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status
+printf '%s\ngen:ring:gpus=4,platforms/copy.xml,LL,1024,fast,1,ok\n' "$h" >"$b"
+"$cs" regress "$b" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "baseline.csv:2: time_us 'fast' is not a number" "$tmp/err" || fail "non-numeric time: $(cat "$tmp/err")"
+printf '%s\ngen:ring:gpus=4,platforms/copy.xml,LL,1024,12.5,1,fine\n' "$h" >"$b"
+"$cs" regress "$b" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "baseline.csv:2: bad status 'fine'" "$tmp/err" || fail "unknown status: $(cat "$tmp/err")"
+printf '%s\n' "$h" >"$b"
+"$cs" regress "$b" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "baseline.csv: no rows" "$tmp/err" || fail "header-only baseline: $(cat "$tmp/err")"
 echo "regress: ok"

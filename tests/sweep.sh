@@ -133,4 +133,16 @@ for f in plan/*.xml; do "$cs" info "$f" >/dev/null || fail "tune wrote an unread
 sed 's/^sizes = .*/sizes = 4K/' s.sweep >t.sweep
 "$cs" sweep t.sweep --results r.d -o t.csv 2>err
 [ $? -eq 2 ] && grep -q "other keys or sizes" err || fail "foreign results dir: $(cat err)"
+# sizes that predict refuses are refused with the sweep file's line, before any point runs; a
+# byte order mark (as some editors write) is not part of the first key
+for z in 0 -4K 2T 1K..4T 1.5K; do
+    sed "s/^sizes = .*/sizes = $z/" s.sweep >z.sweep
+    "$cs" sweep z.sweep -o z.csv 2>err
+    [ $? -eq 2 ] && grep -q "^collsim: z.sweep:5: sizes: '$z' is not a size" err || fail "sizes = $z: $(cat err)"
+    [ ! -e z.csv ] || fail "sizes = $z: output written"
+done
+printf '\357\273\277' | cat - s.sweep >bom.sweep
+"$cs" sweep bom.sweep --list >bom.txt 2>err || fail "byte order mark: $(cat err)"
+"$cs" sweep s.sweep --list | sed 's|/s\.sweep |/bom.sweep |' | cmp -s - bom.txt ||
+    fail "byte order mark: other points: $(cat bom.txt)"
 echo "sweep: ok"
