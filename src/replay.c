@@ -903,6 +903,25 @@ static void child_stderr(FILE *f, char *buf, size_t len)
     }
 }
 
+/* What the simulating child sends back through fd: its result, the deadlock report (a new string
+ * in *report, or NULL) and the timeline when one was asked for. 0, or -1 when it is cut short. */
+static int read_child(int fd, const struct cs_replay_opts *opts, struct wire_result *wr,
+                      char **report)
+{
+    memset(wr, 0, sizeof(*wr));
+    if (cs_fd_read_all(fd, wr, sizeof(*wr)) != 0)
+        return -1;
+    if (wr->report_len > 0) {
+        if ((*report = malloc((size_t)wr->report_len + 1)) == NULL ||
+            cs_fd_read_all(fd, *report, (size_t)wr->report_len) != 0)
+            return -1;
+        (*report)[wr->report_len] = '\0';
+    }
+    if (opts->timeline != NULL && !wr->error[0] && cs_timeline_read(fd, opts->timeline) != 0)
+        return -1;
+    return 0;
+}
+
 int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                   const struct cs_replay_opts *opts, struct cs_replay_result *res,
                   struct cs_error *err)
@@ -947,18 +966,7 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         _exit(child_run(plan, plat, opts, fds[1]));
     }
     close(fds[1]);
-    memset(&wr, 0, sizeof(wr));
-    rc = cs_fd_read_all(fds[0], &wr, sizeof(wr));
-    if (rc == 0 && wr.report_len > 0) {
-        report = malloc((size_t)wr.report_len + 1);
-        if (report == NULL || cs_fd_read_all(fds[0], report, (size_t)wr.report_len) != 0)
-            rc = -1;
-        else
-            report[wr.report_len] = '\0';
-    }
-    if (rc == 0 && opts->timeline != NULL && !wr.error[0] &&
-        cs_timeline_read(fds[0], opts->timeline) != 0)
-        rc = -1;
+    rc = read_child(fds[0], opts, &wr, &report);
     close(fds[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
