@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gen.h"
 #include "predict.h"
@@ -158,19 +159,46 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
 #define CS_EXTRAP_REL_ERR 1e-7
 #define CS_EXTRAP_FIRST 2
 #define CS_EXTRAP_N (2 * CS_NCCL_STEPS + 1) /* short replays */
+#define CS_EXTRAP_JOBS 4 /* at most this many at once: each child holds a whole simulation */
 
-/* Replay plan cut to m iterations (the last one as in the full plan) into *res. */
-static int replay_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
-                        const struct cs_replay_opts *ropts, struct cs_replay_result *res,
-                        struct cs_error *err)
+/* Start a replay of plan cut to m iterations (the last one as in the full plan). */
+static int start_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+                       const struct cs_replay_opts *ropts, struct cs_replay_job *job,
+                       struct cs_error *err)
 {
     struct cs_plan_sizing full = plan->sz;
     int rc;
 
     plan->sz.niter = m;
     plan->sz.chunk_elems = (long long)(m - 1) * full.loop_elems + full.last_elems;
-    rc = cs_replay_run(plan, plat, ropts, res, err);
+    rc = cs_replay_start(plan, plat, ropts, job, err);
     plan->sz = full;
+    return rc;
+}
+
+/* The short replays r[k] of CS_EXTRAP_FIRST + k iterations, k < CS_EXTRAP_N, several at once
+ * (one child each, up to the CPUs online, at most CS_EXTRAP_JOBS). 0 (some may have deadlocked),
+ * or a CS_ERR_*. */
+static int short_replays(struct cs_plan *plan, const struct cs_platform *plat,
+                         const struct cs_replay_opts *ropts, struct cs_replay_result *r,
+                         struct cs_error *err)
+{
+    struct cs_replay_job jobs[CS_EXTRAP_N];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int width = cpus < 1 ? 1 : cpus > CS_EXTRAP_JOBS ? CS_EXTRAP_JOBS : (int)cpus;
+    int started = 0, done = 0, rc = 0;
+
+    while (done < CS_EXTRAP_N) {
+        while (rc == 0 && started < CS_EXTRAP_N && started - done < width) {
+            rc = start_iters(plan, CS_EXTRAP_FIRST + started, plat, ropts, &jobs[started], err);
+            started += rc == 0;
+        }
+        if (done == started)
+            break;
+        if (cs_replay_finish(&jobs[done], &r[done], err) != 0 && rc == 0)
+            rc = CS_ERR_SIM;
+        done++;
+    }
     return rc;
 }
 
@@ -213,26 +241,22 @@ static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
                        int *replayed, struct cs_error *err)
 {
     struct cs_replay_result r[CS_EXTRAP_N] = {{0}};
-    int n = plan->sz.niter, cost = 0, k, rc = 0, done = 0;
+    int n = plan->sz.niter, cost = 0, k, rc = 0, done = 0, dead = 0;
 
     for (k = 0; k < CS_EXTRAP_N; k++)
         cost += CS_EXTRAP_FIRST + k;
     /* Calls of several chunks happen only in one-iteration plans (proto.h). */
     if (plan->sz.max_allowed != 1 || 2 * cost > n)
         return 0;
-    for (k = 0; k < CS_EXTRAP_N && rc == 0; k++) {
-        rc = replay_iters(plan, CS_EXTRAP_FIRST + k, plat, ropts, &r[k], err);
-        /* A deadlock in a short replay is one in the full replay too: let that one report it. */
-        if (rc == 0 && r[k].status != CS_REPLAY_OK) {
-            free_results(r, k + 1);
-            return 0;
-        }
-    }
-    for (int p = 1; p <= CS_NCCL_STEPS && rc == 0 && !done; p++)
+    rc = short_replays(plan, plat, ropts, r, err);
+    /* A deadlock in a short replay is one in the full replay too: let that one report it. */
+    for (k = 0; k < CS_EXTRAP_N && rc == 0; k++)
+        dead |= r[k].status != CS_REPLAY_OK;
+    for (int p = 1; p <= CS_NCCL_STEPS && rc == 0 && !dead && !done; p++)
         done = periodic(r, p, n, res);
     if (done)
         *replayed = CS_EXTRAP_FIRST + CS_EXTRAP_N - 1;
-    free_results(r, k);
+    free_results(r, CS_EXTRAP_N);
     return rc != 0 ? rc : done;
 }
 

@@ -922,53 +922,59 @@ static int read_child(int fd, const struct cs_replay_opts *opts, struct wire_res
     return 0;
 }
 
-int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
-                  const struct cs_replay_opts *opts, struct cs_replay_result *res,
-                  struct cs_error *err)
+int cs_replay_start(const struct cs_plan *plan, const struct cs_platform *plat,
+                    const struct cs_replay_opts *opts, struct cs_replay_job *job,
+                    struct cs_error *err)
 {
-    struct cs_replay_opts defopts = {0};
-    struct wire_result wr;
-    int fds[2], rc, status;
-    pid_t pid, parent;
-    char *report = NULL;
-    FILE *errf;
+    static const struct cs_replay_opts defopts = {0};
+    int fds[2], rc;
+    pid_t parent;
 
-    if (opts == NULL)
-        opts = &defopts;
+    memset(job, 0, sizeof(*job));
+    job->opts = opts != NULL ? opts : &defopts;
+    job->plat_path = plat->path;
+    job->fd = -1;
     rc = cs_replay_check(plan, plat, err);
     if (rc != 0)
         return rc;
-    if (pipe(fds) != 0) {
-        cs_error_set(err, NULL, 0, "pipe: %s", strerror(errno));
-        return CS_ERR_SIM;
-    }
+    if (pipe(fds) != 0)
+        return cs_error_fail(err, CS_ERR_SIM, NULL, 0, "pipe: %s", strerror(errno));
     /* Without --verbose the child's stderr (SimGrid's critical messages, such as its own deadlock
      * notice) goes to a temporary file, shown only if the child fails. */
-    errf = opts->verbose ? NULL : tmpfile();
+    job->errf = job->opts->verbose ? NULL : tmpfile();
     fflush(NULL);
     parent = getpid();
-    pid = fork();
-    if (pid < 0) {
-        if (errf)
-            fclose(errf);
+    job->pid = fork();
+    if (job->pid < 0) {
+        if (job->errf)
+            fclose(job->errf);
         close(fds[0]);
         close(fds[1]);
-        cs_error_set(err, NULL, 0, "fork: %s", strerror(errno));
-        return CS_ERR_SIM;
+        return cs_error_fail(err, CS_ERR_SIM, NULL, 0, "fork: %s", strerror(errno));
     }
-    if (pid == 0) {
+    if (job->pid == 0) {
         /* The simulation dies with whoever asked for it (a killed predict or sweep worker). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(127);
         close(fds[0]);
-        if (errf)
-            dup2(fileno(errf), 2);
-        _exit(child_run(plan, plat, opts, fds[1]));
+        if (job->errf)
+            dup2(fileno(job->errf), 2);
+        _exit(child_run(plan, plat, job->opts, fds[1]));
     }
     close(fds[1]);
-    rc = read_child(fds[0], opts, &wr, &report);
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    job->fd = fds[0];
+    return 0;
+}
+
+int cs_replay_finish(struct cs_replay_job *job, struct cs_replay_result *res, struct cs_error *err)
+{
+    struct wire_result wr;
+    char *report = NULL;
+    int rc, status;
+
+    rc = read_child(job->fd, job->opts, &wr, &report);
+    close(job->fd);
+    while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         free(report);
@@ -977,12 +983,12 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         else {
             char why[600];
 
-            child_stderr(errf, why, sizeof(why));
+            child_stderr(job->errf, why, sizeof(why));
             if (WIFSIGNALED(status))
-                cs_error_set(err, plat->path, 0, "the simulation process died of signal %d%s%s",
+                cs_error_set(err, job->plat_path, 0, "the simulation process died of signal %d%s%s",
                              WTERMSIG(status), why[0] ? ": " : "", why);
             else
-                cs_error_set(err, plat->path, 0, "the simulation process failed (exit %d)%s%s",
+                cs_error_set(err, job->plat_path, 0, "the simulation process failed (exit %d)%s%s",
                              WIFEXITED(status) ? WEXITSTATUS(status) : -1, why[0] ? ": " : "", why);
         }
         rc = CS_ERR_SIM;
@@ -990,9 +996,19 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
         *res = wr.res;
         res->report = report;
     }
-    if (errf)
-        fclose(errf);
+    if (job->errf)
+        fclose(job->errf);
     return rc;
+}
+
+int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                  const struct cs_replay_opts *opts, struct cs_replay_result *res,
+                  struct cs_error *err)
+{
+    struct cs_replay_job job;
+    int rc = cs_replay_start(plan, plat, opts, &job, err);
+
+    return rc != 0 ? rc : cs_replay_finish(&job, res, err);
 }
 
 void cs_replay_result_cleanup(struct cs_replay_result *res)

@@ -4,6 +4,8 @@
 #ifndef CS_REPLAY_H
 #define CS_REPLAY_H
 
+#include <stdio.h>
+
 #include "error.h"
 #include "plan.h"
 #include "platform.h"
@@ -47,5 +49,22 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                   const struct cs_replay_opts *opts, struct cs_replay_result *res,
                   struct cs_error *err);
 void cs_replay_result_cleanup(struct cs_replay_result *res);
+
+/* cs_replay_run in two halves, so that several replays run at once (each in its own child):
+ * start forks the simulation of plan (0, or a CS_ERR_* with err set and nothing to finish);
+ * finish waits for it and fills *res as cs_replay_run does. Every started job must be finished.
+ * opts must live until the job is finished; plan and plat are copied into the child at start. */
+struct cs_replay_job {
+    const struct cs_replay_opts *opts;
+    const char *plat_path;
+    int fd;
+    int pid;
+    FILE *errf;
+};
+
+int cs_replay_start(const struct cs_plan *plan, const struct cs_platform *plat,
+                    const struct cs_replay_opts *opts, struct cs_replay_job *job,
+                    struct cs_error *err);
+int cs_replay_finish(struct cs_replay_job *job, struct cs_replay_result *res, struct cs_error *err);
 
 #endif

@@ -269,6 +269,37 @@ END_TEST
 /* Generated NCCL-style rings on one NVLink column of G GPUs. All K channels' rings run the same
  * direction in step, so K flows share every link at 1/K of its bandwidth: the time is
  * symmetric_ring_time with K x wire / BW per unit. */
+/* Jobs started together finish with what cs_replay_run gives each alone; the plan may change
+ * between starts (the child keeps its own copy), as the extrapolation's short replays do. */
+START_TEST(test_jobs)
+{
+    struct cs_platform *plat = column(4, 1);
+    struct cs_sched *s = NULL;
+    struct cs_plan *plan = NULL;
+    struct cs_replay_job jobs[3];
+    struct cs_replay_result alone[3], together[3];
+    const long long sizes[] = {4096, 1 << 20, 8 << 20};
+
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,channels=1,protocol=Simple", &s, NULL), 0);
+    for (int k = 0; k < 3; k++)
+        alone[k] = run(s, plat, sizes[k], 0);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(cs_plan_build(s, sizes[k], 4, 0, &plan, NULL), 0);
+        ck_assert_int_eq(cs_replay_start(plan, plat, NULL, &jobs[k], NULL), 0);
+        cs_plan_free(plan);
+    }
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(cs_replay_finish(&jobs[k], &together[k], NULL), 0);
+        ck_assert_int_eq(together[k].status, CS_REPLAY_OK);
+        ck_assert(together[k].time_s == alone[k].time_s);
+        ck_assert_int_eq(together[k].ncalls, alone[k].ncalls);
+    }
+    ck_assert(together[2].time_s > together[0].time_s);
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
 START_TEST(test_gen_ring_closed_form)
 {
     const int gpus[] = {4, 8};
@@ -443,11 +474,17 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_one_transfer, 1},      {test_sharing, 1},
-        {test_ring_closed_form, 1},  {test_gen_ring_closed_form, 1},
-        {test_credits_block, 1},     {test_seed_deadlock, 1},
-        {test_deadlock_no_cycle, 1}, {test_refused, 1},
-        {test_pcie_route, 1},        {NULL, 0},
+        {test_one_transfer, 1},
+        {test_sharing, 1},
+        {test_ring_closed_form, 1},
+        {test_gen_ring_closed_form, 1},
+        {test_credits_block, 1},
+        {test_seed_deadlock, 1},
+        {test_deadlock_no_cycle, 1},
+        {test_refused, 1},
+        {test_pcie_route, 1},
+        {test_jobs, 1},
+        {NULL, 0},
     };
 
     return test_run("replay", 120, tests, NULL);
