@@ -35,7 +35,8 @@ const char cmd_calibrate_usage[] =
     "--robust adds Huber reweighting. Intervals: Student t on the WLS covariance.\n"
     "\n"
     "Inputs, told apart by their header:\n"
-    "  measurement tables (size_bytes,time_us,algbw_GBps,busbw_GBps,placement,...): a ring\n"
+    "  measurement tables (size_bytes,time_us,algbw_GBps,busbw_GBps,placement,...), or the raw\n"
+    "    output of an nccl-tests binary (both placements become rows): a ring\n"
     "    collective over n ranks (--ranks, else inferred from busbw/algbw) takes nsteps steps\n"
     "    (AllReduce 2(n-1), AllGather and ReduceScatter n-1) of S/n bytes, so the fit is on\n"
     "    x = nsteps*S/n: t = launch + deploy + nsteps*call + x/B. Segments map to protocols in\n"
@@ -640,7 +641,7 @@ static int fit_file(struct state *st, const char *path, int pass)
     int steps, harness, r = 0;
 
     cs_error_init(&err);
-    if (cs_csv_read(path, &t, &err) != 0) {
+    if (cs_meas_read(path, &t, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }

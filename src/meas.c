@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
 #include "parse.h"
 
 /* Every spelling taken: collsim's (each collective's first, its name) and nccl-tests'
@@ -191,4 +192,142 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
     if (derived != NULL)
         *derived = any;
     return 0;
+}
+
+/* ---- raw nccl-tests output ---------------------------------------------------------------- */
+
+#define NT_MAX_FIELDS 32
+
+/* Split a line (len bytes, no newline) at blanks into at most NT_MAX_FIELDS fields of buf
+ * (NUL-terminated copies); the field count. */
+static int split_blank(const char *line, size_t len, char *buf, size_t cap, char **f)
+{
+    int n = 0;
+    size_t k = 0;
+
+    for (size_t i = 0; i < len && n < NT_MAX_FIELDS;) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+            i++;
+        if (i == len || k + 1 >= cap)
+            break;
+        f[n++] = buf + k;
+        while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && k + 1 < cap)
+            buf[k++] = line[i++];
+        buf[k++] = '\0';
+    }
+    return n;
+}
+
+/* The column layout of an nccl-tests header "# size count type [redop root] time algbw busbw
+ * #wrong time algbw busbw #wrong": the size field and the first field of each placement. */
+struct nt_layout {
+    int nfields, size, place[2];
+};
+
+static int nt_header(const char *line, size_t len, struct nt_layout *lay)
+{
+    char buf[512], *f[NT_MAX_FIELDS];
+    int n, np = 0;
+
+    if (len == 0 || line[0] != '#')
+        return 0;
+    n = split_blank(line + 1, len - 1, buf, sizeof(buf), f);
+    lay->size = -1;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(f[i], "size") == 0)
+            lay->size = i;
+        else if (strcmp(f[i], "time") == 0 && np < 2 && i + 2 < n &&
+                 strcmp(f[i + 1], "algbw") == 0 && strcmp(f[i + 2], "busbw") == 0)
+            lay->place[np++] = i;
+    }
+    lay->nfields = n;
+    return lay->size == 0 && np == 2;
+}
+
+/* Rows of raw nccl-tests output as the shared schema, one per placement, each remembering its
+ * line in the original; CS_ERR_PARSE at file:line for a row that does not fit the header or
+ * reports wrong values. */
+static int nt_convert(const char *text, size_t len, const char *name, const struct nt_layout *lay,
+                      size_t start, struct cs_csv **out, struct cs_error *err)
+{
+    static const char *const place[] = {"out_of_place", "in_place"};
+    char *csv = NULL, buf[1024], *f[NT_MAX_FIELDS];
+    size_t clen = 0;
+    FILE *fp = open_memstream(&csv, &clen);
+    int *lines = NULL, nrows = 0, line = 1, rc = 0;
+
+    if (fp == NULL)
+        return CS_ERR_NOMEM;
+    fputs("size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n", fp);
+    for (size_t i = 0; i < start; i++)
+        line += text[i] == '\n';
+    for (size_t i = start; i < len && rc == 0; line++) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
+        int n = split_blank(text + i, l, buf, sizeof(buf), f);
+        int *grown;
+
+        i += l + 1;
+        /* Comments, blank lines and what NCCL logs between rows are not rows. */
+        if (n == 0 || f[0][0] < '0' || f[0][0] > '9')
+            continue;
+        if (n != lay->nfields) {
+            rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
+                               "an nccl-tests row of %d fields under a header of %d", n,
+                               lay->nfields);
+            break;
+        }
+        for (int p = 0; p < 2 && rc == 0; p++) {
+            const char *wrong = lay->place[p] + 3 < n ? f[lay->place[p] + 3] : "0";
+
+            if (strcmp(wrong, "0") != 0 && strcmp(wrong, "N/A") != 0)
+                rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
+                                   "nccl-tests reports %s wrong values (%s): not a measurement",
+                                   wrong, place[p]);
+            fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]],
+                    f[lay->place[p] + 1], f[lay->place[p] + 2], place[p]);
+            if ((grown = realloc(lines, (size_t)(nrows + 1) * sizeof(*lines))) == NULL)
+                rc = CS_ERR_NOMEM;
+            else
+                (lines = grown)[nrows++] = line;
+        }
+    }
+    if (fclose(fp) != 0 && rc == 0)
+        rc = CS_ERR_NOMEM;
+    if (rc == 0 && (rc = cs_csv_read_mem(csv, clen, name, out, err)) == 0) {
+        /* Every row's fields were whole tokens, so the table has exactly these rows. */
+        memcpy((*out)->lines, lines, (size_t)nrows * sizeof(*lines));
+    }
+    free(csv);
+    free(lines);
+    return rc;
+}
+
+int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char *text;
+    size_t len, i = 0;
+    int rc = cs_file_read(path, CS_CSV_MAX_BYTES, &text, &len, err);
+
+    if (rc != 0)
+        return rc == CS_ERR_INVALID ? CS_ERR_IO : rc;
+    /* nccl-tests output: a `#` header naming size ... time algbw busbw twice, before any row. */
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
+        struct nt_layout lay;
+
+        if (nt_header(text + i, l, &lay)) {
+            rc = nt_convert(text, len, name, &lay, i + l, out, err);
+            free(text);
+            return rc;
+        }
+        if (l > 0 && text[i] != '#')
+            break;
+        i += l + 1;
+    }
+    rc = cs_csv_read_mem(text, len, name, out, err);
+    free(text);
+    return rc;
 }

@@ -51,6 +51,15 @@ struct cs_meas_row {
     int line; /* in the file */
 };
 
+/* Read a measurement table: a CSV of the shared schema (cs_csv_read), or the raw output of an
+ * nccl-tests binary (found by its `#` header naming size ... time algbw busbw for both
+ * placements), turned into the schema's columns size_bytes,time_us,algbw_GBps,busbw_GBps and
+ * placement (out_of_place, in_place: one row each per size), each row at its line in the output.
+ * Lines that are not rows (comments, NCCL's log lines) are skipped. CS_ERR_PARSE at file:line
+ * for a row that does not match the header or reports wrong values (#wrong not 0 or N/A);
+ * otherwise as cs_csv_read. */
+int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err);
+
 /* The rows of a measurement table, in file order. A row without time_us takes it from busbw:
  * t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may be
  * NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us

@@ -68,7 +68,7 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
     enum cs_meas_coll c = coll ? cs_meas_coll_parse(coll) : CS_MEAS_ALLREDUCE;
     int rc, n = 0, np;
 
-    if ((rc = cs_csv_read(path, &t, err)) != 0)
+    if ((rc = cs_meas_read(path, &t, err)) != 0)
         return rc;
     if (c == 0 || c == CS_MEAS_SENDRECV) {
         cs_error_set(err, t->name, 0, "unknown collective '%s'", coll);

@@ -128,6 +128,28 @@ printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,1e-308,,,in_pla
     cmp -s "$tmp/p.xml" "$tmp/p2.xml" || { echo "FAIL: attached option values" >&2; fail=1; }
 
 # The shared measurements, when present: sane values.
+# Raw nccl-tests output: the OCI table written as nccl-tests prints it fits exactly as the table
+# (the same props; only the comments name the other file); a row reporting wrong values, or one
+# that does not match the header, exits 2 at its line.
+oci="$CS_SRCDIR/tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv"
+sh "$CS_SRCDIR/tests/data/nccl-tests/to-nccl-tests.sh" "$oci" >"$tmp/oci.out"
+"$collsim" calibrate fit "$oci" --link nvlink -o "$tmp/csv.props" >/dev/null 2>&1
+"$collsim" calibrate fit "$tmp/oci.out" --link nvlink -o "$tmp/raw.props" >"$tmp/out" 2>&1 ||
+    { echo "FAIL: calibrate fit on nccl-tests output: $(cat "$tmp/out")" >&2; fail=1; }
+grep -v '^<!--' "$tmp/csv.props" >"$tmp/a"
+grep -v '^<!--' "$tmp/raw.props" >"$tmp/b"
+[ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b" ||
+    { echo "FAIL: nccl-tests output and its table fit differently" >&2; diff "$tmp/a" "$tmp/b" >&2; fail=1; }
+line=$(grep -n '^ *1024 ' "$tmp/oci.out" | cut -d: -f1)
+sed "${line}s/      0 /      3 /" "$tmp/oci.out" >"$tmp/wrong.out"
+"$collsim" calibrate fit "$tmp/wrong.out" --link nvlink >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "wrong.out:$line: nccl-tests reports 3 wrong values" "$tmp/out" ||
+    { echo "FAIL: wrong values in nccl-tests output: $(cat "$tmp/out")" >&2; fail=1; }
+sed "${line}s/ sum / /" "$tmp/oci.out" >"$tmp/short.out"
+"$collsim" calibrate fit "$tmp/short.out" --link nvlink >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "short.out:$line: an nccl-tests row of 12 fields under a header of 13" "$tmp/out" ||
+    { echo "FAIL: short nccl-tests row: $(cat "$tmp/out")" >&2; fail=1; }
+
 shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
 if [ -d "$shared" ]; then
     "$collsim" calibrate fit "$shared/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv" \
