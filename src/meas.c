@@ -284,8 +284,8 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
                 rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
                                    "nccl-tests reports %s wrong values (%s): not a measurement",
                                    wrong, place[p]);
-            fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]],
-                    f[lay->place[p] + 1], f[lay->place[p] + 2], place[p]);
+            fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]], f[lay->place[p] + 1],
+                    f[lay->place[p] + 2], place[p]);
             if ((grown = realloc(lines, (size_t)(nrows + 1) * sizeof(*lines))) == NULL)
                 rc = CS_ERR_NOMEM;
             else
