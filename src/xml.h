@@ -15,9 +15,9 @@
  * type and range, unique dense ids and that every peer and dependency names something that exists.
  * The file streams through libxml2's SAX2 parser, no tree is built: memory grows with the steps.
  * No network; a DOCTYPE (so any DTD or entity), in any encoding, and a NUL byte are errors; a
- * malformed document is reported as such before any rule it breaks. On success stores a new schedule in *out (caller frees) and
- * returns 0; otherwise returns a CS_ERR_* code and describes the problem, with file and line, in
- * err (may be NULL). */
+ * malformed document is reported as such before any rule it breaks. On success stores a new
+ * schedule in *out (caller frees) and returns 0; otherwise returns a CS_ERR_* code and describes
+ * the problem, with file and line, in err (may be NULL). */
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err);
 
 /* The same for a buffer in memory; `name` is used in messages. */
