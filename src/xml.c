@@ -22,6 +22,10 @@
 #define MAX_STEP_INDEX 4095
 #define MAX_BYTES_ATTR (1LL << 62)
 
+/* Attributes in one start tag: a schedule needs at most 10, and libxml2 checks them for
+ * duplicates pairwise (400,000 in one tag: minutes). */
+#define MAX_ATTRS 1024
+
 /* Element depth of a schedule: <algo> is 1, <gpu> 2, <tb> 3, <step> 4. */
 #define DEPTH_STEP 4
 
@@ -48,11 +52,14 @@ struct reader {
     struct cs_error *err;
     xmlParserCtxtPtr ctxt;
     struct cs_sched *sched;
-    int rc;      /* the first failure: the rest of the document is only checked for syntax */
-    int refused; /* a DTD was refused and the parser stopped there */
-    int ngpus;   /* of the <algo> being read */
-    int gpu_id;  /* of the <gpu> being read */
-    int depth;   /* open elements */
+    int rc;          /* the first failure: the rest of the document is only checked for syntax */
+    int refused;     /* a DTD was refused and the parser stopped there */
+    int crowded;     /* a start tag with over MAX_ATTRS attributes: its input was cut off */
+    const char *buf; /* the input, fed to the parser from pos as it asks */
+    size_t len, pos;
+    int ngpus;  /* of the <algo> being read */
+    int gpu_id; /* of the <gpu> being read */
+    int depth;  /* open elements */
     struct level lv[DEPTH_STEP + 1];
     struct cs_error first; /* the message of rc, reported unless the XML is malformed */
 };
@@ -554,10 +561,32 @@ static int malformed(struct reader *rd)
                          msg);
 }
 
-/* Parse buf with the SAX2 handlers above. The options: no NOENT (no substitution), no
+/* The parser's read callback: the next piece of the input. The parser asks for more as it goes,
+ * inside a start tag too, which is where a tag with too many attributes is cut off (an I/O error
+ * for the parser). */
+static int feed(void *ctx, char *out, int len)
+{
+    struct reader *rd = ctx;
+    size_t n = rd->len - rd->pos;
+
+    if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * MAX_ATTRS) {
+        if (!rd->crowded)
+            rd->rc = fail(rd, cur_line(rd), CS_ERR_PARSE,
+                          "malformed XML: a start tag with more than %d attributes", MAX_ATTRS);
+        rd->crowded = 1;
+        return -1;
+    }
+    if (n > (size_t)len)
+        n = (size_t)len;
+    memcpy(out, rd->buf + rd->pos, n);
+    rd->pos += n;
+    return (int)n;
+}
+
+/* Parse the input with the SAX2 handlers above. The options: no NOENT (no substitution), no
  * DTDLOAD/DTDATTR/DTDVALID, no XINCLUDE, no HUGE (keeps libxml2's depth, name and text limits),
  * no network. Returns the reader's verdict. */
-static int parse(struct reader *rd, const char *buf, size_t len)
+static int parse(struct reader *rd)
 {
     xmlSAXHandler sax;
     int rc;
@@ -572,20 +601,13 @@ static int parse(struct reader *rd, const char *buf, size_t len)
     sax.processingInstruction = on_pi;
     sax.comment = on_comment;
     sax.internalSubset = on_doctype;
-    /* libxml2 makes no parser for an empty buffer: its verdict on one, with its words. */
-    if (len == 0)
-        return cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, 1,
-                             "malformed XML: Document is empty");
-    rd->ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
+    rd->ctxt = xmlCreateIOParserCtxt(&sax, rd, feed, NULL, rd, XML_CHAR_ENCODING_NONE);
     if (rd->ctxt == NULL)
         return cs_error_fail(rd->err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
-    xmlFree(rd->ctxt->sax);
-    rd->ctxt->sax = &sax;
-    rd->ctxt->userData = rd;
     xmlCtxtUseOptions(rd->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                     XML_PARSE_BIG_LINES);
     xmlParseDocument(rd->ctxt);
-    if (rd->refused)
+    if (rd->refused || rd->crowded)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
     else if (stopped_at_nul(rd->ctxt))
         rc = cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, rd->ctxt->input->line,
@@ -597,7 +619,6 @@ static int parse(struct reader *rd, const char *buf, size_t len)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
     else
         rc = 0;
-    rd->ctxt->sax = NULL;
     xmlFreeParserCtxt(rd->ctxt);
     rd->ctxt = NULL;
     return rc;
@@ -619,7 +640,9 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
                              CS_XML_MAX_BYTES);
     if ((rd.sched = cs_sched_new()) == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
-    rc = parse(&rd, buf, len);
+    rd.buf = buf;
+    rd.len = len;
+    rc = parse(&rd);
     if (rc == 0 && (rc = check_refs(&rd, rd.sched)) != 0)
         cs_error_fail(err, rc, rd.first.file, rd.first.line, "%s", rd.first.msg);
     if (rc == 0 && name != NULL && (rd.sched->path = strdup(name)) == NULL)
