@@ -231,11 +231,18 @@ static int zone_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     return 0;
 }
 
-/* What the parser's hooks refused, and where: the first refusal stops the parser. */
+/* What the parser's hooks refused, and where: the first refusal stops the parser. The input is
+ * fed to the parser from buf + pos as it asks. */
 struct guard {
     int line;
     char what[160];
+    xmlParserCtxtPtr ctxt;
+    const char *buf;
+    size_t len, pos;
 };
+
+/* Attributes in one start tag: libxml2 checks them for duplicates pairwise (400,000: minutes). */
+#define MAX_ATTRS 1024
 
 /* Stop the parser with refusal what at its current line; the first refusal wins. */
 static void refuse(xmlParserCtxtPtr ctxt, const char *what)
@@ -293,6 +300,28 @@ static int stopped_at_nul(xmlParserCtxtPtr ctxt)
     return in != NULL && in->cur != NULL && in->cur < in->end && *in->cur == '\0';
 }
 
+/* The parser's read callback: the next piece of the file. The parser asks as it goes, inside a
+ * start tag too, which is where a tag with too many attributes is cut off. */
+static int feed(void *ctx, char *out, int len)
+{
+    struct guard *g = ctx;
+    size_t n = g->len - g->pos;
+
+    if (g->ctxt->maxatts > 5 * MAX_ATTRS) {
+        if (g->what[0] == '\0') {
+            g->line = xmlSAX2GetLineNumber(g->ctxt);
+            snprintf(g->what, sizeof(g->what),
+                     "cannot read platform: a start tag with more than %d attributes", MAX_ATTRS);
+        }
+        return -1;
+    }
+    if (n > (size_t)len)
+        n = (size_t)len;
+    memcpy(out, g->buf + g->pos, n);
+    g->pos += n;
+    return (int)n;
+}
+
 /* Parse path into a document whose root is <platform>; NULL (err set) otherwise. A platform file
  * is at most CS_XML_MAX_BYTES. SimGrid's platforms start with <!DOCTYPE platform SYSTEM
  * "https://simgrid.org/simgrid.dtd">: a DOCTYPE naming an external DTD is accepted and never loaded
@@ -302,7 +331,7 @@ static int stopped_at_nul(xmlParserCtxtPtr ctxt)
  * takes for the end of the text, and an encoding other than UTF-8 (or ASCII) are errors. */
 static xmlDoc *read_doc(const char *path, struct cs_error *err)
 {
-    struct guard g = {0, ""};
+    struct guard g = {0, "", NULL, NULL, 0, 0};
     xmlParserCtxtPtr ctxt;
     const xmlParserInput *in;
     xmlDoc *doc = NULL;
@@ -319,14 +348,17 @@ static xmlDoc *read_doc(const char *path, struct cs_error *err)
         return NULL;
     }
     ctxt->_private = &g;
+    g.ctxt = ctxt;
+    g.buf = buf;
+    g.len = len;
     ctxt->sax->internalSubset = on_doctype;
     ctxt->sax->externalSubset = NULL;
     ctxt->sax->getEntity = on_get_entity;
     ctxt->sax->getParameterEntity = on_get_pentity;
     if (len > 0)
-        doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, NULL,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                    XML_PARSE_BIG_LINES);
+        doc = xmlCtxtReadIO(ctxt, feed, NULL, &g, path, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                XML_PARSE_BIG_LINES);
     in = ctxt->input;
     if (g.what[0] != '\0') {
         cs_error_set(err, path, g.line, "%s", g.what);

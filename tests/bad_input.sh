@@ -112,6 +112,9 @@ fi
 line=$(grep -n 'id="gpu0"' "$plat" | head -1 | cut -d: -f1)
 sed 's|id="gpu0"|id="gpu\&z;0"|' "$plat" >"$tmp/p_undeclared.xml"
 check_platform "$tmp/p_undeclared.xml" "$line" "entity references are not allowed in a platform (&z;)"
+attrs=$(seq 2000 | sed 's/.*/x&=""/' | tr '\n' ' ')
+sed "s|id=\"gpu0\"|id=\"gpu0\" $attrs|" "$plat" >"$tmp/p_attrs.xml"
+check_platform "$tmp/p_attrs.xml" "$line" "a start tag with more than 1024 attributes"
 line=$(($(wc -l <"$plat") + 1))
 { cat "$plat"; printf '\0<junk/>\n'; } >"$tmp/p_nul.xml"
 check_platform "$tmp/p_nul.xml" "$line" "a NUL byte"
