@@ -570,7 +570,7 @@ static int feed(void *ctx, char *out, int len)
     size_t n = rd->len - rd->pos;
 
     if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * MAX_ATTRS) {
-        if (!rd->crowded)
+        if (rd->rc == 0)
             rd->rc = fail(rd, cur_line(rd), CS_ERR_PARSE,
                           "malformed XML: a start tag with more than %d attributes", MAX_ATTRS);
         rd->crowded = 1;
