@@ -3,13 +3,11 @@
 #include "xml.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
-#include <libxml/parserInternals.h>
 
 #include "fdio.h"
 #include "parse.h"
