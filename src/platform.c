@@ -2,6 +2,7 @@
 #include "platform.h"
 
 #include <errno.h>
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlwriter.h>
@@ -11,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
 #include "parse.h"
 #include "util.h"
+#include "xml.h"
 
 #define MAX_GPUS 256     /* routes are listed pair by pair (Full routing): keep files small */
 #define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
@@ -228,20 +231,167 @@ static int zone_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     return 0;
 }
 
-/* Parse path into a document whose root is <platform>; NULL (err set) otherwise. */
+/* What the parser's hooks refused, and where: the first refusal stops the parser. The input is
+ * fed to the parser from buf + pos as it asks. */
+struct guard {
+    int line;
+    char what[160];
+    xmlParserCtxtPtr ctxt;
+    const char *buf;
+    size_t len, pos;
+};
+
+/* Attributes in one start tag: libxml2 checks them for duplicates pairwise (400,000: minutes). */
+#define MAX_ATTRS 1024
+
+/* Stop the parser with refusal what at its current line; the first refusal wins. */
+static void refuse(xmlParserCtxtPtr ctxt, const char *what)
+{
+    struct guard *g = ctxt->_private;
+
+    if (g->what[0] == '\0') {
+        g->line = xmlSAX2GetLineNumber(ctxt);
+        snprintf(g->what, sizeof(g->what), "%s", what);
+    }
+    xmlStopParser(ctxt);
+}
+
+/* <!DOCTYPE, reported with the parser just past the external id: an internal subset ('[' there)
+ * is where entities would be declared, and SimGrid's own parser aborts on one. */
+static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                       const xmlChar *system_id)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+
+    if (ctxt->input != NULL && ctxt->input->cur != NULL && *ctxt->input->cur == '[')
+        refuse(ctxt, "a platform's DOCTYPE may name its DTD (SYSTEM \"...\") but not declare "
+                     "anything: no internal subset, so no entities");
+    else
+        xmlSAX2InternalSubset(ctx, name, external_id, system_id);
+}
+
+/* Asked for every reference to an entity other than the five predefined ones: none is allowed,
+ * declared (impossible, see above) or not (libxml2 would drop it silently when a DTD is named). */
+static xmlEntityPtr on_get_entity(void *ctx, const xmlChar *name)
+{
+    char what[160];
+
+    snprintf(what, sizeof(what), "entity references are not allowed in a platform (&%.80s;)",
+             (const char *)name);
+    refuse(ctx, what);
+    return NULL;
+}
+
+static xmlEntityPtr on_get_pentity(void *ctx, const xmlChar *name)
+{
+    char what[160];
+
+    snprintf(what, sizeof(what), "entity references are not allowed in a platform (%%%.80s;)",
+             (const char *)name);
+    refuse(ctx, what);
+    return NULL;
+}
+
+/* The parser stopped on a NUL byte it took for the end of the text (1), before the end of it. */
+static int stopped_at_nul(xmlParserCtxtPtr ctxt)
+{
+    const xmlParserInput *in = ctxt->input;
+
+    return in != NULL && in->cur != NULL && in->cur < in->end && *in->cur == '\0';
+}
+
+/* The parser's read callback: the next piece of the file. The parser asks as it goes, inside a
+ * start tag too, which is where a tag with too many attributes is cut off. */
+static int feed(void *ctx, char *out, int len)
+{
+    struct guard *g = ctx;
+    size_t n = g->len - g->pos;
+
+    if (g->ctxt->maxatts > 5 * MAX_ATTRS) {
+        if (g->what[0] == '\0') {
+            g->line = xmlSAX2GetLineNumber(g->ctxt);
+            snprintf(g->what, sizeof(g->what),
+                     "cannot read platform: a start tag with more than %d attributes", MAX_ATTRS);
+        }
+        return -1;
+    }
+    if (n > (size_t)len)
+        n = (size_t)len;
+    memcpy(out, g->buf + g->pos, n);
+    g->pos += n;
+    return (int)n;
+}
+
+/* Parse path into a document whose root is <platform>; NULL (err set) otherwise. A platform file
+ * is at most CS_XML_MAX_BYTES. SimGrid's platforms start with <!DOCTYPE platform SYSTEM
+ * "https://simgrid.org/simgrid.dtd">: a DOCTYPE naming an external DTD is accepted and never loaded
+ * (no DTDLOAD, no external-subset handler, no network), but an internal subset ([...], where
+ * entities are declared) and any entity reference other than the five predefined ones stop the
+ * parser. No NOENT, no XINCLUDE, no HUGE (libxml2's limits stay). A NUL byte, which the parser
+ * takes for the end of the text, and an encoding other than UTF-8 (or ASCII) are errors. */
 static xmlDoc *read_doc(const char *path, struct cs_error *err)
 {
-    xmlDoc *doc =
-        xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    struct guard g = {0, "", NULL, NULL, 0, 0};
+    xmlParserCtxtPtr ctxt;
+    const xmlParserInput *in;
+    xmlDoc *doc = NULL;
     xmlNode *root;
+    char *buf;
+    size_t len;
+    int ok = 0;
 
-    if (doc == NULL) {
-        const xmlError *e = xmlGetLastError();
-
-        cs_error_set(err, path, e ? e->line : 0, "cannot read platform: %s",
-                     e && e->message ? e->message : "not well-formed XML");
+    if (cs_file_read(path, CS_XML_MAX_BYTES, &buf, &len, err) != 0)
+        return NULL;
+    if ((ctxt = xmlNewParserCtxt()) == NULL) {
+        free(buf);
+        cs_error_set(err, path, 0, "out of memory");
         return NULL;
     }
+    ctxt->_private = &g;
+    g.ctxt = ctxt;
+    g.buf = buf;
+    g.len = len;
+    ctxt->sax->internalSubset = on_doctype;
+    ctxt->sax->externalSubset = NULL;
+    ctxt->sax->getEntity = on_get_entity;
+    ctxt->sax->getParameterEntity = on_get_pentity;
+    if (len > 0)
+        doc = xmlCtxtReadIO(ctxt, feed, NULL, &g, path, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                XML_PARSE_BIG_LINES);
+    in = ctxt->input;
+    if (g.what[0] != '\0') {
+        cs_error_set(err, path, g.line, "%s", g.what);
+    } else if (len == 0) {
+        cs_error_set(err, path, 1, "cannot read platform: Document is empty");
+    } else if (stopped_at_nul(ctxt)) {
+        cs_error_set(err, path, in->line,
+                     "cannot read platform: a NUL byte, which XML does not allow (the text after "
+                     "it would be ignored)");
+    } else if (doc == NULL) {
+        const xmlError *e = xmlCtxtGetLastError(ctxt);
+        const char *msg = e && e->message ? e->message : "not well-formed XML";
+        int n = (int)strlen(msg);
+
+        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+            n--;
+        cs_error_set(err, path, e ? e->line : 0, "cannot read platform: %.*s", n, msg);
+    } else if (in != NULL && in->buf != NULL && in->buf->encoder != NULL) {
+        /* SimGrid reads the same file as bytes and aborts on UTF-16 (or any other encoding that
+         * libxml2 had to decode). */
+        cs_error_set(err, path, 1, "a platform must be UTF-8 (SimGrid reads its bytes), not %s",
+                     in->buf->encoder->name);
+    } else {
+        ok = 1;
+    }
+    if (!ok) {
+        xmlFreeDoc(doc);
+        doc = NULL;
+    }
+    free(buf);
+    xmlFreeParserCtxt(ctxt);
+    if (doc == NULL)
+        return NULL;
     root = xmlDocGetRootElement(doc);
     if (root == NULL || !is_elem(root, "platform")) {
         cs_error_set(err, path, root ? xmlGetLineNo(root) : 0,

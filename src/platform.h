@@ -20,8 +20,10 @@ struct cs_platform {
 };
 
 /* Read a platform file: the root zone's cs.* props (unknown cs.* keys or bad values are errors
- * with file:line), the GPU hosts (gpu0.. must be dense) and each link's class. No network, no
- * DTD. On success stores a new platform in *out (free with cs_platform_free). */
+ * with file:line), the GPU hosts (gpu0.. must be dense) and each link's class. No network; a
+ * DOCTYPE may name a DTD, which is never loaded, but not declare anything (no internal subset, so
+ * no entities); a NUL byte, an encoding other than UTF-8 and a file over CS_XML_MAX_BYTES are
+ * errors. On success stores a new platform in *out (free with cs_platform_free). */
 int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err);
 void cs_platform_free(struct cs_platform *plat);
 

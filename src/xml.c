@@ -1,13 +1,13 @@
-/* xml.c: the MSCCL XML reader (libxml2, no network, no DTD, no entities) and writer. */
+/* xml.c: the MSCCL XML reader (libxml2's SAX2 stream: no tree, no network, no DTD, no entities)
+ * and writer. */
 #include "xml.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
-#include <libxml/tree.h>
 
 #include "fdio.h"
 #include "parse.h"
@@ -20,173 +20,174 @@
 #define MAX_STEP_INDEX 4095
 #define MAX_BYTES_ATTR (1LL << 62)
 
+/* Attributes in one start tag: a schedule needs at most 10, and libxml2 checks them for
+ * duplicates pairwise (400,000 in one tag: minutes). */
+#define MAX_ATTRS 1024
+
+/* Element depth of a schedule: <algo> is 1, <gpu> 2, <tb> 3, <step> 4. */
+#define DEPTH_STEP 4
+
+/* An element as the parser reports its start: SAX2 attributes are five pointers each (local name,
+ * prefix, URI, value, end of value); values are not NUL-terminated. */
+struct elem {
+    const char *name;
+    int line;
+    int nattrs;
+    const xmlChar **attrs;
+};
+
+/* What is known of an open element while its children stream past. */
+struct level {
+    const char *name;
+    int line;      /* of its start tag */
+    int last_line; /* of its last child element or comment, else its own */
+    int text_nl;   /* line ends in the blank text after last_line */
+    int nchildren;
+};
+
 struct reader {
     const char *name; /* file name for messages */
     struct cs_error *err;
+    xmlParserCtxtPtr ctxt;
+    struct cs_sched *sched;
+    int rc;          /* the first failure: the rest of the document is only checked for syntax */
+    int refused;     /* a DTD was refused and the parser stopped there */
+    int crowded;     /* a start tag with over MAX_ATTRS attributes: its input was cut off */
+    const char *buf; /* the input, fed to the parser from pos as it asks */
+    size_t len, pos;
     int ngpus;  /* of the <algo> being read */
     int gpu_id; /* of the <gpu> being read */
+    int depth;  /* open elements */
+    struct level lv[DEPTH_STEP + 1];
+    struct cs_error first; /* the message of rc, reported unless the XML is malformed */
 };
 
 /* Record a failure at line of the file being read and return code. */
-#define fail(rd, line, code, ...) cs_error_fail((rd)->err, (code), (rd)->name, (line), __VA_ARGS__)
+#define fail(rd, line, code, ...)                                                                  \
+    cs_error_fail(&(rd)->first, (code), (rd)->name, (line), __VA_ARGS__)
 
-static int node_line(const xmlNode *node)
+/* The parser's line: SAX2 dates a node there, as the tree builder does. */
+static int cur_line(const struct reader *rd)
 {
-    long l = xmlGetLineNo(node);
+    int l = xmlSAX2GetLineNumber(rd->ctxt);
 
-    return l > 0 && l < INT_MAX ? (int)l : 0;
+    return l > 0 ? l : 0;
 }
 
-/* The index of the first three-character `end` at or after i (or of the last three characters),
- * counting the line ends before it into *line. */
-static size_t skip_to(const char *buf, size_t len, size_t i, const char *end, int *line)
+/* The value of attribute attr of el, or NULL. The parser keeps '&' as "&#38;" when it does not
+ * substitute entities: that is decoded here (every other reference is already replaced). */
+static char *attr_value(const struct elem *el, const char *attr, int *nomem)
 {
-    for (; i + 2 < len && memcmp(buf + i, end, 3) != 0; i++)
-        *line += buf[i] == '\n';
-    return i;
-}
+    for (int i = 0; i < el->nattrs; i++) {
+        const xmlChar **a = el->attrs + 5 * i;
+        size_t len = (size_t)(a[4] - a[3]), n = 0;
+        char *v;
 
-/* Reject a document type declaration before libxml2 sees it: that is where entities (external
- * ones, and expansion bombs) are declared. Comments and CDATA sections are skipped. */
-static int scan_for_dtd(struct reader *rd, const char *buf, size_t len)
-{
-    int line = 1;
-
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] == '\n') {
-            line++;
+        if (a[1] != NULL || strcmp((const char *)a[0], attr) != 0)
             continue;
+        if ((v = malloc(len + 1)) == NULL) {
+            *nomem = 1;
+            return NULL;
         }
-        if (buf[i] != '<' || i + 1 >= len || buf[i + 1] != '!')
-            continue;
-        if (i + 3 < len && buf[i + 2] == '-' && buf[i + 3] == '-') {
-            i = skip_to(buf, len, i + 4, "-->", &line);
-            continue;
+        for (size_t k = 0; k < len; k++) {
+            v[n++] = (char)a[3][k];
+            if (a[3][k] == '&' && len - k >= 5 && memcmp(a[3] + k, "&#38;", 5) == 0)
+                k += 4;
         }
-        if (len - i >= 9 && memcmp(buf + i, "<![CDATA[", 9) == 0) {
-            i = skip_to(buf, len, i + 9, "]]>", &line);
-            continue;
-        }
-        return fail(rd, line, CS_ERR_PARSE,
-                    "document type declarations and entities are not allowed in a schedule");
+        v[n] = '\0';
+        return v;
     }
-    return 0;
+    return NULL;
 }
 
-/* The value of a required attribute (xmlFree it); NULL, with err set, when it is missing. */
-static xmlChar *get_attr(struct reader *rd, const xmlNode *node, const char *attr)
+/* The value of a required attribute into *val (free it): 0, or the failure, recorded, when it is
+ * missing. */
+static int get_attr(struct reader *rd, const struct elem *el, const char *attr, char **val)
 {
-    xmlChar *val = xmlGetProp(node, (const xmlChar *)attr);
+    int nomem = 0;
 
-    if (val == NULL)
-        fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: attribute '%s' is missing",
-             (const char *)node->name, attr);
-    return val;
+    if ((*val = attr_value(el, attr, &nomem)) != NULL)
+        return 0;
+    if (nomem)
+        return fail(rd, el->line, CS_ERR_NOMEM, "out of memory");
+    return fail(rd, el->line, CS_ERR_INVALID, "<%s>: attribute '%s' is missing", el->name, attr);
 }
 
 /* Strict decimal integer in [lo, hi]: digits with an optional '-', nothing else. */
-static int get_int(struct reader *rd, const xmlNode *node, const char *attr, long long lo,
+static int get_int(struct reader *rd, const struct elem *el, const char *attr, long long lo,
                    long long hi, long long *out)
 {
-    xmlChar *val = get_attr(rd, node, attr);
-    const char *s = (const char *)val;
-    int rc;
+    char *s;
+    int rc = get_attr(rd, el, attr, &s);
 
-    if (val == NULL)
-        return CS_ERR_INVALID;
+    if (rc != 0)
+        return rc;
     rc = s[0] == '+' ? CS_ERR_PARSE : cs_parse_ll(s, lo, hi, out);
     if (rc == CS_ERR_PARSE)
-        rc = fail(rd, node_line(node), CS_ERR_INVALID,
-                  "<%s>: attribute %s=\"%.40s\" is not an integer", (const char *)node->name, attr,
-                  s);
+        rc = fail(rd, el->line, CS_ERR_INVALID, "<%s>: attribute %s=\"%.40s\" is not an integer",
+                  el->name, attr, s);
     else if (rc != 0)
-        rc = fail(rd, node_line(node), CS_ERR_INVALID,
-                  "<%s>: attribute %s=\"%.40s\" is out of range [%lld, %lld]",
-                  (const char *)node->name, attr, s, lo, hi);
-    xmlFree(val);
+        rc = fail(rd, el->line, CS_ERR_INVALID,
+                  "<%s>: attribute %s=\"%.40s\" is out of range [%lld, %lld]", el->name, attr, s,
+                  lo, hi);
+    free(s);
     return rc;
 }
 
-static int get_int32(struct reader *rd, const xmlNode *node, const char *attr, long long lo,
+static int get_int32(struct reader *rd, const struct elem *el, const char *attr, long long lo,
                      long long hi, int *out)
 {
     long long v;
-    int rc = get_int(rd, node, attr, lo, hi, &v);
+    int rc = get_int(rd, el, attr, lo, hi, &v);
 
     if (rc == 0)
         *out = (int)v;
     return rc;
 }
 
-/* Every attribute of node must be in the NULL-terminated list `allowed`. */
-static int check_attrs(struct reader *rd, const xmlNode *node, const char *const *allowed)
+/* Every attribute of el must be in the NULL-terminated list `allowed`. */
+static int check_attrs(struct reader *rd, const struct elem *el, const char *const *allowed)
 {
-    for (const xmlAttr *a = node->properties; a != NULL; a = a->next) {
+    for (int i = 0; i < el->nattrs; i++) {
+        const char *name = (const char *)el->attrs[5 * i];
         int ok = 0;
 
         for (const char *const *k = allowed; *k != NULL; k++)
-            if (strcmp((const char *)a->name, *k) == 0)
+            if (strcmp(name, *k) == 0)
                 ok = 1;
         if (!ok)
-            return fail(rd, node_line(node), CS_ERR_INVALID, "<%s>: unknown attribute '%s'",
-                        (const char *)node->name, (const char *)a->name);
-    }
-    return 0;
-}
-
-/* Iterate element children, rejecting stray text and any element other than `want`. */
-static int check_children(struct reader *rd, const xmlNode *parent, const char *want, int *count)
-{
-    *count = 0;
-    for (const xmlNode *c = parent->children; c != NULL; c = c->next) {
-        if (c->type == XML_COMMENT_NODE)
-            continue;
-        if (c->type == XML_TEXT_NODE) {
-            const xmlChar *t = c->content;
-
-            if (t != NULL && strspn((const char *)t, " \t\r\n") != strlen((const char *)t)) {
-                /* libxml2 dates a text node where it ends: count from the previous sibling. */
-                int line = c->prev ? node_line(c->prev) : node_line(parent);
-
-                for (const xmlChar *p = t; *p && strchr(" \t\r\n", *p); p++)
-                    line += *p == '\n';
-                return fail(rd, line, CS_ERR_INVALID, "<%s>: unexpected text inside the element",
-                            (const char *)parent->name);
-            }
-            continue;
-        }
-        if (c->type != XML_ELEMENT_NODE)
-            return fail(rd, node_line(c) ? node_line(c) : node_line(parent), CS_ERR_INVALID,
-                        "<%s>: unexpected content (only %s%s%scomments are allowed)",
-                        (const char *)parent->name, want ? "<" : "", want ? want : "",
-                        want ? "> elements and " : "");
-        if (want == NULL || strcmp((const char *)c->name, want) != 0)
-            return fail(rd, node_line(c), CS_ERR_INVALID, "unexpected element <%s> inside <%s>",
-                        (const char *)c->name, (const char *)parent->name);
-        (*count)++;
+            return fail(rd, el->line, CS_ERR_INVALID, "<%s>: unknown attribute '%s'", el->name,
+                        name);
     }
     return 0;
 }
 
 /* An optional integer attribute in [0, hi]: when present, sets *has and reads it into *out. */
-static int get_opt(struct reader *rd, const xmlNode *node, const char *attr, long long hi, int *has,
-                   long long *out)
+static int get_opt(struct reader *rd, const struct elem *el, const char *attr, long long hi,
+                   int *has, long long *out)
 {
-    if (!xmlHasProp(node, (const xmlChar *)attr))
+    int nomem = 0;
+    char *val = attr_value(el, attr, &nomem);
+
+    if (nomem)
+        return fail(rd, el->line, CS_ERR_NOMEM, "out of memory");
+    if (val == NULL)
         return 0;
+    free(val);
     *has = 1;
-    return get_int(rd, node, attr, 0, hi, out);
+    return get_int(rd, el, attr, 0, hi, out);
 }
 
-static int get_enum_attr(struct reader *rd, const xmlNode *node, const char *attr, char *buf,
+static int get_enum_attr(struct reader *rd, const struct elem *el, const char *attr, char *buf,
                          size_t len)
 {
-    xmlChar *val = get_attr(rd, node, attr);
+    char *val;
+    int rc = get_attr(rd, el, attr, &val);
 
-    if (val == NULL)
-        return CS_ERR_INVALID;
-    snprintf(buf, len, "%s", (const char *)val);
-    xmlFree(val);
+    if (rc != 0)
+        return rc;
+    snprintf(buf, len, "%s", val);
+    free(val);
     return 0;
 }
 
@@ -221,25 +222,32 @@ static int check_step(struct reader *rd, const struct cs_step *st)
     return 0;
 }
 
-/* A <step>, appended to the tb `parent`. */
-static int read_step(struct reader *rd, const xmlNode *node, void *parent)
+/* The last tb of the last gpu read: where the steps being read go. */
+static struct cs_tb *cur_tb(struct reader *rd)
 {
-    struct cs_tb *tb = parent;
+    struct cs_gpu *gpu = &rd->sched->gpus[rd->sched->ngpus_alloc - 1];
+
+    return &gpu->tbs[gpu->ntbs - 1];
+}
+
+/* A <step>, appended to the current tb. */
+static int read_step(struct reader *rd, const struct elem *el)
+{
+    struct cs_tb *tb = cur_tb(rd);
     struct cs_step *st = cs_tb_add_step(tb);
     char word[64];
-    int rc, n, line = node_line(node);
+    int rc, line = el->line;
 
     if (st == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     st->line = line;
-    if ((rc = check_children(rd, node, NULL, &n)) != 0 ||
-        (rc = check_attrs(rd, node, step_attrs)) != 0 ||
-        (rc = get_int32(rd, node, "s", 0, MAX_STEP_INDEX, &st->s)) != 0)
+    if ((rc = check_attrs(rd, el, step_attrs)) != 0 ||
+        (rc = get_int32(rd, el, "s", 0, MAX_STEP_INDEX, &st->s)) != 0)
         return rc;
     if (st->s != tb->nsteps - 1)
         return fail(rd, line, CS_ERR_INVALID, "<step>: s=\"%d\" but this is step %d of its tb",
                     st->s, tb->nsteps - 1);
-    if ((rc = get_enum_attr(rd, node, "type", word, sizeof(word))) != 0)
+    if ((rc = get_enum_attr(rd, el, "type", word, sizeof(word))) != 0)
         return rc;
     st->type = cs_step_type_parse(word);
     if (st->type == 0)
@@ -247,52 +255,42 @@ static int read_step(struct reader *rd, const xmlNode *node, void *parent)
                     "<step>: unknown step type '%.40s' (expected s, r, rcs, rrc, rrs, rrcs, cpy, "
                     "re or nop)",
                     word);
-    if ((rc = get_enum_attr(rd, node, "srcbuf", word, sizeof(word))) != 0)
+    if ((rc = get_enum_attr(rd, el, "srcbuf", word, sizeof(word))) != 0)
         return rc;
     if ((st->srcbuf = cs_buf_parse(word)) == 0)
         return fail(rd, line, CS_ERR_INVALID, "<step>: srcbuf=\"%.40s\" is not i, o or s", word);
-    if ((rc = get_enum_attr(rd, node, "dstbuf", word, sizeof(word))) != 0)
+    if ((rc = get_enum_attr(rd, el, "dstbuf", word, sizeof(word))) != 0)
         return rc;
     if ((st->dstbuf = cs_buf_parse(word)) == 0)
         return fail(rd, line, CS_ERR_INVALID, "<step>: dstbuf=\"%.40s\" is not i, o or s", word);
-    if ((rc = get_int32(rd, node, "srcoff", -1, MAX_CHUNK - 1, &st->srcoff)) != 0 ||
-        (rc = get_int32(rd, node, "dstoff", -1, MAX_CHUNK - 1, &st->dstoff)) != 0 ||
-        (rc = get_int32(rd, node, "cnt", 0, MAX_CHUNK, &st->cnt)) != 0 ||
-        (rc = get_int32(rd, node, "depid", -1, MAX_TB_ID, &st->depid)) != 0 ||
-        (rc = get_int32(rd, node, "deps", -1, MAX_STEP_INDEX, &st->deps)) != 0 ||
-        (rc = get_int32(rd, node, "hasdep", 0, 1, &st->hasdep)) != 0)
+    if ((rc = get_int32(rd, el, "srcoff", -1, MAX_CHUNK - 1, &st->srcoff)) != 0 ||
+        (rc = get_int32(rd, el, "dstoff", -1, MAX_CHUNK - 1, &st->dstoff)) != 0 ||
+        (rc = get_int32(rd, el, "cnt", 0, MAX_CHUNK, &st->cnt)) != 0 ||
+        (rc = get_int32(rd, el, "depid", -1, MAX_TB_ID, &st->depid)) != 0 ||
+        (rc = get_int32(rd, el, "deps", -1, MAX_STEP_INDEX, &st->deps)) != 0 ||
+        (rc = get_int32(rd, el, "hasdep", 0, 1, &st->hasdep)) != 0)
         return rc;
     return check_step(rd, st);
 }
 
-/* Calls fn(rd, child, parent) for every element child of node (check_children vetted their
- * names), stopping at the first failure. */
-static int each_element(struct reader *rd, const xmlNode *node,
-                        int (*fn)(struct reader *rd, const xmlNode *child, void *parent),
-                        void *parent)
+/* A <tb>, appended to the current gpu; its steps follow. */
+static int read_tb(struct reader *rd, const struct elem *el)
 {
-    int rc = 0;
+    struct cs_gpu *gpu = &rd->sched->gpus[rd->sched->ngpus_alloc - 1];
+    struct cs_tb *tb;
+    int rc, line = el->line, gpu_id = rd->gpu_id, ngpus = rd->ngpus;
 
-    for (const xmlNode *c = node->children; c != NULL && rc == 0; c = c->next)
-        if (c->type == XML_ELEMENT_NODE)
-            rc = fn(rd, c, parent);
-    return rc;
-}
-
-/* A <tb> and its steps, appended to the gpu `parent`. */
-static int read_tb(struct reader *rd, const xmlNode *node, void *parent)
-{
-    struct cs_tb *tb = cs_gpu_add_tb(parent);
-    int rc, n, line = node_line(node), gpu_id = rd->gpu_id, ngpus = rd->ngpus;
-
-    if (tb == NULL)
+    if (gpu->ntbs >= CS_MAX_TBS)
+        return fail(rd, rd->lv[2].line, CS_ERR_INVALID,
+                    "<gpu id=\"%d\">: more than %d threadblocks", gpu->id, CS_MAX_TBS);
+    if ((tb = cs_gpu_add_tb(gpu)) == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     tb->line = line;
-    if ((rc = check_attrs(rd, node, tb_attrs)) != 0 ||
-        (rc = get_int32(rd, node, "id", 0, MAX_TB_ID, &tb->id)) != 0 ||
-        (rc = get_int32(rd, node, "send", -1, ngpus - 1, &tb->send)) != 0 ||
-        (rc = get_int32(rd, node, "recv", -1, ngpus - 1, &tb->recv)) != 0 ||
-        (rc = get_int32(rd, node, "chan", 0, CS_MAX_CHANNELS - 1, &tb->chan)) != 0)
+    if ((rc = check_attrs(rd, el, tb_attrs)) != 0 ||
+        (rc = get_int32(rd, el, "id", 0, MAX_TB_ID, &tb->id)) != 0 ||
+        (rc = get_int32(rd, el, "send", -1, ngpus - 1, &tb->send)) != 0 ||
+        (rc = get_int32(rd, el, "recv", -1, ngpus - 1, &tb->recv)) != 0 ||
+        (rc = get_int32(rd, el, "chan", 0, CS_MAX_CHANNELS - 1, &tb->chan)) != 0)
         return rc;
     if (tb->send == gpu_id)
         return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d sends to itself", tb->id,
@@ -300,83 +298,197 @@ static int read_tb(struct reader *rd, const xmlNode *node, void *parent)
     if (tb->recv == gpu_id)
         return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d receives from itself", tb->id,
                     gpu_id);
-    if ((rc = check_children(rd, node, "step", &n)) != 0)
-        return rc;
-    if (n > MAX_STEP_INDEX + 1)
-        return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: %d steps, more than %d", tb->id, n,
-                    MAX_STEP_INDEX + 1);
-    return each_element(rd, node, read_step, tb);
+    return 0;
 }
 
-/* A <gpu> and its tbs, appended to the schedule `parent`. */
-static int read_gpu(struct reader *rd, const xmlNode *node, void *parent)
+/* A <gpu>, appended to the schedule; its tbs follow. */
+static int read_gpu(struct reader *rd, const struct elem *el)
 {
-    struct cs_gpu *gpu = cs_sched_add_gpu(parent);
-    int rc, n, line = node_line(node), ngpus = rd->ngpus;
+    struct cs_gpu *gpu = cs_sched_add_gpu(rd->sched);
+    int rc, line = el->line, ngpus = rd->ngpus;
 
     if (gpu == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     gpu->line = line;
-    if ((rc = check_attrs(rd, node, gpu_attrs)) != 0 ||
-        (rc = get_int32(rd, node, "id", 0, ngpus - 1, &gpu->id)) != 0 ||
-        (rc = get_int32(rd, node, "i_chunks", 0, MAX_CHUNK, &gpu->i_chunks)) != 0 ||
-        (rc = get_int32(rd, node, "o_chunks", 0, MAX_CHUNK, &gpu->o_chunks)) != 0 ||
-        (rc = get_int32(rd, node, "s_chunks", 0, MAX_CHUNK, &gpu->s_chunks)) != 0 ||
-        (rc = check_children(rd, node, "tb", &n)) != 0)
+    if ((rc = check_attrs(rd, el, gpu_attrs)) != 0 ||
+        (rc = get_int32(rd, el, "id", 0, ngpus - 1, &gpu->id)) != 0 ||
+        (rc = get_int32(rd, el, "i_chunks", 0, MAX_CHUNK, &gpu->i_chunks)) != 0 ||
+        (rc = get_int32(rd, el, "o_chunks", 0, MAX_CHUNK, &gpu->o_chunks)) != 0 ||
+        (rc = get_int32(rd, el, "s_chunks", 0, MAX_CHUNK, &gpu->s_chunks)) != 0)
         return rc;
-    if (n > CS_MAX_TBS)
-        return fail(rd, line, CS_ERR_INVALID, "<gpu id=\"%d\">: %d threadblocks, more than %d",
-                    gpu->id, n, CS_MAX_TBS);
     rd->gpu_id = gpu->id;
-    return each_element(rd, node, read_tb, gpu);
+    return 0;
 }
 
-static int read_algo(struct reader *rd, const xmlNode *node, struct cs_sched *sched)
+/* The <algo> start tag; its gpus follow. */
+static int read_algo(struct reader *rd, const struct elem *el)
 {
-    char word[256];
-    xmlChar *name;
+    struct cs_sched *sched = rd->sched;
+    char word[256], *name;
     long long oop = 0;
-    int rc, n, line = node_line(node);
+    int rc, line = el->line;
 
     sched->line = line;
-    if ((rc = check_attrs(rd, node, algo_attrs)) != 0)
+    if ((rc = check_attrs(rd, el, algo_attrs)) != 0)
         return rc;
-    if ((name = get_attr(rd, node, "name")) == NULL)
-        return CS_ERR_INVALID;
-    rc = cs_sched_set_name(sched, (const char *)name);
-    xmlFree(name);
+    if ((rc = get_attr(rd, el, "name", &name)) != 0)
+        return rc;
+    rc = cs_sched_set_name(sched, name);
+    free(name);
     if (rc != 0)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
-    if ((rc = get_enum_attr(rd, node, "proto", word, sizeof(word))) != 0)
+    if ((rc = get_enum_attr(rd, el, "proto", word, sizeof(word))) != 0)
         return rc;
     if ((sched->proto = cs_proto_parse(word)) == 0)
         return fail(rd, line, CS_ERR_INVALID, "<algo>: proto=\"%.40s\" is not LL, LL128 or Simple",
                     word);
-    if ((rc = get_enum_attr(rd, node, "coll", word, sizeof(word))) != 0)
+    if ((rc = get_enum_attr(rd, el, "coll", word, sizeof(word))) != 0)
         return rc;
     if ((sched->coll = cs_coll_parse(word, &sched->coll_exec_spelling)) == 0)
         return fail(rd, line, CS_ERR_INVALID,
                     "<algo>: coll=\"%.40s\" is not allreduce, allgather, reduce_scatter, "
                     "reducescatter, alltoall or custom",
                     word);
-    if ((rc = get_int32(rd, node, "nchannels", 1, CS_MAX_CHANNELS, &sched->nchannels)) != 0 ||
-        (rc = get_int32(rd, node, "nchunksperloop", 1, MAX_CHUNK, &sched->nchunksperloop)) != 0 ||
-        (rc = get_int32(rd, node, "ngpus", 1, MAX_GPUS, &sched->ngpus)) != 0 ||
-        (rc = get_int32(rd, node, "inplace", 0, 1, &sched->inplace)) != 0)
+    if ((rc = get_int32(rd, el, "nchannels", 1, CS_MAX_CHANNELS, &sched->nchannels)) != 0 ||
+        (rc = get_int32(rd, el, "nchunksperloop", 1, MAX_CHUNK, &sched->nchunksperloop)) != 0 ||
+        (rc = get_int32(rd, el, "ngpus", 1, MAX_GPUS, &sched->ngpus)) != 0 ||
+        (rc = get_int32(rd, el, "inplace", 0, 1, &sched->inplace)) != 0)
         return rc;
-    if ((rc = get_opt(rd, node, "outofplace", 1, &sched->has_outofplace, &oop)) != 0 ||
-        (rc = get_opt(rd, node, "minBytes", MAX_BYTES_ATTR, &sched->has_min_bytes,
+    if ((rc = get_opt(rd, el, "outofplace", 1, &sched->has_outofplace, &oop)) != 0 ||
+        (rc = get_opt(rd, el, "minBytes", MAX_BYTES_ATTR, &sched->has_min_bytes,
                       &sched->min_bytes)) != 0 ||
-        (rc = get_opt(rd, node, "maxBytes", MAX_BYTES_ATTR, &sched->has_max_bytes,
-                      &sched->max_bytes)) != 0 ||
-        (rc = check_children(rd, node, "gpu", &n)) != 0)
+        (rc = get_opt(rd, el, "maxBytes", MAX_BYTES_ATTR, &sched->has_max_bytes,
+                      &sched->max_bytes)) != 0)
         return rc;
     sched->outofplace = (int)oop;
-    if (n != sched->ngpus)
-        return fail(rd, line, CS_ERR_INVALID, "<algo>: ngpus=\"%d\" but %d <gpu> elements",
-                    sched->ngpus, n);
     rd->ngpus = sched->ngpus;
-    return each_element(rd, node, read_gpu, sched);
+    return 0;
+}
+
+/* The child each level holds: <algo> holds <gpu>s, ..., a <step> holds nothing. */
+static const char *const child_name[DEPTH_STEP + 1] = {"algo", "gpu", "tb", "step", NULL};
+
+/* SAX2: an element starts. The tree-walking reader's checks, in document order. */
+static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
+                     int nb_namespaces, const xmlChar **namespaces, int nb_attributes,
+                     int nb_defaulted, const xmlChar **attributes)
+{
+    struct reader *rd = ctx;
+    struct elem el = {(const char *)localname, cur_line(rd), nb_attributes, attributes};
+    const char *want = child_name[rd->depth];
+    static int (*const read[DEPTH_STEP])(struct reader *, const struct elem *) = {
+        read_algo, read_gpu, read_tb, read_step};
+    struct level *parent = &rd->lv[rd->depth];
+
+    (void)prefix, (void)uri, (void)nb_namespaces, (void)namespaces, (void)nb_defaulted;
+    if (rd->rc != 0)
+        return;
+    if (rd->depth == 0 && strcmp(el.name, "algo") != 0) {
+        rd->rc =
+            fail(rd, el.line, CS_ERR_INVALID, "the root element must be <algo>, not <%s>", el.name);
+        return;
+    }
+    if (want == NULL || strcmp(el.name, want) != 0) {
+        rd->rc = fail(rd, el.line, CS_ERR_INVALID, "unexpected element <%s> inside <%s>", el.name,
+                      parent->name);
+        return;
+    }
+    parent->last_line = el.line;
+    parent->text_nl = 0;
+    parent->nchildren++;
+    if ((rd->rc = read[rd->depth](rd, &el)) != 0)
+        return;
+    rd->depth++;
+    rd->lv[rd->depth] = (struct level){child_name[rd->depth - 1], el.line, el.line, 0, 0};
+}
+
+/* SAX2: an element ends. */
+static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri)
+{
+    struct reader *rd = ctx;
+    const struct level *l = &rd->lv[rd->depth];
+
+    (void)localname, (void)prefix, (void)uri;
+    if (rd->rc != 0)
+        return;
+    if (rd->depth == 1 && l->nchildren != rd->sched->ngpus)
+        rd->rc = fail(rd, l->line, CS_ERR_INVALID, "<algo>: ngpus=\"%d\" but %d <gpu> elements",
+                      rd->sched->ngpus, l->nchildren);
+    rd->depth--;
+    rd->lv[rd->depth].text_nl = 0;
+}
+
+/* SAX2: text, perhaps in pieces. Only blanks between elements; text that is not is dated, as
+ * libxml2's tree would date it, from the previous sibling plus the line ends before it. */
+static void on_text(void *ctx, const xmlChar *ch, int len)
+{
+    struct reader *rd = ctx;
+    struct level *l = &rd->lv[rd->depth];
+
+    if (rd->rc != 0 || rd->depth == 0)
+        return;
+    for (int i = 0; i < len; i++) {
+        if (ch[i] == '\n')
+            l->text_nl++;
+        else if (ch[i] != ' ' && ch[i] != '\t' && ch[i] != '\r') {
+            rd->rc = fail(rd, l->last_line + l->text_nl, CS_ERR_INVALID,
+                          "<%s>: unexpected text inside the element", l->name);
+            return;
+        }
+    }
+}
+
+/* Anything but elements, blanks and comments inside the root (CDATA, a processing instruction)
+ * is refused at line (0: the element's own). */
+static void unexpected(struct reader *rd, int line)
+{
+    const struct level *l = &rd->lv[rd->depth];
+    const char *want = child_name[rd->depth];
+
+    if (rd->rc != 0 || rd->depth == 0)
+        return;
+    rd->rc = fail(rd, line ? line : l->line, CS_ERR_INVALID,
+                  "<%s>: unexpected content (only %s%s%scomments are allowed)", l->name,
+                  want ? "<" : "", want ? want : "", want ? "> elements and " : "");
+}
+
+static void on_cdata(void *ctx, const xmlChar *value, int len)
+{
+    (void)value, (void)len;
+    unexpected(ctx, 0);
+}
+
+static void on_pi(void *ctx, const xmlChar *target, const xmlChar *data)
+{
+    struct reader *rd = ctx;
+
+    (void)target, (void)data;
+    unexpected(rd, cur_line(rd));
+}
+
+static void on_comment(void *ctx, const xmlChar *value)
+{
+    struct reader *rd = ctx;
+    struct level *l = &rd->lv[rd->depth];
+
+    (void)value;
+    l->last_line = cur_line(rd);
+    l->text_nl = 0;
+}
+
+/* SAX2: <!DOCTYPE, reported before any internal subset is parsed. A DTD is where entities (external
+ * ones, expansion bombs) are declared, whatever the file's encoding: the parser stops here. */
+static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                       const xmlChar *system_id)
+{
+    struct reader *rd = ctx;
+
+    (void)name, (void)external_id, (void)system_id;
+    if (rd->rc == 0)
+        rd->rc = fail(rd, cur_line(rd), CS_ERR_PARSE,
+                      "document type declarations and entities are not allowed in a schedule");
+    rd->refused = 1;
+    xmlStopParser(rd->ctxt);
 }
 
 /* Ids unique and dense, dependencies name existing steps. */
@@ -425,58 +537,118 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
     return 0;
 }
 
-/* libxml2's message for a document that is not well-formed, without its trailing newline. */
-static int malformed(struct reader *rd, xmlParserCtxtPtr ctxt)
+/* Where the parser stopped on a well-formed prefix of the input, a NUL byte it took for the end
+ * of the text: 1 if there is one (after the encoding is decoded, so UTF-16 is covered too). */
+static int stopped_at_nul(xmlParserCtxtPtr ctxt)
 {
-    const xmlError *e = xmlCtxtGetLastError(ctxt);
+    const xmlParserInput *in = ctxt->input;
+
+    return in != NULL && in->cur != NULL && in->cur < in->end && *in->cur == '\0';
+}
+
+/* libxml2's message for a document that is not well-formed, without its trailing newline. */
+static int malformed(struct reader *rd)
+{
+    const xmlError *e = xmlCtxtGetLastError(rd->ctxt);
     const char *msg = e && e->message ? e->message : "malformed XML";
     int n = (int)strlen(msg);
 
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         n--;
-    return fail(rd, e ? e->line : 0, CS_ERR_PARSE, "malformed XML: %.*s", n, msg);
+    return cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, e ? e->line : 0, "malformed XML: %.*s", n,
+                         msg);
+}
+
+/* The parser's read callback: the next piece of the input. The parser asks for more as it goes,
+ * inside a start tag too, which is where a tag with too many attributes is cut off (an I/O error
+ * for the parser). */
+static int feed(void *ctx, char *out, int len)
+{
+    struct reader *rd = ctx;
+    size_t n = rd->len - rd->pos;
+
+    if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * MAX_ATTRS) {
+        if (rd->rc == 0)
+            rd->rc = fail(rd, cur_line(rd), CS_ERR_PARSE,
+                          "malformed XML: a start tag with more than %d attributes", MAX_ATTRS);
+        rd->crowded = 1;
+        return -1;
+    }
+    if (n > (size_t)len)
+        n = (size_t)len;
+    memcpy(out, rd->buf + rd->pos, n);
+    rd->pos += n;
+    return (int)n;
+}
+
+/* Parse the input with the SAX2 handlers above. The options: no NOENT (no substitution), no
+ * DTDLOAD/DTDATTR/DTDVALID, no XINCLUDE, no HUGE (keeps libxml2's depth, name and text limits),
+ * no network. Returns the reader's verdict. */
+static int parse(struct reader *rd)
+{
+    xmlSAXHandler sax;
+    int rc;
+
+    memset(&sax, 0, sizeof(sax));
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.startElementNs = on_start;
+    sax.endElementNs = on_end;
+    sax.characters = on_text;
+    sax.ignorableWhitespace = on_text;
+    sax.cdataBlock = on_cdata;
+    sax.processingInstruction = on_pi;
+    sax.comment = on_comment;
+    sax.internalSubset = on_doctype;
+    rd->ctxt = xmlCreateIOParserCtxt(&sax, rd, feed, NULL, rd, XML_CHAR_ENCODING_NONE);
+    if (rd->ctxt == NULL)
+        return cs_error_fail(rd->err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
+    xmlCtxtUseOptions(rd->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                    XML_PARSE_BIG_LINES);
+    xmlParseDocument(rd->ctxt);
+    if (rd->refused || rd->crowded)
+        rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
+    else if (stopped_at_nul(rd->ctxt))
+        rc = cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, rd->ctxt->input->line,
+                           "malformed XML: a NUL byte, which XML does not allow (the text "
+                           "after it would be ignored)");
+    else if (!rd->ctxt->wellFormed)
+        rc = malformed(rd);
+    else if (rd->rc != 0)
+        rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
+    else
+        rc = 0;
+    xmlFreeParserCtxt(rd->ctxt);
+    rd->ctxt = NULL;
+    return rc;
 }
 
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
                           struct cs_error *err)
 {
-    struct reader rd = {name ? name : "<memory>", err, 0, 0};
-    xmlParserCtxtPtr ctxt;
-    xmlDocPtr doc;
-    xmlNodePtr root;
-    struct cs_sched *sched = NULL;
+    struct reader rd;
     int rc;
 
+    memset(&rd, 0, sizeof(rd));
+    rd.name = name ? name : "<memory>";
+    rd.err = err;
+    rd.lv[0].name = "document";
+    cs_error_init(&rd.first);
     if (len > (size_t)CS_XML_MAX_BYTES)
-        return fail(&rd, 0, CS_ERR_INVALID, "file is larger than %ld bytes", CS_XML_MAX_BYTES);
-    if ((rc = scan_for_dtd(&rd, buf, len)) != 0)
-        return rc;
-    ctxt = xmlNewParserCtxt();
-    if (ctxt == NULL)
-        return fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
-    /* No NOENT (no substitution), no DTDLOAD/DTDATTR, no HUGE (keeps libxml2's depth and size
-     * limits), no network. */
-    doc = xmlCtxtReadMemory(ctxt, buf, (int)len, rd.name, NULL,
-                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                XML_PARSE_BIG_LINES);
-    root = doc != NULL && ctxt->wellFormed ? xmlDocGetRootElement(doc) : NULL;
-    if (doc == NULL || !ctxt->wellFormed)
-        rc = malformed(&rd, ctxt);
-    else if (root == NULL || strcmp((const char *)root->name, "algo") != 0)
-        rc = fail(&rd, root ? node_line(root) : 0, CS_ERR_INVALID,
-                  "the root element must be <algo>%s%s%s", root ? ", not <" : "",
-                  root ? (const char *)root->name : "", root ? ">" : "");
-    else if ((sched = cs_sched_new()) == NULL)
-        rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
-    else if ((rc = read_algo(&rd, root, sched)) == 0 && (rc = check_refs(&rd, sched)) == 0 &&
-             name != NULL && (sched->path = strdup(name)) == NULL)
-        rc = fail(&rd, 0, CS_ERR_NOMEM, "out of memory");
-    xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
+        return cs_error_fail(err, CS_ERR_INVALID, rd.name, 0, "file is larger than %ld bytes",
+                             CS_XML_MAX_BYTES);
+    if ((rd.sched = cs_sched_new()) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
+    rd.buf = buf;
+    rd.len = len;
+    rc = parse(&rd);
+    if (rc == 0 && (rc = check_refs(&rd, rd.sched)) != 0)
+        cs_error_fail(err, rc, rd.first.file, rd.first.line, "%s", rd.first.msg);
+    if (rc == 0 && name != NULL && (rd.sched->path = strdup(name)) == NULL)
+        rc = cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
     if (rc == 0)
-        *out = sched;
+        *out = rd.sched;
     else
-        cs_sched_free(sched);
+        cs_sched_free(rd.sched);
     return rc;
 }
 

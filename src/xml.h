@@ -13,9 +13,11 @@
 
 /* Read a schedule from `path` ("-" reads stdin). Checks the syntax, every attribute's presence,
  * type and range, unique dense ids and that every peer and dependency names something that exists.
- * No network, no DTD, no entities. On success stores a new schedule in *out (caller frees) and
- * returns 0; otherwise returns a CS_ERR_* code and describes the problem, with file and line, in
- * err (may be NULL). */
+ * The file streams through libxml2's SAX2 parser, no tree is built: memory grows with the steps.
+ * No network; a DOCTYPE (so any DTD or entity), in any encoding, and a NUL byte are errors; a
+ * malformed document is reported as such before any rule it breaks. On success stores a new
+ * schedule in *out (caller frees) and returns 0; otherwise returns a CS_ERR_* code and describes
+ * the problem, with file and line, in err (may be NULL). */
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err);
 
 /* The same for a buffer in memory; `name` is used in messages. */

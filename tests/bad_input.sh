@@ -1,7 +1,7 @@
 #!/bin/sh
 # bad_input.sh: every file of the bad-input catalogue (tests/data/bad/EXPECTED) makes `collsim verify`
 # exit 2 with FILE:LINE: and the expected message on stderr; so does a file over CS_XML_MAX_BYTES,
-# generated here. Then the whole catalogue once more under valgrind, when it is installed (and the
+# generated here, and so do the bad platforms generated here from a committed one (`predict`). Then the whole catalogue once more under valgrind, when it is installed (and the
 # build has no AddressSanitizer, which valgrind cannot run).
 set -u
 
@@ -67,6 +67,66 @@ n=$((n + 1))
 [ "$rc" -eq 2 ] && grep -q -F '<stdin>: file is larger than' "$tmp/err" ||
     fail "huge file on stdin: exit $rc, stderr: $(head -c 300 "$tmp/err")"
 rm -f "$big"
+
+# Platforms, read by predict before SimGrid sees them: a DOCTYPE may name SimGrid's DTD (never
+# loaded) but have no internal subset, whatever hides it from a byte scan; no entity reference,
+# NUL byte, encoding but UTF-8 or file over CS_XML_MAX_BYTES. Each exits 2 with FILE:LINE.
+plat=$src/platforms/a100-pcie-4gpu.xml
+ring4=$src/tests/data/msccl-xml/simple_allreduce_ring.4gpu.1inst.xml
+check_platform() {
+    "$collsim" predict "$ring4" --platform "$1" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    n=$((n + 1))
+    if [ "$2" = 0 ]; then prefix="$1: "; else prefix="$1:$2: "; fi
+    if [ "$rc" -ne 2 ]; then
+        fail "platform $1: exit status $rc, expected 2"
+        sed 's/^/  /' "$tmp/err" >&2
+    elif ! grep -F -- "$prefix" "$tmp/err" | grep -q -F -- "$3"; then
+        fail "platform $1: stderr lacks '$prefix...$3...'"
+        sed 's/^/  /' "$tmp/err" >&2
+    fi
+}
+subset='SYSTEM "https://simgrid.org/simgrid.dtd" [<!ENTITY g "gpu">]>'
+no_subset="not declare anything: no internal subset"
+sed "s|^SYSTEM \"https://simgrid.org/simgrid.dtd\">|$subset|; s|id=\"gpu0\"|id=\"\&g;0\"|" "$plat" \
+    >"$tmp/p_entity.xml"
+check_platform "$tmp/p_entity.xml" 3 "$no_subset"
+sed "s|^SYSTEM \"https://simgrid.org/simgrid.dtd\">|SYSTEM \"x\" [<!-- only a comment -->]>|" "$plat" \
+    >"$tmp/p_comment_subset.xml"
+check_platform "$tmp/p_comment_subset.xml" 3 "$no_subset"
+{
+    echo '<?note <!-- ?>'
+    sed '1d' "$tmp/p_entity.xml"
+} >"$tmp/p_pi.xml"
+check_platform "$tmp/p_pi.xml" 3 "$no_subset"
+if command -v iconv >/dev/null 2>&1; then
+    { printf '\377\376'; sed 's/UTF-8/UTF-16/' "$tmp/p_entity.xml" | iconv -f UTF-8 -t UTF-16LE; } \
+        >"$tmp/p_utf16_entity.xml"
+    check_platform "$tmp/p_utf16_entity.xml" 3 "$no_subset"
+    sed 's/UTF-8/IBM037/' "$tmp/p_entity.xml" | iconv -f UTF-8 -t IBM037 >"$tmp/p_ebcdic_entity.xml"
+    check_platform "$tmp/p_ebcdic_entity.xml" 3 "$no_subset"
+    { printf '\377\376'; sed 's/UTF-8/UTF-16/' "$plat" | iconv -f UTF-8 -t UTF-16LE; } \
+        >"$tmp/p_utf16.xml"
+    check_platform "$tmp/p_utf16.xml" 1 "a platform must be UTF-8"
+fi
+line=$(grep -n 'id="gpu0"' "$plat" | head -1 | cut -d: -f1)
+sed 's|id="gpu0"|id="gpu\&z;0"|' "$plat" >"$tmp/p_undeclared.xml"
+check_platform "$tmp/p_undeclared.xml" "$line" "entity references are not allowed in a platform (&z;)"
+attrs=$(seq 2000 | sed 's/.*/x&=""/' | tr '\n' ' ')
+sed "s|id=\"gpu0\"|id=\"gpu0\" $attrs|" "$plat" >"$tmp/p_attrs.xml"
+check_platform "$tmp/p_attrs.xml" "$line" "a start tag with more than 1024 attributes"
+line=$(($(wc -l <"$plat") + 1))
+{ cat "$plat"; printf '\0<junk/>\n'; } >"$tmp/p_nul.xml"
+check_platform "$tmp/p_nul.xml" "$line" "a NUL byte"
+{
+    echo '<platform version="4.1">'
+    echo '<!--'
+    head -c 68000000 /dev/zero | tr '\0' ' '
+    echo '-->'
+    echo '</platform>'
+} >"$tmp/p_huge.xml"
+check_platform "$tmp/p_huge.xml" 0 "file is larger than"
+rm -f "$tmp/p_huge.xml"
 
 # A missing file and a directory are unreadable, not crashes.
 check "$tmp/does-not-exist.xml" 0 "cannot open"

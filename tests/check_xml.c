@@ -176,13 +176,63 @@ START_TEST(test_integer_attributes)
 }
 END_TEST
 
+/* The streaming reader decodes references in attribute values as the tree did: '&' (which the
+ * parser hands over as "&#38;"), the other predefined entities and character references. */
+START_TEST(test_attribute_references)
+{
+    static const char xml[] = "<algo name=\"a&amp;b&#38;c&lt;&#x41;&amp;#38;\" proto=\"LL\" "
+                              "nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"1\" "
+                              "coll=\"allgather\" inplace=\"0\">\n"
+                              "  <gpu id=\"&#48;\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"0\"/>\n"
+                              "</algo>\n";
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml_mem(xml, sizeof(xml) - 1, "t.xml", &s, &err), 0);
+    ck_assert_str_eq(s->name, "a&b&c<A&#38;");
+    ck_assert_int_eq(s->gpus[0].id, 0);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* The DOCTYPE is refused by the parser, not by a scan of the bytes: a processing instruction
+ * holding a comment opener does not hide it, and neither does UTF-16. A NUL byte after the root
+ * is an error, not the end of the file. */
+START_TEST(test_doctype_and_nul)
+{
+    static const char pi[] = "<?x <!-- ?>\n<!DOCTYPE algo [<!ENTITY a \"b\">]>\n<algo/>\n";
+    static const char nul[] = "<algo name=\"t\"/>\n\0<x>";
+    char utf16[256];
+    size_t n = 0;
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    ck_assert_int_eq(read_str(pi, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_ptr_nonnull(strstr(err.msg, "document type declarations"));
+    utf16[n++] = '\xff';
+    utf16[n++] = '\xfe';
+    for (const char *p = pi + 12; *p; p++) {
+        utf16[n++] = *p;
+        utf16[n++] = '\0';
+    }
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml_mem(utf16, n, "t.xml", &s, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "document type declarations"));
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml_mem(nul, sizeof(nul) - 1, "t.xml", &s, &err), CS_ERR_PARSE);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_ptr_nonnull(strstr(err.msg, "NUL byte"));
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_round_trip_local, 1},
-        {test_errors_have_lines, 1},
-        {test_integer_attributes, 1},
-        {NULL, 0},
+        {test_round_trip_local, 1},     {test_errors_have_lines, 1}, {test_integer_attributes, 1},
+        {test_attribute_references, 1}, {test_doctype_and_nul, 1},   {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_round_trip_shared, 1},
