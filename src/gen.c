@@ -394,7 +394,7 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
     }
     if (strcmp(kv, "min_bytes") == 0 || strcmp(kv, "max_bytes") == 0) {
         if (cs_parse_size(v, 0, CS_GEN_MAX_WINDOW_BYTES,
-                          kv[1] == 'i' ? &o->min_bytes : &o->max_bytes) != 0)
+                          strcmp(kv, "min_bytes") == 0 ? &o->min_bytes : &o->max_bytes) != 0)
             return usage(err, "generator spec '%s': %s=%s is not a size from 0 to 1T", spec, kv, v);
         return 0;
     }
