@@ -9,7 +9,8 @@
 const char cmd_gen_usage[] =
     "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
     "                  [--channels K] [--per-node N] [--protocol LL|LL128|Simple]\n"
-    "                  [--msccl-tools-compat] [--dependence-nops on|off] [-o FILE]\n"
+    "                  [--msccl-tools-compat] [--dependence-nops on|off]\n"
+    "                  [--min-bytes N] [--max-bytes N] [-o FILE]\n"
     "\n"
     "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
     "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each\n"
@@ -27,8 +28,13 @@ const char cmd_gen_usage[] =
     "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it\n"
     "                to all.\n"
     "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
-    "--protocol defaults to Simple. Parameters that cannot work, or a schedule beyond the\n"
-    "runtime's limits (32 channels, 64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
+    "--protocol defaults to Simple. Every schedule's <algo> carries what the MSCCL executor\n"
+    "requires: inplace=\"1\", outofplace=\"0\" and the size window minBytes/maxBytes, set by\n"
+    "--min-bytes and --max-bytes (sizes such as 64K or 1G, at most 1T; inclusive, on the\n"
+    "collective's bytes; default 0 and 0, where maxBytes 0 means no limit, as Azure\n"
+    "msccl-tools writes; min at most max unless max is 0; spec keys min_bytes, max_bytes).\n"
+    "Parameters that cannot work, or a schedule beyond the runtime's limits (32 channels,\n"
+    "64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
 
 /* The field of a count option (--gpus, --columns, --instances, --channels, --per-node), or NULL;
  * *min is the least count it takes. */
@@ -52,6 +58,8 @@ static const struct option gen_opts[] = {
     {"protocol", required_argument, NULL, 'p'},
     {"msccl-tools-compat", no_argument, NULL, 'C'},
     {"dependence-nops", required_argument, NULL, 'N'},
+    {"min-bytes", required_argument, NULL, 'm'},
+    {"max-bytes", required_argument, NULL, 'M'},
     {NULL, 0, NULL, 0},
 };
 
@@ -87,6 +95,10 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 rc = cmd_usage_error("gen: --dependence-nops takes on or off");
             o->nops = strcmp(optarg, "on") == 0 ? 1 : 2;
+        } else if (c == 'm' || c == 'M') {
+            rc = cmd_opt_size(c == 'm' ? "gen --min-bytes" : "gen --max-bytes", optarg, 0,
+                              CS_GEN_MAX_WINDOW_BYTES, c == 'm' ? &o->min_bytes : &o->max_bytes,
+                              "a size such as 64K or 1G, at most 1T");
         } else if (c == 'C') {
             o->compat = 1;
         } else if (c == 'o') {

@@ -27,11 +27,20 @@ static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int 
     if (o->instances > CS_MAX_CHANNELS)
         return usage(err, "--instances %d needs more than the runtime's %d channels", o->instances,
                      CS_MAX_CHANNELS);
+    if (o->min_bytes < 0 || o->min_bytes > CS_GEN_MAX_WINDOW_BYTES || o->max_bytes < 0 ||
+        o->max_bytes > CS_GEN_MAX_WINDOW_BYTES)
+        return usage(err, "--min-bytes and --max-bytes must lie in 0..%lld",
+                     CS_GEN_MAX_WINDOW_BYTES);
+    if (o->max_bytes != 0 && o->min_bytes > o->max_bytes)
+        return usage(err, "--min-bytes %lld exceeds --max-bytes %lld (0 for no limit)",
+                     o->min_bytes, o->max_bytes);
     return 0;
 }
 
-/* Lower, then hold the result to the runtime's limits. */
-static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *err)
+/* Lower, hold the result to the runtime's limits, and complete the <algo> header as the executor
+ * requires it (Azure msccl-tools writes outofplace as the complement of inplace). */
+static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_sched **out,
+                  struct cs_error *err)
 {
     struct cs_sched *s = NULL;
     struct cs_error e;
@@ -46,6 +55,10 @@ static int finish(struct cs_prog *prog, struct cs_sched **out, struct cs_error *
         cs_sched_free(s);
         return CS_ERR_INVALID;
     }
+    s->has_outofplace = s->has_min_bytes = s->has_max_bytes = 1;
+    s->outofplace = !s->inplace;
+    s->min_bytes = o->min_bytes;
+    s->max_bytes = o->max_bytes;
     *out = s;
     return 0;
 }
@@ -181,7 +194,7 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
             }
     }
     gather(prog, G, R, C, B, P);
-    return finish(prog, out, err);
+    return finish(prog, o, out, err);
 }
 
 int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
@@ -305,7 +318,7 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
             }
         }
     }
-    rc = finish(prog, out, err);
+    rc = finish(prog, &o, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
@@ -347,7 +360,7 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
             if (q != r)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, r, 1), ref(q, CS_BUF_INPUT, r, 1), q, r,
                              (r + q) % nch);
-    rc = finish(prog, out, err);
+    rc = finish(prog, &o, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
@@ -377,6 +390,12 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
         o->proto = cs_proto_parse(v);
         if (o->proto == 0)
             return usage(err, "generator spec '%s': unknown protocol '%s'", spec, v);
+        return 0;
+    }
+    if (strcmp(kv, "min_bytes") == 0 || strcmp(kv, "max_bytes") == 0) {
+        if (cs_parse_size(v, 0, CS_GEN_MAX_WINDOW_BYTES,
+                          strcmp(kv, "min_bytes") == 0 ? &o->min_bytes : &o->max_bytes) != 0)
+            return usage(err, "generator spec '%s': %s=%s is not a size from 0 to 1T", spec, kv, v);
         return 0;
     }
     for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]) && dst == NULL; i++)

@@ -16,7 +16,18 @@ struct cs_gen_opts {
     int compat;          /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
     int nops; /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
                * 1 on, 2 off */
+    /* The size window written into <algo> minBytes/maxBytes, inclusive, in bytes of
+     * count * type size (the executor's selection rule); max_bytes 0 means no limit. Default
+     * 0 and 0, as Azure msccl-tools writes: every size. */
+    long long min_bytes;
+    long long max_bytes;
 };
+
+/* The largest minBytes/maxBytes a generator writes (1 TiB). */
+#define CS_GEN_MAX_WINDOW_BYTES (1LL << 40)
+
+/* Every generator writes the <algo> header the MSCCL executor requires: inplace, outofplace (its
+ * complement), minBytes and maxBytes from opts. */
 
 /* The hierarchical AllReduce of the seed (allreduce_a100_pcie_hierarchical.py): GPUs in a grid of
  * gpus/columns rows, reduce-scatter inside each column, then across each row, all-gather across
@@ -36,7 +47,8 @@ int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs
 int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
- * columns, instances, channels, per_node (ring), protocol, compat, nops (1 on, 2 off). */
+ * columns, instances, channels, per_node (ring), protocol, compat, nops (1 on, 2 off), and the
+ * sizes (such as 64K) min_bytes and max_bytes. */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif

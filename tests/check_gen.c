@@ -25,7 +25,19 @@ static struct cs_sched *gen(const char *spec)
     return s;
 }
 
-/* Generate from spec and compare with the reference file; 1 when the file is absent. */
+/* s's <algo> header is the one the executor requires: outofplace the complement of inplace, and
+ * the window min..max bytes. */
+static void assert_header(const struct cs_sched *s, long long min, long long max)
+{
+    ck_assert(s->has_outofplace && s->has_min_bytes && s->has_max_bytes);
+    ck_assert_int_eq(s->outofplace, !s->inplace);
+    ck_assert_int_eq(s->min_bytes, min);
+    ck_assert_int_eq(s->max_bytes, max);
+}
+
+/* Generate from spec and compare with the reference file; 1 when the file is absent. A reference
+ * as microsoft/msccl-tools writes it lacks outofplace, minBytes and maxBytes: once the generated
+ * header is checked, it gets the same values, and everything else is compared. */
 static int compare_ref(const char *spec, const char *path)
 {
     struct cs_sched *a, *b = NULL;
@@ -37,6 +49,12 @@ static int compare_ref(const char *spec, const char *path)
     cs_error_init(&err);
     ck_assert_msg(cs_sched_read_xml(path, &b, &err) == 0, "%s: %s", path, err.msg);
     a = gen(spec);
+    assert_header(a, 0, 0);
+    if (!b->has_outofplace && !b->has_min_bytes && !b->has_max_bytes) {
+        b->has_outofplace = b->has_min_bytes = b->has_max_bytes = 1;
+        b->outofplace = !b->inplace;
+        b->min_bytes = b->max_bytes = 0;
+    }
     ck_assert_msg(cs_sched_compare(a, b, &d) == 0, "%s vs %s: gpu %d tb %d step %d %s: %s vs %s",
                   spec, path, d.gpu, d.tb, d.step, d.attr, d.a, d.b);
     cs_sched_free(a);
@@ -47,7 +65,9 @@ static int compare_ref(const char *spec, const char *path)
 static const int ref_sets[][2] = {{4, 1}, {4, 2}, {8, 1}, {8, 2}, {8, 4}, {16, 1}, {16, 2}};
 static const char *const protos[] = {"LL", "LL128", "Simple"};
 
-/* For each of the 21 seed XMLs: gen --msccl-tools-compat equals it after normalisation. */
+/* For each of the 21 seed XMLs, as microsoft/msccl-tools and as Azure/msccl-tools (with the
+ * executor's header attributes) write it: gen --msccl-tools-compat equals it after
+ * normalisation. */
 START_TEST(test_compat_equals_references)
 {
     const char *data = test_shared_data();
@@ -55,17 +75,20 @@ START_TEST(test_compat_equals_references)
 
     ck_assert_ptr_nonnull(data);
     for (size_t k = 0; k < sizeof(ref_sets) / sizeof(ref_sets[0]); k++)
-        for (int p = 0; p < 3; p++) {
-            char spec[128], path[8192];
+        for (int p = 0; p < 3; p++)
+            for (int azure = 0; azure < 2; azure++) {
+                char spec[128], path[8192];
 
-            snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s,compat=1",
-                     ref_sets[k][0], ref_sets[k][1], protos[p]);
-            snprintf(path, sizeof(path),
-                     "%s/msccl-xml/allreduce_a100_pcie_hierarchical.%dgpu.%dinst.%s.xml", data,
-                     ref_sets[k][0], ref_sets[k][1], protos[p]);
-            n += compare_ref(spec, path) == 0;
-        }
-    ck_assert_int_eq(n, 21);
+                snprintf(spec, sizeof(spec),
+                         "hierarchical:gpus=%d,instances=%d,protocol=%s,compat=1", ref_sets[k][0],
+                         ref_sets[k][1], protos[p]);
+                snprintf(path, sizeof(path),
+                         "%s/msccl-xml/%sallreduce_a100_pcie_hierarchical.%dgpu.%dinst.%s.xml",
+                         data, azure ? "azure-msccl-tools/" : "", ref_sets[k][0], ref_sets[k][1],
+                         protos[p]);
+                n += compare_ref(spec, path) == 0;
+            }
+    ck_assert_int_eq(n, 42);
 }
 END_TEST
 
@@ -98,6 +121,11 @@ START_TEST(test_compat_local_reference)
     ck_assert_int_eq(
         compare_ref("hierarchical:gpus=4,instances=1,protocol=LL,compat=1",
                     test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml")),
+        0);
+    ck_assert_int_eq(
+        compare_ref(
+            "hierarchical:gpus=4,instances=1,protocol=LL,compat=1",
+            test_data("msccl-xml/azure.allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml")),
         0);
     ck_assert_int_eq(
         compare_ref(
@@ -286,6 +314,51 @@ START_TEST(test_ring_per_node)
 }
 END_TEST
 
+/* Every generator, seed and corrected, writes the executor's <algo> header: outofplace="0" and
+ * minBytes/maxBytes (0 and 0 by default, else the spec's sizes), and they read back. */
+START_TEST(test_algo_header)
+{
+    static const struct {
+        const char *spec;
+        long long min, max;
+    } cases[] = {
+        {"hierarchical:gpus=8,protocol=LL", 0, 0},
+        {"hierarchical:gpus=8,compat=1", 0, 0},
+        {"hierarchical:gpus=12,columns=3,instances=2", 0, 0},
+        {"ring:gpus=8,channels=4,per_node=4", 0, 0},
+        {"allpairs:gpus=8,protocol=LL128", 0, 0},
+        {"ring:gpus=8,min_bytes=64K,max_bytes=1M", 65536, 1048576},
+        {"allpairs:gpus=4,min_bytes=1G", 1LL << 30, 0},
+        {"hierarchical:gpus=4,compat=1,min_bytes=4K,max_bytes=4K", 4096, 4096},
+        {"ring:gpus=4,max_bytes=1T", 0, 1LL << 40},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cs_sched *s = gen(cases[i].spec), *back = NULL;
+        struct cs_error err;
+        char *text = NULL, want[128];
+        size_t len = 0;
+        FILE *fp = open_memstream(&text, &len);
+
+        assert_header(s, cases[i].min, cases[i].max);
+        ck_assert_ptr_nonnull(fp);
+        ck_assert_int_eq(cs_sched_write_xml(s, fp), 0);
+        ck_assert_int_eq(fclose(fp), 0);
+        snprintf(want, sizeof(want),
+                 " inplace=\"1\" outofplace=\"0\" minBytes=\"%lld\" maxBytes=\"%lld\">",
+                 cases[i].min, cases[i].max);
+        ck_assert_msg(strstr(text, want) != NULL, "%s: no '%s' in %.300s", cases[i].spec, want,
+                      text);
+        cs_error_init(&err);
+        ck_assert_msg(cs_sched_read_xml_mem(text, len, "gen", &back, &err) == 0, "%s", err.msg);
+        assert_header(back, cases[i].min, cases[i].max);
+        cs_sched_free(back);
+        cs_sched_free(s);
+        free(text);
+    }
+}
+END_TEST
+
 static void assert_usage_error(const char *spec, const char *needle)
 {
     struct cs_sched *s = NULL;
@@ -327,6 +400,10 @@ START_TEST(test_bad_parameters)
     assert_usage_error("ring:gpus=-8", "not a count");
     assert_usage_error("ring:gpus=8,instances=", "not a count");
     assert_usage_error("ring:gpus=8,protocol=LL256", "unknown protocol");
+    assert_usage_error("ring:gpus=8,min_bytes=1M,max_bytes=64K", "exceeds --max-bytes");
+    assert_usage_error("ring:gpus=8,min_bytes=-1", "not a size");
+    assert_usage_error("ring:gpus=8,max_bytes=2T", "not a size");
+    assert_usage_error("ring:gpus=8,max_bytes=lots", "not a size");
 }
 END_TEST
 
@@ -342,6 +419,7 @@ int main(void)
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},
         {test_ring_per_node, 1},
+        {test_algo_header, 1},
         {test_bad_parameters, 1},
         {NULL, 0},
     };

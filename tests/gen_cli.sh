@@ -1,7 +1,7 @@
 #!/bin/sh
 # gen_cli.sh: `collsim gen` and `collsim diff` from the command line: output, exit codes, messages,
-# the 21 seed references (when ../shared/data is there, else exit 77, SKIP, after the other checks),
-# and verify on generated schedules (when the verify command is built in).
+# the <algo> header, the 21 seed references (when ../shared/data is there, else exit 77, SKIP,
+# after the other checks), and verify on generated schedules (when the verify command is built in).
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
 src=${CS_SRCDIR:-..}
@@ -75,16 +75,41 @@ bad "out of range" ring --gpus 99999999999
 bad "option '--gpus' needs a value" ring --gpus
 bad "option '--msccl-tools-compat' takes no value" hierarchical --gpus 8 --msccl-tools-compat=1
 bad "one generator only" ring allpairs --gpus 8
+bad "exceeds --max-bytes 65536" ring --gpus 8 --min-bytes 1M --max-bytes 64K
+bad "out of range" ring --gpus 8 --max-bytes 2T
+bad "not a number" ring --gpus 8 --min-bytes -1
+bad "not a number" allpairs --gpus 8 --max-bytes lots
 # values attached with '=', options before the generator
 expect 0 "$cs" gen --gpus=8 --protocol=LL hierarchical -o"$tmp/attached.xml"
 cmp -s "$tmp/attached.xml" "$tmp/file.xml" || fail "gen --gpus=8 --protocol=LL -oFILE differs"
 expect 0 "$cs" gen --help
 grep -q "msccl-tools-compat" "$tmp/out" || fail "gen --help lacks the options"
+grep -q -- "--min-bytes N.*--max-bytes N" "$tmp/out" || fail "gen --help lacks --min-bytes/--max-bytes"
 
-# the 21 seed references
-if [ -d "$data/msccl-xml" ]; then
+# every generator writes the <algo> header the MSCCL executor requires (it refuses a file without
+# outofplace, minBytes or maxBytes): outofplace = !inplace, the window 0..0 (no limit) by default
+header() {
+    window=$1
+    shift
+    expect 0 "$cs" gen "$@"
+    grep -q "^<algo .* inplace=\"1\" outofplace=\"0\" $window>\$" "$tmp/out" ||
+        fail "gen $*: <algo> lacks '$window': $(head -1 "$tmp/out")"
+}
+header 'minBytes="0" maxBytes="0"' hierarchical --gpus 8
+header 'minBytes="0" maxBytes="0"' hierarchical --gpus 8 --msccl-tools-compat --protocol LL128
+header 'minBytes="0" maxBytes="0"' ring --gpus 8 --channels 4
+header 'minBytes="0" maxBytes="0"' allpairs --gpus 8 --protocol LL
+header 'minBytes="65536" maxBytes="1048576"' ring --gpus 8 --min-bytes 64K --max-bytes 1M
+header 'minBytes="1073741824" maxBytes="0"' allpairs --gpus 8 --min-bytes 1G
+header 'minBytes="4096" maxBytes="4096"' hierarchical --gpus 4 --msccl-tools-compat --min-bytes=4K --max-bytes=4K
+
+# the 21 seed references, as Azure/msccl-tools writes them: with outofplace, minBytes and
+# maxBytes, which gen writes too. `collsim diff` compares every attribute and cannot be told to
+# ignore these three, so the microsoft/msccl-tools copies (without them) are compared byte for
+# byte once the three are stripped from gen's output.
+if [ -d "$data/msccl-xml/azure-msccl-tools" ]; then
     n=0
-    for f in "$data"/msccl-xml/allreduce_a100_pcie_hierarchical.*.xml; do
+    for f in "$data"/msccl-xml/azure-msccl-tools/allreduce_a100_pcie_hierarchical.*.xml; do
         b=$(basename "$f" .xml)
         rest=${b#allreduce_a100_pcie_hierarchical.}
         g=${rest%%gpu.*}
@@ -98,11 +123,15 @@ if [ -d "$data/msccl-xml" ]; then
         sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$tmp/c.xml" >"$tmp/c.stripped"
         sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$f" >"$tmp/f.stripped"
         cmp -s "$tmp/c.stripped" "$tmp/f.stripped" || fail "$b: not byte-identical apart from dependencies"
+        sed 's/ outofplace="0" minBytes="0" maxBytes="0">$/>/' "$tmp/c.stripped" >"$tmp/m.stripped"
+        sed 's/depid="[-0-9]*" deps="[-0-9]*"//' "$data/msccl-xml/$b.xml" >"$tmp/f.stripped"
+        cmp -s "$tmp/m.stripped" "$tmp/f.stripped" ||
+            fail "$b: not the microsoft/msccl-tools file apart from dependencies and the header"
         n=$((n + 1))
     done
     [ "$n" -eq 21 ] || fail "found $n seed references, expected 21"
 else
-    echo "gen_cli.sh: $data/msccl-xml absent, skipping the seed references"
+    echo "gen_cli.sh: $data/msccl-xml/azure-msccl-tools absent, skipping the seed references"
     skipped=1
 fi
 
