@@ -18,7 +18,7 @@
 
 const char cmd_predict_usage[] =
     "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
-    "                       [-b MIN] [-e MAX] [-f FACTOR] [-d float|half|bfloat16|double]\n"
+    "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "\n"
@@ -41,6 +41,15 @@ const char cmd_predict_usage[] =
     "per iteration (or per period of a few), the remaining ones add that time each (within\n"
     "1e-6 of the full replay; --trace and --stats replay in full). --no-extrapolate replays\n"
     "every iteration.\n"
+    "The table has nccl-tests' columns (busbw is field 8, as `awk '{print $8}'` expects), units\n"
+    "line and `# Avg bus bandwidth` footer; count is per rank for allgather, reduce_scatter and\n"
+    "alltoall, as nccl-tests prints it. -d takes nccl-tests' types (int8 uint8 int32 uint32\n"
+    "int64 uint64 half float double bfloat16 f8e4m3 f8e5m2) or all (each type in turn).\n"
+    "nccl-tests options a simulation has no use for are accepted and ignored, so that a pasted\n"
+    "command line runs: -n -w -m -c -g -t -G -a -z -y -T -C -R -r N (iterations, warm-up,\n"
+    "aggregation, data check, GPUs and threads per process, CUDA graphs, averaging, blocking,\n"
+    "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
+    "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
@@ -68,7 +77,9 @@ enum {
     OPT_MAX_EVENTS,
     OPT_SET,
     OPT_STATS,
-    OPT_NO_EXTRAP
+    OPT_NO_EXTRAP,
+    OPT_IGNORED,
+    OPT_PARALLEL_INIT,
 };
 
 static const struct option predict_opts[] = {
@@ -86,8 +97,44 @@ static const struct option predict_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
     {"set", required_argument, NULL, OPT_SET},
+    /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
+    {"iters", required_argument, NULL, 'n'},
+    {"warmup_iters", required_argument, NULL, 'w'},
+    {"agg_iters", required_argument, NULL, 'm'},
+    {"check", required_argument, NULL, 'c'},
+    {"ngpus", required_argument, NULL, 'g'},
+    {"nthreads", required_argument, NULL, 't'},
+    {"cudagraph", required_argument, NULL, 'G'},
+    {"average", required_argument, NULL, 'a'},
+    {"blocking", required_argument, NULL, 'z'},
+    {"stream_null", required_argument, NULL, 'y'},
+    {"timeout", required_argument, NULL, 'T'},
+    {"report_cputime", required_argument, NULL, 'C'},
+    {"local_register", required_argument, NULL, 'R'},
+    {"root", required_argument, NULL, 'r'},
+    {"op", required_argument, NULL, 'o'},
+    {"parallel_init", required_argument, NULL, OPT_PARALLEL_INIT},
+    {"stepbytes", required_argument, NULL, 'i'},
     {NULL, 0, NULL, 0},
 };
+
+/* An nccl-tests option a simulation ignores: its value must still be one nccl-tests takes. */
+static int ignored_option(int c, const char *v)
+{
+    static const char *const ops[] = {"sum", "prod", "min", "max", "avg", "all"};
+    char name[4] = {'-', (char)c, '\0', '\0'};
+    long long x;
+
+    if (c == 'i')
+        return cmd_usage_error("-i (sizes in linear steps) is not supported; use -f FACTOR");
+    if (c != 'o')
+        return cmd_opt_ll(c == OPT_PARALLEL_INIT ? "--parallel_init" : name, v, c == 'r' ? -1 : 0,
+                          1LL << 40, &x, "a whole number (nccl-tests' option; ignored here)");
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+        if (strcmp(v, ops[k]) == 0)
+            return 0;
+    return cmd_usage_error("-o takes sum, prod, min, max, avg or all, not '%s'", v);
+}
 
 /* One option into a; 0, or an exit code. */
 static int take_option(void *ctx, int c, const char *v)
@@ -138,7 +185,8 @@ static int take_option(void *ctx, int c, const char *v)
         a->sets[a->in.nsets++] = v;
         return 0;
     }
-    return CS_EXIT_USAGE;
+    return strchr("nwmcgtGazyTCRrio", c) != NULL || c == OPT_PARALLEL_INIT ? ignored_option(c, v)
+                                                                           : CS_EXIT_USAGE;
 }
 
 static int parse_args(int argc, char **argv, struct predict_args *a)
@@ -153,17 +201,20 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     a->factor = 2;
     a->max_events = CS_TL_DEFAULT_MAX_EVENTS;
     a->fmt = CS_REPORT_TABLE;
-    if ((rc = cmd_getopts(argc, argv, "vp:b:e:f:d:", predict_opts, take_option, a)) != 0)
+    if ((rc = cmd_getopts(argc, argv, "vp:b:e:f:d:n:w:m:c:g:t:G:a:z:y:T:C:R:r:o:i:", predict_opts,
+                          take_option, a)) != 0)
         return rc;
     for (int i = optind; i < argc; i++) {
         if (a->in.sched_path != NULL)
             return cmd_usage_error("predict takes one schedule; '%s' is extra", argv[i]);
         a->in.sched_path = argv[i];
     }
-    if (cs_dtype_bytes(a->dtype) == 0 ||
-        (strcmp(a->dtype, "float") && strcmp(a->dtype, "half") && strcmp(a->dtype, "bfloat16") &&
-         strcmp(a->dtype, "double")))
-        return cmd_usage_error("-d takes float, half, bfloat16 or double, not '%s'", a->dtype);
+    if (cs_dtype_bytes(a->dtype) == 0 && strcmp(a->dtype, "all") != 0)
+        return cmd_usage_error("-d takes int8, uint8, int32, uint32, int64, uint64, half, float, "
+                               "double, bfloat16, f8e4m3, f8e5m2 or all, not '%s'",
+                               a->dtype);
+    if (strcmp(a->dtype, "all") == 0 && (a->trace_path != NULL || a->want_stats))
+        return cmd_usage_error("--trace and --stats record one size of one type: not with -d all");
     if ((a->in.sched_path == NULL) == (a->in.gen_spec == NULL))
         return cmd_usage_error("predict takes a SCHEDULE.xml or --gen SPEC (one of them)");
     if (a->in.plat_path == NULL)
@@ -180,6 +231,7 @@ struct progress {
     int tty, verbose;
     enum cs_report_fmt fmt;
     const struct cs_report_meta *meta;
+    int index0; /* rows reported before this run (-d all) */
 };
 
 static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *row)
@@ -197,7 +249,7 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
     if (p->verbose && row->refused == NULL)
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
-    cs_report_row(stdout, p->fmt, p->meta, row, k - 1);
+    cs_report_row(stdout, p->fmt, p->meta, row, p->index0 + k - 1);
     if (p->tty && k < n)
         fprintf(stderr, "\rcollsim: predicted %d/%d (%lld bytes)...", k, n, row->size_bytes);
 }
@@ -243,41 +295,67 @@ static int write_extras(const struct predict_args *a, const struct cs_plan *tpla
     return rc;
 }
 
-/* Predict every size and report each as it comes: an exit code. */
-static int run(const struct predict_args *a, const struct cs_sched *sched,
-               const struct cs_platform *plat)
+/* Predict every size of one type (meta->dtype) into *rows (grown by *n) and stream them: 0, or
+ * CS_EXIT_USAGE after printing why. */
+static int run_type(const struct predict_args *a, const struct cs_sched *sched,
+                    const struct cs_platform *plat, struct progress *prog,
+                    struct cs_predict_opts *o, struct cs_predict_row **rows, int *n,
+                    long long *last_size)
 {
-    int type_bytes = cs_dtype_bytes(a->dtype), n = 0, rounded = 0, rc, ndead = 0, nref = 0;
-    struct cs_report_meta meta = {a->in.gen_spec ? a->in.gen_spec : a->in.sched_path,
-                                  a->in.plat_path,
-                                  a->proto ? a->proto : sched->proto,
-                                  sched->coll,
-                                  sched->ngpus,
-                                  a->dtype};
-    struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta};
-    struct cs_predict_opts o = {0};
-    struct cs_predict_row *rows = NULL;
-    struct cs_plan *tplan = NULL;
-    struct cs_timeline tl;
+    int type_bytes = cs_dtype_bytes(prog->meta->dtype), k = 0, rounded = 0;
     long long *sizes = NULL;
+    struct cs_predict_row *grown;
     struct cs_error err;
 
     cs_error_init(&err);
-    cs_timeline_init(&tl, a->max_events);
-    if (cs_predict_sizes(sched, type_bytes, a->minb, a->maxb, a->factor, &sizes, &n, &rounded) !=
+    if (cs_predict_sizes(sched, type_bytes, a->minb, a->maxb, a->factor, &sizes, &k, &rounded) !=
             0 ||
-        (rows = calloc((size_t)n, sizeof(*rows))) == NULL) {
+        (grown = realloc(*rows, (size_t)(*n + k) * sizeof(**rows))) == NULL) {
         free(sizes);
         fprintf(stderr, "collsim: out of memory\n");
         return CS_EXIT_USAGE;
     }
+    *rows = grown;
     if (rounded && a->fmt == CS_REPORT_TABLE)
         fprintf(stderr,
                 "collsim: sizes are rounded up to multiples of nchunksperloop (%d) x %d "
                 "bytes\n",
                 sched->nchunksperloop, type_bytes);
+    o->type_bytes = type_bytes;
+    prog->index0 = *n;
+    if (cs_predict_run(sched, plat, o, sizes, k, *rows + *n, &err) != 0) {
+        if (prog->tty)
+            fputc('\n', stderr);
+        cmd_print_error(&err);
+        free(sizes);
+        return CS_EXIT_USAGE;
+    }
+    *n += k;
+    *last_size = sizes[k - 1];
+    free(sizes);
+    return 0;
+}
+
+/* Predict every size (of every type with -d all) and report each as it comes: an exit code. */
+static int run(const struct predict_args *a, const struct cs_sched *sched,
+               const struct cs_platform *plat)
+{
+    int all = strcmp(a->dtype, "all") == 0, n = 0, rc = 0, ndead = 0, nref = 0;
+    struct cs_report_meta meta = {a->in.gen_spec ? a->in.gen_spec : a->in.sched_path,
+                                  a->in.plat_path,
+                                  a->proto ? a->proto : sched->proto,
+                                  sched->coll,
+                                  sched->ngpus,
+                                  all ? cs_dtype_names[0] : a->dtype};
+    struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta, 0};
+    struct cs_predict_opts o = {0};
+    struct cs_predict_row *rows = NULL;
+    struct cs_plan *tplan = NULL;
+    struct cs_timeline tl;
+    long long last_size = 0;
+
+    cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
-    o.type_bytes = type_bytes;
     o.replay.verbose = a->verbose;
     o.no_extrapolate = a->no_extrapolate;
     o.keep_going = 1;
@@ -288,22 +366,21 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
         o.trace_plan = &tplan;
     }
     cs_report_begin(stdout, a->fmt, &meta);
-    if (cs_predict_run(sched, plat, &o, sizes, n, rows, &err) != 0) {
-        if (prog.tty)
-            fputc('\n', stderr);
-        cmd_print_error(&err);
-        rc = CS_EXIT_USAGE;
-        n = 0;
-    } else {
-        for (int k = 0; k < n; k++) {
-            nref += rows[k].refused != NULL;
-            ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
-        }
+    for (int t = 0; t < (all ? CS_NDTYPES : 1) && rc == 0; t++) {
+        if (all)
+            meta.dtype = cs_dtype_names[t];
+        rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size);
+    }
+    for (int k = 0; k < n; k++) {
+        nref += rows[k].refused != NULL;
+        ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
+    }
+    if (rc == 0) {
         rc = cs_report_end(stdout, stderr, a->fmt, rows, n) != 0 ? CS_EXIT_USAGE
              : nref                                              ? CS_EXIT_USAGE
              : ndead                                             ? CS_EXIT_NEGATIVE
                                                                  : CS_EXIT_OK;
-        if (tplan != NULL && write_extras(a, tplan, &tl, sizes[n - 1]) != CS_EXIT_OK)
+        if (tplan != NULL && write_extras(a, tplan, &tl, last_size) != CS_EXIT_OK)
             rc = CS_EXIT_USAGE;
     }
     for (int k = 0; k < n; k++)
@@ -311,7 +388,6 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     cs_plan_free(tplan);
     cs_timeline_cleanup(&tl);
     free(rows);
-    free(sizes);
     return rc;
 }
 

@@ -5,14 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* nccl-tests' type names (-d), then the aliases collsim has taken before. */
+const char *const cs_dtype_names[CS_NDTYPES] = {
+    "int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
+    "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2",
+};
+static const signed char dtype_sizes[CS_NDTYPES] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+
 int cs_dtype_bytes(const char *name)
 {
-    if (strcmp(name, "float") == 0 || strcmp(name, "float32") == 0)
-        return 4;
-    if (strcmp(name, "half") == 0 || strcmp(name, "float16") == 0 || strcmp(name, "bfloat16") == 0)
-        return 2;
-    if (strcmp(name, "double") == 0 || strcmp(name, "float64") == 0)
-        return 8;
+    static const struct {
+        const char *alias, *name;
+    } aliases[] = {{"float32", "float"}, {"float16", "half"}, {"float64", "double"}};
+
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(name, aliases[i].alias) == 0)
+            name = aliases[i].name;
+    for (int i = 0; i < CS_NDTYPES; i++)
+        if (strcmp(name, cs_dtype_names[i]) == 0)
+            return dtype_sizes[i];
     return 0;
 }
 

@@ -110,7 +110,12 @@ void cs_plan_call_units(const struct cs_plan *plan, long long elems, long long u
  * lines (128 B per 120 B), i.e. wire_factor x data rounded up to a line; data for Simple. */
 double cs_plan_wire_bytes(const struct cs_plan *plan, long long data_bytes);
 
-/* Element size of a datatype name: float 4, half 2, bfloat16 2, double 8; 0 if unknown. */
+/* The datatypes of nccl-tests (-d), in its order. */
+#define CS_NDTYPES 12
+extern const char *const cs_dtype_names[CS_NDTYPES];
+
+/* Element size of a datatype name: nccl-tests' names (int8 1 ... bfloat16 2, f8e4m3 1) and the
+ * aliases float32, float16, float64; 0 if unknown. */
 int cs_dtype_bytes(const char *name);
 
 /* nccl-tests bus-bandwidth factor for a collective on n ranks: allreduce 2(n-1)/n,

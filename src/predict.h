@@ -48,6 +48,7 @@ struct cs_predict_row {
     int max_allowed;
     int replayed_iters; /* iterations replayed before extrapolating the rest; 0: full replay */
     char *refused;      /* with keep_going: why the executor refuses this size (then no res) */
+    const char *dtype;  /* the type name reports print; NULL: the report's own */
 };
 
 /* Called after each size when non-NULL (progress): k of n done. */

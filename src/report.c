@@ -53,8 +53,16 @@ static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_repor
     if (fmt == CS_REPORT_TABLE) {
         fprintf(fp, "# collsim predict: %s on %s, %s, %d GPUs, %s\n", m->schedule, m->platform,
                 cs_proto_name(m->proto), m->ngpus, cs_coll_name(m->coll));
-        fprintf(fp, "#%11s %12s %8s %10s %11s %11s  %s\n", "size", "count", "type", "time(us)",
-                "algbw(GB/s)", "busbw(GB/s)", "status");
+        fputs("# nccl-tests columns; out-of-place and in-place show the same replay, #wrong is N/A "
+              "(no data is checked)\n#\n",
+              fp);
+        fprintf(fp, "# %64s %38s\n", "out-of-place", "in-place");
+        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                "time", "algbw", "busbw", "#wrong", "status");
+        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                "(GB/s)");
     } else if (fmt == CS_REPORT_CSV) {
         fputs(CS_REPORT_CSV_HEADER "\n", fp);
     } else {
@@ -67,16 +75,40 @@ static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_repor
     }
 }
 
-static void write_row(FILE *fp, enum cs_report_fmt fmt, const char *dtype,
-                      const struct cs_predict_row *row, int first)
+/* The count column as nccl-tests prints it: elements per rank's send buffer for the gathering and
+ * scattering collectives, of the whole buffer otherwise. */
+static long long table_count(const struct cs_report_meta *m, const struct cs_predict_row *row)
+{
+    int per_rank = m->coll == CS_COLL_ALLGATHER || m->coll == CS_COLL_REDUCE_SCATTER ||
+                   m->coll == CS_COLL_ALLTOALL;
+
+    return per_rank && m->ngpus > 0 ? row->count / m->ngpus : row->count;
+}
+
+static const char *table_redop(const struct cs_report_meta *m)
+{
+    return m->coll == CS_COLL_ALLREDUCE || m->coll == CS_COLL_REDUCE_SCATTER ? "sum" : "none";
+}
+
+static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *m,
+                      const char *dtype, const struct cs_predict_row *row, int first)
 {
     if (fmt == CS_REPORT_TABLE) {
-        if (ok(row))
-            fprintf(fp, " %11lld %12lld %8s %10.2f %11.2f %11.2f  ok\n", row->size_bytes,
-                    row->count, dtype, row->time_us, row->algbw_GBps, row->busbw_GBps);
-        else
-            fprintf(fp, " %11lld %12lld %8s %10s %11s %11s  %s\n", row->size_bytes, row->count,
-                    dtype, "-", "-", "-", cs_predict_status_name(row));
+        char t[32] = "-", a[32] = "-", b[32] = "-";
+
+        if (ok(row)) {
+            /* nccl-tests keeps the time 7 wide: fewer decimals as it grows. */
+            snprintf(t, sizeof(t), "%.*f",
+                     row->time_us < 100     ? 2
+                     : row->time_us < 10000 ? 1
+                                            : 0,
+                     row->time_us);
+            snprintf(a, sizeof(a), "%.2f", row->algbw_GBps);
+            snprintf(b, sizeof(b), "%.2f", row->busbw_GBps);
+        }
+        fprintf(fp, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %s\n",
+                row->size_bytes, table_count(m, row), dtype, table_redop(m), -1, t, a, b, "N/A", t,
+                a, b, "N/A", cs_predict_status_name(row));
     } else if (fmt == CS_REPORT_CSV) {
         cs_report_csv_fields(fp, row, dtype);
         fputc('\n', fp);
@@ -134,13 +166,24 @@ void cs_report_begin(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_me
 void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *meta,
                    const struct cs_predict_row *row, int index)
 {
-    write_row(fp, fmt, meta->dtype, row, index == 0);
+    write_row(fp, fmt, meta, row->dtype ? row->dtype : meta->dtype, row, index == 0);
     fflush(fp);
 }
 
 int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
                   int n)
 {
+    if (fmt == CS_REPORT_TABLE) {
+        double sum = 0;
+        int nok = 0;
+
+        for (int k = 0; k < n; k++)
+            if (ok(&rows[k])) {
+                sum += rows[k].busbw_GBps;
+                nok++;
+            }
+        fprintf(fp, "# Avg bus bandwidth    : %g \n#\n", nok ? sum / nok : 0.0);
+    }
     if (fmt == CS_REPORT_JSON)
         fputs("\n]}\n", fp);
     else

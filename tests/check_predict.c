@@ -238,9 +238,14 @@ START_TEST(test_report)
     fclose(fp);
     ck_assert_ptr_nonnull(
         strstr(buf, "# collsim predict: s.xml on p.xml, LL, 8 GPUs, allreduce\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "        1024          256    float      10.00        0.10"
-                                      "        0.18  ok\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "-           -           -  deadlock\n# at 2048 bytes:"));
+    /* nccl-tests' columns: busbw is field 8, both placements, #wrong N/A, then the status */
+    ck_assert_ptr_nonnull(strstr(buf,
+                                 "        1024           256     float     sum      -1    10.00"
+                                 "    0.10    0.18     N/A    10.00    0.10    0.18     N/A"
+                                 "  ok\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "#        (B)    (elements)"));
+    ck_assert_ptr_nonnull(strstr(buf, "     N/A  deadlock\n# Avg bus bandwidth    : 0.1792 \n#\n"
+                                      "# at 2048 bytes:"));
     free(buf);
 
     fp = open_memstream(&buf, &len);

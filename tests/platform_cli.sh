@@ -60,7 +60,7 @@ expect 2 "odd nvbridge" "$cs" platform a100-pcie-nvbridge --gpus-per-node 3
 expect 2 "too few GPUs" "$cs" predict "$a2a8" --platform "$tmp/p4.xml"
 expect 2 "no platform" "$cs" predict "$ring4"
 expect 2 "bad size" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 1X
-expect 2 "bad datatype" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -d int8
+expect 2 "bad datatype" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -d int7
 expect 2 "platform not XML" "$cs" predict "$ring4" --platform "$ring4"
 expect 1 "deadlock exits 1" "$cs" predict "$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml" --platform "$tmp/p4.xml" --protocol Simple -b 16M -e 16M
 grep -q "wait-for cycle" "$tmp/out" || { echo "FAIL: no deadlock report"; fail=$((fail + 1)); }

@@ -38,6 +38,29 @@ tail -n +4 "$srcdir/tests/data/bad/EXPECTED" | while IFS='	' read -r f line msg;
 done
 [ -f "$tmp/failed" ] && fail=$((fail + $(wc -l <"$tmp/failed")))
 
+# nccl-tests' shape: a pasted nccl-tests command line runs (its simulation-free options accepted),
+# busbw is field 8 of each row and equals the CSV's, the footer averages it, -d all predicts
+# every type, and bad values of the accepted options still exit 2.
+"$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 8 -e 128M -f 2 -g 1 -t 1 -n 20 -w 5 \
+    -c 1 -o sum -d float -a 3 -m 1 -G 0 -z 0 >"$tmp/nt" 2>"$tmp/err" ||
+    { echo "FAIL: a pasted nccl-tests command line: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+"$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 8 -e 128M -f 2 --format csv >"$tmp/ntc"
+awk '!/^#/ { print $1, $8 }' "$tmp/nt" >"$tmp/a"
+awk -F, 'NR > 1 { printf "%s %.2f\n", $1, $6 }' "$tmp/ntc" >"$tmp/b"
+[ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b" ||
+    { echo "FAIL: field 8 of the table is not the CSV's busbw"; diff "$tmp/a" "$tmp/b"; fail=$((fail + 1)); }
+avg=$(awk -F, 'NR > 1 { s += $6; n++ } END { printf "%.4f", s / n }' "$tmp/ntc")
+got=$(sed -n 's/^# Avg bus bandwidth *: \([0-9.]*\).*/\1/p' "$tmp/nt")
+awk -v a="$avg" -v g="$got" 'BEGIN { d = a - g; exit !(g != "" && d < 0.001 && d > -0.001) }' ||
+    { echo "FAIL: footer $got, average busbw $avg"; fail=$((fail + 1)); }
+n=$("$cs" predict --gen ring:gpus=8 -p "$plat" -b 1K -e 2K -d all --format csv | sed 1d | wc -l)
+[ "$n" -eq 24 ] || { echo "FAIL: -d all gave $n rows, want 12 types x 2 sizes"; fail=$((fail + 1)); }
+for bad in "-o xor" "-n many" "-i 1M" "-d int7"; do
+    # shellcheck disable=SC2086
+    "$cs" predict --gen ring:gpus=8 -p "$plat" $bad >/dev/null 2>&1
+    [ $? -eq 2 ] || { echo "FAIL: predict $bad does not exit 2"; fail=$((fail + 1)); }
+done
+
 # Rows stream: with 1 KiB and then a replay of about 15 s (a 64-GPU LL ring at 1 GiB, in full),
 # the 1 KiB row is on stdout while the 1 GiB replay runs. Then kill predict itself, never its
 # child; the child (the simulation) must be gone within 2 s, long before it would have finished.

@@ -24,10 +24,11 @@ grep -q '^critical path: .* us (the predicted time)$' "$tmp/out" || bad "--stats
 grep -q '^ *[0-9.]* *[0-9.]*%  launch + deploy$' "$tmp/out" || bad "the critical path has no launch"
 grep -q '^ *[0-9.]* *[0-9.]*%  gpu [0-9]* tb [0-9]* iteration' "$tmp/out" ||
     bad "the critical path names no step"
-# The critical path's total is the time the table prints for the largest size.
-table=$(awk '$1 == 1048576 { print $4 }' "$tmp/out")
+# The critical path's total is the time the table prints for the largest size (to its precision:
+# one decimal from 100 us, as nccl-tests prints it).
+table=$(awk '$1 == 1048576 { print $6 }' "$tmp/out")
 path=$(sed -n 's/^critical path: .*, \([0-9.]*\) us (the predicted time)$/\1/p' "$tmp/out")
-awk -v a="$table" -v b="$path" 'BEGIN { d = a - b; if (a == "" || b == "" || d > 0.006 || d < -0.006) exit 1 }' ||
+awk -v a="$table" -v b="$path" 'BEGIN { d = a - b; if (a == "" || b == "" || d > 0.051 || d < -0.051) exit 1 }' ||
     bad "critical path $path us, table $table us"
 for k in '"ph":"X"' '"ph":"s"' '"ph":"f"' '"ph":"C"' '"process_name"' '"thread_name"'; do
     grep -q "$k" "$tmp/t.json" || bad "the trace has no $k event"
