@@ -5,6 +5,13 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "replay.h"
+#include "xml.h"
+
+/* The commit configure saw (Makefile.am passes it); "unknown" outside a git checkout. */
+#ifndef CS_GIT_SHA
+#define CS_GIT_SHA "unknown"
+#endif
 
 /* A subcommand: its name, entry point, one-line summary and full help text. */
 static const struct cmd {
@@ -67,7 +74,11 @@ int main(int argc, char **argv)
         return CS_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("collsim %s\n", PACKAGE_VERSION);
+        char sg[32];
+
+        cs_replay_simgrid_version(sg, sizeof(sg));
+        printf("collsim %s (git %s)\nSimGrid %s, libxml2 %s\n", PACKAGE_VERSION, CS_GIT_SHA, sg,
+               cs_xml_library_version());
         return CS_EXIT_OK;
     }
     if (strcmp(argv[1], "help") == 0 && argc < 3) {

@@ -39,6 +39,7 @@
 #include <simgrid/link.h>
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
+#include <simgrid/version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1009,6 +1010,14 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
     int rc = cs_replay_start(plan, plat, opts, &job, err);
 
     return rc != 0 ? rc : cs_replay_finish(&job, res, err);
+}
+
+void cs_replay_simgrid_version(char *buf, size_t len)
+{
+    int major, minor, patch;
+
+    sg_version_get(&major, &minor, &patch);
+    snprintf(buf, len, "%d.%d.%d", major, minor, patch);
 }
 
 void cs_replay_result_cleanup(struct cs_replay_result *res)

@@ -50,6 +50,9 @@ int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                   struct cs_error *err);
 void cs_replay_result_cleanup(struct cs_replay_result *res);
 
+/* The version of the SimGrid library the replay runs on, "3.32.0". */
+void cs_replay_simgrid_version(char *buf, size_t len);
+
 /* cs_replay_run in two halves, so that several replays run at once (each in its own child):
  * start forks the simulation of plan (0, or a CS_ERR_* with err set and nothing to finish);
  * finish waits for it and fills *res as cs_replay_run does. Every started job must be finished.

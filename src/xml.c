@@ -752,3 +752,8 @@ int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, stru
         cs_error_set(err, to_stdout ? "<stdout>" : path, 0, "write error");
     return rc;
 }
+
+const char *cs_xml_library_version(void)
+{
+    return LIBXML_DOTTED_VERSION;
+}

@@ -31,4 +31,7 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
 /* Write to a path ("-" writes stdout). 0 or CS_ERR_IO with err set. */
 int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err);
 
+/* The version of libxml2 the readers were built against, "2.9.14". */
+const char *cs_xml_library_version(void);
+
 #endif
