@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "report.h"
 #include "spawn.h"
 #include "sweep.h"
@@ -35,7 +36,8 @@ const char cmd_sweep_usage[] =
     "'collsim predict --format csv'.\n"
     "\n"
     "  -j N            points run in parallel (default: the number of cores)\n"
-    "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
+    "  -o OUT.csv      write the joined CSV there instead of stdout (a file is replaced only\n"
+    "                  when complete; a device or FIFO is written in place)\n"
     "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
     "                  Running the same command again skips finished points: a killed sweep\n"
     "                  loses only the points that were running.\n"
@@ -54,38 +56,28 @@ static int quiet;
 
 /* --- files ---------------------------------------------------------------------------------- */
 
-/* Write a file through a temporary name and a rename, so that readers see all of it or nothing. */
-struct atomic_file {
-    char path[PATH_LEN];
-    char tmp[PATH_LEN + 32];
-    FILE *fp;
-};
-
-static int atomic_open(struct atomic_file *af, const char *path)
+/* Open out for writing (see cs_outfile_open): 0, or an exit code after a message. */
+static int open_output(struct cs_outfile *of, const char *out)
 {
-    int fd;
+    struct cs_error err;
 
-    snprintf(af->path, sizeof(af->path), "%s", path);
-    snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
-    fd = open(af->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0 && (af->fp = fdopen(fd, "w")) != NULL)
+    cs_error_init(&err);
+    if (cs_outfile_open(of, out, &err) == 0)
         return 0;
-    if (fd >= 0)
-        close(fd);
-    return cmd_usage_error("%s: cannot create: %s", af->tmp, strerror(errno));
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
 }
 
-static int atomic_commit(struct atomic_file *af)
+/* Finish an output opened by open_output: 0, or an exit code after a message. */
+static int close_output(struct cs_outfile *of)
 {
-    int bad = fflush(af->fp) != 0 || ferror(af->fp) || fsync(fileno(af->fp)) != 0;
+    struct cs_error err;
 
-    if (fclose(af->fp) != 0)
-        bad = 1;
-    if (bad || rename(af->tmp, af->path) != 0) {
-        bad = cmd_usage_error("%s: cannot write: %s", af->path, strerror(errno));
-        unlink(af->tmp);
-    }
-    return bad;
+    cs_error_init(&err);
+    if (cs_outfile_close(of, &err) == 0)
+        return 0;
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
 }
 
 /* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
@@ -120,7 +112,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
     const char *slash = strrchr(out, '/');
     char work[PATH_LEN], plat[PATH_LEN + 32], msg[2048];
-    struct atomic_file af;
+    struct cs_outfile of;
     struct cs_error err;
     int rc;
 
@@ -130,16 +122,22 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
     if (mkdtemp(work) == NULL)
         return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);
+    /* a signal removes the platform file, then the directory */
+    if (cs_cleanup_add(work) != 0 || cs_cleanup_add(plat) != 0)
+        rc = cmd_usage_error("out of memory");
+    else
+        rc = open_output(&of, out);
     cs_error_init(&err);
-    if ((rc = atomic_open(&af, out)) == 0 && cs_sweeprun_point(sw, k, plat, af.fp, &err) != 0) {
+    if (rc == 0 && cs_sweeprun_point(sw, k, plat, of.fp, &err) != 0) {
         rc = cmd_usage_error("point %ld: %s", k, cs_error_format(&err, msg, sizeof(msg)));
-        fclose(af.fp);
-        unlink(af.tmp);
+        cs_outfile_discard(&of);
     } else if (rc == 0) {
-        rc = atomic_commit(&af);
+        rc = close_output(&of);
     }
     clean_dir(work, 1);
     rmdir(work);
+    cs_cleanup_drop(plat);
+    cs_cleanup_drop(work);
     return rc;
 }
 
@@ -168,17 +166,15 @@ static void say_repeat(void *ctx, long point, int first, int file)
                 files[first], files[file]);
 }
 
-/* Write t to out, atomically, or to stdout ("-"). 0, or an exit code. */
+/* Write t to out ("-": stdout) through cs_outfile_open. 0, or an exit code. */
 static int write_table(const struct cs_table *t, const char *out)
 {
-    struct atomic_file af;
+    struct cs_outfile of;
 
-    if (strcmp(out, "-") == 0)
-        return cs_table_write(t, stdout) == 0 && fflush(stdout) == 0 ? 0 : CS_EXIT_USAGE;
-    if (atomic_open(&af, out) != 0)
+    if (open_output(&of, out) != 0)
         return CS_EXIT_USAGE;
-    cs_table_write(t, af.fp); /* a failed write fails the commit */
-    return atomic_commit(&af);
+    cs_table_write(t, of.fp); /* a failed write fails the close */
+    return close_output(&of);
 }
 
 /* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point (see
