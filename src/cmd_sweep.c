@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,6 +425,57 @@ static void run_points(struct pool *p)
         fputc('\n', stderr);
 }
 
+/* The running sweep's worker slots, for on_stop. */
+static struct slot *volatile stop_slots;
+static volatile int stop_nslots;
+static volatile pid_t stop_parent;
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (int)(sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+/* SIGINT, SIGTERM or SIGHUP to the sweep: stop its workers with SIGTERM, so that each removes its
+ * temporary files and work directory (cs_cleanup_add) instead of dying of SIGKILL with its parent,
+ * wait for them, then die of the signal. A worker that inherited this handler just dies. */
+static void on_stop(int sig)
+{
+    if (getpid() == stop_parent && stop_slots != NULL) {
+        for (int s = 0; s < stop_nslots; s++)
+            if (stop_slots[s].pid > 0)
+                kill(stop_slots[s].pid, SIGTERM);
+        for (int s = 0; s < stop_nslots; s++)
+            if (stop_slots[s].pid > 0)
+                waitpid(stop_slots[s].pid, NULL, 0);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Install on_stop for p's workers (stop: 1), or put back the handlers it replaced (0). */
+static void catch_stop(struct pool *p, int stop, struct sigaction *old)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < NSTOP; k++)
+        sigaddset(&sa.sa_mask, stop_signals[k]);
+    if (stop) {
+        stop_parent = getpid();
+        stop_nslots = p->jobs;
+        stop_slots = p->slots;
+    }
+    for (int k = 0; k < NSTOP; k++) {
+        if (stop && sigaction(stop_signals[k], NULL, &old[k]) == 0 && old[k].sa_handler != SIG_IGN)
+            sigaction(stop_signals[k], &sa, NULL);
+        else if (!stop && old[k].sa_handler != SIG_IGN)
+            sigaction(stop_signals[k], &old[k], NULL);
+    }
+    if (!stop)
+        stop_slots = NULL;
+}
+
 /* Join the point files of a finished sweep into out. Returns an exit code. */
 static int join_points(const struct pool *p, const char *out)
 {
@@ -481,7 +533,11 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     if (check_signature(sw, dir) == 0) {
         clean_dir(dir, 0);
         if (find_done(&p, spec) == 0) {
+            struct sigaction old[NSTOP];
+
+            catch_stop(&p, 1, old);
             run_points(&p);
+            catch_stop(&p, 0, old);
             if (p.failed > 0)
                 fprintf(stderr,
                         "collsim: %ld of %ld points failed; the others are kept in %s: fix the "
