@@ -108,7 +108,7 @@ int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, stru
 
 /* --- removal of temporary files on a signal -------------------------------------------------- */
 
-#define CLEANUP_MAX 32
+#define CLEANUP_MAX 4096
 
 /* A stack of paths to remove, each with the process that added it: a forked child inherits its
  * parent's entries but must not remove them. Changed only with the signals below blocked. */

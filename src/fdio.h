@@ -61,7 +61,7 @@ int cs_stream_check(FILE *fp, const char *name, struct cs_error *err);
 
 /* Remove path (a file, or an empty directory) if SIGINT, SIGTERM or SIGHUP kills this process
  * before cs_cleanup_drop(path); paths added later are removed first, so a directory's files go
- * before it. The string must stay valid until then. 0, or CS_ERR_NOMEM when 32 paths are held. */
+ * before it. The string must stay valid until then. 0, or CS_ERR_NOMEM when 4096 paths are held. */
 int cs_cleanup_add(const char *path);
 
 /* Stop removing path on a signal (the same pointer given to cs_cleanup_add). */

@@ -41,8 +41,18 @@ no_temp() {
     [ -z "$left" ] || bad "left in $1: $left"
 }
 
+# The devices written to: as root, private nodes of /dev/null and /dev/full (a regression must not
+# replace the machine's /dev/null with a file, as sweep -o did); otherwise the real ones, which
+# only root could replace.
+mkdir dev
+if mknod dev/null c 1 3 2>/dev/null && mknod dev/full c 1 7 2>/dev/null &&
+    (: >dev/null) 2>/dev/null; then
+    null=$tmp/dev/null devfull=$tmp/dev/full
+else
+    null=/dev/null devfull=/dev/full
+fi
 devices_ok() {
-    [ -c /dev/null ] && [ -c /dev/full ] || bad "a device became a file: $(ls -l /dev/null /dev/full)"
+    [ -c "$null" ] && [ -c "$devfull" ] || bad "a device became a file: $(ls -l "$null" "$devfull")"
 }
 
 sched=$src/tests/data/msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml
@@ -76,36 +86,37 @@ expect2 "<stdout>$full" help sweep >/dev/full
 expect2 "<stdout>$full" --version >/dev/full
 
 # 2. a full device as the output file
-expect2 "/dev/full$full" platform a100-pcie-4gpu -o /dev/full
-expect2 "/dev/full$full" calibrate fit "$fixture" -o /dev/full
-expect2 "/dev/full$full" calibrate fit "$fixture" -o params.xml --report /dev/full
-expect2 "/dev/full: cannot write the trace (No space left" \
-    predict "$sched" --platform plat.xml -b 1K -e 1K --trace /dev/full >/dev/null
-expect2 "/dev/full$full" sweep s.sweep --results r2.d --quiet -o /dev/full
-expect2 "/dev/full$full" sweep --merge /dev/full shard-0.csv
-expect2 "/dev/full$full" sweep s.sweep --point 1 --out /dev/full
-expect2 "/dev/full" tune "$tunecsv" --schedule-dir "$src/tests/data/msccl-xml" -o /dev/full \
+expect2 "$devfull$full" platform a100-pcie-4gpu -o "$devfull"
+expect2 "$devfull$full" calibrate fit "$fixture" -o "$devfull"
+expect2 "$devfull$full" calibrate fit "$fixture" -o params.xml --report "$devfull"
+expect2 "$devfull: cannot write the trace (No space left" \
+    predict "$sched" --platform plat.xml -b 1K -e 1K --trace "$devfull" >/dev/null
+expect2 "$devfull$full" sweep s.sweep --results r2.d --quiet -o "$devfull"
+expect2 "$devfull$full" sweep --merge "$devfull" shard-0.csv
+expect2 "$devfull$full" sweep s.sweep --point 1 --out "$devfull"
+expect2 "$devfull" tune "$tunecsv" --schedule-dir "$src/tests/data/msccl-xml" -o "$devfull" \
     >/dev/null
 devices_ok
 
-# 3. /dev/null as the output file is written in place and stays a device
-expect0 platform a100-pcie-4gpu -o /dev/null
-expect0 calibrate fit "$fixture" -o /dev/null --report /dev/null
-expect0 predict "$sched" --platform plat.xml -b 1K -e 1K --trace /dev/null >/dev/null
-expect0 sweep s.sweep --results r3.d --quiet -o /dev/null
-expect0 sweep --merge /dev/null shard-0.csv --quiet
-expect0 sweep s.sweep --point 1 --out /dev/null
+# 3. a null device as the output file is written in place and stays a device
+expect0 platform a100-pcie-4gpu -o "$null"
+expect0 calibrate fit "$fixture" -o "$null" --report "$null"
+expect0 predict "$sched" --platform plat.xml -b 1K -e 1K --trace "$null" >/dev/null
+expect0 sweep s.sweep --results r3.d --quiet -o "$null"
+expect0 sweep --merge "$null" shard-0.csv --quiet
+expect0 sweep s.sweep --point 1 --out "$null"
 devices_ok
-no_temp /dev
+no_temp "$(dirname "$null")"
 
 # 4. a FIFO is written in place: its reader gets the whole CSV, and it stays a FIFO
 mkfifo fifo
 cat fifo >got.csv &
 bg=$!
 expect0 sweep --merge fifo shard-0.csv --quiet
+# a replaced FIFO would leave its reader waiting for a writer
+[ -p fifo ] || { bad "the FIFO was replaced"; kill $bg; }
 wait $bg
 bg=""
-[ -p fifo ] || bad "the FIFO was replaced"
 cmp -s got.csv shard-0.csv || bad "the FIFO's reader got: $(cat got.csv)"
 
 # 5. a symlink is followed: its target is replaced whole, the link stays
@@ -183,6 +194,28 @@ for sig in $sigs; do
     done
     no_temp "k$sig.d"
     [ ! -e "k$sig.csv" ] || bad "a killed sweep wrote its output"
+done
+
+# regress: a worker blocked on its platform (a FIFO) and regress killed: its folder of worker
+# CSVs in $TMPDIR goes with it
+mkdir reg regtmp
+cp "$sched" reg/s.xml
+mkfifo reg/block.xml
+printf 'schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status\n' >reg/base.csv
+printf 's.xml,block.xml,LL,1024,1.0,1.0,ok\n' >>reg/base.csv
+for sig in $sigs; do
+    TMPDIR=$tmp/regtmp $launch "$cs" regress reg/base.csv >/dev/null 2>&1 &
+    bg=$!
+    i=0
+    until ls regtmp/*/group-0.csv >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || { bad "regress never started its worker"; break; }
+        sleep 0.1
+    done
+    kill -$sig $bg
+    wait $bg
+    bg=""
+    [ -z "$(ls -A regtmp)" ] || bad "a killed regress (SIG$sig) left $(ls -AR regtmp)"
 done
 
 [ "$fail" -eq 0 ] && echo "outputs: all passed"
