@@ -224,6 +224,7 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
 {
     char want[8192] = "", have[8192] = "", path[PATH_LEN + 16];
     FILE *fp = fmemopen(want, sizeof(want), "w");
+    struct cs_outfile of;
 
     if (fp != NULL) {
         cs_sweeprun_header(sw, fp);
@@ -244,9 +245,10 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
                                                          "directory or remove it",
                                                          dir);
     }
-    if ((fp = fopen(path, "w")) == NULL || fputs(want, fp) < 0 || fclose(fp) != 0)
-        return cmd_usage_error("%s: cannot write: %s", path, strerror(errno));
-    return 0;
+    if (open_output(&of, path) != 0)
+        return CS_EXIT_USAGE;
+    fputs(want, of.fp); /* a failed write fails the close */
+    return close_output(&of);
 }
 
 static double now_s(void)
