@@ -119,7 +119,6 @@ static volatile int cleanup_n;
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 #define NSIGNALS (int)(sizeof(cleanup_signals) / sizeof(cleanup_signals[0]))
 static struct sigaction cleanup_old[NSIGNALS];
-static int cleanup_installed;
 
 /* Remove this process's paths, newest first, then do what the signal did before: the previous
  * handler, or the default action (the process dies of the signal, as it would have). */
@@ -159,24 +158,25 @@ static void block_signals(sigset_t *old)
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
-/* Install on_signal once, for the signals this process does not ignore. */
+/* Install on_signal for the signals this process does not ignore, where another handler has
+ * taken its place since (or in the parent this process was forked from): that one is chained. */
 static void install_handler(void)
 {
-    struct sigaction sa;
+    struct sigaction sa, cur;
 
-    if (cleanup_installed)
-        return;
-    cleanup_installed = 1;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (int k = 0; k < NSIGNALS; k++)
         sigaddset(&sa.sa_mask, cleanup_signals[k]);
-    for (int k = 0; k < NSIGNALS; k++)
-        if (sigaction(cleanup_signals[k], NULL, &cleanup_old[k]) == 0 &&
-            cleanup_old[k].sa_handler != SIG_IGN)
-            sigaction(cleanup_signals[k], &sa, NULL);
+    for (int k = 0; k < NSIGNALS; k++) {
+        if (sigaction(cleanup_signals[k], NULL, &cur) != 0 || cur.sa_handler == SIG_IGN ||
+            ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal))
+            continue;
+        cleanup_old[k] = cur;
+        sigaction(cleanup_signals[k], &sa, NULL);
+    }
 }
 
 int cs_cleanup_add(const char *path)

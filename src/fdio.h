@@ -41,9 +41,8 @@ struct cs_outfile {
 };
 
 /* Open path for writing into out (see struct cs_outfile), which must stay where it is until it
- * is closed or discarded. 0, or CS_ERR_IO ("PATH: is a
- * directory", "cannot create: ...", "symlink to a missing file") or CS_ERR_NOMEM with nothing
- * left to close. */
+ * is closed or discarded. 0, or CS_ERR_IO ("PATH: cannot write: is a directory", "...: symlink
+ * to a missing file", "...: No such file or directory") or CS_ERR_NOMEM, with nothing to close. */
 int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *err);
 
 /* Finish an output: flush, check for write errors, close and (for a temporary file) rename it

@@ -55,7 +55,7 @@ static int wants_help(int argc, char **argv)
 }
 
 /* Exit code rc, unless stdout or stderr lost output: then 2, after saying so where possible (a
- * command that exits 0 or 1 must not hide a full disk or a closed pipe). */
+ * command that exits 0 or 1 must not hide a full disk or another write error). */
 static int finish(int rc)
 {
     struct cs_error err;

@@ -347,6 +347,44 @@ START_TEST(test_outfile_signal)
 }
 END_TEST
 
+static void exit_7(int sig)
+{
+    (void)sig;
+    _exit(7);
+}
+
+/* A handler installed after the first output (as sweep's for its workers) is chained: the next
+ * output puts the cleanup back in front of it, and a signal runs both. */
+START_TEST(test_outfile_signal_chained)
+{
+    char dir[] = "/tmp/check_fdio.XXXXXX", first[256], second[256];
+    int status;
+    pid_t pid;
+
+    make_dir(dir);
+    snprintf(first, sizeof(first), "%s/first.csv", dir);
+    snprintf(second, sizeof(second), "%s/second.csv", dir);
+    if ((pid = fork()) == 0) {
+        struct cs_outfile a, b;
+        struct cs_error err;
+
+        signal(SIGTERM, SIG_DFL);
+        cs_error_init(&err);
+        if (cs_outfile_open(&a, first, &err) != 0)
+            _exit(3);
+        signal(SIGTERM, exit_7);
+        if (cs_outfile_open(&b, second, &err) != 0)
+            _exit(3);
+        raise(SIGTERM);
+        _exit(4);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 7, "status %d", status);
+    ck_assert_int_eq(count_entries(dir, NULL, NULL, 0), 0);
+    remove_dir(dir);
+}
+END_TEST
+
 START_TEST(test_stream_check)
 {
     FILE *fp = fopen("/dev/full", "w");
@@ -367,12 +405,19 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_pipe_round_trip, 1},      {test_file_read, 1},
-        {test_error_fail, 1},           {test_outfile_regular, 1},
-        {test_outfile_failed_close, 1}, {test_outfile_refused, 1},
-        {test_outfile_symlink, 1},      {test_outfile_devices, 1},
-        {test_outfile_fifo, 1},         {test_outfile_signal, 3},
-        {test_stream_check, 1},         {NULL, 0},
+        {test_pipe_round_trip, 1},
+        {test_file_read, 1},
+        {test_error_fail, 1},
+        {test_outfile_regular, 1},
+        {test_outfile_failed_close, 1},
+        {test_outfile_refused, 1},
+        {test_outfile_symlink, 1},
+        {test_outfile_devices, 1},
+        {test_outfile_fifo, 1},
+        {test_outfile_signal, 3},
+        {test_outfile_signal_chained, 1},
+        {test_stream_check, 1},
+        {NULL, 0},
     };
 
     return test_run("fdio", 0, tests, NULL);
