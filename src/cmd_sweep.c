@@ -107,19 +107,25 @@ static void clean_dir(const char *dir, int all)
 
 /* --- one point ------------------------------------------------------------------------------ */
 
-/* Predict point k and write its rows to out atomically, through a private work directory beside
- * it (for the point's platform file). Returns an exit code. */
+/* Predict point k and write its rows to out (cs_outfile_open), through a private work directory
+ * beside it, or in $TMPDIR when out is a device or FIFO (for the point's platform file). Returns
+ * an exit code. */
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
-    const char *slash = strrchr(out, '/');
+    const char *slash = strrchr(out, '/'), *tmpdir = getenv("TMPDIR");
     char work[PATH_LEN], plat[PATH_LEN + 32], msg[2048];
     struct cs_outfile of;
+    struct stat st;
     struct cs_error err;
     int rc;
 
-    /* out's directory part, if any, then the work directory's name */
-    snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0, out,
-             k);
+    /* out's directory part, if any, then the work directory's name; not in /dev for a device */
+    if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+        snprintf(work, sizeof(work), "%s/.point-%ld.XXXXXX",
+                 tmpdir != NULL && tmpdir[0] == '/' ? tmpdir : "/tmp", k);
+    else
+        snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0,
+                 out, k);
     if (mkdtemp(work) == NULL)
         return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);

@@ -107,6 +107,10 @@ expect0 sweep --merge "$null" shard-0.csv --quiet
 expect0 sweep s.sweep --point 1 --out "$null"
 devices_ok
 no_temp "$(dirname "$null")"
+# the point's work directory goes to $TMPDIR, not beside a device
+mkdir ptmp
+TMPDIR=$tmp/ptmp "$cs" sweep s.sweep --point 1 --out "$null" 2>err || bad "--point to $null: $(cat err)"
+[ -z "$(ls -A ptmp)" ] || bad "left in \$TMPDIR: $(ls -A ptmp)"
 
 # 4. a FIFO is written in place: its reader gets the whole CSV, and it stays a FIFO
 mkfifo fifo
