@@ -222,5 +222,6 @@ for sig in $sigs; do
     [ -z "$(ls -A regtmp)" ] || bad "a killed regress (SIG$sig) left $(ls -AR regtmp)"
 done
 
+[ -c /dev/null ] && [ -c /dev/full ] || bad "/dev/null or /dev/full is no longer a device"
 [ "$fail" -eq 0 ] && echo "outputs: all passed"
 exit "$fail"
