@@ -10,6 +10,7 @@
 #include "calib.h"
 #include "cmd.h"
 #include "csv.h"
+#include "fdio.h"
 #include "fit.h"
 #include "meas.h"
 #include "params.h"
@@ -689,33 +690,31 @@ static void report_params(struct state *st)
     fflush(st->rep);
 }
 
-/* The parameters (-o) and the report (--report): an exit code. */
+/* The parameters (-o) and the report (--report), each through cs_outfile_open ("-" or none:
+ * stdout): an exit code. */
 static int write_outputs(struct state *st, const char *repbuf, size_t replen)
 {
-    const char *out = st->o.out, *report = st->o.report;
-    FILE *fp = out == NULL || strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    const char *out = st->o.out ? st->o.out : "-", *report = st->o.report;
     char files[2048] = "";
-    int rc = CS_EXIT_OK;
+    struct cs_outfile of;
+    struct cs_error err;
 
-    if (fp == NULL)
-        return cmd_usage_error("cannot write %s", out);
+    cs_error_init(&err);
     for (int f = 0; f < st->o.nfiles; f++)
         snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
                  st->o.files[f]);
-    cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, files, fp);
-    if (fp != stdout && fclose(fp) != 0)
-        rc = cmd_usage_error("cannot write %s", out);
-    else if (fp == stdout)
-        fflush(stdout);
-    if (report != NULL) {
-        FILE *rf = strcmp(report, "-") == 0 ? stdout : fopen(report, "w");
-
-        if (rf == NULL || fwrite(repbuf, 1, replen, rf) != replen)
-            rc = cmd_usage_error("cannot write %s", report);
-        if (rf != NULL && rf != stdout)
-            fclose(rf);
+    if (cs_outfile_open(&of, out, &err) == 0) {
+        cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, files, of.fp);
+        cs_outfile_close(&of, &err); /* a failed write fails the close */
     }
-    return rc;
+    if (err.msg[0] == '\0' && report != NULL && cs_outfile_open(&of, report, &err) == 0) {
+        fwrite(repbuf, 1, replen, of.fp);
+        cs_outfile_close(&of, &err);
+    }
+    if (err.msg[0] == '\0')
+        return CS_EXIT_OK;
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
 }
 
 static int calibrate_fit(int argc, char **argv)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "predict.h"
 #include "report.h"
 #include "stats.h"
@@ -268,14 +269,22 @@ static int write_extras(const struct predict_args *a, const struct cs_plan *tpla
         return CS_EXIT_USAGE;
     }
     if (a->trace_path != NULL) {
-        FILE *fp = fopen(a->trace_path, "w");
-        int wrc = fp ? cs_trace_write(fp, tplan, tl) : CS_ERR_IO;
+        struct cs_outfile out;
+        struct cs_error err;
+        int wrc;
 
-        if (fp != NULL && fclose(fp) != 0 && wrc == 0)
-            wrc = CS_ERR_IO;
+        cs_error_init(&err);
+        if ((wrc = cs_outfile_open(&out, a->trace_path, &err)) == 0) {
+            /* a failed write fails the close, which leaves no truncated trace behind */
+            cs_trace_write(out.fp, tplan, tl);
+            wrc = cs_outfile_close(&out, &err);
+        }
         if (wrc != 0) {
-            fprintf(stderr, "collsim: %s: cannot write the trace (%s)\n", a->trace_path,
-                    fp ? cs_error_name(wrc) : strerror(errno));
+            const char *why = err.msg;
+
+            if (strncmp(why, "cannot write: ", 14) == 0)
+                why += 14;
+            fprintf(stderr, "collsim: %s: cannot write the trace (%s)\n", a->trace_path, why);
             rc = CS_EXIT_USAGE;
         } else if (a->fmt == CS_REPORT_TABLE) {
             printf("# trace of %lld bytes written to %s (%lld events)\n", size, a->trace_path,

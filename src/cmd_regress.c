@@ -139,18 +139,26 @@ static void finish(struct job *j, int code)
     }
     unlink(j->out);
     unlink(j->err);
+    cs_cleanup_drop(j->err);
+    cs_cleanup_drop(j->out);
 }
 
 /* Run the jobs, up to `parallel` at once. Returns how many failed, or -1 when one cannot start. */
 static int run_jobs(struct job *jobs, int n, long long parallel)
 {
-    char tmpdir[] = "/tmp/collsim-regress.XXXXXX";
+    const char *base = getenv("TMPDIR");
+    char tmpdir[PATH_LEN - 32];
     int running = 0, next = 0, failed = 0;
 
+    /* the workers' CSVs go to a private folder in $TMPDIR (or /tmp) */
+    snprintf(tmpdir, sizeof(tmpdir), "%s/collsim-regress.XXXXXX",
+             base != NULL && base[0] == '/' ? base : "/tmp");
     if (mkdtemp(tmpdir) == NULL) {
         fprintf(stderr, "collsim: %s: %s\n", tmpdir, strerror(errno));
         return -1;
     }
+    /* a signal removes the workers' files, then the directory (best effort past 4096 paths) */
+    (void)cs_cleanup_add(tmpdir);
     while (next < n || running > 0) {
         int st;
         pid_t pid;
@@ -160,6 +168,8 @@ static int run_jobs(struct job *jobs, int n, long long parallel)
 
             snprintf(j->out, sizeof(j->out), "%s/group-%d.csv", tmpdir, next);
             snprintf(j->err, sizeof(j->err), "%s/group-%d.err", tmpdir, next);
+            (void)cs_cleanup_add(j->out);
+            (void)cs_cleanup_add(j->err);
             if ((j->pid = cs_spawn_fn(worker, j, j->out, j->err)) < 0)
                 break;
             next++, running++;
@@ -178,7 +188,12 @@ static int run_jobs(struct job *jobs, int n, long long parallel)
                 failed += jobs[i].res == NULL;
             }
     }
+    for (int i = 0; i <= next && i < n; i++) {
+        cs_cleanup_drop(jobs[i].err); /* a no-op for the finished ones */
+        cs_cleanup_drop(jobs[i].out);
+    }
     rmdir(tmpdir);
+    cs_cleanup_drop(tmpdir);
     if (next < n || running > 0) {
         fprintf(stderr, "collsim: cannot run the predictions: %s\n", strerror(errno));
         return -1;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "report.h"
 #include "spawn.h"
 #include "sweep.h"
@@ -35,7 +37,8 @@ const char cmd_sweep_usage[] =
     "'collsim predict --format csv'.\n"
     "\n"
     "  -j N            points run in parallel (default: the number of cores)\n"
-    "  -o OUT.csv      write the joined CSV there (atomically) instead of stdout\n"
+    "  -o OUT.csv      write the joined CSV there instead of stdout (a file is replaced only\n"
+    "                  when complete; a device or FIFO is written in place)\n"
     "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
     "                  Running the same command again skips finished points: a killed sweep\n"
     "                  loses only the points that were running.\n"
@@ -54,38 +57,28 @@ static int quiet;
 
 /* --- files ---------------------------------------------------------------------------------- */
 
-/* Write a file through a temporary name and a rename, so that readers see all of it or nothing. */
-struct atomic_file {
-    char path[PATH_LEN];
-    char tmp[PATH_LEN + 32];
-    FILE *fp;
-};
-
-static int atomic_open(struct atomic_file *af, const char *path)
+/* Open out for writing (see cs_outfile_open): 0, or an exit code after a message. */
+static int open_output(struct cs_outfile *of, const char *out)
 {
-    int fd;
+    struct cs_error err;
 
-    snprintf(af->path, sizeof(af->path), "%s", path);
-    snprintf(af->tmp, sizeof(af->tmp), "%s.tmp.%ld", path, (long)getpid());
-    fd = open(af->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0 && (af->fp = fdopen(fd, "w")) != NULL)
+    cs_error_init(&err);
+    if (cs_outfile_open(of, out, &err) == 0)
         return 0;
-    if (fd >= 0)
-        close(fd);
-    return cmd_usage_error("%s: cannot create: %s", af->tmp, strerror(errno));
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
 }
 
-static int atomic_commit(struct atomic_file *af)
+/* Finish an output opened by open_output: 0, or an exit code after a message. */
+static int close_output(struct cs_outfile *of)
 {
-    int bad = fflush(af->fp) != 0 || ferror(af->fp) || fsync(fileno(af->fp)) != 0;
+    struct cs_error err;
 
-    if (fclose(af->fp) != 0)
-        bad = 1;
-    if (bad || rename(af->tmp, af->path) != 0) {
-        bad = cmd_usage_error("%s: cannot write: %s", af->path, strerror(errno));
-        unlink(af->tmp);
-    }
-    return bad;
+    cs_error_init(&err);
+    if (cs_outfile_close(of, &err) == 0)
+        return 0;
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
 }
 
 /* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
@@ -114,32 +107,44 @@ static void clean_dir(const char *dir, int all)
 
 /* --- one point ------------------------------------------------------------------------------ */
 
-/* Predict point k and write its rows to out atomically, through a private work directory beside
- * it (for the point's platform file). Returns an exit code. */
+/* Predict point k and write its rows to out (cs_outfile_open), through a private work directory
+ * beside it, or in $TMPDIR when out is a device or FIFO (for the point's platform file). Returns
+ * an exit code. */
 static int run_point(const struct cs_sweep *sw, long k, const char *out)
 {
-    const char *slash = strrchr(out, '/');
+    const char *slash = strrchr(out, '/'), *tmpdir = getenv("TMPDIR");
     char work[PATH_LEN], plat[PATH_LEN + 32], msg[2048];
-    struct atomic_file af;
+    struct cs_outfile of;
+    struct stat st;
     struct cs_error err;
     int rc;
 
-    /* out's directory part, if any, then the work directory's name */
-    snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0, out,
-             k);
+    /* out's directory part, if any, then the work directory's name; not in /dev for a device */
+    if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+        snprintf(work, sizeof(work), "%s/.point-%ld.XXXXXX",
+                 tmpdir != NULL && tmpdir[0] == '/' ? tmpdir : "/tmp", k);
+    else
+        snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0,
+                 out, k);
     if (mkdtemp(work) == NULL)
         return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);
+    /* a signal removes the platform file, then the directory */
+    if (cs_cleanup_add(work) != 0 || cs_cleanup_add(plat) != 0)
+        rc = cmd_usage_error("out of memory");
+    else
+        rc = open_output(&of, out);
     cs_error_init(&err);
-    if ((rc = atomic_open(&af, out)) == 0 && cs_sweeprun_point(sw, k, plat, af.fp, &err) != 0) {
+    if (rc == 0 && cs_sweeprun_point(sw, k, plat, of.fp, &err) != 0) {
         rc = cmd_usage_error("point %ld: %s", k, cs_error_format(&err, msg, sizeof(msg)));
-        fclose(af.fp);
-        unlink(af.tmp);
+        cs_outfile_discard(&of);
     } else if (rc == 0) {
-        rc = atomic_commit(&af);
+        rc = close_output(&of);
     }
     clean_dir(work, 1);
     rmdir(work);
+    cs_cleanup_drop(plat);
+    cs_cleanup_drop(work);
     return rc;
 }
 
@@ -168,17 +173,15 @@ static void say_repeat(void *ctx, long point, int first, int file)
                 files[first], files[file]);
 }
 
-/* Write t to out, atomically, or to stdout ("-"). 0, or an exit code. */
+/* Write t to out ("-": stdout) through cs_outfile_open. 0, or an exit code. */
 static int write_table(const struct cs_table *t, const char *out)
 {
-    struct atomic_file af;
+    struct cs_outfile of;
 
-    if (strcmp(out, "-") == 0)
-        return cs_table_write(t, stdout) == 0 && fflush(stdout) == 0 ? 0 : CS_EXIT_USAGE;
-    if (atomic_open(&af, out) != 0)
+    if (open_output(&of, out) != 0)
         return CS_EXIT_USAGE;
-    cs_table_write(t, af.fp); /* a failed write fails the commit */
-    return atomic_commit(&af);
+    cs_table_write(t, of.fp); /* a failed write fails the close */
+    return close_output(&of);
 }
 
 /* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point (see
@@ -227,6 +230,7 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
 {
     char want[8192] = "", have[8192] = "", path[PATH_LEN + 16];
     FILE *fp = fmemopen(want, sizeof(want), "w");
+    struct cs_outfile of;
 
     if (fp != NULL) {
         cs_sweeprun_header(sw, fp);
@@ -247,9 +251,10 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
                                                          "directory or remove it",
                                                          dir);
     }
-    if ((fp = fopen(path, "w")) == NULL || fputs(want, fp) < 0 || fclose(fp) != 0)
-        return cmd_usage_error("%s: cannot write: %s", path, strerror(errno));
-    return 0;
+    if (open_output(&of, path) != 0)
+        return CS_EXIT_USAGE;
+    fputs(want, of.fp); /* a failed write fails the close */
+    return close_output(&of);
 }
 
 static double now_s(void)
@@ -428,6 +433,57 @@ static void run_points(struct pool *p)
         fputc('\n', stderr);
 }
 
+/* The running sweep's worker slots, for on_stop. */
+static struct slot *volatile stop_slots;
+static volatile int stop_nslots;
+static volatile pid_t stop_parent;
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (int)(sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+/* SIGINT, SIGTERM or SIGHUP to the sweep: stop its workers with SIGTERM, so that each removes its
+ * temporary files and work directory (cs_cleanup_add) instead of dying of SIGKILL with its parent,
+ * wait for them, then die of the signal. A worker that inherited this handler just dies. */
+static void on_stop(int sig)
+{
+    if (getpid() == stop_parent && stop_slots != NULL) {
+        for (int s = 0; s < stop_nslots; s++)
+            if (stop_slots[s].pid > 0)
+                kill(stop_slots[s].pid, SIGTERM);
+        for (int s = 0; s < stop_nslots; s++)
+            if (stop_slots[s].pid > 0)
+                waitpid(stop_slots[s].pid, NULL, 0);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Install on_stop for p's workers (stop: 1), or put back the handlers it replaced (0). */
+static void catch_stop(struct pool *p, int stop, struct sigaction *old)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < NSTOP; k++)
+        sigaddset(&sa.sa_mask, stop_signals[k]);
+    if (stop) {
+        stop_parent = getpid();
+        stop_nslots = p->jobs;
+        stop_slots = p->slots;
+    }
+    for (int k = 0; k < NSTOP; k++) {
+        if (stop && sigaction(stop_signals[k], NULL, &old[k]) == 0 && old[k].sa_handler != SIG_IGN)
+            sigaction(stop_signals[k], &sa, NULL);
+        else if (!stop && old[k].sa_handler != SIG_IGN)
+            sigaction(stop_signals[k], &old[k], NULL);
+    }
+    if (!stop)
+        stop_slots = NULL;
+}
+
 /* Join the point files of a finished sweep into out. Returns an exit code. */
 static int join_points(const struct pool *p, const char *out)
 {
@@ -485,7 +541,11 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
     if (check_signature(sw, dir) == 0) {
         clean_dir(dir, 0);
         if (find_done(&p, spec) == 0) {
+            struct sigaction old[NSTOP];
+
+            catch_stop(&p, 1, old);
             run_points(&p);
+            catch_stop(&p, 0, old);
             if (p.failed > 0)
                 fprintf(stderr,
                         "collsim: %ld of %ld points failed; the others are kept in %s: fix the "

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "table.h"
 #include "tune.h"
 
@@ -75,8 +76,8 @@ static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
                       const struct cs_tune_range *r, int nr, char (*files)[CS_TUNE_DESC_LEN])
 {
     struct cs_error err;
+    struct cs_outfile out;
     char path[4096];
-    FILE *fp;
 
     cs_error_init(&err);
     if (cs_tune_write_schedules(sw, r, nr, a->extend, a->sched_dir, a->outdir, files, &err)) {
@@ -84,11 +85,14 @@ static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
         return CS_EXIT_USAGE;
     }
     snprintf(path, sizeof(path), "%s/plan.txt", a->outdir);
-    if ((fp = fopen(path, "w")) == NULL)
-        return cmd_usage_error("%s: %s", path, strerror(errno));
-    cs_tune_plan_write(fp, a->csv, sw, r, nr, files, a->extend);
-    if (fclose(fp) != 0)
-        return cmd_usage_error("%s: cannot write", path);
+    if (cs_outfile_open(&out, path, &err) == 0) {
+        cs_tune_plan_write(out.fp, a->csv, sw, r, nr, files, a->extend);
+        cs_outfile_close(&out, &err); /* a failed write fails the close */
+    }
+    if (err.msg[0] != '\0') {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
     return 0;
 }
 

@@ -1,10 +1,16 @@
-/* fdio.c: whole-buffer reads and writes on file descriptors, and whole-file reads. */
+/* fdio.c: whole-buffer reads and writes on file descriptors, whole-file reads, and output files
+ * replaced only when complete. */
+#define _GNU_SOURCE /* fopencookie */
 #include "fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Move all len bytes between fd and buf, in the direction `writing` says, retrying on EINTR and
@@ -98,4 +104,299 @@ int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, stru
     *buf = b;
     *len = n;
     return 0;
+}
+
+/* --- removal of temporary files on a signal -------------------------------------------------- */
+
+#define CLEANUP_MAX 4096
+
+/* A stack of paths to remove, each with the process that added it: a forked child inherits its
+ * parent's entries but must not remove them. Changed only with the signals below blocked. */
+static const char *volatile cleanup_paths[CLEANUP_MAX];
+static volatile pid_t cleanup_pids[CLEANUP_MAX];
+static volatile int cleanup_n;
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSIGNALS (int)(sizeof(cleanup_signals) / sizeof(cleanup_signals[0]))
+static struct sigaction cleanup_old[NSIGNALS];
+
+/* Remove this process's paths, newest first, then do what the signal did before: the previous
+ * handler, or the default action (the process dies of the signal, as it would have). */
+static void on_signal(int sig, siginfo_t *info, void *ctx)
+{
+    pid_t self = getpid();
+    int saved = errno;
+
+    for (int i = cleanup_n - 1; i >= 0; i--)
+        if (cleanup_pids[i] == self && unlink(cleanup_paths[i]) != 0)
+            rmdir(cleanup_paths[i]);
+    for (int k = 0; k < NSIGNALS; k++) {
+        const struct sigaction *old = &cleanup_old[k];
+
+        if (cleanup_signals[k] != sig)
+            continue;
+        if (old->sa_flags & SA_SIGINFO) {
+            old->sa_sigaction(sig, info, ctx);
+        } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+            old->sa_handler(sig);
+        } else {
+            /* the signal stays blocked until this handler returns, then kills the process */
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+    }
+    errno = saved;
+}
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    for (int k = 0; k < NSIGNALS; k++)
+        sigaddset(&set, cleanup_signals[k]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* Install on_signal for the signals this process does not ignore, where another handler has
+ * taken its place since (or in the parent this process was forked from): that one is chained. */
+static void install_handler(void)
+{
+    struct sigaction sa, cur;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < NSIGNALS; k++)
+        sigaddset(&sa.sa_mask, cleanup_signals[k]);
+    for (int k = 0; k < NSIGNALS; k++) {
+        if (sigaction(cleanup_signals[k], NULL, &cur) != 0 || cur.sa_handler == SIG_IGN ||
+            ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal))
+            continue;
+        cleanup_old[k] = cur;
+        sigaction(cleanup_signals[k], &sa, NULL);
+    }
+}
+
+int cs_cleanup_add(const char *path)
+{
+    sigset_t old;
+    int rc = 0;
+
+    block_signals(&old);
+    install_handler();
+    if (cleanup_n == CLEANUP_MAX) {
+        rc = CS_ERR_NOMEM;
+    } else {
+        cleanup_paths[cleanup_n] = path;
+        cleanup_pids[cleanup_n] = getpid();
+        cleanup_n++;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+void cs_cleanup_drop(const char *path)
+{
+    sigset_t old;
+    pid_t self = getpid();
+
+    block_signals(&old);
+    for (int i = cleanup_n - 1; i >= 0; i--) {
+        if (cleanup_paths[i] != path || cleanup_pids[i] != self)
+            continue;
+        for (int j = i; j + 1 < cleanup_n; j++) {
+            cleanup_paths[j] = cleanup_paths[j + 1];
+            cleanup_pids[j] = cleanup_pids[j + 1];
+        }
+        cleanup_n--;
+        break;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* --- output files ----------------------------------------------------------------------------- */
+
+/* fopencookie's write for an output: all n bytes to out->fd, remembering why a write failed. */
+static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
+{
+    struct cs_outfile *out = cookie;
+
+    if (cs_fd_write_all(out->fd, buf, n) == 0)
+        return (ssize_t)n;
+    if (out->werrno == 0)
+        out->werrno = errno ? errno : EIO;
+    return -1;
+}
+
+static int cookie_close(void *cookie)
+{
+    struct cs_outfile *out = cookie;
+
+    if (close(out->fd) == 0)
+        return 0;
+    if (out->werrno == 0)
+        out->werrno = errno;
+    return -1;
+}
+
+/* A write error's reason: errno of the failed call, or of the first failed write. */
+static const char *write_error(const struct cs_outfile *out, int bad)
+{
+    if (out->werrno != 0)
+        return strerror(out->werrno);
+    return bad > 0 ? strerror(bad) : "write error";
+}
+
+/* Free what out holds, after its stream is closed. */
+static void release(struct cs_outfile *out)
+{
+    if (out->tmp != NULL)
+        cs_cleanup_drop(out->tmp);
+    free(out->name);
+    free(out->target);
+    free(out->tmp);
+    memset(out, 0, sizeof(*out));
+}
+
+/* Create out->tmp beside out->target: NAME.tmp.PID, or NAME.tmp.PID.N when the process already
+ * writes one there. Keeps the mode of a file it will replace (st, or NULL for a new file). A
+ * descriptor, or -1 with errno set. */
+static int create_temp(struct cs_outfile *out, const struct stat *st)
+{
+    size_t len = strlen(out->target) + 48;
+    int fd = -1;
+
+    if ((out->tmp = malloc(len)) == NULL)
+        return -1;
+    for (int n = 0; n < 100 && fd < 0; n++) {
+        if (n == 0)
+            snprintf(out->tmp, len, "%s.tmp.%ld", out->target, (long)getpid());
+        else
+            snprintf(out->tmp, len, "%s.tmp.%ld.%d", out->target, (long)getpid(), n);
+        if (cs_cleanup_add(out->tmp) != 0) {
+            errno = ENOMEM;
+            break;
+        }
+        fd = open(out->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
+            cs_cleanup_drop(out->tmp);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        free(out->tmp);
+        out->tmp = NULL;
+        return -1;
+    }
+    if (st != NULL)
+        (void)fchmod(fd, st->st_mode & 07777); /* best effort: the umask's mode otherwise */
+    return fd;
+}
+
+int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *err)
+{
+    int to_stdout = strcmp(path, "-") == 0, fd = -1, rc;
+    struct stat st;
+    const char *why = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if ((out->name = strdup(to_stdout ? "<stdout>" : path)) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, path, 0, "out of memory");
+    if (to_stdout) {
+        out->fp = stdout;
+        return 0;
+    }
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if ((out->target = realpath(path, NULL)) == NULL && errno == ENOENT)
+            why = "symlink to a missing file";
+    } else {
+        out->target = strdup(path);
+    }
+    if (why == NULL && out->target == NULL) {
+        why = strerror(errno);
+    } else if (why == NULL && stat(out->target, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            why = "is a directory";
+        else if (S_ISREG(st.st_mode))
+            fd = create_temp(out, &st);
+        else /* a device, FIFO or socket: written in place, never replaced or truncated */
+            fd = open(out->target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    } else if (why == NULL && errno == ENOENT) {
+        fd = create_temp(out, NULL);
+    }
+    if (why == NULL && fd < 0)
+        why = strerror(errno);
+    if (why == NULL) {
+        cookie_io_functions_t io = {.write = cookie_write, .close = cookie_close};
+
+        out->fd = fd;
+        if ((out->fp = fopencookie(out, "w", io)) == NULL)
+            why = strerror(errno);
+    }
+    if (why == NULL)
+        return 0;
+    rc = cs_error_fail(err, CS_ERR_IO, path, 0, "cannot write: %s", why);
+    if (fd >= 0)
+        close(fd);
+    if (out->tmp != NULL)
+        unlink(out->tmp);
+    release(out);
+    return rc;
+}
+
+int cs_outfile_close(struct cs_outfile *out, struct cs_error *err)
+{
+    int bad = 0, rc = 0;
+
+    if (out->fp == stdout) {
+        rc = cs_stream_check(stdout, out->name, err);
+        release(out);
+        return rc;
+    }
+    errno = 0;
+    if (fflush(out->fp) != 0)
+        bad = errno ? errno : -1;
+    else if (ferror(out->fp))
+        bad = -1;
+    /* a temporary file must be on disk before it replaces the old one */
+    if (bad == 0 && out->tmp != NULL && fsync(out->fd) != 0)
+        bad = errno;
+    if (fclose(out->fp) != 0 && bad == 0)
+        bad = errno ? errno : -1;
+    if (bad == 0 && out->tmp != NULL && rename(out->tmp, out->target) != 0)
+        bad = errno;
+    if (bad != 0) {
+        rc = cs_error_fail(err, CS_ERR_IO, out->name, 0, "cannot write: %s", write_error(out, bad));
+        if (out->tmp != NULL)
+            unlink(out->tmp);
+    }
+    release(out);
+    return rc;
+}
+
+void cs_outfile_discard(struct cs_outfile *out)
+{
+    if (out->fp != NULL && out->fp != stdout)
+        fclose(out->fp);
+    if (out->tmp != NULL)
+        unlink(out->tmp);
+    release(out);
+}
+
+int cs_stream_check(FILE *fp, const char *name, struct cs_error *err)
+{
+    int bad = 0;
+
+    errno = 0;
+    if (fflush(fp) != 0)
+        bad = errno ? errno : -1;
+    else if (ferror(fp))
+        bad = -1;
+    if (bad == 0)
+        return 0;
+    clearerr(fp);
+    return cs_error_fail(err, CS_ERR_IO, name, 0, "cannot write: %s",
+                         bad > 0 ? strerror(bad) : "write error");
 }

@@ -1,9 +1,11 @@
 /* fdio.h: whole-buffer reads and writes: on file descriptors (pipes between a parent and the
- * child that runs a simulation) and of whole input files. */
+ * child that runs a simulation), of whole input files, and of output files that are replaced
+ * only when complete. */
 #ifndef CS_FDIO_H
 #define CS_FDIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -18,5 +20,50 @@ int cs_fd_read_all(int fd, void *buf, size_t len);
  * CS_ERR_INVALID when it holds more than max_bytes ("file is larger than N bytes"), or
  * CS_ERR_NOMEM; *buf and *len are written only on success. */
 int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, struct cs_error *err);
+
+/* An output being written (cs_outfile_open). What a path names decides how:
+ * - "-": stdout, written in place and flushed, never closed (named "<stdout>" in messages);
+ * - a regular file or a new path: a temporary file beside it (NAME.tmp.PID), renamed over it only
+ *   when complete and closed without error, so readers see the old file or all of the new one;
+ * - a symlink: followed; its final target is replaced as above and the link is kept (a link to
+ *   a missing file is refused);
+ * - a character or block device, a FIFO or a socket: written in place, never replaced or
+ *   truncated (/dev/null stays a device);
+ * - a directory: refused.
+ * Temporary files are removed on failure and when SIGINT, SIGTERM or SIGHUP kills the process. */
+struct cs_outfile {
+    FILE *fp;     /* write here */
+    char *name;   /* the path as given, or "<stdout>", for messages */
+    char *target; /* the file the temporary file replaces; NULL when written in place */
+    char *tmp;    /* the temporary file; NULL when written in place */
+    int fd;       /* under fp (not stdout's) */
+    int werrno;   /* errno of the first failed write, 0 when none failed */
+};
+
+/* Open path for writing into out (see struct cs_outfile), which must stay where it is until it
+ * is closed or discarded. 0, or CS_ERR_IO ("PATH: cannot write: is a directory", "...: symlink
+ * to a missing file", "...: No such file or directory") or CS_ERR_NOMEM, with nothing to close. */
+int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *err);
+
+/* Finish an output: flush, check for write errors, close and (for a temporary file) rename it
+ * over its target. Always releases out. 0, or CS_ERR_IO ("PATH: cannot write: No space left on
+ * device") after removing the temporary file; the target is then unchanged. */
+int cs_outfile_close(struct cs_outfile *out, struct cs_error *err);
+
+/* Give up an output: close it and remove its temporary file, leaving the target unchanged. */
+void cs_outfile_discard(struct cs_outfile *out);
+
+/* Flush fp and report whether any write to it failed, naming it `name`. 0, or CS_ERR_IO
+ * ("NAME: cannot write: ..."); the stream's error flag is then cleared, so that a failure is
+ * reported once. For stdout at exit, and for streams that are not cs_outfiles. */
+int cs_stream_check(FILE *fp, const char *name, struct cs_error *err);
+
+/* Remove path (a file, or an empty directory) if SIGINT, SIGTERM or SIGHUP kills this process
+ * before cs_cleanup_drop(path); paths added later are removed first, so a directory's files go
+ * before it. The string must stay valid until then. 0, or CS_ERR_NOMEM when 4096 paths are held. */
+int cs_cleanup_add(const char *path);
+
+/* Stop removing path on a signal (the same pointer given to cs_cleanup_add). */
+void cs_cleanup_drop(const char *path);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "replay.h"
 #include "xml.h"
 
@@ -60,7 +61,23 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Exit code rc, unless stdout or stderr lost output: then 2, after saying so where possible (a
+ * command that exits 0 or 1 must not hide a full disk or another write error). */
+static int finish(int rc)
+{
+    struct cs_error err;
+
+    cs_error_init(&err);
+    if (cs_stream_check(stdout, "<stdout>", &err) != 0) {
+        cmd_print_error(&err);
+        rc = CS_EXIT_USAGE;
+    }
+    if (cs_stream_check(stderr, "<stderr>", NULL) != 0)
+        rc = CS_EXIT_USAGE;
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     const struct cmd *c;
     int help;
@@ -94,4 +111,9 @@ int main(int argc, char **argv)
         return CS_EXIT_OK;
     }
     return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    return finish(run(argc, argv));
 }

@@ -733,17 +733,16 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     end(w); /* platform */
 }
 
-/* Write the formatted document to path ("-" is stdout). */
+/* Write the formatted document to path ("-" is stdout) through cs_outfile_open. */
 static int save(xmlBufferPtr buf, const char *path, struct cs_error *err)
 {
-    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    struct cs_outfile out;
+    int rc;
 
-    if (fp == NULL)
-        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot write: %s", strerror(errno));
-    fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), fp);
-    if (ferror(fp) | (fp != stdout ? fclose(fp) : fflush(fp)))
-        return cs_error_fail(err, CS_ERR_IO, path, 0, "write failed");
-    return 0;
+    if ((rc = cs_outfile_open(&out, path, err)) != 0)
+        return rc;
+    fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), out.fp);
+    return cs_outfile_close(&out, err); /* a failed write fails the close */
 }
 
 int cs_platform_write(const struct cs_platform_spec *s, const struct cs_params *p, const char *path,

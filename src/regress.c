@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "parse.h"
 #include "plan.h"
 #include "platform.h"
@@ -437,18 +438,11 @@ int cs_regress_update(struct cs_regress_base *b, const struct cs_regress_cmp *c)
 
 int cs_regress_write(const struct cs_regress_base *b, struct cs_error *err)
 {
-    char tmp[sizeof(b->path) + 32];
-    FILE *fp;
-    int ok;
+    struct cs_outfile out;
+    int rc;
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", b->path, (long)getpid());
-    if ((fp = fopen(tmp, "w")) == NULL)
-        return cs_error_fail(err, CS_ERR_IO, tmp, 0, "cannot create: %s", strerror(errno));
-    ok = cs_table_write(b->t, fp) == 0 && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
-    ok = fclose(fp) == 0 && ok && rename(tmp, b->path) == 0;
-    if (!ok) {
-        cs_error_set(err, b->path, 0, "cannot rewrite: %s", strerror(errno));
-        unlink(tmp);
-    }
-    return ok ? 0 : CS_ERR_IO;
+    if ((rc = cs_outfile_open(&out, b->path, err)) != 0)
+        return rc;
+    cs_table_write(b->t, out.fp); /* a failed write fails the close */
+    return cs_outfile_close(&out, err);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fdio.h"
 #include "gen.h"
 #include "parse.h"
 #include "report.h"
@@ -344,6 +345,18 @@ void cs_tune_file_name(const char *desc, int i, char *buf, size_t len)
     snprintf(buf, len, "%02d-%.200s.xml", i, slug);
 }
 
+/* Write s as MSCCL XML to path through cs_outfile_open: complete, or not at all. */
+static int write_sched(const struct cs_sched *s, const char *path, struct cs_error *err)
+{
+    struct cs_outfile out;
+    int rc;
+
+    if ((rc = cs_outfile_open(&out, path, err)) != 0)
+        return rc;
+    cs_sched_write_xml(s, out.fp); /* a failed write fails the close */
+    return cs_outfile_close(&out, err);
+}
+
 int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int nr,
                             int extend, const char *sched_dir, const char *outdir,
                             char (*files)[CS_TUNE_DESC_LEN], struct cs_error *err)
@@ -367,7 +380,7 @@ int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune
         }
         cs_tune_file_name(sw->var[r[i].variant].desc, i, files[i], sizeof(files[i]));
         snprintf(path, sizeof(path), "%s/%s", outdir, files[i]);
-        rc = cs_sched_write_xml_file(s, path, err);
+        rc = write_sched(s, path, err);
         cs_sched_free(s);
     }
     return rc;
