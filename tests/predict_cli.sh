@@ -55,6 +55,8 @@ awk -v a="$avg" -v g="$got" 'BEGIN { d = a - g; exit !(g != "" && d < 0.001 && d
     { echo "FAIL: footer $got, average busbw $avg"; fail=$((fail + 1)); }
 n=$("$cs" predict --gen ring:gpus=8 -p "$plat" -b 1K -e 2K -d all --format csv | sed 1d | wc -l)
 [ "$n" -eq 24 ] || { echo "FAIL: -d all gave $n rows, want 12 types x 2 sizes"; fail=$((fail + 1)); }
+"$cs" --version | grep -q "^SimGrid 3\.[0-9]*\.[0-9]*, libxml2 2\." ||
+    { echo "FAIL: --version names no SimGrid and libxml2 versions"; fail=$((fail + 1)); }
 for bad in "-o xor" "-n many" "-i 1M" "-d int7"; do
     # shellcheck disable=SC2086
     "$cs" predict --gen ring:gpus=8 -p "$plat" $bad >/dev/null 2>&1
