@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "plot.h"
 #include "spawn.h"
 #include "table.h"
@@ -81,23 +82,33 @@ static const char *default_out(const char *csv, int best, char *buf, size_t len)
     return buf;
 }
 
-/* Write the plot's script to path, or to a new temporary file named in tmp when path is NULL. */
+/* Write the plot's script to path (replaced only when complete), or to a new temporary file
+ * named in tmp when path is NULL (removed if a signal kills collsim). */
 static int write_script(const struct cs_plot *p, const char *path, char *tmp)
 {
+    struct cs_outfile out;
+    struct cs_error err;
     FILE *fp;
     int rc;
 
+    cs_error_init(&err);
     if (path != NULL) {
-        fp = fopen(path, "w");
-    } else {
-        int fd = mkstemp(tmp);
-
-        fp = fd < 0 ? NULL : fdopen(fd, "w");
+        if (cs_outfile_open(&out, path, &err) != 0) {
+            cmd_print_error(&err);
+            return CS_EXIT_USAGE;
+        }
+        rc = cs_plot_write(p, out.fp);
+        if (cs_outfile_close(&out, &err) != 0 || rc != 0) {
+            cmd_print_error(&err);
+            return CS_EXIT_USAGE;
+        }
+        return CS_EXIT_OK;
     }
-    if (fp == NULL) {
-        fprintf(stderr, "collsim: %s: %s\n", path ? path : tmp, strerror(errno));
+    if ((fp = fdopen(mkstemp(tmp), "w")) == NULL) {
+        fprintf(stderr, "collsim: %s: %s\n", tmp, strerror(errno));
         return CS_EXIT_USAGE;
     }
+    cs_cleanup_add(tmp);
     rc = cs_plot_write(p, fp);
     if (fclose(fp) != 0 || rc != 0) {
         fprintf(stderr, "collsim: cannot write the gnuplot script\n");
@@ -132,7 +143,31 @@ static int run_gnuplot(const char *script, const char *out)
         fprintf(stderr, "collsim: gnuplot wrote no %s\n", out);
         return CS_EXIT_USAGE;
     }
-    fprintf(stderr, "collsim: wrote %s\n", out);
+    return CS_EXIT_OK;
+}
+
+/* Draw p into image (opened for o->out): gnuplot writes where the output helper says (a temporary
+ * file beside o->out, or a device in place), and the image replaces o->out only once gnuplot has
+ * succeeded. An exit code; image is closed or discarded. */
+static int draw(const struct cs_plot *p, const struct cs_plot_opts *o, struct cs_outfile *image)
+{
+    char tmp[] = "/tmp/collsim-plot.XXXXXX";
+    struct cs_error err;
+    int rc = write_script(p, NULL, tmp);
+
+    cs_error_init(&err);
+    if (rc == CS_EXIT_OK)
+        rc = run_gnuplot(tmp, image->tmp ? image->tmp : o->out);
+    cs_cleanup_drop(tmp);
+    if (rc != CS_EXIT_OK) {
+        cs_outfile_discard(image);
+        return rc;
+    }
+    if (cs_outfile_close(image, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    fprintf(stderr, "collsim: wrote %s\n", o->out);
     return CS_EXIT_OK;
 }
 
@@ -144,7 +179,8 @@ int cmd_plot(int argc, char **argv)
     struct cs_plot *p = NULL;
     struct cs_error err;
     char tmp[] = "/tmp/collsim-plot.XXXXXX", outbuf[1024];
-    int nfiles = 0, rc = parse_args(argc, argv, &o, where, &script);
+    struct cs_outfile image;
+    int nfiles = 0, opened = 0, rc = parse_args(argc, argv, &o, where, &script);
 
     if (rc != 0)
         return rc;
@@ -156,14 +192,17 @@ int cmd_plot(int argc, char **argv)
     for (; nfiles < argc - optind; nfiles++)
         if (cs_table_read(files[nfiles], &tabs[nfiles], &err) != 0)
             break;
-    if (nfiles < argc - optind ||
+    if (nfiles == argc - optind && script == NULL &&
+        (opened = cs_outfile_open(&image, o.out, &err) == 0))
+        o.write_to = image.tmp;
+    if (nfiles < argc - optind || (script == NULL && !opened) ||
         cs_plot_new((const struct cs_table *const *)tabs, files, nfiles, &o, &p, &err) != 0) {
         cmd_print_error(&err);
         rc = CS_EXIT_USAGE;
+        if (opened)
+            cs_outfile_discard(&image);
     } else {
-        rc = write_script(p, script, tmp);
-        if (rc == CS_EXIT_OK && script == NULL)
-            rc = run_gnuplot(tmp, o.out);
+        rc = script != NULL ? write_script(p, script, tmp) : draw(p, &o, &image);
     }
     cs_plot_free(p);
     for (int f = 0; f < nfiles; f++)

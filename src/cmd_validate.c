@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
@@ -387,14 +388,17 @@ static int predict_case(const struct vcase *c, struct result *res)
 static int write_plot(const char *dir, const struct vcase *c, int by_n)
 {
     char path[2048], cmd[4400];
-    FILE *fp;
+    struct cs_outfile out;
+    struct cs_error err;
 
+    cs_error_init(&err);
     if (snprintf(path, sizeof(path), "%s/%s.gp", dir, c->vc.name) >= (int)sizeof(path))
         return -1;
-    fp = fopen(path, "w");
-    if (fp == NULL)
+    if (cs_outfile_open(&out, path, &err) != 0) {
+        cmd_print_error(&err);
         return -1;
-    fprintf(fp,
+    }
+    fprintf(out.fp,
             "# gnuplot script written by collsim validate\n"
             "set terminal svg size 720,480 dynamic\n"
             "set output '%s.svg'\n"
@@ -410,8 +414,10 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
             c->vc.name, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
             by_n ? "GPUs" : "size (bytes)", c->vc.name, c->vc.name,
             c->vc.fastest ? "fastest protocol" : c->proto[0]);
-    if (fclose(fp) != 0)
+    if (cs_outfile_close(&out, &err) != 0) {
+        cmd_print_error(&err);
         return -1;
+    }
     if (access("/usr/bin/gnuplot", X_OK) != 0)
         return 1;
     if (snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s.gp' 2>/dev/null", dir, c->vc.name) >=
@@ -531,17 +537,25 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
     struct result res = {0};
     char path[2200];
     int rc = -1;
-    FILE *cf;
+    struct cs_outfile cf;
+    struct cs_error err;
 
+    cs_error_init(&err);
     if (read_points(c, cases_path, &res) != 0 || predict_case(c, &res) != 0)
         goto done;
     if (snprintf(path, sizeof(path), "%s/%s.csv", outdir, c->vc.name) >= (int)sizeof(path) ||
-        (cf = fopen(path, "w")) == NULL) {
-        fprintf(stderr, "collsim: cannot write %s\n", path);
+        cs_outfile_open(&cf, path, &err) != 0) {
+        if (err.msg[0])
+            cmd_print_error(&err);
+        else
+            fprintf(stderr, "collsim: cannot write %s\n", path);
         goto done;
     }
-    cs_valid_case_csv(cf, res.p, res.n);
-    fclose(cf);
+    cs_valid_case_csv(cf.fp, res.p, res.n);
+    if (cs_outfile_close(&cf, &err) != 0) {
+        cmd_print_error(&err);
+        goto done;
+    }
     if (write_plot(outdir, c, res.p[0].ranks > 0) < 0)
         fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->vc.name,
                 outdir);
@@ -556,30 +570,35 @@ done:
 static int run_cases(const struct vcase *cases, int ncases, const char *cases_path,
                      const char *outdir)
 {
-    char path[2200];
-    FILE *md, *scsv;
-    int any_fail = 0;
+    char path[2][2200];
+    struct cs_outfile out[2]; /* summary.md, summary.csv: replaced only when all is written */
+    struct cs_error err;
+    int any_fail = 0, open = 0;
 
+    cs_error_init(&err);
     mkdir(outdir, 0777);
-    snprintf(path, sizeof(path), "%s/summary.md", outdir);
-    md = fopen(path, "w");
-    snprintf(path, sizeof(path), "%s/summary.csv", outdir);
-    scsv = fopen(path, "w");
-    if (md == NULL || scsv == NULL) {
-        fprintf(stderr, "collsim: cannot write the summary in %s\n", outdir);
+    snprintf(path[0], sizeof(path[0]), "%s/summary.md", outdir);
+    snprintf(path[1], sizeof(path[1]), "%s/summary.csv", outdir);
+    while (open < 2 && cs_outfile_open(&out[open], path[open], &err) == 0)
+        open++;
+    if (open < 2) {
+        cmd_print_error(&err);
         any_fail = -1;
     } else {
-        cs_valid_summary_begin(md, scsv, cases_path);
+        cs_valid_summary_begin(out[0].fp, out[1].fp, cases_path);
     }
     for (int k = 0; k < ncases && any_fail >= 0; k++) {
-        int r = run_case(&cases[k], cases_path, outdir, md, scsv);
+        int r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp);
 
         any_fail = r < 0 ? -1 : any_fail | r;
     }
-    if (md != NULL)
-        fclose(md);
-    if (scsv != NULL)
-        fclose(scsv);
+    for (int k = 0; k < open; k++)
+        if (any_fail < 0)
+            cs_outfile_discard(&out[k]);
+        else if (cs_outfile_close(&out[k], &err) != 0) {
+            cmd_print_error(&err);
+            any_fail = -1;
+        }
     return any_fail;
 }
 

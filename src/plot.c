@@ -350,8 +350,9 @@ static void style(FILE *fp, int i)
     fprintf(fp, "lc %d dt %d pt %d", i % 8 + 1, i / 8 % 5 + 1, i % 13 + 1);
 }
 
-static void write_terminal(FILE *fp, const char *out, int w, int h)
+static void write_terminal(FILE *fp, const struct cs_plot_opts *o, int w, int h)
 {
+    const char *out = o->out;
     size_t n = strlen(out);
 
     if (n > 4 && strcmp(out + n - 4, ".svg") == 0)
@@ -361,7 +362,7 @@ static void write_terminal(FILE *fp, const char *out, int w, int h)
                 w, h);
     else
         fprintf(fp, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11'\n", w, h);
-    gp_str(fp, "set output ", out, "\n");
+    gp_str(fp, "set output ", o->write_to != NULL ? o->write_to : out, "\n");
 }
 
 static void write_size_axis(FILE *fp)
@@ -415,7 +416,7 @@ static void write_lines(FILE *fp, const struct cs_plot *p)
                 fprintf(fp, "%lld %.9g %.9g\n", p->pts[i].size, p->pts[i].time_us, p->pts[i].busbw);
         fputs("EOD\n", fp);
     }
-    write_terminal(fp, p->o.out, both ? 2200 : 1400, 760);
+    write_terminal(fp, &p->o, both ? 2200 : 1400, 760);
     fprintf(fp, "set multiplot layout 1,%d", both ? 2 : 1);
     gp_str(fp, " title ", p->title, "\n");
     write_size_axis(fp);
@@ -461,7 +462,7 @@ static void write_best_axes(FILE *fp, const struct cs_plot *p, const int *used)
     char yl[300];
     const char *sep = "";
 
-    write_terminal(fp, p->o.out, 1500, 300 + 60 * p->nparams);
+    write_terminal(fp, &p->o, 1500, 300 + 60 * p->nparams);
     gp_str(fp, "set title ", p->title, "\n");
     write_size_axis(fp);
     snprintf(yl, sizeof(yl), "%s%s", p->o.best,

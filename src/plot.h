@@ -14,8 +14,10 @@ struct cs_plot_opts {
     const char *best;         /* an axis column: draw the fastest-variant map over it; or NULL */
     const char *const *where; /* "KEY=VALUE" filters: keep rows whose column KEY is VALUE */
     int nwhere;
-    const char *title; /* the figure's title; NULL: named after the tables */
-    const char *out;   /* the image gnuplot writes: SVG when it ends in .svg, else PNG */
+    const char *title;    /* the figure's title; NULL: named after the tables */
+    const char *out;      /* the image gnuplot writes: SVG when it ends in .svg, else PNG */
+    const char *write_to; /* where gnuplot writes it when not out itself (a temporary file that
+                             replaces out once complete); NULL: out */
 };
 
 /* The points to draw, grouped into variants, and the options. Opaque. */

@@ -737,20 +737,14 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp)
 
 int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err)
 {
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *fp = to_stdout ? stdout : fopen(path, "w");
-    int rc;
+    struct cs_outfile out;
+    int rc = cs_outfile_open(&out, path, err);
 
-    if (fp == NULL)
-        return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot create: %s", strerror(errno));
-    rc = cs_sched_write_xml(sched, fp);
-    if (to_stdout)
-        rc = fflush(fp) != 0 ? CS_ERR_IO : rc;
-    else if (fclose(fp) != 0)
-        rc = CS_ERR_IO;
     if (rc != 0)
-        cs_error_set(err, to_stdout ? "<stdout>" : path, 0, "write error");
-    return rc;
+        return rc;
+    /* A stream error is reported by the close, with its reason; the file is then unchanged. */
+    cs_sched_write_xml(sched, out.fp);
+    return cs_outfile_close(&out, err);
 }
 
 const char *cs_xml_library_version(void)

@@ -28,7 +28,8 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
  * or CS_ERR_IO when the stream reports an error. */
 int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
 
-/* Write to a path ("-" writes stdout). 0 or CS_ERR_IO with err set. */
+/* Write to a path through cs_outfile_open (a file is replaced only when complete; "-" writes
+ * stdout). 0 or CS_ERR_IO with err set (the file then unchanged). */
 int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err);
 
 /* The version of libxml2 the readers were built against, "2.9.14". */

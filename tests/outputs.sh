@@ -222,6 +222,35 @@ for sig in $sigs; do
     [ -z "$(ls -A regtmp)" ] || bad "a killed regress (SIG$sig) left $(ls -AR regtmp)"
 done
 
+# 9. gen -o, plot -o and validate -o go through the same rules: a full device fails with its
+# name (the old file kept, no temporary file), a null device stays one, a file is replaced whole.
+echo old >gen.xml
+expect2 "$devfull: cannot write" gen ring --gpus 4 -o "$devfull"
+expect0 gen ring --gpus 4 -o "$null"
+expect0 gen ring --gpus 4 -o gen.xml
+grep -q '<algo ' gen.xml || bad "gen -o did not replace gen.xml"
+devices_ok
+no_temp .
+if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    echo old >plot.png
+    expect0 plot "$src/results/sweeps/hier-pcie.csv" -o plot.png
+    head -c 4 plot.png | od -An -c | grep -q 'P   N   G' || bad "plot -o plot.png is not a PNG"
+    expect0 plot "$src/results/sweeps/hier-pcie.csv" -o "$null"
+    devices_ok
+    no_temp .
+fi
+mkdir val
+: >val/summary.csv
+ln -s "$devfull" val/summary.md
+(cd "$src" && timeout 120 "$cs" validate tests/data/validation/cases.txt -o "$tmp/val") \
+    >/dev/null 2>err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "summary.md: cannot write" err ||
+    bad "validate with summary.md on a full device exited $rc: $(cat err)"
+[ -f val/summary.csv ] && [ ! -s val/summary.csv ] || bad "a failed validate replaced summary.csv"
+no_temp val
+devices_ok
+
 [ -c /dev/null ] && [ -c /dev/full ] || bad "/dev/null or /dev/full is no longer a device"
 [ "$fail" -eq 0 ] && echo "outputs: all passed"
 exit "$fail"
