@@ -1354,7 +1354,6 @@ static void check_sizes(struct vctx *v)
 /* Tokenizer limits of the runtimes (msccl.md 1.1 and 2.4). */
 #define EXEC_MAX_NODES 4096 /* tb and step nodes loaded per rank (MAX_NODES) */
 #define LEGACY_MAX_TBS 216  /* tbs per GPU in the legacy runtime */
-#define RESIDENT_TBS 216    /* 2 x 108 SMs: what the legacy limit sizes for an A100 */
 
 enum cs_verify_runtime cs_verify_runtime_parse(const char *name)
 {
@@ -1444,11 +1443,11 @@ static void check_runtime(struct vctx *v)
         if (!exec && gpu->ntbs > LEGACY_MAX_TBS)
             diag(v, SERROR, gpu->line, "rank %d has %d tbs: the legacy runtime allows %d", g,
                  gpu->ntbs, LEGACY_MAX_TBS);
-        else if (gpu->ntbs > RESIDENT_TBS)
+        else if (gpu->ntbs > CS_RESIDENT_TBS)
             diag(v, WARN, gpu->line,
                  "rank %d has %d tbs: %s needs them all resident at once (they wait on each "
                  "other), and an A100 keeps about %d (2 per SM)",
-                 g, gpu->ntbs, rt, RESIDENT_TBS);
+                 g, gpu->ntbs, rt, CS_RESIDENT_TBS);
     }
     if (exec && v->opts->text != NULL)
         check_tokens(v);
