@@ -13,6 +13,7 @@
 #include "report.h"
 #include "sweeprun.h"
 #include "tune.h"
+#include "verify.h"
 #include "xml.h"
 
 static int cmp_obs(const void *a, const void *b)
@@ -30,6 +31,7 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
     struct cs_tune_obs *o = NULL;
     struct cs_tune_range *r = NULL;
     int nr = 0, prev_gap = 1, rc = CS_ERR_INVALID;
+    long long dead = 0; /* the last size where no variant finished */
 
     if (n <= 0)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "no predictions to choose from");
@@ -64,14 +66,17 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
             }
         }
         if (best < 0) {
+            if (nr > 0 && !prev_gap)
+                r[nr - 1].dead_above = o[i].size_bytes;
+            dead = o[i].size_bytes;
             prev_gap = 1;
         } else if (!prev_gap && r[nr - 1].variant == best) {
             r[nr - 1].max_bytes = r[nr - 1].last_size = o[i].size_bytes;
         } else {
             if (!prev_gap)
                 r[nr - 1].max_bytes = o[i].size_bytes - 1;
-            r[nr++] = (struct cs_tune_range){o[i].size_bytes, o[i].size_bytes, best,
-                                             o[i].size_bytes, o[i].size_bytes};
+            r[nr++] = (struct cs_tune_range){
+                o[i].size_bytes, o[i].size_bytes, best, o[i].size_bytes, o[i].size_bytes, dead, 0};
             prev_gap = 0;
         }
         i = j;
@@ -321,8 +326,9 @@ int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sch
 void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
                     long long *max_bytes)
 {
-    *min_bytes = extend && i == 0 ? 0 : r[i].min_bytes;
-    *max_bytes = extend && i == nr - 1 ? 0 : r[i].max_bytes;
+    *min_bytes = extend && i == 0 ? (r[i].dead_below ? r[i].dead_below + 1 : 0) : r[i].min_bytes;
+    *max_bytes =
+        extend && i == nr - 1 ? (r[i].dead_above ? r[i].dead_above - 1 : 0) : r[i].max_bytes;
 }
 
 void cs_tune_file_name(const char *desc, int i, char *buf, size_t len)
@@ -357,6 +363,26 @@ static int write_sched(const struct cs_sched *s, const char *path, struct cs_err
     return cs_outfile_close(&out, err);
 }
 
+/* Whether the executor loads s: verify's structural checks with its rules; 0 or CS_ERR_INVALID
+ * naming the variant and verify's first error. */
+static int executor_loads(const struct cs_sched *s, const char *desc, struct cs_error *err)
+{
+    struct cs_verify_opts o = {1000, CS_VERIFY_EXECUTOR, NULL, 0};
+    struct cs_verify_result *vr = NULL;
+    int rc = 0;
+
+    if (cs_verify_check_opts(s, &o, &vr) != 0)
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < vr->ndiags && rc == 0; k++)
+        if (vr->diags[k].severity == CS_VERIFY_ERROR && vr->diags[k].cls == CS_VERIFY_STRUCTURE)
+            rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                               "variant %s: the MSCCL executor would not load it (`collsim verify "
+                               "--runtime executor`): line %d: %s",
+                               desc, vr->diags[k].line, vr->diags[k].msg);
+    cs_verify_result_free(vr);
+    return rc;
+}
+
 int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int nr,
                             int extend, const char *sched_dir, const char *outdir,
                             char (*files)[CS_TUNE_DESC_LEN], struct cs_error *err)
@@ -377,6 +403,10 @@ int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune
             /* the executor requires it; Azure msccl-tools writes the complement of inplace */
             s->has_outofplace = 1;
             s->outofplace = !s->inplace;
+        }
+        if ((rc = executor_loads(s, sw->var[r[i].variant].desc, err)) != 0) {
+            cs_sched_free(s);
+            break;
         }
         cs_tune_file_name(sw->var[r[i].variant].desc, i, files[i], sizeof(files[i]));
         snprintf(path, sizeof(path), "%s/%s", outdir, files[i]);

@@ -25,6 +25,9 @@ struct cs_tune_range {
     int variant;
     long long first_size; /* the measured sizes it covers */
     long long last_size;
+    /* a measured size next to the range at which no variant finishes (0: none): --extend does
+     * not reach across it */
+    long long dead_below, dead_above;
 };
 
 /* For every measured size, the finished variant with the least time (ties: the lower variant);
@@ -76,7 +79,8 @@ int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sch
                           struct cs_sched **out, struct cs_error *err);
 
 /* The byte window written for range i of nr: the range's own, or with extend the first from 0 and
- * the last without an upper limit (max 0). */
+ * the last without an upper limit (max 0), unless the sweep saw every variant deadlock beyond
+ * them (then up to one byte short of that size). */
 void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
                     long long *max_bytes);
 
@@ -85,8 +89,10 @@ void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, lo
 void cs_tune_file_name(const char *desc, int i, char *buf, size_t len);
 
 /* Write into outdir (created when missing) range i's schedule as files[i] (cs_tune_file_name):
- * the variant's schedule with minBytes/maxBytes set to its window and outofplace set when missing.
- * files has nr entries. 0 or CS_ERR_* with err set. */
+ * the variant's schedule with minBytes/maxBytes set to its window and outofplace set when missing,
+ * each checked first as `verify --runtime executor` checks it (a schedule the executor would
+ * refuse is CS_ERR_INVALID with verify's message). files has nr entries. 0 or CS_ERR_* with err
+ * set. */
 int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int nr,
                             int extend, const char *sched_dir, const char *outdir,
                             char (*files)[CS_TUNE_DESC_LEN], struct cs_error *err);
