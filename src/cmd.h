@@ -41,6 +41,9 @@ CS_CMDS(CS_CMD_DECLARE)
 void cmd_print_error(const struct cs_error *err);
 /* Print "collsim: <fmt...>" on stderr and return CS_EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Read a schedule from a path, or stdin for "-"; NULL after printing the error. */
+struct cs_sched *cmd_load_sched(const char *path);
+
 /* For a command that takes exactly n schedule files, argv[1..n]: read them into out[0..n-1].
  * On a wrong count prints "collsim: CMD takes WHAT; see 'collsim help CMD'"; on a bad file its
  * error. 0, or CS_EXIT_USAGE with nothing to free. */

@@ -28,7 +28,7 @@ int cmd_usage_error(const char *fmt, ...)
 }
 
 /* Read a schedule from a path, or from stdin when path is "-"; prints the error. */
-static struct cs_sched *cmd_load_sched(const char *path)
+struct cs_sched *cmd_load_sched(const char *path)
 {
     struct cs_error err;
     struct cs_sched *sched = NULL;

@@ -38,6 +38,18 @@ cmp -s "$tmp/out" "$tmp/file.xml" || fail "fmt does not round-trip a generated s
 expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL --msccl-tools-compat -o "$tmp/seed.xml"
 expect 1 "$cs" diff "$tmp/seed.xml" "$tmp/file.xml"
 grep -q "differ at gpu 0 tb 0 step 0: type: nop vs re" "$tmp/out" || fail "diff message: $(cat "$tmp/out")"
+# every difference is listed (not only the first), at most --max-differences, the rest counted;
+# --ignore leaves an attribute out
+n=$(grep -c " differ at " "$tmp/out")
+[ "$n" -gt 1 ] && [ "$n" -le 20 ] || fail "diff listed $n differences"
+expect 1 "$cs" diff --max-differences 2 "$tmp/seed.xml" "$tmp/file.xml"
+[ "$(grep -c " differ at " "$tmp/out")" -eq 2 ] && grep -q '^\.\.\. and [0-9]* more differences' "$tmp/out" ||
+    fail "--max-differences 2: $(cat "$tmp/out")"
+sed 's/name="[^"]*"/name="renamed"/' "$tmp/file.xml" >"$tmp/renamed.xml"
+expect 1 "$cs" diff "$tmp/file.xml" "$tmp/renamed.xml"
+grep -q "differ at algo: name: .* vs renamed" "$tmp/out" || fail "name difference: $(cat "$tmp/out")"
+expect 0 "$cs" diff --ignore name "$tmp/file.xml" "$tmp/renamed.xml"
+expect 2 "$cs" diff --max-differences 0 "$tmp/file.xml" "$tmp/renamed.xml"
 expect 2 "$cs" diff "$tmp/seed.xml" "$tmp/missing.xml"
 printf '<algo' >"$tmp/bad.xml"
 expect 2 "$cs" diff "$tmp/bad.xml" "$tmp/seed.xml"
