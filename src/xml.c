@@ -8,6 +8,7 @@
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
+#include <libxml/tree.h>
 
 #include "fdio.h"
 #include "parse.h"
@@ -617,6 +618,10 @@ static int parse(struct reader *rd)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
     else
         rc = 0;
+    /* libxml2 builds a document of its own for entity declarations even in SAX mode (its "SAX
+     * compatibility"); the context does not free it. */
+    if (rd->ctxt->myDoc != NULL)
+        xmlFreeDoc(rd->ctxt->myDoc);
     xmlFreeParserCtxt(rd->ctxt);
     rd->ctxt = NULL;
     return rc;

@@ -217,7 +217,8 @@ END_TEST
 
 START_TEST(windows_and_names)
 {
-    const struct cs_tune_range r[] = {{1024, 4095, 0, 1024, 2048}, {4096, 8192, 1, 4096, 8192}};
+    const struct cs_tune_range r[] = {{1024, 4095, 0, 1024, 2048, 0, 0},
+                                      {4096, 8192, 1, 4096, 8192, 0, 0}};
     long long lo, hi;
     char name[CS_TUNE_DESC_LEN];
 
