@@ -342,6 +342,7 @@ static xmlDoc *read_doc(const char *path, struct cs_error *err)
 
     if (cs_file_read(path, CS_XML_MAX_BYTES, &buf, &len, err) != 0)
         return NULL;
+    cs_xml_quiet();
     if ((ctxt = xmlNewParserCtxt()) == NULL) {
         free(buf);
         cs_error_set(err, path, 0, "out of memory");

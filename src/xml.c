@@ -585,11 +585,24 @@ static int feed(void *ctx, char *out, int len)
 /* Parse the input with the SAX2 handlers above. The options: no NOENT (no substitution), no
  * DTDLOAD/DTDATTR/DTDVALID, no XINCLUDE, no HUGE (keeps libxml2's depth, name and text limits),
  * no network. Returns the reader's verdict. */
+/* libxml2 prints some diagnostics (encoding errors) straight to stderr, whatever the parser's
+ * options; the readers report every problem themselves, with file and line. */
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx, (void)msg;
+}
+
+void cs_xml_quiet(void)
+{
+    xmlSetGenericErrorFunc(NULL, quiet);
+}
+
 static int parse(struct reader *rd)
 {
     xmlSAXHandler sax;
     int rc;
 
+    cs_xml_quiet();
     memset(&sax, 0, sizeof(sax));
     sax.initialized = XML_SAX2_MAGIC;
     sax.startElementNs = on_start;

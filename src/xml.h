@@ -32,6 +32,9 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
  * stdout). 0 or CS_ERR_IO with err set (the file then unchanged). */
 int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err);
 
+/* Keep libxml2 from printing on stderr (the readers report every problem themselves). */
+void cs_xml_quiet(void);
+
 /* The version of libxml2 the readers were built against, "2.9.14". */
 const char *cs_xml_library_version(void);
 

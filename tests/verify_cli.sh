@@ -104,5 +104,12 @@ awk '/<tb / && !done { print; for (i = 0; i < 65; i++) printf "      <step s=\"%
 run 2 --runtime executor "$tmp/long.xml"
 has "$tmp/err" "has 65 steps: over the executor's default limit of 64"
 
+# A file whose bytes libxml2 cannot decode: one line on stderr, collsim's, with file and line
+# (libxml2 printed its own "encoding error" lines there too).
+printf '\377\376<\000a\000\000\330\000\000' >"$tmp/enc.xml"
+run 2 "$tmp/enc.xml"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && has "$tmp/err" "enc.xml:1: malformed XML" ||
+    { echo "FAIL: an undecodable file: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+
 echo "verify_cli.sh: $fails failures"
 [ "$fails" -eq 0 ]
