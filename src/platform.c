@@ -242,7 +242,6 @@ struct guard {
 };
 
 /* Attributes in one start tag: libxml2 checks them for duplicates pairwise (400,000: minutes). */
-#define MAX_ATTRS 1024
 
 /* Stop the parser with refusal what at its current line; the first refusal wins. */
 static void refuse(xmlParserCtxtPtr ctxt, const char *what)
@@ -270,34 +269,27 @@ static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_i
         xmlSAX2InternalSubset(ctx, name, external_id, system_id);
 }
 
-/* Asked for every reference to an entity other than the five predefined ones: none is allowed,
- * declared (impossible, see above) or not (libxml2 would drop it silently when a DTD is named). */
-static xmlEntityPtr on_get_entity(void *ctx, const xmlChar *name)
+/* Asked for every reference to an entity other than the five predefined ones (and, with
+ * prefix '%', to a parameter entity): none is allowed, declared (impossible, see above) or not
+ * (libxml2 would drop it silently when a DTD is named). */
+static xmlEntityPtr refuse_entity(void *ctx, const xmlChar *name, char prefix)
 {
     char what[160];
 
-    snprintf(what, sizeof(what), "entity references are not allowed in a platform (&%.80s;)",
-             (const char *)name);
+    snprintf(what, sizeof(what), "entity references are not allowed in a platform (%c%.80s;)",
+             prefix, (const char *)name);
     refuse(ctx, what);
     return NULL;
+}
+
+static xmlEntityPtr on_get_entity(void *ctx, const xmlChar *name)
+{
+    return refuse_entity(ctx, name, '&');
 }
 
 static xmlEntityPtr on_get_pentity(void *ctx, const xmlChar *name)
 {
-    char what[160];
-
-    snprintf(what, sizeof(what), "entity references are not allowed in a platform (%%%.80s;)",
-             (const char *)name);
-    refuse(ctx, what);
-    return NULL;
-}
-
-/* The parser stopped on a NUL byte it took for the end of the text (1), before the end of it. */
-static int stopped_at_nul(xmlParserCtxtPtr ctxt)
-{
-    const xmlParserInput *in = ctxt->input;
-
-    return in != NULL && in->cur != NULL && in->cur < in->end && *in->cur == '\0';
+    return refuse_entity(ctx, name, '%');
 }
 
 /* The parser's read callback: the next piece of the file. The parser asks as it goes, inside a
@@ -307,11 +299,12 @@ static int feed(void *ctx, char *out, int len)
     struct guard *g = ctx;
     size_t n = g->len - g->pos;
 
-    if (g->ctxt->maxatts > 5 * MAX_ATTRS) {
+    if (g->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
         if (g->what[0] == '\0') {
             g->line = xmlSAX2GetLineNumber(g->ctxt);
             snprintf(g->what, sizeof(g->what),
-                     "cannot read platform: a start tag with more than %d attributes", MAX_ATTRS);
+                     "cannot read platform: a start tag with more than %d attributes",
+                     CS_XML_MAX_ATTRS);
         }
         return -1;
     }
@@ -365,7 +358,7 @@ static xmlDoc *read_doc(const char *path, struct cs_error *err)
         cs_error_set(err, path, g.line, "%s", g.what);
     } else if (len == 0) {
         cs_error_set(err, path, 1, "cannot read platform: Document is empty");
-    } else if (stopped_at_nul(ctxt)) {
+    } else if (cs_xml_stopped_at_nul(ctxt)) {
         cs_error_set(err, path, in->line,
                      "cannot read platform: a NUL byte, which XML does not allow (the text after "
                      "it would be ignored)");

@@ -23,7 +23,6 @@
 
 /* Attributes in one start tag: a schedule needs at most 10, and libxml2 checks them for
  * duplicates pairwise (400,000 in one tag: minutes). */
-#define MAX_ATTRS 1024
 
 /* Element depth of a schedule: <algo> is 1, <gpu> 2, <tb> 3, <step> 4. */
 #define DEPTH_STEP 4
@@ -53,7 +52,7 @@ struct reader {
     struct cs_sched *sched;
     int rc;          /* the first failure: the rest of the document is only checked for syntax */
     int refused;     /* a DTD was refused and the parser stopped there */
-    int crowded;     /* a start tag with over MAX_ATTRS attributes: its input was cut off */
+    int crowded;     /* a start tag with over CS_XML_MAX_ATTRS attributes: its input was cut off */
     const char *buf; /* the input, fed to the parser from pos as it asks */
     size_t len, pos;
     int ngpus;  /* of the <algo> being read */
@@ -538,11 +537,9 @@ static int check_refs(struct reader *rd, const struct cs_sched *sched)
     return 0;
 }
 
-/* Where the parser stopped on a well-formed prefix of the input, a NUL byte it took for the end
- * of the text: 1 if there is one (after the encoding is decoded, so UTF-16 is covered too). */
-static int stopped_at_nul(xmlParserCtxtPtr ctxt)
+int cs_xml_stopped_at_nul(const void *parser_ctxt)
 {
-    const xmlParserInput *in = ctxt->input;
+    const xmlParserInput *in = ((const xmlParserCtxt *)parser_ctxt)->input;
 
     return in != NULL && in->cur != NULL && in->cur < in->end && *in->cur == '\0';
 }
@@ -568,10 +565,11 @@ static int feed(void *ctx, char *out, int len)
     struct reader *rd = ctx;
     size_t n = rd->len - rd->pos;
 
-    if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * MAX_ATTRS) {
+    if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
         if (rd->rc == 0)
-            rd->rc = fail(rd, cur_line(rd), CS_ERR_PARSE,
-                          "malformed XML: a start tag with more than %d attributes", MAX_ATTRS);
+            rd->rc =
+                fail(rd, cur_line(rd), CS_ERR_PARSE,
+                     "malformed XML: a start tag with more than %d attributes", CS_XML_MAX_ATTRS);
         rd->crowded = 1;
         return -1;
     }
@@ -621,7 +619,7 @@ static int parse(struct reader *rd)
     xmlParseDocument(rd->ctxt);
     if (rd->refused || rd->crowded)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
-    else if (stopped_at_nul(rd->ctxt))
+    else if (cs_xml_stopped_at_nul(rd->ctxt))
         rc = cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, rd->ctxt->input->line,
                            "malformed XML: a NUL byte, which XML does not allow (the text "
                            "after it would be ignored)");

@@ -32,6 +32,14 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
  * stdout). 0 or CS_ERR_IO with err set (the file then unchanged). */
 int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, struct cs_error *err);
 
+/* Most attributes a start tag may hold in either reader: libxml2 2.9 compares a tag's attributes
+ * pairwise, so a flood of them would run for minutes (a schedule needs 10). */
+#define CS_XML_MAX_ATTRS 1024
+
+/* Whether a libxml2 parser context (xmlParserCtxtPtr) stopped on a NUL byte it took for the end
+ * of the text, before the end of the input (seen after decoding, so UTF-16 is covered too). */
+int cs_xml_stopped_at_nul(const void *parser_ctxt);
+
 /* Keep libxml2 from printing on stderr (the readers report every problem themselves). */
 void cs_xml_quiet(void);
 
