@@ -42,9 +42,18 @@ void cs_params_init(struct cs_params *p)
      * collective launch. */
     p->launch_s = 8.4e-6;
     p->deploy_s = 0;
+    /* One process driving G GPUs (nccl-tests -g G) launches their kernels in turn. On one A100
+     * SXM 8-GPU machine the small-size floor is about 39 us with -g 8 and about 21 us with one
+     * process per GPU (thanos-notes-a100sxm80-1node-8gpu-1proc and -mpi, same run): 18 us over
+     * 7 later launches, 2.6 us each. One process per GPU by default. */
+    p->launch_gpu_s = 2.6e-6;
+    p->gpus_per_process = 1;
+    /* A hop costs NCCL's hwLat once: its LL figure is the hop latency (link_lat_s below), and
+     * what a heavier protocol adds on the same path (LL128's warp-wide 128-B lines, Simple's
+     * fence and head/tail handshake) is its per-call cost, hwLat(proto) - hwLat(LL). */
     for (int c = 1; c < CS_NLINK; c++)
         for (int q = 1; q < CS_NPROTO; q++)
-            p->call_s[q][c] = ring_hw_lat_us[c][q] * 1e-6;
+            p->call_s[q][c] = (ring_hw_lat_us[c][q] - ring_hw_lat_us[c][CS_PROTO_LL]) * 1e-6;
     /* Per-channel (one CTA) ceilings from NCCL's Ampere model (tuning.cc): LL128 20 GB/s per
      * channel; Simple ring per-channel bandwidth 24 GB/s (ringBw at sm80 / nchannels), LL at 0.5
      * of Simple's data rate. See nccl-a100.md 1.2. */
@@ -58,7 +67,8 @@ void cs_params_init(struct cs_params *p)
     /* Links: NVSwitch/NVLink3 240 GB/s per GPU port as NCCL models it (nccl-a100.md: SM80 nvlink
      * bw 20 GB/s x 12 links); PCIe Gen4 x16 24 GB/s effective (NCCL PCI bw for Gen4 x16);
      * HDR InfiniBand 200 Gb/s, about 24 GB/s effective per NIC (nccl-tests#252, nccl-a100.md 2).
-     * Latencies: NCCL hwLat LL values above. */
+     * Latencies: one per hop (GPU to GPU, whatever the links on the route), NCCL's hwLat LL
+     * figure of the hop's slowest link class. */
     p->link_Bps[CS_LINK_NVLINK] = 240e9;
     p->link_Bps[CS_LINK_PCIE] = 24e9;
     p->link_Bps[CS_LINK_NET] = 24e9;
@@ -85,12 +95,16 @@ static const struct param {
 } params[] = {
     {FIELD(launch_s), 0, "NCCL Ring baseLat Simple 8.4 us (tuning.cc)"},
     {FIELD(deploy_s), 0, "per-system deployment overhead; 0 for bare metal"},
-    {FIELD(call_s), BY_PROTO | BY_LINK, "NCCL Ring hwLat (tuning.cc hwLatencies)"},
+    {FIELD(launch_gpu_s), 0,
+     "-g 8 against one process per GPU, same A100 machine: (39 - 21) us / 7 (thanos-notes)"},
+    {FIELD(gpus_per_process), 0, "deployment: GPUs one process drives (nccl-tests -g); 1"},
+    {FIELD(call_s), BY_PROTO | BY_LINK,
+     "NCCL Ring hwLat of the protocol less that of LL (tuning.cc hwLatencies)"},
     {FIELD(tb_Bps), BY_PROTO, "NCCL Ampere per-channel bandwidth (tuning.cc)"},
     {FIELD(copy_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(link_Bps), BY_LINK, NULL},
-    {FIELD(link_lat_s), BY_LINK, "NCCL Ring hwLat LL (tuning.cc)"},
+    {FIELD(link_lat_s), BY_LINK, "per hop: NCCL Ring hwLat LL (tuning.cc)"},
     {FIELD(sys_Bps), 0,
      "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)"},
     {FIELD(sys_lat_s), 0, "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)"},

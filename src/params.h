@@ -4,13 +4,20 @@
  * written by `collsim calibrate fit` and `collsim platform`, and read by the replay. Keys:
  *
  *   cs.launch_s                    kernel launch and collective set-up, once per collective (s)
- *   cs.call_s.PROTO.CLASS          fixed cost of one primitive call (credit wait, barrier, flag
- *                                  polling) of protocol PROTO over a link of class CLASS (s)
+ *   cs.launch_gpu_s                host time for one process to launch the collective on one more
+ *                                  of its GPUs (s): with cs.gpus_per_process = G, the kernel of
+ *                                  its k-th GPU (k = gpu mod G) starts k x this later
+ *   cs.gpus_per_process            GPUs one process drives (nccl-tests -g G); 1: one process per
+ *                                  GPU (mpirun, MSCCL deployments)
+ *   cs.call_s.PROTO.CLASS          what a call of protocol PROTO costs on a hop of class CLASS
+ *                                  beyond the hop latency (LL128 lines, Simple's fence and
+ *                                  head/tail handshake), once per sending call (s)
  *   cs.tb_Bps.PROTO                one threadblock's data throughput through a FIFO (B/s of data)
  *   cs.copy_Bps                    one threadblock's local copy throughput (B/s read+write)
  *   cs.reduce_Bps                  one threadblock's local reduce throughput (B/s of HBM traffic)
  *   cs.link_Bps.CLASS              bandwidth of one link of class CLASS (B/s), used by `platform`
- *   cs.link_lat_s.CLASS            latency of one link of class CLASS (s), used by `platform`
+ *   cs.link_lat_s.CLASS            latency of one hop (GPU to GPU) whose slowest link is of class
+ *                                  CLASS (s), once per unit on the connection
  *   cs.deploy_s                    per-system deployment overhead per collective (container, VM)
  *   cs.sys_Bps                     GPU-to-GPU P2P bandwidth between CPU sockets (B/s), used by
  *                                  `platform` for the inter-socket link of PCIe machines
@@ -37,6 +44,8 @@ enum cs_link_class {
 struct cs_params {
     double launch_s;
     double deploy_s;
+    double launch_gpu_s;
+    double gpus_per_process;
     double call_s[CS_NPROTO][CS_NLINK];
     double tb_Bps[CS_NPROTO];
     double copy_Bps;

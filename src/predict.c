@@ -141,7 +141,7 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * period p of one iteration or a few. A connection's CS_NCCL_STEPS slots fill within that many
  * iterations (each takes at least one slot), so credit stalls first show within that window:
  * short replays of m = CS_EXTRAP_FIRST ... CS_EXTRAP_FIRST + 2 x CS_NCCL_STEPS iterations cover
- * two windows. When, for some p up to CS_NCCL_STEPS, every increment over p in them agrees
+ * two windows. When, for some p up to CS_NCCL_STEPS, every increment over p in the second agrees
  * closely enough that the remaining periods cannot move the total by more than CS_EXTRAP_REL_ERR,
  * the remaining periods are added to the short replay whose m has n's residue; otherwise, or when
  * the short replays would cost more than half the full one, the full replay runs. (A 16-GPU
@@ -210,7 +210,8 @@ static int periodic(const struct cs_replay_result *r, int p, int n, struct cs_re
     long long q = (n - CS_EXTRAP_FIRST - b) / p; /* periods left after r[b] */
     double step = r[b].time_s - r[b - p].time_s, wobble = 0;
 
-    for (int k = 0; k + p <= last; k++)
+    /* The first window fills the slots: the increments must agree over the second. */
+    for (int k = last - CS_NCCL_STEPS; k + p <= last; k++)
         wobble = fmax(wobble, fabs(r[k + p].time_s - r[k].time_s - step));
     if (wobble * (double)q > CS_EXTRAP_REL_ERR * (r[b].time_s + step * (double)q))
         return 0;

@@ -20,6 +20,11 @@ enum cs_proto {
 
 /* FIFO slots per connection: NCCL_STEPS (executor src/include/device.h:27). */
 #define CS_NCCL_STEPS 8
+/* A network connection holds more: the sender's slots come back when the network send is done
+ * (executor src/transport/net.cc:1109,1118,1287-1297), and the receiver's proxy posts receives
+ * up to maxDepth = min(NCCL_STEPS, 16 / nsubs) ahead of what its GPU consumed (:1373,1384); one
+ * sub per MSCCL connection, so NCCL_STEPS more units in flight. */
+#define CS_NET_PROXY_DEPTH 8
 /* cnt < MSCCL_MAX_COUNT; maxAllowedCount is clamped to [1, MSCCL_MAX_COUNT - 1]
  * (executor src/misc/msccl/msccl_setup.cc:55-62). */
 #define CS_MAX_CNT 72

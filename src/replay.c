@@ -27,6 +27,7 @@
 #include "replay.h"
 
 #include "fdio.h"
+#include "sgrate.h"
 #include "util.h"
 
 #include <errno.h>
@@ -157,18 +158,24 @@ int cs_replay_check(const struct cs_plan *plan, const struct cs_platform *plat,
 
 enum wait_kind { W_NONE = 0, W_CREDIT, W_DATA, W_FLAG };
 
+/* Units a connection can hold in flight: one slot each at most, and a network connection has
+ * the proxy's window on top of the FIFO (net_window). */
+#define MAX_INFLIGHT (CS_NCCL_STEPS + CS_NET_PROXY_DEPTH)
+
 struct conn {
     struct conn_key key;
-    sg_sem_t credit; /* free FIFO slots, starts at CS_NCCL_STEPS */
-    sg_sem_t ready;  /* units sent and not yet consumed */
+    sg_sem_t credit; /* free slots: window (below) less those in use */
+    int window;      /* CS_NCCL_STEPS, plus the proxy's CS_NET_PROXY_DEPTH on the network */
+    sg_sem_t ready;  /* units whose first bytes are on their way and not yet taken */
+    sg_sem_t ended;  /* units whose sender has finished them and not yet consumed */
     int sender;      /* global tb index, or -1 */
     int receiver;    /* global tb index, or -1 */
     enum cs_link_class cls;
-    double lat_s; /* the route's latency: the sum of its links' latencies in the platform */
-    /* when each unit posted and not yet taken by the receiver reaches it (posted + lat_s), in
-     * posting order; at most CS_NCCL_STEPS units are in flight (each holds at least a slot) */
-    double avail[CS_NCCL_STEPS];
-    int avail_head, avail_n;
+    double lat_s; /* the hop latency: the sum of its route's link latencies in the platform */
+    /* per unit in flight, in posting order (index seq % MAX_INFLIGHT): when its first byte and
+     * its last byte reach the receiver (start or end of the sender's pass + lat_s) */
+    double first_at[MAX_INFLIGHT], last_at[MAX_INFLIGHT];
+    long long posted, finished, taken; /* units started, ended, taken by the receiver */
 };
 
 struct tbstate {
@@ -345,30 +352,60 @@ static void record_call(struct tbstate *ts, double t0, long long bytes)
         ev->bytes = bytes;
 }
 
-/* A receiver takes the next unit of its connection; it reaches this tb a hop latency after it
- * was posted: wait for that if need be. */
-static void take_unit(struct tbstate *ts)
+/* Sleep until t if it is ahead (by more than the engine's rounding): the unit's bytes are still
+ * in flight. */
+static void wait_arrival(struct tbstate *ts, double t)
 {
-    struct conn *in = ts->in;
-    double at;
-
-    sem_take(ts, in->ready, W_DATA, 1);
-    at = in->avail[in->avail_head];
-    in->avail_head = (in->avail_head + 1) % CS_NCCL_STEPS;
-    in->avail_n--;
-    if (at - simgrid_get_clock() > SIM_PRECISION_S) {
-        sg_actor_sleep_until(at);
+    if (t - simgrid_get_clock() > SIM_PRECISION_S) {
+        sg_actor_sleep_until(t);
         if (S.tl)
-            record(ts, CS_TL_LATENCY, in->sender);
+            record(ts, CS_TL_LATENCY, ts->in->sender);
     }
 }
 
-/* A sender posts a unit now; its last byte reaches the receiver a route latency later. */
-static void post_unit(struct conn *out)
+/* A receiver takes the next unit of its connection: it can start once the unit's first bytes
+ * have reached it, a hop latency after the sender started it (LL, LL128: the receiver polls each
+ * line's flag) or finished it (Simple: the receiver waits for the slice's tail post). */
+static void take_unit(struct tbstate *ts)
 {
-    out->avail[(out->avail_head + out->avail_n) % CS_NCCL_STEPS] = simgrid_get_clock() + out->lat_s;
-    out->avail_n++;
+    struct conn *in = ts->in;
+
+    sem_take(ts, in->ready, W_DATA, 1);
+    wait_arrival(ts, in->first_at[in->taken % MAX_INFLIGHT]);
+}
+
+/* ... and it is done with the unit no earlier than its last byte arrives: the sender's end of
+ * the unit plus the hop latency. */
+static void finish_unit(struct tbstate *ts)
+{
+    struct conn *in = ts->in;
+
+    sem_take(ts, in->ended, W_DATA, 1);
+    wait_arrival(ts, in->last_at[in->taken % MAX_INFLIGHT]);
+    in->taken++;
+}
+
+/* A sender's unit starts now: streamed protocols put its first line on the way at once. */
+static void start_unit(struct conn *out, int streams)
+{
+    if (!streams)
+        return;
+    out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s;
     sem_give(out->ready, 1);
+}
+
+/* The sender's unit ends now: its last byte reaches the receiver a hop latency later; a
+ * store-and-forward unit (Simple) is posted whole only now. */
+static void end_unit(struct conn *out, int streams)
+{
+    double at = simgrid_get_clock() + out->lat_s;
+
+    if (!streams) {
+        out->first_at[out->posted++ % MAX_INFLIGHT] = at;
+        sem_give(out->ready, 1);
+    }
+    out->last_at[out->finished++ % MAX_INFLIGHT] = at;
+    sem_give(out->ended, 1);
 }
 
 /* The timeline's record of one transfer unit of `bytes` data bytes: sent over the wire in
@@ -401,6 +438,7 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
     long long units[2];
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
     double call_t0 = S.tl ? simgrid_get_clock() : 0;
+    int streams = p->proto != CS_PROTO_SIMPLE;
 
     cs_plan_call_units(p, elems, units);
     for (int u = 0; u < p->units_per_call; u++) {
@@ -417,9 +455,15 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
                 record(ts, CS_TL_OVERHEAD, -1);
         }
         t0 = simgrid_get_clock();
+        if (sends)
+            start_unit(ts->out, streams);
         if (sends && b > 0) {
-            sg_host_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send],
-                           cs_plan_wire_bytes(p, units[u]));
+            /* One CTA moves at most tb_Bps of data: a bound on the transfer's rate (in wire
+             * bytes), so a CTA-bound flow leaves the rest of its links to the others. */
+            double wire = (double)cs_plan_wire_bytes(p, units[u]);
+
+            cs_sg_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
+                         par->tb_Bps[p->proto] * wire / b);
             S.ntransfers++;
         }
         need = rate_time(b, par->tb_Bps[p->proto]);
@@ -428,12 +472,14 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         took = simgrid_get_clock() - t0;
         if (need > took)
             sg_actor_sleep_for(need - took);
+        if (recvs)
+            finish_unit(ts);
         if (S.tl)
             record_unit(ts, units[u], sends ? took : -1, recvs);
         if (recvs)
             sem_give(ts->in->credit, slots);
         if (sends)
-            post_unit(ts->out);
+            end_unit(ts->out, streams);
     }
     S.ncalls++;
     if (S.tl)
@@ -464,6 +510,15 @@ static void tb_main(int argc, char **argv)
 {
     struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
     const struct cs_plan_tb *tb = ts->tb;
+    const struct cs_params *par = &S.plat->params;
+    int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1;
+
+    /* A process driving several GPUs launches their kernels in turn. */
+    if (tb->gpu % per > 0 && par->launch_gpu_s > 0) {
+        sg_actor_sleep_for(tb->gpu % per * par->launch_gpu_s);
+        if (S.tl)
+            record(ts, CS_TL_OVERHEAD, -1);
+    }
 
     for (int it = 0; it < S.plan->sz.niter; it++) {
         ts->iter = it;
@@ -504,13 +559,13 @@ static struct conn *find_conn(int src, int dst, int chan)
     return bsearch(&probe, S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
 }
 
-/* The route of connection c: its slowest link class sets the per-call overhead (net > pcie >
- * nvlink), the sum of its links' latencies the hop latency. */
+/* The route of connection c: its slowest link class (net > pcie > nvlink) names the hop, whose
+ * latency is the class's per-hop figure cs.link_lat_s.CLASS, counted once per hop whatever the
+ * number of links on the route (NCCL's hwLat is a whole hop). */
 static int route_conn(struct conn *c)
 {
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     enum cs_link_class cls = 0;
-    double lat = 0;
 
     sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
     /* SimGrid aborts at the first transfer over a missing route: say which one first. */
@@ -524,11 +579,10 @@ static int route_conn(struct conn *c)
 
         if (lc > cls)
             cls = lc;
-        lat += sg_link_get_latency(l);
     }
     xbt_dynar_free(&links);
     c->cls = cls ? cls : CS_LINK_PCIE;
-    c->lat_s = lat;
+    c->lat_s = S.plat->params.link_lat_s[c->cls];
     return 0;
 }
 
@@ -577,7 +631,7 @@ static void describe(FILE *fp, int t)
     switch (ts->wait) {
     case W_CREDIT:
         fprintf(fp, "waits for credits on connection %d->%d channel %d (all %d slots in use)\n",
-                ts->out->key.src, ts->out->key.dst, ts->out->key.chan, CS_NCCL_STEPS);
+                ts->out->key.src, ts->out->key.dst, ts->out->key.chan, ts->out->window);
         break;
     case W_DATA:
         fprintf(fp, "waits for data from gpu %d on channel %d\n", ts->in->key.src,
@@ -746,8 +800,6 @@ static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
             struct conn *c = &S.conns[S.nconns++];
 
             c->key = keys[i];
-            c->credit = sg_sem_init(CS_NCCL_STEPS);
-            c->ready = sg_sem_init(0);
             c->sender = c->receiver = -1;
             if (route_conn(c) != 0) {
                 snprintf(msg, len, "%s: no route from gpu%d to gpu%d (channel %d)", S.plat->path,
@@ -755,6 +807,10 @@ static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
                 free(keys);
                 return -1;
             }
+            c->window = CS_NCCL_STEPS + (c->cls == CS_LINK_NET ? CS_NET_PROXY_DEPTH : 0);
+            c->credit = sg_sem_init(c->window);
+            c->ready = sg_sem_init(0);
+            c->ended = sg_sem_init(0);
         }
     free(keys);
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);

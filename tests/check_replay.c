@@ -16,7 +16,7 @@
 #include "testutil.h"
 #include "xml.h"
 
-#define LAT 1e-6 /* per link: a GPU-to-GPU route crosses two */
+#define HOP 1e-6 /* per hop (cs.link_lat_s of the route's slowest class), once per unit */
 #define BW 100e9 /* nvlink links */
 #define PCIE_BW 20e9
 
@@ -31,9 +31,9 @@ static struct cs_platform *column(int rows, int columns)
 
     cs_params_init(&p);
     p.link_Bps[CS_LINK_NVLINK] = BW;
-    p.link_lat_s[CS_LINK_NVLINK] = LAT;
+    p.link_lat_s[CS_LINK_NVLINK] = HOP;
     p.link_Bps[CS_LINK_PCIE] = PCIE_BW;
-    p.link_lat_s[CS_LINK_PCIE] = LAT;
+    p.link_lat_s[CS_LINK_PCIE] = HOP;
     plat = test_platform_hier(rows, columns, &p, plat_path);
     ck_assert_int_eq(plat->ngpus, rows * columns);
     plat->params.launch_s = 0;
@@ -97,31 +97,37 @@ static struct cs_replay_result run(const struct cs_sched *s, const struct cs_pla
     return res;
 }
 
+/* Equal to within 1e-9, or the engine's rounding: a few picoseconds per rate-bounded transfer. */
 static void assert_rel(double got, double want)
 {
-    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "got %.15e want %.15e (rel %.3e)", got, want,
-                  fabs(got - want) / want);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want || fabs(got - want) <= 1e-11,
+                  "got %.15e want %.15e (rel %.3e)", got, want, fabs(got - want) / want);
 }
 
 /* The replay's definition evaluated by hand for a ring whose GPUs all do the same thing: the
- * units of tb 0 in order, each starting when the tb is free, its data has arrived (the n-th unit
- * received is the predecessor's n-th posted one, at the same time as this tb's own n-th post by
- * symmetry, plus the route latency 2 LAT) and, to send, its slots are free (the successor has
- * consumed the unit 8 / slots posts back, as this tb consumed its received unit of that rank); a
- * sending unit then takes share x wire / BW on the links and is posted when it ends. */
+ * units of tb 0 in order, each starting when the tb is free, its data has begun to arrive (the
+ * n-th unit received is the predecessor's n-th posted one, started and ended at the same times as
+ * this tb's own n-th by symmetry; its first byte arrives the route latency HOP after the sender
+ * started it for LL and LL128, which stream lines, after the sender ended it for Simple, which
+ * posts whole slices) and, to send, its slots are free (the successor has consumed the unit
+ * 8 / slots posts back, as this tb consumed its received unit of that rank); a sending unit then
+ * takes share x wire / BW on the links; a receiving one is done no earlier than the sender's end
+ * plus HOP. */
 static double symmetric_ring_time(const struct cs_plan *plan, double share)
 {
     const struct cs_plan_tb *tb = &plan->tbs[0];
     int window = CS_NCCL_STEPS / (plan->slots_per_call / plan->units_per_call);
+    int streams = plan->proto != CS_PROTO_SIMPLE;
     long long n = 0, ns = 0, nr = 0;
-    double *post, *used, t = 0;
+    double *first, *last, *used, t = 0;
 
     for (int it = 0; it < plan->sz.niter; it++)
         for (int k = 0; k < tb->nops; k++)
             n += (long long)tb->ops[k].ncalls * plan->units_per_call;
-    post = calloc((size_t)n + 1, sizeof(double));
+    first = calloc((size_t)n + 1, sizeof(double));
+    last = calloc((size_t)n + 1, sizeof(double));
     used = calloc((size_t)n + 1, sizeof(double));
-    ck_assert(post != NULL && used != NULL);
+    ck_assert(first != NULL && last != NULL && used != NULL);
     for (int it = 0; it < plan->sz.niter; it++)
         for (int k = 0; k < tb->nops; k++) {
             const struct cs_plan_op *op = &tb->ops[k];
@@ -135,30 +141,40 @@ static double symmetric_ring_time(const struct cs_plan *plan, double share)
                 cs_plan_call_units(plan, cs_plan_call_elems(plan, op, it, c), u);
                 for (int j = 0; j < plan->units_per_call; j++) {
                     if (recvs) {
-                        ck_assert(nr < ns); /* its data was posted already */
-                        if (post[nr] + 2 * LAT > t)
-                            t = post[nr] + 2 * LAT;
+                        ck_assert(nr < ns); /* it was started already */
+                        if (first[nr] + HOP > t)
+                            t = first[nr] + HOP;
                     }
                     if (sends && ns >= window) {
                         ck_assert(ns - window < nr);
                         if (used[ns - window] > t)
                             t = used[ns - window];
                     }
+                    if (sends)
+                        first[ns] = t;
                     if (sends && u[j] > 0)
                         t += share * cs_plan_wire_bytes(plan, u[j]) / BW;
-                    if (recvs)
+                    if (recvs) {
+                        if (last[nr] + HOP > t)
+                            t = last[nr] + HOP;
                         used[nr++] = t;
-                    if (sends)
-                        post[ns++] = t;
+                    }
+                    if (sends) {
+                        last[ns] = t;
+                        if (!streams)
+                            first[ns] = t;
+                        ns++;
+                    }
                 }
             }
         }
-    free(post);
+    free(first);
+    free(last);
     free(used);
     return t;
 }
 
-/* One transfer gpu0 -> gpu1 of S bytes in one unit: 2 x LAT + S x wire / BW. */
+/* One transfer gpu0 -> gpu1 of S bytes in one unit: HOP + S x wire / BW. */
 START_TEST(test_one_transfer)
 {
     struct cs_platform *plat = column(2, 1);
@@ -181,7 +197,7 @@ START_TEST(test_one_transfer)
 
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         ck_assert_int_eq(r.ntransfers, 1);
-        assert_rel(r.time_s, 2 * LAT + cases[i].size * cases[i].wire / BW);
+        assert_rel(r.time_s, HOP + cases[i].size * cases[i].wire / BW);
     }
     /* Simple 1 MiB: one call in two slices of 512 KiB, sent one after the other; the sender
      * does not wait out the hop latency of the first, so only the last one's latency shows. */
@@ -189,15 +205,92 @@ START_TEST(test_one_transfer)
         struct cs_replay_result r = run(s, plat, 1 << 20, CS_PROTO_SIMPLE);
 
         ck_assert_int_eq(r.ntransfers, 2);
-        assert_rel(r.time_s, 2 * LAT + (1 << 20) / BW);
+        assert_rel(r.time_s, HOP + (1 << 20) / BW);
     }
     /* The launch latency adds once. */
     plat->params.launch_s = 5e-6;
     {
         struct cs_replay_result r = run(s, plat, 32768, CS_PROTO_LL);
 
-        assert_rel(r.time_s, 5e-6 + 2 * LAT + 65536 / BW);
+        assert_rel(r.time_s, 5e-6 + HOP + 65536 / BW);
     }
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
+/* A forwarding chain of G GPUs (s, G-2 x rcs, r), one call of S bytes, each tb bounded by a
+ * rate R below its links' (per-tb cap), and the receivers' local memory free. LL and LL128 stream
+ * lines: a tb forwards each line as it lands, so the chain takes (G-1) hop latencies plus one
+ * pass, (G-1) x HOP + S / R. Simple posts whole slices, so each hop waits for the previous
+ * pass: (G-1) x (HOP + S / R) + S / R (the last receiver's own pass). */
+START_TEST(test_chain_streams)
+{
+    enum { G = 8 };
+    const double rate = 5e9;
+    struct cs_platform *plat = column(G, 1);
+    struct cs_sched *s = new_sched(G, 1);
+    struct {
+        enum cs_proto proto;
+        long long size;
+        int streams;
+    } cases[] = {
+        {CS_PROTO_LL, 32768, 1},
+        {CS_PROTO_LL128, 512 * 1024, 1},
+        {CS_PROTO_SIMPLE, 32768, 0},
+    };
+
+    add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, 1, -1, -1, 0);
+    for (int g = 1; g < G - 1; g++)
+        add_step(add_tb(&s->gpus[g], g + 1, g - 1), CS_STEP_RCS, 1, -1, -1, 0);
+    add_step(add_tb(&s->gpus[G - 1], -1, G - 2), CS_STEP_R, 1, -1, -1, 0);
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double pass = cases[i].size / rate, want;
+        struct cs_replay_result r;
+
+        plat->params.tb_Bps[cases[i].proto] = rate;
+        r = run(s, plat, cases[i].size, cases[i].proto);
+        want = cases[i].streams ? (G - 1) * HOP + pass : (G - 1) * (HOP + pass) + pass;
+        ck_assert_int_eq(r.status, CS_REPLAY_OK);
+        assert_rel(r.time_s, want);
+    }
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
+/* A 1-channel LL ring of G GPUs at 8 bytes per GPU: 2(G-1) steps, each one hop. A step costs
+ * the hop latency once (HOP, cs.link_lat_s.nvlink, though the route crosses two links) plus the
+ * protocol's per-call cost; the line's wire time shows once, as each GPU forwards the line as it
+ * lands (LL streams); with a process driving all G GPUs, GPU k's
+ * kernel starts k x cs.launch_gpu_s late, and the ring waits for the last one. */
+START_TEST(test_ring_hop_once)
+{
+    enum { G = 6 };
+    struct cs_platform *plat = column(G, 1);
+    struct cs_sched *s = NULL;
+    struct cs_plan *plan = NULL;
+    struct cs_replay_result r, one, staggered;
+    const double call = 0.25e-6, stagger = 3e-6;
+    double wire;
+
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=6,channels=1,protocol=LL", &s, NULL), 0);
+    ck_assert_int_eq(cs_plan_build(s, 8 * G, 4, CS_PROTO_LL, &plan, NULL), 0);
+    ck_assert_int_eq(plan->sz.niter, 1);
+    wire = cs_plan_wire_bytes(plan, 2) / BW; /* one float per GPU and step: one LL line */
+    cs_plan_free(plan);
+    r = run(s, plat, 8 * G, CS_PROTO_LL);
+    assert_rel(r.time_s, 2 * (G - 1) * HOP + wire);
+    plat->params.call_s[CS_PROTO_LL][CS_LINK_NVLINK] = call;
+    one = run(s, plat, 8 * G, CS_PROTO_LL);
+    assert_rel(one.time_s, 2 * (G - 1) * (HOP + call) + wire);
+    plat->params.launch_gpu_s = stagger;
+    one = run(s, plat, 8 * G, CS_PROTO_LL);
+    assert_rel(one.time_s, 2 * (G - 1) * (HOP + call) + wire); /* one process per GPU */
+    plat->params.gpus_per_process = G;
+    staggered = run(s, plat, 8 * G, CS_PROTO_LL);
+    ck_assert(staggered.time_s > one.time_s + (G - 2) * stagger);
+    ck_assert(staggered.time_s <= one.time_s + (G - 1) * stagger + 1e-12);
     cs_sched_free(s);
     drop(plat);
 }
@@ -218,7 +311,7 @@ START_TEST(test_sharing)
     add_step(add_tb(&in->gpus[2], -1, 1), CS_STEP_R, 1, -1, -1, 0);
     r = run(in, plat, (long long)S, CS_PROTO_LL);
     ck_assert_int_eq(r.status, CS_REPLAY_OK);
-    assert_rel(r.time_s, 2 * LAT + 2 * w / BW);
+    assert_rel(r.time_s, HOP + 2 * w / BW);
 
     add_step(add_tb(&opp->gpus[0], 1, 1), CS_STEP_S, 1, -1, -1, 0);
     add_step(&opp->gpus[0].tbs[0], CS_STEP_R, 1, -1, -1, 0);
@@ -226,15 +319,61 @@ START_TEST(test_sharing)
     add_step(&opp->gpus[1].tbs[0], CS_STEP_R, 1, -1, -1, 0);
     r = run(opp, plat, (long long)S, CS_PROTO_LL);
     ck_assert_int_eq(r.status, CS_REPLAY_OK);
-    assert_rel(r.time_s, 2 * LAT + w / BW);
+    assert_rel(r.time_s, HOP + w / BW);
     cs_sched_free(in);
     cs_sched_free(opp);
     drop(plat);
 }
 END_TEST
 
+/* The per-threadblock cap is a bound on the transfer's rate: two LL flows into gpu2's DOWN
+ * link, each capped at 0.3 of the link (in wire bytes), run side by side at their caps for the
+ * whole transfer (the timeline's wire time is wire / cap, the link carries 0.6 of its bandwidth
+ * meanwhile), rather than splitting the link in halves and then sleeping. With a cap above half
+ * the link, the link's max-min share binds instead. */
+START_TEST(test_rate_cap)
+{
+    struct cs_platform *plat = column(3, 1);
+    struct cs_sched *in = new_sched(3, 1);
+    const double S = 32768, w = 2 * S;
+    const double caps[] = {0.3, 0.7}; /* of the link, in wire bytes */
+
+    add_step(add_tb(&in->gpus[0], 2, -1), CS_STEP_S, 1, -1, -1, 0);
+    add_step(add_tb(&in->gpus[1], 2, -1), CS_STEP_S, 1, -1, -1, 0);
+    add_step(add_tb(&in->gpus[2], -1, 0), CS_STEP_R, 1, -1, -1, 0);
+    add_step(add_tb(&in->gpus[2], -1, 1), CS_STEP_R, 1, -1, -1, 0);
+    for (int k = 0; k < 2; k++) {
+        struct cs_plan *plan = NULL;
+        struct cs_replay_opts opts = {0};
+        struct cs_replay_result r;
+        struct cs_timeline tl;
+        double rate = caps[k] < 0.5 ? caps[k] * BW : BW / 2; /* wire bytes per second */
+        int nunits = 0;
+
+        plat->params.tb_Bps[CS_PROTO_LL] = caps[k] * BW / 2; /* data: LL lines are half data */
+        ck_assert_int_eq(cs_plan_build(in, (long long)S, 4, CS_PROTO_LL, &plan, NULL), 0);
+        cs_timeline_init(&tl, 0);
+        opts.timeline = &tl;
+        ck_assert_int_eq(cs_replay_run(plan, plat, &opts, &r, NULL), 0);
+        ck_assert_int_eq(r.status, CS_REPLAY_OK);
+        assert_rel(r.time_s, HOP + w / rate);
+        for (long long i = 0; i < tl.nevents; i++)
+            if (tl.events[i].kind == CS_TL_UNIT && tl.events[i].out_conn >= 0) {
+                assert_rel(tl.events[i].wire_s, w / rate);
+                nunits++;
+            }
+        ck_assert_int_eq(nunits, 2);
+        cs_timeline_cleanup(&tl);
+        cs_replay_result_cleanup(&r);
+        cs_plan_free(plan);
+    }
+    cs_sched_free(in);
+    drop(plat);
+}
+END_TEST
+
 /* The msccl-tools ring AllReduce on 4 GPUs of one NVLink column: every GPU's tb does the same,
- * so the time is symmetric_ring_time (each unit's hop latency 2 LAT delays its receiver only,
+ * so the time is symmetric_ring_time (each unit's hop latency HOP delays its receiver only,
  * so one unit's latency overlaps the wire time of the next). */
 START_TEST(test_ring_closed_form)
 {
@@ -339,7 +478,7 @@ END_TEST
 /* A sender with 16 LL calls and 8 credits: the receiver waits for a flag set at time D by a
  * reduce on its GPU. The sender's first 8 calls go at once; the 9th waits for the receiver to
  * consume at D; the last 8 then go back to back (the sender does not wait out their hop
- * latency) and the last arrives at D + 8 T + 2 LAT. With 8 calls the end is D. */
+ * latency) and the last arrives at D + 8 T + HOP. With 8 calls the end is D. */
 START_TEST(test_credits_block)
 {
     struct cs_platform *plat = column(2, 1);
@@ -361,7 +500,7 @@ START_TEST(test_credits_block)
         r = run(s, plat, 16 * 32768, CS_PROTO_LL);
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         ck_assert_int_eq(r.ntransfers, cnt);
-        assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T + 2 * LAT);
+        assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T + HOP);
         cs_sched_free(s);
     }
     drop(plat);
@@ -460,12 +599,12 @@ START_TEST(test_pcie_route)
     add_step(add_tb(&s->gpus[0], 2, -1), CS_STEP_S, 1, -1, -1, 0);
     add_step(add_tb(&s->gpus[2], -1, 0), CS_STEP_R, 1, -1, -1, 0);
     r = run(s, plat, 32768, CS_PROTO_LL);
-    assert_rel(r.time_s, 2 * LAT + 65536 / PCIE_BW);
+    assert_rel(r.time_s, HOP + 65536 / PCIE_BW);
     /* The per-call overhead follows the route's class. */
     plat->params.call_s[CS_PROTO_LL][CS_LINK_PCIE] = 3e-6;
     plat->params.call_s[CS_PROTO_LL][CS_LINK_NVLINK] = 1;
     r = run(s, plat, 32768, CS_PROTO_LL);
-    assert_rel(r.time_s, 3e-6 + 2 * LAT + 65536 / PCIE_BW);
+    assert_rel(r.time_s, 3e-6 + HOP + 65536 / PCIE_BW);
     cs_sched_free(s);
     drop(plat);
 }
@@ -475,7 +614,10 @@ int main(void)
 {
     const struct test_case tests[] = {
         {test_one_transfer, 1},
+        {test_chain_streams, 1},
+        {test_ring_hop_once, 1},
         {test_sharing, 1},
+        {test_rate_cap, 1},
         {test_ring_closed_form, 1},
         {test_gen_ring_closed_form, 1},
         {test_credits_block, 1},
