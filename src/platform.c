@@ -453,6 +453,28 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
     return rc;
 }
 
+int cs_platform_check_settable(const char *key, struct cs_error *err)
+{
+    /* the keys cs_platform_write turns into <link> bandwidth and latency attributes */
+    static const char *const link_keys[] = {"cs.link_Bps.", "cs.link_lat_s.", "cs.sys_Bps",
+                                            "cs.sys_lat_s"};
+    struct cs_params any;
+    double v;
+
+    cs_params_init(&any);
+    if (cs_params_get(&any, key, &v) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(link_keys) / sizeof(link_keys[0]); i++)
+        if (strncmp(key, link_keys[i], strlen(link_keys[i])) == 0)
+            return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                                 "%s is a link parameter: SimGrid reads bandwidths and latencies "
+                                 "from the platform's <link>s, so set it when writing the "
+                                 "platform (`collsim platform FAMILY --set %s=VALUE` or "
+                                 "--params FILE)",
+                                 key, key);
+    return 0;
+}
+
 /* --- writing --- */
 
 struct w {

@@ -31,6 +31,12 @@ void cs_platform_free(struct cs_platform *plat);
  * nvlink, "net"/"nic"/"ib" -> net, anything else pcie). */
 enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id);
 
+/* Whether key may be set on a platform already read: 0 for every key but the link parameters
+ * (cs.link_Bps.*, cs.link_lat_s.*, cs.sys_Bps, cs.sys_lat_s), which cs_platform_write turns into
+ * <link> attributes that SimGrid reads from the file; for those CS_ERR_USAGE, err naming
+ * `collsim platform --set`. Unknown keys are 0 here (cs_params_set refuses them). */
+int cs_platform_check_settable(const char *key, struct cs_error *err);
+
 enum cs_platform_family {
     CS_FAM_PCIE_4GPU = 1, /* a100-pcie-4gpu: PCIe cards behind two CPU sockets */
     CS_FAM_NVBRIDGE,      /* a100-pcie-nvbridge: NVLink-bridged pairs joined by PCIe */
