@@ -8,7 +8,8 @@
 
 const char cmd_platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
-    "                        [--between pcie|net] [--params FILE ...] [--set KEY=VALUE ...]\n"
+    "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
+    "                        [--nic-socket same|other] [--params FILE ...] [--set KEY=VALUE ...]\n"
     "                        [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 machine, with the timing model's\n"
@@ -19,7 +20,13 @@ const char cmd_platform_usage[] =
     "  a100-pcie-nvbridge  NVLink-bridged pairs of A100 PCIe cards joined by PCIe\n"
     "  a100-hier           --rows R GPUs per column on NVLink, --columns C joined by\n"
     "                      --between pcie (default) or net; gpu c*R+r is row r of column c\n"
-    "  dgx-a100, ndv4      8 A100 SXM on NVSwitch, one HDR NIC per GPU; --nodes N nodes\n"
+    "  dgx-a100, ndv4      8 A100 SXM on NVSwitch, one NIC per GPU; --nodes N nodes\n"
+    "  a100-pcie-net       --nodes N (default 2) servers of one A100 PCIe card and one NIC\n"
+    "--nic sets the network links' bandwidth (cs.link_Bps.net) per GPU: hdr, one 200 Gb/s HDR\n"
+    "InfiniBand NIC, 24 GB/s effective (the default); roce100, one 100 Gb/s RoCE NIC, 12 GB/s\n"
+    "(NCCL's NET_BW); 2x100, two 100 Gb/s RoCE NICs, one link of 24 GB/s (OCI BM.GPU4.8).\n"
+    "--nic-socket other puts each GPU's NIC on the other CPU socket (dgx-a100, a100-pcie-net):\n"
+    "its route to the NIC crosses the sockets, a link gpuN_sys at cs.sys_Bps (default same).\n"
     "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
     "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
     "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
@@ -30,6 +37,8 @@ const char cmd_platform_usage[] =
 struct platform_args {
     int nodes, gpus_per_node, rows, columns;
     enum cs_link_class between;
+    enum cs_platform_nic nic; /* 0 when not given */
+    int nic_socket;           /* 0 when not given, 1 same, 2 other */
     struct cs_params params;
     struct cs_param_notes notes;
     char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
@@ -37,10 +46,11 @@ struct platform_args {
 };
 
 static const struct option platform_opts[] = {
-    {"nodes", required_argument, NULL, 'n'},   {"gpus-per-node", required_argument, NULL, 'g'},
-    {"rows", required_argument, NULL, 'r'},    {"columns", required_argument, NULL, 'c'},
-    {"between", required_argument, NULL, 'b'}, {"params", required_argument, NULL, 'p'},
-    {"set", required_argument, NULL, 's'},     {NULL, 0, NULL, 0},
+    {"nodes", required_argument, NULL, 'n'},      {"gpus-per-node", required_argument, NULL, 'g'},
+    {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
+    {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
+    {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
+    {"nic-socket", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
 };
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
@@ -86,6 +96,18 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
     }
     if (c == 's')
         return set_param(a, val);
+    if (c == 'N') {
+        if ((a->nic = cs_platform_nic_parse(val)) == 0)
+            return cmd_usage_error("--nic takes hdr, roce100 or 2x100, not '%s'", val);
+        if (cs_platform_set_nic(a->nic, &a->params, &a->notes) != 0)
+            return cmd_usage_error("too many --set and --params parameters");
+        return 0;
+    }
+    if (c == 'S') {
+        a->nic_socket = strcmp(val, "same") == 0 ? 1 : strcmp(val, "other") == 0 ? 2 : 0;
+        return a->nic_socket ? 0
+                             : cmd_usage_error("--nic-socket takes same or other, not '%s'", val);
+    }
     /* --params FILE */
     cs_error_init(&err);
     if (cs_params_read_props(&a->params, val, &a->notes, &err) != 0) {
@@ -130,14 +152,22 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
 
     if (fam == 0)
         return cmd_usage_error("unknown platform family '%s' (a100-pcie-4gpu, a100-pcie-nvbridge, "
-                               "a100-hier, dgx-a100, ndv4)",
+                               "a100-hier, dgx-a100, ndv4, a100-pcie-net)",
                                name);
     if ((a->rows || a->columns) && fam != CS_FAM_HIER)
         return cmd_usage_error("--rows and --columns apply to a100-hier only");
-    if (a->nodes && fam != CS_FAM_DGX)
-        return cmd_usage_error("--nodes applies to dgx-a100 / ndv4 only");
+    if (a->nodes && fam != CS_FAM_DGX && fam != CS_FAM_PCIE_NET)
+        return cmd_usage_error("--nodes applies to dgx-a100 / ndv4 and a100-pcie-net only");
     if (a->gpus_per_node && fam == CS_FAM_DGX && a->gpus_per_node != 8)
         return cmd_usage_error("dgx-a100 has 8 GPUs per node");
+    if (a->gpus_per_node && fam == CS_FAM_PCIE_NET && a->gpus_per_node != 1)
+        return cmd_usage_error("a100-pcie-net has one GPU per server");
+    if (a->nic && fam != CS_FAM_DGX && fam != CS_FAM_PCIE_NET &&
+        !(fam == CS_FAM_HIER && a->between == CS_LINK_NET))
+        return cmd_usage_error("--nic applies to platforms with NICs (dgx-a100 / ndv4, "
+                               "a100-pcie-net, a100-hier --between net)");
+    if (a->nic_socket && fam != CS_FAM_DGX && fam != CS_FAM_PCIE_NET)
+        return cmd_usage_error("--nic-socket applies to dgx-a100 / ndv4 and a100-pcie-net only");
     if (a->gpus_per_node && fam == CS_FAM_HIER)
         return cmd_usage_error("a100-hier takes --rows and --columns");
     cs_platform_spec_init(spec, fam);
@@ -146,6 +176,8 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->rows = a->rows ? a->rows : spec->rows;
     spec->columns = a->columns ? a->columns : spec->columns;
     spec->between = a->between ? a->between : spec->between;
+    spec->nic = a->nic ? a->nic : spec->nic;
+    spec->nic_other_socket = a->nic_socket == 2;
     spec->notes = &a->notes;
     spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;

@@ -19,6 +19,7 @@
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
+#include "platform.h"
 #include "predict.h"
 #include "valid.h"
 
@@ -92,21 +93,43 @@ static void case_cleanup(struct vcase *c)
     c->nops = 0;
 }
 
-/* A params= file must read cleanly now, so that a bad one names the case line. */
+/* A set= or params= key the loaded platform cannot take (a link parameter, which SimGrid reads
+ * from the platform's <link>s): -2 after printing why, else 0. `from` names a params= file or
+ * is NULL. */
+static int refuse_link_key(const char *key, const char *from, const char *file, int line)
+{
+    struct cs_error err;
+
+    cs_error_init(&err);
+    if (cs_platform_check_settable(key, &err) == 0)
+        return 0;
+    bad_line(file, line, "%s%s%s", from ? "params file " : "set=", from ? from : "", err.msg);
+    return -2;
+}
+
+/* A params= file must read cleanly now, so that a bad one names the case line; a link parameter
+ * in it is refused as in set=. */
 static int check_params_file(const char *path, const char *file, int line)
 {
     struct cs_params scratch;
+    struct cs_param_notes *keys = calloc(1, sizeof(*keys)); /* the keys the file sets */
     struct cs_error err;
-    char buf[2048];
+    char buf[2048], from[1100];
     int rc;
 
+    if (keys == NULL)
+        return bad_line(file, line, "out of memory");
     cs_params_init(&scratch);
     cs_error_init(&err);
-    rc = cs_params_read_props(&scratch, path, NULL, &err);
+    rc = cs_params_read_props(&scratch, path, keys, &err);
     if (rc == CS_ERR_IO)
         bad_line(file, line, "cannot open params file %s: %s", path, err.msg);
     else if (rc != 0)
         bad_line(file, line, "params file: %s", cs_error_format(&err, buf, sizeof(buf)));
+    snprintf(from, sizeof(from), "%s: ", path);
+    for (int i = 0; i < keys->n && rc == 0; i++)
+        rc = refuse_link_key(keys->key[i], from, file, line);
+    free(keys);
     return rc;
 }
 
@@ -147,6 +170,18 @@ static int add_op(struct vcase *c, const char *arg, int is_file)
     return 0;
 }
 
+/* Queue set=KEY=VALUE unless KEY is a link parameter: 0, -1 without '=', -2 when refused. */
+static int add_set(struct vcase *c, const char *kv, const char *file, int line)
+{
+    const char *eq = strchr(kv, '=');
+    char key[256];
+
+    if (eq == NULL)
+        return -1;
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+    return refuse_link_key(key, NULL, file, line) != 0 ? -2 : add_op(c, kv, 0);
+}
+
 /* Copy v to out (len bytes) when it is one of the NULL-terminated words: 0, else -1. */
 static int one_of(const char *v, const char *const *words, char *out, size_t len)
 {
@@ -170,7 +205,7 @@ static int parse_option(struct vcase *c, const char *k, const char *v, const cha
     if (strcmp(k, "coll") == 0)
         return one_of(v, colls, c->coll, sizeof(c->coll));
     if (strcmp(k, "set") == 0)
-        return strchr(v, '=') == NULL ? -1 : add_op(c, v, 0);
+        return add_set(c, v, file, line);
     if (strcmp(k, "params") == 0)
         return check_params_file(v, file, line) != 0 ? -2 : add_op(c, v, 1);
     if (strcmp(k, "fit") == 0) {

@@ -1,6 +1,7 @@
 /* platform.c: write SimGrid platform XML for the A100 families; read back what collsim needs. */
 #include "platform.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
@@ -21,12 +22,43 @@
 #define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
 #define DGX_GPUS 8       /* GPUs per DGX A100 / NDv4 node */
 
-static const char *const fam_names[] = {NULL, "a100-pcie-4gpu", "a100-pcie-nvbridge", "a100-hier",
-                                        "dgx-a100"};
+static const char *const fam_names[] = {NULL,        "a100-pcie-4gpu", "a100-pcie-nvbridge",
+                                        "a100-hier", "dgx-a100",       "a100-pcie-net"};
+
+/* Each NIC type: the per-GPU bandwidth of its network link and the source of that figure (hdr's
+ * is cs.link_Bps.net's default and its source), and how the header comment names it. */
+static const struct nic {
+    const char *name, *what, *source;
+    double Bps;
+} nics[] = {
+    {NULL, NULL, NULL, 0},
+    {"hdr", "one HDR NIC", "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)", 24e9},
+    {"roce100", "one 100 Gb/s RoCE NIC",
+     "100 Gb/s RoCE NIC: NCCL NET_BW 12.0 GB/s \"100Gbit\" (topo.h, nccl-a100.md 1.4)", 12e9},
+    {"2x100", "two 100 Gb/s RoCE NICs",
+     "two 100 Gb/s RoCE NICs per GPU (OCI BM.GPU4.8: 16 x 100 Gb/s for 8 GPUs, nccl-a100.md 2), "
+     "one link at their sum: 2 x NCCL NET_BW 12.0 GB/s \"100Gbit\" (topo.h, nccl-a100.md 1.4)",
+     24e9},
+};
+
+enum cs_platform_nic cs_platform_nic_parse(const char *name)
+{
+    for (int i = 1; i <= CS_NIC_2X100; i++)
+        if (strcmp(name, nics[i].name) == 0)
+            return (enum cs_platform_nic)i;
+    return 0;
+}
+
+int cs_platform_set_nic(enum cs_platform_nic nic, struct cs_params *p, struct cs_param_notes *notes)
+{
+    assert(nic >= CS_NIC_HDR && nic <= CS_NIC_2X100);
+    p->link_Bps[CS_LINK_NET] = nics[nic].Bps;
+    return notes != NULL ? cs_param_notes_put(notes, "cs.link_Bps.net", nics[nic].source) : 0;
+}
 
 enum cs_platform_family cs_platform_family_parse(const char *name)
 {
-    for (int i = 1; i <= CS_FAM_DGX; i++)
+    for (int i = 1; i <= CS_FAM_PCIE_NET; i++)
         if (strcmp(name, fam_names[i]) == 0)
             return (enum cs_platform_family)i;
     if (strcmp(name, "ndv4") == 0)
@@ -36,18 +68,19 @@ enum cs_platform_family cs_platform_family_parse(const char *name)
 
 const char *cs_platform_family_name(enum cs_platform_family fam)
 {
-    return (int)fam >= 1 && (int)fam <= CS_FAM_DGX ? fam_names[fam] : NULL;
+    return (int)fam >= 1 && (int)fam <= CS_FAM_PCIE_NET ? fam_names[fam] : NULL;
 }
 
 void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_family fam)
 {
     memset(spec, 0, sizeof(*spec));
     spec->family = fam;
-    spec->nodes = 1;
-    spec->gpus_per_node = fam == CS_FAM_DGX ? DGX_GPUS : 4;
+    spec->nodes = fam == CS_FAM_PCIE_NET ? 2 : 1;
+    spec->gpus_per_node = fam == CS_FAM_DGX ? DGX_GPUS : fam == CS_FAM_PCIE_NET ? 1 : 4;
     spec->rows = 4;
     spec->columns = 2;
     spec->between = CS_LINK_PCIE;
+    spec->nic = CS_NIC_HDR;
 }
 
 /* --- reading --- */
@@ -453,6 +486,28 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
     return rc;
 }
 
+int cs_platform_check_settable(const char *key, struct cs_error *err)
+{
+    /* the keys cs_platform_write turns into <link> bandwidth and latency attributes */
+    static const char *const link_keys[] = {"cs.link_Bps.", "cs.link_lat_s.", "cs.sys_Bps",
+                                            "cs.sys_lat_s"};
+    struct cs_params any;
+    double v;
+
+    cs_params_init(&any);
+    if (cs_params_get(&any, key, &v) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(link_keys) / sizeof(link_keys[0]); i++)
+        if (strncmp(key, link_keys[i], strlen(link_keys[i])) == 0)
+            return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                                 "%s is a link parameter: SimGrid reads bandwidths and latencies "
+                                 "from the platform's <link>s, so set it when writing the "
+                                 "platform (`collsim platform FAMILY --set %s=VALUE` or "
+                                 "--params FILE)",
+                                 key, key);
+    return 0;
+}
+
 /* --- writing --- */
 
 struct w {
@@ -557,20 +612,29 @@ static void gpu_ctn(struct w *w, int g, const char *suffix, int up)
 }
 
 /* The suffixes of a GPU's own links (gpu<g>_<suffix>), returning how many: NVLink within a group
- * (column or node), then the links between groups when there are several groups; a PCIe card has
- * one link. */
-static int gpu_ports(const struct cs_platform_spec *s, const char *sfx[3])
+ * (column or node), then the links between groups when there are several groups (a GPU's path to
+ * its NIC: PCIe, the crossing between CPU sockets when the NIC is on the other one, the NIC); a
+ * PCIe card in one machine has one link. */
+static int gpu_ports(const struct cs_platform_spec *s, const char *sfx[4])
 {
+    int n = 0;
+
     switch (s->family) {
     case CS_FAM_HIER:
         sfx[0] = "nvl";
         sfx[1] = s->between == CS_LINK_NET ? "nic" : "pcie";
         return s->columns > 1 ? 2 : 1;
     case CS_FAM_DGX:
-        sfx[0] = "nvl";
-        sfx[1] = "pcie";
-        sfx[2] = "nic";
-        return s->nodes > 1 ? 3 : 1;
+    case CS_FAM_PCIE_NET:
+        if (s->family == CS_FAM_DGX)
+            sfx[n++] = "nvl";
+        if (s->family == CS_FAM_DGX && s->nodes == 1)
+            return n;
+        sfx[n++] = "pcie";
+        if (s->nic_other_socket)
+            sfx[n++] = "sys";
+        sfx[n++] = "nic";
+        return n;
     default:
         sfx[0] = "pcie";
         return 1;
@@ -582,7 +646,7 @@ static int gpu_ports(const struct cs_platform_spec *s, const char *sfx[3])
  * between CPU sockets) when it needs one, and down the same links of b in reverse order. */
 static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int b)
 {
-    const char *sfx[3];
+    const char *sfx[4];
     char shared[64] = "";
     int n = gpu_ports(s, sfx), far = 0;
     int group = s->family == CS_FAM_HIER ? s->rows : DGX_GPUS; /* GPUs on one NVLink fabric */
@@ -593,6 +657,8 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     } else if (s->family == CS_FAM_HIER || s->family == CS_FAM_DGX) {
         far = a / group != b / group; /* the links between groups, else NVLink alone */
         n = far ? n - 1 : 1;
+    } else if (s->family == CS_FAM_PCIE_NET) {
+        /* one GPU per server: every pair goes through all of both GPUs' links */
     } else if ((a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2)) {
         snprintf(shared, sizeof(shared), "xsocket");
     }
@@ -615,6 +681,8 @@ static int spec_gpus(const struct cs_platform_spec *s)
         return s->rows * s->columns;
     case CS_FAM_DGX:
         return s->nodes * DGX_GPUS;
+    case CS_FAM_PCIE_NET:
+        return s->nodes;
     default:
         return s->gpus_per_node;
     }
@@ -647,10 +715,27 @@ static const char *describe_family(const struct cs_platform_spec *s, char *buf, 
     case CS_FAM_DGX:
         snprintf(buf, len,
                  " %d node(s) of 8 A100 SXM4 on NVSwitch (one 240 GB/s port per GPU in NCCL's "
-                 "model), one HDR NIC per GPU, two GPUs and two NICs per PCIe Gen4 switch "
-                 "(modelled non-blocking: one PCIe link per GPU). Across nodes a GPU uses its own "
-                 "NIC (rail): gpu pcie, nic, peer nic, peer pcie. ",
-                 s->nodes);
+                 "model), %s per GPU, %s. Across nodes a GPU uses its own NIC (rail): %s. ",
+                 s->nodes, nics[s->nic].what,
+                 s->nic_other_socket ? "each on the other CPU socket than its GPU (one PCIe link "
+                                       "per GPU, then its path across the sockets, gpuN_sys, "
+                                       "cs.sys_Bps)"
+                                     : "two GPUs and two NICs per PCIe Gen4 switch (modelled "
+                                       "non-blocking: one PCIe link per GPU)",
+                 s->nic_other_socket ? "gpu pcie, sys, nic, peer nic, peer sys, peer pcie"
+                                     : "gpu pcie, nic, peer nic, peer pcie");
+        break;
+    case CS_FAM_PCIE_NET:
+        snprintf(buf, len,
+                 " %d server(s), each with one A100 PCIe card and %s on %s CPU socket %s the "
+                 "GPU (nccl-tests#293's system, one A100 PCIe 40GB and a ConnectX-6 HDR NIC per "
+                 "server, is nic hdr, nic-socket other). Every pair goes %s. ",
+                 s->nodes, nics[s->nic].what, s->nic_other_socket ? "the other" : "the same",
+                 s->nic_other_socket ? "than" : "as",
+                 s->nic_other_socket
+                     ? "gpu pcie, sys (across the sockets, cs.sys_Bps), nic, peer nic, peer sys, "
+                       "peer pcie"
+                     : "gpu pcie, nic, peer nic, peer pcie");
         break;
     }
     return buf;
@@ -666,18 +751,22 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
     if (s->family == CS_FAM_NVBRIDGE && (s->gpus_per_node < 2 || s->gpus_per_node % 2))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "a100-pcie-nvbridge needs an even number of GPUs (pairs)");
-    if (n < 1 || n > MAX_GPUS || (s->family == CS_FAM_DGX && s->nodes < 1))
+    if ((int)s->nic < CS_NIC_HDR || (int)s->nic > CS_NIC_2X100)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "unknown NIC type");
+    if (n < 1 || n > MAX_GPUS ||
+        ((s->family == CS_FAM_DGX || s->family == CS_FAM_PCIE_NET) && s->nodes < 1))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n,
                              MAX_GPUS);
     return 0;
 }
 
 /* The links of GPU g, each with its class's bandwidth and latency (the class the reader guesses
- * from the id), and the NVLink bridge of its pair. */
+ * from the id) but the crossing between CPU sockets (a pcie link at cs.sys_Bps and cs.sys_lat_s),
+ * and the NVLink bridge of its pair. */
 static void gpu_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
                       int g)
 {
-    const char *sfx[3];
+    const char *sfx[4];
     char id[64];
     int n = gpu_ports(s, sfx);
     enum cs_link_class c;
@@ -685,7 +774,10 @@ static void gpu_links(struct w *w, const struct cs_platform_spec *s, const struc
     for (int i = 0; i < n; i++) {
         snprintf(id, sizeof(id), "gpu%d_%s", g, sfx[i]);
         c = guess_class(id);
-        link_el(w, id, p->link_Bps[c], p->link_lat_s[c], c);
+        if (strcmp(sfx[i], "sys") == 0)
+            link_el(w, id, p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
+        else
+            link_el(w, id, p->link_Bps[c], p->link_lat_s[c], c);
     }
     if (s->family == CS_FAM_NVBRIDGE && g % 2 == 0) {
         snprintf(id, sizeof(id), "bridge%d", g / 2);

@@ -31,26 +31,52 @@ void cs_platform_free(struct cs_platform *plat);
  * nvlink, "net"/"nic"/"ib" -> net, anything else pcie). */
 enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id);
 
+/* Whether key may be set on a platform already read: 0 for every key but the link parameters
+ * (cs.link_Bps.*, cs.link_lat_s.*, cs.sys_Bps, cs.sys_lat_s), which cs_platform_write turns into
+ * <link> attributes that SimGrid reads from the file; for those CS_ERR_USAGE, err naming
+ * `collsim platform --set`. Unknown keys are 0 here (cs_params_set refuses them). */
+int cs_platform_check_settable(const char *key, struct cs_error *err);
+
 enum cs_platform_family {
     CS_FAM_PCIE_4GPU = 1, /* a100-pcie-4gpu: PCIe cards behind two CPU sockets */
     CS_FAM_NVBRIDGE,      /* a100-pcie-nvbridge: NVLink-bridged pairs joined by PCIe */
     CS_FAM_HIER,          /* a100-hier: R GPUs per column on NVLink, columns over PCIe or net */
     CS_FAM_DGX,           /* dgx-a100 / ndv4: 8 SXM on NVSwitch, a NIC per GPU, N nodes */
+    CS_FAM_PCIE_NET,      /* a100-pcie-net: N servers of one PCIe card and one NIC each */
+};
+
+/* The NIC of each GPU, which sets the network links' bandwidth (cs.link_Bps.net). */
+enum cs_platform_nic {
+    CS_NIC_HDR = 1, /* hdr: one 200 Gb/s HDR InfiniBand NIC, ~24 GB/s effective */
+    CS_NIC_ROCE100, /* roce100: one 100 Gb/s RoCE NIC, 12 GB/s in NCCL's model */
+    CS_NIC_2X100,   /* 2x100: two 100 Gb/s RoCE NICs, one link at their sum, 24 GB/s */
 };
 
 struct cs_platform_spec {
     enum cs_platform_family family;
-    int nodes;                          /* dgx: nodes (default 1) */
-    int gpus_per_node;                  /* pcie families: GPUs (default 4); dgx: 8 */
-    int rows, columns;                  /* hier: GPUs per column, columns (default 4 x 2) */
-    enum cs_link_class between;         /* hier: how columns are joined (pcie or net) */
+    int nodes;                  /* dgx: nodes (default 1) */
+    int gpus_per_node;          /* pcie families: GPUs (default 4); dgx: 8 */
+    int rows, columns;          /* hier: GPUs per column, columns (default 4 x 2) */
+    enum cs_link_class between; /* hier: how columns are joined (pcie or net) */
+    enum cs_platform_nic nic;   /* dgx, pcie-net: the NIC named in the header (hdr) */
+    int nic_other_socket;       /* dgx, pcie-net: each GPU's NIC hangs off the other CPU socket, so
+                                 * GPU-NIC traffic crosses the sockets (gpuN_sys, cs.sys_Bps) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };
 
-/* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4); 0 if unknown. */
+/* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4,
+ * a100-pcie-net); 0 if unknown. */
 enum cs_platform_family cs_platform_family_parse(const char *name);
 const char *cs_platform_family_name(enum cs_platform_family fam);
+
+/* NIC type by name (hdr, roce100, 2x100); 0 if unknown. */
+enum cs_platform_nic cs_platform_nic_parse(const char *name);
+
+/* Set the network links' bandwidth, cs.link_Bps.net in p, to the per-GPU figure of NIC type nic
+ * and record its source in notes (may be NULL). 0, or -1 when notes are full. */
+int cs_platform_set_nic(enum cs_platform_nic nic, struct cs_params *p,
+                        struct cs_param_notes *notes);
 
 /* Fill a spec with the family's defaults. */
 void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_family fam);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # platform_cli.sh: every `collsim platform` family writes a file that SimGrid loads and predict
-# runs on; --set reaches the file and the prediction; bad options exit 2.
+# runs on; --set, --nic and --nic-socket reach the file and the prediction; bad options exit 2.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
@@ -44,6 +44,30 @@ awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s > 2 * f) }' || { echo "FAIL: slo
 # predict --set does the same without a new file.
 slow2=$("$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 4M -e 4M --format csv --set cs.tb_Bps.Simple=1e9 | sed -n 2p | cut -d, -f4)
 awk -v f="$fast" -v s="$slow2" 'BEGIN { exit !(s > 2 * f) }' || { echo "FAIL: predict --set had no effect ($fast vs $slow2 us)"; fail=$((fail + 1)); }
+
+# NIC types and the NIC on the other socket reach the prediction. A 2-GPU Simple ring allreduce
+# pushes the whole buffer through each GPU's path to its NIC once: with the crossing between
+# sockets at 2 GB/s, busbw is at most 2 GB/s, and close to it.
+busbw() { # PLATFORM GEN-SPEC SIZE
+    "$cs" predict --gen "$2" --platform "$1" -b "$3" -e "$3" --format csv | sed -n 2p | cut -d, -f6
+}
+ring2=ring:gpus=2,channels=2,instances=1,protocol=Simple
+expect 0 "a100-pcie-net other socket" "$cs" platform a100-pcie-net --nic-socket other --set cs.sys_Bps=2e9 -o "$tmp/pn-sys.xml"
+expect 0 "a100-pcie-net same socket" "$cs" platform a100-pcie-net -o "$tmp/pn.xml"
+sys=$(busbw "$tmp/pn-sys.xml" "$ring2" 64M)
+same=$(busbw "$tmp/pn.xml" "$ring2" 64M)
+awk -v s="$sys" -v f="$same" 'BEGIN { exit !(s > 1.6 && s <= 2.0 && f > 4 * s) }' ||
+    { echo "FAIL: NIC across sockets at 2 GB/s: busbw $sys GB/s (same socket $same)"; fail=$((fail + 1)); }
+committed=$(busbw "$srcdir/platforms/a100-pcie-net-2node-sys.xml" "$ring2" 64M)
+awk -v s="$committed" 'BEGIN { exit !(s > 0 && s <= 10.0) }' ||
+    { echo "FAIL: a100-pcie-net-2node-sys.xml: busbw $committed GB/s above its 10 GB/s socket crossing"; fail=$((fail + 1)); }
+# 100 Gb/s RoCE NICs (12 GB/s) against HDR (24 GB/s) on a rail-aware 2-node ring
+ring16=ring:gpus=16,channels=16,instances=1,protocol=Simple,per_node=8
+expect 0 "dgx 2 nodes roce100" "$cs" platform dgx-a100 --nodes 2 --nic roce100 -o "$tmp/roce.xml"
+roce=$(busbw "$tmp/roce.xml" "$ring16" 256M)
+hdr=$(busbw "$tmp/dgx2.xml" "$ring16" 256M)
+awk -v r="$roce" -v h="$hdr" 'BEGIN { exit !(r > 0 && r < 0.6 * h) }' ||
+    { echo "FAIL: roce100 busbw $roce GB/s is not about half of hdr $hdr"; fail=$((fail + 1)); }
 
 expect 2 "unknown family" "$cs" platform a100-nope
 expect 2 "--nodes overflow" "$cs" platform ndv4 --nodes 99999999999

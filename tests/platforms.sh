@@ -1,7 +1,9 @@
 #!/bin/sh
 # platforms.sh: the committed platforms/*.xml are what platforms/README's commands write (so they
 # carry the committed fitted parameters of platforms/dgx-a100.props), and dgx-a100.props agrees
-# with the committed `collsim calibrate fit` outputs in results/validation/ it names.
+# with the committed `collsim calibrate fit` outputs in results/validation/ it names; the
+# generator's NIC types (--nic) and GPU-NIC paths across CPU sockets (--nic-socket other, the
+# a100-pcie-net family) write the links and routes they should.
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -82,4 +84,111 @@ printf 'launch 1\n' >"$tmp/bad.props"
 [ "$(value cs.launch_s "$tmp/s.xml")" = "7e-06" ] &&
     grep -q 'set cs.launch_s=7e-6 on the command line' "$tmp/s.xml" ||
     { echo "FAIL: --set after --params" >&2; fail=1; }
+
+# --- NIC types and the GPU-NIC path across CPU sockets ---
+route() { # FILE SRC DST: the route's link_ctn as "id:DIR ..."
+    awk -v s="$2" -v d="$3" '
+        index($0, "<route src=\"" s "\" dst=\"" d "\">") { on = 1; next }
+        on && /<\/route>/ { exit }
+        on { match($0, /id="[^"]*"/); id = substr($0, RSTART + 4, RLENGTH - 5)
+             match($0, /direction="[^"]*"/); printf "%s%s:%s", n++ ? " " : "", id, substr($0, RSTART + 11, RLENGTH - 12) }
+        END { print "" }' "$1"
+}
+links() { # FILE SUFFIX: "bandwidth latency class" of every link gpuN_SUFFIX, one line per distinct
+    awk -v sfx="$2" '
+        $0 ~ "<link id=\"gpu[0-9]+_" sfx "\"" { match($0, /bandwidth="[^"]*"/); b = substr($0, RSTART + 11, RLENGTH - 12)
+             match($0, /latency="[^"]*"/); l = substr($0, RSTART + 9, RLENGTH - 10); n++; getline
+             match($0, /value="[^"]*"/); v[b " " l " " substr($0, RSTART + 7, RLENGTH - 8)]++ }
+        END { for (k in v) print n, k }' "$1"
+}
+expect_eq() { # WHAT GOT WANT
+    [ "$2" = "$3" ] || { echo "FAIL: $1: got '$2', want '$3'" >&2; fail=1; }
+}
+gen() { # OUT ARGS...: collsim platform ARGS -o $tmp/OUT, which must succeed
+    out=$1
+    shift
+    "$collsim" platform "$@" -o "$tmp/$out" || { echo "FAIL: collsim platform $*" >&2; fail=1; }
+}
+# The body of a platform file without its first comment (the command line that wrote it).
+body() { grep -v 'written by `collsim platform' "$1"; }
+
+gen hdr.xml dgx-a100 --nodes 2
+gen roce.xml dgx-a100 --nodes 2 --nic roce100
+gen 2x100.xml dgx-a100 --nodes 2 --nic 2x100
+gen hdr2.xml dgx-a100 --nodes 2 --nic hdr --nic-socket same
+expect_eq "hdr NICs" "$(links "$tmp/hdr.xml" nic)" "16 2.4e+10Bps 2.7e-06s net"
+expect_eq "roce100 NICs" "$(links "$tmp/roce.xml" nic)" "16 1.2e+10Bps 2.7e-06s net"
+expect_eq "2x100 NICs" "$(links "$tmp/2x100.xml" nic)" "16 2.4e+10Bps 2.7e-06s net"
+expect_eq "roce100 prop" "$(value cs.link_Bps.net "$tmp/roce.xml")" "1.2e+10"
+grep -B1 '<prop id="cs.link_Bps.net"' "$tmp/roce.xml" | grep -qF 'NCCL NET_BW 12.0 GB/s "100Gbit" (topo.h' ||
+    { echo "FAIL: --nic roce100 does not name NET_BW" >&2; fail=1; }
+grep -B1 '<prop id="cs.link_Bps.net"' "$tmp/2x100.xml" | grep -qF 'OCI BM.GPU4.8: 16 x 100 Gb/s for 8 GPUs' ||
+    { echo "FAIL: --nic 2x100 does not name BM.GPU4.8" >&2; fail=1; }
+grep -qF 'one 100 Gb/s RoCE NIC per GPU' "$tmp/roce.xml" ||
+    { echo "FAIL: --nic roce100 header" >&2; fail=1; }
+# hdr and the same socket are the defaults: only the command line in the header differs
+body "$tmp/hdr.xml" >"$tmp/a"
+body "$tmp/hdr2.xml" >"$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" || { echo "FAIL: --nic hdr --nic-socket same is not the default" >&2; fail=1; }
+# the NIC changes nothing else: the RoCE file is the HDR one but for the NIC links' bandwidth,
+# cs.link_Bps.net and its source, and the header
+norm() {
+    body "$1" | grep -v -e 'cs.link_Bps.net' -e 'HDR IB ~24' -e 'RoCE NIC' -e 'node(s) of 8 A100' |
+        sed 's/bandwidth="1.2e+10Bps"/bandwidth="2.4e+10Bps"/'
+}
+norm "$tmp/hdr.xml" >"$tmp/a"
+norm "$tmp/roce.xml" >"$tmp/c"
+[ "$(wc -l <"$tmp/a")" -gt 100 ] && cmp -s "$tmp/a" "$tmp/c" ||
+    { echo "FAIL: --nic roce100 changed more than the NICs" >&2; diff "$tmp/a" "$tmp/c" | head >&2; fail=1; }
+# --nic is a setting of cs.link_Bps.net: the last of --nic and --set wins
+gen s1.xml dgx-a100 --nodes 2 --nic roce100 --set cs.link_Bps.net=5e9
+gen s2.xml dgx-a100 --nodes 2 --set cs.link_Bps.net=5e9 --nic roce100
+expect_eq "--set after --nic" "$(links "$tmp/s1.xml" nic)" "16 5e+09Bps 2.7e-06s net"
+expect_eq "--nic after --set" "$(links "$tmp/s2.xml" nic)" "16 1.2e+10Bps 2.7e-06s net"
+gen hn.xml a100-hier --rows 2 --columns 2 --between net --nic roce100
+expect_eq "a100-hier net --nic roce100" "$(links "$tmp/hn.xml" nic)" "4 1.2e+10Bps 2.7e-06s net"
+
+# The NIC on the other socket: a GPU's route to its NIC crosses the sockets (gpuN_sys, cs.sys_Bps
+# and cs.sys_lat_s, class pcie) on both ends; NVLink routes inside a node are unchanged.
+gen sys.xml dgx-a100 --nodes 2 --nic-socket other
+expect_eq "sys links" "$(links "$tmp/sys.xml" sys)" "16 1e+10Bps 0s pcie"
+expect_eq "sys route across nodes" "$(route "$tmp/sys.xml" gpu3 gpu11)" \
+    "gpu3_pcie:UP gpu3_sys:UP gpu3_nic:UP gpu11_nic:DOWN gpu11_sys:DOWN gpu11_pcie:DOWN"
+expect_eq "same-socket route across nodes" "$(route "$tmp/hdr.xml" gpu3 gpu11)" \
+    "gpu3_pcie:UP gpu3_nic:UP gpu11_nic:DOWN gpu11_pcie:DOWN"
+expect_eq "sys route in a node" "$(route "$tmp/sys.xml" gpu3 gpu5)" "gpu3_nvl:UP gpu5_nvl:DOWN"
+gen sys1.xml dgx-a100 --nic-socket other --set cs.sys_Bps=7.7e9
+expect_eq "one node: no NIC path" "$(grep -c '_sys"' "$tmp/sys1.xml")" "0"
+gen sys5.xml dgx-a100 --nodes 2 --nic-socket other --set cs.sys_Bps=7.7e9 --set cs.sys_lat_s=1e-7
+expect_eq "sys links follow cs.sys_*" "$(links "$tmp/sys5.xml" sys)" "16 7.7e+09Bps 1e-07s pcie"
+
+# a100-pcie-net: one PCIe card and one NIC per server; every pair crosses the network.
+gen pn.xml a100-pcie-net
+gen pn3.xml a100-pcie-net --nodes 3 --nic-socket other --nic roce100
+expect_eq "a100-pcie-net GPUs" "$(grep -c '<host id="gpu' "$tmp/pn.xml") $(grep -c '<route ' "$tmp/pn.xml")" "2 1"
+expect_eq "a100-pcie-net route" "$(route "$tmp/pn.xml" gpu0 gpu1)" \
+    "gpu0_pcie:UP gpu0_nic:UP gpu1_nic:DOWN gpu1_pcie:DOWN"
+expect_eq "a100-pcie-net 3 GPUs" "$(grep -c '<host id="gpu' "$tmp/pn3.xml") $(grep -c '<route ' "$tmp/pn3.xml")" "3 3"
+expect_eq "a100-pcie-net other-socket route" "$(route "$tmp/pn3.xml" gpu1 gpu2)" \
+    "gpu1_pcie:UP gpu1_sys:UP gpu1_nic:UP gpu2_nic:DOWN gpu2_sys:DOWN gpu2_pcie:DOWN"
+expect_eq "a100-pcie-net NICs" "$(links "$tmp/pn3.xml" nic)" "3 1.2e+10Bps 2.7e-06s net"
+expect_eq "a100-pcie-net PCIe" "$(links "$tmp/pn3.xml" pcie)" "3 2.4e+10Bps 1e-06s pcie"
+expect_eq "a100-pcie-net sys" "$(links "$tmp/pn3.xml" sys)" "3 1e+10Bps 0s pcie"
+expect_eq "a100-pcie-net links" "$(grep -c '<link id=' "$tmp/pn3.xml")" "9"
+
+# Bad NIC options exit 2 naming the option.
+bad() { # MESSAGE ARGS...
+    msg=$1
+    shift
+    "$collsim" platform "$@" -o "$tmp/bad.xml" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -qF -- "$msg" "$tmp/err" ||
+        { echo "FAIL: collsim platform $*: $(cat "$tmp/err")" >&2; fail=1; }
+}
+bad "--nic takes hdr, roce100 or 2x100, not 'ndr'" dgx-a100 --nic ndr
+bad "--nic-socket takes same or other, not 'far'" dgx-a100 --nic-socket far
+bad "--nic applies to platforms with NICs" a100-pcie-4gpu --nic roce100
+bad "--nic applies to platforms with NICs" a100-hier --nic roce100
+bad "--nic-socket applies to dgx-a100 / ndv4 and a100-pcie-net only" a100-hier --between net --nic-socket other
+bad "a100-pcie-net has one GPU per server" a100-pcie-net --gpus-per-node 2
+bad "--nodes applies to dgx-a100 / ndv4 and a100-pcie-net only" a100-pcie-4gpu --nodes 2
 exit $fail

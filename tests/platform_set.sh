@@ -1,0 +1,68 @@
+#!/bin/sh
+# platform_set.sh: the link parameters (cs.link_Bps.*, cs.link_lat_s.*, cs.sys_Bps, cs.sys_lat_s),
+# which only `collsim platform` turns into <link> attributes, are refused with exit 2 naming
+# `collsim platform --set` by predict --set and by validate's set= and params= (SimGrid reads a
+# loaded platform's links from the file: setting them there would change nothing); other keys
+# still apply.
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+cs="$CS_BUILDDIR/collsim"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+cd "$CS_SRCDIR" || exit 1
+plat=platforms/dgx-a100.xml
+meas=tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv
+case_line="x $meas gen:ring:gpus=8,channels=1,instances=1,protocol=Simple $plat Simple sizes=:2K"
+
+# WHAT WANT_RC FILE PATTERN: the last command's exit status and a fixed string in FILE.
+check() {
+    [ "$rc" -eq "$2" ] && grep -qF -- "$4" "$3" ||
+        { echo "FAIL: $1: exit $rc, want $2 and '$4'" >&2; cat "$3" >&2; fail=$((fail + 1)); }
+}
+
+for kv in cs.link_Bps.pcie=1e9 cs.link_lat_s.net=1e-6 cs.link_Bps.nvlink=1e9 cs.sys_Bps=1e9 \
+    cs.sys_lat_s=1e-6; do
+    key=${kv%%=*}
+    "$cs" predict --gen ring:gpus=8 -p "$plat" -b 1M -e 1M --set "$kv" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "predict --set $kv" 2 "$tmp/err" "collsim platform FAMILY --set $key="
+    printf '# a comment line\n%s set=%s\n' "$case_line" "$kv" >"$tmp/cases.txt"
+    "$cs" validate "$tmp/cases.txt" -o "$tmp/v" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "validate set=$kv" 2 "$tmp/err" \
+        "cases.txt:2: set=$key is a link parameter: SimGrid reads bandwidths and latencies from the platform's <link>s, so set it when writing the platform (\`collsim platform FAMILY --set $key=VALUE\`"
+    [ -e "$tmp/v/summary.md" ] && { echo "FAIL: validate set=$kv predicted" >&2; fail=$((fail + 1)); }
+done
+
+# params=: a calibrate fit output with a link bandwidth is refused, naming the file and key;
+# without that prop the same file applies.
+{
+    echo '<!-- fit: launch -->'
+    echo '<prop id="cs.launch_s" value="0.5"/>'
+    echo '<!-- fit: bandwidth -->'
+    echo '<prop id="cs.link_Bps.nvlink" value="2.34e11"/>'
+} >"$tmp/fit.props"
+printf '%s params=%s\n' "$case_line" "$tmp/fit.props" >"$tmp/cases.txt"
+"$cs" validate "$tmp/cases.txt" -o "$tmp/v" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "validate params= with a link key" 2 "$tmp/err" \
+    "cases.txt:1: params file $tmp/fit.props: cs.link_Bps.nvlink is a link parameter"
+grep -qF -- "--params FILE" "$tmp/err" || { echo "FAIL: params=: no --params" >&2; fail=$((fail + 1)); }
+head -n 2 "$tmp/fit.props" >"$tmp/launch.props"
+printf '%s params=%s\n' "$case_line" "$tmp/launch.props" >"$tmp/cases.txt"
+"$cs" validate "$tmp/cases.txt" -o "$tmp/v" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "validate params= without a link key" 0 "$tmp/out" "wrote $tmp/v/summary.md"
+# the 0.5 s launch reached the prediction
+awk -F, 'NR > 1 && !($3 > 500000) { bad = 1 } NR > 1 { n++ } END { exit bad || !n }' \
+    "$tmp/v/x.csv" || { echo "FAIL: params= launch not applied" >&2; fail=$((fail + 1)); }
+# and set= of a key the replay reads still applies
+printf '%s set=cs.launch_s=0.25\n' "$case_line" >"$tmp/cases.txt"
+"$cs" validate "$tmp/cases.txt" -o "$tmp/w" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "validate set=cs.launch_s" 0 "$tmp/out" "wrote $tmp/w/summary.md"
+awk -F, 'NR > 1 && !($3 > 250000 && $3 < 500000) { bad = 1 } NR > 1 { n++ } END { exit bad || !n }' \
+    "$tmp/w/x.csv" || { echo "FAIL: set= launch not applied" >&2; fail=$((fail + 1)); }
+exit $fail
