@@ -34,7 +34,8 @@ validated() {
 
 # same A B WHAT: A and B agree to 1e-3 us (validate prints 4 decimals).
 same() {
-    awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 1e-3 && d > -1e-3) }' ||
+    awk -v a="$1" -v b="$2" \
+        'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 1e-3 && d > -1e-3) }' ||
         fail "$3: validate $1 us, expected $2 us"
 }
 
@@ -90,15 +91,17 @@ best=$(printf '%s\n%s\n%s\n' "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" \
 same "$(validated "$tmp/o/fastest.csv" 16384)" "$best" "fastest 16 KiB"
 
 # The summary says which rule produced the channels, and only where it did.
-grep -q "^Measurement .*; protocol LL\. Channels and threads per size and protocol: NCCL 2\.8\.4's rule (enqueue\.cc" \
+rule="protocol LL\. Channels and threads per size and protocol: NCCL 2\.8\.4's rule (enqueue\.cc"
+grep -q "^Measurement .*; $rule" \
     "$tmp/o/summary.md" || fail "summary.md does not name NCCL 2.8.4's rule"
 [ "$(grep -c "Channels and threads per size" "$tmp/o/summary.md")" -eq 4 ] ||
     fail "summary.md names the rule for a case without nccl="
 
 # A table of time against GPU count: each count's ring (gpus={n}) has its own ranks; at 128 B
 # LL runs 1 channel of 64 threads whatever the count.
-printf 'n tests/data/validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv gen:ring:gpus={n},channels=4,instances=1,protocol=LL %s LL size=128 nccl=2.12 set=cs.deploy_s=0\n' \
-    $plat >"$tmp/n.txt"
+printf 'n %s gen:ring:gpus={n},channels=4,instances=1 %s LL size=128 nccl=2.12 %s\n' \
+    tests/data/validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv $plat \
+    set=cs.deploy_s=0 >"$tmp/n.txt"
 "$cs" validate "$tmp/n.txt" -o "$tmp/n" >"$tmp/out" 2>&1
 [ $? -le 1 ] || { fail "validate by GPU count"; cat "$tmp/out" >&2; }
 same "$(validated "$tmp/n/n.csv" 4)" \
