@@ -19,6 +19,7 @@
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
+#include "plan.h"
 #include "platform.h"
 #include "predict.h"
 #include "valid.h"
@@ -38,6 +39,11 @@ const char cmd_validate_usage[] =
     "output, in order with the set= options), fit=MIN:MAX (sizes used to fit the platform: the "
     "summary reports the\n"
     "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
+    "nccl=VERSION (NCCL 2.8 to 2.18, a gen:ring schedule of one instance) runs NCCL's channel\n"
+    "and thread choice (enqueue.cc): the ring's channels= is the communicator's, and each size\n"
+    "and protocol is predicted on the ring with the channels NCCL uses at that size, with the\n"
+    "protocol's cs.tb_Bps scaled by threads / maximum threads when NCCL uses fewer threads (a\n"
+    "CTA's throughput taken as proportional to its threads, as when threads are the bottleneck).\n"
     "Each case predicts as `collsim predict` does, once per protocol, then writes into DIR\n"
     "(default: the directory of CASES) NAME.csv (size, measured, predicted, error %),\n"
     "NAME.gp and NAME.svg (gnuplot, log-log), summary.md (median and max |error| per size\n"
@@ -66,6 +72,7 @@ struct vcase {
     int nops;
     double size_min, size_max; /* sizes compared */
     double point_size;         /* size= for tables of time against GPU count (bytes) */
+    int nccl;                  /* nccl=VERSION: its code (cs_valid_nccl_version), else 0 */
     char *notes;               /* `#: NAME: text` lines of the case file, for the summary */
     int line;
 };
@@ -193,6 +200,72 @@ static int one_of(const char *v, const char *const *words, char *out, size_t len
     return -1;
 }
 
+/* Replace every {n} in `in` by n. */
+static void subst_n(char *out, size_t len, const char *in, int n)
+{
+    size_t k = 0;
+
+    for (const char *p = in; *p && k + 12 < len; p++) {
+        if (strncmp(p, "{n}", 3) == 0) {
+            k += (size_t)snprintf(out + k, len - k, "%d", n);
+            p += 2;
+        } else {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* The integer value of key in a gen:ring spec ("ring:k=v,k=v..."), dflt when absent: 0, or -1
+ * when the value is not a count. */
+static int spec_int(const char *spec, const char *key, int dflt, int *out)
+{
+    size_t klen = strlen(key);
+    const char *p = strchr(spec, ':');
+
+    *out = dflt;
+    while (p != NULL) {
+        p++;
+        if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+            char v[32];
+
+            snprintf(v, sizeof(v), "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
+            return cs_parse_int(v, 0, 1000000, out);
+        }
+        p = strchr(p, ',');
+    }
+    return 0;
+}
+
+/* nccl=VERSION: a version the rule is sourced for, on a gen:ring schedule of one instance with
+ * its GPU count. 0, or -2 after printing why. */
+static int nccl_option(struct vcase *c, const char *v, const char *file, int line)
+{
+    const char *spec = c->vc.sched + 4;
+    char ring[1200];
+    struct cs_error err;
+    int gpus, instances;
+
+    cs_error_init(&err);
+    if (cs_valid_nccl_version(v, &c->nccl, &err) != 0) {
+        bad_line(file, line, "nccl=%s: %s", v, err.msg);
+        return -2;
+    }
+    if (strncmp(c->vc.sched, "gen:ring", 8) != 0 || (spec[4] != '\0' && spec[4] != ':')) {
+        bad_line(file, line, "nccl= needs a gen:ring schedule, not '%s'", c->vc.sched);
+        return -2;
+    }
+    subst_n(ring, sizeof(ring), spec, 2); /* gpus={n}: any count will do for the check */
+    if (spec_int(ring, "gpus", 0, &gpus) != 0 || gpus < 1 ||
+        spec_int(ring, "instances", 1, &instances) != 0 || instances != 1) {
+        bad_line(file, line, "nccl= needs a ring spec with gpus=N and one instance, not '%s'",
+                 spec);
+        return -2;
+    }
+    snprintf(c->vc.nccl, sizeof(c->vc.nccl), "%s", v);
+    return 0;
+}
+
 /* One OPTION=VALUE of a case: 0, -1 when bad (the caller says so), -2 when already reported. */
 static int parse_option(struct vcase *c, const char *k, const char *v, const char *file, int line)
 {
@@ -222,6 +295,8 @@ static int parse_option(struct vcase *c, const char *k, const char *v, const cha
     }
     if (strcmp(k, "target") == 0)
         return one_of(v, targets, c->vc.target, sizeof(c->vc.target));
+    if (strcmp(k, "nccl") == 0)
+        return nccl_option(c, v, file, line);
     return -1;
 }
 
@@ -262,7 +337,8 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         if (rc == -1)
             bad_line(file, line,
                      "bad case option '%s' (ranks=N, coll=..., set=KEY=VALUE, params=FILE, "
-                     "fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other)",
+                     "fit=MIN:MAX, sizes=MIN:MAX, size=N, target=nvswitch8|other, "
+                     "nccl=VERSION)",
                      f[i]);
         if (rc != 0)
             return -1;
@@ -274,22 +350,6 @@ struct result {
     struct cs_valid_point *p;
     int n;
 };
-
-/* Replace every {n} in `in` by n. */
-static void subst_n(char *out, size_t len, const char *in, int n)
-{
-    size_t k = 0;
-
-    for (const char *p = in; *p && k + 12 < len; p++) {
-        if (strncmp(p, "{n}", 3) == 0) {
-            k += (size_t)snprintf(out + k, len - k, "%d", n);
-            p += 2;
-        } else {
-            out[k++] = *p;
-        }
-    }
-    out[k] = '\0';
-}
 
 /* The case's set= and params= options, in order, on the loaded platform's parameters. */
 static int apply_params(const struct vcase *c, struct cs_params *p, struct cs_error *err)
@@ -329,6 +389,38 @@ struct span {
     int from, to;
 };
 
+/* The size the points j of a span are predicted at. */
+static double point_size(const struct span *sp, const struct result *res, int j)
+{
+    return sp->at > 0 ? sp->at : res->p[j].size_bytes;
+}
+
+/* The sizes to predict for a span: with nccl=, each point's own size rounded up to one the
+ * executor accepts (the span's points share one ring); else nccl-tests' doubling sweep over
+ * lo..hi, as `collsim predict` steps it. */
+static int span_sizes(const struct vcase *c, const struct cs_sched *sched, int type_bytes,
+                      const struct span *sp, const struct result *res, long long **sizes, int *n)
+{
+    long long *v;
+    int k = 0;
+
+    if (!c->nccl)
+        return cs_predict_sizes(sched, type_bytes, (long long)nearbyint(sp->lo),
+                                (long long)nearbyint(sp->hi), 2, sizes, n, NULL);
+    if ((v = malloc((size_t)(sp->to - sp->from) * sizeof(*v))) == NULL)
+        return CS_ERR_NOMEM;
+    for (int j = sp->from; j < sp->to; j++) {
+        long long r =
+            cs_plan_round_size(sched, (long long)nearbyint(point_size(sp, res, j)), type_bytes);
+
+        if (k == 0 || r > v[k - 1])
+            v[k++] = r;
+    }
+    *sizes = v;
+    *n = k;
+    return 0;
+}
+
 /* Predict the span with protocol q and keep, per point, the fastest prediction so far. */
 static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sched,
                          const struct cs_platform *plat, const struct span *sp, struct result *res,
@@ -341,15 +433,14 @@ static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sc
 
     o.proto = cs_proto_parse(c->proto[q]);
     o.type_bytes = cs_dtype_bytes("float");
-    rc = cs_predict_sizes(sched, o.type_bytes, (long long)nearbyint(sp->lo),
-                          (long long)nearbyint(sp->hi), 2, &sizes, &n, NULL);
+    rc = span_sizes(c, sched, o.type_bytes, sp, res, &sizes, &n);
     if (rc == CS_ERR_USAGE)
         cs_error_set(err, NULL, 0, "sizes %.0f to %.0f B cannot be predicted", sp->lo, sp->hi);
     if (rc == 0 && (rows = calloc((size_t)n, sizeof(*rows))) == NULL)
         rc = CS_ERR_NOMEM;
     if (rc == 0 && (rc = cs_predict_run(sched, plat, &o, sizes, n, rows, err)) == 0) {
         for (int j = sp->from; j < sp->to; j++) {
-            double v = lookup(rows, n, sp->at > 0 ? sp->at : res->p[j].size_bytes);
+            double v = lookup(rows, n, point_size(sp, res, j));
 
             if (isfinite(v) && !(v >= res->p[j].pred_s)) {
                 res->p[j].pred_s = v;
@@ -364,33 +455,111 @@ static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sc
     return rc;
 }
 
-/* Load the schedule and platform (with {n} replaced by n) and predict the span with every
- * protocol of the case. 0, or -1 after printing why. */
-static int predict_span(const struct vcase *c, int n, const struct span *sp, struct result *res)
+/* Load sched_s (a path or gen:SPEC) and plat_s, apply the case's parameters, and predict the
+ * span with protocol `only` (an index of c->proto; -1: every protocol of the case). With
+ * tb_scale < 1 the protocol's per-threadblock rate is scaled by it (NCCL's fewer threads). */
+static int load_and_predict(const struct vcase *c, const char *sched_s, const char *plat_s,
+                            int only, double tb_scale, const struct span *sp, struct result *res,
+                            struct cs_error *err)
 {
-    char sched_s[1200], plat_s[1200];
     struct cs_predict_input in = {0};
     struct cs_sched *sched = NULL;
     struct cs_platform *plat = NULL;
-    struct cs_error err;
     int rc;
 
-    subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
-    subst_n(plat_s, sizeof(plat_s), c->vc.platform, n);
     if (strncmp(sched_s, "gen:", 4) == 0)
         in.gen_spec = sched_s + 4;
     else
         in.sched_path = sched_s;
     in.plat_path = plat_s;
-    cs_error_init(&err);
-    rc = cs_predict_load(&in, &sched, &plat, &err);
-    if (rc == 0) {
-        rc = apply_params(c, &plat->params, &err);
-        for (int q = 0; q < c->nprotos && rc == 0; q++)
-            rc = predict_proto(c, q, sched, plat, sp, res, &err);
-        cs_platform_free(plat);
-        cs_sched_free(sched);
+    rc = cs_predict_load(&in, &sched, &plat, err);
+    if (rc != 0)
+        return rc;
+    rc = apply_params(c, &plat->params, err);
+    if (only >= 0)
+        plat->params.tb_Bps[cs_proto_parse(c->proto[only])] *= tb_scale;
+    for (int q = 0; q < c->nprotos && rc == 0; q++)
+        if (only < 0 || q == only)
+            rc = predict_proto(c, q, sched, plat, sp, res, err);
+    cs_platform_free(plat);
+    cs_sched_free(sched);
+    return rc;
+}
+
+/* The spec "gen:ring:..." with channels=nc in place of its own (or added). */
+static void ring_with_channels(char *out, size_t len, const char *ring, int nc)
+{
+    const char *p = strchr(ring + 4, ':');
+    size_t k = (size_t)snprintf(out, len, "gen:ring:channels=%d", nc);
+
+    while (p != NULL && k < len) {
+        size_t tl = strcspn(p + 1, ",");
+
+        if (strncmp(p + 1, "channels=", 9) != 0)
+            k += (size_t)snprintf(out + k, len - k, ",%.*s", (int)tl, p + 1);
+        p = p[1 + tl] ? p + 1 + tl : NULL;
     }
+}
+
+/* NCCL's width for protocol proto at size bytes on a ring of gpus ranks and nc channels. */
+static int width_at(const struct vcase *c, enum cs_proto proto, double size, int gpus, int nc,
+                    struct cs_nccl_width *w, struct cs_error *err)
+{
+    return cs_valid_nccl_width(c->nccl, proto, (long long)nearbyint(size), gpus, nc, w, err);
+}
+
+/* nccl=: per protocol, the span's points in runs of the same NCCL channels and threads (sizes
+ * ascend, so each run is contiguous); each run predicts on the ring with those channels, the
+ * protocol's per-threadblock rate scaled by threads / maximum threads. */
+static int predict_nccl(const struct vcase *c, const char *ring, const char *plat_s,
+                        const struct span *sp, struct result *res, struct cs_error *err)
+{
+    int gpus, nc, rc = 0;
+
+    spec_int(ring + 4, "gpus", 0, &gpus);
+    spec_int(ring + 4, "channels", 1, &nc);
+    for (int q = 0; q < c->nprotos && rc == 0; q++) {
+        enum cs_proto proto = cs_proto_parse(c->proto[q]);
+
+        for (int j = sp->from; j < sp->to && rc == 0;) {
+            struct span run = {point_size(sp, res, j), 0, sp->at, j, j};
+            struct cs_nccl_width w, wj;
+            char spec[1300];
+
+            rc = width_at(c, proto, run.lo, gpus, nc, &w, err);
+            for (; rc == 0 && run.to < sp->to; run.to++) {
+                rc = width_at(c, proto, point_size(sp, res, run.to), gpus, nc, &wj, err);
+                if (rc != 0 || wj.channels != w.channels || wj.threads != w.threads)
+                    break;
+            }
+            if (rc != 0)
+                break;
+            run.hi = point_size(sp, res, run.to - 1);
+            ring_with_channels(spec, sizeof(spec), ring, w.channels);
+            rc = load_and_predict(c, spec, plat_s, q, (double)w.threads / w.max_threads, &run, res,
+                                  err);
+            j = run.to;
+        }
+    }
+    return rc;
+}
+
+/* Load the schedule and platform (with {n} replaced by n) and predict the span with every
+ * protocol of the case (with nccl=, per size on NCCL's channels and threads). 0, or -1 after
+ * printing why. */
+static int predict_span(const struct vcase *c, int n, const struct span *sp, struct result *res)
+{
+    char sched_s[1200], plat_s[1200];
+    struct cs_error err;
+    int rc;
+
+    subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
+    subst_n(plat_s, sizeof(plat_s), c->vc.platform, n);
+    cs_error_init(&err);
+    if (c->nccl)
+        rc = predict_nccl(c, sched_s, plat_s, sp, res, &err);
+    else
+        rc = load_and_predict(c, sched_s, plat_s, -1, 1, sp, res, &err);
     if (rc != 0) {
         cmd_print_error(&err);
         fprintf(stderr, "collsim: case %s: the prediction failed\n", c->vc.name);

@@ -488,9 +488,9 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
 
 int cs_platform_check_settable(const char *key, struct cs_error *err)
 {
-    /* the keys cs_platform_write turns into <link> bandwidth and latency attributes */
-    static const char *const link_keys[] = {"cs.link_Bps.", "cs.link_lat_s.", "cs.sys_Bps",
-                                            "cs.sys_lat_s"};
+    /* the keys cs_platform_write turns into <link> bandwidth and latency attributes; the replay
+     * takes each hop's latency from cs.link_lat_s itself, so that one is settable anywhere */
+    static const char *const link_keys[] = {"cs.link_Bps.", "cs.sys_Bps", "cs.sys_lat_s"};
     struct cs_params any;
     double v;
 
@@ -500,8 +500,8 @@ int cs_platform_check_settable(const char *key, struct cs_error *err)
     for (size_t i = 0; i < sizeof(link_keys) / sizeof(link_keys[0]); i++)
         if (strncmp(key, link_keys[i], strlen(link_keys[i])) == 0)
             return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
-                                 "%s is a link parameter: SimGrid reads bandwidths and latencies "
-                                 "from the platform's <link>s, so set it when writing the "
+                                 "%s is a link parameter: SimGrid reads bandwidths from the "
+                                 "platform's <link>s, so set it when writing the "
                                  "platform (`collsim platform FAMILY --set %s=VALUE` or "
                                  "--params FILE)",
                                  key, key);

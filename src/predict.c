@@ -23,15 +23,8 @@ static int apply_sets(struct cs_platform *plat, const char *const *sets, int n,
         }
         memcpy(key, sets[k], (size_t)(eq - sets[k]));
         key[eq - sets[k]] = '\0';
-        /* SimGrid reads bandwidths and latencies from the platform's <link> attributes, which
-         * `collsim platform` writes from these keys: set here, they would change nothing. */
-        if (strncmp(key, "cs.link_", 8) == 0 || strncmp(key, "cs.sys_", 7) == 0) {
-            cs_error_set(err, NULL, 0,
-                         "--set %s: link parameters are part of the platform's links; write a "
-                         "platform with `collsim platform FAMILY --set %s=...` instead",
-                         key, key);
+        if (cs_platform_check_settable(key, err) != 0)
             return CS_ERR_USAGE;
-        }
         if (cs_params_set(&plat->params, key, eq + 1, err) != 0)
             return CS_ERR_INVALID;
     }

@@ -147,6 +147,15 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
     fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
             c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "",
             c->protos);
+    if (c->nccl[0])
+        fprintf(md,
+                " Channels and threads per size and protocol: NCCL %s's rule (enqueue.cc, "
+                "NCCL 2.8-2.18; nccl-a100.md 1.6b): from the ring's channels and the protocol's "
+                "threads, one channel fewer, then half the threads, while the size is below "
+                "channels x threads x threshold (LL 8 B x ranks, LL128 8 B, Simple 64 B); each "
+                "protocol's per-threadblock rate (cs.tb_Bps) scaled by threads / maximum "
+                "threads.",
+                c->nccl);
     if (c->has_fit) {
         char hi[64] = "up";
 
@@ -293,4 +302,74 @@ int cs_valid_baseline_check(const char *summary, const char *baseline, double to
     cs_csv_free(s);
     cs_csv_free(b);
     return worse;
+}
+
+/* MAJOR.MINOR[.PATCH], one or two digits each, into part[]: 0, or -1 when it is not that. */
+static int version_parts(const char *s, int part[3])
+{
+    for (int n = 0; n < 3;) {
+        size_t len = strspn(s, "0123456789");
+
+        if (len == 0 || len > 2)
+            return -1;
+        part[n++] = atoi(s);
+        s += len;
+        if (*s == '\0')
+            return n >= 2 ? 0 : -1;
+        if (*s++ != '.')
+            return -1;
+    }
+    return -1;
+}
+
+int cs_valid_nccl_version(const char *s, int *code, struct cs_error *err)
+{
+    int part[3] = {0, 0, 0}, v;
+
+    if (s == NULL || version_parts(s, part) != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL version '%s': MAJOR.MINOR or MAJOR.MINOR.PATCH", s ? s : "");
+    v = part[0] * 10000 + part[1] * 100 + part[2];
+    if (v < CS_NCCL_RULE_MIN || v >= CS_NCCL_RULE_END)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL %s: the channel and thread rule is sourced for NCCL 2.8 to "
+                             "2.18 only (enqueue.cc; nccl-a100.md 1.6b)",
+                             s);
+    *code = v;
+    return 0;
+}
+
+int cs_valid_nccl_width(int version, enum cs_proto proto, long long nbytes, int nranks,
+                        int comm_channels, struct cs_nccl_width *out, struct cs_error *err)
+{
+    /* NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS and NCCL_*_THREAD_THRESHOLD (device.h, comm.h;
+     * nccl-a100.md 1.5); the LL threshold is multiplied by nRanks for Ring (tuning.cc). */
+    static const int max_threads[] = {
+        [CS_PROTO_LL] = 512, [CS_PROTO_LL128] = 640, [CS_PROTO_SIMPLE] = 512};
+    static const long long threshold[] = {
+        [CS_PROTO_LL] = 8, [CS_PROTO_LL128] = 8, [CS_PROTO_SIMPLE] = 64};
+    long long per_thread;
+    int nc = comm_channels, nt;
+
+    if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_RULE_END)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL version code %d: the channel and thread rule is sourced for "
+                             "NCCL 2.8 to 2.18 only (nccl-a100.md 1.6b)",
+                             version);
+    if (proto < CS_PROTO_LL || proto > CS_PROTO_SIMPLE || nbytes < 0 || nranks < 1 ||
+        comm_channels < 1)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL width: bad protocol, size, rank or channel count");
+    nt = max_threads[proto];
+    per_thread = threshold[proto] * (proto == CS_PROTO_LL ? nranks : 1);
+    while (nbytes < (long long)nc * nt * per_thread) {
+        if (nc >= 2)
+            nc--;
+        else if (nt % 128 == 0)
+            nt /= 2;
+        else
+            break;
+    }
+    *out = (struct cs_nccl_width){nc, nt, max_threads[proto]};
+    return 0;
 }

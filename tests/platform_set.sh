@@ -1,9 +1,9 @@
 #!/bin/sh
-# platform_set.sh: the link parameters (cs.link_Bps.*, cs.link_lat_s.*, cs.sys_Bps, cs.sys_lat_s),
-# which only `collsim platform` turns into <link> attributes, are refused with exit 2 naming
+# platform_set.sh: the link parameters (cs.link_Bps.*, cs.sys_Bps, cs.sys_lat_s), which only
+# `collsim platform` turns into <link> attributes, are refused with exit 2 naming
 # `collsim platform --set` by predict --set and by validate's set= and params= (SimGrid reads a
 # loaded platform's links from the file: setting them there would change nothing); other keys
-# still apply.
+# still apply, cs.link_lat_s.* (each hop's latency, which the replay reads itself) among them.
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -22,8 +22,7 @@ check() {
         { echo "FAIL: $1: exit $rc, want $2 and '$4'" >&2; cat "$3" >&2; fail=$((fail + 1)); }
 }
 
-for kv in cs.link_Bps.pcie=1e9 cs.link_lat_s.net=1e-6 cs.link_Bps.nvlink=1e9 cs.sys_Bps=1e9 \
-    cs.sys_lat_s=1e-6; do
+for kv in cs.link_Bps.pcie=1e9 cs.link_Bps.nvlink=1e9 cs.sys_Bps=1e9 cs.sys_lat_s=1e-6; do
     key=${kv%%=*}
     "$cs" predict --gen ring:gpus=8 -p "$plat" -b 1M -e 1M --set "$kv" >"$tmp/out" 2>"$tmp/err"
     rc=$?
@@ -32,9 +31,18 @@ for kv in cs.link_Bps.pcie=1e9 cs.link_lat_s.net=1e-6 cs.link_Bps.nvlink=1e9 cs.
     "$cs" validate "$tmp/cases.txt" -o "$tmp/v" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     check "validate set=$kv" 2 "$tmp/err" \
-        "cases.txt:2: set=$key is a link parameter: SimGrid reads bandwidths and latencies from the platform's <link>s, so set it when writing the platform (\`collsim platform FAMILY --set $key=VALUE\`"
+        "cases.txt:2: set=$key is a link parameter: SimGrid reads bandwidths from the platform's <link>s, so set it when writing the platform (\`collsim platform FAMILY --set $key=VALUE\`"
     [ -e "$tmp/v/summary.md" ] && { echo "FAIL: validate set=$kv predicted" >&2; fail=$((fail + 1)); }
 done
+
+# cs.link_lat_s applies: one more microsecond per hop moves a 1 KiB 8-GPU ring by 14 hops.
+"$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 1K -e 1K --format csv >"$tmp/a" 2>&1
+"$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 1K -e 1K --format csv \
+    --set cs.link_lat_s.nvlink=1.6e-6 >"$tmp/b" 2>&1
+a=$(awk -F, 'NR == 2 { print $4 }' "$tmp/a")
+b=$(awk -F, 'NR == 2 { print $4 }' "$tmp/b")
+awk -v a="$a" -v b="$b" 'BEGIN { d = b - a - 14; exit !(a > 0 && d < 1e-3 && d > -1e-3) }' ||
+    { echo "FAIL: --set cs.link_lat_s.nvlink: $a -> $b us, want +14" >&2; fail=$((fail + 1)); }
 
 # params=: a calibrate fit output with a link bandwidth is refused, naming the file and key;
 # without that prop the same file applies.

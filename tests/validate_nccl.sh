@@ -1,0 +1,132 @@
+#!/bin/sh
+# validate_nccl.sh: validate's nccl=VERSION: each size and protocol of a gen:ring case is predicted
+# on the ring with NCCL's channels at that size and the protocol's per-threadblock rate scaled by
+# NCCL's threads (nccl-a100.md 1.6b), checked against `collsim predict` on that very ring; the
+# summary names the rule; bad versions and schedules exit 2 with file:line.
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+cs=$CS_BUILDDIR/collsim
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$CS_SRCDIR" || exit 1
+rc=0
+plat=platforms/dgx-a100.xml
+ring='gen:ring:gpus=8,channels=24,instances=1,protocol=Simple'
+
+fail() {
+    echo "FAIL: $*" >&2
+    rc=1
+}
+
+# The predicted time (us) of `collsim predict` at one size: ring spec, protocol, size, sets...
+predict() {
+    spec=$1 proto=$2 size=$3
+    shift 3
+    "$cs" predict --gen "$spec" --platform $plat --protocol "$proto" -b "$size" -e "$size" \
+        --format csv --set cs.deploy_s=0 "$@" | awk -F, 'NR == 2 { print $4 }'
+}
+
+# The predicted time (us) of validate's CASE.csv at size (or GPU count) x.
+validated() {
+    awk -F, -v x="$2" '$1 == x { print $3 }' "$1"
+}
+
+# same A B WHAT: A and B agree to 1e-3 us (validate prints 4 decimals).
+same() {
+    awk -v a="$1" -v b="$2" \
+        'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 1e-3 && d > -1e-3) }' ||
+        fail "$3: validate $1 us, expected $2 us"
+}
+
+# apart A B WHAT: A and B differ by more than 1% (the check above could not pass by chance).
+apart() {
+    awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 1.01 * b || b > 1.01 * a) }' ||
+        fail "$3: $1 and $2 us do not differ; the check proves nothing"
+}
+
+# One measured table, one LL, one LL128 and one Simple case with NCCL 2.8.4's rule, and the LL
+# case without it.
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n' >"$tmp/m.csv"
+for s in 4096 16384 32768 65536 524288; do
+    printf '%s,40,,,in_place\n' $s >>"$tmp/m.csv"
+done
+cat >"$tmp/cases.txt" <<EOF
+ll $tmp/m.csv $ring $plat LL nccl=2.8.4 set=cs.deploy_s=0
+ll128 $tmp/m.csv $ring $plat LL128 nccl=2.8.4 sizes=:4K set=cs.deploy_s=0
+simple $tmp/m.csv $ring $plat Simple nccl=2.18 sizes=64K:64K set=cs.deploy_s=0
+fastest $tmp/m.csv $ring $plat fastest nccl=2.12.12 sizes=16K:16K set=cs.deploy_s=0
+plain $tmp/m.csv $ring $plat LL set=cs.deploy_s=0
+EOF
+"$cs" validate "$tmp/cases.txt" -o "$tmp/o" >"$tmp/out" 2>&1
+st=$?
+[ $st -le 1 ] || { fail "validate exited $st"; cat "$tmp/out" >&2; exit 1; }
+
+# LL, 8 ranks, 24 channels: 1 channel of 64 threads at 4 KiB, 256 at 16 KiB, 512 at 32 KiB;
+# 2 channels at 64 KiB, 16 at 512 KiB (nBytes >= channels x threads x 64 B).
+r1='ring:gpus=8,channels=1,instances=1,protocol=Simple'
+same "$(validated "$tmp/o/ll.csv" 4096)" "$(predict $r1 LL 4K --set cs.tb_Bps.LL=1.5e9)" "LL 4 KiB"
+same "$(validated "$tmp/o/ll.csv" 16384)" "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" "LL 16 KiB"
+same "$(validated "$tmp/o/ll.csv" 32768)" "$(predict $r1 LL 32K)" "LL 32 KiB"
+same "$(validated "$tmp/o/ll.csv" 65536)" \
+    "$(predict ring:gpus=8,channels=2,instances=1 LL 64K)" "LL 64 KiB"
+same "$(validated "$tmp/o/ll.csv" 524288)" \
+    "$(predict ring:gpus=8,channels=16,instances=1 LL 512K)" "LL 512 KiB"
+# Without the rule the same sizes run on 24 channels at full rate: the checks above can fail.
+apart "$(validated "$tmp/o/ll.csv" 16384)" "$(validated "$tmp/o/plain.csv" 16384)" "LL 16 KiB"
+apart "$(validated "$tmp/o/ll.csv" 65536)" "$(validated "$tmp/o/plain.csv" 65536)" "LL 64 KiB"
+apart "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" "$(predict $r1 LL 16K)" "LL 16 KiB threads"
+# LL128: 8 B per thread; at 4 KiB one channel of 320 threads of 640: half of 20 GB/s.
+same "$(validated "$tmp/o/ll128.csv" 4096)" "$(predict $r1 LL128 4K --set cs.tb_Bps.LL128=10e9)" \
+    "LL128 4 KiB"
+# Simple: 64 B per thread; 2 channels of 512 threads at 64 KiB.
+same "$(validated "$tmp/o/simple.csv" 65536)" \
+    "$(predict ring:gpus=8,channels=2,instances=1 Simple 64K)" "Simple 64 KiB"
+# fastest: each protocol on its own width, the fastest kept (16 KiB: LL on 1 channel of 256
+# threads, LL128 on 3 of 640, Simple on 1 of 256).
+best=$(printf '%s\n%s\n%s\n' "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" \
+    "$(predict ring:gpus=8,channels=3,instances=1 LL128 16K)" \
+    "$(predict $r1 Simple 16K --set cs.tb_Bps.Simple=12e9)" |
+    sort -g | head -1)
+same "$(validated "$tmp/o/fastest.csv" 16384)" "$best" "fastest 16 KiB"
+
+# The summary says which rule produced the channels, and only where it did.
+rule="protocol LL\. Channels and threads per size and protocol: NCCL 2\.8\.4's rule (enqueue\.cc"
+grep -q "^Measurement .*; $rule" \
+    "$tmp/o/summary.md" || fail "summary.md does not name NCCL 2.8.4's rule"
+[ "$(grep -c "Channels and threads per size" "$tmp/o/summary.md")" -eq 4 ] ||
+    fail "summary.md names the rule for a case without nccl="
+
+# A table of time against GPU count: each count's ring (gpus={n}) has its own ranks; at 128 B
+# LL runs 1 channel of 64 threads whatever the count.
+printf 'n %s gen:ring:gpus={n},channels=4,instances=1 %s LL size=128 nccl=2.12 %s\n' \
+    tests/data/validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv $plat \
+    set=cs.deploy_s=0 >"$tmp/n.txt"
+"$cs" validate "$tmp/n.txt" -o "$tmp/n" >"$tmp/out" 2>&1
+[ $? -le 1 ] || { fail "validate by GPU count"; cat "$tmp/out" >&2; }
+same "$(validated "$tmp/n/n.csv" 4)" \
+    "$(predict ring:gpus=4,channels=1,instances=1 LL 128 --set cs.tb_Bps.LL=1.5e9)" "4 GPUs"
+
+# Bad case lines: exit 2 with file:line.
+bad() {
+    printf '%s\n' "$2" >"$tmp/bad.txt"
+    "$cs" validate "$tmp/bad.txt" -o "$tmp/b" >"$tmp/out" 2>&1
+    st=$?
+    if [ $st -ne 2 ] || ! grep -q -- "bad.txt:$1" "$tmp/out"; then
+        fail "case line '$2' exited $st: $(cat "$tmp/out")"
+    fi
+}
+bad "1: nccl=2.19: NCCL 2.19: the channel and thread rule is sourced for NCCL 2.8 to 2.18 only" \
+    "c m.csv $ring $plat LL nccl=2.19"
+bad "1: nccl=2.7.8: NCCL 2.7.8: the channel and thread rule is sourced" \
+    "c m.csv $ring $plat LL nccl=2.7.8"
+bad "1: nccl=two: NCCL version 'two': MAJOR.MINOR or MAJOR.MINOR.PATCH" \
+    "c m.csv $ring $plat LL nccl=two"
+bad "1: nccl= needs a gen:ring schedule, not 's.xml'" "c m.csv s.xml $plat LL nccl=2.8"
+bad "1: nccl= needs a gen:ring schedule, not 'gen:allpairs:gpus=8'" \
+    "c m.csv gen:allpairs:gpus=8 $plat LL nccl=2.8"
+bad "1: nccl= needs a ring spec with gpus=N and one instance" \
+    "c m.csv gen:ring:gpus=8,channels=4,instances=2 $plat LL nccl=2.8"
+bad "1: nccl= needs a ring spec with gpus=N and one instance" \
+    "c m.csv gen:ring:channels=4 $plat LL nccl=2.8"
+exit $rc
