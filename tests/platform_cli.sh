@@ -73,11 +73,11 @@ badplat() { # DESCRIPTION MESSAGE SED-EXPRESSION
     expect 2 "$1" "$cs" predict --gen ring:gpus=4,channels=1 --platform "$tmp/bad.xml" -b 1M -e 1M
     grep -qF -- "$2" "$tmp/err" || { echo "FAIL: $1: $(cat "$tmp/err")"; fail=$((fail + 1)); }
 }
-badplat "zero bandwidth" "bad.xml:60: link 'gpu0_pcie': bandwidth=\"0Bps\" must be a positive" \
+badplat "zero bandwidth" "bad.xml:64: link 'gpu0_pcie': bandwidth=\"0Bps\" must be a positive" \
     's/id="gpu0_pcie" bandwidth="[^"]*"/id="gpu0_pcie" bandwidth="0Bps"/'
 badplat "negative latency" "link 'gpu1_pcie': latency=\"-1us\" must be a non-negative" \
     's/id="gpu1_pcie" bandwidth="\([^"]*\)" latency="[^"]*"/id="gpu1_pcie" bandwidth="\1" latency="-1us"/'
-badplat "host speed" "bad.xml:57: host 'gpu1': speed=\"abc\" must be a positive" \
+badplat "host speed" "bad.xml:61: host 'gpu1': speed=\"abc\" must be a positive" \
     's/<host id="gpu1" speed="[^"]*"/<host id="gpu1" speed="abc"/'
 badplat "no route" "bad.xml: no route from gpu2 to gpu3" \
     '/<route src="gpu2" dst="gpu3">/,/<\/route>/d'
