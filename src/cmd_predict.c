@@ -27,7 +27,13 @@ const char cmd_predict_usage[] =
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
     "1G, 2) and print the predicted time, algbw and busbw (nccl-tests factors) and a status:\n"
     "ok, or deadlock when the 8-slot FIFO credits or the flags never let it finish; then the\n"
-    "first deadlock's wait-for report. Sizes are rounded up to a multiple of nchunksperloop x\n"
+    "first deadlock's wait-for report. hang (no time, at every size): a GPU has more\n"
+    "threadblocks than it keeps resident, the platform's cs.gpu_sms x cs.ctas_per_sm (108 x 1 on\n"
+    "an A100: the executor's kernel fits one per SM); they wait on each other, so the runtime\n"
+    "would hang. An LL128 schedule whose connections cross PCIe within a node (NCCL enables LL128\n"
+    "on NVLink paths only: \"may cause silent data corruption\") is predicted with a warning on\n"
+    "stderr and after the table (JSON: a warning field per row); routes that cross the network\n"
+    "are not flagged. Sizes are rounded up to a multiple of nchunksperloop x\n"
     "the type size. --protocol overrides the schedule's; --set overrides platform parameters.\n"
     "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status.\n"
     "--trace FILE.json writes a Chrome/Perfetto trace (open it in ui.perfetto.dev or\n"
@@ -53,9 +59,10 @@ const char cmd_predict_usage[] =
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
-    "Exit status: 0 all sizes finish, 1 some size deadlocks, 2 bad input (including a platform\n"
-    "with fewer GPUs than the schedule, an unsupported size, and a schedule that `collsim verify`\n"
-    "finds structurally invalid for another reason than a deadlock).\n";
+    "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
+    "platform with fewer GPUs than the schedule, an unsupported size, and a schedule that\n"
+    "`collsim verify` finds structurally invalid for another reason than a deadlock or too many\n"
+    "threadblocks).\n";
 
 #define MAX_SETS 64
 
@@ -384,6 +391,11 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
         nref += rows[k].refused != NULL;
         ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
     }
+    /* CSV puts its notes on stderr already. */
+    if (rc == 0 && n > 0 && rows[0].warning != NULL && a->fmt != CS_REPORT_CSV)
+        fprintf(stderr, "collsim: warning: %s\n", rows[0].warning);
+    if (rc == 0 && n > 0 && rows[n - 1].hang != NULL && tplan == NULL && o.timeline != NULL)
+        fprintf(stderr, "collsim: --trace/--stats: nothing replayed: the runtime would hang\n");
     if (rc == 0) {
         rc = cs_report_end(stdout, stderr, a->fmt, rows, n) != 0 ? CS_EXIT_USAGE
              : nref                                              ? CS_EXIT_USAGE

@@ -213,7 +213,7 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
     if (!quiet) {
         fprintf(stderr, "collsim: %ld points, %ld rows", info.npoints, info.nrows);
         if (info.ndeadlock)
-            fprintf(stderr, ", %ld deadlocked", info.ndeadlock);
+            fprintf(stderr, ", %ld deadlocked or hung", info.ndeadlock);
         fputc('\n', stderr);
     }
     if (warn_missing && info.max_point + 1 != info.npoints)

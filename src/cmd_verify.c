@@ -5,11 +5,14 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "platform.h"
+#include "predict.h"
 #include "verify.h"
 #include "xml.h"
 
 const char cmd_verify_usage[] =
-    "usage: collsim verify [--max-errors N] [-q] [--runtime executor|legacy] FILE...\n"
+    "usage: collsim verify [--max-errors N] [-q] [--runtime executor|legacy] [--sms N]\n"
+    "                      [--platform FILE] FILE...\n"
     "\n"
     "Check MSCCL XML schedules (FILE, or - for stdin). Structure: dense ids, one threadblock per\n"
     "connection, sends and receives matching per connection, offsets within the buffers, the\n"
@@ -32,9 +35,18 @@ const char cmd_verify_usage[] =
     "                  (Azure/msccl-executor-nccl: minBytes, maxBytes and outofplace required,\n"
     "                  no custom or reduce_scatter, at most 64 steps per tb and 4096 tb and step\n"
     "                  elements per rank, no <?xml?> line, tabs or single quotes in tags) or\n"
-    "                  legacy (microsoft/msccl: name required, at most 216 tbs per GPU). More\n"
-    "                  threadblocks per GPU than an A100 keeps resident (216) is a warning.\n"
-    "                  Not checked: nchannels against the communicator, LL128 off NVLink.\n"
+    "                  legacy (microsoft/msccl: name required, at most 216 tbs per GPU).\n"
+    "                  Not checked: nchannels against the communicator.\n"
+    "  --sms N         SMs per GPU for the co-residency check (default 108, an A100; 132 for\n"
+    "                  H100 SXM and H200). The runtime launches a GPU's threadblocks together\n"
+    "                  and they wait on each other, but the executor's kernel fits one per SM\n"
+    "                  (96 registers x 640 threads): more threadblocks on a GPU than SMs x CTAs\n"
+    "                  per SM is an error, the runtime would hang.\n"
+    "  --platform FILE take cs.gpu_sms and cs.ctas_per_sm from a platform file (--sms wins),\n"
+    "                  and warn about LL128 on a connection whose route within a node is not\n"
+    "                  all NVLink (NCCL enables LL128 on NVLink paths only: \"may cause silent\n"
+    "                  data corruption\"); a warning, the exit status stays. Routes that cross\n"
+    "                  the network are not flagged (NCCL allows LL128 there).\n"
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
     "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
@@ -50,8 +62,42 @@ static void print_diag(const char *name, const struct cs_verify_diag *d)
         fprintf(stderr, "%s: %s%s\n", name, sev[d->severity], d->msg);
 }
 
-/* Verify one file; returns its exit code. */
-static int verify_file(const char *path, struct cs_verify_opts o, int quiet)
+/* With a platform, an LL128 schedule whose connections cross PCIe within a node: a warning line
+ * (unless quiet). 0, or an exit code after printing why the check failed. */
+static int check_ll128(const char *name, const struct cs_sched *sched,
+                       const struct cs_platform *plat, int quiet)
+{
+    struct cs_plan *plan = NULL;
+    struct cs_error err;
+    char *msg = NULL, buf[2048];
+    int rc;
+
+    if (plat == NULL || sched->proto != CS_PROTO_LL128)
+        return 0;
+    if (sched->ngpus > plat->ngpus) {
+        fprintf(stderr, "%s: the schedule needs %d GPUs but %s has %d\n", name, sched->ngpus,
+                plat->path, plat->ngpus);
+        return CS_EXIT_USAGE;
+    }
+    cs_error_init(&err);
+    rc = cs_plan_build(sched, cs_plan_round_size(sched, 1, 4), 4, CS_PROTO_LL128, &plan, &err);
+    if (rc == 0)
+        rc = cs_predict_check_ll128(plan, plat, &msg, &err);
+    cs_plan_free(plan);
+    if (rc != 0) {
+        fprintf(stderr, "%s: LL128 paths not checked: %s\n", name,
+                cs_error_format(&err, buf, sizeof(buf)));
+        return CS_EXIT_USAGE;
+    }
+    if (msg != NULL && !quiet)
+        fprintf(stderr, "%s: warning: %s\n", name, msg);
+    free(msg);
+    return 0;
+}
+
+/* Verify one file (against plat's routes when not NULL); returns its exit code. */
+static int verify_file(const char *path, struct cs_verify_opts o, const struct cs_platform *plat,
+                       int quiet)
 {
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
     struct cs_sched *sched = NULL;
@@ -101,6 +147,11 @@ static int verify_file(const char *path, struct cs_verify_opts o, int quiet)
     rc = res->verdict == CS_VERIFY_OK      ? CS_EXIT_OK
          : res->verdict == CS_VERIFY_WRONG ? CS_EXIT_NEGATIVE
                                            : CS_EXIT_USAGE;
+    if (res->verdict != CS_VERIFY_INVALID) {
+        int lrc = check_ll128(name, sched, plat, quiet);
+
+        rc = lrc > rc ? lrc : rc;
+    }
     cs_verify_result_free(res);
     cs_sched_free(sched);
     return rc;
@@ -109,13 +160,14 @@ static int verify_file(const char *path, struct cs_verify_opts o, int quiet)
 int cmd_verify(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"max-errors", required_argument, NULL, 'm'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"runtime", required_argument, NULL, 'r'},
-        {NULL, 0, NULL, 0},
+        {"max-errors", required_argument, NULL, 'm'}, {"quiet", no_argument, NULL, 'q'},
+        {"runtime", required_argument, NULL, 'r'},    {"sms", required_argument, NULL, 's'},
+        {"platform", required_argument, NULL, 'p'},   {NULL, 0, NULL, 0},
     };
-    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0};
-    int quiet = 0, worst = CS_EXIT_OK, c, started = 0;
+    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0, 0, 0};
+    struct cs_platform *plat = NULL;
+    const char *plat_path = NULL;
+    int quiet = 0, worst = CS_EXIT_OK, c, started = 0, sms = 0;
 
     while ((c = cmd_getopt(argc, argv, "q", longopts, &started)) != -1) {
         if (c == 'q')
@@ -127,15 +179,34 @@ int cmd_verify(int argc, char **argv)
         else if (c == 'm' && cmd_opt_int("--max-errors", optarg, 1, 1000000, &o.max_diags,
                                          "a number from 1 to 1000000") != 0)
             return CS_EXIT_USAGE;
+        else if (c == 's' && cmd_opt_int("--sms", optarg, 1, 1 << 20, &sms,
+                                         "a number of SMs from 1 to 1048576") != 0)
+            return CS_EXIT_USAGE;
+        else if (c == 'p')
+            plat_path = optarg;
     }
     if (optind == argc)
         return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
                                "help verify'");
+    if (plat_path != NULL) {
+        struct cs_error err;
+
+        cs_error_init(&err);
+        if (cs_platform_read(plat_path, &plat, &err) != 0) {
+            cmd_print_error(&err);
+            return CS_EXIT_USAGE;
+        }
+        o.gpu_sms = (int)plat->params.gpu_sms;
+        o.ctas_per_sm = (int)plat->params.ctas_per_sm;
+    }
+    if (sms > 0)
+        o.gpu_sms = sms;
     /* The worst verdict wins: the exit codes grow with the severity. */
     for (int i = optind; i < argc; i++) {
-        int rc = verify_file(argv[i], o, quiet);
+        int rc = verify_file(argv[i], o, plat, quiet);
 
         worst = rc > worst ? rc : worst;
     }
+    cs_platform_free(plat);
     return worst;
 }

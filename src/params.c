@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "verify.h"
 
 static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
 
@@ -80,13 +81,17 @@ void cs_params_init(struct cs_params *p)
      * latency, 1.9-2.0 us, is already two PCIe hops of 1.0 us: the socket link adds none. */
     p->sys_Bps = 10e9;
     p->sys_lat_s = 0;
+    /* Residency: an A100 has 108 SMs, and the executor's kernel fits one CTA per SM (96
+     * registers x 640 threads, runtime-audit.md 0 row 2); see verify.h. */
+    p->gpu_sms = CS_VERIFY_GPU_SMS;
+    p->ctas_per_sm = CS_VERIFY_CTAS_PER_SM;
 }
 
 /* Each parameter: its key after "cs." and where it sits, which indices its key carries (a
  * protocol, a link class or both, in that order) and the source of its default. Listed in the
  * order cs_params_each reports them. */
 #define FIELD(f) #f, offsetof(struct cs_params, f)
-enum { BY_PROTO = 1, BY_LINK = 2 };
+enum { BY_PROTO = 1, BY_LINK = 2, WHOLE = 4 /* a whole number, at least 1 */ };
 static const struct param {
     const char *name;
     size_t offset;
@@ -108,6 +113,10 @@ static const struct param {
     {FIELD(sys_Bps), 0,
      "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)"},
     {FIELD(sys_lat_s), 0, "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)"},
+    {FIELD(gpu_sms), WHOLE, "A100: 108 SMs (nccl-a100.md 2); H100 SXM and H200: 132"},
+    {FIELD(ctas_per_sm), WHOLE,
+     "MSCCL kernel: 96 registers x 544-640 threads, 1 CTA per SM (executor makefiles/common.mk:70, "
+     "msccl_setup.cc:457-465; runtime-audit.md 0 row 2)"},
 };
 static const char *const link_Bps_sources[CS_NLINK] = {
     NULL, "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)",
@@ -123,8 +132,8 @@ static double *value_of(const struct cs_params *p, const struct param *d, int q,
     return (double *)((const char *)p + d->offset) + i;
 }
 
-/* Resolve a key to the double it names, or NULL. */
-static double *slot(const struct cs_params *p, const char *key)
+/* Resolve a key to the double it names, or NULL; *def (if def is not NULL) is its parameter. */
+static double *slot(const struct cs_params *p, const char *key, const struct param **def)
 {
     char buf[128], *parts[4], *save;
     int n = 0;
@@ -145,6 +154,8 @@ static double *slot(const struct cs_params *p, const char *key)
             return NULL;
         q = d->by & BY_PROTO ? (int)cs_proto_parse(parts[1]) : 0;
         c = d->by & BY_LINK ? (int)cs_link_class_parse(parts[n - 1]) : 0;
+        if (def != NULL)
+            *def = d;
         return (d->by & BY_PROTO && !q) || (d->by & BY_LINK && !c) ? NULL : value_of(p, d, q, c);
     }
     return NULL;
@@ -152,8 +163,10 @@ static double *slot(const struct cs_params *p, const char *key)
 
 int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err)
 {
-    double *d = slot(p, key);
+    const struct param *def = NULL;
+    double *d = slot(p, key, &def);
     double v;
+    int whole;
 
     if (d == NULL)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "unknown platform parameter '%s'", key);
@@ -161,13 +174,17 @@ int cs_params_set(struct cs_params *p, const char *key, const char *value, struc
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "platform parameter %s=\"%s\" is not a non-negative number", key,
                              value);
+    if (def->by & WHOLE && cs_parse_int(value, 1, 1 << 20, &whole) != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "platform parameter %s=\"%s\" is not a whole number from 1 to %d", key,
+                             value, 1 << 20);
     *d = v;
     return 0;
 }
 
 int cs_params_get(const struct cs_params *p, const char *key, double *out)
 {
-    double *d = slot(p, key);
+    double *d = slot(p, key, NULL);
 
     if (d == NULL)
         return CS_ERR_INVALID;

@@ -22,6 +22,9 @@
  *   cs.sys_Bps                     GPU-to-GPU P2P bandwidth between CPU sockets (B/s), used by
  *                                  `platform` for the inter-socket link of PCIe machines
  *   cs.sys_lat_s                   latency of that inter-socket link (s)
+ *   cs.gpu_sms                     streaming multiprocessors per GPU (a whole number)
+ *   cs.ctas_per_sm                 MSCCL kernel CTAs (threadblocks) co-resident on one SM (a
+ *                                  whole number); the two bound the threadblocks per GPU
  *
  * PROTO is LL, LL128 or Simple; CLASS is nvlink, pcie or net.
  */
@@ -54,6 +57,8 @@ struct cs_params {
     double link_lat_s[CS_NLINK];
     double sys_Bps;
     double sys_lat_s;
+    double gpu_sms; /* whole numbers, at least 1 (cs_params_set checks) */
+    double ctas_per_sm;
 };
 
 /* The defaults: NCCL's published constants and A100 datasheet figures (sources in params.c). */

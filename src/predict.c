@@ -6,6 +6,7 @@
 
 #include "gen.h"
 #include "predict.h"
+#include "util.h"
 #include "verify.h"
 #include "xml.h"
 
@@ -33,13 +34,17 @@ static int apply_sets(struct cs_platform *plat, const char *const *sets, int n,
 
 /* Refuse a schedule that verify finds structurally invalid for another reason than a deadlock
  * (unmatched sends and receives, counts over the runtime's limit, chunks past a buffer): the
- * replay would time what the executor refuses. A static deadlock stays a prediction result. */
+ * replay would time what the executor refuses. A static deadlock stays a prediction result, and
+ * so does a GPU with more threadblocks than it keeps resident (a hang, on the platform's GPU). */
 static int check_structure(const struct cs_sched *s, const char *name, struct cs_error *err)
 {
     struct cs_verify_result *vr = NULL;
     int rc = 0;
 
-    if (cs_verify_check(s, 0, &vr) != 0)
+    /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
+    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0};
+
+    if (cs_verify_check_opts(s, &o, &vr) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);
     for (int k = 0; k < vr->ndiags && rc == 0; k++) {
         const struct cs_verify_diag *d = &vr->diags[k];
@@ -276,6 +281,16 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     }
     if (rc != 0 && err != NULL && err->msg[0] == '\0')
         *err = why;
+    if (rc == 0 &&
+        cs_verify_find_overfull(sched, 0, (int)plat->params.gpu_sms, (int)plat->params.ctas_per_sm,
+                                why.msg, sizeof(why.msg)) >= 0) {
+        /* The runtime would hang at every size it runs: nothing to replay. */
+        row->niter = plan->sz.niter;
+        row->max_allowed = plan->sz.max_allowed;
+        cs_plan_free(plan);
+        row->hang = strdup(why.msg);
+        return row->hang != NULL ? 0 : CS_ERR_NOMEM;
+    }
     if (rc == 0 && !opts->no_extrapolate && ropts->timeline == NULL)
         rc = extrapolate(plan, plat, ropts, &row->res, &row->replayed_iters, err);
     if (rc == 0)
@@ -300,38 +315,142 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     return 0;
 }
 
+/* LL128 off NVLink.
+ *
+ * NCCL enables LL128 only where every GPU-to-GPU path within a node is NVLink (typeIntra <=
+ * PATH_NVB) and every GPU-NIC path crosses PCIe switches at most (typeInter <= PATH_PXB): "Other
+ * cases are not tested and may cause silent data corruption" (executor src/graph/tuning.cc:324-325;
+ * nccl-a100.md 1.5). LL128 relies on 128-byte stores arriving in order, which NVLink gives and
+ * PCIe does not. MSCCL runs whatever protocol the XML names. A connection's class is its route's
+ * slowest link (net > pcie > nvlink, the replay's rule for cs.call_s): pcie is a path within a node
+ * that is not all NVLink, flagged; net crosses nodes, where NCCL allows LL128 with the NIC behind a
+ * PCIe switch, which is where every platform family puts it (a platform cannot say otherwise), so
+ * it is not flagged. The routes come from a replay of one loop iteration that records only them
+ * (a timeline of one event). */
+int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform *plat, char **msg,
+                           struct cs_error *err)
+{
+    struct cs_plan one = *plan;
+    struct cs_replay_opts ro = {0};
+    struct cs_replay_result res;
+    struct cs_timeline tl;
+    int pcie = 0, nflagged = 0, first = -1, rc;
+    const char *link = "";
+    char buf[1024];
+
+    *msg = NULL;
+    for (int i = 0; i < plat->nlinks; i++)
+        pcie |= plat->links[i].cls == CS_LINK_PCIE;
+    if (plan->proto != CS_PROTO_LL128 || !pcie)
+        return 0;
+    one.sz.niter = 1;
+    one.sz.chunk_elems = one.sz.last_elems;
+    cs_timeline_init(&tl, 1);
+    ro.timeline = &tl;
+    if ((rc = cs_replay_run(&one, plat, &ro, &res, err)) != 0) {
+        cs_timeline_cleanup(&tl);
+        return rc;
+    }
+    cs_replay_result_cleanup(&res);
+    for (int c = 0; c < tl.nconns; c++) {
+        const struct cs_tl_conn *tc = &tl.conns[c];
+        enum cs_link_class cls = 0;
+        const char *off = NULL;
+
+        for (int k = 0; k < tc->nroute; k++) {
+            const char *name = tl.links[tl.route[tc->route0 + k]].name;
+            enum cs_link_class lc = cs_platform_link_class(plat, name);
+
+            cls = lc > cls ? lc : cls;
+            off = off == NULL && lc != CS_LINK_NVLINK ? name : off;
+        }
+        if (cls != CS_LINK_PCIE)
+            continue;
+        if (nflagged++ == 0) {
+            first = c;
+            link = off;
+        }
+    }
+    if (nflagged > 0)
+        snprintf(buf, sizeof(buf),
+                 "LL128 over a path that is not NVLink: connection gpu %d -> gpu %d channel %d "
+                 "crosses %s (%s)%s%.0d%s of the %d connections; NCCL enables LL128 only where "
+                 "every path within a node is NVLink (tuning.cc, nccl-a100.md 1.5: \"Other cases "
+                 "are not tested and may cause silent data corruption\"); MSCCL runs the protocol "
+                 "the schedule names",
+                 tl.conns[first].src, tl.conns[first].dst, tl.conns[first].chan, link,
+                 cs_link_class_name(CS_LINK_PCIE), nflagged > 1 ? ", like " : "",
+                 nflagged > 1 ? nflagged - 1 : 0, nflagged > 1 ? " more" : "", tl.nconns);
+    cs_timeline_cleanup(&tl);
+    if (nflagged > 0 && (*msg = strdup(buf)) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+    return 0;
+}
+
+/* The LL128 warning of sched on plat at the smallest of the sizes (a new string, or NULL). The
+ * routes do not depend on the size; a size the executor refuses leaves nothing to check. */
+static int ll128_warning(const struct cs_sched *sched, const struct cs_platform *plat,
+                         const struct cs_predict_opts *opts, long long size, char **msg,
+                         struct cs_error *err)
+{
+    enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
+    struct cs_plan *plan = NULL;
+    int rc;
+
+    *msg = NULL;
+    if (proto != CS_PROTO_LL128 ||
+        cs_plan_build(sched, size, opts->type_bytes, proto, &plan, NULL) != 0)
+        return 0;
+    rc = cs_predict_check_ll128(plan, plat, msg, err);
+    cs_plan_free(plan);
+    return rc;
+}
+
 int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err)
 {
+    char *warning = NULL;
+    int rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
+
+    if (rc != 0)
+        return rc;
     for (int k = 0; k < n; k++) {
         struct cs_replay_opts ropts = opts->replay;
         int last = k == n - 1 && opts->timeline != NULL;
-        int rc;
 
         /* --trace and --stats record the largest size only. */
         ropts.timeline = last ? opts->timeline : NULL;
         rc = predict_one(sched, plat, opts, &ropts, sizes[k], &rows[k],
                          last ? opts->trace_plan : NULL, err);
+        if (rc == 0 && warning != NULL && (rows[k].warning = strdup(warning)) == NULL) {
+            cs_predict_row_cleanup(&rows[k]);
+            rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+        }
         if (rc != 0) {
             while (k-- > 0)
                 cs_predict_row_cleanup(&rows[k]);
+            free(warning);
             return rc;
         }
         if (opts->progress != NULL)
             opts->progress(opts->progress_ctx, k + 1, n, &rows[k]);
     }
+    free(warning);
     return 0;
 }
 
 void cs_predict_row_cleanup(struct cs_predict_row *row)
 {
     cs_replay_result_cleanup(&row->res);
-    free(row->refused);
-    row->refused = NULL;
+    cs_free_each(3, row->refused, row->hang, row->warning);
+    row->refused = row->hang = row->warning = NULL;
 }
 
 const char *cs_predict_status_name(const struct cs_predict_row *row)
 {
-    return row->refused ? "unsupported" : row->res.status == CS_REPLAY_OK ? "ok" : "deadlock";
+    return row->refused                      ? "unsupported"
+           : row->hang                       ? "hang"
+           : row->res.status == CS_REPLAY_OK ? "ok"
+                                             : "deadlock";
 }

@@ -48,7 +48,12 @@ struct cs_predict_row {
     int max_allowed;
     int replayed_iters; /* iterations replayed before extrapolating the rest; 0: full replay */
     char *refused;      /* with keep_going: why the executor refuses this size (then no res) */
-    const char *dtype;  /* the type name reports print; NULL: the report's own */
+    char *hang;    /* why the runtime would hang: more threadblocks on a GPU than it keeps resident
+                    * (cs_verify_find_overfull with the platform's cs.gpu_sms, cs.ctas_per_sm);
+                    * then no res */
+    char *warning; /* what the time assumes that the runtime may not do (cs_predict_check_ll128),
+                    * the same on every row of a run; NULL when nothing */
+    const char *dtype; /* the type name reports print; NULL: the report's own */
 };
 
 /* Called after each size when non-NULL (progress): k of n done. */
@@ -70,15 +75,26 @@ struct cs_predict_opts {
 
 /* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling
  * rows[0..n) (caller frees each with cs_predict_row_cleanup). A deadlock is a result, not an
- * error. 0, or a CS_ERR_* with err set (a schedule or size the executor refuses, a failed
+ * error, and so is a hang (a GPU with more threadblocks than the platform's GPU keeps resident:
+ * no replay). An LL128 plan on routes that are not all NVLink is predicted, with the warning on
+ * every row. 0, or a CS_ERR_* with err set (a schedule or size the executor refuses, a failed
  * simulation); then rows already filled are cleaned up. */
 int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err);
 void cs_predict_row_cleanup(struct cs_predict_row *row);
 
-/* The status word of a row, as every report and table spells it: "ok", "deadlock" or (with
- * keep_going) "unsupported". */
+/* Whether the LL128 plan runs a connection over a route within a node that is not all NVLink,
+ * where NCCL refuses LL128 (predict.c says why; routes that cross the network are not flagged).
+ * Costs one replay of one loop iteration when plat has PCIe links, none otherwise. 0 with *msg a
+ * new message naming the first such connection, its link and how many there are (caller frees),
+ * or NULL when there is none or the plan is not LL128; or a CS_ERR_* with err set (the replay
+ * failed). */
+int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform *plat, char **msg,
+                           struct cs_error *err);
+
+/* The status word of a row, as every report and table spells it: "ok", "deadlock", "hang" or
+ * (with keep_going) "unsupported". */
 const char *cs_predict_status_name(const struct cs_predict_row *row);
 
 #endif

@@ -108,7 +108,7 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
  * else would be compared as a move. */
 static int check_result(const struct cs_regress_base *b, long r, struct cs_error *err)
 {
-    static const char *const statuses[] = {"", "ok", "deadlock", "unsupported"};
+    static const char *const statuses[] = {"", "ok", "deadlock", "hang", "unsupported"};
     const struct cs_table *t = b->t;
     const char *status = cs_table_get(t, r, CS_REGRESS_STATUS);
     size_t k = 0;
@@ -118,8 +118,8 @@ static int check_result(const struct cs_regress_base *b, long r, struct cs_error
         k++;
     if (k == sizeof(statuses) / sizeof(statuses[0]))
         return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
-                             "bad status '%s' (ok, deadlock, unsupported, or empty before the "
-                             "first --update)",
+                             "bad status '%s' (ok, deadlock, hang, unsupported, or empty before "
+                             "the first --update)",
                              status);
     for (int c = CS_REGRESS_TIME; c <= CS_REGRESS_BUSBW; c++) {
         const char *cell = cs_table_get(t, r, c);

@@ -118,30 +118,45 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
         if (ok(row)) {
             fprintf(fp,
                     "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, "
-                    "\"status\": \"ok\"}",
+                    "\"status\": \"ok\"",
                     row->time_us, row->algbw_GBps, row->busbw_GBps);
         } else {
             fprintf(fp,
                     "\"time_us\": null, \"algbw_GBps\": null, \"busbw_GBps\": null, "
                     "\"status\": \"%s\", \"report\": ",
                     cs_predict_status_name(row));
-            json_str(fp, row->refused ? row->refused : row->res.report ? row->res.report : "");
-            fputc('}', fp);
+            json_str(fp, row->refused      ? row->refused
+                         : row->hang       ? row->hang
+                         : row->res.report ? row->res.report
+                                           : "");
         }
+        if (row->warning != NULL) {
+            fputs(", \"warning\": ", fp);
+            json_str(fp, row->warning);
+        }
+        fputc('}', fp);
     }
 }
 
 /* The first deadlock's wait-for report as `#` lines (the others are the same schedule at larger
- * sizes), and why each unsupported size is refused. */
+ * sizes), why each unsupported size is refused, why the runtime would hang and the warning (the
+ * same at every size: once each). */
 static void write_notes(FILE *fp, const struct cs_predict_row *rows, int n)
 {
-    int deadlock = 0;
+    int deadlock = 0, hang = 0, warning = 0;
 
     for (int k = 0; k < n; k++) {
         const char *p = rows[k].res.report ? rows[k].res.report : "";
 
+        if (rows[k].warning != NULL && !warning++)
+            fprintf(fp, "# warning: %s\n", rows[k].warning);
         if (rows[k].refused != NULL) {
             fprintf(fp, "# at %lld bytes: unsupported: %s\n", rows[k].size_bytes, rows[k].refused);
+            continue;
+        }
+        if (rows[k].hang != NULL) {
+            if (!hang++)
+                fprintf(fp, "# hang (at every size): %s\n", rows[k].hang);
             continue;
         }
         if (ok(&rows[k]) || deadlock++)

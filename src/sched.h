@@ -12,10 +12,7 @@
 #define CS_MAX_STEPS 64         /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
 #define CS_MAX_STEPS_LEGACY 256 /* s < 256 in the legacy runtime */
 #define CS_MAX_TBS 1024         /* tbs per GPU (32 x MAXCHANNELS) */
-/* tbs an A100 keeps resident at once: 2 per SM x 108 SMs, what the legacy runtime's limit is
- * sized for (msccl.md 2.4). Every tb waits on others, so all must be resident. */
-#define CS_RESIDENT_TBS 216
-#define CS_MAX_DEPID 127 /* depid is an int8_t */
+#define CS_MAX_DEPID 127        /* depid is an int8_t */
 
 enum cs_coll {
     CS_COLL_ALLREDUCE = 1,

@@ -19,7 +19,7 @@ int cs_sweepcsv_check_point(const struct cs_sweep *sw, long k, const struct cs_t
 struct cs_sweepcsv_join {
     long npoints;   /* distinct points */
     long nrows;     /* rows read, those of repeated points included */
-    long ndeadlock; /* joined rows whose status is deadlock */
+    long ndeadlock; /* joined rows whose status is deadlock or hang */
     long max_point;
 };
 

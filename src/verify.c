@@ -1411,7 +1411,6 @@ static void check_runtime(struct vctx *v)
 {
     const struct cs_sched *sc = v->sc;
     int exec = v->opts->runtime == CS_VERIFY_EXECUTOR;
-    const char *rt = exec ? "the executor" : "the legacy runtime";
 
     if (v->opts->runtime == CS_VERIFY_ANY)
         return;
@@ -1443,14 +1442,42 @@ static void check_runtime(struct vctx *v)
         if (!exec && gpu->ntbs > LEGACY_MAX_TBS)
             diag(v, SERROR, gpu->line, "rank %d has %d tbs: the legacy runtime allows %d", g,
                  gpu->ntbs, LEGACY_MAX_TBS);
-        else if (gpu->ntbs > CS_RESIDENT_TBS)
-            diag(v, WARN, gpu->line,
-                 "rank %d has %d tbs: %s needs them all resident at once (they wait on each "
-                 "other), and an A100 keeps about %d (2 per SM)",
-                 g, gpu->ntbs, rt, CS_RESIDENT_TBS);
     }
     if (exec && v->opts->text != NULL)
         check_tokens(v);
+}
+
+int cs_verify_find_overfull(const struct cs_sched *sched, int from, int gpu_sms, int ctas_per_sm,
+                            char *msg, size_t len)
+{
+    long resident = (long)gpu_sms * ctas_per_sm;
+
+    for (int g = from < 0 ? 0 : from; g < sched->ngpus; g++) {
+        const struct cs_gpu *gpu = &sched->gpus[g];
+
+        if (gpu->ntbs <= resident)
+            continue;
+        snprintf(msg, len,
+                 "gpu %d has %d threadblocks; at most %ld are co-resident on this GPU (%d SMs x "
+                 "%d CTA%s per SM): the runtime would hang",
+                 gpu->id, gpu->ntbs, resident, gpu_sms, ctas_per_sm, ctas_per_sm == 1 ? "" : "s");
+        return g;
+    }
+    return -1;
+}
+
+/* Every GPU whose threadblocks cannot all be resident at once: the runtime would hang. */
+static void check_residency(struct vctx *v)
+{
+    int sms = v->opts->gpu_sms ? v->opts->gpu_sms : CS_VERIFY_GPU_SMS;
+    int per_sm = v->opts->ctas_per_sm > 0 ? v->opts->ctas_per_sm : CS_VERIFY_CTAS_PER_SM;
+    char msg[256];
+
+    if (sms < 0)
+        return;
+    for (int g = cs_verify_find_overfull(v->sc, 0, sms, per_sm, msg, sizeof(msg)); g >= 0;
+         g = cs_verify_find_overfull(v->sc, g + 1, sms, per_sm, msg, sizeof(msg)))
+        diag(v, SERROR, v->sc->gpus[g].line, "%s", msg);
 }
 
 /* Free the checker's index and graph; the result stays with the caller. */
@@ -1467,7 +1494,7 @@ static void vctx_cleanup(struct vctx *v)
 
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
 {
-    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0};
+    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0, 0, 0};
 
     return cs_verify_check_opts(sched, &o, out);
 }
@@ -1475,8 +1502,8 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
 int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
                          struct cs_verify_result **out)
 {
-    static void (*const passes[])(struct vctx *) = {build_index, check_tbs, check_runtime,
-                                                    check_connections, check_deadlock};
+    static void (*const passes[])(struct vctx *) = {
+        build_index, check_tbs, check_runtime, check_residency, check_connections, check_deadlock};
     struct vctx v = {.sc = sched,
                      .opts = opts,
                      .max_diags = opts->max_diags > 0 ? opts->max_diags : CS_VERIFY_MAX_DIAGS};

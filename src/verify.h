@@ -54,11 +54,23 @@ enum cs_verify_runtime {
     CS_VERIFY_LEGACY,
 };
 
+/* Co-residency. The runtime launches every threadblock of a GPU as one grid and they spin on
+ * each other's flags, but nothing checks that they fit on the GPU at once (runtime-audit.md
+ * section 0 row 2; msccl.md 2.4). The executor's kernel is built with -maxrregcount=96 (executor
+ * makefiles/common.mk:70) and launched with 544 (Simple) or 640 (LL, LL128) threads
+ * (msccl_setup.cc:457-465); ptxas gives it 96 registers, and 640 x 96 = 61,440 of an SM's 65,536
+ * registers: one CTA per SM. An A100 has 108 SMs (nccl-a100.md 2); H100 SXM and H200 132. The
+ * defaults of cs.gpu_sms and cs.ctas_per_sm (params.h). */
+#define CS_VERIFY_GPU_SMS 108
+#define CS_VERIFY_CTAS_PER_SM 1
+
 struct cs_verify_opts {
     int max_diags; /* <= 0: CS_VERIFY_MAX_DIAGS */
     enum cs_verify_runtime runtime;
     const char *text; /* the file as read, for the runtime's tokenizer rules; NULL: not checked */
     size_t len;
+    int gpu_sms;     /* SMs per GPU; 0: CS_VERIFY_GPU_SMS; < 0: co-residency not checked */
+    int ctas_per_sm; /* threadblocks co-resident per SM; <= 0: CS_VERIFY_CTAS_PER_SM */
 };
 
 /* "executor" or "legacy"; 0 (CS_VERIFY_ANY) for anything else. */
@@ -66,8 +78,8 @@ enum cs_verify_runtime cs_verify_runtime_parse(const char *name);
 
 /* cs_verify_check, plus what the chosen runtime loads and refuses: required <algo> attributes,
  * collective names, steps and threadblocks against its limits, nodes per rank, and (with text)
- * its tokenizer's rules. Those are structural errors; co-residency of the threadblocks a
- * warning. */
+ * its tokenizer's rules. Those are structural errors, and so is a GPU with more threadblocks than
+ * opts' SMs x CTAs per SM keep resident (cs_verify_find_overfull), whatever the runtime. */
 int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
                          struct cs_verify_result **out);
 
@@ -78,5 +90,15 @@ int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_op
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out);
 
 void cs_verify_result_free(struct cs_verify_result *res);
+
+/* The first GPU, in id order from index `from` of sched->gpus on, with more threadblocks than a
+ * GPU of gpu_sms SMs keeps resident at ctas_per_sm CTAs per SM (both at least 1), or -1 when every
+ * one fits. The runtime hangs on such a GPU: its threadblocks wait on each other, and those that
+ * find no SM start only when a resident one finishes. That a resident one could finish without
+ * them is not checked: CUDA promises no dispatch order. When a GPU is found, msg (len > 0) says
+ * "gpu G has N threadblocks; at most R are co-resident on this GPU (S SMs x C CTA per SM): the
+ * runtime would hang". */
+int cs_verify_find_overfull(const struct cs_sched *sched, int from, int gpu_sms, int ctas_per_sm,
+                            char *msg, size_t len);
 
 #endif

@@ -92,6 +92,20 @@ START_TEST(set_values)
     ck_assert_msg(strstr(err.msg, "unknown platform parameter") != NULL, "%s", err.msg);
     ck_assert_int_eq(cs_params_set(&p, "cs.tb_Bps.LL256", "1", NULL), CS_ERR_INVALID);
     ck_assert_int_eq(cs_params_set(&p, "launch_s", "1", NULL), CS_ERR_INVALID);
+    /* SMs per GPU and CTAs per SM are whole numbers from 1: an A100 by default. */
+    ck_assert(p.gpu_sms == 108 && p.ctas_per_sm == 1);
+    ck_assert_int_eq(cs_params_set(&p, "cs.gpu_sms", "132", NULL), 0);
+    ck_assert_int_eq(cs_params_set(&p, "cs.ctas_per_sm", "2", NULL), 0);
+    ck_assert(p.gpu_sms == 132 && p.ctas_per_sm == 2);
+    for (const char *const *v = (const char *const[]){"0", "1.5", "1e3", "2000000", NULL};
+         *v != NULL; v++) {
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_params_set(&p, "cs.gpu_sms", *v, &err), CS_ERR_INVALID);
+        ck_assert_msg(strstr(err.msg, "is not a whole number from 1 to 1048576") != NULL, "%s",
+                      err.msg);
+    }
+    ck_assert_int_eq(cs_params_set(&p, "cs.ctas_per_sm", "0", NULL), CS_ERR_INVALID);
+    ck_assert(p.gpu_sms == 132 && p.ctas_per_sm == 2);
 }
 END_TEST
 

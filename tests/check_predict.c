@@ -158,6 +158,151 @@ START_TEST(test_predict_run)
 }
 END_TEST
 
+/* Co-residency: a GPU with as many threadblocks as SMs x CTAs per SM is predicted; one more
+ * threadblock than that hangs at every size (no replay, no time), with the count in the reason;
+ * a size the executor refuses stays unsupported. The generator's 8-GPU hierarchical schedule with
+ * 8 instances has 128 per GPU: load accepts it, and it hangs on an A100. */
+START_TEST(test_hang)
+{
+    char path[64], want[256];
+    struct cs_params p;
+    struct cs_platform *plat;
+    struct cs_sched *s = NULL;
+    struct cs_predict_row rows[2];
+    long long sizes[2] = {4096, 1LL << 40};
+    struct cs_predict_opts o = {0};
+    struct cs_predict_input in = {NULL, "hierarchical:gpus=8,instances=8,protocol=LL", path, NULL,
+                                  0};
+    int ntbs;
+
+    cs_params_init(&p);
+    ck_assert(p.gpu_sms == 108 && p.ctas_per_sm == 1);
+    plat = test_platform_hier(4, 2, &p, path);
+    ck_assert(plat->params.gpu_sms == 108 && plat->params.ctas_per_sm == 1);
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,channels=2,protocol=Simple", &s, NULL), 0);
+    ntbs = s->gpus[0].ntbs;
+    for (int g = 0; g < s->ngpus; g++)
+        ck_assert_int_eq(s->gpus[g].ntbs, ntbs);
+    o.type_bytes = 4;
+    o.keep_going = 1;
+    /* At the limit: replayed. */
+    plat->params.gpu_sms = ntbs;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 1, rows, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "ok");
+    ck_assert_ptr_null(rows[0].hang);
+    cs_predict_row_cleanup(&rows[0]);
+    /* Two CTAs per SM on half the SMs: the same limit. */
+    plat->params.gpu_sms = ntbs / 2;
+    plat->params.ctas_per_sm = 2;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 1, rows, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "ok");
+    cs_predict_row_cleanup(&rows[0]);
+    /* One threadblock over it: a hang, except at the size the executor refuses. */
+    plat->params.gpu_sms = ntbs - 1;
+    plat->params.ctas_per_sm = 1;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 2, rows, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "hang");
+    snprintf(want, sizeof(want),
+             "gpu 0 has %d threadblocks; at most %d are co-resident on this GPU (%d SMs x 1 CTA "
+             "per SM): the runtime would hang",
+             ntbs, ntbs - 1, ntbs - 1);
+    ck_assert_str_eq(rows[0].hang, want);
+    ck_assert(rows[0].res.status != CS_REPLAY_OK && rows[0].time_us == 0);
+    ck_assert(rows[0].res.ncalls == 0 && rows[0].busbw_GBps == 0);
+    ck_assert_int_eq(rows[0].niter, 1);
+    ck_assert_str_eq(cs_predict_status_name(&rows[1]), "unsupported");
+    cs_predict_row_cleanup(&rows[0]);
+    cs_predict_row_cleanup(&rows[1]);
+    cs_sched_free(s);
+    cs_platform_free(plat);
+
+    /* runtime-audit.md section 0 row 2: 128 threadblocks per GPU on an A100, 132 SMs enough. */
+    s = NULL;
+    plat = NULL;
+    ck_assert_int_eq(cs_predict_load(&in, &s, &plat, NULL), 0);
+    ck_assert_int_eq(s->gpus[0].ntbs, 128);
+    sizes[0] = 65536;
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 1, rows, NULL), 0);
+    ck_assert_str_eq(rows[0].hang, "gpu 0 has 128 threadblocks; at most 108 are co-resident on "
+                                   "this GPU (108 SMs x 1 CTA per SM): the runtime would hang");
+    cs_predict_row_cleanup(&rows[0]);
+    ck_assert_int_eq(cs_params_set(&plat->params, "cs.gpu_sms", "132", NULL), 0);
+    ck_assert_int_eq(cs_predict_run(s, plat, &o, sizes, 1, rows, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "ok");
+    cs_predict_row_cleanup(&rows[0]);
+    cs_sched_free(s);
+    cs_platform_free(plat);
+    unlink(path);
+}
+END_TEST
+
+/* The LL128 warning of spec on a platform: NULL or the message (caller frees), checked to be on
+ * every row of a two-size run. */
+static char *ll128_warning(const char *spec, const struct cs_platform *plat)
+{
+    struct cs_sched *s = NULL;
+    struct cs_predict_row rows[2];
+    long long sizes[2] = {65536, 131072};
+    struct cs_predict_opts o = {0};
+    struct cs_error err;
+    char *w;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
+    o.type_bytes = 4;
+    ck_assert_msg(cs_predict_run(s, plat, &o, sizes, 2, rows, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(cs_predict_status_name(&rows[0]), "ok");
+    w = rows[0].warning ? strdup(rows[0].warning) : NULL;
+    if (w != NULL)
+        ck_assert_str_eq(rows[1].warning, w);
+    else
+        ck_assert_ptr_null(rows[1].warning);
+    cs_predict_row_cleanup(&rows[0]);
+    cs_predict_row_cleanup(&rows[1]);
+    cs_sched_free(s);
+    return w;
+}
+
+/* LL128 off NVLink: on a 4 x 2 a100-hier platform (columns joined by PCIe) an 8-GPU ring crosses
+ * PCIe on exactly two of its 8 connections (3 -> 4 and 7 -> 0); a 4-GPU ring stays on the first
+ * column's NVLink; LL does not care. Across the network (two DGX nodes: the GPU-NIC links are
+ * PCIe) NCCL allows LL128: nothing flagged. */
+START_TEST(test_ll128_off_nvlink)
+{
+    static const char first[] =
+        "LL128 over a path that is not NVLink: connection gpu 3 -> gpu 4 channel 0 crosses "
+        "gpu3_pcie";
+    char path[64], *w;
+    struct cs_params p;
+    struct cs_platform *plat;
+    struct cs_platform_spec spec;
+
+    cs_params_init(&p);
+    plat = test_platform_hier(4, 2, &p, path);
+    w = ll128_warning("ring:gpus=8,channels=1,protocol=LL128", plat);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_msg(strncmp(w, first, strlen(first)) == 0, "%s", w);
+    ck_assert_msg(strstr(w, "(pcie), like 1 more of the 8 connections; NCCL enables LL128 only "
+                            "where every path within a node is NVLink") != NULL,
+                  "%s", w);
+    free(w);
+    ck_assert_ptr_null(ll128_warning("ring:gpus=8,channels=1,protocol=LL", plat));
+    ck_assert_ptr_null(ll128_warning("ring:gpus=4,channels=1,protocol=LL128", plat));
+    cs_platform_free(plat);
+    unlink(path);
+
+    cs_platform_spec_init(&spec, CS_FAM_DGX);
+    spec.nodes = 2;
+    snprintf(path, sizeof(path), "/tmp/cs-plat-XXXXXX");
+    close(mkstemp(path));
+    ck_assert_int_eq(cs_platform_write(&spec, &p, path, NULL), 0);
+    ck_assert_int_eq(cs_platform_read(path, &plat, NULL), 0);
+    ck_assert_ptr_null(ll128_warning("ring:gpus=16,channels=1,protocol=LL128", plat));
+    cs_platform_free(plat);
+    unlink(path);
+}
+END_TEST
+
 /* Steady-state extrapolation: the same verdicts as the full replay and times within 1e-6, a ring
  * whose short replays settle with a period of two iterations and a schedule that deadlocks. The
  * full replay's clock gathers SimGrid's rounding over long runs (up to about 1e-7). */
@@ -207,7 +352,8 @@ START_TEST(test_extrapolate)
 }
 END_TEST
 
-/* The three formats of a report with one finished and one deadlocked row. */
+/* The three formats of a report with one finished and one deadlocked row; unsupported and hung
+ * rows and a warning. */
 START_TEST(test_report)
 {
     static char report[] = "gpu 0 waits\ngpu 1 waits";
@@ -272,6 +418,50 @@ START_TEST(test_report)
         ck_assert_str_eq(cs_predict_status_name(&r3[2]), "unsupported");
     }
 
+    /* Two hung sizes with a warning: one note each, whatever the number of rows. */
+    {
+        static char why[] = "gpu 0 has 128 threadblocks", warn[] = "LL128 over PCIe";
+        struct cs_predict_row h[2] = {{0}, {0}};
+
+        for (int k = 0; k < 2; k++) {
+            h[k].size_bytes = 1024 << k, h[k].count = 256 << k;
+            h[k].hang = why, h[k].warning = warn;
+        }
+        fp = open_memstream(&buf, &len);
+        ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &m, h, 2), 0);
+        fclose(fp);
+        ck_assert_str_eq(buf, CS_REPORT_CSV_HEADER
+                         "\n"
+                         "1024,256,float,,,,hang\n2048,512,float,,,,hang\n"
+                         "# warning: LL128 over PCIe\n"
+                         "# hang (at every size): gpu 0 has 128 threadblocks\n");
+        free(buf);
+        fp = open_memstream(&buf, &len);
+        ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_TABLE, &m, h, 2), 0);
+        fclose(fp);
+        ck_assert_ptr_nonnull(strstr(buf, "     N/A        -       -       -     N/A  hang\n"));
+        ck_assert_ptr_nonnull(strstr(buf, "# Avg bus bandwidth    : 0 \n#\n"
+                                          "# warning: LL128 over PCIe\n"
+                                          "# hang (at every size): gpu 0 has 128 threadblocks\n"));
+        free(buf);
+        fp = open_memstream(&buf, &len);
+        ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &m, h, 2), 0);
+        fclose(fp);
+        ck_assert_ptr_nonnull(strstr(buf, "\"status\": \"hang\", \"report\": \"gpu 0 has 128 "
+                                          "threadblocks\", \"warning\": \"LL128 over PCIe\"}\n]}"));
+        free(buf);
+        /* A finished row keeps its warning in JSON too. */
+        rows[0].warning = warn;
+        fp = open_memstream(&buf, &len);
+        ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &m, rows, 1), 0);
+        fclose(fp);
+        ck_assert_ptr_nonnull(
+            strstr(buf, "\"status\": \"ok\", \"warning\": \"LL128 over PCIe\"}\n]}"));
+        free(buf);
+        rows[0].warning = NULL;
+        ck_assert_str_eq(cs_predict_status_name(&h[0]), "hang");
+    }
+
     ck_assert_int_eq(cs_report_fmt_parse("json"), CS_REPORT_JSON);
     ck_assert_int_eq(cs_report_fmt_parse("xml"), 0);
     for (int c = 0; c < CS_REPORT_CSV_NCOLS; c++)
@@ -282,8 +472,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_sizes, 1},       {test_load, 1},   {test_predict_run, 1},
-        {test_extrapolate, 1}, {test_report, 1}, {NULL, 0},
+        {test_sizes, 1},  {test_load, 1}, {test_predict_run, 1},      {test_extrapolate, 1},
+        {test_report, 1}, {test_hang, 1}, {test_ll128_off_nvlink, 1}, {NULL, 0},
     };
 
     return test_run("predict", 60, tests, NULL);

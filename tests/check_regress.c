@@ -176,7 +176,7 @@ START_TEST(read_refused_results)
         {"12", "fast", "ok", "busbw_GBps 'fast' is not a number >= 0"},
         {"", "", "ok", "status ok without a time_us"},
         {"12", "1", "OK",
-         "bad status 'OK' (ok, deadlock, unsupported, or empty before the first "
+         "bad status 'OK' (ok, deadlock, hang, unsupported, or empty before the first "
          "--update)"},
         {"12", "1", "timeout", "bad status 'timeout'"},
     };
@@ -201,7 +201,8 @@ START_TEST(read_refused_results)
 END_TEST
 
 /* Rows not yet predicted (empty status and times, as results/regression/cases.sh writes them),
- * deadlocks and unsupported sizes without times, and times in any number syntax are accepted. */
+ * deadlocks, hangs and unsupported sizes without times, and times in any number syntax are
+ * accepted. */
 START_TEST(read_results_accepted)
 {
     struct cs_regress_base *b = NULL;
@@ -213,12 +214,13 @@ START_TEST(read_results_accepted)
     snprintf(text, sizeof(text),
              HEADER
              "gen:ring:gpus=4,%s,LL,1024,,,\ngen:ring:gpus=4,%s,LL,2048,,,deadlock\n"
-             "gen:ring:gpus=4,%s,LL,4096,,,unsupported\ngen:ring:gpus=4,%s,LL,8192,1e1,0,ok\n",
-             plat, plat, plat, plat);
+             "gen:ring:gpus=4,%s,LL,4096,,,unsupported\ngen:ring:gpus=4,%s,LL,8192,1e1,0,ok\n"
+             "gen:ring:gpus=4,%s,LL,16384,,,hang\n",
+             plat, plat, plat, plat, plat);
     path = write_baseline(text);
     cs_error_init(&err);
     ck_assert_msg(cs_regress_read(path, &b, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(b->t->nrows, 4);
+    ck_assert_int_eq(b->t->nrows, 5);
     cs_regress_free(b);
     remove_baseline(path);
 }

@@ -694,6 +694,64 @@ START_TEST(test_generated_hierarchical)
 }
 END_TEST
 
+/* Co-residency: runtime-audit.md section 0 row 2's 8-GPU hierarchical schedule of 8 instances
+ * has 128 threadblocks per GPU: an error per GPU on an A100 (108 SMs x 1 CTA), none at 128 SMs
+ * (the count at the limit), an error again at 127, and none when the check is off. */
+START_TEST(test_residency)
+{
+    struct cs_sched *s = NULL;
+    struct cs_verify_result *res;
+    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, 0, 0};
+    char msg[256];
+
+    ck_assert_int_eq(cs_gen_from_spec("hierarchical:gpus=8,instances=8,protocol=LL", &s, NULL), 0);
+    res = verify_sched(s, 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_int_eq(res->nstructure_errors, 8);
+    ck_assert_int_eq(res->ndiags, 8);
+    ck_assert_int_eq(res->diags[0].severity, CS_VERIFY_ERROR);
+    ck_assert_int_eq(res->diags[0].line, s->gpus[0].line);
+    ck_assert_str_eq(res->diags[0].msg, "gpu 0 has 128 threadblocks; at most 108 are co-resident "
+                                        "on this GPU (108 SMs x 1 CTA per SM): the runtime would "
+                                        "hang");
+    ck_assert_ptr_nonnull(strstr(res->diags[7].msg, "gpu 7 has 128 threadblocks"));
+    cs_verify_result_free(res);
+
+    o.gpu_sms = 128;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    o.gpu_sms = 64;
+    o.ctas_per_sm = 2;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    o.gpu_sms = 127;
+    o.ctas_per_sm = 0;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_int_eq(res->nstructure_errors, 8);
+    ck_assert_str_eq(res->diags[0].msg, "gpu 0 has 128 threadblocks; at most 127 are co-resident "
+                                        "on this GPU (127 SMs x 1 CTA per SM): the runtime would "
+                                        "hang");
+    cs_verify_result_free(res);
+    o.gpu_sms = -1;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+
+    ck_assert_int_eq(cs_verify_find_overfull(s, 0, 128, 1, msg, sizeof(msg)), -1);
+    ck_assert_int_eq(cs_verify_find_overfull(s, 0, 32, 4, msg, sizeof(msg)), -1);
+    ck_assert_int_eq(cs_verify_find_overfull(s, 0, 25, 5, msg, sizeof(msg)), 0);
+    ck_assert_str_eq(msg, "gpu 0 has 128 threadblocks; at most 125 are co-resident on this GPU "
+                          "(25 SMs x 5 CTAs per SM): the runtime would hang");
+    ck_assert_int_eq(cs_verify_find_overfull(s, 5, 127, 1, msg, sizeof(msg)), 5);
+    ck_assert_ptr_nonnull(strstr(msg, "gpu 5 has 128"));
+    ck_assert_int_eq(cs_verify_find_overfull(s, 8, 1, 1, msg, sizeof(msg)), -1);
+    cs_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -716,6 +774,7 @@ int main(void)
         {test_ring_generated, 1},
         {test_ring_at_scale, 1},
         {test_generated_hierarchical, 1},
+        {test_residency, 1},
         {NULL, 0},
     };
     const struct test_case shared[] = {

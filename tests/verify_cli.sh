@@ -111,5 +111,50 @@ run 2 "$tmp/enc.xml"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && has "$tmp/err" "enc.xml:1: malformed XML" ||
     { echo "FAIL: an undecodable file: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
 
+# Co-residency: 128 threadblocks per GPU (runtime-audit.md section 0 row 2) do not fit an A100's
+# 108 SMs at one CTA per SM: an error per GPU naming the count; --sms and a platform's
+# cs.gpu_sms change the GPU (--sms wins); the count at the limit passes, one more fails.
+"$collsim" gen hierarchical --gpus 8 --instances 8 --protocol LL -o "$tmp/h128.xml" || exit 99
+run 2 "$tmp/h128.xml"
+has "$tmp/err" "$tmp/h128.xml:2: gpu 0 has 128 threadblocks; at most 108 are co-resident on this GPU (108 SMs x 1 CTA per SM): the runtime would hang"
+has "$tmp/err" "gpu 7 has 128 threadblocks"
+has "$tmp/out" "h128.xml: invalid: 8 structural errors"
+run 0 --sms 128 "$tmp/h128.xml"
+run 2 --sms 127 "$tmp/h128.xml"
+has "$tmp/err" "at most 127 are co-resident on this GPU (127 SMs x 1 CTA per SM)"
+"$collsim" platform dgx-a100 --set cs.gpu_sms=132 -o "$tmp/h200.xml" || exit 99
+run 0 --platform "$tmp/h200.xml" "$tmp/h128.xml"
+run 2 --platform "$tmp/h200.xml" --sms 127 "$tmp/h128.xml"
+"$collsim" platform dgx-a100 --set cs.gpu_sms=32 --set cs.ctas_per_sm=4 -o "$tmp/c4.xml" || exit 99
+run 0 --platform "$tmp/c4.xml" "$tmp/h128.xml"
+run 2 --sms 0 "$tmp/h128.xml"
+has "$tmp/err" "--sms: '0' is out of range"
+run 2 --platform "$tmp/none.xml" "$tmp/h128.xml"
+has "$tmp/err" "none.xml"
+"$collsim" help verify >"$tmp/help" 2>&1
+has "$tmp/help" "--sms N         SMs per GPU for the co-residency check (default 108"
+
+# LL128 off NVLink, with a platform: a warning on stderr (exit unchanged) when a connection's
+# route within a node crosses PCIe; none without a platform, with -q, on NVLink alone, across the
+# network, or for LL; a platform with too few GPUs is an error.
+"$collsim" gen ring --gpus 8 --channels 1 --protocol LL128 -o "$tmp/r128.xml" || exit 99
+"$collsim" gen ring --gpus 8 --channels 1 --protocol LL -o "$tmp/rll.xml" || exit 99
+run 0 --platform "$src/platforms/a100-hier-4x2.xml" "$tmp/r128.xml"
+has "$tmp/err" "$tmp/r128.xml: warning: LL128 over a path that is not NVLink: connection gpu 3 -> gpu 4 channel 0 crosses gpu3_pcie"
+has "$tmp/err" "(pcie), like 1 more of the 8 connections; NCCL enables LL128 only where every path within a node is NVLink"
+has "$tmp/out" "r128.xml: ok: allreduce on 8 gpus"
+for args in "$tmp/r128.xml" "-q --platform $src/platforms/a100-hier-4x2.xml $tmp/r128.xml" \
+    "--platform $src/platforms/a100-hier-4x2.xml $tmp/rll.xml" \
+    "--platform $src/platforms/dgx-a100.xml $tmp/r128.xml"; do
+    # shellcheck disable=SC2086
+    run 0 $args
+    [ -s "$tmp/err" ] && { echo "FAIL: verify $args: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+done
+"$collsim" gen ring --gpus 16 --channels 1 --protocol LL128 -o "$tmp/r16.xml" || exit 99
+run 0 --platform "$src/platforms/dgx-a100-2node.xml" "$tmp/r16.xml"
+[ -s "$tmp/err" ] && { echo "FAIL: LL128 across nodes flagged: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+run 2 --platform "$src/platforms/a100-hier-2x2.xml" "$tmp/r128.xml"
+has "$tmp/err" "r128.xml: the schedule needs 8 GPUs but $src/platforms/a100-hier-2x2.xml has 4"
+
 echo "verify_cli.sh: $fails failures"
 [ "$fails" -eq 0 ]
