@@ -52,9 +52,11 @@ const char cmd_predict_usage[] =
     "line and `# Avg bus bandwidth` footer; count is per rank for allgather, reduce_scatter and\n"
     "alltoall, as nccl-tests prints it. -d takes nccl-tests' types (int8 uint8 int32 uint32\n"
     "int64 uint64 half float double bfloat16 f8e4m3 f8e5m2) or all (each type in turn).\n"
+    "-g G (nccl-tests' GPUs per thread) sets cs.gpus_per_process: one thread launches its G\n"
+    "GPUs' kernels in turn, cs.launch_gpu_s apart (default 1: a process per GPU, as mpirun).\n"
     "nccl-tests options a simulation has no use for are accepted and ignored, so that a pasted\n"
-    "command line runs: -n -w -m -c -g -t -G -a -z -y -T -C -R -r N (iterations, warm-up,\n"
-    "aggregation, data check, GPUs and threads per process, CUDA graphs, averaging, blocking,\n"
+    "command line runs: -n -w -m -c -t -G -a -z -y -T -C -R -r N (iterations, warm-up,\n"
+    "aggregation, data check, threads per process, CUDA graphs, averaging, blocking,\n"
     "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
@@ -75,6 +77,7 @@ struct predict_args {
     enum cs_report_fmt fmt;
     int verbose, want_stats, no_extrapolate;
     const char *trace_path;
+    char gpus_set[64]; /* -g G: cs.gpus_per_process=G */
 };
 
 enum {
@@ -192,9 +195,22 @@ static int take_option(void *ctx, int c, const char *v)
             return cmd_usage_error("too many --set options");
         a->sets[a->in.nsets++] = v;
         return 0;
+    case 'g': {
+        /* nccl-tests' GPUs per thread: one thread launches them in turn */
+        long long g;
+        int rc = cmd_opt_ll("-g", v, 1, 1024, &g, "a GPU count from 1 to 1024");
+
+        if (rc != 0)
+            return rc;
+        if (a->in.nsets == MAX_SETS)
+            return cmd_usage_error("too many --set options");
+        snprintf(a->gpus_set, sizeof(a->gpus_set), "cs.gpus_per_process=%lld", g);
+        a->sets[a->in.nsets++] = a->gpus_set;
+        return 0;
     }
-    return strchr("nwmcgtGazyTCRrio", c) != NULL || c == OPT_PARALLEL_INIT ? ignored_option(c, v)
-                                                                           : CS_EXIT_USAGE;
+    }
+    return strchr("nwmctGazyTCRrio", c) != NULL || c == OPT_PARALLEL_INIT ? ignored_option(c, v)
+                                                                          : CS_EXIT_USAGE;
 }
 
 static int parse_args(int argc, char **argv, struct predict_args *a)

@@ -517,7 +517,7 @@ static void tb_main(int argc, char **argv)
     if (tb->gpu % per > 0 && par->launch_gpu_s > 0) {
         sg_actor_sleep_for(tb->gpu % per * par->launch_gpu_s);
         if (S.tl)
-            record(ts, CS_TL_OVERHEAD, -1);
+            record(ts, CS_TL_LAUNCH, -1);
     }
 
     for (int it = 0; it < S.plan->sz.niter; it++) {

@@ -10,7 +10,7 @@
 static int is_work(int kind)
 {
     return kind == CS_TL_OVERHEAD || kind == CS_TL_UNIT || kind == CS_TL_LOCAL ||
-           kind == CS_TL_LATENCY;
+           kind == CS_TL_LATENCY || kind == CS_TL_LAUNCH;
 }
 
 static int is_wait(int kind)
@@ -266,8 +266,8 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
     /* per tb: busy, wait data, wait credit, wait flag (the column of each kind of event: a unit in
      * flight for the hop latency is, to its receiver, a wait for data), then end */
     static const int col[] = {
-        [CS_TL_OVERHEAD] = 0,  [CS_TL_UNIT] = 0,        [CS_TL_LOCAL] = 0,    [CS_TL_LATENCY] = 1,
-        [CS_TL_WAIT_DATA] = 1, [CS_TL_WAIT_CREDIT] = 2, [CS_TL_WAIT_FLAG] = 3};
+        [CS_TL_OVERHEAD] = 0,  [CS_TL_UNIT] = 0,        [CS_TL_LOCAL] = 0,     [CS_TL_LATENCY] = 1,
+        [CS_TL_WAIT_DATA] = 1, [CS_TL_WAIT_CREDIT] = 2, [CS_TL_WAIT_FLAG] = 3, [CS_TL_LAUNCH] = 0};
     double *acc = calloc((size_t)plan->ntbs * 5 + 1, sizeof(*acc)), *a;
 
     if (acc == NULL)
@@ -301,7 +301,7 @@ static void write_tbs(FILE *fp, const struct cs_plan *plan, const struct cs_time
 
 /* What a part of the critical path is, in words. */
 /* What the time of the critical path goes to: by[BY_*]. */
-enum { BY_OVERHEAD, BY_NETWORK, BY_RATE, BY_LOCAL, NBY };
+enum { BY_OVERHEAD, BY_NETWORK, BY_RATE, BY_LOCAL, BY_LAUNCH, NBY };
 
 static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p, double *by)
 {
@@ -313,6 +313,9 @@ static void part_kind(const struct cs_timeline *tl, const struct cs_crit_part *p
         break;
     case CS_TL_LOCAL:
         by[BY_LOCAL] += p->dur_s;
+        break;
+    case CS_TL_LAUNCH:
+        by[BY_LAUNCH] += p->dur_s;
         break;
     case CS_TL_LATENCY:
         by[BY_NETWORK] += p->dur_s; /* the hop latency of the route */
@@ -335,7 +338,7 @@ static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_
                           const struct cs_critpath *cp, int a, int b, double total)
 {
     static const char *const names[NBY] = {"call overhead", "network", "tb copy/reduce rate",
-                                           "local op"};
+                                           "local op", "later launch"};
     double by[NBY] = {0}, dur = 0;
     const struct cs_tl_event *e0 = &tl->events[cp->parts[a].ev];
     const struct cs_plan_tb *tb = &plan->tbs[e0->tb];
@@ -400,6 +403,9 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
             100 * by[BY_OVERHEAD] / total, by[BY_NETWORK] * 1e6, 100 * by[BY_NETWORK] / total,
             by[BY_RATE] * 1e6, 100 * by[BY_RATE] / total, by[BY_LOCAL] * 1e6,
             100 * by[BY_LOCAL] / total);
+    if (by[BY_LAUNCH] > 0)
+        fprintf(fp, ",\n           later launch %.3f (%.2f%%)", by[BY_LAUNCH] * 1e6,
+                100 * by[BY_LAUNCH] / total);
     if (cp->unattributed_s > 0)
         fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
                 100 * cp->unattributed_s / total);

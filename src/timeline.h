@@ -17,6 +17,8 @@ enum cs_tl_kind {
     CS_TL_WAIT_FLAG,   /* wait for a dependency flag; other = the tb that publishes it */
     CS_TL_LATENCY,     /* work of the route: a received unit still in flight for the hop
                         * latency after its sender posted it; other = the sending tb */
+    CS_TL_LAUNCH,      /* work: the GPU's kernel starts late, its process launching the GPUs
+                        * before it first (cs.launch_gpu_s x its place in the process) */
 };
 
 /* Work and waits of one tb tile [0, its end] without gaps or overlaps; CALL events span some of

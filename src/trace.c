@@ -256,6 +256,10 @@ static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_ti
         slice(fp, "call overhead", "overhead", tb, b0, b1);
         fprintf(fp, "}");
         break;
+    case CS_TL_LAUNCH:
+        slice(fp, "later launch", "launch", tb, b0, b1);
+        fprintf(fp, "}");
+        break;
     case CS_TL_UNIT:
         write_unit(fp, e, tb, p0, p1);
         break;

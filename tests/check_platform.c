@@ -10,16 +10,17 @@
 #include "platform.h"
 #include "runner.h"
 
-/* Only the keys the writer turns into <link> bandwidths (and the socket link's latency) are refused on a loaded platform, with a
- * message naming `collsim platform --set`; every other key, known or not, passes. */
+/* Only the keys the writer turns into <link> bandwidths (and the socket link's latency) are refused
+ * on a loaded platform, with a message naming `collsim platform --set`; every other key, known or
+ * not, passes. */
 START_TEST(link_keys_refused)
 {
     static const char *const links[] = {"cs.link_Bps.nvlink", "cs.link_Bps.pcie", "cs.link_Bps.net",
                                         "cs.sys_Bps", "cs.sys_lat_s"};
     /* cs.link_lat_s is each hop's latency, which the replay takes from the parameters */
     static const char *const others[] = {
-        "cs.launch_s",        "cs.deploy_s",       "cs.call_s.LL.net",  "cs.tb_Bps.Simple",
-        "cs.copy_Bps",        "cs.reduce_Bps",     "cs.link_Bps.ib",    "cs.sys_Bps.pcie",
+        "cs.launch_s",          "cs.deploy_s",       "cs.call_s.LL.net", "cs.tb_Bps.Simple",
+        "cs.copy_Bps",          "cs.reduce_Bps",     "cs.link_Bps.ib",   "cs.sys_Bps.pcie",
         "cs.link_lat_s.nvlink", "cs.link_lat_s.net", "cs.nope"};
     struct cs_error err;
     char want[128];
