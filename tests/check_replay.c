@@ -507,6 +507,55 @@ START_TEST(test_credits_block)
 }
 END_TEST
 
+/* The same over the network (two a100-hier columns joined by net, one GPU each): the proxy's
+ * window adds CS_NET_PROXY_DEPTH slots, so 16 calls go at once and end at D; the 17th of 24
+ * waits for the receiver at D, and the last arrives at D + 8 T + HOP. */
+START_TEST(test_net_window)
+{
+    struct cs_platform_spec spec;
+    struct cs_platform *plat = NULL;
+    struct cs_params p;
+    double T = 2 * 32768 / BW, D;
+    int fd;
+
+    ck_assert_int_eq(CS_NCCL_STEPS + CS_NET_PROXY_DEPTH, 16);
+    cs_params_init(&p);
+    p.link_Bps[CS_LINK_NVLINK] = p.link_Bps[CS_LINK_PCIE] = p.link_Bps[CS_LINK_NET] = BW;
+    p.link_lat_s[CS_LINK_NET] = HOP;
+    cs_platform_spec_init(&spec, CS_FAM_HIER);
+    spec.rows = 1;
+    spec.columns = 2;
+    spec.between = CS_LINK_NET;
+    snprintf(plat_path, sizeof(plat_path), "/tmp/cs-plat-XXXXXX");
+    fd = mkstemp(plat_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(cs_platform_write(&spec, &p, plat_path, NULL), 0);
+    ck_assert_int_eq(cs_platform_read(plat_path, &plat, NULL), 0);
+    plat->params.launch_s = 0;
+    test_platform_bare(plat);
+    plat->params.reduce_Bps = 1e9;
+    D = 3 * 32768 / 1e9;
+    ck_assert(D > 16 * T);
+    for (int cnt = 16; cnt <= 24; cnt += 8) {
+        struct cs_sched *s = new_sched(2, 24);
+        struct cs_tb *rt;
+        struct cs_replay_result r;
+
+        add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, cnt, -1, -1, 0);
+        rt = add_tb(&s->gpus[1], -1, 0);
+        add_step(add_tb(&s->gpus[1], -1, -1), CS_STEP_RE, 1, -1, -1, 1);
+        add_step(rt, CS_STEP_R, cnt, 1, 0, 0);
+        r = run(s, plat, 24 * 32768, CS_PROTO_LL);
+        ck_assert_int_eq(r.status, CS_REPLAY_OK);
+        ck_assert_int_eq(r.ntransfers, cnt);
+        assert_rel(r.time_s, cnt == 16 ? D : D + 8 * T + HOP);
+        cs_sched_free(s);
+    }
+    drop(plat);
+}
+END_TEST
+
 /* The seed at 4 GPUs, Simple: 4 MiB finishes, 16 MiB deadlocks (DEADLOCK_SCAN.tsv), with the
  * two send tbs waiting on each other's credits. */
 START_TEST(test_seed_deadlock)
@@ -621,6 +670,7 @@ int main(void)
         {test_ring_closed_form, 1},
         {test_gen_ring_closed_form, 1},
         {test_credits_block, 1},
+        {test_net_window, 1},
         {test_seed_deadlock, 1},
         {test_deadlock_no_cycle, 1},
         {test_refused, 1},
