@@ -1,27 +1,30 @@
 /* replay.c: the SimGrid replay of an execution plan: one actor per threadblock, 8-slot credit
  * windows per directed connection, flags between threadblocks, protocol costs, deadlock report.
  *
- * Timing model of one primitive call (DESIGN.md "Replay: the timing model"):
+ * Timing model of one primitive call (DESIGN.md "Replay: the timing model"; the executor facts in
+ * the shared reference runtime-audit.md):
  *  - the call moves in units (2 slices for Simple, 1 for LL/LL128); per unit a receiver waits
- *    for the unit to arrive, a sender takes slots (2 per Simple slice, 1 per LL/LL128 call) from
- *    the connection's 8, fused ops do both;
- *  - once its first unit has its data and its slots, a sending call pays its issue cost
- *    cs.call_s.PROTO.CLASS (CLASS: the slowest link class on the route to the peer);
- *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128) go over the route with sg_host_sendto,
- *    so concurrent transfers share links (max-min); the unit then takes at least
- *    data / cs.tb_Bps.PROTO (one CTA) and its local memory traffic / cs.copy_Bps or
- *    cs.reduce_Bps (the slowest of these bounds the pass); then the sender posts it;
- *  - the hop latency (the sum of the route's link latencies, cs.link_lat_s.CLASS per link) is
- *    the unit's time in flight: it reaches the receiver that long after it was posted, and the
- *    receiver waits for that (a CS_TL_LATENCY event), while the sender goes on, held back only
- *    by its slots and its own rate as in the runtime, where a sender writes the FIFO and posts.
- *    The links' latencies are set to zero in SimGrid so the transfers carry bytes only;
- *  - the receiver frees the slots when it has consumed the unit;
+ *    for the unit's data, a sender takes slots (2 per Simple slice, 1 per LL/LL128 call) from
+ *    the connection's window (CS_NCCL_STEPS; a network connection holds CS_NET_PROXY_DEPTH more,
+ *    the proxy's), fused ops do both;
+ *  - once its first unit has its data and its slots, a sending call pays cs.call_s.PROTO.CLASS
+ *    (CLASS: the slowest link class on the route), what its protocol adds to LL's per-hop cost;
+ *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128) go over the route as one SimGrid
+ *    transfer whose rate is bounded by one CTA's, cs.tb_Bps.PROTO of data, so concurrent
+ *    transfers share links max-min and a CTA-bound one leaves the rest to the others; the unit
+ *    also takes at least its local memory traffic / cs.copy_Bps or cs.reduce_Bps;
+ *  - each hop costs its latency once: cs.link_lat_s.CLASS of the route's class (NCCL's hwLat is a
+ *    whole hop), however many links the route crosses (SimGrid's link latencies are set to 0);
+ *  - LL and LL128 stream: the receiver polls each line's flag, so it starts on a unit a hop
+ *    latency after the sender started it and is done no earlier than a hop latency after the
+ *    sender finished it (a forwarding chain costs a hop latency per hop plus one pass); Simple
+ *    posts whole slices, so its receiver starts a hop latency after the slice was posted;
+ *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
+ *    by a unit in flight, only by its slots and its own rate;
  *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
  *  - a throughput parameter of 0 means unlimited (no cost);
- *  - the collective adds cs.launch_s + cs.deploy_s.
- * A lone unit thus takes issue cost + route latency + wire bytes / bandwidth, as before; what
- * changed is that a sender no longer waits out the latency of one unit before the next.
+ *  - the collective adds cs.launch_s + cs.deploy_s; a process driving cs.gpus_per_process GPUs
+ *    starts the kernel of its k-th one k x cs.launch_gpu_s late (nccl-tests -g).
  * SimGrid keeps one engine per process whose clock never resets, so each replay runs in a forked
  * child (cs_replay_run) that pipes its result back. */
 #include "replay.h"
