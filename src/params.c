@@ -76,6 +76,15 @@ void cs_params_init(struct cs_params *p)
     p->link_lat_s[CS_LINK_NVLINK] = 0.6e-6;
     p->link_lat_s[CS_LINK_PCIE] = 1.0e-6;
     p->link_lat_s[CS_LINK_NET] = 2.7e-6;
+    /* What a protocol's stores get of a link beyond its line layout: NCCL 2.12's ring model
+     * gives LL a quarter of the bus bandwidth (tuning.cc, nccl-a100.md 1.2), of which its
+     * 8-of-16-byte lines explain half: LL's 16-B stores get half the link; LL128 0.92 where its
+     * 120-of-128-byte lines explain 0.9375; Simple all of it. */
+    for (int c = 1; c < CS_NLINK; c++) {
+        p->link_eff[CS_PROTO_LL][c] = 0.5;
+        p->link_eff[CS_PROTO_LL128][c] = 0.92 / 0.9375;
+        p->link_eff[CS_PROTO_SIMPLE][c] = 1;
+    }
     /* A100 PCIe P2P between sockets (SYS path): unidirectional P2P writes 7.7-10.3 GB/s,
      * p2pBandwidthLatencyTest on 4x A100-PCIE-40GB (nccl-a100.md 2, sm02). The measured P2P
      * latency, 1.9-2.0 us, is already two PCIe hops of 1.0 us: the socket link adds none. */
@@ -110,6 +119,8 @@ static const struct param {
     {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(link_Bps), BY_LINK, NULL},
     {FIELD(link_lat_s), BY_LINK, "per hop: NCCL Ring hwLat LL (tuning.cc)"},
+    {FIELD(link_eff), BY_PROTO | BY_LINK,
+     "NCCL 2.12 ring bandwidth factor over the line layout: LL 1/4 / 1/2, LL128 0.92 / 0.9375"},
     {FIELD(sys_Bps), 0,
      "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)"},
     {FIELD(sys_lat_s), 0, "0: measured SYS P2P latency 1.9-2.0 us is two PCIe hops (sm02)"},

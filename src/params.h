@@ -18,6 +18,8 @@
  *   cs.link_Bps.CLASS              bandwidth of one link of class CLASS (B/s), used by `platform`
  *   cs.link_lat_s.CLASS            latency of one hop (GPU to GPU) whose slowest link is of class
  *                                  CLASS (s), once per unit on the connection
+ *   cs.link_eff.PROTO.CLASS        the share of a CLASS link's bandwidth that PROTO's stores get
+ *                                  (its wire bytes take 1 / this of the link; 0 means 1)
  *   cs.deploy_s                    per-system deployment overhead per collective (container, VM)
  *   cs.sys_Bps                     GPU-to-GPU P2P bandwidth between CPU sockets (B/s), used by
  *                                  `platform` for the inter-socket link of PCIe machines
@@ -55,6 +57,7 @@ struct cs_params {
     double reduce_Bps;
     double link_Bps[CS_NLINK];
     double link_lat_s[CS_NLINK];
+    double link_eff[CS_NPROTO][CS_NLINK];
     double sys_Bps;
     double sys_lat_s;
     double gpu_sms; /* whole numbers, at least 1 (cs_params_set checks) */

@@ -9,8 +9,9 @@
  *    the proxy's), fused ops do both;
  *  - once its first unit has its data and its slots, a sending call pays cs.call_s.PROTO.CLASS
  *    (CLASS: the slowest link class on the route), what its protocol adds to LL's per-hop cost;
- *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128) go over the route as one SimGrid
- *    transfer whose rate is bounded by one CTA's, cs.tb_Bps.PROTO of data, so concurrent
+ *  - a unit's wire bytes (data x 2 LL, x 128/120 LL128), over cs.link_eff.PROTO.CLASS (the share
+ *    of a link the protocol's stores get), go over the route as one SimGrid transfer whose rate
+ *    is bounded by one CTA's, cs.tb_Bps.PROTO of data, so concurrent
  *    transfers share links max-min and a CTA-bound one leaves the rest to the others; the unit
  *    also takes at least its local memory traffic / cs.copy_Bps or cs.reduce_Bps;
  *  - each hop costs its latency once: cs.link_lat_s.CLASS of the route's class (NCCL's hwLat is a
@@ -461,9 +462,11 @@ static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long 
         if (sends)
             start_unit(ts->out, streams);
         if (sends && b > 0) {
-            /* One CTA moves at most tb_Bps of data: a bound on the transfer's rate (in wire
-             * bytes), so a CTA-bound flow leaves the rest of its links to the others. */
-            double wire = (double)cs_plan_wire_bytes(p, units[u]);
+            /* The wire bytes take 1 / link_eff of the links (the protocol's stores get that
+             * share of a link). One CTA moves at most tb_Bps of data: a bound on the transfer's
+             * rate, so a CTA-bound flow leaves the rest of its links to the others. */
+            double eff = par->link_eff[p->proto][ts->out->cls];
+            double wire = (double)cs_plan_wire_bytes(p, units[u]) / (eff > 0 ? eff : 1);
 
             cs_sg_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
                          par->tb_Bps[p->proto] * wire / b);

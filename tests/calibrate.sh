@@ -173,6 +173,16 @@ if [ -d "$shared" ]; then
         --link nvlink --proto LL --only-fitted -o "$tmp/lat.props") || fail=1
     cmp -s "$tmp/lat.props" "$CS_SRCDIR/results/validation/fit-ring-latency.props" ||
         { echo "FAIL: results/validation/fit-ring-latency.props differs from a fresh fit"; fail=1; }
+    # cs.link_eff.LL.nvlink: the least-squares slope of NDv4's medians at 64-512 KiB against
+    # NCCL's LL channels there (2, 4, 8, 16), per ring step, as a share of the port
+    # (results/validation/fit-ndv4-ll-share.md).
+    share=$(awk -F, 'NR > 1 && $1 >= 65536 && $1 <= 524288 { t[$1] = t[$1] " " $2 }
+        END { n = 0; for (s in t) { split(t[s], v, " "); x = s / 32768; y = (v[1] + v[2]) / 2;
+                  n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+              b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+              printf "%.3f", 2 * 4096 / (b / 14 * 1e-6) / 241.402e9 }' \
+        "$shared/msccl-leaderboard-ndv4-1node-8gpu-nccl284.csv")
+    near cs.link_eff.LL.nvlink "$share" 1e-9 "$CS_SRCDIR/platforms/dgx-a100.props"
     want=$(awk -v b="$(value cs.link_Bps.nvlink "$committed")" 'BEGIN { printf "%.6g", b * 1.0316 }')
     near cs.link_Bps.nvlink "$want" 1e-5 "$CS_SRCDIR/platforms/dgx-a100.xml"
 else

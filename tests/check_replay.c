@@ -207,6 +207,14 @@ START_TEST(test_one_transfer)
         ck_assert_int_eq(r.ntransfers, 2);
         assert_rel(r.time_s, HOP + (1 << 20) / BW);
     }
+    /* A protocol that gets a quarter of the link takes four times the wire time. */
+    plat->params.link_eff[CS_PROTO_LL][CS_LINK_NVLINK] = 0.25;
+    {
+        struct cs_replay_result r = run(s, plat, 32768, CS_PROTO_LL);
+
+        assert_rel(r.time_s, HOP + 4 * 65536 / BW);
+    }
+    plat->params.link_eff[CS_PROTO_LL][CS_LINK_NVLINK] = 1;
     /* The launch latency adds once. */
     plat->params.launch_s = 5e-6;
     {

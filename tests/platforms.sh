@@ -51,8 +51,8 @@ grep -q '<prop id="cs.link_lat_s.nvlink" value="6e-07"/>' platforms/dgx-a100.xml
 want=$(awk -v b="$(value cs.link_Bps.nvlink "$bw")" 'BEGIN { printf "%.6g", b * 1.0316 }')
 near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$props")" "$want" 1e-5
 # Each fitted key of the props file is in both DGX platforms with its comment naming the fit.
-for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink; do
-    for p in platforms/dgx-a100.xml platforms/dgx-a100-2node.xml; do
+for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink cs.link_eff.LL.nvlink; do
+    for p in platforms/dgx-a100.xml platforms/dgx-a100-2node.xml platforms/dgx-a100-2node-2x100.xml; do
         grep -B1 "<prop id=\"$k\"" "$p" | grep -q 'fit: results/validation/fit-' ||
             { echo "FAIL: $p: $k does not name its fit" >&2; fail=1; }
     done

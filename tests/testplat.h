@@ -26,14 +26,17 @@ static inline struct cs_platform *test_platform_hier(int rows, int columns,
     return plat;
 }
 
-/* Zero every protocol overhead and throughput cap, so that only the links cost time. */
+/* Zero every protocol overhead and throughput cap and give every protocol all of a link, so that
+ * only the links cost time. */
 static inline void test_platform_bare(struct cs_platform *plat)
 {
     plat->params.deploy_s = 0;
     for (int q = 0; q < CS_NPROTO; q++) {
         plat->params.tb_Bps[q] = 0;
-        for (int c = 0; c < CS_NLINK; c++)
+        for (int c = 0; c < CS_NLINK; c++) {
             plat->params.call_s[q][c] = 0;
+            plat->params.link_eff[q][c] = 1;
+        }
     }
     plat->params.copy_Bps = 0;
     plat->params.reduce_Bps = 0;
