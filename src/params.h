@@ -12,6 +12,10 @@
  *   cs.call_s.PROTO.CLASS          what a call of protocol PROTO costs on a hop of class CLASS
  *                                  beyond the hop latency (LL128 lines, Simple's fence and
  *                                  head/tail handshake), once per sending call (s)
+ *   cs.dep_s                       a transmission that waited on dependency flags: the last poll
+ *                                  and the block barrier after it (s)
+ *   cs.flag_s                      publishing a flag after a hasdep step: the fence and the store,
+ *                                  before other threadblocks can see it (s)
  *   cs.tb_Bps.PROTO                one threadblock's data throughput through a FIFO (B/s of data)
  *   cs.copy_Bps                    one threadblock's local copy throughput (B/s read+write)
  *   cs.reduce_Bps                  one threadblock's local reduce throughput (B/s of HBM traffic)
@@ -52,6 +56,8 @@ struct cs_params {
     double launch_gpu_s;
     double gpus_per_process;
     double call_s[CS_NPROTO][CS_NLINK];
+    double dep_s;
+    double flag_s;
     double tb_Bps[CS_NPROTO];
     double copy_Bps;
     double reduce_Bps;

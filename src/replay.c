@@ -22,6 +22,8 @@
  *    posts whole slices, so its receiver starts a hop latency after the slice was posted;
  *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
  *    by a unit in flight, only by its slots and its own rate;
+ *  - a transmission that waited on dependency flags pays cs.dep_s (the last poll and the block
+ *    barrier), a hasdep step cs.flag_s before its flag is seen (fence and store);
  *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
  *  - a throughput parameter of 0 means unlimited (no cost);
  *  - the collective adds cs.launch_s + cs.deploy_s; a process driving cs.gpus_per_process GPUs
@@ -512,6 +514,16 @@ static void run_local(struct tbstate *ts, const struct cs_plan_op *op, long long
     }
 }
 
+/* A cost of the runtime's own between transmissions (dependency barrier, flag publish). */
+static void runtime_cost(struct tbstate *ts, double s)
+{
+    if (s <= 0)
+        return;
+    sg_actor_sleep_for(s);
+    if (S.tl)
+        record(ts, CS_TL_OVERHEAD, -1);
+}
+
 static void tb_main(int argc, char **argv)
 {
     struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
@@ -534,6 +546,8 @@ static void tb_main(int argc, char **argv)
             ts->op = k;
             for (int d = 0; d < op->ndeps; d++)
                 wait_flag(ts, it, &op->deps[d]);
+            if (op->ndeps > 0)
+                runtime_cost(ts, par->dep_s);
             if (op->type == CS_STEP_CPY || op->type == CS_STEP_RE) {
                 long long elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, it);
 
@@ -546,8 +560,10 @@ static void tb_main(int argc, char **argv)
                     run_call(ts, op, cs_plan_call_elems(S.plan, op, it, c));
                 }
             }
-            if (op->hasdep)
+            if (op->hasdep) {
+                runtime_cost(ts, par->flag_s);
                 publish(ts, it, op->step);
+            }
         }
     }
     ts->done = 1;

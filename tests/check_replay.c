@@ -484,9 +484,10 @@ START_TEST(test_gen_ring_closed_form)
 END_TEST
 
 /* A sender with 16 LL calls and 8 credits: the receiver waits for a flag set at time D by a
- * reduce on its GPU. The sender's first 8 calls go at once; the 9th waits for the receiver to
- * consume at D; the last 8 then go back to back (the sender does not wait out their hop
- * latency) and the last arrives at D + 8 T + HOP. With 8 calls the end is D. */
+ * reduce on its GPU (plus the runtime's flag and dependency costs when they are set). The sender's
+ * first 8 calls go at once; the 9th waits for the receiver to consume at D; the last 8 then go back
+ * to back (the sender does not wait out their hop latency) and the last arrives at D + 8 T + HOP.
+ * With 8 calls the end is D. */
 START_TEST(test_credits_block)
 {
     struct cs_platform *plat = column(2, 1);
@@ -509,6 +510,15 @@ START_TEST(test_credits_block)
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         ck_assert_int_eq(r.ntransfers, cnt);
         assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T + HOP);
+        if (cnt == 8) {
+            /* The runtime's own costs: the reduce's flag shows cs.flag_s late, and the receive
+             * that waited on it pays cs.dep_s before its calls. */
+            plat->params.flag_s = 0.5e-6;
+            plat->params.dep_s = 0.25e-6;
+            r = run(s, plat, 16 * 32768, CS_PROTO_LL);
+            assert_rel(r.time_s, D + 0.75e-6);
+            plat->params.flag_s = plat->params.dep_s = 0;
+        }
         cs_sched_free(s);
     }
     drop(plat);
