@@ -245,8 +245,8 @@ void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path,
     if (before != NULL)
         fprintf(md,
                 "\nBefore -> after: each median and max |error| reads BEFORE -> AFTER, BEFORE "
-                "from the earlier summary `%s` (its sizes and size of the max may differ); - "
-                "where it has no such case or band.\n",
+                "from the earlier summary `%s` (over its own sizes; the size of the max is "
+                "AFTER's), - where it has no such case or band or predicted nothing there.\n",
                 before->path);
     fprintf(csv, "case,band,n,median_abs,max_abs,missing\n");
 }
