@@ -26,6 +26,7 @@
 
 const char cmd_validate_usage[] =
     "usage: collsim validate CASES [-o DIR] [--baseline FILE] [--tolerance FRACTION]\n"
+    "                        [--before FILE]\n"
     "\n"
     "Compare predictions with published measurements. CASES has one case per line (# starts\n"
     "a comment; `#: NAME: text` after a case adds a note to its section of the summary):\n"
@@ -49,7 +50,10 @@ const char cmd_validate_usage[] =
     "NAME.gp and NAME.svg (gnuplot, log-log), summary.md (median and max |error| per size\n"
     "band, targets met or missed by how much) and summary.csv. With --baseline (a committed\n"
     "summary.csv) it exits 1 when a median or max |error| exceeds the baseline's by more\n"
-    "than the tolerance (default 0.02, i.e. 2 points).\n";
+    "than the tolerance (default 0.02, i.e. 2 points). With --before (an earlier summary.csv,\n"
+    "as a run before a model change wrote) summary.md shows each band's median and max\n"
+    "|error| as BEFORE -> AFTER, BEFORE \"-\" where FILE lacks the case or band; summary.csv\n"
+    "is unchanged. A bad FILE exits 2 with FILE:LINE before anything is predicted.\n";
 
 #define MAX_CASES 64
 #define MAX_OPS 48
@@ -736,7 +740,7 @@ static int read_points(const struct vcase *c, const char *cases_path, struct res
 /* Predict one case and write NAME.csv, its plot and its part of the summaries. Returns 0 or 1
  * (a target missed), or -1 after printing why. */
 static int run_case(const struct vcase *c, const char *cases_path, const char *outdir, FILE *md,
-                    FILE *scsv)
+                    FILE *scsv, const struct cs_valid_before *before)
 {
     struct result res = {0};
     char path[2200];
@@ -763,16 +767,17 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
     if (write_plot(outdir, c, res.p[0].ranks > 0) < 0)
         fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->vc.name,
                 outdir);
-    rc = cs_valid_summary_case(md, scsv, &c->vc, res.p, res.n);
+    rc = cs_valid_summary_case(md, scsv, &c->vc, res.p, res.n, before);
     printf("validate: %s: %d sizes\n", c->vc.name, res.n);
 done:
     free(res.p);
     return rc;
 }
 
-/* Run every case into outdir's summaries: 0 or 1 (some target missed), -1 on failure. */
+/* Run every case into outdir's summaries, beside the earlier summary `before` (or NULL): 0 or 1
+ * (some target missed), -1 on failure. */
 static int run_cases(const struct vcase *cases, int ncases, const char *cases_path,
-                     const char *outdir)
+                     const char *outdir, const struct cs_valid_before *before)
 {
     char path[2][2200];
     struct cs_outfile out[2]; /* summary.md, summary.csv: replaced only when all is written */
@@ -789,10 +794,10 @@ static int run_cases(const struct vcase *cases, int ncases, const char *cases_pa
         cmd_print_error(&err);
         any_fail = -1;
     } else {
-        cs_valid_summary_begin(out[0].fp, out[1].fp, cases_path);
+        cs_valid_summary_begin(out[0].fp, out[1].fp, cases_path, before);
     }
     for (int k = 0; k < ncases && any_fail >= 0; k++) {
-        int r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp);
+        int r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp, before);
 
         any_fail = r < 0 ? -1 : any_fail | r;
     }
@@ -809,12 +814,14 @@ static int run_cases(const struct vcase *cases, int ncases, const char *cases_pa
 static const struct option validate_opts[] = {
     {"baseline", required_argument, NULL, 'B'},
     {"tolerance", required_argument, NULL, 't'},
+    {"before", required_argument, NULL, 'F'},
     {NULL, 0, NULL, 0},
 };
 
 int cmd_validate(int argc, char **argv)
 {
-    const char *cases_path = NULL, *outdir = NULL, *baseline = NULL;
+    const char *cases_path = NULL, *outdir = NULL, *baseline = NULL, *before_path = NULL;
+    struct cs_valid_before *before = NULL;
     double tol = 0.02;
     static struct vcase cases[MAX_CASES];
     int ncases = 0, rc = CS_EXIT_OK, c, started = 0, r;
@@ -828,6 +835,8 @@ int cmd_validate(int argc, char **argv)
             outdir = optarg;
         else if (c == 'B')
             baseline = optarg;
+        else if (c == 'F')
+            before_path = optarg;
         else if (cmd_opt_double("--tolerance", optarg, 0, 9.999, &tol, "a fraction >= 0") != 0)
             return CS_EXIT_USAGE;
     }
@@ -843,8 +852,13 @@ int cmd_validate(int argc, char **argv)
                  slash ? cases_path : ".");
         outdir = dirbuf;
     }
+    cs_error_init(&err);
+    if (before_path != NULL && cs_valid_before_read(before_path, &before, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
     if (read_cases(cases_path, cases, &ncases) != 0 ||
-        (r = run_cases(cases, ncases, cases_path, outdir)) < 0) {
+        (r = run_cases(cases, ncases, cases_path, outdir, before)) < 0) {
         rc = CS_EXIT_USAGE;
         goto done;
     }
@@ -864,6 +878,7 @@ int cmd_validate(int argc, char **argv)
             printf("validate: within %.1f points of the baseline %s\n", 100 * tol, baseline);
     }
 done:
+    cs_valid_before_free(before);
     for (int k = 0; k < ncases; k++)
         case_cleanup(&cases[k]);
     return rc;

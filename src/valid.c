@@ -8,6 +8,7 @@
 #include "csv.h"
 #include "fit.h"
 #include "meas.h"
+#include "parse.h"
 
 const char *cs_band_name(enum cs_band b)
 {
@@ -128,16 +129,125 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
     free(e);
 }
 
-void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path)
+/* The columns of summary.csv, which an earlier one (--before) must have too. */
+static const char *const summary_cols[] = {"case", "band", "n", "median_abs", "max_abs", "missing"};
+
+#define SUMMARY_NCOLS ((int)(sizeof(summary_cols) / sizeof(summary_cols[0])))
+
+/* Row r of an earlier summary into *row: 0, or CS_ERR_PARSE with err at its line. */
+static int before_row(const struct cs_csv *t, int r, struct cs_valid_before_row *row,
+                      struct cs_error *err)
+{
+    const char *name = cs_csv_cell(t, r, 0);
+    int line = t->lines[r];
+
+    if (name[0] == '\0' || strlen(name) >= sizeof(row->name))
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, line, "case name empty or too long");
+    snprintf(row->name, sizeof(row->name), "%s", name);
+    if (cs_parse_int(cs_csv_cell(t, r, 1), 0, CS_NBANDS - 1, &row->band) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, line, "band '%s': 0 to %d",
+                             cs_csv_cell(t, r, 1), CS_NBANDS - 1);
+    if (cs_parse_int(cs_csv_cell(t, r, 2), 0, 1000000000, &row->n) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, line, "n '%s': a count",
+                             cs_csv_cell(t, r, 2));
+    row->median_abs = row->max_abs = NAN;
+    if (row->n == 0) /* nothing predicted: the writer's median and max are nan */
+        return 0;
+    if (cs_parse_double(cs_csv_cell(t, r, 3), 0, INFINITY, &row->median_abs) != 0 ||
+        cs_parse_double(cs_csv_cell(t, r, 4), 0, INFINITY, &row->max_abs) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, line,
+                             "median_abs '%s' and max_abs '%s': fractions >= 0 where n > 0",
+                             cs_csv_cell(t, r, 3), cs_csv_cell(t, r, 4));
+    return 0;
+}
+
+/* The rows of an earlier summary, each case and band once: 0 or CS_ERR_PARSE at file:line. */
+static int before_rows(const struct cs_csv *t, struct cs_valid_before_row *rows,
+                       struct cs_error *err)
+{
+    if (t->ncols != SUMMARY_NCOLS)
+        return cs_error_fail(err, CS_ERR_PARSE, t->name, 1,
+                             "not a validate summary.csv: the header is not "
+                             "case,band,n,median_abs,max_abs,missing");
+    for (int c = 0; c < SUMMARY_NCOLS; c++)
+        if (strcmp(t->header[c], summary_cols[c]) != 0)
+            return cs_error_fail(err, CS_ERR_PARSE, t->name, 1,
+                                 "not a validate summary.csv: column %d is '%s', not '%s'", c + 1,
+                                 t->header[c], summary_cols[c]);
+    for (int r = 0; r < t->nrows; r++) {
+        int rc = before_row(t, r, &rows[r], err);
+
+        if (rc != 0)
+            return rc;
+        for (int q = 0; q < r; q++)
+            if (rows[q].band == rows[r].band && strcmp(rows[q].name, rows[r].name) == 0)
+                return cs_error_fail(err, CS_ERR_PARSE, t->name, t->lines[r],
+                                     "case %s band %d again (first on line %d)", rows[r].name,
+                                     rows[r].band, t->lines[q]);
+    }
+    return 0;
+}
+
+int cs_valid_before_read(const char *path, struct cs_valid_before **out, struct cs_error *err)
+{
+    struct cs_csv *t = NULL;
+    struct cs_valid_before *bf = NULL;
+    int rc;
+
+    if ((rc = cs_csv_read_file(path, 0, &t, err)) != 0)
+        return rc;
+    if ((bf = calloc(1, sizeof(*bf))) == NULL || (bf->path = strdup(path)) == NULL ||
+        (bf->rows = calloc((size_t)(t->nrows > 0 ? t->nrows : 1), sizeof(*bf->rows))) == NULL)
+        rc = CS_ERR_NOMEM;
+    else if (t->ncols == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, t->name, 1, "empty: no header row");
+    else
+        rc = before_rows(t, bf->rows, err);
+    if (rc == 0) {
+        bf->n = t->nrows;
+        *out = bf;
+    } else {
+        cs_valid_before_free(bf);
+    }
+    cs_csv_free(t);
+    return rc;
+}
+
+const struct cs_valid_before_row *cs_valid_before_find(const struct cs_valid_before *bf,
+                                                       const char *name, enum cs_band b)
+{
+    for (int i = 0; bf != NULL && i < bf->n; i++)
+        if (bf->rows[i].band == (int)b && strcmp(bf->rows[i].name, name) == 0)
+            return &bf->rows[i];
+    return NULL;
+}
+
+void cs_valid_before_free(struct cs_valid_before *bf)
+{
+    if (bf == NULL)
+        return;
+    free(bf->path);
+    free(bf->rows);
+    free(bf);
+}
+
+void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path,
+                            const struct cs_valid_before *before)
 {
     fprintf(md,
             "# Validation: predicted against measured times\n\n"
-            "Written by `collsim validate %s`. Error = (predicted - measured) / measured, "
+            "Written by `collsim validate %s%s%s`. Error = (predicted - measured) / measured, "
             "measured = the median of the table's rows at a size (in and out of place). "
             "Bands: <= 64 KiB, 64 KiB - 4 MiB, >= 4 MiB. Targets (issue 5): median |error| "
             "<= 10%% over all sizes and <= 5%% at >= 4 MiB on the 8-GPU NVSwitch systems, "
             "<= 15%% on the others.\n",
-            cases_path);
+            cases_path, before ? " --before " : "", before ? before->path : "");
+    if (before != NULL)
+        fprintf(md,
+                "\nBefore -> after: each median and max |error| reads BEFORE -> AFTER, BEFORE "
+                "from the earlier summary `%s` (over its own sizes; the size of the max is "
+                "AFTER's), - where it has no such case or band or predicted nothing there.\n",
+                before->path);
     fprintf(csv, "case,band,n,median_abs,max_abs,missing\n");
 }
 
@@ -168,15 +278,31 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
     }
 }
 
-/* One row per band with points: summary.md's table and summary.csv. */
+/* An earlier fraction as "12.3% -> ", "- -> " when there is none. */
+static void before_cell(FILE *md, const struct cs_valid_before_row *row, int is_max)
+{
+    if (row == NULL || row->n == 0)
+        fprintf(md, "- -> ");
+    else
+        fprintf(md, "%.1f%% -> ", 100 * (is_max ? row->max_abs : row->median_abs));
+}
+
+/* One row per band with points: summary.md's table (with the earlier numbers when before is
+ * not NULL) and summary.csv. */
 static void band_rows(FILE *md, FILE *csv, const struct cs_valid_case *c,
-                      const struct cs_valid_point *p, int n)
+                      const struct cs_valid_point *p, int n, const struct cs_valid_before *before)
 {
     int held = c->has_fit;
 
-    fprintf(md, "\n\n| band | sizes | median abs error | max abs error (at size) | missing |\n"
-                "|---|---|---|---|---|\n");
+    if (before != NULL)
+        fprintf(md, "\n\n| band | sizes | median abs error (before -> after) | max abs error "
+                    "(before -> after, at size) | missing |\n"
+                    "|---|---|---|---|---|\n");
+    else
+        fprintf(md, "\n\n| band | sizes | median abs error | max abs error (at size) | missing |\n"
+                    "|---|---|---|---|---|\n");
     for (int b = 0; b < CS_NBANDS; b++) {
+        const struct cs_valid_before_row *row = cs_valid_before_find(before, c->name, b);
         struct cs_valid_stats s;
 
         cs_valid_stats(p, n, (enum cs_band)b, held, &s);
@@ -184,14 +310,20 @@ static void band_rows(FILE *md, FILE *csv, const struct cs_valid_case *c,
             continue;
         fprintf(md, "| %s%s | %d | ", cs_band_name((enum cs_band)b), held ? " (held out)" : "",
                 s.n);
-        if (s.n > 0 && s.max_ranks > 0)
-            fprintf(md, "%.1f%% | %.1f%% (%d GPUs) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
-                    s.max_ranks, s.missing);
-        else if (s.n > 0)
-            fprintf(md, "%.1f%% | %.1f%% (%.0f B) | %d |\n", 100 * s.median_abs, 100 * s.max_abs,
-                    s.max_size, s.missing);
+        if (before != NULL)
+            before_cell(md, row, 0);
+        if (s.n > 0)
+            fprintf(md, "%.1f%% | ", 100 * s.median_abs);
         else
-            fprintf(md, "- | - | %d |\n", s.missing);
+            fprintf(md, "- | ");
+        if (before != NULL)
+            before_cell(md, row, 1);
+        if (s.n > 0 && s.max_ranks > 0)
+            fprintf(md, "%.1f%% (%d GPUs) | %d |\n", 100 * s.max_abs, s.max_ranks, s.missing);
+        else if (s.n > 0)
+            fprintf(md, "%.1f%% (%.0f B) | %d |\n", 100 * s.max_abs, s.max_size, s.missing);
+        else
+            fprintf(md, "- | %d |\n", s.missing);
         fprintf(csv, "%s,%d,%d,%.6f,%.6f,%d\n", c->name, b, s.n, s.n ? s.median_abs : NAN,
                 s.n ? s.max_abs : NAN, s.missing);
     }
@@ -209,14 +341,15 @@ static int target(FILE *md, const char *what, double median, double limit)
 }
 
 int cs_valid_summary_case(FILE *md, FILE *csv, const struct cs_valid_case *c,
-                          const struct cs_valid_point *p, int n)
+                          const struct cs_valid_point *p, int n,
+                          const struct cs_valid_before *before)
 {
     int nvs = strcmp(c->target, "nvswitch8") == 0, missed;
     double t_all = nvs ? 0.10 : 0.15;
     struct cs_valid_stats all, large;
 
     case_heading(md, c);
-    band_rows(md, csv, c, p, n);
+    band_rows(md, csv, c, p, n, before);
     cs_valid_stats(p, n, CS_BAND_ALL, c->has_fit, &all);
     cs_valid_stats(p, n, CS_BAND_LARGE, c->has_fit, &large);
     fprintf(md, "\nTarget (%s): median at most %.0f%% over all sizes", c->target, 100 * t_all);

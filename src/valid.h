@@ -69,14 +69,46 @@ struct cs_valid_case {
     char nccl[16];     /* NCCL version whose channel and thread rule set the ring, or "" */
 };
 
-/* The head of summary.md (naming the case file) and of summary.csv. */
-void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path);
+/* One case and band of an earlier summary.csv. */
+struct cs_valid_before_row {
+    char name[128];
+    int band; /* an enum cs_band */
+    int n;    /* points with a prediction then; 0: median and max are NAN */
+    double median_abs, max_abs;
+};
+
+/* An earlier summary.csv (validate --before), shown beside a new run's numbers. */
+struct cs_valid_before {
+    char *path; /* as given, for the summary's head */
+    int n;
+    struct cs_valid_before_row *rows;
+};
+
+/* Read an earlier summary.csv (header case,band,n,median_abs,max_abs,missing; a band 0 to
+ * CS_NBANDS - 1; n a count; median and max finite fractions >= 0 where n > 0; each case and band
+ * once). *out is new (cs_valid_before_free). CS_ERR_IO when unreadable, CS_ERR_PARSE with
+ * file:line on a bad header or row, CS_ERR_NOMEM. */
+int cs_valid_before_read(const char *path, struct cs_valid_before **out, struct cs_error *err);
+
+/* The row of case `name` and band b, or NULL when the earlier summary has none. */
+const struct cs_valid_before_row *cs_valid_before_find(const struct cs_valid_before *bf,
+                                                       const char *name, enum cs_band b);
+
+void cs_valid_before_free(struct cs_valid_before *bf);
+
+/* The head of summary.md (naming the case file, and the earlier summary when before is not
+ * NULL) and of summary.csv. */
+void cs_valid_summary_begin(FILE *md, FILE *csv, const char *cases_path,
+                            const struct cs_valid_before *before);
 
 /* A case's section of summary.md (per band: median and max |error|, then the targets met or
- * missed) and its rows of summary.csv (case,band,n,median_abs,max_abs,missing). Returns 1 when a
- * target is missed or nothing was predicted, else 0. */
+ * missed) and its rows of summary.csv (case,band,n,median_abs,max_abs,missing). With `before`
+ * (NULL: none) each median and max reads "BEFORE -> AFTER", BEFORE "-" where the earlier summary
+ * lacks the case or band (or predicted nothing there); summary.csv is the same either way.
+ * Returns 1 when a target is missed or nothing was predicted, else 0. */
 int cs_valid_summary_case(FILE *md, FILE *csv, const struct cs_valid_case *c,
-                          const struct cs_valid_point *p, int n);
+                          const struct cs_valid_point *p, int n,
+                          const struct cs_valid_before *before);
 
 /* A case's table: size (or GPU count), measured and predicted us, error %, protocol, held out. */
 void cs_valid_case_csv(FILE *fp, const struct cs_valid_point *p, int n);

@@ -160,7 +160,7 @@ START_TEST(test_summary)
     FILE *md = tmpfile(), *csv = tmpfile(), *cf = tmpfile();
     char *a, *b, *d;
 
-    ck_assert_int_eq(cs_valid_summary_case(md, csv, &c, p, 4), 1); /* 7% >= 4 MiB: missed */
+    ck_assert_int_eq(cs_valid_summary_case(md, csv, &c, p, 4, NULL), 1); /* 7% >= 4 MiB: missed */
     cs_valid_case_csv(cf, p, 4);
     a = slurp(md);
     b = slurp(csv);
@@ -184,13 +184,128 @@ START_TEST(test_summary)
     snprintf(c.nccl, sizeof(c.nccl), "2.8.4");
     md = tmpfile();
     csv = tmpfile();
-    cs_valid_summary_case(md, csv, &c, p, 4);
+    cs_valid_summary_case(md, csv, &c, p, 4, NULL);
     fclose(csv);
     a = slurp(md);
     ck_assert_ptr_nonnull(strstr(a, "protocol fastest of LL/Simple. Channels and threads per size "
                                     "and protocol: NCCL 2.8.4's rule (enqueue.cc"));
     ck_assert_ptr_nonnull(strstr(a, "scaled by threads / maximum threads."));
     free(a);
+}
+END_TEST
+
+/* An earlier summary read back, then shown beside a new run's numbers. */
+START_TEST(test_before)
+{
+    struct cs_valid_point p[] = {
+        {1024, 10e-6, 11e-6, 1, 0, "LL"},
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},
+        {1 << 23, 1000e-6, NAN, 1, 0, ""},
+        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple"},
+    };
+    struct cs_valid_case c = {"c1",        "m.csv", "gen:ring", "p.xml",  "LL/Simple", 1,
+                              "nvswitch8", 0,       0,          INFINITY, NULL,        ""};
+    struct cs_valid_before *bf = NULL;
+    const struct cs_valid_before_row *row;
+    struct cs_error err;
+    FILE *md, *csv, *plain_csv;
+    char *a, *b, *plain;
+    const char *path = write_tmp("case,band,n,median_abs,max_abs,missing\n"
+                                 "c1,0,4,0.2,0.5,0\n"
+                                 "c1,3,0,nan,-nan,2\n"
+                                 "other,1,1,0.01,0.01,0\n");
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_valid_before_read(path, &bf, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(bf->n, 3);
+    row = cs_valid_before_find(bf, "c1", CS_BAND_ALL);
+    ck_assert(row != NULL && row->n == 4 && row->median_abs == 0.2 && row->max_abs == 0.5);
+    row = cs_valid_before_find(bf, "c1", CS_BAND_LARGE);
+    ck_assert(row != NULL && row->n == 0 && isnan(row->median_abs) && isnan(row->max_abs));
+    ck_assert_ptr_null(cs_valid_before_find(bf, "c1", CS_BAND_SMALL));
+    ck_assert_ptr_null(cs_valid_before_find(bf, "c2", CS_BAND_ALL));
+    ck_assert_ptr_null(cs_valid_before_find(NULL, "c1", CS_BAND_ALL));
+
+    md = tmpfile();
+    csv = tmpfile();
+    cs_valid_summary_begin(md, csv, "cases.txt", bf);
+    cs_valid_summary_case(md, csv, &c, p, 4, bf);
+    a = slurp(md);
+    b = slurp(csv);
+    ck_assert_ptr_nonnull(strstr(a, "Written by `collsim validate cases.txt --before "));
+    ck_assert_ptr_nonnull(strstr(a, "| band | sizes | median abs error (before -> after) | max abs "
+                                    "error (before -> after, at size) | missing |\n"));
+    ck_assert_ptr_nonnull(
+        strstr(a, "| all sizes | 3 | 20.0% -> 7.0% | 50.0% -> 10.0% (1024 B) | 1 |\n"));
+    ck_assert_ptr_nonnull(strstr(a, "| <= 64 KiB | 2 | - -> 7.5% | - -> 10.0% (1024 B) | 0 |\n"));
+    ck_assert_ptr_nonnull(strstr(a, "| >= 4 MiB | 1 | - -> 7.0% | - -> 7.0% (16777216 B) | 1 |\n"));
+    /* summary.csv is the same with and without the earlier summary. */
+    md = tmpfile();
+    plain_csv = tmpfile();
+    cs_valid_summary_begin(md, plain_csv, "cases.txt", NULL);
+    cs_valid_summary_case(md, plain_csv, &c, p, 4, NULL);
+    fclose(md);
+    plain = slurp(plain_csv);
+    ck_assert_str_eq(b, plain);
+    free(a);
+    free(b);
+    free(plain);
+    cs_valid_before_free(bf);
+    cs_valid_before_free(NULL);
+    unlink(path);
+}
+END_TEST
+
+/* A bad earlier summary: the error and its line, and *out untouched. */
+static void before_bad(const char *text, int code, int line, const char *msg)
+{
+    struct cs_valid_before *bf = (struct cs_valid_before *)&bf;
+    struct cs_error err;
+    const char *path = write_tmp(text);
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_before_read(path, &bf, &err), code);
+    ck_assert_int_eq(err.line, line);
+    ck_assert_msg(strstr(err.msg, msg) != NULL, "'%s' lacks '%s'", err.msg, msg);
+    ck_assert_ptr_eq(bf, (struct cs_valid_before *)&bf);
+    unlink(path);
+}
+
+START_TEST(test_before_bad)
+{
+    struct cs_valid_before *bf = NULL;
+    struct cs_error err;
+    const char *head = "case,band,n,median_abs,max_abs,missing\n";
+    char text[256];
+
+    before_bad("", CS_ERR_PARSE, 1, "no header row");
+    before_bad("size_bytes,time_us\n1024,10\n", CS_ERR_PARSE, 1, "header is not case,band");
+    before_bad("case,band,n,median,max_abs,missing\n", CS_ERR_PARSE, 1,
+               "column 4 is 'median', not 'median_abs'");
+    snprintf(text, sizeof(text), "%sc1,0,1,0.1,0.1,0\nc1,4,1,0.1,0.1,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 3, "band '4': 0 to 3");
+    snprintf(text, sizeof(text), "%sc1,0,x,0.1,0.1,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 2, "n 'x': a count");
+    snprintf(text, sizeof(text), "%sc1,0,2,abc,0.1,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 2, "median_abs 'abc'");
+    snprintf(text, sizeof(text), "%sc1,0,2,0.1,nan,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 2, "max_abs 'nan'");
+    snprintf(text, sizeof(text), "%sc1,0,2,-0.1,0.1,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 2, "fractions >= 0 where n > 0");
+    snprintf(text, sizeof(text), "%s,0,2,0.1,0.1,0\n", head);
+    before_bad(text, CS_ERR_PARSE, 2, "case name empty");
+    snprintf(text, sizeof(text), "%sc1,1,2,0.1,0.1,0\nc2,1,2,0.1,0.1,0\n\nc1,1,1,0.2,0.2,0\n",
+             head);
+    before_bad(text, CS_ERR_PARSE, 5, "case c1 band 1 again (first on line 2)");
+    before_bad("case,band\n1,2,3\n", CS_ERR_PARSE, 2, "");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_valid_before_read("/nonexistent.csv", &bf, &err), CS_ERR_IO);
+    ck_assert_ptr_null(bf);
+    /* A header alone is an earlier summary without cases: every band shows "-". */
+    ck_assert_int_eq(cs_valid_before_read(write_tmp(head), &bf, NULL), 0);
+    ck_assert_int_eq(bf->n, 0);
+    ck_assert_ptr_null(cs_valid_before_find(bf, "c1", CS_BAND_ALL));
+    cs_valid_before_free(bf);
 }
 END_TEST
 
@@ -325,7 +440,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_bands, 1},    {test_stats, 1},      {test_read, 1}, {test_summary, 1},
+        {test_bands, 1},    {test_stats, 1},      {test_read, 1},
+        {test_summary, 1},  {test_before, 1},     {test_before_bad, 1},
         {test_baseline, 1}, {test_nccl_width, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {
