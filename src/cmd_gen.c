@@ -7,12 +7,18 @@
 #include "xml.h"
 
 const char cmd_gen_usage[] =
-    "usage: collsim gen hierarchical|ring|allpairs --gpus G [--columns C] [--instances I]\n"
-    "                  [--channels K] [--per-node N] [--protocol LL|LL128|Simple]\n"
+    "usage: collsim gen hierarchical|ring|allpairs --gpus G [--coll C] [--columns C]\n"
+    "                  [--instances I] [--channels K] [--per-node N]\n"
+    "                  [--protocol LL|LL128|Simple]\n"
     "                  [--msccl-tools-compat] [--dependence-nops on|off]\n"
     "                  [--min-bytes N] [--max-bytes N] [-o FILE]\n"
     "\n"
-    "Generate an AllReduce schedule natively and write it as MSCCL XML (stdout without -o).\n"
+    "Generate a schedule natively and write it as MSCCL XML (stdout without -o).\n"
+    "--coll allreduce|allgather|reducescatter|alltoall picks the collective (default\n"
+    "allreduce; spec key coll): ring writes AllReduce, AllGather (G-1 steps of copy-forward)\n"
+    "and ReduceScatter (G-1 steps of reduce-forward); allpairs all four (each GPU sends its\n"
+    "chunk for each peer directly); hierarchical AllReduce only. AllGather and ReduceScatter\n"
+    "are in place, AllToAll out of place.\n"
     "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each\n"
     "                column, then across each row, all-gather across rows, then in each\n"
     "                column. Default: the corrected algorithm; --msccl-tools-compat: the\n"
@@ -29,8 +35,8 @@ const char cmd_gen_usage[] =
     "                to all.\n"
     "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
     "--protocol defaults to Simple. Every schedule's <algo> carries what the MSCCL executor\n"
-    "requires: inplace=\"1\", outofplace=\"0\" and the size window minBytes/maxBytes, set by\n"
-    "--min-bytes and --max-bytes (sizes such as 64K or 1G, at most 1T; inclusive, on the\n"
+    "requires: inplace, outofplace (its complement) and the size window minBytes/maxBytes,\n"
+    "set by --min-bytes and --max-bytes (sizes such as 64K or 1G, at most 1T; inclusive, on the\n"
     "collective's bytes; default 0 and 0, where maxBytes 0 means no limit, as Azure\n"
     "msccl-tools writes; min at most max unless max is 0; spec keys min_bytes, max_bytes).\n"
     "Parameters that cannot work, or a schedule beyond the runtime's limits (32 channels,\n"
@@ -51,6 +57,7 @@ static int *count_field(struct cs_gen_opts *o, int c, int *min)
 
 static const struct option gen_opts[] = {
     {"gpus", required_argument, NULL, 'g'},
+    {"coll", required_argument, NULL, 'L'},
     {"columns", required_argument, NULL, 'c'},
     {"instances", required_argument, NULL, 'i'},
     {"channels", required_argument, NULL, 'k'},
@@ -91,6 +98,12 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
             o->proto = cs_proto_parse(optarg);
             if (o->proto == 0)
                 rc = cmd_usage_error("gen: unknown protocol '%s' (LL, LL128, Simple)", optarg);
+        } else if (c == 'L') {
+            o->coll = cs_gen_coll_parse(optarg);
+            if (o->coll == 0)
+                rc = cmd_usage_error(
+                    "gen: unknown collective '%s' (allreduce, allgather, reducescatter, alltoall)",
+                    optarg);
         } else if (c == 'N') {
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 rc = cmd_usage_error("gen: --dependence-nops takes on or off");
@@ -148,6 +161,9 @@ int cmd_gen(int argc, char **argv)
             name);
     if (strcmp(name, "ring") != 0 && (o.channels || o.per_node))
         return cmd_usage_error("gen %s: --channels and --per-node are for ring", name);
+    if (strcmp(name, "hierarchical") == 0 && o.coll && o.coll != CS_COLL_ALLREDUCE)
+        return cmd_usage_error("gen hierarchical writes allreduce only (--coll %s)",
+                               cs_coll_name(o.coll));
     cs_error_init(&err);
     if (gens[g].fn(&o, &sched, &err) != 0) {
         fprintf(stderr, "collsim: gen %s: %s\n", name, err.msg);

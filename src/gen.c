@@ -18,6 +18,10 @@ static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int 
         o->instances = 1;
     if (o->proto == 0)
         o->proto = CS_PROTO_SIMPLE;
+    if (o->coll == 0)
+        o->coll = CS_COLL_ALLREDUCE;
+    if (o->coll < CS_COLL_ALLREDUCE || o->coll > CS_COLL_ALLTOALL)
+        return usage(err, "--coll must be allreduce, allgather, reducescatter or alltoall");
     if (o->gpus < min_gpus)
         return usage(err, "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
     if (o->gpus > 1024)
@@ -55,6 +59,7 @@ static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_s
         cs_sched_free(s);
         return CS_ERR_INVALID;
     }
+    s->coll_exec_spelling = s->coll == CS_COLL_REDUCE_SCATTER; /* the executor's name */
     s->has_outofplace = s->has_min_bytes = s->has_max_bytes = 1;
     s->outofplace = !s->inplace;
     s->min_bytes = o->min_bytes;
@@ -250,6 +255,58 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
+/* ---- collectives of ring and all-pairs */
+
+enum cs_coll cs_gen_coll_parse(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum cs_coll coll;
+    } colls[] = {
+        {"allreduce", CS_COLL_ALLREDUCE},
+        {"allgather", CS_COLL_ALLGATHER},
+        {"reducescatter", CS_COLL_REDUCE_SCATTER},
+        {"alltoall", CS_COLL_ALLTOALL},
+    };
+
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+        if (strcmp(name, colls[i].name) == 0)
+            return colls[i].coll;
+    return 0;
+}
+
+/* The name of o's collective in algo names: allreduce, allgather, reducescatter, alltoall. */
+static const char *coll_word(const struct cs_gen_opts *o)
+{
+    return o->coll == CS_COLL_REDUCE_SCATTER ? "reducescatter" : cs_coll_name(o->coll);
+}
+
+/* A program of o's collective with C chunks in each rank's part (msccl-tools' chunk_factor) and
+ * the buffers msccl-tools' collectives declare (shared reference msccl.md 4.1): AllReduce in place
+ * over G*C chunks (as allreduce_prog); AllGather in place, input C chunks aliased to the output's
+ * G*C at rank*C; ReduceScatter in place over the input's G*C chunks, rank r's output being input
+ * chunks r*C..r*C+C-1 (the XML names the input only, as msccl-tools' aliasing writes it);
+ * AllToAll out of place, G*C chunks in and out. Instances are interleaved (chunk k becomes
+ * k*instances+i), which keeps every replica inside its rank's part. NULL when out of memory. */
+static struct cs_prog *coll_prog(const struct cs_gen_opts *o, const char *name, int C)
+{
+    int G = o->gpus, ag = o->coll == CS_COLL_ALLGATHER, a2a = o->coll == CS_COLL_ALLTOALL;
+    struct cs_prog_opts po = {.name = name,
+                              .coll = o->coll,
+                              .ngpus = G,
+                              .in_chunks = ag ? C : G * C,
+                              .out_chunks = ag || a2a ? G * C : 0,
+                              .inplace = !a2a,
+                              .proto = o->proto,
+                              .instances = o->instances,
+                              .interleaved = 1,
+                              .fusion = 1};
+
+    if (o->coll == CS_COLL_ALLREDUCE)
+        return allreduce_prog(o, name, G * C, 0);
+    return cs_prog_new(&po);
+}
+
 /* ---- ring */
 
 /* The GPU at position p of ring k: p, or with per_node N, p's node with its GPUs rotated by k. */
@@ -260,12 +317,70 @@ static int ring_gpu(const struct cs_gen_opts *o, int k, int p)
     return n ? p / n * n + (p % n + k) % n : p;
 }
 
-/* Ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by hop around
- * the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns the sum);
- * then it travels around once more (rcs, and r at the last rank). One tb per ring and rank sends
- * to the next rank and receives from the previous one, on the ring's own channel. A tb holds 2G-1
- * steps; above 32 GPUs that breaks the runtime's 64, so each ring then runs its reduce-scatter and
- * its all-gather on two channels (G steps each). */
+/* AllReduce: ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by
+ * hop around the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns
+ * the sum); then it travels around once more (rcs, and r at the last rank). One tb per ring and
+ * rank sends to the next rank and receives from the previous one, on the ring's own channel. A tb
+ * holds 2G-1 steps; above 32 GPUs that breaks the runtime's 64, so each ring then runs its
+ * reduce-scatter and its all-gather on two channels (G steps each). */
+static void ring_allreduce(struct cs_prog *prog, const struct cs_gen_opts *o, int split)
+{
+    int G = o->gpus, K = o->channels;
+
+    for (int k = 0; k < K; k++) {
+        int ag = split ? K + k : k;
+
+        for (int b = 0; b < G; b++) {
+            int idx = k * G + b, prev = ring_gpu(o, k, (b + 1) % G);
+
+            for (int s = 1; s < G; s++) {
+                int r = ring_gpu(o, k, (b + 1 + s) % G);
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
+                               k, k, k);
+                prev = r;
+            }
+            for (int s = 1; s < G; s++) {
+                int r = ring_gpu(o, k, (b + s) % G);
+
+                cs_prog_copy(prog, ref(prev, CS_BUF_INPUT, idx, 1), ref(r, CS_BUF_INPUT, idx, 1),
+                             ag, ag, ag);
+                prev = r;
+            }
+        }
+    }
+}
+
+/* AllGather and ReduceScatter: each rank's part has K chunks, ring k moving chunk k of every part.
+ * AllGather: the part of the rank at position b of ring k leaves it (s) and is copied forward G-1
+ * hops (rcs at each rank, r at the last, the rank before b). ReduceScatter: the part of the rank
+ * at position b starts at position b+1 and is reduced forward hop by hop (s, rrs at each rank, rrc
+ * at b, which owns the sum), the AllReduce's first half. One tb per ring and rank, G steps. */
+static void ring_gather_scatter(struct cs_prog *prog, const struct cs_gen_opts *o)
+{
+    int G = o->gpus, K = o->channels;
+
+    for (int k = 0; k < K; k++)
+        for (int b = 0; b < G; b++) {
+            int owner = ring_gpu(o, k, b), idx = owner * K + k, prev = ring_gpu(o, k, (b + 1) % G);
+            struct cs_ref src = ref(owner, CS_BUF_INPUT, k, 1); /* in place: output chunk idx */
+
+            for (int s = 1; s < G && o->coll == CS_COLL_ALLGATHER; s++) {
+                struct cs_ref dst = ref(ring_gpu(o, k, (b + s) % G), CS_BUF_OUTPUT, idx, 1);
+
+                cs_prog_copy(prog, src, dst, k, k, k);
+                src = dst;
+            }
+            for (int s = 1; s < G && o->coll == CS_COLL_REDUCE_SCATTER; s++) {
+                int r = ring_gpu(o, k, (b + 1 + s) % G);
+
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
+                               k, k, k);
+                prev = r;
+            }
+        }
+}
+
 int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
@@ -275,11 +390,13 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
+    if (o.coll == CS_COLL_ALLTOALL)
+        return usage(err, "ring has no AllToAll (allpairs writes one)");
     if (o.channels == 0)
         o.channels = 1;
     G = o.gpus;
     K = o.channels;
-    split = 2 * G - 1 > CS_MAX_STEPS;
+    split = o.coll == CS_COLL_ALLREDUCE && 2 * G - 1 > CS_MAX_STEPS;
     if (G > CS_MAX_STEPS)
         return usage(err, "a ring tb holds at least G steps: at most %d GPUs (got %d)",
                      CS_MAX_STEPS, G);
@@ -292,47 +409,32 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
                      CS_MAX_CHANNELS);
     if (o.per_node && (o.per_node > G || G % o.per_node != 0))
         return usage(err, "--per-node %d does not divide --gpus %d", o.per_node, G);
-    snprintf(name, sizeof(name), "allreduce_ring_%dch", K);
-    prog = allreduce_prog(&o, name, G * K, 0);
+    snprintf(name, sizeof(name), "%s_ring_%dch", coll_word(&o), K);
+    prog = coll_prog(&o, name, K);
     if (prog == NULL)
         return usage(err, "out of memory");
-    for (int k = 0; k < K; k++) {
-        int ag = split ? K + k : k;
-
-        for (int b = 0; b < G; b++) {
-            int idx = k * G + b, prev = ring_gpu(&o, k, (b + 1) % G);
-
-            for (int s = 1; s < G; s++) {
-                int r = ring_gpu(&o, k, (b + 1 + s) % G);
-
-                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, idx, 1), ref(prev, CS_BUF_INPUT, idx, 1),
-                               k, k, k);
-                prev = r;
-            }
-            for (int s = 1; s < G; s++) {
-                int r = ring_gpu(&o, k, (b + s) % G);
-
-                cs_prog_copy(prog, ref(prev, CS_BUF_INPUT, idx, 1), ref(r, CS_BUF_INPUT, idx, 1),
-                             ag, ag, ag);
-                prev = r;
-            }
-        }
-    }
+    if (o.coll == CS_COLL_ALLREDUCE)
+        ring_allreduce(prog, &o, split);
+    else
+        ring_gather_scatter(prog, &o);
     rc = finish(prog, &o, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
 /* ---- all-pairs */
 
-/* Rank r owns chunk r. Reduce-scatter: every rank sends chunk q to rank q's scratch (tb q talks to
- * rank q); a local tb reduces the G-1 received chunks into chunk r; all-gather: chunk r goes to
- * every other rank. The runtime allows 32 sending tbs per channel, so above 33 GPUs the pair
- * (r, q) uses channel (r + q) mod ceil((G-1)/32). */
+/* Rank r owns chunk r (part r). Reduce-scatter (AllReduce, ReduceScatter): every rank sends chunk
+ * q to rank q's scratch (tb q talks to rank q); a local tb reduces the G-1 received chunks into
+ * chunk r. All-gather (AllReduce, AllGather): chunk r goes to every other rank. AllToAll: chunk q
+ * of rank r goes to chunk r of rank q's output, and chunk r to its own output by a local copy on
+ * the tb of the next rank. The runtime allows 32 sending tbs per channel, so above 33 GPUs the
+ * pair (r, q) uses channel (r + q) mod ceil((G-1)/32). */
 int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
-    int rc, G, nch;
+    char name[64];
+    int rc, G, nch, coll, scatter, gather;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
@@ -343,23 +445,35 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
                      "connections need channels of at most 32",
                      CS_MAX_STEPS, G);
     nch = (G - 1 + 31) / 32;
-    prog = allreduce_prog(&o, "allreduce_allpairs", G, 0);
+    coll = o.coll;
+    scatter = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER;
+    gather = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_ALLGATHER;
+    snprintf(name, sizeof(name), "%s_allpairs", coll_word(&o));
+    prog = coll_prog(&o, name, 1);
     if (prog == NULL)
         return usage(err, "out of memory");
-    for (int r = 0; r < G; r++)
+    for (int r = 0; r < G && scatter; r++)
         for (int q = 0; q < G; q++)
             if (q != r)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, q, 1),
                              ref(q, CS_BUF_SCRATCH, r < q ? r : r - 1, 1), q, r, (r + q) % nch);
-    for (int r = 0; r < G; r++)
+    for (int r = 0; r < G && scatter; r++)
         for (int k = 0; k < G - 1; k++)
             cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, r, 1), ref(r, CS_BUF_SCRATCH, k, 1), G, -1,
                            -1);
-    for (int r = 0; r < G; r++)
+    for (int r = 0; r < G && gather; r++)
         for (int q = 0; q < G; q++)
             if (q != r)
-                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, r, 1), ref(q, CS_BUF_INPUT, r, 1), q, r,
-                             (r + q) % nch);
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, coll == CS_COLL_ALLGATHER ? 0 : r, 1),
+                             ref(q, coll == CS_COLL_ALLGATHER ? CS_BUF_OUTPUT : CS_BUF_INPUT, r, 1),
+                             q, r, (r + q) % nch);
+    for (int r = 0; r < G && coll == CS_COLL_ALLTOALL; r++)
+        for (int q = 0; q < G; q++) {
+            int tb = q == r ? (r + 1) % G : q;
+
+            cs_prog_copy(prog, ref(r, CS_BUF_INPUT, q, 1), ref(q, CS_BUF_OUTPUT, r, 1), tb, r,
+                         (r + tb) % nch);
+        }
     rc = finish(prog, &o, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
@@ -392,6 +506,15 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
             return usage(err, "generator spec '%s': unknown protocol '%s'", spec, v);
         return 0;
     }
+    if (strcmp(kv, "coll") == 0) {
+        o->coll = cs_gen_coll_parse(v);
+        if (o->coll == 0)
+            return usage(err,
+                         "generator spec '%s': unknown collective '%s' (allreduce, allgather, "
+                         "reducescatter, alltoall)",
+                         spec, v);
+        return 0;
+    }
     if (strcmp(kv, "min_bytes") == 0 || strcmp(kv, "max_bytes") == 0) {
         if (cs_parse_size(v, 0, CS_GEN_MAX_WINDOW_BYTES,
                           strcmp(kv, "min_bytes") == 0 ? &o->min_bytes : &o->max_bytes) != 0)
@@ -419,6 +542,8 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                      spec);
     if (strcmp(name, "ring") != 0 && (o->channels || o->per_node))
         return usage(err, "generator spec '%s': channels and per_node are for ring", spec);
+    if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
+        return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
     if (strcmp(name, "hierarchical") == 0)
         return cs_gen_hierarchical(o, out, err);
     if (strcmp(name, "ring") == 0)

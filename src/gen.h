@@ -1,4 +1,4 @@
-/* gen.h: native schedule generators (hierarchical, ring, all-pairs AllReduce) built on lower.h. */
+/* gen.h: native schedule generators (hierarchical, ring, all-pairs) built on lower.h. */
 #ifndef CS_GEN_H
 #define CS_GEN_H
 
@@ -21,6 +21,7 @@ struct cs_gen_opts {
      * 0 and 0, as Azure msccl-tools writes: every size. */
     long long min_bytes;
     long long max_bytes;
+    enum cs_coll coll; /* ring, allpairs: the collective (default AllReduce) */
 };
 
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
@@ -36,19 +37,27 @@ struct cs_gen_opts {
 int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out,
                         struct cs_error *err);
 
-/* NCCL-style ring AllReduce: `channels` rings, each over its share of the buffer, reduce-scatter
- * then all-gather. Ring k visits the GPUs in order 0..G-1, or with per_node = N (dividing G) node
- * by node, starting each node at its GPU k mod N, so ring k leaves a node from its GPU (k + N - 1)
- * mod N: the rings cross nodes through different GPUs and NICs (as NCCL spreads its channels). */
+/* NCCL-style ring: `channels` rings, each over its share of the buffer. AllReduce: reduce-scatter
+ * then all-gather; AllGather: G-1 steps of copy-forward; ReduceScatter: G-1 steps of
+ * reduce-forward (the first half of the AllReduce); no AllToAll (CS_ERR_USAGE). Ring k visits the
+ * GPUs in order 0..G-1, or with per_node = N (dividing G) node by node, starting each node at its
+ * GPU k mod N, so ring k leaves a node from its GPU (k + N - 1) mod N: the rings cross nodes
+ * through different GPUs and NICs (as NCCL spreads its channels). */
 int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
-/* All-pairs AllReduce: each rank reduces its 1/G of the buffer from all others, then sends the
- * result to all. */
+/* All-pairs: every rank talks to every other directly. AllReduce: each rank reduces its 1/G of
+ * the buffer from all others, then sends the result to all; AllGather: each rank sends its chunk
+ * to every other; ReduceScatter: each rank reduces its chunk from all others; AllToAll: each
+ * rank sends its chunk for each peer to that peer. */
 int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
+/* The collective of `gen --coll` and the spec key coll: allreduce, allgather, reducescatter or
+ * alltoall; 0 for any other name. */
+enum cs_coll cs_gen_coll_parse(const char *name);
+
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
- * columns, instances, channels, per_node (ring), protocol, compat, nops (1 on, 2 off), and the
- * sizes (such as 64K) min_bytes and max_bytes. */
+ * coll (ring and allpairs), columns, instances, channels, per_node (ring), protocol, compat, nops
+ * (1 on, 2 off), and the sizes (such as 64K) min_bytes and max_bytes. */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif
