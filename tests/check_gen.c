@@ -1,5 +1,6 @@
 /* check_gen.c: the native generators: the seed reproduced exactly, the corrected hierarchical
- * algorithm, ring and all-pairs over a grid of parameters, and their bad parameters. */
+ * algorithm, ring and all-pairs over a grid of parameters and collectives, and their bad
+ * parameters. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,20 @@ static void assert_correct(const char *spec)
     cs_sched_free(s);
 }
 
+/* Within the runtime's limits and correct under verify (for any collective; the independent
+ * replay checks AllReduce only). */
+static void assert_correct_coll(const char *spec)
+{
+    struct cs_sched *s = gen(spec);
+    struct cs_error err;
+    char why[512];
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_check_limits(s, &err) == 0, "%s: %s", spec, err.msg);
+    ck_assert_msg(verdict(s, why, sizeof(why)) == CS_VERIFY_OK, "%s: verify: %s", spec, why);
+    cs_sched_free(s);
+}
+
 /* Why the corrected default drops msccl-tools' dependence nops: with them it has a cycle. */
 START_TEST(test_corrected_with_nops_deadlocks)
 {
@@ -318,6 +333,180 @@ START_TEST(test_ring_per_node)
 }
 END_TEST
 
+/* AllGather, ReduceScatter and AllToAll of ring and all-pairs for 2 to 64 GPUs: within the
+ * runtime's limits, and verify finds structure and data correct (each collective's postcondition);
+ * ring also with 2 rings per node pair and 2 instances. */
+START_TEST(test_coll_grid)
+{
+    static const int gpus[] = {2, 3, 4, 8, 16, 64};
+    static const char *const colls[] = {"allgather", "reducescatter", "alltoall"};
+    static const char *const extra[] = {"", ",instances=2", ",channels=2,instances=2"};
+
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+        for (size_t g = 0; g < sizeof(gpus) / sizeof(gpus[0]); g++)
+            for (size_t x = 0; x < sizeof(extra) / sizeof(extra[0]); x++)
+                for (int ring = 0; ring < 2; ring++) {
+                    char spec[128];
+                    struct cs_sched *s;
+
+                    if (ring ? c == 2 : x == 2) /* no ring AllToAll; channels are ring's */
+                        continue;
+                    snprintf(spec, sizeof(spec), "%s:gpus=%d,coll=%s%s", ring ? "ring" : "allpairs",
+                             gpus[g], colls[c], extra[x]);
+                    s = gen(spec);
+                    ck_assert_msg(s->coll == cs_gen_coll_parse(colls[c]), "%s", spec);
+                    cs_sched_free(s);
+                    assert_correct_coll(spec);
+                }
+}
+END_TEST
+
+/* verify sees a wrong result of a generated collective (so the grid above can fail): the last
+ * receive of ring AllGather's GPU 0 written one chunk off, AllToAll's local copy into the wrong
+ * output chunk. */
+START_TEST(test_coll_wrong_seen)
+{
+    static const char *const specs[] = {"ring:gpus=8,coll=allgather",
+                                        "allpairs:gpus=4,coll=alltoall"};
+
+    for (int i = 0; i < 2; i++) {
+        struct cs_sched *s = gen(specs[i]);
+        struct cs_step *last = NULL;
+        char why[512];
+
+        for (int t = 0; t < s->gpus[0].ntbs; t++)
+            for (int k = 0; k < s->gpus[0].tbs[t].nsteps; k++) {
+                struct cs_step *st = &s->gpus[0].tbs[t].steps[k];
+
+                if (st->type == (i == 0 ? CS_STEP_R : CS_STEP_CPY))
+                    last = st;
+            }
+        ck_assert_ptr_nonnull(last);
+        ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_OK);
+        last->dstoff = (last->dstoff + 1) % s->nchunksperloop;
+        ck_assert_msg(verdict(s, why, sizeof(why)) == CS_VERIFY_WRONG, "%s: %s", specs[i], why);
+        cs_sched_free(s);
+    }
+}
+END_TEST
+
+/* The step types of every tb of s: want[0..n-1] on each. */
+static void assert_tb_types(const struct cs_sched *s, const enum cs_step_type *want, int n)
+{
+    for (int g = 0; g < s->ngpus; g++)
+        for (int t = 0; t < s->gpus[g].ntbs; t++) {
+            const struct cs_tb *tb = &s->gpus[g].tbs[t];
+
+            ck_assert_int_eq(tb->nsteps, n);
+            for (int k = 0; k < n; k++)
+                ck_assert_int_eq(tb->steps[k].type, want[k]);
+        }
+}
+
+/* The <algo> line of s as written. */
+static void assert_algo_line(const struct cs_sched *s, const char *want)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_eq(cs_sched_write_xml(s, fp), 0);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_msg(strstr(text, want) != NULL, "no '%s' in %.300s", want, text);
+    free(text);
+}
+
+/* Ring AllGather and ReduceScatter hop by hop (s, then rcs or rrcs at each hop, r or rrc at the
+ * last; rrcs, not NCCL's rrs, since msccl-tools fuses to rrs only where a receive overwrites the
+ * slot next), with msccl-tools' buffers: AllGather in place on the output (G*K chunks), input
+ * unnamed; ReduceScatter in place on the input (G*K chunks) as the executor reads its name. */
+START_TEST(test_ring_coll_shape)
+{
+    static const enum cs_step_type ag[] = {CS_STEP_S,   CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS,
+                                           CS_STEP_RCS, CS_STEP_RCS, CS_STEP_RCS, CS_STEP_R};
+    static const enum cs_step_type rs[] = {CS_STEP_S,    CS_STEP_RRCS, CS_STEP_RRCS, CS_STEP_RRCS,
+                                           CS_STEP_RRCS, CS_STEP_RRCS, CS_STEP_RRCS, CS_STEP_RRC};
+    struct cs_sched *s = gen("ring:gpus=8,channels=4,coll=allgather,protocol=LL128");
+
+    ck_assert_int_eq(s->coll, CS_COLL_ALLGATHER);
+    ck_assert_int_eq(s->nchannels, 4);
+    ck_assert_int_eq(s->nchunksperloop, 32);
+    assert_tb_types(s, ag, 8);
+    for (int g = 0; g < 8; g++) {
+        ck_assert_int_eq(s->gpus[g].i_chunks, 0);
+        ck_assert_int_eq(s->gpus[g].o_chunks, 32);
+        ck_assert_int_eq(s->gpus[g].s_chunks, 0);
+        /* tb k sends GPU g's chunk k first: output chunk g*4 + k */
+        for (int t = 0; t < 4; t++)
+            ck_assert_int_eq(s->gpus[g].tbs[t].steps[0].srcoff, g * 4 + s->gpus[g].tbs[t].chan);
+    }
+    assert_algo_line(s, "nchunksperloop=\"32\" ngpus=\"8\" coll=\"allgather\" inplace=\"1\" "
+                        "outofplace=\"0\"");
+    cs_sched_free(s);
+    s = gen("ring:gpus=8,channels=4,coll=reducescatter");
+    ck_assert_int_eq(s->coll, CS_COLL_REDUCE_SCATTER);
+    ck_assert_int_eq(s->nchunksperloop, 32);
+    assert_tb_types(s, rs, 8);
+    for (int g = 0; g < 8; g++) {
+        ck_assert_int_eq(s->gpus[g].i_chunks, 32);
+        ck_assert_int_eq(s->gpus[g].o_chunks, 0);
+        /* the sum of GPU g's part k ends on tb k: input chunk g*4 + k */
+        for (int t = 0; t < 4; t++)
+            ck_assert_int_eq(s->gpus[g].tbs[t].steps[7].dstoff, g * 4 + s->gpus[g].tbs[t].chan);
+    }
+    assert_algo_line(s, "coll=\"reducescatter\" inplace=\"1\" outofplace=\"0\"");
+    cs_sched_free(s);
+}
+END_TEST
+
+/* All-pairs: one tb per peer; AllToAll out of place (G chunks in and out, one local copy per GPU),
+ * AllGather in place on the output, ReduceScatter in place on the input with a reducing tb. */
+START_TEST(test_allpairs_coll_shape)
+{
+    struct cs_sched *s = gen("allpairs:gpus=8,coll=alltoall,instances=2");
+
+    ck_assert_int_eq(s->coll, CS_COLL_ALLTOALL);
+    ck_assert_int_eq(s->inplace, 0);
+    ck_assert_int_eq(s->nchunksperloop, 16);
+    for (int g = 0; g < 8; g++) {
+        int cpy = 0;
+
+        ck_assert_int_eq(s->gpus[g].ntbs, 14);
+        ck_assert_int_eq(s->gpus[g].i_chunks, 16);
+        ck_assert_int_eq(s->gpus[g].o_chunks, 16);
+        for (int t = 0; t < 14; t++)
+            for (int k = 0; k < s->gpus[g].tbs[t].nsteps; k++)
+                if (s->gpus[g].tbs[t].steps[k].type == CS_STEP_CPY) {
+                    /* interleaved instances: chunk g of the rank's part becomes g*2 + i */
+                    ck_assert_int_eq(s->gpus[g].tbs[t].steps[k].srcoff / 2, g);
+                    ck_assert_int_eq(s->gpus[g].tbs[t].steps[k].dstoff / 2, g);
+                    cpy++;
+                }
+        ck_assert_int_eq(cpy, 2);
+    }
+    assert_algo_line(s, "coll=\"alltoall\" inplace=\"0\" outofplace=\"1\"");
+    cs_sched_free(s);
+    s = gen("allpairs:gpus=8,coll=allgather");
+    ck_assert_int_eq(s->nchunksperloop, 8);
+    for (int g = 0; g < 8; g++) {
+        ck_assert_int_eq(s->gpus[g].ntbs, 7);
+        ck_assert_int_eq(s->gpus[g].i_chunks, 0);
+        ck_assert_int_eq(s->gpus[g].o_chunks, 8);
+    }
+    cs_sched_free(s);
+    s = gen("allpairs:gpus=8,coll=reducescatter");
+    for (int g = 0; g < 8; g++) {
+        ck_assert_int_eq(s->gpus[g].ntbs, 8);
+        ck_assert_int_eq(s->gpus[g].i_chunks, 8);
+        ck_assert_int_eq(s->gpus[g].o_chunks, 0);
+        ck_assert_int_eq(s->gpus[g].s_chunks, 7);
+    }
+    assert_algo_line(s, "coll=\"reducescatter\" inplace=\"1\"");
+    cs_sched_free(s);
+}
+END_TEST
+
 /* Every generator, seed and corrected, writes the executor's <algo> header: outofplace="0" and
  * minBytes/maxBytes (0 and 0 by default, else the spec's sizes), and they read back. */
 START_TEST(test_algo_header)
@@ -408,6 +597,12 @@ START_TEST(test_bad_parameters)
     assert_usage_error("ring:gpus=8,min_bytes=-1", "not a size");
     assert_usage_error("ring:gpus=8,max_bytes=2T", "not a size");
     assert_usage_error("ring:gpus=8,max_bytes=lots", "not a size");
+    assert_usage_error("ring:gpus=8,coll=alltoall", "ring has no AllToAll");
+    assert_usage_error("allpairs:gpus=8,coll=broadcast", "unknown collective 'broadcast'");
+    assert_usage_error("ring:gpus=8,coll=reduce_scatter", "unknown collective");
+    assert_usage_error("hierarchical:gpus=8,coll=allgather", "allreduce only");
+    assert_usage_error("allpairs:gpus=65,coll=alltoall", "at most 64 GPUs");
+    assert_usage_error("ring:gpus=8,channels=16,instances=3,coll=allgather", "48 channels");
 }
 END_TEST
 
@@ -423,6 +618,10 @@ int main(void)
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},
         {test_ring_per_node, 1},
+        {test_coll_grid, 1},
+        {test_coll_wrong_seen, 1},
+        {test_ring_coll_shape, 1},
+        {test_allpairs_coll_shape, 1},
         {test_algo_header, 1},
         {test_bad_parameters, 1},
         {NULL, 0},
