@@ -1,6 +1,6 @@
 #!/bin/sh
 # gen_cli.sh: `collsim gen` and `collsim diff` from the command line: output, exit codes, messages,
-# the <algo> header, the 21 seed references (when ../shared/data is there, else exit 77, SKIP,
+# the <algo> header, --coll (and predict's count and busbw for each collective), the 21 seed references (when ../shared/data is there, else exit 77, SKIP,
 # after the other checks), and verify on generated schedules (when the verify command is built in).
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
@@ -91,6 +91,10 @@ bad "exceeds --max-bytes 65536" ring --gpus 8 --min-bytes 1M --max-bytes 64K
 bad "out of range" ring --gpus 8 --max-bytes 2T
 bad "not a number" ring --gpus 8 --min-bytes -1
 bad "not a number" allpairs --gpus 8 --max-bytes lots
+bad "ring has no AllToAll (allpairs writes one)" ring --gpus 8 --coll alltoall
+bad "unknown collective 'broadcast'" allpairs --gpus 8 --coll broadcast
+bad "allreduce only" hierarchical --gpus 8 --coll allgather
+bad "option '--coll' needs a value" ring --gpus 8 --coll
 # values attached with '=', options before the generator
 expect 0 "$cs" gen --gpus=8 --protocol=LL hierarchical -o"$tmp/attached.xml"
 cmp -s "$tmp/attached.xml" "$tmp/file.xml" || fail "gen --gpus=8 --protocol=LL -oFILE differs"
@@ -114,6 +118,44 @@ header 'minBytes="0" maxBytes="0"' allpairs --gpus 8 --protocol LL
 header 'minBytes="65536" maxBytes="1048576"' ring --gpus 8 --min-bytes 64K --max-bytes 1M
 header 'minBytes="1073741824" maxBytes="0"' allpairs --gpus 8 --min-bytes 1G
 header 'minBytes="4096" maxBytes="4096"' hierarchical --gpus 4 --msccl-tools-compat --min-bytes=4K --max-bytes=4K
+header 'minBytes="0" maxBytes="0"' ring --gpus 8 --coll allreduce
+# --coll: the collective as the executor reads it (reducescatter, not msccl-tools' reduce_scatter),
+# AllGather and ReduceScatter in place, AllToAll out of place
+coll() {
+    attrs=$1
+    shift
+    expect 0 "$cs" gen "$@"
+    grep -q "^<algo .* coll=\"$attrs maxBytes=\"0\">\$" "$tmp/out" ||
+        fail "gen $*: <algo> lacks 'coll=\"$attrs': $(head -1 "$tmp/out")"
+}
+coll 'allgather" inplace="1" outofplace="0" minBytes="0"' ring --gpus 8 --coll allgather
+coll 'reducescatter" inplace="1" outofplace="0" minBytes="0"' ring --gpus 8 --coll reducescatter
+coll 'allgather" inplace="1" outofplace="0" minBytes="0"' allpairs --gpus 4 --coll allgather
+coll 'reducescatter" inplace="1" outofplace="0" minBytes="0"' allpairs --gpus 4 --coll reducescatter
+coll 'alltoall" inplace="0" outofplace="1" minBytes="0"' allpairs --gpus 4 --coll alltoall
+coll 'allreduce" inplace="1" outofplace="0" minBytes="0"' allpairs --gpus 4 --coll allreduce
+
+# predict on each collective: the table's count (field 2) is elements per rank as nccl-tests
+# prints it (the CSV's whole-buffer count / G), busbw (field 8) is algbw (field 7) times
+# nccl-tests' factor: (G-1)/G for AllGather, ReduceScatter and AllToAll, 2(G-1)/G for AllReduce
+plat=$src/platforms/dgx-a100.xml
+for c in allgather:0.875:8 reducescatter:0.875:8 alltoall:0.875:8 allreduce:1.75:1; do
+    name=${c%%:*}
+    factor=${c#*:}
+    per=${factor#*:}
+    factor=${factor%:*}
+    spec=allpairs:gpus=8,coll=$name
+    expect 0 "$cs" predict --gen "$spec" -p "$plat" -b 4M -e 4M
+    row=$(grep '^ *4194304 ' "$tmp/out")
+    expect 0 "$cs" predict --gen "$spec" -p "$plat" -b 4M -e 4M --format csv
+    csv=$(sed -n 2p "$tmp/out")
+    echo "$row" | awk -v f="$factor" -v per="$per" -v csv="$csv" '
+        { split(csv, c, ",") }
+        $2 != 1048576 / per || c[2] != 1048576 || $9 != "N/A" { exit 1 }
+        { d = c[6] - c[5] * f; if (d < -1e-5 || d > 1e-5 || c[7] != "ok") exit 1 }
+        { d = $8 - $7 * f; if (d < -0.011 || d > 0.011) exit 1 }' ||
+        fail "predict $spec: count or busbw not nccl-tests' (factor $factor, count / $per): $row / $csv"
+done
 
 # the 21 seed references, as Azure/msccl-tools writes them: with outofplace, minBytes and
 # maxBytes, which gen writes too. `collsim diff` compares every attribute and cannot be told to
@@ -159,6 +201,17 @@ if "$cs" help verify >/dev/null 2>&1; then
     "$cs" gen ring --gpus 16 --channels 16 --per-node 8 | "$cs" verify - >"$tmp/out" 2>&1 ||
         fail "ring --per-node: $(tail -3 "$tmp/out")"
     "$cs" gen allpairs --gpus 8 | "$cs" verify - >"$tmp/out" 2>&1 || fail "allpairs: $(tail -3 "$tmp/out")"
+    for c in allgather reducescatter alltoall; do
+        for g in 2 5 16; do
+            for gen in ring allpairs; do
+                [ "$gen$c" = ringalltoall ] && continue
+                "$cs" gen "$gen" --coll "$c" --gpus "$g" --instances 2 | "$cs" verify - >"$tmp/out" 2>&1 ||
+                    fail "$gen --coll $c --gpus $g: $(tail -3 "$tmp/out")"
+                grep -q ": ok: .* structure and data correct" "$tmp/out" ||
+                    fail "$gen --coll $c --gpus $g: $(tail -1 "$tmp/out")"
+            done
+        done
+    done
     "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
     [ $? -eq 1 ] || fail "verify does not reject the seed"
     "$cs" gen hierarchical --gpus 8 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1
