@@ -1,6 +1,7 @@
 #!/bin/sh
 # gen_cli.sh: `collsim gen` and `collsim diff` from the command line: output, exit codes, messages,
-# the <algo> header, --coll (and predict's count and busbw for each collective), the 21 seed references (when ../shared/data is there, else exit 77, SKIP,
+# the <algo> header, --coll (and predict's count and busbw for each collective), the 21 seed
+# references and msccl-tools' ring AllGather (when ../shared/data is there, else exit 77, SKIP,
 # after the other checks), and verify on generated schedules (when the verify command is built in).
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
@@ -189,6 +190,20 @@ else
     skipped=1
 fi
 
+# ring AllGather on one ring is msccl-tools' allgather_ring.py with one channel, step for step: only
+# the name and the executor's header (absent from microsoft/msccl-tools output) differ
+ag=$data/msccl-xml/allgather_ring.8gpu.1ch.1inst.LL128.xml
+if [ -f "$ag" ]; then
+    expect 0 "$cs" gen ring --coll allgather --gpus 8 --protocol LL128 -o "$tmp/ag.xml"
+    expect 0 "$cs" diff --ignore name --ignore outofplace --ignore minBytes --ignore maxBytes \
+        "$tmp/ag.xml" "$ag"
+    expect 1 "$cs" diff "$tmp/ag.xml" "$ag"
+    [ "$(grep -c " differ at " "$tmp/out")" -eq 4 ] || fail "ring AllGather vs $ag: $(cat "$tmp/out")"
+else
+    echo "gen_cli.sh: $ag absent, skipping the ring AllGather reference"
+    skipped=1
+fi
+
 # verify, once the command exists
 if "$cs" help verify >/dev/null 2>&1; then
     for g in 4 8 16 32 64; do
@@ -221,5 +236,5 @@ else
 fi
 
 [ "$fails" -eq 0 ] || { echo "gen_cli.sh: $fails failures" >&2; exit 1; }
-[ "$skipped" -eq 0 ] || { echo "gen_cli.sh: SKIP: the seed references were not compared"; exit 77; }
+[ "$skipped" -eq 0 ] || { echo "gen_cli.sh: SKIP: the shared references were not compared"; exit 77; }
 echo "gen_cli.sh: ok"
