@@ -162,8 +162,7 @@ int cmd_gen(int argc, char **argv)
     if (strcmp(name, "ring") != 0 && (o.channels || o.per_node))
         return cmd_usage_error("gen %s: --channels and --per-node are for ring", name);
     if (strcmp(name, "hierarchical") == 0 && o.coll && o.coll != CS_COLL_ALLREDUCE)
-        return cmd_usage_error("gen hierarchical writes allreduce only (--coll %s)",
-                               cs_coll_name(o.coll));
+        return cmd_usage_error("gen hierarchical writes allreduce only (see --coll)");
     cs_error_init(&err);
     if (gens[g].fn(&o, &sched, &err) != 0) {
         fprintf(stderr, "collsim: gen %s: %s\n", name, err.msg);

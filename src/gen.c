@@ -354,8 +354,9 @@ static void ring_allreduce(struct cs_prog *prog, const struct cs_gen_opts *o, in
 /* AllGather and ReduceScatter: each rank's part has K chunks, ring k moving chunk k of every part.
  * AllGather: the part of the rank at position b of ring k leaves it (s) and is copied forward G-1
  * hops (rcs at each rank, r at the last, the rank before b). ReduceScatter: the part of the rank
- * at position b starts at position b+1 and is reduced forward hop by hop (s, rrs at each rank, rrc
- * at b, which owns the sum), the AllReduce's first half. One tb per ring and rank, G steps. */
+ * at position b starts at position b+1 and is reduced forward hop by hop (s, rrcs at each rank:
+ * msccl-tools fuses to rrs only where a receive overwrites the slot next; rrc at b, which owns the
+ * sum), the AllReduce's first half. One tb per ring and rank, G steps. */
 static void ring_gather_scatter(struct cs_prog *prog, const struct cs_gen_opts *o)
 {
     int G = o->gpus, K = o->channels;
@@ -434,7 +435,8 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
     struct cs_gen_opts o;
     struct cs_prog *prog;
     char name[64];
-    int rc, G, nch, coll, scatter, gather;
+    enum cs_coll coll;
+    int rc, G, nch, scatter, gather;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
