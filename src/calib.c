@@ -1,6 +1,7 @@
 /* calib.c: fitted series to platform parameters, and the parameters written as <prop> lines. */
 #include "calib.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -209,46 +210,99 @@ static enum cs_proto mech_proto(const char *mech)
     return strcmp(mech, "ll8") == 0 ? CS_PROTO_LL : 0;
 }
 
-/* A series between two GPUs: `prefix`.LINK (the link's latency, bandwidth or per-call cost). */
-static void map_link(struct cs_calib *c, const struct cs_calib_harness *h, const char *what,
-                     const char *prefix, double v)
+int cs_calib_is_proto(const char *mech)
 {
-    char key[64];
+    return mech_proto(mech) != 0;
+}
+
+/* A series between two GPUs: `prefix`.LINK (the link's latency, bandwidth or per-call cost),
+ * found as how. */
+static void map_link(struct cs_calib *c, const struct cs_calib_harness *h, const char *what,
+                     const char *prefix, double v, const char *how)
+{
+    char key[128];
 
     if (h->link == 0) {
         note(c, "- %s not mapped: give --link for the class\n", what);
         return;
     }
     snprintf(key, sizeof(key), "%s.%s", prefix, cs_link_class_name(h->link));
-    cs_calib_put(c, key, v, h->how);
+    cs_calib_put(c, key, v, how);
 }
 
-/* A protocol series: one threadblock's throughput and the per-call cost. */
-static void map_proto(struct cs_calib *c, const struct cs_calib_harness *h, enum cs_proto p,
-                      const struct cs_fit_line *first, const struct cs_fit_line *last)
+void cs_calib_map_proto(struct cs_calib *c, const struct cs_calib_harness *h,
+                        const struct cs_fit_calls *F, double ll_call_s)
 {
-    char key[64], what[64];
+    enum cs_proto p = mech_proto(h->mech);
+    char key[64], how[1024], a[64], b[64];
 
-    snprintf(key, sizeof(key), "cs.tb_Bps.%s", cs_proto_name(p));
-    if (h->nblocks == 1)
-        cs_calib_put(c, key, last->beta_Bps, h->how);
-    snprintf(key, sizeof(key), "cs.call_s.%s", cs_proto_name(p));
-    snprintf(what, sizeof(what), "per-call cost %.3f us", first->alpha_s * 1e6);
-    map_link(c, h, what, key, first->alpha_s);
+    assert(p != 0);
+    cs_calib_fmt_time(F->call_s, a, sizeof(a));
+    if (strcmp(h->op, "send_recv") != 0) {
+        note(c, "- op %s: reported only (cs.tb_Bps and cs.call_s come from send_recv)\n", h->op);
+        return;
+    }
+    if (h->concurrent != 1 || h->nblocks != 1) {
+        note(c,
+             "- %ld pairs of %ld threadblocks at once: contended, reported only (cs.tb_Bps and "
+             "cs.call_s come from one pair)\n",
+             h->concurrent, h->nblocks);
+        return;
+    }
+    if (h->src == h->dst) {
+        snprintf(key, sizeof(key), "cs.tb_Bps.%s", cs_proto_name(p));
+        snprintf(how, sizeof(how), "%s: rate of one uncontended pair on one GPU", h->how);
+        cs_calib_put(c, key, F->beta_Bps, how);
+        note(c,
+             "- per-call cost %s: a loopback on one GPU crosses no link, so it is no link "
+             "class's cs.call_s (reported only)\n",
+             a);
+        return;
+    }
+    note(c, "- rate %s between GPUs: reported only (cs.tb_Bps comes from loopback pairs)\n",
+         cs_calib_fmt_bw(F->beta_Bps, b, sizeof(b)));
+    if (F->nops < 2) {
+        note(c, "- one call count: launch and per-call cost not separable, cs.call_s not set\n");
+    } else if (p == CS_PROTO_LL) {
+        note(c,
+             "- LL per-call cost %s: LL's per-hop cost is the hop latency (cs.link_lat_s, from "
+             "the flag ping-pong); reported only\n",
+             a);
+    } else if (!isfinite(ll_call_s)) {
+        note(c,
+             "- no LL series of the same pair: what %s adds to LL not known, cs.call_s not set\n",
+             cs_proto_name(p));
+    } else if (F->call_s < ll_call_s) {
+        note(c, "- per-call cost %s below LL's %s: cs.call_s not set\n", a,
+             cs_calib_fmt_time(ll_call_s, b, sizeof(b)));
+    } else {
+        snprintf(key, sizeof(key), "cs.call_s.%s", cs_proto_name(p));
+        snprintf(how, sizeof(how), "%s: per-call cost %s less LL's %s on the same pair", h->how, a,
+                 cs_calib_fmt_time(ll_call_s, b, sizeof(b)));
+        map_link(c, h, "per-call cost", key, F->call_s - ll_call_s, how);
+    }
 }
 
 void cs_calib_map_harness(struct cs_calib *c, const struct cs_calib_harness *h,
                           const struct cs_fit_result *R)
 {
     const struct cs_fit_line *first = &R->seg[0], *last = &R->seg[R->nseg - 1];
-    enum cs_proto p = mech_proto(h->mech);
     int local = h->src == h->dst, one = local && h->nblocks == 1;
 
-    if (strcmp(h->mech, "launch") == 0)
+    if (strcmp(h->test, "exec") == 0)
+        note(c, "- a whole schedule (exec): compared with a prediction, not fitted to a "
+                "parameter\n");
+    else if (mech_proto(h->mech) != 0)
+        note(c, "- a protocol series: see cs_calib_map_proto\n");
+    else if (strcmp(h->mech, "launch") == 0 && strcmp(h->op, "isolated") == 0 && h->nblocks == 1)
+        /* One launch of one threadblock between two events: the once-per-collective cost. */
         cs_calib_put(c, "cs.launch_s", first->alpha_s + first->slope_s_per_B * first->x_min,
                      h->how);
-    else if (p != 0)
-        map_proto(c, h, p, first, last);
+    else if (strcmp(h->mech, "launch") == 0)
+        note(c,
+             "- launch op %s of %ld threadblocks: reported only (cs.launch_s comes from the "
+             "isolated launch of one threadblock)\n",
+             h->op, h->nblocks);
     else if (one && strcmp(h->op, "copy") == 0)
         /* copy_Bps counts read + write traffic: 2 bytes moved per payload byte. */
         cs_calib_put(c, "cs.copy_Bps", 2 * last->beta_Bps, h->how);
@@ -257,9 +311,9 @@ void cs_calib_map_harness(struct cs_calib *c, const struct cs_calib_harness *h,
         cs_calib_put(c, "cs.reduce_Bps", 3 * last->beta_Bps, h->how);
     else if (!local && strcmp(h->mech, "flag_pingpong") == 0)
         /* A ping-pong round trip is two one-way latencies. */
-        map_link(c, h, "round trip", "cs.link_lat_s", first->alpha_s / 2);
+        map_link(c, h, "round trip", "cs.link_lat_s", first->alpha_s / 2, h->how);
     else if (!local && strcmp(h->op, "copy") == 0)
-        map_link(c, h, "link bandwidth", "cs.link_Bps", last->beta_Bps);
+        map_link(c, h, "link bandwidth", "cs.link_Bps", last->beta_Bps, h->how);
     else
         note(c, "- not mapped to a parameter (reported only)\n");
 }

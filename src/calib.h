@@ -71,16 +71,33 @@ void cs_calib_map_ring(struct cs_calib *c, const struct cs_calib_ring *r,
 
 /* A harness series: what one test measured. */
 struct cs_calib_harness {
-    const char *mech, *op;
-    long src, dst, nblocks;
+    const char *test, *mech, *op;
+    long src, dst;           /* device ordinals: equal for a loopback on one GPU */
+    long concurrent;         /* flows (protocol pairs) at once */
+    long nblocks;            /* threadblocks per flow */
     enum cs_link_class link; /* of src-dst (--link); 0 when not given */
     const char *how;         /* the series, for the comments */
 };
 
-/* The harness mapping: launch, ll|ll128|simple (cs.tb_Bps, cs.call_s), local copy and reduce
- * (cs.copy_Bps, cs.reduce_Bps), remote copy (cs.link_Bps) and flag ping-pong (cs.link_lat_s). */
+/* The harness mapping of the series that are not protocol series: the isolated launch of one
+ * threadblock (cs.launch_s; the other launch rows are reported only), local copy and reduce of
+ * one threadblock (cs.copy_Bps, cs.reduce_Bps), remote copy (cs.link_Bps) and flag ping-pong
+ * (cs.link_lat_s). Whole schedules (test exec) and protocol series are only noted. */
 void cs_calib_map_harness(struct cs_calib *c, const struct cs_calib_harness *h,
                           const struct cs_fit_result *R);
+
+/* 1 when the harness mechanism names a protocol (ll, ll8, ll128, simple in any case). */
+int cs_calib_is_proto(const char *mech);
+
+/* A protocol series (send_recv of one pair, one threadblock: the others are contended or another
+ * operation and are only noted) fitted to t = launch + ops x (call + bytes / rate):
+ *   loopback (src == dst): cs.tb_Bps.P = rate; its per-call cost has no link and is only noted;
+ *   between GPUs, with 2 or more call counts and a link class: cs.call_s.P.LINK = its per-call
+ *   cost - ll_call_s (LL's per-call cost on the same pair, NAN when unknown), for LL128 and
+ *   Simple: what P adds to LL's per-hop cost, which is the hop latency (cs.link_lat_s).
+ * F->nops == 1: launch and call are not separable (F->call_s NAN); the rate still maps. */
+void cs_calib_map_proto(struct cs_calib *c, const struct cs_calib_harness *h,
+                        const struct cs_fit_calls *F, double ll_call_s);
 
 /* The parameters as <prop> lines, each after a comment: fitted keys with how they were found,
  * the others with their value in base and its source (omitted when only_fitted). The first line

@@ -1,11 +1,13 @@
 /* cmd_calibrate.c: `collsim calibrate fit`: platform parameters from measurement CSVs (the two
  * input kinds and the mapping are in the usage text). Every series gets a segmented weighted fit
- * (fit.h) that calib.h maps to parameter keys; this file reads the inputs and writes the report.
+ * (fit.h), a harness protocol series of several call counts a launch + calls fit, that calib.h
+ * maps to parameter keys; this file reads the inputs and writes the report.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "calib.h"
 #include "cmd.h"
@@ -50,10 +52,14 @@ const char cmd_calibrate_usage[] =
     "    first and their launch attributes the other tables' intercepts.\n"
     "  harness CSVs (calibration.md 3.3): per-op time = time_s/ops against bytes, one series per\n"
     "    test/mech/op/src/dst/concurrent/nblocks/nthreads/chunk_bytes (chunk_bytes equal to\n"
-    "    bytes, as in protocol tests, joins the sizes into one series); rows not ok are skipped.\n"
-    "      mech launch                  cs.launch_s (median)\n"
-    "      mech ll|ll128|simple         cs.tb_Bps.P (1 block: last segment's beta),\n"
-    "                                   cs.call_s.P.LINK (first intercept; needs --link)\n"
+    "    bytes, as in protocol tests, joins the sizes into one series); rows not ok are skipped,\n"
+    "    exec rows (whole schedules) are counted and left out. A protocol series of several\n"
+    "    call counts fits t = launch + ops x (call + bytes/rate) over its launches.\n"
+    "      launch isolated, 1 block     cs.launch_s (median; other launch rows reported only)\n"
+    "      ll|ll128|simple send_recv,   cs.tb_Bps.P = rate (loopback, 1 pair, 1 block);\n"
+    "        1 pair, 1 block            between GPUs: cs.call_s.P.LINK = call(P) - call(LL) of\n"
+    "                                   the pair for LL128, Simple (needs --link); loopback\n"
+    "                                   calls and other protocol series reported only\n"
     "      op copy, local, 1 block      cs.copy_Bps = 2 beta (read + write)\n"
     "      op reduce|reduce2, local,    cs.reduce_Bps = 3 beta (two reads, one write)\n"
     "        1 block\n"
@@ -356,7 +362,12 @@ struct hseries {
     char key[512];
     int row;         /* its first row: mech and op */
     long long id[5]; /* src, dst, concurrent, nblocks, nthreads */
-    struct series s;
+    struct series s; /* per-op time against bytes */
+    /* A protocol series: each launch's calls and total time, and their fit (calls.nops 0 until
+     * fitted; 1: one call count, only the rate known). */
+    struct cs_fit_call_pt *cp;
+    int ncp, capcp;
+    struct cs_fit_calls calls;
 };
 
 /* A harness table: its columns and its series so far. */
@@ -364,7 +375,7 @@ struct harness {
     const struct cs_csv *t;
     int col[NHCOLS];
     struct hseries *hs;
-    int nh, skipped;
+    int nh, skipped, exec; /* rows not ok; whole-schedule rows, left out of the fit */
 };
 
 /* A protocol test whose FIFO call size is its payload on every row (chunk_bytes == bytes)
@@ -410,9 +421,15 @@ static int harness_row(struct state *st, struct harness *h, int r)
     double bytes, ts, chunk;
     struct cs_error err;
     char key[512], chunk_s[32] = "bytes";
+    struct hseries *hs;
 
     if (strcmp(cs_csv_cell(t, r, h->col[H_STATUS]), "ok") != 0) {
         h->skipped++;
+        return 0;
+    }
+    /* A whole schedule's time is a prediction's to match, not a per-call cost. */
+    if (strcmp(cs_csv_cell(t, r, h->col[H_TEST]), "exec") == 0) {
+        h->exec++;
         return 0;
     }
     for (int i = 0; i < 6; i++) {
@@ -442,7 +459,16 @@ static int harness_row(struct state *st, struct harness *h, int r)
              "%s/%s/%s src=%lld dst=%lld conc=%lld blocks=%lld threads=%lld chunk=%s",
              cs_csv_cell(t, r, h->col[H_TEST]), cs_csv_cell(t, r, h->col[H_MECH]),
              cs_csv_cell(t, r, h->col[H_OP]), id[0], id[1], id[2], id[3], id[4], chunk_s);
-    return series_add(&series_of(h, r, key, id)->s, bytes, ts / (double)id[5]);
+    hs = series_of(h, r, key, id);
+    if (cs_calib_is_proto(cs_csv_cell(t, r, h->col[H_MECH]))) {
+        struct cs_fit_call_pt *q = cs_array_slot((void **)&hs->cp, hs->ncp, &hs->capcp, sizeof(*q));
+
+        if (q == NULL)
+            return CS_ERR_NOMEM;
+        *q = (struct cs_fit_call_pt){(double)id[5], bytes, ts};
+        hs->ncp++;
+    }
+    return series_add(&hs->s, bytes, ts / (double)id[5]);
 }
 
 /* A series of one size (a launch test, say): the median time is the whole answer. */
@@ -465,19 +491,103 @@ static int one_size(struct state *st, const struct series *s, struct cs_fit_resu
     return 0;
 }
 
-/* Fit one harness series, report it and map it to its parameter. */
+static int cmp_call_pt(const void *a, const void *b)
+{
+    const struct cs_fit_call_pt *p = a, *q = b;
+
+    if (p->ops != q->ops)
+        return p->ops < q->ops ? -1 : 1;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return (p->t > q->t) - (p->t < q->t);
+}
+
+/* The launch + calls fit of a protocol series of several call counts into hs->calls, reported
+ * with the residual at every call count and size; a series the fit cannot take is reported so
+ * (hs->calls.nops 0). */
+static void calls_fit(struct state *st, struct hseries *hs)
+{
+    struct cs_fit_calls *F = &hs->calls;
+    struct cs_error err;
+    char a[64], b[64], c[64];
+
+    cs_error_init(&err);
+    if (cs_fit_calls(hs->cp, hs->ncp, F, &err) != 0) {
+        fprintf(st->rep, "\nLaunch + calls fit not possible: %s.\n\n", err.msg);
+        *F = (struct cs_fit_calls){NAN, NAN, NAN, NAN, NAN, NAN, hs->ncp, 0, 0};
+        return;
+    }
+    fprintf(st->rep,
+            "\nLaunch + calls fit, t = launch + ops x (call + bytes / rate), WLS (weights 1/t^2), "
+            "%d launches of %d call counts: launch %s, per call %s, rate %s; rms rel %.2f%%, max "
+            "%.2f%%%s%s%s.\n\n| ops | bytes | samples | measured (median) | fitted | error |\n"
+            "|---|---|---|---|---|---|\n",
+            F->n, F->nops, cs_calib_fmt_time(F->launch_s, a, sizeof(a)),
+            cs_calib_fmt_time(F->call_s, b, sizeof(b)), cs_calib_fmt_bw(F->beta_Bps, c, sizeof(c)),
+            100 * F->rms_rel, 100 * F->max_rel, F->clamped & 1 ? "; launch<0 clamped" : "",
+            F->clamped & 2 ? "; call<0 clamped" : "", F->clamped & 4 ? "; slope<0 clamped" : "");
+    qsort(hs->cp, (size_t)hs->ncp, sizeof(*hs->cp), cmp_call_pt);
+    for (int k = 0; k < hs->ncp;) {
+        const struct cs_fit_call_pt *q = &hs->cp[k];
+        int e = k, m;
+        double meas, fit;
+
+        while (e < hs->ncp && hs->cp[e].ops == q->ops && hs->cp[e].x == q->x)
+            e++;
+        m = e - k;
+        meas = m % 2 ? hs->cp[k + m / 2].t : 0.5 * (hs->cp[k + m / 2 - 1].t + hs->cp[k + m / 2].t);
+        fit = F->launch_s + q->ops * (F->call_s + q->x * F->slope_s_per_B);
+        fprintf(st->rep, "| %.0f | %.0f | %d | %s | %s | %+.2f%% |\n", q->ops, q->x, m,
+                cs_calib_fmt_time(meas, a, sizeof(a)), cs_calib_fmt_time(fit, b, sizeof(b)),
+                100 * (fit - meas) / meas);
+        k = e;
+    }
+    fprintf(st->rep, "\n");
+}
+
+/* The number of distinct call counts of a protocol series, up to 2. */
+static int call_counts(const struct hseries *hs)
+{
+    for (int i = 1; i < hs->ncp; i++)
+        if (hs->cp[i].ops != hs->cp[0].ops)
+            return 2;
+    return hs->ncp > 0;
+}
+
+/* The mapping's view of series hs (how: its comment text, of len bytes). */
+static struct cs_calib_harness harness_of(const struct state *st, const struct harness *h,
+                                          const struct hseries *hs, char *how, size_t len)
+{
+    const struct cs_csv *t = h->t;
+
+    snprintf(how, len, "%s series %s", t->name, hs->key);
+    return (struct cs_calib_harness){cs_csv_cell(t, hs->row, h->col[H_TEST]),
+                                     cs_csv_cell(t, hs->row, h->col[H_MECH]),
+                                     cs_csv_cell(t, hs->row, h->col[H_OP]),
+                                     hs->id[0],
+                                     hs->id[1],
+                                     hs->id[2],
+                                     hs->id[3],
+                                     st->o.link,
+                                     how};
+}
+
+/* Fit one harness series and report it; map it to its parameter unless it is a protocol series
+ * (whose mapping needs the LL series of the same pair: proto_params). */
 static int harness_fit(struct state *st, const struct harness *h, struct hseries *hs)
 {
-    const char *file = h->t->name, *mech = cs_csv_cell(h->t, hs->row, h->col[H_MECH]),
-               *op = cs_csv_cell(h->t, hs->row, h->col[H_OP]);
     char how[1024];
-    struct cs_calib_harness ch = {mech, op, hs->id[0], hs->id[1], hs->id[3], st->o.link, how};
+    struct cs_calib_harness ch = harness_of(st, h, hs, how, sizeof(how));
     struct series *s = &hs->s;
     struct cs_fit_result R;
-    int distinct = 0, rc;
+    int distinct = 0, rc = 0, proto = cs_calib_is_proto(ch.mech);
 
-    snprintf(s->label, sizeof(s->label), "%.200s: %.300s", file, hs->key);
+    snprintf(s->label, sizeof(s->label), "%.200s: %.300s", h->t->name, hs->key);
     fprintf(st->rep, "\n### %s\n", hs->key);
+    if (proto && call_counts(hs) == 2) {
+        calls_fit(st, hs);
+        return 0;
+    }
     for (int j = 1; j < s->n && !distinct; j++)
         distinct = s->p[j].x != s->p[0].x;
     if (!distinct && s->n > 0)
@@ -486,14 +596,65 @@ static int harness_fit(struct state *st, const struct harness *h, struct hseries
         fprintf(st->rep, "\n");
     if (rc != 0)
         return rc;
-    snprintf(how, sizeof(how), "%s series %s", file, hs->key);
-    cs_calib_map_harness(&st->cal, &ch, &R);
+    if (proto) {
+        /* One call count: the launch is in every per-call intercept; only the rate is clean. */
+        const struct cs_fit_line *L = &R.seg[R.nseg - 1];
+
+        hs->calls = (struct cs_fit_calls){
+            NAN, NAN, L->slope_s_per_B, L->beta_Bps, L->rms_rel, L->max_rel, s->n, 1, 0};
+        fprintf(st->rep,
+                "One call count (%.0f per launch): the intercept holds the launch cost / %.0f; "
+                "only the rate maps.\n",
+                hs->cp[0].ops, hs->cp[0].ops);
+    } else {
+        cs_calib_map_harness(&st->cal, &ch, &R);
+    }
     return 0;
+}
+
+/* LL's per-call cost on the pair of protocol series hs (same test, op, src, dst, pairs and
+ * threadblocks), from a launch + calls fit; NAN when there is none. */
+static double ll_call(const struct harness *h, const struct hseries *hs)
+{
+    const struct cs_csv *t = h->t;
+
+    for (int i = 0; i < h->nh; i++) {
+        const struct hseries *q = &h->hs[i];
+        const char *mech = cs_csv_cell(t, q->row, h->col[H_MECH]);
+
+        if ((strcasecmp(mech, "ll") == 0 || strcmp(mech, "ll8") == 0) && q->calls.nops >= 2 &&
+            memcmp(q->id, hs->id, 4 * sizeof(q->id[0])) == 0 &&
+            strcmp(cs_csv_cell(t, q->row, h->col[H_TEST]),
+                   cs_csv_cell(t, hs->row, h->col[H_TEST])) == 0 &&
+            strcmp(cs_csv_cell(t, q->row, h->col[H_OP]), cs_csv_cell(t, hs->row, h->col[H_OP])) ==
+                0)
+            return q->calls.call_s;
+    }
+    return NAN;
+}
+
+/* The protocol series' parameters, once all are fitted. */
+static void proto_params(struct state *st, const struct harness *h)
+{
+    int header = 0;
+
+    for (int i = 0; i < h->nh; i++) {
+        const struct hseries *hs = &h->hs[i];
+        char how[1024];
+        struct cs_calib_harness ch = harness_of(st, h, hs, how, sizeof(how));
+
+        if (!cs_calib_is_proto(ch.mech))
+            continue;
+        if (!header++)
+            fprintf(st->rep, "\n### Protocol series to parameters\n");
+        fprintf(st->rep, "\n%s:\n\n", hs->key);
+        cs_calib_map_proto(&st->cal, &ch, &hs->calls, ll_call(h, hs));
+    }
 }
 
 static int fit_harness(struct state *st, const struct cs_csv *t)
 {
-    struct harness h = {t, {0}, NULL, 0, 0};
+    struct harness h = {t, {0}, NULL, 0, 0, 0};
     int rc = 0;
 
     for (int i = 0; i < NHCOLS; i++)
@@ -509,13 +670,22 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
                 "\n## %s\n\nHarness per-sample CSV: %d series, %d rows not ok skipped. "
                 "Per-op time = time_s / ops against bytes.\n",
                 t->name, h.nh, h.skipped);
+        if (h.exec > 0)
+            fprintf(st->rep,
+                    "%d exec rows (whole schedules) left out of the fit: a schedule's time is "
+                    "compared with `collsim predict`, not fitted to a parameter.\n",
+                    h.exec);
         for (int c = 0; c < t->ncomments; c++)
             fprintf(st->rep, "%s`# %s`\n", c == 0 ? "\n" : "", t->comments[c]);
     }
     for (int i = 0; i < h.nh && rc == 0; i++)
         rc = harness_fit(st, &h, &h.hs[i]);
-    for (int i = 0; i < h.nh; i++)
+    if (rc == 0)
+        proto_params(st, &h);
+    for (int i = 0; i < h.nh; i++) {
         free(h.hs[i].s.p);
+        free(h.hs[i].cp);
+    }
     free(h.hs);
     return rc;
 }

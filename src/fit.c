@@ -439,3 +439,160 @@ int cs_fit_residuals(const struct cs_fit_result *r, const struct cs_fit_pt *p, i
     *nout = G;
     return 0;
 }
+
+/* Solve the k x k system a x = b (k <= 3) by Gaussian elimination with partial pivoting; a and b
+ * are overwritten. 0, or -1 when a is singular (a pivot below 1e-12 of the largest diagonal). */
+static int solve_small(double a[3][3], double b[3], int k, double x[3])
+{
+    double big = 0;
+
+    for (int i = 0; i < k; i++)
+        big = fmax(big, fabs(a[i][i]));
+    for (int c = 0; c < k; c++) {
+        int piv = c;
+
+        for (int r = c + 1; r < k; r++)
+            if (fabs(a[r][c]) > fabs(a[piv][c]))
+                piv = r;
+        if (!(fabs(a[piv][c]) > 1e-12 * big))
+            return -1;
+        for (int j = 0; j < k; j++) {
+            double tmp = a[c][j];
+
+            a[c][j] = a[piv][j];
+            a[piv][j] = tmp;
+        }
+        {
+            double tmp = b[c];
+
+            b[c] = b[piv];
+            b[piv] = tmp;
+        }
+        for (int r = c + 1; r < k; r++) {
+            double f = a[r][c] / a[c][c];
+
+            for (int j = c; j < k; j++)
+                a[r][j] -= f * a[c][j];
+            b[r] -= f * b[c];
+        }
+    }
+    for (int r = k - 1; r >= 0; r--) {
+        double s = b[r];
+
+        for (int j = r + 1; j < k; j++)
+            s -= a[r][j] * x[j];
+        x[r] = s / a[r][r];
+    }
+    return 0;
+}
+
+/* Regressor j of point q (1, ops, ops * x), scaled by scale[j]. */
+static double regressor(const struct cs_fit_call_pt *q, int j, const double *scale)
+{
+    double v = j == 0 ? 1 : j == 1 ? q->ops : q->ops * q->x;
+
+    return v / scale[j];
+}
+
+/* The weighted least-squares fit of the parameters in mask (bit j: regressor j free, the others
+ * 0) into beta (unscaled); its weighted sum of squared relative residuals, or INFINITY when the
+ * system is singular. */
+static double fit_mask(const struct cs_fit_call_pt *p, int n, int mask, const double *scale,
+                       double beta[3])
+{
+    double a[3][3] = {{0}}, b[3] = {0}, x[3] = {0}, ssr = 0;
+    int idx[3], k = 0;
+
+    for (int j = 0; j < 3; j++)
+        if (mask & (1 << j))
+            idx[k++] = j;
+    /* Rows scaled by 1/t: the weights 1/t^2 make every target 1. */
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < k; r++) {
+            double ur = regressor(&p[i], idx[r], scale) / p[i].t;
+
+            b[r] += ur;
+            for (int c = 0; c < k; c++)
+                a[r][c] += ur * regressor(&p[i], idx[c], scale) / p[i].t;
+        }
+    if (solve_small(a, b, k, x) != 0)
+        return INFINITY;
+    beta[0] = beta[1] = beta[2] = 0;
+    for (int r = 0; r < k; r++)
+        beta[idx[r]] = x[r] / scale[idx[r]];
+    for (int i = 0; i < n; i++) {
+        double e = (p[i].t - beta[0] - beta[1] * p[i].ops - beta[2] * p[i].ops * p[i].x) / p[i].t;
+
+        ssr += e * e;
+    }
+    return ssr;
+}
+
+/* The number of distinct values of field f (0 ops, 1 x) among p[0..n-1], counted up to 2. */
+static int distinct2(const struct cs_fit_call_pt *p, int n, int f)
+{
+    for (int i = 1; i < n; i++)
+        if ((f ? p[i].x != p[0].x : p[i].ops != p[0].ops))
+            return 2;
+    return n > 0;
+}
+
+int cs_fit_calls(const struct cs_fit_call_pt *p, int n, struct cs_fit_calls *out,
+                 struct cs_error *err)
+{
+    double scale[3] = {1, 1, 1}, best = INFINITY, beta[3], bb[3] = {0};
+    int best_mask = 0, nops = 0;
+    struct cs_fit_calls F;
+
+    if (n < 4)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "%d points: a launch + calls fit needs at least 4", n);
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(p[i].ops) || p[i].ops < 1 || !isfinite(p[i].x) || p[i].x < 0 ||
+            !isfinite(p[i].t) || p[i].t <= 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "point %d: ops %g, size %g, time %g: need ops >= 1, size >= 0, "
+                                 "time > 0",
+                                 i, p[i].ops, p[i].x, p[i].t);
+        scale[1] = fmax(scale[1], p[i].ops);
+        scale[2] = fmax(scale[2], p[i].ops * p[i].x);
+    }
+    if (distinct2(p, n, 0) < 2 || distinct2(p, n, 1) < 2)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "%d points: a launch + calls fit needs 2 distinct call counts and 2 "
+                             "distinct sizes",
+                             n);
+    /* Every face of the constraints: the feasible least-squares fit of least residual. */
+    for (int mask = 1; mask < 8; mask++) {
+        double ssr = fit_mask(p, n, mask, scale, beta);
+
+        if (ssr < best && beta[0] >= 0 && beta[1] >= 0 && beta[2] >= 0) {
+            best = ssr;
+            best_mask = mask;
+            memcpy(bb, beta, sizeof(bb));
+        }
+    }
+    if (!isfinite(best))
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "%d points: no non-negative launch + calls fit", n);
+    memset(&F, 0, sizeof(F));
+    F.launch_s = bb[0];
+    F.call_s = bb[1];
+    F.slope_s_per_B = bb[2];
+    F.beta_Bps = bb[2] > 0 ? 1.0 / bb[2] : INFINITY;
+    F.clamped = 7 & ~best_mask;
+    F.n = n;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        double e = (p[i].t - bb[0] - bb[1] * p[i].ops - bb[2] * p[i].ops * p[i].x) / p[i].t;
+
+        for (int j = 0; j < i && !seen; j++)
+            seen = p[j].ops == p[i].ops;
+        nops += !seen;
+        F.max_rel = fmax(F.max_rel, fabs(e));
+    }
+    F.rms_rel = sqrt(best / n);
+    F.nops = nops;
+    *out = F;
+    return 0;
+}

@@ -83,6 +83,33 @@ int cs_fit_line(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_line
 int cs_fit_segmented(const struct cs_fit_pt *p, int n, const struct cs_fit_opts *o,
                      struct cs_fit_result *out, struct cs_error *err);
 
+/* A sample of a launch of `ops` calls of x bytes each that took t seconds in all. */
+struct cs_fit_call_pt {
+    double ops, x, t;
+};
+
+/* A fit of t = launch + ops * (call + x * slope) over launches of several call counts: the
+ * launch cost once per launch, the per-call cost and the rate once per call. */
+struct cs_fit_calls {
+    double launch_s;      /* once per launch (s), >= 0 */
+    double call_s;        /* once per call (s), >= 0 */
+    double slope_s_per_B; /* per byte of a call (s/B), >= 0 */
+    double beta_Bps;      /* 1/slope; INFINITY when the slope is 0 */
+    double rms_rel;       /* root mean square of the relative residuals */
+    double max_rel;       /* largest |relative residual| */
+    int n;                /* points */
+    int nops;             /* distinct call counts */
+    int clamped;          /* parameters fixed at 0 (a negative fit): 1 launch, 2 call, 4 slope */
+};
+
+/* Fit t = launch + ops * (call + x * slope) to n points by weighted least squares (weights
+ * 1/t^2), each parameter >= 0 (the least-squares fit over every set of parameters fixed at 0,
+ * the feasible one of least residual). Needs at least 4 points (ops >= 1, x >= 0, t > 0, all
+ * finite) with 2 distinct call counts and 2 distinct sizes; CS_ERR_INVALID (err says why)
+ * otherwise. */
+int cs_fit_calls(const struct cs_fit_call_pt *p, int n, struct cs_fit_calls *out,
+                 struct cs_error *err);
+
 /* The fitted time at size x: the segment whose range holds x, or the nearest one. */
 double cs_fit_eval(const struct cs_fit_result *r, double x);
 

@@ -129,7 +129,7 @@ END_TEST
 START_TEST(test_harness)
 {
     const double alpha[] = {1.5e-6}, beta[] = {40e9}, xmin[] = {1024};
-    struct cs_calib_harness h = {"ll128", "copy", 0, 1, 1, CS_LINK_NVLINK, "s"};
+    struct cs_calib_harness h = {"mem", "ce", "copy", 0, 0, 1, 1, CS_LINK_NVLINK, "s"};
     struct cs_fit_result R;
     struct cs_calib c;
     char *log = NULL;
@@ -138,12 +138,7 @@ START_TEST(test_harness)
 
     result(&R, 1, alpha, beta, xmin);
     cs_calib_init(&c, fp);
-    cs_calib_map_harness(&c, &h, &R);
-    ck_assert(value(&c, "cs.tb_Bps.LL128") == 40e9);
-    ck_assert(value(&c, "cs.call_s.LL128.nvlink") == 1.5e-6);
-    h.mech = "ce";
-    h.dst = 0; /* local copy: read + write */
-    cs_calib_map_harness(&c, &h, &R);
+    cs_calib_map_harness(&c, &h, &R); /* local copy: read + write */
     ck_assert(value(&c, "cs.copy_Bps") == 80e9);
     h.op = "reduce2"; /* two reads, one write */
     cs_calib_map_harness(&c, &h, &R);
@@ -156,25 +151,37 @@ START_TEST(test_harness)
     h.op = "copy";
     cs_calib_map_harness(&c, &h, &R);
     ck_assert(value(&c, "cs.link_Bps.nvlink") == 40e9);
-    h.mech = "launch";
+    ck_assert_int_eq(c.nkeys, 4);
+    /* cs.launch_s: the isolated launch of one threadblock, no other launch row. */
+    h = (struct cs_calib_harness){"launch", "launch", "back_to_back", 0, 0, 1, 1, 0, "s"};
+    cs_calib_map_harness(&c, &h, &R);
+    h.op = "params_4096";
+    cs_calib_map_harness(&c, &h, &R);
+    h.op = "isolated";
+    h.nblocks = 108;
+    cs_calib_map_harness(&c, &h, &R);
+    ck_assert_ptr_null(cs_calib_find(&c, "cs.launch_s"));
+    h.nblocks = 1;
     cs_calib_map_harness(&c, &h, &R);
     ck_assert(near(value(&c, "cs.launch_s"), 1.5e-6 + 1024 / 40e9));
-    ck_assert_int_eq(c.nkeys, 7);
-    /* Without a link class a remote series is reported, not mapped. */
-    h.link = 0;
-    h.mech = "flag_pingpong";
+    ck_assert_int_eq(c.nkeys, 5);
+    /* Whole schedules and protocol series set nothing here; nor does a remote series without a
+     * link class. */
+    h = (struct cs_calib_harness){"exec", "ll", "allreduce_ring", 0, 0, 8, 8, CS_LINK_NVLINK, "s"};
     cs_calib_map_harness(&c, &h, &R);
-    h.mech = "ll128";
+    h.test = "proto";
+    cs_calib_map_harness(&c, &h, &R);
+    h = (struct cs_calib_harness){"p2p_lat", "flag_pingpong", "rtt", 0, 1, 1, 1, 0, "s"};
     cs_calib_map_harness(&c, &h, &R);
     h.mech = "ce";
     h.op = "memset";
     cs_calib_map_harness(&c, &h, &R);
-    ck_assert_int_eq(c.nkeys, 7);
+    ck_assert_int_eq(c.nkeys, 5);
     fclose(fp);
     ck_assert_ptr_nonnull(strstr(log, "- `cs.copy_Bps` = 8e+10 from s\n"));
+    ck_assert_ptr_nonnull(strstr(log, "- launch op back_to_back of 1 threadblocks: reported only"));
+    ck_assert_ptr_nonnull(strstr(log, "- a whole schedule (exec): compared with a prediction"));
     ck_assert_ptr_nonnull(strstr(log, "- round trip not mapped: give --link for the class\n"));
-    ck_assert_ptr_nonnull(
-        strstr(log, "- per-call cost 1.500 us not mapped: give --link for the class\n"));
     ck_assert_ptr_nonnull(strstr(log, "- not mapped to a parameter (reported only)\n"));
     free(log);
 }
@@ -183,23 +190,87 @@ END_TEST
 /* A harness mechanism names its protocol as collsim does, in lower case, or as ll8. */
 START_TEST(test_mech_spellings)
 {
-    const double alpha[] = {1e-6}, beta[] = {10e9}, xmin[] = {1024};
     const char *mechs[] = {"ll8", "LL128", "simple"};
     const char *keys[] = {"cs.tb_Bps.LL", "cs.tb_Bps.LL128", "cs.tb_Bps.Simple"};
-    struct cs_calib_harness h = {NULL, "copy", 0, 1, 1, 0, "s"};
-    struct cs_fit_result R;
+    struct cs_calib_harness h = {"proto", NULL, "send_recv", 0, 0, 1, 1, 0, "s"};
+    struct cs_fit_calls F = {5e-6, 1e-6, 1e-10, 10e9, 0, 0, 12, 3, 0};
     struct cs_calib c;
 
-    result(&R, 1, alpha, beta, xmin);
     cs_calib_init(&c, NULL);
     for (int i = 0; i < 3; i++) {
         h.mech = mechs[i];
-        cs_calib_map_harness(&c, &h, &R);
+        ck_assert(cs_calib_is_proto(h.mech));
+        cs_calib_map_proto(&c, &h, &F, NAN);
         ck_assert(value(&c, keys[i]) == 10e9);
     }
-    h.mech = "ll64";
-    cs_calib_map_harness(&c, &h, &R);
+    ck_assert(!cs_calib_is_proto("ll64"));
+    ck_assert(!cs_calib_is_proto("launch"));
     ck_assert_int_eq(c.nkeys, 3);
+}
+END_TEST
+
+/* Protocol series: the rate of one loopback pair is cs.tb_Bps; contended pairs, other ops and
+ * rates between GPUs are only noted; between GPUs what LL128 and Simple add to LL's per-call cost
+ * is cs.call_s.P.LINK, LL's own is the hop latency's, and a loopback's has no link. */
+START_TEST(test_proto)
+{
+    struct cs_calib_harness h = {"proto", "ll", "send_recv", 0, 0, 16, 1, CS_LINK_NVLINK, "s"};
+    struct cs_fit_calls F = {5e-6, 1.5e-6, 1e-10, 10e9, 0, 0, 45, 3, 0};
+    struct cs_calib c;
+    char *log = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&log, &len);
+
+    cs_calib_init(&c, fp);
+    cs_calib_map_proto(&c, &h, &F, NAN); /* 16 pairs */
+    h.concurrent = 1;
+    h.op = "recv_reduce_copy";
+    cs_calib_map_proto(&c, &h, &F, NAN);
+    ck_assert_int_eq(c.nkeys, 0);
+    h.op = "send_recv";
+    cs_calib_map_proto(&c, &h, &F, NAN); /* one loopback pair */
+    ck_assert(value(&c, "cs.tb_Bps.LL") == 10e9);
+    ck_assert_int_eq(c.nkeys, 1);
+    /* Between GPUs: LL 2 us per call, LL128 2.8 us, Simple 6 us; the rates map to nothing. */
+    h = (struct cs_calib_harness){"proto_link", "ll", "send_recv", 0, 1, 1, 1, CS_LINK_NVLINK, "s"};
+    F.call_s = 2e-6;
+    cs_calib_map_proto(&c, &h, &F, 2e-6);
+    ck_assert_int_eq(c.nkeys, 1);
+    h.mech = "ll128";
+    F.call_s = 2.8e-6;
+    cs_calib_map_proto(&c, &h, &F, NAN); /* no LL series of the pair */
+    ck_assert_int_eq(c.nkeys, 1);
+    cs_calib_map_proto(&c, &h, &F, 3e-6); /* below LL's */
+    ck_assert_int_eq(c.nkeys, 1);
+    cs_calib_map_proto(&c, &h, &F, 2e-6);
+    ck_assert(near(value(&c, "cs.call_s.LL128.nvlink"), 0.8e-6));
+    h.mech = "simple";
+    F.call_s = 6e-6;
+    F.nops = 1; /* one call count: launch and call not apart */
+    cs_calib_map_proto(&c, &h, &F, 2e-6);
+    ck_assert_int_eq(c.nkeys, 2);
+    F.nops = 3;
+    h.link = 0;
+    cs_calib_map_proto(&c, &h, &F, 2e-6);
+    ck_assert_int_eq(c.nkeys, 2);
+    h.link = CS_LINK_PCIE;
+    cs_calib_map_proto(&c, &h, &F, 2e-6);
+    ck_assert(near(value(&c, "cs.call_s.Simple.pcie"), 4e-6));
+    ck_assert_int_eq(c.nkeys, 3);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(log, "- 16 pairs of 1 threadblocks at once: contended"));
+    ck_assert_ptr_nonnull(strstr(log, "- op recv_reduce_copy: reported only"));
+    ck_assert_ptr_nonnull(strstr(log, "- per-call cost 1.500 us: a loopback on one GPU crosses no "
+                                      "link, so it is no link class's cs.call_s"));
+    ck_assert_ptr_nonnull(strstr(log, "- LL per-call cost 2.000 us: LL's per-hop cost is the hop "
+                                      "latency"));
+    ck_assert_ptr_nonnull(strstr(log, "- no LL series of the same pair: what LL128 adds to LL"));
+    ck_assert_ptr_nonnull(strstr(log, "- per-call cost 2.800 us below LL's 3.000 us"));
+    ck_assert_ptr_nonnull(strstr(log, "- one call count: launch and per-call cost not separable"));
+    ck_assert_ptr_nonnull(strstr(log, "- per-call cost not mapped: give --link for the class\n"));
+    ck_assert_ptr_nonnull(strstr(log, "- `cs.call_s.LL128.nvlink` = 8e-07 from s: per-call cost "
+                                      "2.800 us less LL's 2.000 us on the same pair\n"));
+    free(log);
 }
 END_TEST
 
@@ -234,8 +305,9 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_put, 1},     {test_seg_proto, 1},      {test_steps, 1}, {test_ring, 1},
-        {test_harness, 1}, {test_mech_spellings, 1}, {test_write, 1}, {NULL, 0},
+        {test_put, 1},   {test_seg_proto, 1}, {test_steps, 1},
+        {test_ring, 1},  {test_harness, 1},   {test_mech_spellings, 1},
+        {test_proto, 1}, {test_write, 1},     {NULL, 0},
     };
 
     return test_run("calib", 0, tests, NULL);

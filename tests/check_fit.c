@@ -328,12 +328,102 @@ START_TEST(test_shared_measurements)
 }
 END_TEST
 
+/* Launches of `ops` calls of each size, 1 KiB .. 1 MiB by 4, 5 samples: t = launch + ops * (call
+ * + x / beta), with multiplicative noise of relative sd `noise`. Returns the count. */
+static int synth_calls(double launch, double call, double beta, const double *ops, int nops,
+                       double noise, struct cs_fit_call_pt *p)
+{
+    int n = 0;
+
+    for (int o = 0; o < nops; o++)
+        for (double x = 1024; x <= 1048576; x *= 4)
+            for (int j = 0; j < 5; j++, n++)
+                p[n] = (struct cs_fit_call_pt){
+                    ops[o], x, (launch + ops[o] * (call + x / beta)) * (1 + noise * gauss())};
+    return n;
+}
+
+/* Issue 15's truth: 1.5 us per call + bytes / 10 GB/s with a 5 us launch, over 1, 8 and 64 calls
+ * per launch: exact data give it back to rounding, 0.5% noise within 2%. The per-op fit of the
+ * same points as one series (the old mapping) misses it by more than 2%. */
+START_TEST(test_calls_truth)
+{
+    static struct cs_fit_call_pt p[200];
+    static struct cs_fit_pt q[200];
+    const double ops[] = {1, 8, 64};
+    struct cs_fit_calls F;
+    struct cs_fit_line L;
+    int n = synth_calls(5e-6, 1.5e-6, 10e9, ops, 3, 0, p);
+
+    ck_assert_int_eq(cs_fit_calls(p, n, &F, NULL), 0);
+    ck_assert(relerr(F.launch_s, 5e-6) < 1e-9 && relerr(F.call_s, 1.5e-6) < 1e-9);
+    ck_assert(relerr(F.beta_Bps, 10e9) < 1e-9);
+    ck_assert_int_eq(F.n, n);
+    ck_assert_int_eq(F.nops, 3);
+    ck_assert_int_eq(F.clamped, 0);
+    ck_assert(F.max_rel < 1e-9);
+    for (int trial = 0; trial < 10; trial++) {
+        rng_state = 0x2545f4914f6cdd1dULL + (unsigned long long)trial;
+        n = synth_calls(5e-6, 1.5e-6, 10e9, ops, 3, 0.005, p);
+        ck_assert_int_eq(cs_fit_calls(p, n, &F, NULL), 0);
+        ck_assert_msg(relerr(F.launch_s, 5e-6) < 0.02, "trial %d launch %g", trial, F.launch_s);
+        ck_assert_msg(relerr(F.call_s, 1.5e-6) < 0.02, "trial %d call %g", trial, F.call_s);
+        ck_assert_msg(relerr(F.beta_Bps, 10e9) < 0.02, "trial %d beta %g", trial, F.beta_Bps);
+    }
+    n = synth_calls(5e-6, 1.5e-6, 10e9, ops, 3, 0, p);
+    for (int i = 0; i < n; i++)
+        q[i] = (struct cs_fit_pt){p[i].x, p[i].t / p[i].ops};
+    ck_assert_int_eq(cs_fit_line(q, n, 0, &L, NULL), 0);
+    ck_assert(relerr(L.alpha_s, 1.5e-6) > 0.02 && relerr(L.beta_Bps, 10e9) > 0.02);
+}
+END_TEST
+
+/* A negative parameter is fixed at 0 and flagged; too few call counts, sizes or points, and bad
+ * points, are errors that say why. */
+START_TEST(test_calls_constraints)
+{
+    static struct cs_fit_call_pt p[200];
+    const double ops[] = {1, 8, 64}, one[] = {64};
+    struct cs_fit_calls F;
+    struct cs_error err;
+    int n = synth_calls(0, 2e-6, 20e9, ops, 3, 0, p);
+
+    /* Times 1% below the truth at one call per launch pull the launch cost below 0. */
+    for (int i = 0; i < n; i++)
+        if (p[i].ops == 1)
+            p[i].t *= 0.99;
+    ck_assert_int_eq(cs_fit_calls(p, n, &F, NULL), 0);
+    ck_assert_int_eq(F.clamped, 1);
+    ck_assert(F.launch_s == 0 && F.call_s > 0 && F.slope_s_per_B > 0);
+    cs_error_init(&err);
+    n = synth_calls(5e-6, 1.5e-6, 10e9, one, 1, 0, p);
+    ck_assert_int_eq(cs_fit_calls(p, n, &F, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "2 distinct call counts and 2 distinct sizes"));
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_fit_calls(p, 3, &F, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "3 points: a launch + calls fit needs at least 4"));
+    n = synth_calls(5e-6, 1.5e-6, 10e9, ops, 3, 0, p);
+    p[7].ops = 0;
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_fit_calls(p, n, &F, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "point 7: ops 0"));
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_t_quantile, 1},      {test_exact_line, 1},  {test_recover_noisy, 1},
-        {test_robust_outliers, 1}, {test_constraints, 1}, {test_breakpoints, 1},
-        {test_forced_segments, 1}, {test_degenerate, 1},  {NULL, 0},
+        {test_t_quantile, 1},
+        {test_exact_line, 1},
+        {test_recover_noisy, 1},
+        {test_robust_outliers, 1},
+        {test_constraints, 1},
+        {test_breakpoints, 1},
+        {test_forced_segments, 1},
+        {test_degenerate, 1},
+        {test_calls_truth, 1},
+        {test_calls_constraints, 1},
+        {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_shared_measurements, 1},
