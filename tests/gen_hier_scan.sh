@@ -1,0 +1,55 @@
+#!/bin/sh
+# gen_hier_scan.sh: the default hierarchical AllReduce finishes (status ok) at every size from
+# 1 KiB to 4 GiB in x4 steps for LL, LL128 and Simple on the a100-hier platforms, at 8 and 16 GPUs,
+# verify accepts it, and v1 (today's corrected algorithm, variant=1) still deadlocks above 1 MiB.
+# At 64 GPUs the scan stops two loop iterations past the size where maxAllowedCount reaches 1
+# (LL 16 MiB, LL128 and Simple 256 MiB): from there every larger size runs the same calls and
+# slots per iteration, only more iterations, and the extrapolated replay of 64 GPUs at 4 GiB takes
+# minutes (docs/generators.md).
+set -u
+cs=${CS_BUILDDIR:-.}/collsim
+src=${CS_SRCDIR:-..}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+
+# scan GPUS PLATFORM PROTOCOL MAX: predict 1K..MAX x4; every size must be ok
+scan() {
+    "$cs" predict --gen "hierarchical:gpus=$1,protocol=$3" --platform "$src/platforms/$2" \
+        -b 1K -e "$4" -f 4 >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" -eq 0 ] || fail "$1 GPUs $3 up to $4: predict exited $rc: $(head -c 300 "$tmp/err")"
+    want=$(awk -v m="$4" 'BEGIN { u = substr(m, length(m)); v = substr(m, 1, length(m) - 1);
+        v *= u == "G" ? 1073741824 : 1048576; n = 0; for (s = 1024; s <= v; s *= 4) n++; print n }')
+    got=$(awk '/^ *[0-9]/ && $NF == "ok" { n++ } END { print n + 0 }' "$tmp/out")
+    [ "$got" -eq "$want" ] || fail "$1 GPUs $3 up to $4: $got of $want sizes ok: $(grep -v ' ok$' "$tmp/out" | grep '^ *[0-9]' | head -3)"
+}
+
+for proto in LL LL128 Simple; do
+    scan 8 a100-hier-4x2.xml $proto 4G
+    scan 16 a100-hier-8x2.xml $proto 4G
+done
+scan 64 a100-hier-32x2.xml LL 16M
+scan 64 a100-hier-32x2.xml LL128 256M
+scan 64 a100-hier-32x2.xml Simple 256M
+
+for g in 8 16 64; do
+    "$cs" gen hierarchical --gpus $g --protocol LL -o "$tmp/h.xml" 2>"$tmp/err" ||
+        fail "gen $g GPUs: $(cat "$tmp/err")"
+    "$cs" verify "$tmp/h.xml" >"$tmp/out" 2>&1 || fail "verify $g GPUs: $(head -c 300 "$tmp/out")"
+done
+
+# v1 deadlocks on the credits at 4 MiB (runtime-audit.md 2.4): the scan can fail
+"$cs" predict --gen "hierarchical:gpus=8,protocol=LL,variant=1" \
+    --platform "$src/platforms/a100-hier-4x2.xml" -b 4M -e 4M >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q 'deadlock$' "$tmp/out" ||
+    fail "v1 at 4 MiB: exit $rc, expected 1 and deadlock: $(tail -3 "$tmp/out")"
+
+[ "$fails" -eq 0 ] || exit 1
+exit 0
