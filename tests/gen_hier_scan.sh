@@ -1,7 +1,7 @@
 #!/bin/sh
 # gen_hier_scan.sh: the default hierarchical AllReduce finishes (status ok) at every size from
 # 1 KiB to 4 GiB in x4 steps for LL, LL128 and Simple on the a100-hier platforms, at 8 and 16 GPUs,
-# verify accepts it, and v1 (today's corrected algorithm, variant=1) still deadlocks above 1 MiB.
+# verify accepts it, and v1 (the previous corrected layout, variant=v1) still deadlocks above 1 MiB.
 # At 64 GPUs the scan stops two loop iterations past the size where maxAllowedCount reaches 1
 # (LL 16 MiB, LL128 and Simple 256 MiB): from there every larger size runs the same calls and
 # slots per iteration, only more iterations, and the extrapolated replay of 64 GPUs at 4 GiB takes
@@ -45,7 +45,7 @@ for g in 8 16 64; do
 done
 
 # v1 deadlocks on the credits at 4 MiB (runtime-audit.md 2.4): the scan can fail
-"$cs" predict --gen "hierarchical:gpus=8,protocol=LL,variant=1" \
+"$cs" predict --gen "hierarchical:gpus=8,protocol=LL,variant=v1" \
     --platform "$src/platforms/a100-hier-4x2.xml" -b 4M -e 4M >"$tmp/out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] && grep -q 'deadlock$' "$tmp/out" ||
