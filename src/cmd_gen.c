@@ -11,7 +11,8 @@ const char cmd_gen_usage[] =
     "                  [--instances I] [--channels K] [--per-node N]\n"
     "                  [--protocol LL|LL128|Simple]\n"
     "                  [--msccl-tools-compat] [--dependence-nops on|off]\n"
-    "                  [--min-bytes N] [--max-bytes N] [-o FILE]\n"
+    "                  [--variant split|v1] [--sms N] [--min-bytes N] [--max-bytes N]\n"
+    "                  [-o FILE]\n"
     "\n"
     "Generate a schedule natively and write it as MSCCL XML (stdout without -o).\n"
     "--coll allreduce|allgather|reducescatter|alltoall picks the collective (default\n"
@@ -21,11 +22,16 @@ const char cmd_gen_usage[] =
     "are in place, AllToAll out of place.\n"
     "  hierarchical  GPUs in G/C rows of C columns (default C = 2): reduce-scatter in each\n"
     "                column, then across each row, all-gather across rows, then in each\n"
-    "                column. Default: the corrected algorithm; --msccl-tools-compat: the\n"
-    "                published seed allreduce_a100_pcie_hierarchical.py exactly as msccl-tools\n"
-    "                lowers it, bug included (C = 2 only). --dependence-nops overrides\n"
-    "                msccl-tools' dependence_nop (on for the seed, off by default: with it the\n"
-    "                corrected algorithm has a dependency cycle).\n"
+    "                column. Default (--variant split): the corrected algorithm with a\n"
+    "                send and a receive threadblock per peer, free of FIFO credit deadlocks\n"
+    "                at every size (2 x (G/C + C - 2) threadblocks per GPU and instance);\n"
+    "                --variant v1: one threadblock per peer, as msccl-tools lowers the\n"
+    "                corrected seed (deadlocks above 1 MiB in LL at 8 GPUs);\n"
+    "                --msccl-tools-compat: the published seed\n"
+    "                allreduce_a100_pcie_hierarchical.py exactly as msccl-tools lowers it,\n"
+    "                bug included (C = 2 only). --dependence-nops overrides msccl-tools'\n"
+    "                dependence_nop (on for the seed, off by default: with it v1 has a\n"
+    "                dependency cycle).\n"
     "  ring          NCCL-style ring: K rings (--channels, default 1), each over its share of\n"
     "                the buffer, reduce-scatter then all-gather. --per-node N (GPUs per node,\n"
     "                dividing G) visits the GPUs node by node with ring k starting each node\n"
@@ -40,9 +46,12 @@ const char cmd_gen_usage[] =
     "collective's bytes; default 0 and 0, where maxBytes 0 means no limit, as Azure\n"
     "msccl-tools writes; min at most max unless max is 0; spec keys min_bytes, max_bytes).\n"
     "Parameters that cannot work, or a schedule beyond the runtime's limits (32 channels,\n"
-    "64 steps per threadblock, cnt < 72, depid <= 127), exit 2.\n";
+    "64 steps per threadblock, cnt < 72, depid <= 127) or with more threadblocks on a GPU\n"
+    "than stay resident (--sms N SMs x 1 CTA per SM; default 108, an A100; 132 for an H100\n"
+    "or H200; spec key sms), exit 2.\n";
 
-/* The field of a count option (--gpus, --columns, --instances, --channels, --per-node), or NULL;
+/* The field of a count option (--gpus, --columns, --instances, --channels, --per-node, --sms), or
+ * NULL;
  * *min is the least count it takes. */
 static int *count_field(struct cs_gen_opts *o, int c, int *min)
 {
@@ -52,6 +61,7 @@ static int *count_field(struct cs_gen_opts *o, int c, int *min)
            : c == 'i' ? &o->instances
            : c == 'k' ? &o->channels
            : c == 'n' ? &o->per_node
+           : c == 'S' ? &o->sms
                       : NULL;
 }
 
@@ -65,6 +75,8 @@ static const struct option gen_opts[] = {
     {"protocol", required_argument, NULL, 'p'},
     {"msccl-tools-compat", no_argument, NULL, 'C'},
     {"dependence-nops", required_argument, NULL, 'N'},
+    {"variant", required_argument, NULL, 'V'},
+    {"sms", required_argument, NULL, 'S'},
     {"min-bytes", required_argument, NULL, 'm'},
     {"max-bytes", required_argument, NULL, 'M'},
     {NULL, 0, NULL, 0},
@@ -108,6 +120,10 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 rc = cmd_usage_error("gen: --dependence-nops takes on or off");
             o->nops = strcmp(optarg, "on") == 0 ? 1 : 2;
+        } else if (c == 'V') {
+            o->variant = cs_gen_variant_parse(optarg);
+            if (o->variant < 0)
+                rc = cmd_usage_error("gen: --variant takes split or v1");
         } else if (c == 'm' || c == 'M') {
             rc = cmd_opt_size(c == 'm' ? "gen --min-bytes" : "gen --max-bytes", optarg, 0,
                               CS_GEN_MAX_WINDOW_BYTES, c == 'm' ? &o->min_bytes : &o->max_bytes,
@@ -155,10 +171,10 @@ int cmd_gen(int argc, char **argv)
         return cmd_usage_error("gen: unknown generator '%s' (hierarchical, ring, allpairs)", name);
     if (o.gpus == 0)
         return cmd_usage_error("gen: --gpus is required");
-    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops))
-        return cmd_usage_error(
-            "gen %s: --columns, --msccl-tools-compat and --dependence-nops are for hierarchical",
-            name);
+    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops || o.variant))
+        return cmd_usage_error("gen %s: --columns, --msccl-tools-compat, --dependence-nops and "
+                               "--variant are for hierarchical",
+                               name);
     if (strcmp(name, "ring") != 0 && (o.channels || o.per_node))
         return cmd_usage_error("gen %s: --channels and --per-node are for ring", name);
     if (strcmp(name, "hierarchical") == 0 && o.coll && o.coll != CS_COLL_ALLREDUCE)

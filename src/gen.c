@@ -6,6 +6,7 @@
 #include "gen.h"
 #include "lower.h"
 #include "parse.h"
+#include "verify.h"
 
 /* A generator refuses its options with CS_ERR_USAGE and a message naming the option. */
 #define usage(err, ...) cs_error_fail((err), CS_ERR_USAGE, "", 0, __VA_ARGS__)
@@ -35,19 +36,24 @@ static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int 
         o->max_bytes > CS_GEN_MAX_WINDOW_BYTES)
         return usage(err, "--min-bytes and --max-bytes must lie in 0..%lld",
                      CS_GEN_MAX_WINDOW_BYTES);
+    if (o->sms < 0)
+        return usage(err, "--sms must be at least 1");
     if (o->max_bytes != 0 && o->min_bytes > o->max_bytes)
         return usage(err, "--min-bytes %lld exceeds --max-bytes %lld (0 for no limit)",
                      o->min_bytes, o->max_bytes);
     return 0;
 }
 
-/* Lower, hold the result to the runtime's limits, and complete the <algo> header as the executor
+/* Lower, hold the result to the runtime's limits and to the threadblocks a GPU of o->sms SMs
+ * (default A100's 108) keeps resident at the executor's one CTA per SM (src/verify.h: more hang
+ * the runtime), and complete the <algo> header as the executor
  * requires it (Azure msccl-tools writes outofplace as the complement of inplace). */
 static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_sched **out,
                   struct cs_error *err)
 {
     struct cs_sched *s = NULL;
     struct cs_error e;
+    char msg[256];
     int rc = cs_prog_lower(prog, &s, err);
 
     cs_prog_free(prog);
@@ -56,6 +62,12 @@ static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_s
     cs_error_init(&e);
     if (cs_sched_check_limits(s, &e)) {
         cs_error_set(err, "", 0, "the generated schedule exceeds the runtime's limits: %s", e.msg);
+        cs_sched_free(s);
+        return CS_ERR_INVALID;
+    }
+    if (cs_verify_find_overfull(s, 0, o->sms ? o->sms : CS_VERIFY_GPU_SMS, CS_VERIFY_CTAS_PER_SM,
+                                msg, sizeof(msg)) >= 0) {
+        cs_error_set(err, "", 0, "%s (sms=N or --sms N for a GPU of N SMs)", msg);
         cs_sched_free(s);
         return CS_ERR_INVALID;
     }
@@ -165,6 +177,77 @@ enum hier_layout {
     HIER_COMPACT,
 };
 
+/* The default layout (docs/generators.md, "Free of credit deadlocks"): the compact program (one
+ * chunk per row part) with a send-only and a receive-only tb per peer. On rank r, tb q sends to
+ * rank q and tb G+q receives from rank q and does nothing else, so every connection is drained by
+ * a tb that waits on nothing its data does not already imply, whatever the step's calls and
+ * slots. Column reductions of row part c' run on the send tb of row peer c' (which then sends
+ * it); those of the own row part and the row reductions on the send tb of the first column peer.
+ * A GPU has 2 x (R-1 + C-1) tbs per instance. */
+static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
+{
+    int G = o->gpus, C = o->columns, R = G / C, B = C;
+    struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G, o->nops == 1);
+
+    if (prog == NULL)
+        return usage(err, "out of memory");
+    for (int r = 0; r < G; r++) { /* column reduce-scatter */
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++) {
+            int q = c * R + pq, slot = p < pq ? p : p - 1;
+
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, G + r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, col_peer = c * R + (p == 0);
+
+        for (int cq = 0; cq < C; cq++)
+            for (int k = 0; k < R - 1; k++)
+                cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
+                               ref(r, CS_BUF_SCRATCH, k * B + cq, 1),
+                               cq == c ? col_peer : cq * R + p, -1, -1);
+    }
+    for (int r = 0; r < G; r++) { /* row reduce-scatter */
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++) {
+            int q = cq * R + p, slot = c < cq ? c : c - 1;
+
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, G + r, -1);
+        }
+    }
+    for (int r = 0; r < G; r++) {
+        int c = r / R, p = r % R, col_peer = c * R + (p == 0);
+
+        for (int k = 0; k < C - 1; k++)
+            cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), col_peer, -1, -1);
+    }
+    for (int r = 0; r < G; r++) { /* all-gather across rows */
+        int c = r / R, p = r % R;
+
+        for (int cq = 0; cq < C; cq++)
+            if (cq != c)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, G + r, -1);
+    }
+    for (int r = 0; r < G; r++) { /* all-gather inside columns */
+        int c = r / R, p = r % R;
+
+        for (int pq = 0; pq < R; pq++)
+            if (pq != p)
+                cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, G + r, -1);
+    }
+    return finish(prog, o, out, err);
+}
+
 static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struct cs_sched **out,
                         struct cs_error *err)
 {
@@ -217,6 +300,8 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         return usage(err, "--columns %d does not divide --gpus %d", o.columns, o.gpus);
     if (o.nops < 0 || o.nops > 2)
         return usage(err, "dependence nops: 1 (on) or 2 (off)");
+    if (o.variant < 0 || o.variant > 1)
+        return usage(err, "variant: split (the default) or v1");
     if (o.gpus / o.columns < 2)
         return usage(err, "--gpus %d in %d columns leaves a single row; need at least 2", o.gpus,
                      o.columns);
@@ -233,6 +318,17 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
         if (o.columns != 2)
             return usage(err, "--msccl-tools-compat reproduces the seed, which has 2 columns");
         rc = hier_program(&o, HIER_SEED, out, err);
+        return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+    }
+    if (o.variant == 0) {
+        int tbs = 2 * (o.gpus / o.columns + o.columns - 2) * o.instances;
+
+        if (tbs > CS_MAX_DEPID + 1)
+            return usage(err,
+                         "%d instances of %d rows x %d columns need %d threadblocks per GPU (a "
+                         "send and a receive tb per peer); the runtime addresses at most %d",
+                         o.instances, o.gpus / o.columns, o.columns, tbs, CS_MAX_DEPID + 1);
+        rc = hier_split(&o, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
     /* The seed's layout where it fits the runtime. It has B = G*C reducer tbs per instance (so
@@ -482,6 +578,11 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 
 /* ---- specs */
 
+int cs_gen_variant_parse(const char *name)
+{
+    return strcmp(name, "split") == 0 ? 0 : strcmp(name, "v1") == 0 ? 1 : -1;
+}
+
 /* The integer keys of a generator spec. */
 static const struct {
     const char *key;
@@ -494,6 +595,7 @@ static const struct {
     {"per_node", offsetof(struct cs_gen_opts, per_node)},
     {"compat", offsetof(struct cs_gen_opts, compat)},
     {"nops", offsetof(struct cs_gen_opts, nops)},
+    {"sms", offsetof(struct cs_gen_opts, sms)},
 };
 
 /* Set one key=value of spec (kv, v: the key and value, split) in o. */
@@ -517,6 +619,12 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
                          spec, v);
         return 0;
     }
+    if (strcmp(kv, "variant") == 0) {
+        o->variant = cs_gen_variant_parse(v);
+        if (o->variant < 0)
+            return usage(err, "generator spec '%s': variant=%s is not split or v1", spec, v);
+        return 0;
+    }
     if (strcmp(kv, "min_bytes") == 0 || strcmp(kv, "max_bytes") == 0) {
         if (cs_parse_size(v, 0, CS_GEN_MAX_WINDOW_BYTES,
                           strcmp(kv, "min_bytes") == 0 ? &o->min_bytes : &o->max_bytes) != 0)
@@ -532,6 +640,8 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
         return usage(err, "generator spec '%s': %s=%s is not a count", spec, kv, v);
     if (dst == &o->instances && o->instances == 0)
         o->instances = -1; /* explicit 0 is an error, not the default */
+    if (dst == &o->sms && o->sms == 0)
+        o->sms = -1;
     return 0;
 }
 
@@ -539,8 +649,9 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
 static int run_generator(const char *spec, const char *name, const struct cs_gen_opts *o,
                          struct cs_sched **out, struct cs_error *err)
 {
-    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops))
-        return usage(err, "generator spec '%s': columns, compat and nops are for hierarchical",
+    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops || o->variant))
+        return usage(err,
+                     "generator spec '%s': columns, compat, nops and variant are for hierarchical",
                      spec);
     if (strcmp(name, "ring") != 0 && (o->channels || o->per_node))
         return usage(err, "generator spec '%s': channels and per_node are for ring", spec);

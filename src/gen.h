@@ -14,8 +14,13 @@ struct cs_gen_opts {
     int per_node;  /* ring: GPUs per node; > 0 rotates ring k inside every node by k (default 0) */
     enum cs_proto proto; /* default Simple */
     int compat;          /* hierarchical: the seed exactly as msccl-tools lowers it, bug included */
-    int nops; /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
-               * 1 on, 2 off */
+    int nops;    /* hierarchical dependence nops: 0 the mode's choice (seed on, corrected off),
+                  * 1 on, 2 off */
+    int variant; /* hierarchical: 0 split, the default (a send and a receive tb per peer, free
+                  * of credit deadlocks), 1 v1 (the corrected seed, one tb per peer, which
+                  * deadlocks on the FIFO credits at large sizes) */
+    int sms;     /* SMs per GPU: more threadblocks on a GPU than sms x CS_VERIFY_CTAS_PER_SM are
+                  * refused (default CS_VERIFY_GPU_SMS, an A100's 108; 132 for an H100 or H200) */
     /* The size window written into <algo> minBytes/maxBytes, inclusive, in bytes of
      * count * type size (the executor's selection rule); max_bytes 0 means no limit. Default
      * 0 and 0, as Azure msccl-tools writes: every size. */
@@ -55,9 +60,13 @@ int cs_gen_allpairs(const struct cs_gen_opts *opts, struct cs_sched **out, struc
  * alltoall; 0 for any other name. */
 enum cs_coll cs_gen_coll_parse(const char *name);
 
+/* The hierarchical variant named `name` (split 0, v1 1), or -1. */
+int cs_gen_variant_parse(const char *name);
+
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
  * coll (ring and allpairs), columns, instances, channels, per_node (ring), protocol, compat, nops
- * (1 on, 2 off), and the sizes (such as 64K) min_bytes and max_bytes. */
+ * (1 on, 2 off), variant (hierarchical: split or v1), sms, and the sizes (such as 64K) min_bytes
+ * and max_bytes. */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif

@@ -93,7 +93,7 @@ START_TEST(test_compat_equals_references)
 }
 END_TEST
 
-/* The corrected default equals msccl-tools' output of the patched seed (fixed-example/). */
+/* v1, the corrected seed, equals msccl-tools' output of the patched seed (fixed-example/). */
 START_TEST(test_corrected_equals_fixed_example)
 {
     const char *data = test_shared_data();
@@ -104,7 +104,7 @@ START_TEST(test_corrected_equals_fixed_example)
         for (int p = 0; p < 3; p++) {
             char spec[128], path[8192];
 
-            snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s",
+            snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,protocol=%s,variant=v1",
                      ref_sets[k][0], ref_sets[k][1], protos[p]);
             snprintf(path, sizeof(path),
                      "%s/msccl-xml/fixed-example/"
@@ -130,7 +130,7 @@ START_TEST(test_compat_local_reference)
         0);
     ck_assert_int_eq(
         compare_ref(
-            "hierarchical:gpus=4,instances=1,protocol=LL",
+            "hierarchical:gpus=4,instances=1,protocol=LL,variant=v1",
             test_data("msccl-xml/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml")),
         0);
 }
@@ -181,10 +181,10 @@ static void assert_correct_coll(const char *spec)
     cs_sched_free(s);
 }
 
-/* Why the corrected default drops msccl-tools' dependence nops: with them it has a cycle. */
+/* Why v1 drops msccl-tools' dependence nops: with them it has a cycle. */
 START_TEST(test_corrected_with_nops_deadlocks)
 {
-    struct cs_sched *s = gen("hierarchical:gpus=8,nops=1");
+    struct cs_sched *s = gen("hierarchical:gpus=8,nops=1,variant=v1");
     char why[512];
 
     ck_assert_int_eq(verdict(s, why, sizeof(why)), CS_VERIFY_INVALID);
@@ -212,7 +212,26 @@ START_TEST(test_compat_is_wrong)
 }
 END_TEST
 
-/* Corrected hierarchical: every even G from 4 to 64 with 2 columns, 1 to 4 instances. */
+static void assert_usage_error(const char *spec, const char *needle)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_from_spec(spec, &s, &err), CS_ERR_USAGE);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", spec, err.msg, needle);
+}
+
+/* The default's threadblocks per GPU: a send and a receive tb per peer and instance. */
+static int split_tbs(int g, int c, int i)
+{
+    return 2 * (g / c + c - 2) * i;
+}
+
+/* Hierarchical, the default where its tbs stay resident on an A100 (refused with the count
+ * beyond) and v1 (on a GPU of 128 SMs, which holds its 4-instance layouts): every even G from 4 to
+ * 64 with 2 columns, 1 to 4 instances. */
 START_TEST(test_hierarchical_grid_two_columns)
 {
     int g = 4 + 2 * _i;
@@ -221,12 +240,18 @@ START_TEST(test_hierarchical_grid_two_columns)
         char spec[128];
 
         snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d", g, i);
+        if (split_tbs(g, 2, i) <= CS_VERIFY_GPU_SMS)
+            assert_correct(spec);
+        else
+            assert_usage_error(spec,
+                               split_tbs(g, 2, i) > 128 ? "threadblocks per GPU" : "co-resident");
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,instances=%d,variant=v1,sms=128", g, i);
         assert_correct(spec);
     }
 }
 END_TEST
 
-/* Other column counts dividing G with at least 2 rows, instances varying. */
+/* Other column counts dividing G with at least 2 rows, instances varying, both variants. */
 START_TEST(test_hierarchical_grid_columns)
 {
     int g = 4 + 2 * _i;
@@ -235,12 +260,94 @@ START_TEST(test_hierarchical_grid_columns)
         if (g % c)
             continue;
         char spec[128];
+        /* instances 1 to 4 over the grid; the default at most as many as stay resident */
+        int i = 1 + (g / 2 + c) % 4;
 
-        /* instances 1 to 4 over the grid */
-        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,columns=%d,instances=%d", g, c,
+        while (split_tbs(g, c, i) > CS_VERIFY_GPU_SMS)
+            i--;
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,columns=%d,instances=%d", g, c, i);
+        assert_correct(spec);
+        snprintf(spec, sizeof(spec),
+                 "hierarchical:gpus=%d,columns=%d,instances=%d,variant=v1,sms=128", g, c,
                  1 + (g / 2 + c) % 4);
         assert_correct(spec);
     }
+}
+END_TEST
+
+/* The default's shape: on every GPU each tb either only receives (r steps, from one peer) or
+ * never receives, so every connection's receiver drains without waiting on a send; 2 x peers
+ * tbs. v1 at 8 GPUs has a tb that sends before it receives on the same connection. */
+START_TEST(test_hierarchical_split_shape)
+{
+    static const int shapes[][2] = {{4, 2}, {8, 2}, {16, 4}, {64, 2}, {24, 3}};
+
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        char spec[128];
+        struct cs_sched *s;
+        int g = shapes[k][0], c = shapes[k][1];
+
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,columns=%d,protocol=LL", g, c);
+        s = gen(spec);
+        for (int r = 0; r < s->ngpus; r++) {
+            const struct cs_gpu *gpu = &s->gpus[r];
+            int recv_tbs = 0;
+
+            ck_assert_int_eq(gpu->ntbs, split_tbs(g, c, 1));
+            for (int t = 0; t < gpu->ntbs; t++) {
+                const struct cs_tb *tb = &gpu->tbs[t];
+
+                ck_assert_msg(tb->send < 0 || tb->recv < 0, "%s gpu %d tb %d sends and receives",
+                              spec, r, t);
+                if (tb->recv < 0)
+                    continue;
+                recv_tbs++;
+                /* receives, waiting at most on a send tb of the own GPU (a send that the data
+                 * received depends on anyway) */
+                for (int st = 0; st < tb->nsteps; st++) {
+                    const struct cs_step *x = &tb->steps[st];
+
+                    ck_assert_msg(x->type == CS_STEP_R || x->type == CS_STEP_NOP,
+                                  "%s gpu %d tb %d step %d", spec, r, t, st);
+                    ck_assert_msg(x->depid < 0 || gpu->tbs[x->depid].recv < 0,
+                                  "%s gpu %d tb %d step %d waits on a receiving tb", spec, r, t,
+                                  st);
+                }
+            }
+            ck_assert_int_eq(recv_tbs, g / c + c - 2);
+        }
+        cs_sched_free(s);
+    }
+    {
+        struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL,variant=v1");
+        int both = 0;
+
+        for (int t = 0; t < s->gpus[0].ntbs; t++)
+            both += s->gpus[0].tbs[t].send >= 0 && s->gpus[0].tbs[t].send == s->gpus[0].tbs[t].recv;
+        ck_assert_int_gt(both, 0);
+        cs_sched_free(s);
+    }
+}
+END_TEST
+
+/* Every generator refuses more tbs per GPU than an A100 keeps resident, with the count and the
+ * limit; sms raises the limit. */
+START_TEST(test_residency)
+{
+    struct cs_sched *s;
+
+    assert_usage_error("hierarchical:gpus=64,instances=2", "128 threadblocks; at most 108");
+    assert_usage_error("allpairs:gpus=64,instances=2", "128 threadblocks; at most 108");
+    assert_usage_error("hierarchical:gpus=16,instances=4,compat=1",
+                       "128 threadblocks; at most 108");
+    assert_usage_error("hierarchical:gpus=8,sms=0", "at least 1");
+    assert_usage_error("hierarchical:gpus=8,sms=7", "at most 7 are co-resident");
+    s = gen("allpairs:gpus=64,instances=2,sms=132");
+    ck_assert_int_eq(s->gpus[0].ntbs, 128);
+    cs_sched_free(s);
+    s = gen("hierarchical:gpus=64,instances=2,sms=132");
+    ck_assert_int_eq(s->gpus[0].ntbs, 128);
+    cs_sched_free(s);
 }
 END_TEST
 
@@ -262,7 +369,7 @@ START_TEST(test_allpairs_grid)
     int g = 2 + _i;
     char spec[128];
 
-    snprintf(spec, sizeof(spec), "allpairs:gpus=%d,instances=%d", g, 1 + g % 2);
+    snprintf(spec, sizeof(spec), "allpairs:gpus=%d,instances=%d,sms=128", g, 1 + g % 2);
     assert_correct(spec);
 }
 END_TEST
@@ -552,17 +659,6 @@ START_TEST(test_algo_header)
 }
 END_TEST
 
-static void assert_usage_error(const char *spec, const char *needle)
-{
-    struct cs_sched *s = NULL;
-    struct cs_error err;
-
-    cs_error_init(&err);
-    ck_assert_int_eq(cs_gen_from_spec(spec, &s, &err), CS_ERR_USAGE);
-    ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", spec, err.msg, needle);
-}
-
 START_TEST(test_bad_parameters)
 {
     assert_usage_error("hierarchical:gpus=2", "at least 4");
@@ -582,6 +678,8 @@ START_TEST(test_bad_parameters)
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
     assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
+    assert_usage_error("hierarchical:gpus=8,variant=v2", "not split or v1");
+    assert_usage_error("ring:gpus=8,variant=v1", "for hierarchical");
     assert_usage_error("hierarchical:gpus=8,channels=2", "are for ring");
     assert_usage_error("allpairs:gpus=8,per_node=4", "are for ring");
     assert_usage_error("ring:gpus=12,per_node=8", "does not divide");
@@ -614,6 +712,8 @@ int main(void)
         {test_corrected_with_nops_deadlocks, 1},
         {test_hierarchical_grid_two_columns, 31},
         {test_hierarchical_grid_columns, 31},
+        {test_hierarchical_split_shape, 1},
+        {test_residency, 1},
         {test_ring_grid, 63},
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},

@@ -171,8 +171,8 @@ START_TEST(test_hang)
     struct cs_predict_row rows[2];
     long long sizes[2] = {4096, 1LL << 40};
     struct cs_predict_opts o = {0};
-    struct cs_predict_input in = {NULL, "hierarchical:gpus=8,instances=8,protocol=LL", path, NULL,
-                                  0};
+    struct cs_predict_input in = {
+        NULL, "hierarchical:gpus=8,instances=8,protocol=LL,variant=v1,sms=128", path, NULL, 0};
     int ntbs;
 
     cs_params_init(&p);
@@ -309,7 +309,7 @@ END_TEST
 START_TEST(test_extrapolate)
 {
     static const char *const specs[] = {"ring:gpus=8,channels=1,protocol=LL",
-                                        "hierarchical:gpus=8,protocol=LL"};
+                                        "hierarchical:gpus=8,protocol=LL,variant=v1"};
     char path[64];
     struct cs_params p;
     struct cs_platform *plat;

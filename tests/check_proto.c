@@ -116,7 +116,7 @@ END_TEST
  * 1 MiB: 1 iteration, maxAllowedCount 2, 8 calls; 1,048,832 B: maxAllowedCount 1, 16 calls. */
 START_TEST(test_example_b_hierarchical_ll)
 {
-    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL");
+    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL,variant=v1");
     struct cs_plan *p = plan(s, 4 * MiB);
     const struct cs_plan_op *op = &p->tbs[p->gpu_tb0[0] + 12].ops[0];
 
@@ -152,7 +152,7 @@ END_TEST
 START_TEST(test_example_b_emulation)
 {
     static const long long sizes[] = {1 * MiB, 1048832};
-    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL");
+    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL,variant=v1");
     struct cs_xplan *x = NULL;
     struct cs_error err;
 
@@ -180,7 +180,7 @@ END_TEST
  * partial last one of 118,144 elements (min(144,000, 25 x 4,800, 118,144) in the kernel). */
 START_TEST(test_ll128_partial_last_iteration)
 {
-    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL128");
+    struct cs_sched *s = gen("hierarchical:gpus=8,protocol=LL128,variant=v1");
     struct cs_plan *p = plan(s, 64 * MiB);
 
     ck_assert_int_eq(p->sz.chunk_elems, 262144);

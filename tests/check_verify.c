@@ -664,7 +664,7 @@ START_TEST(test_generated_hierarchical)
 {
     static const char *const ok[] = {
         "hierarchical:gpus=4,instances=1",  "hierarchical:gpus=8,instances=4",
-        "hierarchical:gpus=16,instances=2", "hierarchical:gpus=64,instances=2",
+        "hierarchical:gpus=16,instances=2", "hierarchical:gpus=64,instances=1",
         "ring:gpus=64,channels=4",          "allpairs:gpus=16,instances=2",
     };
     static const char *const wrong[] = {
@@ -704,7 +704,10 @@ START_TEST(test_residency)
     struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, 0, 0};
     char msg[256];
 
-    ck_assert_int_eq(cs_gen_from_spec("hierarchical:gpus=8,instances=8,protocol=LL", &s, NULL), 0);
+    ck_assert_int_eq(
+        cs_gen_from_spec("hierarchical:gpus=8,instances=8,protocol=LL,variant=v1,sms=128", &s,
+                         NULL),
+        0);
     res = verify_sched(s, 0);
     ASSERT_VERDICT(res, CS_VERIFY_INVALID);
     ck_assert_int_eq(res->nstructure_errors, 8);

@@ -37,13 +37,14 @@ cmp -s "$tmp/out" "$tmp/file.xml" || fail "fmt does not round-trip a generated s
 
 # diff: a difference is named, exit 1; unreadable input exits 2
 expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL --msccl-tools-compat -o "$tmp/seed.xml"
-expect 1 "$cs" diff "$tmp/seed.xml" "$tmp/file.xml"
+expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL --variant v1 -o "$tmp/v1.xml"
+expect 1 "$cs" diff "$tmp/seed.xml" "$tmp/v1.xml"
 grep -q "differ at gpu 0 tb 0 step 0: type: nop vs re" "$tmp/out" || fail "diff message: $(cat "$tmp/out")"
 # every difference is listed (not only the first), at most --max-differences, the rest counted;
 # --ignore leaves an attribute out
 n=$(grep -c " differ at " "$tmp/out")
 [ "$n" -gt 1 ] && [ "$n" -le 20 ] || fail "diff listed $n differences"
-expect 1 "$cs" diff --max-differences 2 "$tmp/seed.xml" "$tmp/file.xml"
+expect 1 "$cs" diff --max-differences 2 "$tmp/seed.xml" "$tmp/v1.xml"
 [ "$(grep -c " differ at " "$tmp/out")" -eq 2 ] && grep -q '^\.\.\. and [0-9]* more differences' "$tmp/out" ||
     fail "--max-differences 2: $(cat "$tmp/out")"
 sed 's/name="[^"]*"/name="renamed"/' "$tmp/file.xml" >"$tmp/renamed.xml"
@@ -83,6 +84,13 @@ bad "for ring" allpairs --gpus 8 --per-node 4
 bad "does not divide" ring --gpus 12 --per-node 8
 bad "at least 1" ring --gpus 8 --per-node 0
 bad "on or off" hierarchical --gpus 8 --dependence-nops maybe
+bad "split or v1" hierarchical --gpus 8 --variant v2
+bad "for hierarchical" allpairs --gpus 8 --variant v1
+# residency: more threadblocks per GPU than an A100 keeps resident, with the count and the limit
+bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" hierarchical --gpus 64 --instances 2
+bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" allpairs --gpus 64 --instances 2
+bad "at least 1" hierarchical --gpus 8 --sms 0
+expect 0 "$cs" gen hierarchical --gpus 64 --instances 2 --sms 132
 bad "for hierarchical" ring --gpus 8 --dependence-nops on
 bad "out of range" ring --gpus 99999999999
 bad "option '--gpus' needs a value" ring --gpus
@@ -208,8 +216,11 @@ fi
 if "$cs" help verify >/dev/null 2>&1; then
     for g in 4 8 16 32 64; do
         for i in 1 2; do
+            [ "$g" -eq 64 ] && [ "$i" -eq 2 ] && continue # 128 tbs, refused above
             "$cs" gen hierarchical --gpus "$g" --instances "$i" | "$cs" verify - >"$tmp/out" 2>&1 \
                 || fail "hierarchical $g gpus $i instances: $(tail -3 "$tmp/out")"
+            "$cs" gen hierarchical --gpus "$g" --instances "$i" --variant v1 | "$cs" verify - >"$tmp/out" 2>&1 \
+                || fail "hierarchical v1 $g gpus $i instances: $(tail -3 "$tmp/out")"
         done
     done
     "$cs" gen ring --gpus 8 --channels 4 | "$cs" verify - >"$tmp/out" 2>&1 || fail "ring: $(tail -3 "$tmp/out")"
@@ -229,7 +240,7 @@ if "$cs" help verify >/dev/null 2>&1; then
     done
     "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
     [ $? -eq 1 ] || fail "verify does not reject the seed"
-    "$cs" gen hierarchical --gpus 8 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1
+    "$cs" gen hierarchical --gpus 8 --variant v1 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1
     [ $? -eq 2 ] && grep -q cycle "$tmp/out" || fail "the corrected algorithm with dependence nops has no cycle?"
 else
     echo "gen_cli.sh: no verify command in this build, skipping verify"

@@ -33,9 +33,9 @@ predict() {
 
 hang="gpu 0 has 128 threadblocks; at most 108 are co-resident on this GPU (108 SMs x 1 CTA per SM): the runtime would hang"
 
-# runtime-audit.md section 0 row 2: 8 instances of the 8-GPU hierarchical schedule, 128
+# runtime-audit.md section 0 row 2: 8 instances of the 8-GPU hierarchical schedule (v1), 128
 # threadblocks per GPU, on an A100 (108 SMs): hang, no time; on 132 SMs (H100, H200) a time.
-"$cs" gen hierarchical --gpus 8 --instances 8 --protocol LL -o "$tmp/h128.xml" || exit 99
+"$cs" gen hierarchical --gpus 8 --instances 8 --protocol LL --variant v1 --sms 128 -o "$tmp/h128.xml" || exit 99
 predict 1 "$tmp/h128.xml" -p "$dgx" -b 64K -e 128K
 check "table rows" [ "$(grep -c ' N/A        -       -       -     N/A  hang$' "$tmp/out")" -eq 2 ]
 check "table note" grep -q -F "# hang (at every size): $hang" "$tmp/out"
@@ -46,7 +46,7 @@ predict 1 "$tmp/h128.xml" -p "$dgx" -b 64K -e 64K --format json
 check "json row" grep -q -F "\"status\": \"hang\", \"report\": \"$hang\"}" "$tmp/out"
 predict 0 "$tmp/h128.xml" -p "$dgx" -b 64K -e 64K --set cs.gpu_sms=132
 check "132 SMs: a time" grep -q ' ok$' "$tmp/out"
-predict 0 --gen hierarchical:gpus=8,instances=8,protocol=LL -p "$dgx" -b 64K -e 64K \
+predict 0 --gen hierarchical:gpus=8,instances=8,protocol=LL,variant=v1,sms=128 -p "$dgx" -b 64K -e 64K \
     --set cs.gpu_sms=64 --set cs.ctas_per_sm=2
 predict 1 "$tmp/h128.xml" -p "$dgx" -b 64K -e 64K --set cs.gpu_sms=127
 check "127 SMs" grep -q -F "at most 127 are co-resident" "$tmp/out"

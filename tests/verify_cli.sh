@@ -114,7 +114,7 @@ run 2 "$tmp/enc.xml"
 # Co-residency: 128 threadblocks per GPU (runtime-audit.md section 0 row 2) do not fit an A100's
 # 108 SMs at one CTA per SM: an error per GPU naming the count; --sms and a platform's
 # cs.gpu_sms change the GPU (--sms wins); the count at the limit passes, one more fails.
-"$collsim" gen hierarchical --gpus 8 --instances 8 --protocol LL -o "$tmp/h128.xml" || exit 99
+"$collsim" gen hierarchical --gpus 8 --instances 8 --protocol LL --variant v1 --sms 128 -o "$tmp/h128.xml" || exit 99
 run 2 "$tmp/h128.xml"
 has "$tmp/err" "$tmp/h128.xml:2: gpu 0 has 128 threadblocks; at most 108 are co-resident on this GPU (108 SMs x 1 CTA per SM): the runtime would hang"
 has "$tmp/err" "gpu 7 has 128 threadblocks"
