@@ -483,6 +483,20 @@ START_TEST(test_gen_ring_closed_form)
 }
 END_TEST
 
+/* gpu0 sends cnt 32-KiB chunks to gpu1 in one step; gpu1's receive waits on the flag of a
+ * reduce (one source) that gpu1's other tb runs first. nchunks chunks per loop. */
+static struct cs_sched *credit_sched(int nchunks, int cnt)
+{
+    struct cs_sched *s = new_sched(2, nchunks);
+    struct cs_tb *rt;
+
+    add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, cnt, -1, -1, 0);
+    rt = add_tb(&s->gpus[1], -1, 0);
+    add_step(add_tb(&s->gpus[1], -1, -1), CS_STEP_RE, 1, -1, -1, 1);
+    add_step(rt, CS_STEP_R, cnt, 1, 0, 0);
+    return s;
+}
+
 /* A sender with 16 LL calls and 8 credits: the receiver waits for a flag set at time D by a
  * reduce on its GPU (plus the runtime's flag and dependency costs when they are set). The sender's
  * first 8 calls go at once; the 9th waits for the receiver to consume at D; the last 8 then go back
@@ -497,14 +511,9 @@ START_TEST(test_credits_block)
     D = 3 * 32768 / 1e9; /* re of one source: (1 + 2) x bytes */
     ck_assert(D > 8 * T);
     for (int cnt = 8; cnt <= 16; cnt += 8) {
-        struct cs_sched *s = new_sched(2, 16);
-        struct cs_tb *rt;
+        struct cs_sched *s = credit_sched(16, cnt);
         struct cs_replay_result r;
 
-        add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, cnt, -1, -1, 0);
-        rt = add_tb(&s->gpus[1], -1, 0);
-        add_step(add_tb(&s->gpus[1], -1, -1), CS_STEP_RE, 1, -1, -1, 1);
-        add_step(rt, CS_STEP_R, cnt, 1, 0, 0);
         /* 16 chunks of 32 KiB: maxAllowedCount 1, so cnt calls of 32 KiB in one iteration. */
         r = run(s, plat, 16 * 32768, CS_PROTO_LL);
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
@@ -531,10 +540,9 @@ END_TEST
 START_TEST(test_net_window)
 {
     struct cs_platform_spec spec;
-    struct cs_platform *plat = NULL;
+    struct cs_platform *plat;
     struct cs_params p;
     double T = 2 * 32768 / BW, D;
-    int fd;
 
     ck_assert_int_eq(CS_NCCL_STEPS + CS_NET_PROXY_DEPTH, 16);
     cs_params_init(&p);
@@ -544,26 +552,16 @@ START_TEST(test_net_window)
     spec.rows = 1;
     spec.columns = 2;
     spec.between = CS_LINK_NET;
-    snprintf(plat_path, sizeof(plat_path), "/tmp/cs-plat-XXXXXX");
-    fd = mkstemp(plat_path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_int_eq(cs_platform_write(&spec, &p, plat_path, NULL), 0);
-    ck_assert_int_eq(cs_platform_read(plat_path, &plat, NULL), 0);
+    plat = test_platform_spec(&spec, &p, plat_path);
     plat->params.launch_s = 0;
     test_platform_bare(plat);
     plat->params.reduce_Bps = 1e9;
     D = 3 * 32768 / 1e9;
     ck_assert(D > 16 * T);
     for (int cnt = 16; cnt <= 24; cnt += 8) {
-        struct cs_sched *s = new_sched(2, 24);
-        struct cs_tb *rt;
+        struct cs_sched *s = credit_sched(24, cnt);
         struct cs_replay_result r;
 
-        add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, cnt, -1, -1, 0);
-        rt = add_tb(&s->gpus[1], -1, 0);
-        add_step(add_tb(&s->gpus[1], -1, -1), CS_STEP_RE, 1, -1, -1, 1);
-        add_step(rt, CS_STEP_R, cnt, 1, 0, 0);
         r = run(s, plat, 24 * 32768, CS_PROTO_LL);
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         ck_assert_int_eq(r.ntransfers, cnt);

@@ -5,25 +5,33 @@
 #include <stdio.h>
 #include <unistd.h>
 
-/* Write a rows x columns a100-hier platform with parameters p to a new temporary file (its path
- * goes to path, at least 64 bytes) and read it back. */
-static inline struct cs_platform *test_platform_hier(int rows, int columns,
+/* Write the platform of spec with parameters p to a new temporary file (its path goes to path,
+ * at least 64 bytes) and read it back. */
+static inline struct cs_platform *test_platform_spec(const struct cs_platform_spec *spec,
                                                      const struct cs_params *p, char *path)
 {
-    struct cs_platform_spec spec;
     struct cs_platform *plat = NULL;
     int fd;
 
-    cs_platform_spec_init(&spec, CS_FAM_HIER);
-    spec.rows = rows;
-    spec.columns = columns;
     snprintf(path, 64, "/tmp/cs-plat-XXXXXX");
     fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    ck_assert_int_eq(cs_platform_write(&spec, p, path, NULL), 0);
+    ck_assert_int_eq(cs_platform_write(spec, p, path, NULL), 0);
     ck_assert_int_eq(cs_platform_read(path, &plat, NULL), 0);
     return plat;
+}
+
+/* A rows x columns a100-hier platform (columns joined by PCIe), as test_platform_spec. */
+static inline struct cs_platform *test_platform_hier(int rows, int columns,
+                                                     const struct cs_params *p, char *path)
+{
+    struct cs_platform_spec spec;
+
+    cs_platform_spec_init(&spec, CS_FAM_HIER);
+    spec.rows = rows;
+    spec.columns = columns;
+    return test_platform_spec(&spec, p, path);
 }
 
 /* Zero every protocol overhead and throughput cap and give every protocol all of a link, so that
