@@ -318,6 +318,47 @@ START_TEST(credit_audit_example)
 }
 END_TEST
 
+/* The shared DEADLOCK_SCAN.tsv (an untimed replay of the executor's flow control at 4 KiB x 4^k):
+ * every schedule it saw deadlock has its credit limit after the last size that finished and at
+ * or before the first that deadlocked; none it saw finish up to 4 GiB has a limit below that. */
+START_TEST(credit_deadlock_scan)
+{
+    char path[4096 + 600], line[1024], file[512], proto[16], ok[32], dead[32];
+    FILE *fp;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/msccl-xml/DEADLOCK_SCAN.tsv", test_shared_data());
+    ck_assert_ptr_nonnull(fp = fopen(path, "r"));
+    while (fgets(line, sizeof(line), fp) != NULL) {
+        struct cs_sched *s = NULL;
+        struct cs_tune_credit c;
+        struct cs_error err;
+        long long last_ok, first_dead = 0;
+
+        if (line[0] == '#' || strncmp(line, "filename", 8) == 0 ||
+            sscanf(line, "%511[^\t]\t%15[^\t]\t%31[^\t]\t%31[^\t\n]", file, proto, ok, dead) != 4)
+            continue;
+        last_ok = atoll(ok);
+        if (strncmp(dead, "none", 4) != 0)
+            first_dead = atoll(dead);
+        snprintf(path, sizeof(path), "%s/msccl-xml/%s", test_shared_data(), file);
+        cs_error_init(&err);
+        ck_assert_msg(cs_sched_read_xml(path, &s, &err) == 0, "%s", err.msg);
+        c = credit_of(s, 0);
+        if (first_dead)
+            ck_assert_msg(c.limit_bytes > last_ok && c.limit_bytes <= first_dead,
+                          "%s: limit %lld, scan %lld..%lld", file, c.limit_bytes, last_ok,
+                          first_dead);
+        else
+            ck_assert_msg(c.limit_bytes == 0 || c.limit_bytes > last_ok, "%s: limit %lld", file,
+                          c.limit_bytes);
+        n++;
+    }
+    fclose(fp);
+    ck_assert_int_ge(n, 70);
+}
+END_TEST
+
 /* Variants compete at the nominal size; windows stay off the variant's deadlocks and credit
  * limit. */
 START_TEST(nominal_sizes)
@@ -464,5 +505,7 @@ int main(void)
         {NULL, 0},
     };
 
-    return test_run("tune", 0, tests, NULL);
+    const struct test_case shared[] = {{credit_deadlock_scan, 1}, {NULL, 0}};
+
+    return test_run("tune", 0, tests, shared);
 }
