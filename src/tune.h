@@ -79,7 +79,7 @@ struct cs_tune_variant {
 /* A sweep's predictions on one platform, read for tuning. */
 struct cs_tune_sweep {
     const struct cs_table *t; /* the sweep table (borrowed) */
-    int naxes;                /* columns 1..naxes-1 are the axes; size_bytes is column naxes */
+    int naxes;                /* columns 1..naxes-1 are the axes; the predict columns follow */
     struct cs_tune_variant *var;
     int nvar;
     struct cs_tune_obs *obs; /* one per row kept, obs[i].variant indexes var */
