@@ -12,22 +12,37 @@
 
 const char cmd_tune_usage[] =
     "usage: collsim tune SWEEP.csv [--where KEY=VALUE]... [-o DIR [--plan FILE]]\n"
-    "                    [--schedule-dir DIR] [--extend]\n"
+    "                    [--schedule-dir DIR] [--extend] [--runtime executor|legacy]\n"
     "\n"
     "From the predictions of a sweep (a CSV of 'collsim sweep'), pick for every size the\n"
     "fastest variant (the schedule columns: schedule or gen.*, and protocol) that does not\n"
-    "deadlock, and join consecutive sizes with the same winner into size ranges. The other axis\n"
-    "columns describe the platform and must hold one value: select one with --where.\n"
+    "deadlock, and join consecutive sizes with the same winner into size ranges. Variants\n"
+    "compete at the size asked for (the nominal_bytes column when the sweep has it, else\n"
+    "size_bytes). The other axis columns describe the platform and must hold one value: select\n"
+    "one with --where.\n"
+    "\n"
+    "No window covers a size where the sweep saw its variant deadlock, nor the sizes from which\n"
+    "the FIFO credits deadlock it or may (a send step of more calls than a connection has slots,\n"
+    "to a receive that starts only after it, or that forwards it); the plan says where and why.\n"
+    "Every variant's schedule is read for this (without -o, one not found is a warning and its\n"
+    "windows go unchecked).\n"
     "\n"
     "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
     "  -o DIR          also write, per range, DIR/NN-VARIANT.xml: the schedule with\n"
-    "                  minBytes/maxBytes set to the window (and outofplace when missing),\n"
-    "                  numbered so that the MSCCL executor, which takes the first matching file\n"
-    "                  in path order, selects them by size; DIR holds nothing else, so that it\n"
-    "                  serves as MSCCL_ALGO_DIR. Each schedule must pass `collsim verify\n"
-    "                  --runtime executor` (else exit 2). Generator variants are generated as\n"
-    "                  'collsim gen' generates them. The plan, with how to deploy it, goes to\n"
-    "                  DIR.plan.txt beside the folder (--plan FILE: there).\n"
+    "                  minBytes/maxBytes set to the window, outofplace=1 when an out-of-place\n"
+    "                  call computes the right result without writing its input (verify's\n"
+    "                  symbolic execution; \"+out-of-place\" in the plan), else the complement of\n"
+    "                  inplace; numbered so that the MSCCL executor, which takes the first\n"
+    "                  matching file in path order, selects them by size; DIR holds nothing\n"
+    "                  else, so that it serves as MSCCL_ALGO_DIR. Each schedule must pass\n"
+    "                  `collsim verify --runtime R` (else exit 2). Generator variants are\n"
+    "                  generated as 'collsim gen' generates them. The plan, with how to deploy\n"
+    "                  it, goes to DIR.plan.txt beside the folder (--plan FILE: there).\n"
+    "  --runtime R     executor (default: Azure/msccl-executor-nccl) or legacy (microsoft/msccl:\n"
+    "                  windows written half-open, minBytes <= nBytes < maxBytes, an open one up\n"
+    "                  to 2^40 bytes; a name on every schedule; deployed by listing the files in\n"
+    "                  MSCCL_XML_FILES with NCCL_ALGO naming MSCCL; more than 4 windows, the\n"
+    "                  most that runtime loads, is an error)\n"
     "  --where K=V     keep only rows whose column K is V (repeatable)\n"
     "  --schedule-dir DIR  resolve relative 'schedule' values there (the sweep file's folder)\n"
     "  --extend        the first window starts at 0 bytes and the last has no upper limit\n"
@@ -41,16 +56,15 @@ struct tune_args {
     const char *csv, *outdir, *sched_dir, *plan;
     const char *where[MAX_WHERE];
     int nwhere, extend;
+    enum cs_verify_runtime runtime;
 };
 
 static int parse_args(int argc, char **argv, struct tune_args *a)
 {
     static const struct option longopts[] = {
-        {"where", required_argument, NULL, 'w'},
-        {"schedule-dir", required_argument, NULL, 'd'},
-        {"extend", no_argument, NULL, 'x'},
-        {"plan", required_argument, NULL, 'p'},
-        {NULL, 0, NULL, 0},
+        {"where", required_argument, NULL, 'w'},   {"schedule-dir", required_argument, NULL, 'd'},
+        {"extend", no_argument, NULL, 'x'},        {"plan", required_argument, NULL, 'p'},
+        {"runtime", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0},
     };
     int c, started = 0;
 
@@ -67,7 +81,9 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
             a->extend = 1;
         else if (c == 'p')
             a->plan = optarg;
-        else
+        else if (c == 'r' && (a->runtime = cs_verify_runtime_parse(optarg)) == CS_VERIFY_ANY)
+            return cmd_usage_error("tune: --runtime takes executor or legacy, not '%s'", optarg);
+        else if (c != 'r')
             return CS_EXIT_USAGE;
     }
     if (optind == argc)
@@ -80,9 +96,27 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
     return 0;
 }
 
-/* How to deploy the folder of schedules (msccl.md 3.6), after the plan. */
-static void deploy_note(FILE *fp, const char *outdir)
+/* How to deploy the folder of schedules (msccl.md 3.6; for the legacy runtime its README and
+ * nccl-a100.md 1.7), after the plan. */
+static void deploy_note(FILE *fp, const struct tune_args *a, const struct cs_tune_file *files,
+                        int nr)
 {
+    const char *outdir = a->outdir;
+    size_t n = strlen(outdir);
+
+    if (a->runtime == CS_VERIFY_LEGACY) {
+        while (n > 1 && outdir[n - 1] == '/')
+            n--;
+        fprintf(fp, "# deploy (legacy runtime, microsoft/msccl): NCCL_ALGO must name MSCCL (e.g. "
+                    "NCCL_ALGO=MSCCL,Ring,Tree) and\n# MSCCL_XML_FILES=");
+        for (int i = 0; i < nr; i++)
+            fprintf(fp, "%s%.*s/%s", i ? ":" : "", (int)n, outdir, files[i].name);
+        fprintf(fp,
+                "\n# it loads the listed files (at most %d) and runs the one whose window "
+                "[minBytes, maxBytes)\n# holds the call's bytes\n",
+                CS_TUNE_LEGACY_MAX_ALGOS);
+        return;
+    }
     fprintf(fp,
             "# deploy: MSCCL_ALGO_DIR=%s for the MSCCL executor, which reads every file there in\n"
             "# path order and runs the first whose window holds the call's bytes and whose\n"
@@ -105,20 +139,21 @@ static const char *plan_path(const struct tune_args *a, char *buf, size_t len)
 
 /* With -o: the schedules, then the plan beside their folder. */
 static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
-                      const struct cs_tune_range *r, int nr, char (*files)[CS_TUNE_DESC_LEN])
+                      const struct cs_tune_range *r, int nr, struct cs_tune_file *files)
 {
     struct cs_error err;
     struct cs_outfile out;
     char path[4096];
 
     cs_error_init(&err);
-    if (cs_tune_write_schedules(sw, r, nr, a->extend, a->sched_dir, a->outdir, files, &err)) {
+    if (cs_tune_write_schedules(sw, r, nr, a->extend, a->runtime, a->sched_dir, a->outdir, files,
+                                &err)) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
     if (cs_outfile_open(&out, plan_path(a, path, sizeof(path)), &err) == 0) {
-        cs_tune_plan_write(out.fp, a->csv, sw, r, nr, files, a->extend);
-        deploy_note(out.fp, a->outdir);
+        cs_tune_plan_write(out.fp, a->csv, sw, r, nr, files, a->extend, a->runtime);
+        deploy_note(out.fp, a, files, nr);
         cs_outfile_close(&out, &err); /* a failed write fails the close */
     }
     if (err.msg[0] != '\0') {
@@ -130,12 +165,12 @@ static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
 
 int cmd_tune(int argc, char **argv)
 {
-    struct tune_args a = {.sched_dir = "."};
+    struct tune_args a = {.sched_dir = ".", .runtime = CS_VERIFY_EXECUTOR};
     struct cs_table *t = NULL;
     struct cs_tune_sweep sw = {0};
     struct cs_tune_range *ranges = NULL;
     struct cs_error err;
-    char(*files)[CS_TUNE_DESC_LEN] = NULL;
+    struct cs_tune_file *files = NULL;
     int nr = 0, rc;
     long uneven;
 
@@ -143,7 +178,8 @@ int cmd_tune(int argc, char **argv)
         return rc;
     cs_error_init(&err);
     if (cs_table_read(a.csv, &t, &err) != 0 ||
-        cs_tune_read(t, a.csv, a.where, a.nwhere, &sw, &err) != 0) {
+        cs_tune_read(t, a.csv, a.where, a.nwhere, &sw, &err) != 0 ||
+        cs_tune_check_credits(&sw, a.sched_dir, a.outdir != NULL, &err) != 0) {
         cmd_print_error(&err);
         cs_table_free(t);
         return CS_EXIT_USAGE;
@@ -156,15 +192,22 @@ int cmd_tune(int argc, char **argv)
                 "was predicted at (predict rounds sizes to each schedule's chunk multiple); "
                 "they compete only with the variants predicted there\n",
                 a.csv, uneven);
+    for (int v = 0; v < sw.nvar; v++)
+        if (sw.var[v].unchecked)
+            fprintf(stderr,
+                    "collsim: warning: %s: the schedule of %s is not found (--schedule-dir): "
+                    "its FIFO credit limit is not checked\n",
+                    a.csv, sw.var[v].desc);
     rc = CS_EXIT_USAGE;
-    if (cs_tune_ranges(sw.obs, sw.nobs, &ranges, &nr, &err) != 0)
+    if (cs_tune_ranges(sw.obs, sw.nobs, &ranges, &nr, &err) != 0 ||
+        cs_tune_check_runtime(nr, a.runtime, &err) != 0)
         fprintf(stderr, "collsim: %s: %s\n", a.csv, err.msg);
     else if (a.outdir != NULL && (files = calloc((size_t)nr, sizeof(*files))) == NULL)
         fprintf(stderr, "collsim: out of memory\n");
     else if (a.outdir == NULL || (rc = write_plan(&a, &sw, ranges, nr, files)) == 0) {
-        cs_tune_plan_write(stdout, a.csv, &sw, ranges, nr, files, a.extend);
+        cs_tune_plan_write(stdout, a.csv, &sw, ranges, nr, files, a.extend, a.runtime);
         if (a.outdir != NULL)
-            deploy_note(stdout, a.outdir);
+            deploy_note(stdout, &a, files, nr);
         rc = CS_EXIT_OK;
     }
     free(files);

@@ -6,19 +6,25 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "plan.h"
 #include "sched.h"
 #include "table.h"
+#include "verify.h"
 
-/* One prediction: variant (0-based), buffer size, predicted time, and whether it finished. */
+/* One prediction: variant (0-based), buffer size, predicted time, and whether it finished.
+ * Variants compete at the nominal size (the size asked for, before predict rounded it to the
+ * variant's chunk multiple); 0 there means size_bytes. */
 struct cs_tune_obs {
     int variant;
     long long size_bytes;
     double time_us;
-    int ok; /* 0: deadlocked (never a candidate) */
+    int ok; /* 0: deadlocked, or at or above the variant's credit limit (never a candidate) */
+    long long nominal_bytes;
+    int capped; /* not ok because of the variant's FIFO credit limit, not the sweep */
 };
 
 /* A size window [min_bytes, max_bytes] (both inclusive, as the MSCCL executor tests them) and the
- * variant that wins in it. */
+ * variant that wins in it. Its sizes are the nominal ones (struct cs_tune_obs). */
 struct cs_tune_range {
     long long min_bytes;
     long long max_bytes;
@@ -30,11 +36,11 @@ struct cs_tune_range {
     long long dead_below, dead_above;
 };
 
-/* For every measured size, the finished variant with the least time (ties: the lower variant);
- * consecutive sizes with the same winner form one range. A range ends one byte below the next
- * range's first size; a size where no variant finishes leaves a gap (the range before it ends at
- * its last measured size). Observations may come in any order; a (variant, size) given twice or a
- * non-positive size or time is CS_ERR_INVALID. On success *out (caller frees) holds *nout ranges,
+/* For every measured (nominal) size, the finished variant with the least time (ties: the lower
+ * variant); consecutive sizes with the same winner form one range. A range ends one byte below the
+ * next range's first size; a size where no variant finishes leaves a gap (the range before it ends
+ * at its last measured size). Observations may come in any order; a (variant, size) given twice or
+ * a non-positive size or time is CS_ERR_INVALID. On success *out (caller frees) holds *nout ranges,
  * ordered by size. */
 int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range **out, int *nout,
                    struct cs_error *err);
@@ -42,16 +48,38 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
 #define CS_TUNE_DESC_LEN 512
 #define CS_TUNE_MAX_VARIANTS 4096
 
+/* Where the FIFO credits bound a schedule's sizes (runtime-audit.md 2.1-2.4). A send step of cnt
+ * chunks makes ceil(cnt / maxAllowedCount) calls per iteration of 1 (LL, LL128) or 4 (Simple)
+ * slots each, and a connection has CS_NCCL_STEPS slots: above some size such a step fills the
+ * FIFO and finishes only while its receive drains it. It deadlocks when that receive starts only
+ * after the send ends (a cycle through tb order, dependencies and matching); when the receive
+ * forwards what it gets (rcs, rrs, rrcs) it drains only as fast as its own connection, which the
+ * closed form does not follow: "may deadlock". A plain receive that starts on its own drains it. */
+struct cs_tune_credit {
+    long long first_bytes; /* the smallest size at which some send step overfills (0: none) */
+    long long limit_bytes; /* the smallest size from which it deadlocks or may (0: none) */
+    int deadlock;          /* at limit_bytes: 1 a proven cycle, 0 may deadlock */
+    int gpu, tb, step, cnt, line; /* the overfull send step at limit_bytes */
+};
+
+/* The credit limit of a compiled plan (cs_plan_compile: its protocol and nchunksperloop), for
+ * every buffer size at once: limit_bytes is nchunksperloop x floor(loop bytes / m) + 1 for the
+ * first step that crosses there (m = ceil(cnt / (CS_NCCL_STEPS / slots per call))). 0, or
+ * CS_ERR_NOMEM. */
+int cs_tune_credit_limit(const struct cs_plan *p, struct cs_tune_credit *out);
+
 /* A variant: the values of the schedule columns (schedule or gen.*, and protocol). */
 struct cs_tune_variant {
-    long row;                    /* a sweep row holding it */
-    char desc[CS_TUNE_DESC_LEN]; /* e.g. "ring gpus=8 LL" or "allreduce_x.4gpu LL128" */
+    long row;                     /* a sweep row holding it */
+    char desc[CS_TUNE_DESC_LEN];  /* e.g. "ring gpus=8 LL" or "allreduce_x.4gpu LL128" */
+    struct cs_tune_credit credit; /* after cs_tune_check_credits */
+    int unchecked;                /* its schedule could not be read: credit not known */
 };
 
 /* A sweep's predictions on one platform, read for tuning. */
 struct cs_tune_sweep {
     const struct cs_table *t; /* the sweep table (borrowed) */
-    int naxes;                /* columns 1..naxes-1 are the axes; size_bytes is column naxes */
+    int naxes;                /* columns 1..naxes-1 are the axes; the predict columns follow */
     struct cs_tune_variant *var;
     int nvar;
     struct cs_tune_obs *obs; /* one per row kept, obs[i].variant indexes var */
@@ -59,17 +87,18 @@ struct cs_tune_sweep {
     char platform[2048]; /* the platform columns as "KEY=VALUE ..." */
 };
 
-/* Read a sweep table (a CSV of `collsim sweep`: point, axis columns, then the predict columns)
- * named `name` in messages: keep the rows whose column K is V for every "K=V" of where (K an axis
- * column), check that they share one platform (every axis column other than schedule, gen.* and
- * protocol holds one value), and collect the variants and observations into *out (caller cleans
- * up with cs_tune_cleanup). 0, or CS_ERR_* with err set. */
+/* Read a sweep table (a CSV of `collsim sweep`: point, axis columns, then the predict columns,
+ * nominal_bytes among them or not) named `name` in messages: keep the rows whose column K is V for
+ * every "K=V" of where (K an axis column), check that they share one platform (every axis column
+ * other than schedule, gen.* and protocol holds one value), and collect the variants and
+ * observations into *out (caller cleans up with cs_tune_cleanup). 0, or CS_ERR_* with err set. */
 int cs_tune_read(const struct cs_table *t, const char *name, const char *const *where, int nwhere,
                  struct cs_tune_sweep *out, struct cs_error *err);
 void cs_tune_cleanup(struct cs_tune_sweep *sw);
 
-/* How many observations are at a size that not every variant was predicted at (predict rounds
- * sizes to each schedule's chunk multiple: those compete only with the variants measured there). */
+/* How many observations are at a (nominal) size that not every variant was predicted at: those
+ * compete only with the variants measured there. Without a nominal_bytes column, sizes that
+ * predict rounded to each schedule's chunk multiple. */
 long cs_tune_uneven(const struct cs_tune_sweep *sw);
 
 /* The schedule of variant v: its file (relative paths under sched_dir) or its generator run
@@ -78,29 +107,68 @@ long cs_tune_uneven(const struct cs_tune_sweep *sw);
 int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sched_dir,
                           struct cs_sched **out, struct cs_error *err);
 
-/* The byte window written for range i of nr: the range's own, or with extend the first from 0 and
- * the last without an upper limit (max 0), unless the sweep saw every variant deadlock beyond
- * them (then up to one byte short of that size). */
+/* Load every variant's schedule, compute its credit limit (cs_tune_credit_limit) and take its
+ * observations at or above the limit out of the competition (ok 0, capped 1). A schedule that
+ * cannot be read is an error with need_all, else its variant is marked unchecked. 0 or CS_ERR_*
+ * with err set. */
+int cs_tune_check_credits(struct cs_tune_sweep *sw, const char *sched_dir, int need_all,
+                          struct cs_error *err);
+
+/* The byte window of range i of nr: the range's own, or with extend the first from 0 and the last
+ * without an upper limit (max 0), unless the sweep saw every variant deadlock beyond them (then up
+ * to one byte short of that size). */
 void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
                     long long *max_bytes);
+
+/* Why a window stops short of cs_tune_window's. */
+enum {
+    CS_TUNE_CAP_SWEEP = 1,  /* a size where the sweep saw the variant deadlock */
+    CS_TUNE_CAP_CREDIT = 2, /* the variant's credit limit */
+};
+
+/* cs_tune_window, then kept off every size where the sweep saw the range's variant deadlock and
+ * below its credit limit (sw after cs_tune_check_credits). Returns CS_TUNE_CAP_* flags of what
+ * cut it; *max_bytes 0 still means no limit. An empty window (*min_bytes > *max_bytes, max not
+ * 0) can result. */
+int cs_tune_window_safe(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int i,
+                        int nr, int extend, long long *min_bytes, long long *max_bytes);
+
+/* The legacy runtime (microsoft/msccl) loads at most this many algorithms (MSCCL_MAX_NUM_ALGOS,
+ * nccl-a100.md 1.7), tests windows half-open, and has no unlimited maxBytes: an open window is
+ * written up to CS_TUNE_LEGACY_OPEN_MAX. */
+#define CS_TUNE_LEGACY_MAX_ALGOS 4
+#define CS_TUNE_LEGACY_OPEN_MAX (1LL << 40)
+
+/* A schedule file written for a range. */
+struct cs_tune_file {
+    char name[CS_TUNE_DESC_LEN];
+    int outofplace; /* also serves out-of-place calls */
+};
 
 /* The file name of range i: "NN-DESC.xml", DESC made file-safe, numbered so that the MSCCL
  * executor, which takes the first matching file in path order, selects them by size. */
 void cs_tune_file_name(const char *desc, int i, char *buf, size_t len);
 
+/* Whether a plan of nr ranges suits runtime rt: 0, or CS_ERR_INVALID with err set when the legacy
+ * runtime would load fewer algorithms than the plan has windows. */
+int cs_tune_check_runtime(int nr, enum cs_verify_runtime rt, struct cs_error *err);
+
 /* Write into outdir (created when missing) range i's schedule as files[i] (cs_tune_file_name):
- * the variant's schedule with minBytes/maxBytes set to its window and outofplace set when missing,
- * each checked first as `verify --runtime executor` checks it (a schedule the executor would
+ * the variant's schedule with minBytes/maxBytes set to its window (cs_tune_window_safe; for the
+ * legacy runtime half-open, with a name), outofplace 1 when the symbolic execution of an
+ * out-of-place call finds its result right and the input untouched, else the complement of
+ * inplace; each checked first as `verify --runtime rt` checks it (a schedule the runtime would
  * refuse is CS_ERR_INVALID with verify's message). files has nr entries. 0 or CS_ERR_* with err
  * set. */
 int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, int nr,
-                            int extend, const char *sched_dir, const char *outdir,
-                            char (*files)[CS_TUNE_DESC_LEN], struct cs_error *err);
+                            int extend, enum cs_verify_runtime rt, const char *sched_dir,
+                            const char *outdir, struct cs_tune_file *files, struct cs_error *err);
 
-/* Write the plan of `csv` to fp: a comment header, then per range its window, measured sizes,
- * variant and file (files may be NULL: "-"). */
+/* Write the plan of `csv` to fp: a comment header, then per range the window written for runtime
+ * rt, measured sizes, variant and file (files may be NULL: "-"), then a line per credit limit or
+ * sweep deadlock that cut a window. */
 void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *sw,
-                        const struct cs_tune_range *r, int nr, char (*files)[CS_TUNE_DESC_LEN],
-                        int extend);
+                        const struct cs_tune_range *r, int nr, const struct cs_tune_file *files,
+                        int extend, enum cs_verify_runtime rt);
 
 #endif

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tune.sh: `collsim tune` picks the known fastest variant per size range of a constructed sweep
-# and writes executor-selectable schedules (minBytes/maxBytes windows, protocol of the variant).
+# and writes executor-selectable schedules (minBytes/maxBytes windows, protocol of the variant),
+# kept below the FIFO credit limit, compared at nominal sizes, and for the legacy runtime.
 set -u
 src=${CS_SRCDIR:?}
 cs=${CS_BUILDDIR:?}/collsim
@@ -33,7 +34,19 @@ for f in "$@"; do "$cs" info "$f" >/dev/null || fail "$f does not read back"; do
 "$cs" tune "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" --extend \
     -o "$tmp/ext" >/dev/null || fail "tune --extend"
 head -1 "$tmp"/ext/00-*.xml | grep -q 'minBytes="0" maxBytes="16383"' || fail "extend first"
-head -1 "$tmp"/ext/02-*.xml | grep -q 'minBytes="262144" maxBytes="0"' || fail "extend last"
+# the last variant, hierarchical Simple, sends cnt=8 of 16 chunks per loop: 2 calls of 4 slots
+# fill a connection up to 16 x 2 MiB / 4 = 8 MiB, and the mirrored send/receive order deadlocks
+# above (predict: ok at 8388608 B, deadlock at 8388672 B, the next size it takes)
+head -1 "$tmp"/ext/02-*.xml | grep -q 'minBytes="262144" maxBytes="8388608"' || fail "extend last: $(head -1 "$tmp"/ext/02-*.xml)"
+grep -q '^#   window 2 stops below 8388609 bytes: from there the FIFO credits deadlock (gpu 0 tb 6 step 0, cnt=8' \
+    "$tmp/ext.plan.txt" || fail "credit note: $(cat "$tmp/ext.plan.txt")"
+# a prediction that finished above the limit is left out: the closed form rules
+awk -F, 'BEGIN { OFS = "," } NR > 1 && $2 ~ /fixed/ && $3 == "Simple" && $5 == 1048576 { print; $1 = 9; $5 = 16777216 } { print }' \
+    "$src/tests/data/tune/sweep.csv" | awk '!seen[$0]++' >"$tmp/big.csv"
+"$cs" tune "$tmp/big.csv" --schedule-dir "$src/tests/data/msccl-xml" >"$tmp/bout" || fail "tune big"
+grep -Eq '^ +262144 +1048576 +262144\.\.1048576 ' "$tmp/bout" || fail "capped: $(cat "$tmp/bout")"
+grep -q '^# allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL Simple: 1 prediction at or above 8388609 bytes left out: the FIFO credits deadlock' \
+    "$tmp/bout" || fail "capped note: $(cat "$tmp/bout")"
 # ... but not across a size where every variant deadlocked: there it stops one byte short
 awk -F, 'BEGIN { OFS = "," } NR > 1 && $5 == 1048576 { $8 = ""; $9 = ""; $10 = ""; $11 = "deadlock" } { print }' \
     "$src/tests/data/tune/sweep.csv" >"$tmp/dead.csv"
@@ -60,10 +73,11 @@ printf 'point,schedule,protocol,platform.family,size_bytes,count,type,time_us,al
 
 # two platforms in one CSV: refused until --where picks one
 sed 's/a100-pcie-4gpu,1048576/a100-hier,1048576/' "$src/tests/data/tune/sweep.csv" >"$tmp/two.csv"
-"$cs" tune "$tmp/two.csv" >/dev/null 2>"$tmp/err"
+"$cs" tune "$tmp/two.csv" --schedule-dir "$src/tests/data/msccl-xml" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || fail "two platforms accepted"
 grep -q "more than one platform.*--where platform.family" "$tmp/err" || fail "message: $(cat "$tmp/err")"
-"$cs" tune "$tmp/two.csv" --where platform.family=a100-pcie-4gpu >"$tmp/w" || fail "--where"
+"$cs" tune "$tmp/two.csv" --schedule-dir "$src/tests/data/msccl-xml" \
+    --where platform.family=a100-pcie-4gpu >"$tmp/w" || fail "--where"
 grep -Eq '^ +262144 +262144 .*Simple' "$tmp/w" || fail "--where plan: $(cat "$tmp/w")"
 "$cs" tune "$tmp/two.csv" --where nosuch=1 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--where on an unknown column accepted"
@@ -71,4 +85,53 @@ grep -Eq '^ +262144 +262144 .*Simple' "$tmp/w" || fail "--where plan: $(cat "$tm
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"
 "$cs" tune "$tmp/bad.csv" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a non-sweep CSV accepted"
+# schedules not found: without -o a warning, and the plan says the credits went unchecked
+"$cs" tune "$src/tests/data/tune/sweep.csv" >"$tmp/nf" 2>"$tmp/err" || fail "tune without schedules"
+grep -q 'warning: .*not found.*FIFO credit limit is not checked' "$tmp/err" || fail "no warning: $(cat "$tmp/err")"
+grep -q '^# window 0: the FIFO credits of .* are not checked' "$tmp/nf" || fail "no unchecked note"
+
+# nominal sizes: two variants whose chunk multiples round 1000..30000 B apart compete at the size
+# asked for (2 windows); without the column each rounded size is its own (8 windows, a warning)
+nom=$src/tests/data/tune/nominal.csv
+"$cs" tune "$nom" --schedule-dir "$src/tests/data/msccl-xml" >"$tmp/nom" 2>"$tmp/err" || fail "nominal"
+[ ! -s "$tmp/err" ] || fail "nominal warned: $(cat "$tmp/err")"
+grep -Eq '^ +1000 +9999 +1000\.\.3000 +allreduce_a100_ncv4' "$tmp/nom" || fail "nominal 1: $(cat "$tmp/nom")"
+grep -Eq '^ +10000 +30000 +10000\.\.30000 +allreduce_a100_pcie_hierarchical_fixed' "$tmp/nom" || fail "nominal 2"
+[ "$(grep -Ec '^ +[0-9]' "$tmp/nom")" -eq 2 ] || fail "nominal: not two windows"
+cut -d, -f6 --complement "$nom" >"$tmp/nonom.csv"
+"$cs" tune "$tmp/nonom.csv" --schedule-dir "$src/tests/data/msccl-xml" >"$tmp/nonom" 2>"$tmp/err" || fail "no nominal"
+[ "$(grep -Ec '^ +[0-9]' "$tmp/nonom")" -eq 8 ] || fail "without nominal_bytes: $(cat "$tmp/nonom")"
+grep -q 'warning: .*8 predictions are at sizes not every variant' "$tmp/err" || fail "uneven warning: $(cat "$tmp/err")"
+printf 'point,schedule,size_bytes,nominal_bytes,time_us,status\n0,a.xml,1024,x,5,ok\n' >"$tmp/badnom.csv"
+"$cs" tune "$tmp/badnom.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "badnom.csv:2: bad nominal_bytes 'x'" "$tmp/err" || fail "bad nominal: $(cat "$tmp/err")"
+
+# the legacy runtime: half-open windows, a name, listed in MSCCL_XML_FILES, at most 4 algorithms
+"$cs" tune "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" --extend \
+    --runtime legacy -o "$tmp/leg" >"$tmp/lout" || fail "legacy: $(cat "$tmp/lout")"
+set -- "$tmp"/leg/*.xml
+[ $# -eq 3 ] || fail "legacy: $# schedules"
+"$cs" verify --runtime legacy -q "$@" >/dev/null || fail "a legacy schedule fails verify --runtime legacy"
+head -1 "$1" | grep -q '^<algo name="[^"]*" .*minBytes="0" maxBytes="16384"' || fail "legacy $1: $(head -1 "$1")"
+head -1 "$2" | grep -q 'minBytes="16384" maxBytes="262144"' || fail "legacy $2"
+head -1 "$3" | grep -q 'minBytes="262144" maxBytes="8388609"' || fail "legacy $3"
+grep -q "^# MSCCL_XML_FILES=$1:$2:$3\$" "$tmp/lout" || fail "legacy deploy: $(cat "$tmp/lout")"
+grep -q 'NCCL_ALGO must name MSCCL' "$tmp/leg.plan.txt" || fail "legacy plan"
+grep -q 'minBytes <= nBytes < maxBytes' "$tmp/lout" || fail "legacy header"
+"$cs" tune "$tmp/nonom.csv" --schedule-dir "$src/tests/data/msccl-xml" --runtime legacy \
+    -o "$tmp/leg8" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q '8 windows, but the legacy runtime loads at most 4 algorithms' "$tmp/err" ||
+    fail "legacy with 8 windows: $(cat "$tmp/err")"
+[ ! -e "$tmp/leg8" ] || fail "legacy with 8 windows wrote a folder"
+"$cs" tune "$nom" --runtime nosuch >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--runtime nosuch accepted"
+
+# out-of-place: an in-place schedule that reads only its input and writes only its output serves
+# out-of-place calls too (outofplace="1"); the msccl-tools ones, which reduce into the input, not
+printf 'point,schedule,size_bytes,time_us,status\n0,allreduce_2gpu_io.xml,1024,5,ok\n' >"$tmp/io.csv"
+"$cs" tune "$tmp/io.csv" --schedule-dir "$src/tests/data/tune" -o "$tmp/io" >"$tmp/ioout" || fail "io"
+grep -q '00-allreduce_2gpu_io.xml (+out-of-place)' "$tmp/ioout" || fail "io plan: $(cat "$tmp/ioout")"
+head -1 "$tmp"/io/00-*.xml | grep -q 'inplace="1" outofplace="1"' || fail "io outofplace"
+"$cs" verify --runtime executor -q "$tmp"/io/00-*.xml >/dev/null || fail "io verify"
+head -1 "$tmp"/plan/00-*.xml | grep -q 'inplace="1" outofplace="0"' || fail "ncv4 made out-of-place"
 echo "tune: ok"
