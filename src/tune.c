@@ -368,7 +368,7 @@ static int write_sched(const struct cs_sched *s, const char *path, struct cs_err
 static int executor_loads(const struct cs_sched *s, const char *desc, struct cs_error *err)
 {
     /* Co-residency depends on the platform: the prediction reports it (status hang). */
-    struct cs_verify_opts o = {1000, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0};
+    struct cs_verify_opts o = {1000, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0, 0};
     struct cs_verify_result *vr = NULL;
     int rc = 0;
 
