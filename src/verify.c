@@ -848,6 +848,7 @@ struct dctx {
     int32_t *wr;       /* last writer step per chunk, -1 for the initial input */
     int32_t *pos2;     /* per step: its place in the second order (NULL: no race search) */
     int32_t *rdr;      /* per chunk: since its last write, the reader latest in the second order */
+    uint32_t *prev;    /* per chunk: its value before the last write (with pos2) */
     int32_t race_step; /* the step being executed has reported a race (one per step) */
     long *sent_off;    /* per step: where its values start in sent, when it sends */
     uint32_t *sent;    /* the values each send put on its connection, in order */
@@ -971,7 +972,8 @@ static void trouble(struct step_trouble *tr, int what, long off)
         tr->first[what] = off;
 }
 
-static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes);
+static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes,
+                       uint32_t nv);
 
 static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr,
                      int32_t id)
@@ -979,7 +981,7 @@ static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct s
     long i = slot(d, rank, b, off);
 
     if (i >= 0)
-        race_check(d, id, i, b, off, 0);
+        race_check(d, id, i, b, off, 0, UNSET);
     if (i >= 0 && d->val[i] != UNSET)
         return d->val[i];
     if (i >= 0 && tr->n[T_UNSET] == 0)
@@ -997,7 +999,7 @@ static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t va
         trouble(tr, T_WRITE, off);
         return;
     }
-    race_check(d, id, i, b, off, 1);
+    race_check(d, id, i, b, off, 1, val);
     d->val[i] = val;
     d->wr[i] = id;
 }
@@ -1005,7 +1007,8 @@ static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t va
 /* Two steps touch one chunk, one of them writing, and no wait orders them: the two orders of
  * check_data run them in opposite orders. `first` ran first in the order executed and wrote
  * (first_writes) or read it; `second` wrote or read it after. Reported at the writer's line with
- * the other step and the dependency that would keep the order executed, once per step. */
+ * the other step and the dependency that would order them (a read waits for the write; two
+ * writes, or a write after a read, may be meant either way round), once per step. */
 static void report_race(struct dctx *d, int32_t first, int first_writes, int32_t second,
                         int second_writes, enum cs_buf b, long off)
 {
@@ -1013,44 +1016,69 @@ static void report_race(struct dctx *d, int32_t first, int first_writes, int32_t
     int32_t writer = first_writes ? first : second, other = writer == first ? second : first;
     int other_writes = other == first ? first_writes : second_writes;
     int rank = v->tb_gpu[v->step_tb[first]], ftb = v->tb[v->step_tb[first]]->id;
-    char wn[128], on[128];
+    int stb = v->tb[v->step_tb[second]]->id, fs = step_index(v, first), ss = step_index(v, second);
+    char wn[128], on[128], fix[384];
 
     v->res->nraces++;
     d->race_step = second;
+    if (second_writes)
+        snprintf(fix, sizeof(fix),
+                 "one must wait for the other: depid=\"%d\" deps=\"%d\" on rank %d tb %d step %d "
+                 "to run it after, or depid=\"%d\" deps=\"%d\" on rank %d tb %d step %d to run it "
+                 "before (hasdep=\"1\" on the step waited for)",
+                 ftb, fs, rank, stb, ss, stb, ss, rank, ftb, fs);
+    else
+        snprintf(fix, sizeof(fix),
+                 "rank %d tb %d step %d must wait for the write: depid=\"%d\" deps=\"%d\" on it%s",
+                 rank, stb, ss, ftb, fs,
+                 step_at(v, first)->hasdep ? "" : ", and hasdep=\"1\" on the writing step");
     diag(v, DERROR, step_at(v, writer)->line,
          "race on rank %d %s chunk %ld%s: %s writes it and %s %s, but no wait orders them (they "
-         "run in either order); missing dependency: rank %d tb %d step %d must wait for rank %d "
-         "tb %d step %d to %s the chunk after it: depid=\"%d\" deps=\"%d\" on the step (on a nop "
-         "just before it if it has a dependency already)%s",
+         "run in either order); missing dependency: %s (on a nop just before the waiting step if "
+         "it has a dependency already)",
          rank, buf_name(b), off, d->mode, step_name(v, writer, 1, wn, sizeof(wn)),
-         step_name(v, other, 1, on, sizeof(on)), other_writes ? "writes it too" : "reads it", rank,
-         v->tb[v->step_tb[second]]->id, step_index(v, second), rank, ftb, step_index(v, first),
-         second_writes ? "write" : "read", ftb, step_index(v, first),
-         step_at(v, first)->hasdep ? "" : ", with hasdep=\"1\" on the step waited for");
+         step_name(v, other, 1, on, sizeof(on)), other_writes ? "writes it too" : "reads it", fix);
 }
 
-/* Step id reads (writes == 0) or writes chunk slot i of buffer b (chunk off): a race with the
- * chunk's last writer, or for a write with a reader since, when the second order runs the two the
- * other way round. */
-static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes)
+/* Whether two values are the same multiset of input chunks. */
+static int same_value(const struct dctx *d, uint32_t a, uint32_t b)
+{
+    const struct node *x = &d->nodes[a], *y = &d->nodes[b];
+
+    return a == b || (a > POISON && b > POISON && x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n);
+}
+
+/* Step id reads (writes == 0) or writes (the value nv) chunk slot i of buffer b (chunk off): a
+ * race with the chunk's last writer, or for a write with a reader since, when the second order
+ * runs the two the other way round and the value seen or left would differ (a write of the value
+ * already there is harmless). */
+static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes,
+                       uint32_t nv)
 {
     struct vctx *v = d->v;
     int32_t w, r;
+    uint32_t old;
 
     if (d->pos2 == NULL)
         return;
     w = d->wr[i];
     r = d->rdr[i];
+    old = d->val[i];
     if (d->race_step != id) {
-        if (w >= 0 && v->step_tb[w] != v->step_tb[id] && d->pos2[id] < d->pos2[w])
+        int changes = writes ? !same_value(d, old, nv) : !same_value(d, d->prev[i], old);
+
+        if (changes && w >= 0 && v->step_tb[w] != v->step_tb[id] && d->pos2[id] < d->pos2[w])
             report_race(d, w, 1, id, writes, b, off);
-        else if (writes && r >= 0 && v->step_tb[r] != v->step_tb[id] && d->pos2[id] < d->pos2[r])
+        else if (changes && writes && r >= 0 && v->step_tb[r] != v->step_tb[id] &&
+                 d->pos2[id] < d->pos2[r])
             report_race(d, r, 0, id, 1, b, off);
     }
-    if (writes)
+    if (writes) {
         d->rdr[i] = -1;
-    else if (r < 0 || d->pos2[id] > d->pos2[r])
+        d->prev[i] = old;
+    } else if (r < 0 || d->pos2[id] > d->pos2[r]) {
         d->rdr[i] = id;
+    }
 }
 
 static void exec_step(struct dctx *d, int32_t id)
@@ -1350,7 +1378,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     /* Races: accesses the second order runs the other way round (check_data's first run). */
     if (!quiet && v->order2 != NULL) {
         if ((d.pos2 = xnone(v, (size_t)v->nsteps)) == NULL ||
-            (d.rdr = xnone(v, (size_t)d.base[3 * G])) == NULL)
+            (d.rdr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
+            (d.prev = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL)
             goto out;
         for (int32_t k = 0; k < v->norder; k++)
             d.pos2[v->order2[k]] = k;
@@ -1373,8 +1402,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     if (!v->oom)
         check_outputs(&d);
 out:
-    cs_free_each(10, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr, d.pos2,
-                 d.rdr);
+    cs_free_each(11, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr, d.pos2,
+                 d.rdr, d.prev);
 }
 
 static const char *outval_words(const struct outval *o)

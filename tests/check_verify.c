@@ -396,11 +396,9 @@ START_TEST(test_race_hidden_by_order)
                        "and rank 0 tb 2 step 0 (cpy, line 9) reads it, but no wait orders them");
     ck_assert_ptr_nonnull(d);
     ck_assert_int_eq(d->line, 7);
-    ck_assert_ptr_nonnull(strstr(d->msg,
-                                 "missing dependency: rank 0 tb 2 step 0 must wait for rank "
-                                 "0 tb 1 step 0 to read the chunk after it: depid=\"1\" "
-                                 "deps=\"0\" on the step"));
-    ck_assert_ptr_nonnull(strstr(d->msg, "hasdep=\"1\" on the step waited for"));
+    ck_assert_ptr_nonnull(strstr(d->msg, "missing dependency: rank 0 tb 2 step 0 must wait for the "
+                                         "write: depid=\"1\" deps=\"0\" on it, and hasdep=\"1\" "
+                                         "on the writing step"));
     ck_assert_str_eq(cs_verify_summary(res, buf, sizeof(buf)),
                      "2 data errors (1 race between unordered steps, 1 output chunk that depends "
                      "on the order of execution)");
@@ -413,6 +411,39 @@ START_TEST(test_race_hidden_by_order)
     cs_verify_result_free(res);
     res = verify_str(RACE(1, 1, 0), 0);
     ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Two unordered copies into one output chunk: a race of two writes, with both ways to order them;
+ * when both write the same value it is harmless and not reported. */
+/* clang-format off: one XML element per line */
+#define WW(src)                                                                                    \
+    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"1\" "              \
+    "coll=\"allreduce\" inplace=\"0\">\n" GPU(0, 2, 2, 0) TB(0, -1, -1)                            \
+        STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)                                               \
+            STEP(1, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                     \
+                STEP(0, "cpy", "i", src, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+/* clang-format on */
+
+START_TEST(test_race_two_writes)
+{
+    struct cs_verify_result *res = verify_str(WW(1), 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->nraces, 1);
+    d = find_diag(res, "race on rank 0 output chunk 0: rank 0 tb 0 step 0 (cpy, line 4) writes it "
+                       "and rank 0 tb 1 step 0 (cpy, line 7) writes it too");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->line, 4);
+    ck_assert_ptr_nonnull(strstr(d->msg, "one must wait for the other: depid=\"0\" deps=\"0\" on "
+                                         "rank 0 tb 1 step 0 to run it after, or depid=\"1\" "
+                                         "deps=\"0\" on rank 0 tb 0 step 0 to run it before"));
+    cs_verify_result_free(res);
+    res = verify_str(WW(0), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->nraces, 0);
     cs_verify_result_free(res);
 }
 END_TEST
@@ -880,6 +911,7 @@ int main(void)
         {test_alltoall_scratch, 1},
         {test_uninitialised_read, 1},
         {test_race_hidden_by_order, 1},
+        {test_race_two_writes, 1},
         {test_custom_structure_only, 1},
         {test_deadlock_through_matching, 1},
         {test_deadlock_through_nop, 1},

@@ -217,7 +217,7 @@ cat >"$tmp/race.xml" <<'EOF'
 EOF
 run 1 "$tmp/race.xml"
 has "$tmp/err" "$tmp/race.xml:7: race on rank 0 scratch chunk 0: rank 0 tb 1 step 0 (cpy, line 7) writes it and rank 0 tb 2 step 0 (cpy, line 9) reads it"
-has "$tmp/err" "missing dependency: rank 0 tb 2 step 0 must wait for rank 0 tb 1 step 0 to read the chunk after it: depid=\"1\" deps=\"0\""
+has "$tmp/err" "missing dependency: rank 0 tb 2 step 0 must wait for the write: depid=\"1\" deps=\"0\" on it"
 has "$tmp/out" "race.xml: wrong: 2 data errors (1 race between unordered steps, 1 output chunk that depends on the order of execution)"
 sed '7s/hasdep="0"/hasdep="1"/; 9s/depid="-1" deps="-1"/depid="1" deps="0"/' "$tmp/race.xml" >"$tmp/norace.xml"
 run 0 "$tmp/norace.xml"
