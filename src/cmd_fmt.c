@@ -8,7 +8,9 @@ const char cmd_fmt_usage[] =
     "usage: collsim fmt FILE\n"
     "\n"
     "Read an MSCCL XML schedule (FILE, or - for stdin) and print it back in the form msccl-tools\n"
-    "writes. For a file written by msccl-tools the output is byte-identical to the input.\n";
+    "writes. For a file written by msccl-tools the output is byte-identical to the input. Any\n"
+    "file the reader can parse is printed, valid or not (`collsim verify` checks it); attributes\n"
+    "collsim does not know are left out, with a warning on stderr.\n";
 
 int cmd_fmt(int argc, char **argv)
 {
@@ -18,6 +20,9 @@ int cmd_fmt(int argc, char **argv)
 
     if (rc != 0)
         return rc;
+    for (int i = 0; i < sched->nwarnings_kept; i++)
+        fprintf(stderr, "%s:%d: warning: %s\n", sched->path ? sched->path : "<stdin>",
+                sched->warnings[i].line, sched->warnings[i].msg);
     cs_error_init(&err);
     rc = cs_sched_write_xml_file(sched, "-", &err);
     cs_sched_free(sched);

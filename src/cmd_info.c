@@ -1,13 +1,23 @@
-/* cmd_info.c: `collsim info`: a summary of a schedule's shape. */
+/* cmd_info.c: `collsim info`: a summary of a schedule's shape, and whether verify accepts it. */
 #include <stdio.h>
 
 #include "cmd.h"
+#include "verify.h"
 
 const char cmd_info_usage[] =
     "usage: collsim info FILE\n"
     "\n"
-    "Summarise an MSCCL XML schedule: collective, protocol, GPUs, channels, chunks per loop,\n"
-    "threadblocks per GPU, steps per threadblock, step types and connections.\n";
+    "Summarise an MSCCL XML schedule (FILE, or - for stdin): collective, protocol, GPUs,\n"
+    "channels, chunks per loop, threadblocks per GPU, steps per threadblock, step types and\n"
+    "connections. Any file the reader can parse is summarised, valid or not (48 channels, a\n"
+    "missing dependency); then the verdict of `collsim verify` (default options), and on\n"
+    "stderr its first 10 problems, FILE:LINE: message (`collsim verify FILE` lists them all).\n"
+    "\n"
+    "Exit status, as verify's: 0 the schedule is correct; 1 it computes the wrong data; 2 it\n"
+    "is unreadable or structurally invalid.\n";
+
+/* Problems info shows; verify shows the rest. */
+#define INFO_MAX_PROBLEMS 10
 
 static void print_summary(const struct cs_sched *sched)
 {
@@ -69,6 +79,48 @@ static void print_summary(const struct cs_sched *sched)
     }
 }
 
+/* verify's verdict on stdout, its errors and warnings on stderr; returns verify's exit code. */
+static int print_verdict(const char *name, const struct cs_sched *sched)
+{
+    struct cs_verify_opts o = {INFO_MAX_PROBLEMS, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
+    struct cs_verify_result *res = NULL;
+    char buf[512];
+    long shown = 0;
+    int rc;
+
+    if (cs_verify_check_opts(sched, &o, &res) != 0) {
+        fprintf(stderr, "%s: out of memory while verifying\n", name);
+        return CS_EXIT_USAGE;
+    }
+    for (int i = 0; i < res->ndiags; i++) {
+        const struct cs_verify_diag *d = &res->diags[i];
+
+        if (d->severity == CS_VERIFY_NOTE)
+            continue;
+        shown++;
+        if (d->line > 0)
+            fprintf(stderr, "%s:%d: %s%s\n", name, d->line,
+                    d->severity == CS_VERIFY_WARNING ? "warning: " : "", d->msg);
+        else
+            fprintf(stderr, "%s: %s%s\n", name, d->severity == CS_VERIFY_WARNING ? "warning: " : "",
+                    d->msg);
+    }
+    if (res->verdict == CS_VERIFY_OK)
+        printf("verdict:         ok (collsim verify)%s\n",
+               shown ? ", with warnings on stderr" : "");
+    else
+        printf("verdict:         %s: %s; %s\n",
+               res->verdict == CS_VERIFY_WRONG ? "wrong" : "invalid",
+               cs_verify_summary(res, buf, sizeof(buf)),
+               res->ndropped ? "the first on stderr, `collsim verify FILE` lists them all"
+                             : "each on stderr");
+    rc = res->verdict == CS_VERIFY_OK      ? CS_EXIT_OK
+         : res->verdict == CS_VERIFY_WRONG ? CS_EXIT_NEGATIVE
+                                           : CS_EXIT_USAGE;
+    cs_verify_result_free(res);
+    return rc;
+}
+
 int cmd_info(int argc, char **argv)
 {
     struct cs_sched *sched;
@@ -77,6 +129,7 @@ int cmd_info(int argc, char **argv)
     if (rc != 0)
         return rc;
     print_summary(sched);
+    rc = print_verdict(sched->path ? sched->path : "<stdin>", sched);
     cs_sched_free(sched);
-    return CS_EXIT_OK;
+    return rc;
 }

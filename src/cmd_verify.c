@@ -12,7 +12,7 @@
 
 const char cmd_verify_usage[] =
     "usage: collsim verify [--max-errors N] [-q] [--runtime executor|legacy] [--sms N]\n"
-    "                      [--platform FILE] FILE...\n"
+    "                      [--channels N] [--platform FILE] FILE...\n"
     "\n"
     "Check MSCCL XML schedules (FILE, or - for stdin). Structure: dense ids, one threadblock per\n"
     "connection, sends and receives matching per connection, offsets within the buffers, the\n"
@@ -24,10 +24,14 @@ const char cmd_verify_usage[] =
     "Data: a symbolic execution of every chunk, like msccl-tools Check():\n"
     "each output chunk must hold exactly what the collective requires (allreduce, allgather,\n"
     "reduce_scatter, alltoall; custom gets the structural checks only). The schedule runs in two\n"
-    "orders that both meet every wait; outputs that differ reveal a missing dependency (a race).\n"
+    "orders that both meet every wait: two steps of a rank that touch one chunk, one writing,\n"
+    "and run in opposite orders are a race, reported at the writer's line with the other step\n"
+    "and the depid/deps that would order them; outputs that differ are reported too.\n"
+    "Attributes collsim does not know (nthreads) are warnings: the runtimes ignore them.\n"
     "\n"
     "Each problem is one line on stderr, FILE:LINE: message, with the rank, threadblock, step,\n"
-    "buffer and chunk concerned; then a verdict line per file on stdout.\n"
+    "buffer and chunk concerned; then a verdict line per file on stdout, with the kinds of\n"
+    "errors: wrong output chunks, races, order-dependent outputs, reads of unwritten data.\n"
     "\n"
     "  --max-errors N  show at most N problems per file (default 20), count the rest\n"
     "  -q, --quiet     show errors only, no warnings or notes\n"
@@ -36,7 +40,14 @@ const char cmd_verify_usage[] =
     "                  no custom or reduce_scatter, at most 64 steps per tb and 4096 tb and step\n"
     "                  elements per rank, no <?xml?> line, tabs or single quotes in tags) or\n"
     "                  legacy (microsoft/msccl: name required, at most 216 tbs per GPU).\n"
-    "                  Not checked: nchannels against the communicator.\n"
+    "                  Always: nchannels <= 32 (MAXCHANNELS). With --platform, an LL128\n"
+    "                  schedule on a route within a node that is not all NVLink is an error\n"
+    "                  of the executor's report (wrong data: NCCL's \"silent data corruption\");\n"
+    "                  without --platform a note says the routes were not checked.\n"
+    "  --channels N    the communicator's channels (1..32, comm->nChannels): nchannels above\n"
+    "                  N is an error, the executor sets up connections on channels\n"
+    "                  0..nchannels-1. Without it, not checked: the executor's internal\n"
+    "                  scheduler raises the communicator's channels to nchannels.\n"
     "  --sms N         SMs per GPU for the co-residency check (default 108, an A100; 132 for\n"
     "                  H100 SXM and H200). The runtime launches a GPU's threadblocks together\n"
     "                  and they wait on each other, but the executor's kernel fits one per SM\n"
@@ -45,12 +56,16 @@ const char cmd_verify_usage[] =
     "  --platform FILE take cs.gpu_sms and cs.ctas_per_sm from a platform file (--sms wins),\n"
     "                  and warn about LL128 on a connection whose route within a node is not\n"
     "                  all NVLink (NCCL enables LL128 on NVLink paths only: \"may cause silent\n"
-    "                  data corruption\"); a warning, the exit status stays. Routes that cross\n"
-    "                  the network are not flagged (NCCL allows LL128 there). - reads the\n"
-    "                  platform from stdin.\n"
+    "                  data corruption\"); a warning, the exit status stays, unless --runtime
+"
+    "                  executor makes it an error. Routes that cross the network are not
+"
+    "                  flagged (NCCL allows LL128 there). - reads the platform from stdin.
+"
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
-    "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
+    "wrong data; 2 some file is unreadable (not well-formed XML, a required attribute missing\n"
+    "or not a number) or structurally invalid (a deadlock included).\n";
 
 static void print_diag(const char *name, const struct cs_verify_diag *d)
 {
@@ -63,18 +78,28 @@ static void print_diag(const char *name, const struct cs_verify_diag *d)
         fprintf(stderr, "%s: %s%s\n", name, sev[d->severity], d->msg);
 }
 
-/* With a platform, an LL128 schedule whose connections cross PCIe within a node: a warning line
- * (unless quiet). 0, or an exit code after printing why the check failed. */
+/* With a platform, an LL128 schedule whose connections cross PCIe within a node: a warning, an
+ * error of the executor's report with --runtime executor, added to res. Without a platform, a note
+ * under --runtime executor. 0, or an exit code after printing why the check failed. */
 static int check_ll128(const char *name, const struct cs_sched *sched,
-                       const struct cs_platform *plat, int quiet)
+                       const struct cs_platform *plat, enum cs_verify_runtime runtime,
+                       struct cs_verify_result *res)
 {
+    int exec = runtime == CS_VERIFY_EXECUTOR;
     struct cs_plan *plan = NULL;
     struct cs_error err;
     char *msg = NULL, buf[2048];
     int rc;
 
-    if (plat == NULL || sched->proto != CS_PROTO_LL128)
+    if (sched->proto != CS_PROTO_LL128 || res->verdict == CS_VERIFY_INVALID)
         return 0;
+    if (plat == NULL) {
+        rc = exec ? cs_verify_result_add(res, CS_VERIFY_NOTE, CS_VERIFY_DATA, 0,
+                                         "LL128 routes not checked: --platform FILE names the "
+                                         "platform whose links the connections use")
+                  : 0;
+        return rc == 0 ? 0 : CS_EXIT_USAGE;
+    }
     if (sched->ngpus > plat->ngpus) {
         fprintf(stderr, "%s: the schedule needs %d GPUs but %s has %d\n", name, sched->ngpus,
                 plat->path, plat->ngpus);
@@ -90,10 +115,12 @@ static int check_ll128(const char *name, const struct cs_sched *sched,
                 cs_error_format(&err, buf, sizeof(buf)));
         return CS_EXIT_USAGE;
     }
-    if (msg != NULL && !quiet)
-        fprintf(stderr, "%s: warning: %s\n", name, msg);
+    if (msg != NULL) {
+        rc = cs_verify_result_add(res, exec ? CS_VERIFY_ERROR : CS_VERIFY_WARNING, CS_VERIFY_DATA,
+                                  0, msg);
+    }
     free(msg);
-    return 0;
+    return rc == 0 ? 0 : CS_EXIT_USAGE;
 }
 
 /* Verify one file (against plat's routes when not NULL); returns its exit code. */
@@ -106,7 +133,7 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
     struct cs_error err;
     char buf[2048], *text = NULL;
     size_t len = 0;
-    int rc;
+    int rc, lrc;
 
     cs_error_init(&err);
     if (cs_file_read(path, CS_XML_MAX_BYTES, &text, &len, &err) != 0 ||
@@ -126,6 +153,7 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
         cs_sched_free(sched);
         return CS_EXIT_USAGE;
     }
+    lrc = check_ll128(name, sched, plat, o.runtime, res);
     for (int i = 0; i < res->ndiags; i++)
         if (!quiet || res->diags[i].severity == CS_VERIFY_ERROR)
             print_diag(name, &res->diags[i]);
@@ -137,22 +165,13 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
                sched->ngpus, cs_sched_count_steps(sched),
                res->data_checked ? "structure and data correct"
                                  : "structure correct (custom collective: no data check)");
-    else if (res->verdict == CS_VERIFY_WRONG)
-        printf("%s: wrong: %ld data error%s, %ld wrong output chunk%s\n", name, res->ndata_errors,
-               res->ndata_errors > 1 ? "s" : "", res->nwrong_outputs,
-               res->nwrong_outputs == 1 ? "" : "s");
     else
-        printf("%s: invalid: %ld structural error%s%s\n", name, res->nstructure_errors,
-               res->nstructure_errors > 1 ? "s" : "",
-               res->data_checked && res->ndata_errors ? " (and data errors)" : "");
+        printf("%s: %s: %s\n", name, res->verdict == CS_VERIFY_WRONG ? "wrong" : "invalid",
+               cs_verify_summary(res, buf, sizeof(buf)));
     rc = res->verdict == CS_VERIFY_OK      ? CS_EXIT_OK
          : res->verdict == CS_VERIFY_WRONG ? CS_EXIT_NEGATIVE
                                            : CS_EXIT_USAGE;
-    if (res->verdict != CS_VERIFY_INVALID) {
-        int lrc = check_ll128(name, sched, plat, quiet);
-
-        rc = lrc > rc ? lrc : rc;
-    }
+    rc = lrc > rc ? lrc : rc;
     cs_verify_result_free(res);
     cs_sched_free(sched);
     return rc;
@@ -161,11 +180,15 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
 int cmd_verify(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"max-errors", required_argument, NULL, 'm'}, {"quiet", no_argument, NULL, 'q'},
-        {"runtime", required_argument, NULL, 'r'},    {"sms", required_argument, NULL, 's'},
-        {"platform", required_argument, NULL, 'p'},   {NULL, 0, NULL, 0},
+        {"max-errors", required_argument, NULL, 'm'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"runtime", required_argument, NULL, 'r'},
+        {"sms", required_argument, NULL, 's'},
+        {"platform", required_argument, NULL, 'p'},
+        {"channels", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
     };
-    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0, 0, 0};
+    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
     struct cs_platform *plat = NULL;
     const char *plat_path = NULL;
     int quiet = 0, worst = CS_EXIT_OK, c, started = 0, sms = 0;
@@ -182,6 +205,9 @@ int cmd_verify(int argc, char **argv)
             return CS_EXIT_USAGE;
         else if (c == 's' && cmd_opt_int("--sms", optarg, 1, 1 << 20, &sms,
                                          "a number of SMs from 1 to 1048576") != 0)
+            return CS_EXIT_USAGE;
+        else if (c == 'c' && cmd_opt_int("--channels", optarg, 1, CS_MAX_CHANNELS, &o.comm_channels,
+                                         "a number of channels from 1 to 32") != 0)
             return CS_EXIT_USAGE;
         else if (c == 'p')
             plat_path = optarg;

@@ -42,7 +42,7 @@ static int check_structure(const struct cs_sched *s, const char *name, struct cs
     int rc = 0;
 
     /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
-    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0};
+    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
 
     if (cs_verify_check_opts(s, &o, &vr) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);

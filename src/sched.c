@@ -1,6 +1,8 @@
 /* sched.c: construction, lookup and naming for the schedule model. */
 #include "sched.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,8 @@ void cs_sched_free(struct cs_sched *sched)
             free(sched->gpus[g].tbs[t].steps);
         free(sched->gpus[g].tbs);
     }
+    for (int i = 0; i < sched->nwarnings_kept; i++)
+        free(sched->warnings[i].msg);
     cs_free_each(4, sched->gpus, sched->name, sched->path, sched);
 }
 
@@ -38,6 +42,27 @@ int cs_sched_set_name(struct cs_sched *sched, const char *name)
         return CS_ERR_NOMEM;
     free(sched->name);
     sched->name = copy;
+    return 0;
+}
+
+int cs_sched_add_warning(struct cs_sched *sched, int line, const char *fmt, ...)
+{
+    struct cs_sched_warning *w = &sched->warnings[sched->nwarnings_kept];
+    va_list ap;
+    char buf[512];
+
+    sched->nwarnings++;
+    if (sched->nwarnings_kept == CS_SCHED_MAX_WARNINGS)
+        return 0;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if ((w->msg = strdup(buf)) == NULL) {
+        sched->nwarnings--;
+        return CS_ERR_NOMEM;
+    }
+    w->line = line;
+    sched->nwarnings_kept++;
     return 0;
 }
 

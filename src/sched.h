@@ -76,6 +76,16 @@ struct cs_gpu {
     int line;
 };
 
+/* A problem the reader tolerated (an unknown attribute, which the runtimes ignore): its file line
+ * and message, reported by verify and info as warnings. */
+struct cs_sched_warning {
+    int line;
+    char *msg;
+};
+
+/* Reader warnings kept per schedule; the rest are only counted. */
+#define CS_SCHED_MAX_WARNINGS 64
+
 struct cs_sched {
     char *name;
     enum cs_proto proto;
@@ -96,7 +106,10 @@ struct cs_sched {
     int cap_gpus;
     struct cs_gpu *gpus;
     int line;
-    char *path; /* where it was read from, for messages; NULL when generated */
+    char *path;    /* where it was read from, for messages; NULL when generated */
+    int nwarnings; /* reader warnings, counting those not kept */
+    int nwarnings_kept;
+    struct cs_sched_warning warnings[CS_SCHED_MAX_WARNINGS];
 };
 
 /* One cross-tb dependency: wait until tb `tb` of the same GPU has passed step `step`. */
@@ -112,6 +125,11 @@ void cs_sched_free(struct cs_sched *sched);
 
 /* Set the algo name (copied). 0 or CS_ERR_NOMEM. */
 int cs_sched_set_name(struct cs_sched *sched, const char *name);
+
+/* Record a reader warning at file line `line` (kept while fewer than CS_SCHED_MAX_WARNINGS are,
+ * counted always). 0 or CS_ERR_NOMEM. */
+int cs_sched_add_warning(struct cs_sched *sched, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Append a zeroed GPU / tb / step and return it, or NULL on OOM. The pointer stays valid until the
  * next append to the same parent array. Ids and indices are left for the caller to set. */

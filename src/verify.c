@@ -179,7 +179,7 @@ static void build_index(struct vctx *v)
 
     v->ngpus = sc->ngpus;
     if (sc->ngpus < 1 || sc->ngpus != sc->ngpus_alloc) {
-        diag(v, FATAL, sc->line, "<algo>: ngpus=\"%d\" but the schedule has %d gpus", sc->ngpus,
+        diag(v, FATAL, sc->line, "<algo>: ngpus=\"%d\" but %d <gpu> elements", sc->ngpus,
              sc->ngpus_alloc);
         return;
     }
@@ -190,8 +190,9 @@ static void build_index(struct vctx *v)
         const struct cs_gpu *gpu = &sc->gpus[g];
 
         if (gpu->id < 0 || gpu->id >= v->ngpus || v->gpu[gpu->id] != NULL) {
-            diag(v, FATAL, gpu->line, "gpu id %d is %s (ids must be 0..%d, each once)", gpu->id,
-                 gpu->id < 0 || gpu->id >= v->ngpus ? "out of range" : "a duplicate", v->ngpus - 1);
+            diag(v, FATAL, gpu->line, "<gpu>: %s id=\"%d\" (gpu ids must be 0..%d, each once)",
+                 gpu->id < 0 || gpu->id >= v->ngpus ? "out of range" : "duplicate", gpu->id,
+                 v->ngpus - 1);
             return;
         }
         v->gpu[gpu->id] = gpu;
@@ -220,8 +221,9 @@ static void build_index(struct vctx *v)
             const struct cs_tb *tb = &gpu->tbs[t];
 
             if (tb->id < 0 || tb->id >= gpu->ntbs || v->tb[v->gtb0[g] + tb->id] != NULL) {
-                diag(v, FATAL, tb->line, "gpu %d: tb id %d is %s (tb ids must be 0..%d, each once)",
-                     g, tb->id, tb->id < 0 || tb->id >= gpu->ntbs ? "out of range" : "a duplicate",
+                diag(v, FATAL, tb->line,
+                     "<tb>: %s id=\"%d\" on gpu %d (tb ids must be 0..%d, each once: dense)",
+                     tb->id < 0 || tb->id >= gpu->ntbs ? "out of range" : "duplicate", tb->id, g,
                      gpu->ntbs - 1);
                 return;
             }
@@ -263,7 +265,8 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
     int32_t id = v->step0[v->gtb0[gpu->id] + tb->id] + i;
 
     if (st->s != i)
-        diag(v, SERROR, st->line, "rank %d tb %d: step %d has s=\"%d\"", gpu->id, tb->id, i, st->s);
+        diag(v, SERROR, st->line, "rank %d tb %d: s=\"%d\" but this is step %d of its tb", gpu->id,
+             tb->id, st->s, i);
     if (cs_step_type_name(st->type) == NULL || cs_buf_char(st->srcbuf) == '?' ||
         cs_buf_char(st->dstbuf) == '?') {
         diag(v, FATAL, st->line, "rank %d tb %d step %d: invalid step type or buffer", gpu->id,
@@ -285,8 +288,14 @@ static void check_step(struct vctx *v, const struct cs_gpu *gpu, const struct cs
                       "(at most %d)",
                       st->depid, CS_MAX_DEPID);
     }
-    if (st->type == CS_STEP_NOP)
+    if (st->type == CS_STEP_NOP) {
+        /* the executor folds a nop into the next step's dependencies (msccl.md 4.10) */
+        if (st->cnt != 0)
+            step_diag(v, SERROR, id, ": a nop moves nothing, but cnt=\"%d\" (must be 0)", st->cnt);
+        if (st->depid < 0)
+            step_diag(v, SERROR, id, ": a nop carries a dependency, but depid=\"-1\"");
         return;
+    }
     if (st->cnt < 1 || st->srcoff < 0 || st->dstoff < 0) {
         step_diag(v, FATAL, id,
                   ": cnt=\"%d\" srcoff=\"%d\" dstoff=\"%d\": a step that moves data needs cnt >= 1 "
@@ -332,8 +341,10 @@ static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb
         diag(v, FATAL, tb->line, "rank %d tb %d: %s itself", g, tb->id,
              tb->send == g ? "sends to" : "receives from");
     if (tb->chan < 0 || tb->chan >= CS_MAX_CHANNELS) {
-        diag(v, FATAL, tb->line, "rank %d tb %d: chan=\"%d\" is outside 0..%d", g, tb->id, tb->chan,
-             CS_MAX_CHANNELS - 1);
+        diag(v, FATAL, tb->line,
+             "rank %d tb %d: chan=\"%d\" is outside 0..%d: the runtimes have %d channels "
+             "(MAXCHANNELS)",
+             g, tb->id, tb->chan, CS_MAX_CHANNELS - 1, CS_MAX_CHANNELS);
         return -1;
     }
     if (tb->chan >= sc->nchannels && (tb->send >= 0 || tb->recv >= 0))
@@ -364,11 +375,19 @@ static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb
 static void check_tbs(struct vctx *v)
 {
     const struct cs_sched *sc = v->sc;
-    int maxchan = -1;
+    int maxchan = -1, badchan = 0; /* badchan: a tb's peers or channel out of range */
 
     if (sc->nchannels < 1 || sc->nchannels > CS_MAX_CHANNELS)
-        diag(v, FATAL, sc->line, "<algo>: nchannels=\"%d\" is outside 1..%d", sc->nchannels,
-             CS_MAX_CHANNELS);
+        diag(v, FATAL, sc->line,
+             "<algo>: nchannels=\"%d\" is outside 1..%d: the runtimes set up connections on "
+             "channels 0..nchannels-1 of a communicator that has at most %d (MAXCHANNELS)",
+             sc->nchannels, CS_MAX_CHANNELS, CS_MAX_CHANNELS);
+    else if (v->opts->comm_channels > 0 && sc->nchannels > v->opts->comm_channels)
+        diag(v, SERROR, sc->line,
+             "<algo>: nchannels=\"%d\" but the communicator has %d channels: the executor sets "
+             "up the schedule's connections on channels 0..%d of the communicator and requires "
+             "nchannels <= comm->nChannels",
+             sc->nchannels, v->opts->comm_channels, sc->nchannels - 1);
     if (sc->nchunksperloop < 1)
         diag(v, FATAL, sc->line, "<algo>: nchunksperloop=\"%d\" must be at least 1",
              sc->nchunksperloop);
@@ -378,11 +397,17 @@ static void check_tbs(struct vctx *v)
 
         if (gpu->i_chunks < 0 || gpu->o_chunks < 0 || gpu->s_chunks < 0)
             diag(v, FATAL, gpu->line, "<gpu id=\"%d\">: negative chunk count", g);
+        if (gpu->ntbs > CS_MAX_TBS)
+            diag(v, SERROR, gpu->line,
+                 "rank %d has %d tbs: the runtimes allow at most %d (32 x MAXCHANNELS)", g,
+                 gpu->ntbs, CS_MAX_TBS);
         for (int t = 0; t < gpu->ntbs; t++)
-            if (check_tb(v, gpu, &gpu->tbs[t], ntbs) == 0 && gpu->tbs[t].chan > maxchan)
+            if (check_tb(v, gpu, &gpu->tbs[t], ntbs) != 0)
+                badchan = 1;
+            else if (gpu->tbs[t].chan > maxchan)
                 maxchan = gpu->tbs[t].chan;
     }
-    if (maxchan >= 0 && maxchan + 1 < sc->nchannels)
+    if (!badchan && maxchan >= 0 && maxchan + 1 < sc->nchannels)
         diag(v, WARN, sc->line, "nchannels=\"%d\" but no tb uses a channel above %d", sc->nchannels,
              maxchan);
 }
@@ -818,12 +843,16 @@ struct dctx {
     int N, C, in_n, out_n;
     struct node *nodes;
     uint32_t nnodes, cap_nodes;
-    long *base;     /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
-    uint32_t *val;  /* node id per chunk */
-    int32_t *wr;    /* last writer step per chunk, -1 for the initial input */
-    long *sent_off; /* per step: where its values start in sent, when it sends */
-    uint32_t *sent; /* the values each send put on its connection, in order */
-    uint64_t *mult; /* scratch for rebuilding a multiset */
+    long *base;        /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;     /* node id per chunk */
+    int32_t *wr;       /* last writer step per chunk, -1 for the initial input */
+    int32_t *pos2;     /* per step: its place in the second order (NULL: no race search) */
+    int32_t *rdr;      /* per chunk: since its last write, the reader latest in the second order */
+    uint32_t *prev;    /* per chunk: its value before the last write (with pos2) */
+    int32_t race_step; /* the step being executed has reported a race (one per step) */
+    long *sent_off;    /* per step: where its values start in sent, when it sends */
+    uint32_t *sent;    /* the values each send put on its connection, in order */
+    uint64_t *mult;    /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -943,10 +972,16 @@ static void trouble(struct step_trouble *tr, int what, long off)
         tr->first[what] = off;
 }
 
-static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr)
+static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes,
+                       uint32_t nv);
+
+static uint32_t load(struct dctx *d, int rank, enum cs_buf b, long off, struct step_trouble *tr,
+                     int32_t id)
 {
     long i = slot(d, rank, b, off);
 
+    if (i >= 0)
+        race_check(d, id, i, b, off, 0, UNSET);
     if (i >= 0 && d->val[i] != UNSET)
         return d->val[i];
     if (i >= 0 && tr->n[T_UNSET] == 0)
@@ -964,8 +999,86 @@ static void store(struct dctx *d, int rank, enum cs_buf b, long off, uint32_t va
         trouble(tr, T_WRITE, off);
         return;
     }
+    race_check(d, id, i, b, off, 1, val);
     d->val[i] = val;
     d->wr[i] = id;
+}
+
+/* Two steps touch one chunk, one of them writing, and no wait orders them: the two orders of
+ * check_data run them in opposite orders. `first` ran first in the order executed and wrote
+ * (first_writes) or read it; `second` wrote or read it after. Reported at the writer's line with
+ * the other step and the dependency that would order them (a read waits for the write; two
+ * writes, or a write after a read, may be meant either way round), once per step. */
+static void report_race(struct dctx *d, int32_t first, int first_writes, int32_t second,
+                        int second_writes, enum cs_buf b, long off)
+{
+    struct vctx *v = d->v;
+    int32_t writer = first_writes ? first : second, other = writer == first ? second : first;
+    int other_writes = other == first ? first_writes : second_writes;
+    int rank = v->tb_gpu[v->step_tb[first]], ftb = v->tb[v->step_tb[first]]->id;
+    int stb = v->tb[v->step_tb[second]]->id, fs = step_index(v, first), ss = step_index(v, second);
+    char wn[128], on[128], fix[384];
+
+    v->res->nraces++;
+    d->race_step = second;
+    if (second_writes)
+        snprintf(fix, sizeof(fix),
+                 "one must wait for the other: depid=\"%d\" deps=\"%d\" on rank %d tb %d step %d "
+                 "to run it after, or depid=\"%d\" deps=\"%d\" on rank %d tb %d step %d to run it "
+                 "before (hasdep=\"1\" on the step waited for)",
+                 ftb, fs, rank, stb, ss, stb, ss, rank, ftb, fs);
+    else
+        snprintf(fix, sizeof(fix),
+                 "rank %d tb %d step %d must wait for the write: depid=\"%d\" deps=\"%d\" on it%s",
+                 rank, stb, ss, ftb, fs,
+                 step_at(v, first)->hasdep ? "" : ", and hasdep=\"1\" on the writing step");
+    diag(v, DERROR, step_at(v, writer)->line,
+         "race on rank %d %s chunk %ld%s: %s writes it and %s %s, but no wait orders them (they "
+         "run in either order); missing dependency: %s (on a nop just before the waiting step if "
+         "it has a dependency already)",
+         rank, buf_name(b), off, d->mode, step_name(v, writer, 1, wn, sizeof(wn)),
+         step_name(v, other, 1, on, sizeof(on)), other_writes ? "writes it too" : "reads it", fix);
+}
+
+/* Whether two values are the same multiset of input chunks. */
+static int same_value(const struct dctx *d, uint32_t a, uint32_t b)
+{
+    const struct node *x = &d->nodes[a], *y = &d->nodes[b];
+
+    return a == b || (a > POISON && b > POISON && x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n);
+}
+
+/* Step id reads (writes == 0) or writes (the value nv) chunk slot i of buffer b (chunk off): a
+ * race with the chunk's last writer, or for a write with a reader since, when the second order
+ * runs the two the other way round and the value seen or left would differ (a write of the value
+ * already there is harmless). */
+static void race_check(struct dctx *d, int32_t id, long i, enum cs_buf b, long off, int writes,
+                       uint32_t nv)
+{
+    struct vctx *v = d->v;
+    int32_t w, r;
+    uint32_t old;
+
+    if (d->pos2 == NULL)
+        return;
+    w = d->wr[i];
+    r = d->rdr[i];
+    old = d->val[i];
+    if (d->race_step != id) {
+        int changes = writes ? !same_value(d, old, nv) : !same_value(d, d->prev[i], old);
+
+        if (changes && w >= 0 && v->step_tb[w] != v->step_tb[id] && d->pos2[id] < d->pos2[w])
+            report_race(d, w, 1, id, writes, b, off);
+        else if (changes && writes && r >= 0 && v->step_tb[r] != v->step_tb[id] &&
+                 d->pos2[id] < d->pos2[r])
+            report_race(d, r, 0, id, 1, b, off);
+    }
+    if (writes) {
+        d->rdr[i] = -1;
+        d->prev[i] = old;
+    } else if (r < 0 || d->pos2[id] > d->pos2[r]) {
+        d->rdr[i] = id;
+    }
 }
 
 static void exec_step(struct dctx *d, int32_t id)
@@ -981,11 +1094,11 @@ static void exec_step(struct dctx *d, int32_t id)
         uint32_t x = UNSET;
 
         if (st->type == CS_STEP_RE) {
-            uint32_t old = load(d, rank, st->dstbuf, dof, &tr);
+            uint32_t old = load(d, rank, st->dstbuf, dof, &tr, id);
 
-            x = make_sum(d, old, load(d, rank, st->srcbuf, so, &tr));
+            x = make_sum(d, old, load(d, rank, st->srcbuf, so, &tr, id));
         } else if (cs_step_reads_src(st->type)) {
-            x = load(d, rank, st->srcbuf, so, &tr);
+            x = load(d, rank, st->srcbuf, so, &tr, id);
         }
         /* The topological order runs each send before its matching receive. */
         if (cs_step_recvs(st->type)) {
@@ -1008,6 +1121,7 @@ static void exec_step(struct dctx *d, int32_t id)
     }
     if (d->quiet)
         return;
+    v->res->nbad_accesses += (tr.n[T_UNSET] > 0) + (tr.n[T_READ] > 0) + (tr.n[T_WRITE] > 0);
     if (tr.n[T_UNSET])
         step_diag(v, DERROR, id, " reads %s chunk %ld%s, which was never written%s%s",
                   buf_name(tr.unset_buf), tr.first[T_UNSET],
@@ -1243,6 +1357,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
         .v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet, .vals = vals};
     int G = sc->ngpus;
 
+    d.race_step = -1;
+
     d.N = sc->nchunksperloop;
     d.C = d.N / G;
     coll_chunks(sc, &d.in_n, &d.out_n);
@@ -1259,6 +1375,15 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
         (d.sent = xcalloc(v, (size_t)d.sent_off[v->nsteps], sizeof(uint32_t))) == NULL ||
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
+    /* Races: accesses the second order runs the other way round (check_data's first run). */
+    if (!quiet && v->order2 != NULL) {
+        if ((d.pos2 = xnone(v, (size_t)v->nsteps)) == NULL ||
+            (d.rdr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
+            (d.prev = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL)
+            goto out;
+        for (int32_t k = 0; k < v->norder; k++)
+            d.pos2[v->order2[k]] = k;
+    }
     for (long c = 0; c < d.N; c++)
         for (int r = 0; r < G; r++) {
             uint64_t h1, h2;
@@ -1277,7 +1402,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     if (!v->oom)
         check_outputs(&d);
 out:
-    cs_free_each(8, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr);
+    cs_free_each(11, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr, d.pos2,
+                 d.rdr, d.prev);
 }
 
 static const char *outval_words(const struct outval *o)
@@ -1313,6 +1439,7 @@ static void check_data(struct vctx *v, int inplace, const char *mode)
             (x->state != 2 ||
              (x->val.h1 == y->val.h1 && x->val.h2 == y->val.h2 && x->val.n == y->val.n)))
             continue;
+        v->res->norder_outputs++;
         diag(v, DERROR, bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
              "rank %zu output chunk %zu depends on the order of execution%s, a missing "
              "dependency: in one order that meets every wait it %s%s, in another it %s%s",
@@ -1494,7 +1621,7 @@ static void vctx_cleanup(struct vctx *v)
 
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
 {
-    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0, 0, 0};
+    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
 
     return cs_verify_check_opts(sched, &o, out);
 }
@@ -1512,6 +1639,11 @@ int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_op
     if (res == NULL)
         return CS_ERR_NOMEM;
     v.res = res;
+    for (int i = 0; i < sched->nwarnings_kept; i++)
+        diag(&v, WARN, sched->warnings[i].line, "%s", sched->warnings[i].msg);
+    if (sched->nwarnings > sched->nwarnings_kept)
+        diag(&v, WARN, sched->line, "%d more reader warnings (unknown attributes) not shown",
+             sched->nwarnings - sched->nwarnings_kept);
     if (sched->coll == CS_COLL_CUSTOM)
         diag(&v, NOTE, sched->line, "coll=\"custom\" defines no result: structural checks only");
     /* Each pass needs its predecessors' structure intact. */
@@ -1550,4 +1682,73 @@ void cs_verify_result_free(struct cs_verify_result *res)
         free(res->diags[i].msg);
     free(res->diags);
     free(res);
+}
+
+int cs_verify_result_add(struct cs_verify_result *res, enum cs_verify_severity severity,
+                         enum cs_verify_class cls, int line, const char *msg)
+{
+    struct cs_verify_diag *d = realloc(res->diags, (size_t)(res->ndiags + 1) * sizeof(*d));
+
+    if (d == NULL)
+        return CS_ERR_NOMEM;
+    res->diags = d;
+    d += res->ndiags;
+    if ((d->msg = strdup(msg)) == NULL)
+        return CS_ERR_NOMEM;
+    d->severity = severity;
+    d->cls = cls;
+    d->line = line;
+    res->ndiags++;
+    if (severity == CS_VERIFY_WARNING)
+        res->nwarnings++;
+    else if (severity == CS_VERIFY_ERROR && cls == CS_VERIFY_STRUCTURE)
+        res->nstructure_errors++;
+    else if (severity == CS_VERIFY_ERROR)
+        res->ndata_errors++;
+    res->verdict = res->nstructure_errors ? CS_VERIFY_INVALID
+                   : res->ndata_errors    ? CS_VERIFY_WRONG
+                                          : CS_VERIFY_OK;
+    return 0;
+}
+
+/* Append ", N WHAT" (or " (N WHAT" for the first) when n > 0, WHAT plural unless n is 1. */
+static void kind_words(FILE *fp, long n, const char *one, const char *many, int *first)
+{
+    if (n <= 0)
+        return;
+    fprintf(fp, "%s%ld %s", *first ? " (" : ", ", n, n == 1 ? one : many);
+    *first = 0;
+}
+
+const char *cs_verify_summary(const struct cs_verify_result *res, char *buf, size_t len)
+{
+    FILE *fp = fmemopen(buf, len, "w");
+    long other = res->ndata_errors - res->nwrong_outputs - res->nraces - res->norder_outputs -
+                 res->nbad_accesses;
+    int first = 1;
+
+    if (fp == NULL) {
+        snprintf(buf, len, "%ld structural and %ld data errors", res->nstructure_errors,
+                 res->ndata_errors);
+        return buf;
+    }
+    if (res->verdict == CS_VERIFY_INVALID) {
+        fprintf(fp, "%ld structural error%s%s", res->nstructure_errors,
+                res->nstructure_errors == 1 ? "" : "s",
+                res->data_checked && res->ndata_errors ? " (and data errors)" : "");
+    } else {
+        fprintf(fp, "%ld data error%s", res->ndata_errors, res->ndata_errors == 1 ? "" : "s");
+        kind_words(fp, res->nwrong_outputs, "wrong output chunk", "wrong output chunks", &first);
+        kind_words(fp, res->nraces, "race between unordered steps", "races between unordered steps",
+                   &first);
+        kind_words(fp, res->norder_outputs, "output chunk that depends on the order of execution",
+                   "output chunks that depend on the order of execution", &first);
+        kind_words(fp, res->nbad_accesses, "read of unwritten data or access outside a buffer",
+                   "reads of unwritten data or accesses outside a buffer", &first);
+        kind_words(fp, other, "other, see the messages", "others, see the messages", &first);
+        if (!first)
+            fputc(')', fp);
+    }
+    fclose(fp);
+    return buf;
 }

@@ -3,6 +3,8 @@
 #ifndef CS_VERIFY_H
 #define CS_VERIFY_H
 
+#include <stddef.h>
+
 #include "sched.h"
 
 /* How many diagnostics a result keeps by default; the rest are only counted. */
@@ -39,8 +41,12 @@ struct cs_verify_result {
     long nstructure_errors; /* totals, counting diagnostics that were not kept */
     long ndata_errors;
     long nwarnings;
-    long nwrong_outputs; /* output chunks whose final value is wrong (a subset of ndata_errors) */
-    int ndiags;          /* kept diagnostics, in the order found */
+    /* the kinds of data errors, each a subset of ndata_errors: */
+    long nwrong_outputs; /* output chunks whose final value is wrong */
+    long nraces;         /* pairs of unordered steps on one chunk, one of them writing */
+    long norder_outputs; /* output chunks whose value depends on the order of execution */
+    long nbad_accesses; /* steps reading unwritten chunks or chunks outside the runtime's buffers */
+    int ndiags;         /* kept diagnostics, in the order found */
     struct cs_verify_diag *diags;
     long ndropped; /* diagnostics counted but not kept */
 };
@@ -71,6 +77,10 @@ struct cs_verify_opts {
     size_t len;
     int gpu_sms;     /* SMs per GPU; 0: CS_VERIFY_GPU_SMS; < 0: co-residency not checked */
     int ctas_per_sm; /* threadblocks co-resident per SM; <= 0: CS_VERIFY_CTAS_PER_SM */
+    /* The communicator's channels (comm->nChannels), 1..32; 0: not checked. The executor's
+     * internal scheduler raises a communicator's channels to the largest nchannels it loads
+     * (msccl.md 1.2), so this matters where the channels are fixed. */
+    int comm_channels;
 };
 
 /* "executor" or "legacy"; 0 (CS_VERIFY_ANY) for anything else. */
@@ -90,6 +100,16 @@ int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_op
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out);
 
 void cs_verify_result_free(struct cs_verify_result *res);
+
+/* Add a finding made outside the checker (LL128 on a route that is not NVLink needs the platform
+ * and a replay) to res, counted and kept like the checker's own (msg is copied), and update the
+ * verdict. 0 or CS_ERR_NOMEM (res unchanged). */
+int cs_verify_result_add(struct cs_verify_result *res, enum cs_verify_severity severity,
+                         enum cs_verify_class cls, int line, const char *msg);
+
+/* The verdict of a result that is not OK in words, with the kinds of its errors: "64 data errors
+ * (64 wrong output chunks)", "3 structural errors (and data errors)". Returns buf. */
+const char *cs_verify_summary(const struct cs_verify_result *res, char *buf, size_t len);
 
 /* The first GPU, in id order from index `from` of sched->gpus on, with more threadblocks than a
  * GPU of gpu_sms SMs keeps resident at ctas_per_sm CTAs per SM (both at least 1), or -1 when every

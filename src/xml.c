@@ -13,11 +13,12 @@
 #include "fdio.h"
 #include "parse.h"
 
-/* Bounds on attribute values. Chunk offsets are int16_t in the runtime; the node limits are
- * generous multiples of the executor's (4096 nodes per rank). */
+/* Bounds on attribute values: what the model can hold, not what a runtime accepts (verify checks
+ * that). Chunk offsets are int16_t in the runtime, and so are channels, tb ids and dependencies
+ * here; the node limits are generous multiples of the executor's (4096 nodes per rank). */
 #define MAX_CHUNK 32768
 #define MAX_GPUS 4096
-#define MAX_TB_ID (CS_MAX_TBS - 1)
+#define MAX_ID (MAX_CHUNK - 1)
 #define MAX_STEP_INDEX 4095
 #define MAX_BYTES_ATTR (1LL << 62)
 
@@ -42,7 +43,6 @@ struct level {
     int line;      /* of its start tag */
     int last_line; /* of its last child element or comment, else its own */
     int text_nl;   /* line ends in the blank text after last_line */
-    int nchildren;
 };
 
 struct reader {
@@ -55,9 +55,7 @@ struct reader {
     int crowded;     /* a start tag with over CS_XML_MAX_ATTRS attributes: its input was cut off */
     const char *buf; /* the input, fed to the parser from pos as it asks */
     size_t len, pos;
-    int ngpus;  /* of the <algo> being read */
-    int gpu_id; /* of the <gpu> being read */
-    int depth;  /* open elements */
+    int depth; /* open elements */
     struct level lv[DEPTH_STEP + 1];
     struct cs_error first; /* the message of rc, reported unless the XML is malformed */
 };
@@ -145,7 +143,8 @@ static int get_int32(struct reader *rd, const struct elem *el, const char *attr,
     return rc;
 }
 
-/* Every attribute of el must be in the NULL-terminated list `allowed`. */
+/* An attribute of el that is not in the NULL-terminated list `allowed` is a warning: the runtimes
+ * look up the attributes they need and ignore the rest (the legacy runtime reads nthreads). */
 static int check_attrs(struct reader *rd, const struct elem *el, const char *const *allowed)
 {
     for (int i = 0; i < el->nattrs; i++) {
@@ -155,9 +154,11 @@ static int check_attrs(struct reader *rd, const struct elem *el, const char *con
         for (const char *const *k = allowed; *k != NULL; k++)
             if (strcmp(name, *k) == 0)
                 ok = 1;
-        if (!ok)
-            return fail(rd, el->line, CS_ERR_INVALID, "<%s>: unknown attribute '%s'", el->name,
-                        name);
+        if (!ok && cs_sched_add_warning(rd->sched, el->line,
+                                        "<%s>: unknown attribute '%.64s' (ignored: the runtimes "
+                                        "look up the attributes they use)",
+                                        el->name, name) != 0)
+            return fail(rd, el->line, CS_ERR_NOMEM, "out of memory");
     }
     return 0;
 }
@@ -199,29 +200,6 @@ static const char *const algo_attrs[] = {"name",     "proto",    "nchannels", "n
                                          "ngpus",    "coll",     "inplace",   "outofplace",
                                          "minBytes", "maxBytes", NULL};
 
-/* The rules between a step's attributes: a dependency is both depid and deps; a nop carries one
- * and moves nothing; any other step moves at least one chunk between real offsets. */
-static int check_step(struct reader *rd, const struct cs_step *st)
-{
-    if ((st->depid < 0) != (st->deps < 0))
-        return fail(rd, st->line, CS_ERR_INVALID,
-                    "<step>: depid=\"%d\" and deps=\"%d\" must both be -1 or both be set",
-                    st->depid, st->deps);
-    if (st->type == CS_STEP_NOP && st->cnt != 0)
-        return fail(rd, st->line, CS_ERR_INVALID, "<step>: a nop must have cnt=\"0\"");
-    if (st->type == CS_STEP_NOP && st->depid < 0)
-        return fail(rd, st->line, CS_ERR_INVALID,
-                    "<step>: a nop carries a dependency, but depid=\"-1\"");
-    if (st->type != CS_STEP_NOP && (st->srcoff < 0 || st->dstoff < 0))
-        return fail(rd, st->line, CS_ERR_INVALID,
-                    "<step>: offset -1 is only allowed on a nop (srcoff=\"%d\" dstoff=\"%d\")",
-                    st->srcoff, st->dstoff);
-    if (st->type != CS_STEP_NOP && st->cnt < 1)
-        return fail(rd, st->line, CS_ERR_INVALID, "<step>: cnt=\"0\" on a %s step",
-                    cs_step_type_name(st->type));
-    return 0;
-}
-
 /* The last tb of the last gpu read: where the steps being read go. */
 static struct cs_tb *cur_tb(struct reader *rd)
 {
@@ -244,9 +222,6 @@ static int read_step(struct reader *rd, const struct elem *el)
     if ((rc = check_attrs(rd, el, step_attrs)) != 0 ||
         (rc = get_int32(rd, el, "s", 0, MAX_STEP_INDEX, &st->s)) != 0)
         return rc;
-    if (st->s != tb->nsteps - 1)
-        return fail(rd, line, CS_ERR_INVALID, "<step>: s=\"%d\" but this is step %d of its tb",
-                    st->s, tb->nsteps - 1);
     if ((rc = get_enum_attr(rd, el, "type", word, sizeof(word))) != 0)
         return rc;
     st->type = cs_step_type_parse(word);
@@ -266,11 +241,11 @@ static int read_step(struct reader *rd, const struct elem *el)
     if ((rc = get_int32(rd, el, "srcoff", -1, MAX_CHUNK - 1, &st->srcoff)) != 0 ||
         (rc = get_int32(rd, el, "dstoff", -1, MAX_CHUNK - 1, &st->dstoff)) != 0 ||
         (rc = get_int32(rd, el, "cnt", 0, MAX_CHUNK, &st->cnt)) != 0 ||
-        (rc = get_int32(rd, el, "depid", -1, MAX_TB_ID, &st->depid)) != 0 ||
+        (rc = get_int32(rd, el, "depid", -1, MAX_ID, &st->depid)) != 0 ||
         (rc = get_int32(rd, el, "deps", -1, MAX_STEP_INDEX, &st->deps)) != 0 ||
         (rc = get_int32(rd, el, "hasdep", 0, 1, &st->hasdep)) != 0)
         return rc;
-    return check_step(rd, st);
+    return 0;
 }
 
 /* A <tb>, appended to the current gpu; its steps follow. */
@@ -278,26 +253,17 @@ static int read_tb(struct reader *rd, const struct elem *el)
 {
     struct cs_gpu *gpu = &rd->sched->gpus[rd->sched->ngpus_alloc - 1];
     struct cs_tb *tb;
-    int rc, line = el->line, gpu_id = rd->gpu_id, ngpus = rd->ngpus;
+    int rc, line = el->line;
 
-    if (gpu->ntbs >= CS_MAX_TBS)
-        return fail(rd, rd->lv[2].line, CS_ERR_INVALID,
-                    "<gpu id=\"%d\">: more than %d threadblocks", gpu->id, CS_MAX_TBS);
     if ((tb = cs_gpu_add_tb(gpu)) == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     tb->line = line;
     if ((rc = check_attrs(rd, el, tb_attrs)) != 0 ||
-        (rc = get_int32(rd, el, "id", 0, MAX_TB_ID, &tb->id)) != 0 ||
-        (rc = get_int32(rd, el, "send", -1, ngpus - 1, &tb->send)) != 0 ||
-        (rc = get_int32(rd, el, "recv", -1, ngpus - 1, &tb->recv)) != 0 ||
-        (rc = get_int32(rd, el, "chan", 0, CS_MAX_CHANNELS - 1, &tb->chan)) != 0)
+        (rc = get_int32(rd, el, "id", 0, MAX_ID, &tb->id)) != 0 ||
+        (rc = get_int32(rd, el, "send", -1, MAX_GPUS - 1, &tb->send)) != 0 ||
+        (rc = get_int32(rd, el, "recv", -1, MAX_GPUS - 1, &tb->recv)) != 0 ||
+        (rc = get_int32(rd, el, "chan", 0, MAX_ID, &tb->chan)) != 0)
         return rc;
-    if (tb->send == gpu_id)
-        return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d sends to itself", tb->id,
-                    gpu_id);
-    if (tb->recv == gpu_id)
-        return fail(rd, line, CS_ERR_INVALID, "<tb id=\"%d\">: gpu %d receives from itself", tb->id,
-                    gpu_id);
     return 0;
 }
 
@@ -305,18 +271,17 @@ static int read_tb(struct reader *rd, const struct elem *el)
 static int read_gpu(struct reader *rd, const struct elem *el)
 {
     struct cs_gpu *gpu = cs_sched_add_gpu(rd->sched);
-    int rc, line = el->line, ngpus = rd->ngpus;
+    int rc, line = el->line;
 
     if (gpu == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
     gpu->line = line;
     if ((rc = check_attrs(rd, el, gpu_attrs)) != 0 ||
-        (rc = get_int32(rd, el, "id", 0, ngpus - 1, &gpu->id)) != 0 ||
+        (rc = get_int32(rd, el, "id", 0, MAX_GPUS - 1, &gpu->id)) != 0 ||
         (rc = get_int32(rd, el, "i_chunks", 0, MAX_CHUNK, &gpu->i_chunks)) != 0 ||
         (rc = get_int32(rd, el, "o_chunks", 0, MAX_CHUNK, &gpu->o_chunks)) != 0 ||
         (rc = get_int32(rd, el, "s_chunks", 0, MAX_CHUNK, &gpu->s_chunks)) != 0)
         return rc;
-    rd->gpu_id = gpu->id;
     return 0;
 }
 
@@ -349,7 +314,7 @@ static int read_algo(struct reader *rd, const struct elem *el)
                     "<algo>: coll=\"%.40s\" is not allreduce, allgather, reduce_scatter, "
                     "reducescatter, alltoall or custom",
                     word);
-    if ((rc = get_int32(rd, el, "nchannels", 1, CS_MAX_CHANNELS, &sched->nchannels)) != 0 ||
+    if ((rc = get_int32(rd, el, "nchannels", 1, MAX_ID + 1, &sched->nchannels)) != 0 ||
         (rc = get_int32(rd, el, "nchunksperloop", 1, MAX_CHUNK, &sched->nchunksperloop)) != 0 ||
         (rc = get_int32(rd, el, "ngpus", 1, MAX_GPUS, &sched->ngpus)) != 0 ||
         (rc = get_int32(rd, el, "inplace", 0, 1, &sched->inplace)) != 0)
@@ -361,7 +326,6 @@ static int read_algo(struct reader *rd, const struct elem *el)
                       &sched->max_bytes)) != 0)
         return rc;
     sched->outofplace = (int)oop;
-    rd->ngpus = sched->ngpus;
     return 0;
 }
 
@@ -395,25 +359,20 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
     }
     parent->last_line = el.line;
     parent->text_nl = 0;
-    parent->nchildren++;
     if ((rd->rc = read[rd->depth](rd, &el)) != 0)
         return;
     rd->depth++;
-    rd->lv[rd->depth] = (struct level){child_name[rd->depth - 1], el.line, el.line, 0, 0};
+    rd->lv[rd->depth] = (struct level){child_name[rd->depth - 1], el.line, el.line, 0};
 }
 
 /* SAX2: an element ends. */
 static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri)
 {
     struct reader *rd = ctx;
-    const struct level *l = &rd->lv[rd->depth];
 
     (void)localname, (void)prefix, (void)uri;
     if (rd->rc != 0)
         return;
-    if (rd->depth == 1 && l->nchildren != rd->sched->ngpus)
-        rd->rc = fail(rd, l->line, CS_ERR_INVALID, "<algo>: ngpus=\"%d\" but %d <gpu> elements",
-                      rd->sched->ngpus, l->nchildren);
     rd->depth--;
     rd->lv[rd->depth].text_nl = 0;
 }
@@ -489,52 +448,6 @@ static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_i
                       "document type declarations and entities are not allowed in a schedule");
     rd->refused = 1;
     xmlStopParser(rd->ctxt);
-}
-
-/* Ids unique and dense, dependencies name existing steps. */
-static int check_refs(struct reader *rd, const struct cs_sched *sched)
-{
-    char seen[MAX_GPUS > CS_MAX_TBS ? MAX_GPUS : CS_MAX_TBS] = {0};
-
-    for (int g = 0; g < sched->ngpus_alloc; g++) {
-        const struct cs_gpu *gpu = &sched->gpus[g];
-
-        if (seen[gpu->id])
-            return fail(rd, gpu->line, CS_ERR_INVALID, "<gpu>: duplicate id=\"%d\"", gpu->id);
-        seen[gpu->id] = 1;
-    }
-    for (int g = 0; g < sched->ngpus_alloc; g++) {
-        const struct cs_gpu *gpu = &sched->gpus[g];
-
-        memset(seen, 0, CS_MAX_TBS);
-        for (int t = 0; t < gpu->ntbs; t++) {
-            const struct cs_tb *tb = &gpu->tbs[t];
-
-            if (tb->id >= gpu->ntbs)
-                return fail(rd, tb->line, CS_ERR_INVALID,
-                            "<tb>: id=\"%d\" on gpu %d, but tb ids must be 0..%d (dense)", tb->id,
-                            gpu->id, gpu->ntbs - 1);
-            if (seen[tb->id])
-                return fail(rd, tb->line, CS_ERR_INVALID, "<tb>: duplicate id=\"%d\" on gpu %d",
-                            tb->id, gpu->id);
-            seen[tb->id] = 1;
-        }
-        for (int t = 0; t < gpu->ntbs; t++) {
-            const struct cs_tb *tb = &gpu->tbs[t];
-
-            for (int i = 0; i < tb->nsteps; i++) {
-                const struct cs_step *st = &tb->steps[i];
-                const struct cs_tb *dep = st->depid < 0 ? NULL : cs_gpu_find_tb(gpu, st->depid);
-
-                if (st->depid >= 0 && (dep == NULL || st->deps >= dep->nsteps))
-                    return fail(rd, st->line, CS_ERR_INVALID,
-                                "gpu %d tb %d step %d: depends on tb %d step %d, which does not "
-                                "exist",
-                                gpu->id, tb->id, st->s, st->depid, st->deps);
-            }
-        }
-    }
-    return 0;
 }
 
 int cs_xml_stopped_at_nul(const void *parser_ctxt)
@@ -657,8 +570,6 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
     rd.buf = buf;
     rd.len = len;
     rc = parse(&rd);
-    if (rc == 0 && (rc = check_refs(&rd, rd.sched)) != 0)
-        cs_error_fail(err, rc, rd.first.file, rd.first.line, "%s", rd.first.msg);
     if (rc == 0 && name != NULL && (rd.sched->path = strdup(name)) == NULL)
         rc = cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
     if (rc == 0)

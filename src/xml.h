@@ -11,13 +11,17 @@
 /* Largest schedule file accepted, in bytes (the biggest generated corpus file is 2.3 MB). */
 #define CS_XML_MAX_BYTES (64L * 1024 * 1024)
 
-/* Read a schedule from `path` ("-" reads stdin). Checks the syntax, every attribute's presence,
- * type and range, unique dense ids and that every peer and dependency names something that exists.
- * The file streams through libxml2's SAX2 parser, no tree is built: memory grows with the steps.
- * No network; a DOCTYPE (so any DTD or entity), in any encoding, and a NUL byte are errors; a
- * malformed document is reported as such before any rule it breaks. On success stores a new
- * schedule in *out (caller frees) and returns 0; otherwise returns a CS_ERR_* code and describes
- * the problem, with file and line, in err (may be NULL). */
+/* Read a schedule from `path` ("-" reads stdin). Checks what makes a file readable: the syntax,
+ * the element structure, every required attribute's presence, type (integer, step type, buffer,
+ * protocol, collective) and a range the model can hold. Unknown attributes are reader warnings
+ * kept in the schedule (sched->warnings). Whether the schedule is valid (dense unique ids, peers
+ * and channels in range, <gpu> count, step indices, dependencies that exist, the runtime's
+ * limits) is cs_verify_check's: every user of a schedule read here runs it first. The file streams
+ * through libxml2's SAX2 parser, no tree is built: memory grows with the steps. No network; a
+ * DOCTYPE (so any DTD or entity), in any encoding, and a NUL byte are errors; a malformed document
+ * is reported as such before any rule it breaks. On success stores a new schedule in *out (caller
+ * frees) and returns 0; otherwise returns a CS_ERR_* code and describes the problem, with file and
+ * line, in err (may be NULL). */
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err);
 
 /* The same for a buffer in memory; `name` is used in messages. */

@@ -113,6 +113,7 @@ START_TEST(test_seed_bug_explained)
     struct cs_verify_result *res =
         verify_file(test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml"), 3);
     const struct cs_verify_diag *d;
+    char buf[256];
 
     ASSERT_VERDICT(res, CS_VERIFY_WRONG);
     ck_assert_int_eq(res->ndiags, 3);
@@ -125,6 +126,9 @@ START_TEST(test_seed_bug_explained)
     ck_assert_ptr_nonnull(strstr(d->msg, "missing ranks 2, 3"));
     ck_assert_ptr_nonnull(strstr(d->msg, "last written by rank 0 tb 0 step 1 (re, line 5)"));
     ck_assert_int_eq(d->line, 5);
+    ck_assert_int_eq(res->nwrong_outputs, 64);
+    ck_assert_str_eq(cs_verify_summary(res, buf, sizeof(buf)),
+                     "64 data errors (64 wrong output chunks)");
     cs_verify_result_free(res);
 }
 END_TEST
@@ -380,10 +384,24 @@ START_TEST(test_race_hidden_by_order)
 {
     struct cs_verify_result *res = verify_str(RACE(0, -1, -1), 0);
     const struct cs_verify_diag *d;
+    char buf[256];
 
     ASSERT_VERDICT(res, CS_VERIFY_WRONG);
-    ck_assert_int_eq(res->ndata_errors, 1);
+    ck_assert_int_eq(res->ndata_errors, 2);
     ck_assert_int_eq(res->nwrong_outputs, 0);
+    ck_assert_int_eq(res->nraces, 1);
+    ck_assert_int_eq(res->norder_outputs, 1);
+    /* The race: where the write is, the reader, and the dependency RACE(1, 1, 0) adds. */
+    d = find_diag(res, "race on rank 0 scratch chunk 0: rank 0 tb 1 step 0 (cpy, line 7) writes it "
+                       "and rank 0 tb 2 step 0 (cpy, line 9) reads it, but no wait orders them");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->line, 7);
+    ck_assert_ptr_nonnull(strstr(d->msg, "missing dependency: rank 0 tb 2 step 0 must wait for the "
+                                         "write: depid=\"1\" deps=\"0\" on it, and hasdep=\"1\" "
+                                         "on the writing step"));
+    ck_assert_str_eq(cs_verify_summary(res, buf, sizeof(buf)),
+                     "2 data errors (1 race between unordered steps, 1 output chunk that depends "
+                     "on the order of execution)");
     d = find_diag(res, "rank 0 output chunk 0 depends on the order of execution");
     ck_assert_ptr_nonnull(d);
     ck_assert_ptr_nonnull(strstr(d->msg, "it holds the right value"));
@@ -393,6 +411,39 @@ START_TEST(test_race_hidden_by_order)
     cs_verify_result_free(res);
     res = verify_str(RACE(1, 1, 0), 0);
     ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* Two unordered copies into one output chunk: a race of two writes, with both ways to order them;
+ * when both write the same value it is harmless and not reported. */
+/* clang-format off: one XML element per line */
+#define WW(src)                                                                                    \
+    "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"1\" "              \
+    "coll=\"allreduce\" inplace=\"0\">\n" GPU(0, 2, 2, 0) TB(0, -1, -1)                            \
+        STEP(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)                                               \
+            STEP(1, "cpy", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>" TB(1, -1, -1)                     \
+                STEP(0, "cpy", "i", src, "o", 0, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n"
+/* clang-format on */
+
+START_TEST(test_race_two_writes)
+{
+    struct cs_verify_result *res = verify_str(WW(1), 0);
+    const struct cs_verify_diag *d;
+
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->nraces, 1);
+    d = find_diag(res, "race on rank 0 output chunk 0: rank 0 tb 0 step 0 (cpy, line 4) writes it "
+                       "and rank 0 tb 1 step 0 (cpy, line 7) writes it too");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->line, 4);
+    ck_assert_ptr_nonnull(strstr(d->msg, "one must wait for the other: depid=\"0\" deps=\"0\" on "
+                                         "rank 0 tb 1 step 0 to run it after, or depid=\"1\" "
+                                         "deps=\"0\" on rank 0 tb 0 step 0 to run it before"));
+    cs_verify_result_free(res);
+    res = verify_str(WW(0), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->nraces, 0);
     cs_verify_result_free(res);
 }
 END_TEST
@@ -513,7 +564,7 @@ START_TEST(test_garbage_model)
     tb->id = 3; /* not dense */
     res = verify_sched(s, 0);
     ASSERT_VERDICT(res, CS_VERIFY_INVALID);
-    ck_assert_ptr_nonnull(find_diag(res, "tb id 3 is out of range"));
+    ck_assert_ptr_nonnull(find_diag(res, "<tb>: out of range id=\"3\" on gpu 1"));
     cs_verify_result_free(res);
 
     tb->id = 0;
@@ -525,7 +576,7 @@ START_TEST(test_garbage_model)
     s->gpus[0].id = 1; /* duplicate gpu id */
     res = verify_sched(s, 0);
     ASSERT_VERDICT(res, CS_VERIFY_INVALID);
-    ck_assert_ptr_nonnull(find_diag(res, "gpu id 1 is a duplicate"));
+    ck_assert_ptr_nonnull(find_diag(res, "<gpu>: duplicate id=\"1\""));
     cs_verify_result_free(res);
     cs_sched_free(s);
 }
@@ -701,7 +752,7 @@ START_TEST(test_residency)
 {
     struct cs_sched *s = NULL;
     struct cs_verify_result *res;
-    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, 0, 0};
+    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
     char msg[256];
 
     ck_assert_int_eq(
@@ -755,6 +806,98 @@ START_TEST(test_residency)
 }
 END_TEST
 
+/* Attributes the reader does not know are warnings at their line; the schedule stays correct. */
+START_TEST(test_unknown_attributes_warn)
+{
+    static const char xml[] =
+        "<algo name=\"t\" proto=\"LL\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "
+        "coll=\"allreduce\" inplace=\"1\" nthreads=\"512\">\n"
+        "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
+        "<tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\" nthreads=\"256\">\n" STEP(
+            0, "s", "i", 0, "i", 0, 1, -1, -1, 0) STEP(1, "rrc", "i", 1, "i", 1, 1, -1, -1, 0)
+            STEP(2, "s", "i", 1, "i", 1, 1, -1, -1, 0)
+                STEP(3, "r", "i", 0, "i", 0, 1, -1, -1, 0) "</tb></gpu>\n" GPU(1, 2, 0, 0)
+                    TB(0, 0, 0) STEP(0, "s", "i", 1, "i", 1, 1, -1, -1, 0)
+                        STEP(1, "rrc", "i", 0, "i", 0, 1, -1, -1, 0)
+                            STEP(2, "s", "i", 0, "i", 0, 1, -1, -1, 0)
+                                STEP(3, "r", "i", 1, "i", 1, 1, -1, -1, 0) "</tb></gpu>\n</algo>\n";
+    struct cs_verify_result *res = verify_str(xml, 0);
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->nwarnings, 2);
+    ck_assert_int_eq(res->diags[0].severity, CS_VERIFY_WARNING);
+    ck_assert_int_eq(res->diags[0].line, 1);
+    ck_assert_ptr_nonnull(strstr(res->diags[0].msg, "<algo>: unknown attribute 'nthreads'"));
+    ck_assert_int_eq(res->diags[1].line, 3);
+    ck_assert_ptr_nonnull(strstr(res->diags[1].msg, "<tb>: unknown attribute 'nthreads'"));
+    cs_verify_result_free(res);
+}
+END_TEST
+
+/* The communicator's channels: nchannels above them is an error, at them none; 0 checks nothing.
+ */
+START_TEST(test_comm_channels)
+{
+    struct cs_sched *s = NULL;
+    struct cs_verify_result *res;
+    struct cs_verify_opts o = {0, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0, 0};
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,channels=4", &s, &err), 0);
+    ck_assert_int_eq(s->nchannels, 4);
+    s->has_min_bytes = s->has_max_bytes = s->has_outofplace = 1;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    o.comm_channels = 4;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    cs_verify_result_free(res);
+    o.comm_channels = 2;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_int_eq(res->nstructure_errors, 1);
+    ck_assert_int_eq(res->diags[0].line, 0);
+    ck_assert_ptr_nonnull(strstr(res->diags[0].msg, "nchannels=\"4\" but the communicator has 2 "
+                                                    "channels"));
+    cs_verify_result_free(res);
+    /* Over MAXCHANNELS whatever the communicator. */
+    s->nchannels = 48;
+    o.comm_channels = 0;
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_ptr_nonnull(find_diag(res, "nchannels=\"48\" is outside 1..32"));
+    cs_verify_result_free(res);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* A finding added from outside (LL128 off NVLink) counts and changes the verdict. */
+START_TEST(test_result_add)
+{
+    struct cs_verify_result *res = verify_str(AR2("rrc"), 0);
+    char buf[256];
+
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(cs_verify_result_add(res, CS_VERIFY_WARNING, CS_VERIFY_DATA, 0, "w"), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->nwarnings, 1);
+    ck_assert_int_eq(cs_verify_result_add(res, CS_VERIFY_ERROR, CS_VERIFY_DATA, 7, "LL128"), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_WRONG);
+    ck_assert_int_eq(res->ndiags, 2);
+    ck_assert_int_eq(res->diags[1].line, 7);
+    ck_assert_str_eq(res->diags[1].msg, "LL128");
+    ck_assert_str_eq(cs_verify_summary(res, buf, sizeof(buf)),
+                     "1 data error (1 other, see the messages)");
+    ck_assert_int_eq(cs_verify_result_add(res, CS_VERIFY_ERROR, CS_VERIFY_STRUCTURE, 0, "s"), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_INVALID);
+    ck_assert_str_eq(cs_verify_summary(res, buf, sizeof(buf)), "1 structural error (and data "
+                                                               "errors)");
+    cs_verify_result_free(res);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -768,6 +911,7 @@ int main(void)
         {test_alltoall_scratch, 1},
         {test_uninitialised_read, 1},
         {test_race_hidden_by_order, 1},
+        {test_race_two_writes, 1},
         {test_custom_structure_only, 1},
         {test_deadlock_through_matching, 1},
         {test_deadlock_through_nop, 1},
@@ -778,6 +922,9 @@ int main(void)
         {test_ring_at_scale, 1},
         {test_generated_hierarchical, 1},
         {test_residency, 1},
+        {test_unknown_attributes_warn, 1},
+        {test_comm_channels, 1},
+        {test_result_add, 1},
         {NULL, 0},
     };
     const struct test_case shared[] = {

@@ -153,7 +153,7 @@ START_TEST(test_integer_attributes)
         {"1 ", "is not an integer"},
         {"-", "is not an integer"},
         {"", "is not an integer"},
-        {"1", "out of range [-1, 0]"},
+        {"4096", "out of range [-1, 4095]"},
         {"-2", "out of range"},
         {"99999999999999999999", "out of range"},
         {"-99999999999999999999", "out of range"},
@@ -228,11 +228,67 @@ START_TEST(test_doctype_and_nul)
 }
 END_TEST
 
+/* What breaks a rule of the model or the runtime, but not the syntax or an attribute's type, is
+ * read: verify reports it (a 48-channel file, a gpu that sends to itself, a step index that is
+ * off, sparse tb ids, a dependency on a missing step, ngpus against the <gpu> count). */
+START_TEST(test_validity_left_to_verify)
+{
+    static const char *const bodies[] = {
+        "<algo name=\"t\" proto=\"LL\" nchannels=\"48\" nchunksperloop=\"1\" ngpus=\"1\" "
+        "coll=\"allgather\" inplace=\"0\">\n<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"1\" "
+        "s_chunks=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"47\"/></gpu></algo>",
+        HEAD "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\"><tb id=\"5\" "
+             "send=\"0\" recv=\"3\" chan=\"0\"><step s=\"7\" type=\"nop\" srcbuf=\"i\" "
+             "srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"3\" depid=\"9\" deps=\"-1\" "
+             "hasdep=\"0\"/></tb></gpu></algo>",
+    };
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        cs_error_init(&err);
+        ck_assert_msg(cs_sched_read_xml_mem(bodies[i], strlen(bodies[i]), "t.xml", &s, &err) == 0,
+                      "%zu: %d: %s", i, err.line, err.msg);
+        ck_assert_int_eq(s->ngpus_alloc, 1);
+        cs_sched_free(s);
+        s = NULL;
+    }
+}
+END_TEST
+
+/* An unknown attribute is a warning kept in the schedule, with its line; a bad value of a known
+ * one is still an error. */
+START_TEST(test_unknown_attribute_warns)
+{
+    static const char xml[] = HEAD "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                                   "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\" "
+                                   "nthreads=\"512\"/></gpu>\n</algo>\n";
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml_mem(xml, sizeof(xml) - 1, "t.xml", &s, &err), 0);
+    ck_assert_int_eq(s->nwarnings, 1);
+    ck_assert_int_eq(s->warnings[0].line, 3);
+    ck_assert_ptr_nonnull(strstr(s->warnings[0].msg, "<tb>: unknown attribute 'nthreads'"));
+    cs_sched_free(s);
+    ck_assert_int_eq(read_str(HEAD "<gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                                   "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"x\"/></gpu>\n"
+                                   "</algo>\n",
+                              &err),
+                     CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 3);
+    ck_assert_ptr_nonnull(strstr(err.msg, "chan=\"x\" is not an integer"));
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_round_trip_local, 1},     {test_errors_have_lines, 1}, {test_integer_attributes, 1},
-        {test_attribute_references, 1}, {test_doctype_and_nul, 1},   {NULL, 0},
+        {test_round_trip_local, 1},        {test_errors_have_lines, 1},
+        {test_integer_attributes, 1},      {test_attribute_references, 1},
+        {test_doctype_and_nul, 1},         {test_validity_left_to_verify, 1},
+        {test_unknown_attribute_warns, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_round_trip_shared, 1},

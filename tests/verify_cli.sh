@@ -1,5 +1,6 @@
 #!/bin/sh
-# verify_cli.sh: `collsim verify` exit codes, messages, stdin, options, several files.
+# verify_cli.sh: `collsim verify` exit codes, messages, stdin, options, several files; what
+# `collsim info` and `collsim fmt` make of invalid schedules.
 set -u
 
 src=${CS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -39,7 +40,7 @@ has() {
 run 1 "$seed"
 has "$tmp/err" "$seed:5: rank 0 output chunk 0 is wrong: expected the sum of input chunk 0 of all 4 ranks"
 has "$tmp/err" "$seed: ... and 44 more problems"
-has "$tmp/out" "$seed: wrong: 64 data errors, 64 wrong output chunks"
+has "$tmp/out" "$seed: wrong: 64 data errors (64 wrong output chunks)"
 
 run 0 "$fixed"
 has "$tmp/out" "$fixed: ok: allreduce on 4 gpus"
@@ -155,6 +156,99 @@ run 0 --platform "$src/platforms/dgx-a100-2node.xml" "$tmp/r16.xml"
 [ -s "$tmp/err" ] && { echo "FAIL: LL128 across nodes flagged: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
 run 2 --platform "$src/platforms/a100-hier-2x2.xml" "$tmp/r128.xml"
 has "$tmp/err" "r128.xml: the schedule needs 8 GPUs but $src/platforms/a100-hier-2x2.xml has 4"
+
+# Unknown attributes (nthreads, which the legacy runtime reads on <algo>) are warnings at their
+# line, and the schedule stays correct; -q hides them.
+sed '1s/<algo /<algo nthreads="512" /; 3s/<tb /<tb nthreads="256" /' "$fixed" >"$tmp/nthreads.xml"
+run 0 "$tmp/nthreads.xml"
+has "$tmp/err" "$tmp/nthreads.xml:1: warning: <algo>: unknown attribute 'nthreads'"
+has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
+has "$tmp/out" "nthreads.xml: ok: allreduce on 4 gpus"
+run 0 -q "$tmp/nthreads.xml"
+[ -s "$tmp/err" ] && { echo "FAIL: -q still prints reader warnings" >&2; fails=$((fails + 1)); }
+
+# The communicator's channels: nchannels above --channels is an error of the executor's report,
+# at them none; --channels takes 1..32; a 48-channel file is over MAXCHANNELS (32).
+"$collsim" gen ring --gpus 4 --channels 4 --protocol LL -o "$tmp/r4e.xml" || exit 99
+run 0 --runtime executor "$tmp/r4e.xml"
+run 0 --runtime executor --channels 4 "$tmp/r4e.xml"
+run 2 --runtime executor --channels 2 "$tmp/r4e.xml"
+has "$tmp/err" "$tmp/r4e.xml:1: <algo>: nchannels=\"4\" but the communicator has 2 channels"
+has "$tmp/out" "r4e.xml: invalid: 1 structural error"
+run 2 --channels 33 "$tmp/r4e.xml"
+has "$tmp/err" "--channels: '33' is out of range"
+run 2 --runtime executor "$src/tests/data/bad/nchannels_over_maxchannels.xml"
+has "$tmp/err" "nchannels_over_maxchannels.xml:1: <algo>: nchannels=\"48\" is outside 1..32"
+"$collsim" help verify >"$tmp/help" 2>&1
+grep -q "Not checked: nchannels" "$tmp/help" && { echo "FAIL: usage still says nchannels is not checked" >&2; fails=$((fails + 1)); }
+
+# LL128 off NVLink in the executor's report (gen writes the executor's attributes): an error (wrong data, exit 1) before the verdict;
+# without a platform a note says the routes were not checked.
+cp "$tmp/r128.xml" "$tmp/r128e.xml"
+run 1 --runtime executor --platform "$src/platforms/a100-hier-4x2.xml" "$tmp/r128e.xml"
+has "$tmp/err" "$tmp/r128e.xml: LL128 over a path that is not NVLink: connection gpu 3 -> gpu 4"
+has "$tmp/out" "r128e.xml: wrong: 1 data error (1 other, see the messages)"
+run 0 --runtime executor "$tmp/r128e.xml"
+has "$tmp/err" "$tmp/r128e.xml: note: LL128 routes not checked: --platform FILE"
+run 0 --runtime executor --platform "$src/platforms/dgx-a100.xml" "$tmp/r128e.xml"
+
+# A race: a copy out of scratch that does not wait for the copy into it. The report names the
+# write (at its line), the read and the dependency that orders them; the verdict says what kinds
+# of data errors there are.
+cat >"$tmp/race.xml" <<'EOF'
+<algo name="t" proto="LL" nchannels="1" nchunksperloop="2" ngpus="2" coll="alltoall" inplace="0">
+<gpu id="0" i_chunks="2" o_chunks="2" s_chunks="1">
+<tb id="0" send="1" recv="1" chan="0">
+<step s="0" type="s" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+<step s="1" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+</tb><tb id="1" send="-1" recv="-1" chan="0">
+<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="s" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+</tb><tb id="2" send="-1" recv="-1" chan="0">
+<step s="0" type="cpy" srcbuf="s" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+</tb></gpu>
+<gpu id="1" i_chunks="2" o_chunks="2" s_chunks="0">
+<tb id="0" send="0" recv="0" chan="0">
+<step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+<step s="1" type="r" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+</tb><tb id="1" send="-1" recv="-1" chan="0">
+<step s="0" type="cpy" srcbuf="i" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+</tb></gpu>
+</algo>
+EOF
+run 1 "$tmp/race.xml"
+has "$tmp/err" "$tmp/race.xml:7: race on rank 0 scratch chunk 0: rank 0 tb 1 step 0 (cpy, line 7) writes it and rank 0 tb 2 step 0 (cpy, line 9) reads it"
+has "$tmp/err" "missing dependency: rank 0 tb 2 step 0 must wait for the write: depid=\"1\" deps=\"0\" on it"
+has "$tmp/out" "race.xml: wrong: 2 data errors (1 race between unordered steps, 1 output chunk that depends on the order of execution)"
+sed '7s/hasdep="0"/hasdep="1"/; 9s/depid="-1" deps="-1"/depid="1" deps="0"/' "$tmp/race.xml" >"$tmp/norace.xml"
+run 0 "$tmp/norace.xml"
+
+# info and fmt read any file the reader parses, valid or not: a 48-channel schedule is summarised
+# with verify's verdict and problems (exit 2), and printed back unchanged; info's exit status is
+# verify's; unreadable files stay unreadable.
+b48=$src/tests/data/bad/nchannels_over_maxchannels.xml
+"$collsim" info "$b48" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || { echo "FAIL: info on a 48-channel file: exit $rc, expected 2" >&2; fails=$((fails + 1)); }
+has "$tmp/out" "channels:        48"
+has "$tmp/out" "verdict:         invalid: 2 structural errors"
+has "$tmp/err" "$b48:1: <algo>: nchannels=\"48\" is outside 1..32"
+"$collsim" fmt "$b48" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$b48" ||
+    { echo "FAIL: fmt does not print a 48-channel file back" >&2; fails=$((fails + 1)); }
+"$collsim" info "$seed" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] || { echo "FAIL: info on the seed: exit $rc, expected 1" >&2; fails=$((fails + 1)); }
+has "$tmp/out" "verdict:         wrong: 64 data errors (64 wrong output chunks); the first on stderr"
+"$collsim" info "$fixed" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: info on the fixed schedule" >&2; fails=$((fails + 1)); }
+has "$tmp/out" "verdict:         ok (collsim verify)"
+"$collsim" info "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: info with nthreads" >&2; fails=$((fails + 1)); }
+has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
+"$collsim" fmt "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$fixed" ||
+    { echo "FAIL: fmt does not drop nthreads" >&2; fails=$((fails + 1)); }
+has "$tmp/err" "$tmp/nthreads.xml:1: warning: <algo>: unknown attribute 'nthreads'"
+"$collsim" info "$src/tests/data/bad/truncated.xml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] || { echo "FAIL: info on a truncated file: exit $rc" >&2; fails=$((fails + 1)); }
+has "$tmp/err" "truncated.xml:5: malformed XML"
 
 echo "verify_cli.sh: $fails failures"
 [ "$fails" -eq 0 ]
