@@ -51,7 +51,8 @@ const char cmd_predict_usage[] =
     "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status,nominal_bytes.\n"
     "The table's header names collsim's version and git commit, SimGrid's and libxml2's\n"
     "versions and the platform file's FNV-1a 64 hash; JSON has them in a metadata object, CSV\n"
-    "(which every collsim reader must take as a plain table) on stderr as that `#` line.\n"
+    "(which every collsim reader must take as a plain table) on stderr, that `#` line first\n"
+    "among the notes after the rows.\n"
     "--compare LOG adds measured times from LOG, a measurement table (size_bytes,time_us,...,\n"
     "placement) or raw nccl-tests output: matched by size (the aligned one, else the nominal),\n"
     "out-of-place rows where the log has both placements (the median of repeated rows), and\n"
@@ -458,8 +459,6 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
         o.timeline = &tl;
         o.trace_plan = &tplan;
     }
-    if (a->fmt == CS_REPORT_CSV)
-        cs_report_meta_line(stderr, &meta);
     cs_report_begin(stdout, a->fmt, &meta);
     for (int t = 0; t < (all ? CS_NDTYPES : 1) && rc == 0; t++) {
         if (all)

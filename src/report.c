@@ -150,7 +150,7 @@ static void compare_summary(FILE *fp, enum cs_report_fmt fmt, const struct cs_re
 
         if (cs_report_error_pct(&rows[i], &e) != 0)
             continue;
-        if (fabs(e) >= max)
+        if (k == 0 || fabs(e) > max)
             max = fabs(e), at = rows[i].size_bytes;
         abs_e[k++] = fabs(e);
     }
@@ -359,6 +359,9 @@ int cs_report_end_meta(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
             compare_summary(fp, fmt, meta, rows, n);
         fputs("}\n", fp);
     } else {
+        /* CSV has no room for the version line: it leads the notes */
+        if (fmt == CS_REPORT_CSV && meta != NULL && nfp != NULL)
+            cs_report_meta_line(nfp, meta);
         if (meta != NULL && meta->compare != NULL && nfp != NULL)
             compare_summary(nfp, fmt, meta, rows, n);
         if (meta != NULL && meta->sizes_note != NULL && nfp != NULL)

@@ -57,15 +57,16 @@ void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta
                    const struct cs_predict_row *row, int index);
 int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
                   int n);
-/* cs_report_end with what meta adds at the end: the comparison's summary (median and max
- * |error| over the sizes measured; JSON: a top-level "compare" object) and the sizes note (table:
- * after the footer; CSV: on notes). meta may be NULL. */
+/* cs_report_end with what meta adds at the end: for CSV the version line (cs_report_meta_line)
+ * first on notes, the comparison's summary (median and max |error| over the sizes measured; JSON:
+ * a top-level "compare" object) and the sizes note (after the table's footer, or on notes). meta
+ * may be NULL. */
 int cs_report_end_meta(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
                        const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n);
 
 /* meta's version line ("# collsim V (git G), SimGrid S, libxml2 L, platform FNV-1a 64 H"), as the
- * table's header writes it; nothing when meta->version is NULL. For CSV, which has no room for
- * it, predict writes it on stderr. */
+ * table's header writes it; nothing when meta->version is NULL. CSV, which has no room for it,
+ * has it first among the notes (cs_report_end_meta). */
 void cs_report_meta_line(FILE *fp, const struct cs_report_meta *meta);
 
 /* The signed error of row's prediction against its out-of-place measurement, in percent:

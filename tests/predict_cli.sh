@@ -175,6 +175,18 @@ if ! grep -q '"metadata": {"collsim": ".*", "git": ".*", "simgrid": ".*", "libxm
     cat "$tmp/out" "$tmp/err"
     fail=$((fail + 1))
 fi
+# raw nccl-tests output of the same table: the same measured times and errors
+sh "$srcdir/tests/data/nccl-tests/to-nccl-tests.sh" "$log" >"$tmp/raw.txt"
+for l in "$log" "$tmp/raw.txt"; do
+    "$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 1M -e 4M -f 4 \
+        --compare "$l" --format csv 2>/dev/null | cut -d, -f1,9,10 >"$tmp/cmp.$(basename "$l")"
+done
+if ! grep -q '^1048576,76.710000,' "$tmp/cmp.raw.txt" ||
+    ! cmp -s "$tmp/cmp.raw.txt" "$tmp/cmp.$(basename "$log")"; then
+    echo "FAIL: --compare with raw nccl-tests output"
+    cat "$tmp/cmp.raw.txt" "$tmp/cmp.$(basename "$log")"
+    fail=$((fail + 1))
+fi
 # a log with a bad row: exit 2 naming FILE:LINE; a log that is not there: exit 2
 printf 'size_bytes,time_us\n1024,10\n2048,x\n' >"$tmp/bad.csv"
 "$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 1K -e 1K \
