@@ -87,7 +87,8 @@ const char cmd_predict_usage[] =
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
-    "platform with fewer GPUs than the schedule, an unsupported size, and a schedule that\n"
+    "platform with fewer GPUs than the schedule, an unsupported size, sizes that all align\n"
+    "down to 0, a --compare LOG that cannot be read, and a schedule that\n"
     "`collsim verify` finds structurally invalid for another reason than a deadlock or too many\n"
     "threadblocks).\n";
 
