@@ -39,7 +39,7 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
 {
     echo "# Replay speed"
     echo
-    echo "Written by \`bench/replay.sh\` on $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(uname -m)), load average $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo "Written by \`bench/replay.sh\` with $("$cs" --version | head -1) on $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(uname -m)), load average $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "Each row is one \`collsim predict ... -b SIZE -e SIZE --verbose\` on an a100-hier platform"
     echo "with the schedule's GPU count (2 columns). *calls* are primitive calls (and local ops)"
     echo "simulated, *transfers* the flows put on SimGrid's network model; *calls/s* divides calls by"

@@ -1,8 +1,10 @@
 /* cmd_predict.c: `collsim predict`: completion time of a schedule per buffer size, like nccl-tests.
  *
- * Sizes that are not a multiple of nchunksperloop x the type size are rounded up to the next
- * multiple (the executor would refuse them; the rounded size is what is simulated and printed),
- * and sizes that round to the same value are simulated once. */
+ * Sizes are aligned down as nccl-tests aligns them, then to a multiple of the schedule's
+ * granularity (cs_predict_align: the executor runs MSCCL on no other count); the aligned size is
+ * what is simulated and printed, the size asked for is nominal_bytes in CSV and JSON. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +18,19 @@
 #include "stats.h"
 #include "timeline.h"
 #include "trace.h"
+#include "util.h"
+#include "xml.h"
+
+#ifndef CS_GIT_SHA
+#define CS_GIT_SHA "unknown"
+#endif
 
 const char cmd_predict_usage[] =
     "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
+    "                       [--compare LOG]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -33,11 +42,27 @@ const char cmd_predict_usage[] =
     "would hang. An LL128 schedule whose connections cross PCIe within a node (NCCL enables LL128\n"
     "on NVLink paths only: \"may cause silent data corruption\") is predicted with a warning on\n"
     "stderr and after the table (JSON: a warning field per row); routes that cross the network\n"
-    "are not flagged. Sizes are rounded up to a multiple of nchunksperloop x\n"
-    "the type size. --protocol overrides the schedule's; --set overrides platform parameters.\n"
+    "are not flagged. --protocol overrides the schedule's; --set overrides platform parameters.\n"
     "--platform takes any SimGrid 3.32 platform whose GPUs are hosts gpu0..gpuN-1 (<host>s or\n"
     "a <cluster>'s, of any topology); - reads it from stdin.\n"
-    "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status.\n"
+    "Sizes are aligned down as nccl-tests aligns them (whole elements; 16 bytes per rank for\n"
+    "allgather, reduce_scatter and alltoall), then down to a multiple of nchunksperloop\n"
+    "elements, the only counts the executor runs with MSCCL (a note under the table says the\n"
+    "granularity); sizes that align down to 0 are skipped. The aligned size is simulated and\n"
+    "printed; the size asked for is nominal_bytes.\n"
+    "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status,nominal_bytes.\n"
+    "The table's header names collsim's version and git commit, SimGrid's and libxml2's\n"
+    "versions and the platform file's FNV-1a 64 hash; JSON has them in a metadata object, CSV\n"
+    "(which every collsim reader must take as a plain table) on stderr, that `#` line first\n"
+    "among the notes after the rows.\n"
+    "--compare LOG adds measured times from LOG, a measurement table (size_bytes,time_us,...,\n"
+    "placement) or raw nccl-tests output: matched by size (the aligned one, else the nominal),\n"
+    "out-of-place rows where the log has both placements (the median of repeated rows), and\n"
+    "the error of the prediction, 100 (predicted - measured) / measured: table columns\n"
+    "measured (us) and error (%) after the nccl-tests columns, CSV columns measured_us,error_pct\n"
+    "appended, JSON fields measured_us, error_pct (and measured_in_place_us,\n"
+    "error_in_place_pct) and a compare object; a size the log lacks shows `-` (CSV: empty,\n"
+    "JSON: null). A summary line gives the median and largest |error|.\n"
     "--trace FILE.json writes a Chrome/Perfetto trace (open it in ui.perfetto.dev or\n"
     "chrome://tracing) of the largest size: a process per GPU, a track per threadblock, a\n"
     "slice per primitive call with its waits, flow arrows from sends to receives, link\n"
@@ -64,7 +89,8 @@ const char cmd_predict_usage[] =
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
-    "platform with fewer GPUs than the schedule, an unsupported size, and a schedule that\n"
+    "platform with fewer GPUs than the schedule, an unsupported size, sizes that all align\n"
+    "down to 0, a --compare LOG that cannot be read, and a schedule that\n"
     "`collsim verify` finds structurally invalid for another reason than a deadlock or too many\n"
     "threadblocks).\n";
 
@@ -79,7 +105,8 @@ struct predict_args {
     enum cs_report_fmt fmt;
     int verbose, want_stats, no_extrapolate;
     const char *trace_path;
-    char gpus_set[64]; /* -g G: cs.gpus_per_process=G */
+    const char *compare; /* --compare LOG */
+    char gpus_set[64];   /* -g G: cs.gpus_per_process=G */
 };
 
 enum {
@@ -93,6 +120,7 @@ enum {
     OPT_NO_EXTRAP,
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
+    OPT_COMPARE,
 };
 
 static const struct option predict_opts[] = {
@@ -110,6 +138,7 @@ static const struct option predict_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
     {"set", required_argument, NULL, OPT_SET},
+    {"compare", required_argument, NULL, OPT_COMPARE},
     /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
     {"iters", required_argument, NULL, 'n'},
     {"warmup_iters", required_argument, NULL, 'w'},
@@ -188,6 +217,9 @@ static int take_option(void *ctx, int c, const char *v)
         return a->fmt ? 0 : cmd_usage_error("--format takes table, csv or json, not '%s'", v);
     case OPT_TRACE:
         a->trace_path = v;
+        return 0;
+    case OPT_COMPARE:
+        a->compare = v;
         return 0;
     case OPT_MAX_EVENTS:
         return cmd_opt_ll("--max-events", v, 1, 1000000000LL, &a->max_events,
@@ -333,43 +365,74 @@ static int write_extras(const struct predict_args *a, const struct cs_plan *tpla
 }
 
 /* Predict every size of one type (meta->dtype) into *rows (grown by *n) and stream them: 0, or
- * CS_EXIT_USAGE after printing why. */
+ * CS_EXIT_USAGE after printing why. *nzero counts the sizes that align down to 0. */
 static int run_type(const struct predict_args *a, const struct cs_sched *sched,
                     const struct cs_platform *plat, struct progress *prog,
                     struct cs_predict_opts *o, struct cs_predict_row **rows, int *n,
-                    long long *last_size)
+                    long long *last_size, int *nzero)
 {
-    int type_bytes = cs_dtype_bytes(prog->meta->dtype), k = 0, rounded = 0;
-    long long *sizes = NULL;
-    struct cs_predict_row *grown;
+    int type_bytes = cs_dtype_bytes(prog->meta->dtype), k = 0, zero = 0;
+    long long *sizes = NULL, *nominal = NULL;
+    struct cs_predict_row *grown = NULL;
     struct cs_error err;
 
     cs_error_init(&err);
-    if (cs_predict_sizes(sched, type_bytes, a->minb, a->maxb, a->factor, &sizes, &k, &rounded) !=
-            0 ||
-        (grown = realloc(*rows, (size_t)(*n + k) * sizeof(**rows))) == NULL) {
-        free(sizes);
+    if (cs_predict_size_list(sched, type_bytes, a->minb, a->maxb, a->factor, &sizes, &nominal, &k,
+                             &zero) != 0 ||
+        (grown = realloc(*rows, (size_t)(*n + k + 1) * sizeof(**rows))) == NULL) {
+        cs_free_each(2, sizes, nominal);
         fprintf(stderr, "collsim: out of memory\n");
         return CS_EXIT_USAGE;
     }
     *rows = grown;
-    if (rounded && a->fmt == CS_REPORT_TABLE)
-        fprintf(stderr,
-                "collsim: sizes are rounded up to multiples of nchunksperloop (%d) x %d "
-                "bytes\n",
-                sched->nchunksperloop, type_bytes);
+    *nzero += zero;
     o->type_bytes = type_bytes;
+    o->nominal = nominal;
     prog->index0 = *n;
     if (cs_predict_run(sched, plat, o, sizes, k, *rows + *n, &err) != 0) {
         if (prog->tty)
             fputc('\n', stderr);
         cmd_print_error(&err);
-        free(sizes);
+        cs_free_each(2, sizes, nominal);
         return CS_EXIT_USAGE;
     }
     *n += k;
-    *last_size = sizes[k - 1];
-    free(sizes);
+    if (k > 0)
+        *last_size = sizes[k - 1];
+    o->nominal = NULL;
+    cs_free_each(2, sizes, nominal);
+    return 0;
+}
+
+/* What the report says: the run, how it was made (versions, the platform's hash) and the
+ * measurements compared with (read into *measured). 0, or CS_EXIT_USAGE after printing why. */
+static int report_meta(const struct predict_args *a, const struct cs_sched *sched,
+                       struct cs_report_meta *meta, char *sg, size_t sglen, char hash[17],
+                       struct cs_predict_meas **measured)
+{
+    struct cs_error err;
+
+    cs_error_init(&err);
+    memset(meta, 0, sizeof(*meta));
+    meta->schedule = a->in.gen_spec ? a->in.gen_spec : a->in.sched_path;
+    meta->platform = a->in.plat_path;
+    meta->proto = a->proto ? a->proto : sched->proto;
+    meta->coll = sched->coll;
+    meta->ngpus = sched->ngpus;
+    meta->dtype = strcmp(a->dtype, "all") == 0 ? cs_dtype_names[0] : a->dtype;
+    cs_replay_simgrid_version(sg, sglen);
+    meta->version = PACKAGE_VERSION;
+    meta->git = CS_GIT_SHA;
+    meta->simgrid = sg;
+    meta->libxml2 = cs_xml_library_version();
+    if (strcmp(a->in.plat_path, "-") != 0 && cs_predict_file_hash(a->in.plat_path, hash, &err) == 0)
+        meta->platform_hash = hash;
+    meta->compare = a->compare;
+    if (a->compare != NULL &&
+        cs_predict_meas_read(a->compare, sched->coll, sched->ngpus, measured, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -377,20 +440,19 @@ static int run_type(const struct predict_args *a, const struct cs_sched *sched,
 static int run(const struct predict_args *a, const struct cs_sched *sched,
                const struct cs_platform *plat)
 {
-    int all = strcmp(a->dtype, "all") == 0, n = 0, rc = 0, ndead = 0, nref = 0;
-    struct cs_report_meta meta = {a->in.gen_spec ? a->in.gen_spec : a->in.sched_path,
-                                  a->in.plat_path,
-                                  a->proto ? a->proto : sched->proto,
-                                  sched->coll,
-                                  sched->ngpus,
-                                  all ? cs_dtype_names[0] : a->dtype};
+    int all = strcmp(a->dtype, "all") == 0, n = 0, rc = 0, ndead = 0, nref = 0, nzero = 0;
+    struct cs_report_meta meta;
     struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta, 0};
     struct cs_predict_opts o = {0};
     struct cs_predict_row *rows = NULL;
+    struct cs_predict_meas *measured = NULL;
     struct cs_plan *tplan = NULL;
     struct cs_timeline tl;
     long long last_size = 0;
+    char sg[32], hash[17], note[512];
 
+    if (report_meta(a, sched, &meta, sg, sizeof(sg), hash, &measured) != 0)
+        return CS_EXIT_USAGE;
     cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
@@ -398,6 +460,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     o.keep_going = 1;
     o.progress = show_progress;
     o.progress_ctx = &prog;
+    o.measured = measured;
     if (a->trace_path != NULL || a->want_stats) {
         o.timeline = &tl;
         o.trace_plan = &tplan;
@@ -406,27 +469,35 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     for (int t = 0; t < (all ? CS_NDTYPES : 1) && rc == 0; t++) {
         if (all)
             meta.dtype = cs_dtype_names[t];
-        rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size);
+        rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size, &nzero);
     }
     for (int k = 0; k < n; k++) {
         nref += rows[k].refused != NULL;
         ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
     }
+    cs_predict_sizes_note(sched, all ? 0 : cs_dtype_bytes(a->dtype), nzero, note, sizeof(note));
+    meta.sizes_note = a->fmt == CS_REPORT_TABLE ? note : NULL;
     /* CSV puts its notes on stderr already. */
     if (rc == 0 && n > 0 && rows[0].warning != NULL && a->fmt != CS_REPORT_CSV)
         fprintf(stderr, "collsim: warning: %s\n", rows[0].warning);
     if (rc == 0 && n > 0 && rows[n - 1].hang != NULL && tplan == NULL && o.timeline != NULL)
         fprintf(stderr, "collsim: --trace/--stats: nothing replayed: the runtime would hang\n");
     if (rc == 0) {
-        rc = cs_report_end(stdout, stderr, a->fmt, rows, n) != 0 ? CS_EXIT_USAGE
-             : nref                                              ? CS_EXIT_USAGE
-             : ndead                                             ? CS_EXIT_NEGATIVE
-                                                                 : CS_EXIT_OK;
+        rc = cs_report_end_meta(stdout, stderr, a->fmt, &meta, rows, n) != 0 ? CS_EXIT_USAGE
+             : nref                                                          ? CS_EXIT_USAGE
+             : ndead                                                         ? CS_EXIT_NEGATIVE
+                                                                             : CS_EXIT_OK;
+        if (n == 0) {
+            fprintf(stderr, "collsim: every size from -b %lld to -e %lld aligns down to 0: %s\n",
+                    a->minb, a->maxb, note);
+            rc = CS_EXIT_USAGE;
+        }
         if (tplan != NULL && write_extras(a, tplan, &tl, last_size) != CS_EXIT_OK)
             rc = CS_EXIT_USAGE;
     }
     for (int k = 0; k < n; k++)
         cs_predict_row_cleanup(&rows[k]);
+    cs_predict_meas_free(measured);
     cs_plan_free(tplan);
     cs_timeline_cleanup(&tl);
     free(rows);

@@ -56,12 +56,9 @@ const char cmd_verify_usage[] =
     "  --platform FILE take cs.gpu_sms and cs.ctas_per_sm from a platform file (--sms wins),\n"
     "                  and warn about LL128 on a connection whose route within a node is not\n"
     "                  all NVLink (NCCL enables LL128 on NVLink paths only: \"may cause silent\n"
-    "                  data corruption\"); a warning, the exit status stays, unless --runtime
-"
-    "                  executor makes it an error. Routes that cross the network are not
-"
-    "                  flagged (NCCL allows LL128 there). - reads the platform from stdin.
-"
+    "                  data corruption\"); a warning, the exit status stays, unless --runtime\n"
+    "                  executor makes it an error. Routes that cross the network are not\n"
+    "                  flagged (NCCL allows LL128 there). - reads the platform from stdin.\n"
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
     "wrong data; 2 some file is unreadable (not well-formed XML, a required attribute missing\n"

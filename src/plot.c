@@ -45,7 +45,8 @@ static int is_predict_col(const char *c)
     for (int i = 0; i < CS_REPORT_CSV_NCOLS; i++)
         if (strcmp(cs_report_csv_cols[i], c) == 0)
             return 1;
-    return 0;
+    /* predict --compare's columns (CS_REPORT_CSV_COMPARE) are not axes either */
+    return strcmp(c, "measured_us") == 0 || strcmp(c, "error_pct") == 0;
 }
 
 static const char *cell(const struct cs_table *t, long r, const char *col)

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "gen.h"
+#include "meas.h"
 #include "predict.h"
 #include "util.h"
 #include "verify.h"
@@ -96,6 +98,153 @@ int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
     return 0;
 }
 
+/* Sizes.
+ *
+ * nccl-tests turns a requested size into whole elements, rounding down (common.cu setupArgs:
+ * count = size / wordSize), and the gathering and scattering collectives into a count per rank
+ * rounded down to 16 bytes, times the ranks; it prints the whole buffer. The executor runs a
+ * collective with MSCCL only when nchunksperloop divides its whole count (msccl_lifecycle.cc
+ * falls back to NCCL otherwise, runtime-audit.md 0 #9). So predict simulates nccl-tests' size
+ * rounded down to a multiple of both: the largest size at most the one asked that nccl-tests
+ * can run and the executor runs with MSCCL. */
+long long cs_predict_nccl_size(enum cs_coll coll, int ngpus, int type_bytes, long long size_bytes)
+{
+    long long count = size_bytes / type_bytes, per_rank, align;
+
+    if (ngpus < 1 ||
+        (coll != CS_COLL_ALLGATHER && coll != CS_COLL_REDUCE_SCATTER && coll != CS_COLL_ALLTOALL))
+        return count * type_bytes;
+    /* (count / nranks) & -(16 / eltSize): whole 16-byte groups per rank */
+    align = type_bytes < 16 ? 16 / type_bytes : 1;
+    per_rank = count / ngpus / align * align;
+    return per_rank * ngpus * type_bytes;
+}
+
+static long long gcd(long long a, long long b)
+{
+    while (b != 0) {
+        long long t = a % b;
+
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+long long cs_predict_granularity(const struct cs_sched *sched, int type_bytes)
+{
+    long long exec =
+        (long long)(sched->nchunksperloop > 0 ? sched->nchunksperloop : 1) * type_bytes;
+    long long step = type_bytes;
+
+    /* nccl-tests' sizes are the multiples of its smallest nonzero one */
+    if (sched->coll == CS_COLL_ALLGATHER || sched->coll == CS_COLL_REDUCE_SCATTER ||
+        sched->coll == CS_COLL_ALLTOALL)
+        step = (long long)(sched->ngpus > 0 ? sched->ngpus : 1) *
+               (type_bytes < 16 ? 16 / type_bytes : 1) * type_bytes;
+    return exec / gcd(exec, step) * step;
+}
+
+long long cs_predict_align(const struct cs_sched *sched, int type_bytes, long long size_bytes)
+{
+    long long g = cs_predict_granularity(sched, type_bytes);
+    long long s = cs_predict_nccl_size(sched->coll, sched->ngpus, type_bytes, size_bytes);
+
+    return s / g * g;
+}
+
+void cs_predict_sizes_note(const struct cs_sched *sched, int type_bytes, int nzero, char *buf,
+                           size_t len)
+{
+    int per_rank = sched->coll == CS_COLL_ALLGATHER || sched->coll == CS_COLL_REDUCE_SCATTER ||
+                   sched->coll == CS_COLL_ALLTOALL;
+    int n = snprintf(buf, len,
+                     "sizes as nccl-tests runs them (whole elements%s, rounded down), then down "
+                     "to a multiple of ",
+                     per_rank ? ", 16 bytes per rank" : "");
+
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (type_bytes > 0)
+        n += snprintf(buf + n, len - (size_t)n, "%lld bytes",
+                      cs_predict_granularity(sched, type_bytes));
+    else
+        n += snprintf(buf + n, len - (size_t)n, "the granularity of each type");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    n += snprintf(buf + n, len - (size_t)n,
+                  ": the executor runs MSCCL only on counts that nchunksperloop (%d) divides",
+                  sched->nchunksperloop);
+    if (nzero > 0 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; %d size%s below that skipped", nzero,
+                 nzero > 1 ? "s" : "");
+}
+
+int cs_predict_file_hash(const char *path, char hex[17], struct cs_error *err)
+{
+    unsigned long long h = 14695981039346656037ULL; /* FNV-1a 64 offset basis */
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = cs_file_read(path, 1L << 30, &buf, &len, err);
+
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 1099511628211ULL; /* FNV prime */
+    free(buf);
+    snprintf(hex, 17, "%016llx", h);
+    return 0;
+}
+
+/* Append x to *v (length *k, capacity *cap): 0 or CS_ERR_NOMEM. */
+static int push_size(long long **v, int *k, int *cap, long long x)
+{
+    long long *slot = cs_array_slot((void **)v, *k, cap, sizeof(**v));
+
+    if (slot == NULL)
+        return CS_ERR_NOMEM;
+    *slot = x;
+    (*k)++;
+    return 0;
+}
+
+int cs_predict_size_list(const struct cs_sched *sched, int type_bytes, long long min_bytes,
+                         long long max_bytes, long long factor, long long **sizes,
+                         long long **nominal, int *n, int *nzero)
+{
+    long long *v = NULL, *nom = NULL;
+    int cap = 0, ncap = 0, k = 0, nk = 0, zero = 0, rc = 0;
+
+    if (min_bytes < 1 || min_bytes > max_bytes || factor < 2 || type_bytes < 1)
+        return CS_ERR_USAGE;
+    for (long long s = min_bytes; rc == 0; s *= factor) {
+        long long r = cs_predict_align(sched, type_bytes, s);
+
+        if (r == 0)
+            zero++;
+        else if (k == 0 || v[k - 1] != r) {
+            rc = push_size(&v, &k, &cap, r);
+            if (rc == 0)
+                rc = push_size(&nom, &nk, &ncap, s);
+        }
+        if (s > max_bytes / factor)
+            break;
+    }
+    if (rc != 0) {
+        cs_free_each(2, v, nom);
+        return rc;
+    }
+    *sizes = v;
+    if (nominal != NULL)
+        *nominal = nom;
+    else
+        free(nom);
+    *n = k;
+    if (nzero != NULL)
+        *nzero = zero;
+    return 0;
+}
+
 int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min_bytes,
                      long long max_bytes, long long factor, long long **sizes, int *n, int *rounded)
 {
@@ -108,17 +257,9 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
         long long r = cs_plan_round_size(sched, s, type_bytes);
 
         any |= r != s;
-        if (k == 0 || v[k - 1] != r) {
-            if (k == cap) {
-                long long *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 32) * sizeof(*v));
-
-                if (nv == NULL) {
-                    free(v);
-                    return CS_ERR_NOMEM;
-                }
-                v = nv;
-            }
-            v[k++] = r;
+        if ((k == 0 || v[k - 1] != r) && push_size(&v, &k, &cap, r) != 0) {
+            free(v);
+            return CS_ERR_NOMEM;
         }
         if (s > max_bytes / factor)
             break;
@@ -406,6 +547,25 @@ static int ll128_warning(const struct cs_sched *sched, const struct cs_platform 
     return rc;
 }
 
+/* Row k's nominal size and, with opts->measured, its measured times. */
+static void set_nominal_measured(const struct cs_predict_opts *opts, int k,
+                                 struct cs_predict_row *row)
+{
+    const struct cs_predict_meas_point *p;
+
+    row->nominal_bytes = opts->nominal != NULL ? opts->nominal[k] : row->size_bytes;
+    if (opts->measured == NULL)
+        return;
+    /* a log holds what nccl-tests printed: the aligned size, or the one asked for */
+    p = cs_predict_meas_find(opts->measured, row->size_bytes);
+    if (p == NULL)
+        p = cs_predict_meas_find(opts->measured, row->nominal_bytes);
+    if (p != NULL) {
+        row->measured_us = p->oop_us;
+        row->measured_ip_us = p->ip_us;
+    }
+}
+
 int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err)
@@ -423,6 +583,8 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
         ropts.timeline = last ? opts->timeline : NULL;
         rc = predict_one(sched, plat, opts, &ropts, sizes[k], &rows[k],
                          last ? opts->trace_plan : NULL, err);
+        if (rc == 0)
+            set_nominal_measured(opts, k, &rows[k]);
         if (rc == 0 && warning != NULL && (rows[k].warning = strdup(warning)) == NULL) {
             cs_predict_row_cleanup(&rows[k]);
             rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
@@ -453,4 +615,130 @@ const char *cs_predict_status_name(const struct cs_predict_row *row)
            : row->hang                       ? "hang"
            : row->res.status == CS_REPLAY_OK ? "ok"
                                              : "deadlock";
+}
+
+/* Measured times (predict --compare). */
+
+struct meas_sample {
+    long long size_bytes;
+    int in_place;
+    double us;
+};
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct meas_sample *x = a, *y = b;
+
+    if (x->size_bytes != y->size_bytes)
+        return x->size_bytes < y->size_bytes ? -1 : 1;
+    if (x->in_place != y->in_place)
+        return x->in_place - y->in_place;
+    return (x->us > y->us) - (x->us < y->us);
+}
+
+/* The median of the sorted samples v[0..n). */
+static double median_us(const struct meas_sample *v, int n)
+{
+    return n % 2 ? v[n / 2].us : (v[n / 2 - 1].us + v[n / 2].us) / 2;
+}
+
+/* The samples of t (rows in file order, one per row of t), sorted; *out is new. */
+static int meas_samples(const struct cs_csv *t, const struct cs_meas_row *rows, int n,
+                        struct meas_sample **out, struct cs_error *err)
+{
+    int place = cs_csv_col_find(t, "placement");
+    struct meas_sample *v = calloc((size_t)(n ? n : 1), sizeof(*v));
+
+    if (v == NULL)
+        return CS_ERR_NOMEM;
+    for (int r = 0; r < n; r++) {
+        if (rows[r].ngpus > 0 || rows[r].size_bytes <= 0) {
+            free(v);
+            return cs_error_fail(err, CS_ERR_INVALID, t->name, rows[r].line,
+                                 "a time against GPU count, not against a size: nothing to "
+                                 "compare with");
+        }
+        v[r].size_bytes = (long long)rows[r].size_bytes;
+        v[r].in_place = place >= 0 && strcmp(t->cells[r * t->ncols + place], "in_place") == 0;
+        v[r].us = rows[r].time_s * 1e6;
+    }
+    qsort(v, (size_t)n, sizeof(*v), cmp_sample);
+    *out = v;
+    return 0;
+}
+
+/* Reduce sorted samples to one point per size: the median of each placement. */
+static int meas_points(const struct meas_sample *v, int n, struct cs_predict_meas *m)
+{
+    if ((m->pts = calloc((size_t)(n ? n : 1), sizeof(*m->pts))) == NULL)
+        return CS_ERR_NOMEM;
+    for (int i = 0, j; i < n; i = j) {
+        struct cs_predict_meas_point *p;
+
+        for (j = i; j < n && v[j].size_bytes == v[i].size_bytes && v[j].in_place == v[i].in_place;)
+            j++;
+        if (m->n == 0 || m->pts[m->n - 1].size_bytes != v[i].size_bytes)
+            m->pts[m->n++].size_bytes = v[i].size_bytes;
+        p = &m->pts[m->n - 1];
+        *(v[i].in_place ? &p->ip_us : &p->oop_us) = median_us(v + i, j - i);
+    }
+    return 0;
+}
+
+int cs_predict_meas_read(const char *path, enum cs_coll coll, int ngpus,
+                         struct cs_predict_meas **out, struct cs_error *err)
+{
+    struct cs_csv *t = NULL;
+    struct cs_meas_row *rows = NULL;
+    struct meas_sample *v = NULL;
+    struct cs_predict_meas *m = NULL;
+    int n = 0, nsteps = (int)lround(cs_busbw_factor(coll, ngpus) * ngpus);
+    int rc = cs_meas_read(path, &t, err);
+
+    if (rc == 0)
+        rc = cs_meas_read_rows(t, nsteps, ngpus, &rows, &n, NULL, err);
+    if (rc == 0 && n == 0)
+        rc = cs_error_fail(err, CS_ERR_INVALID, t->name, t->end_line,
+                           "no measured row to compare with");
+    if (rc == 0)
+        rc = meas_samples(t, rows, n, &v, err);
+    if (rc == 0 && (m = calloc(1, sizeof(*m))) == NULL)
+        rc = CS_ERR_NOMEM;
+    if (rc == 0)
+        rc = meas_points(v, n, m);
+    if (rc == CS_ERR_NOMEM)
+        cs_error_set(err, NULL, 0, "out of memory");
+    if (rc != 0) {
+        cs_predict_meas_free(m);
+        m = NULL;
+    }
+    cs_free_each(2, rows, v);
+    cs_csv_free(t);
+    if (rc == 0)
+        *out = m;
+    return rc;
+}
+
+void cs_predict_meas_free(struct cs_predict_meas *m)
+{
+    if (m == NULL)
+        return;
+    free(m->pts);
+    free(m);
+}
+
+const struct cs_predict_meas_point *cs_predict_meas_find(const struct cs_predict_meas *m,
+                                                         long long size_bytes)
+{
+    int lo = 0, hi = m->n;
+
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+
+        if (m->pts[mid].size_bytes < size_bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->pts[lo].size_bytes == size_bytes ? &m->pts[lo] : NULL;
 }

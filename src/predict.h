@@ -28,18 +28,47 @@ struct cs_predict_input {
 int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
                     struct cs_platform **plat, struct cs_error *err);
 
-/* The sizes nccl-tests -b min -e max -f factor visits, each rounded up to one the executor
- * accepts for this schedule and type (cs_plan_round_size), duplicates dropped, ascending.
- * *sizes is new (caller frees), *n its length (>= 1). 0, CS_ERR_USAGE (min > max, min < 1,
- * factor < 2) or CS_ERR_NOMEM. *rounded is set to 1 when some size was rounded (may be NULL). */
+/* The whole-buffer size nccl-tests runs when asked for size_bytes (its common.cu setupArgs):
+ * count = size / type_bytes, rounded down; for allgather, reduce_scatter and alltoall the count
+ * per rank is count / ngpus rounded down to 16 bytes (all_gather.cu AllGatherGetCollByteCount),
+ * and the buffer is ngpus of them. 0 when nothing is left. */
+long long cs_predict_nccl_size(enum cs_coll coll, int ngpus, int type_bytes, long long size_bytes);
+
+/* The granularity of sched's sizes in bytes: the smallest whole buffer that nccl-tests can produce
+ * (cs_predict_nccl_size) and that the executor runs with MSCCL (a count that nchunksperloop
+ * divides; others fall back to NCCL). Every size predict simulates is a multiple of it. */
+long long cs_predict_granularity(const struct cs_sched *sched, int type_bytes);
+
+/* size_bytes as nccl-tests runs it, then rounded down to a multiple of the granularity: the size
+ * predict simulates and prints; 0 when it aligns down to nothing. */
+long long cs_predict_align(const struct cs_sched *sched, int type_bytes, long long size_bytes);
+
+/* The sizes nccl-tests -b min -e max -f factor visits, each aligned down (cs_predict_align), the
+ * sizes that align to 0 dropped (*nzero of them), duplicates dropped, ascending. *sizes and
+ * *nominal (the size asked for, before alignment, of each) are new (caller frees; nominal may be
+ * NULL), *n their length (0 when every size aligns to 0). 0, CS_ERR_USAGE (min > max, min < 1,
+ * factor < 2) or CS_ERR_NOMEM; nothing is returned on failure. */
+int cs_predict_size_list(const struct cs_sched *sched, int type_bytes, long long min_bytes,
+                         long long max_bytes, long long factor, long long **sizes,
+                         long long **nominal, int *n, int *nzero);
+
+/* The sizes nccl-tests -b min -e max -f factor visits, each rounded UP to one the executor
+ * accepts (cs_plan_round_size), duplicates dropped, ascending: what validate and regress look
+ * measured and baseline sizes up in (the smallest predicted size at or above each); predict and
+ * sweep align down instead (cs_predict_size_list). *sizes is new (caller frees), *n its length
+ * (>= 1). 0, CS_ERR_USAGE (min > max, min < 1, factor < 2) or CS_ERR_NOMEM. *rounded is set to 1
+ * when some size was rounded (may be NULL). */
 int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min_bytes,
                      long long max_bytes, long long factor, long long **sizes, int *n,
                      int *rounded);
 
 /* One predicted size. */
 struct cs_predict_row {
-    long long size_bytes; /* the whole buffer, as nccl-tests prints it */
-    long long count;      /* elements: size_bytes / type_bytes */
+    long long size_bytes;    /* the whole buffer, as nccl-tests prints it */
+    long long count;         /* elements: size_bytes / type_bytes */
+    long long nominal_bytes; /* the size asked for, before alignment (cs_predict_align) */
+    double measured_us;      /* with opts.measured: the log's out-of-place time; 0: none */
+    double measured_ip_us;   /* and its in-place time; 0: none */
     struct cs_replay_result res;
     double time_us;    /* res.time_s in microseconds; 0 unless ok */
     double algbw_GBps; /* size / time; 0 unless ok */
@@ -56,6 +85,39 @@ struct cs_predict_row {
     const char *dtype; /* the type name reports print; NULL: the report's own */
 };
 
+/* Measured times by size (predict --compare): a measurement table or raw nccl-tests output
+ * (cs_meas_read), the rows of each size and placement reduced to their median. */
+struct cs_predict_meas_point {
+    long long size_bytes;
+    double oop_us; /* out of place (or no placement given); 0: none */
+    double ip_us;  /* in place; 0: none */
+};
+struct cs_predict_meas {
+    int n;
+    struct cs_predict_meas_point *pts; /* ascending sizes */
+};
+
+/* Read path's measured times; a row without time_us takes it from busbw with coll's nccl-tests
+ * factor over ngpus ranks. *out is new (cs_predict_meas_free). 0, or a CS_ERR_* with err at
+ * file:line (as cs_meas_read and cs_meas_read_rows; a table of time against GPU count, or one
+ * without a row, is CS_ERR_INVALID). */
+int cs_predict_meas_read(const char *path, enum cs_coll coll, int ngpus,
+                         struct cs_predict_meas **out, struct cs_error *err);
+void cs_predict_meas_free(struct cs_predict_meas *m);
+
+/* The measured point at size_bytes, or NULL. */
+const struct cs_predict_meas_point *cs_predict_meas_find(const struct cs_predict_meas *m,
+                                                         long long size_bytes);
+
+/* The FNV-1a 64 hash of the file at path, as 16 hex digits in hex (what reports name a platform
+ * file by). 0, or cs_file_read's error with err set. */
+int cs_predict_file_hash(const char *path, char hex[17], struct cs_error *err);
+
+/* How cs_predict_align moved the sizes of sched for type_bytes (0: every nccl-tests type, for
+ * -d all), nzero of them to 0, as one line of text in buf (len bytes): the granularity and why. */
+void cs_predict_sizes_note(const struct cs_sched *sched, int type_bytes, int nzero, char *buf,
+                           size_t len);
+
 /* Called after each size when non-NULL (progress): k of n done. */
 typedef void (*cs_predict_progress_fn)(void *ctx, int k, int n, const struct cs_predict_row *row);
 
@@ -71,6 +133,8 @@ struct cs_predict_opts {
     struct cs_plan **trace_plan;
     cs_predict_progress_fn progress;
     void *progress_ctx;
+    const long long *nominal;               /* the nominal size of each size; NULL: the size */
+    const struct cs_predict_meas *measured; /* times to compare with (predict --compare) */
 };
 
 /* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling

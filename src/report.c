@@ -1,10 +1,12 @@
 /* report.c: prediction rows as an nccl-tests style table, CSV or JSON. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 
 const char *const cs_report_csv_cols[CS_REPORT_CSV_NCOLS] = {
-    "size_bytes", "count", "type", "time_us", "algbw_GBps", "busbw_GBps", "status",
+    "size_bytes", "count", "type", "time_us", "algbw_GBps", "busbw_GBps", "status", "nominal_bytes",
 };
 
 enum cs_report_fmt cs_report_fmt_parse(const char *s)
@@ -46,6 +48,136 @@ void cs_report_csv_fields(FILE *fp, const struct cs_predict_row *row, const char
     else
         fprintf(fp, "%lld,%lld,%s,,,,%s", row->size_bytes, row->count, dtype,
                 cs_predict_status_name(row));
+    fprintf(fp, ",%lld", row->nominal_bytes);
+}
+
+/* ---- metadata and the comparison with measurements (--compare) ---------------------------- */
+
+void cs_report_meta_line(FILE *fp, const struct cs_report_meta *m)
+{
+    if (m->version == NULL)
+        return;
+    fprintf(fp, "# collsim %s (git %s), SimGrid %s, libxml2 %s", m->version,
+            m->git ? m->git : "unknown", m->simgrid ? m->simgrid : "unknown",
+            m->libxml2 ? m->libxml2 : "unknown");
+    if (m->platform_hash != NULL)
+        fprintf(fp, ", platform FNV-1a 64 %s", m->platform_hash);
+    fputc('\n', fp);
+}
+
+static void json_metadata(FILE *fp, const struct cs_report_meta *m)
+{
+    const char *keys[] = {"collsim", "git", "simgrid", "libxml2", "platform_fnv1a64"};
+    const char *vals[] = {m->version, m->git, m->simgrid, m->libxml2, m->platform_hash};
+
+    if (m->version == NULL)
+        return;
+    fputs(", \"metadata\": {", fp);
+    for (int k = 0, first = 1; k < 5; k++)
+        if (vals[k] != NULL) {
+            fprintf(fp, "%s\"%s\": ", first ? "" : ", ", keys[k]);
+            json_str(fp, vals[k]);
+            first = 0;
+        }
+    fputc('}', fp);
+}
+
+int cs_report_error_pct(const struct cs_predict_row *row, double *pct)
+{
+    if (!ok(row) || row->measured_us <= 0)
+        return -1;
+    *pct = 100 * (row->time_us - row->measured_us) / row->measured_us;
+    return 0;
+}
+
+/* The measured time and error of row in fmt's columns (nothing measured: blank, "-", null). */
+static void compare_fields(FILE *fp, enum cs_report_fmt fmt, const struct cs_predict_row *row)
+{
+    double e = 0;
+    int has_e = cs_report_error_pct(row, &e) == 0, has_m = row->measured_us > 0;
+
+    if (fmt == CS_REPORT_TABLE) {
+        char mu[32] = "-", ep[32] = "-";
+
+        if (has_m)
+            snprintf(mu, sizeof(mu), "%.*f", row->measured_us < 10000 ? 2 : 0, row->measured_us);
+        if (has_e)
+            snprintf(ep, sizeof(ep), "%+.1f", e);
+        fprintf(fp, "  %9s  %7s", mu, ep);
+    } else if (fmt == CS_REPORT_CSV) {
+        if (has_m)
+            fprintf(fp, ",%.6f", row->measured_us);
+        else
+            fputc(',', fp);
+        if (has_e)
+            fprintf(fp, ",%.4f", e);
+        else
+            fputc(',', fp);
+    } else {
+        double ip = 0;
+        int has_ip = row->measured_ip_us > 0 && ok(row);
+
+        fprintf(fp, has_m ? ", \"measured_us\": %.6f" : ", \"measured_us\": null",
+                row->measured_us);
+        fprintf(fp, has_e ? ", \"error_pct\": %.4f" : ", \"error_pct\": null", e);
+        if (row->measured_ip_us > 0)
+            fprintf(fp, ", \"measured_in_place_us\": %.6f", row->measured_ip_us);
+        if (has_ip) {
+            ip = 100 * (row->time_us - row->measured_ip_us) / row->measured_ip_us;
+            fprintf(fp, ", \"error_in_place_pct\": %.4f", ip);
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The summary of the comparison over rows: how many sizes were measured, the median and the
+ * largest |error|. */
+static void compare_summary(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *m,
+                            const struct cs_predict_row *rows, int n)
+{
+    double *abs_e = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), med = 0, max = 0;
+    long long at = 0;
+    int k = 0;
+
+    for (int i = 0; i < n && abs_e != NULL; i++) {
+        double e;
+
+        if (cs_report_error_pct(&rows[i], &e) != 0)
+            continue;
+        if (k == 0 || fabs(e) > max)
+            max = fabs(e), at = rows[i].size_bytes;
+        abs_e[k++] = fabs(e);
+    }
+    if (k > 0) {
+        qsort(abs_e, (size_t)k, sizeof(*abs_e), cmp_double);
+        med = k % 2 ? abs_e[k / 2] : (abs_e[k / 2 - 1] + abs_e[k / 2]) / 2;
+    }
+    free(abs_e);
+    if (fmt == CS_REPORT_JSON) {
+        fputs(",\n\"compare\": {\"log\": ", fp);
+        json_str(fp, m->compare);
+        fprintf(fp, ", \"sizes\": %d, \"measured\": %d", n, k);
+        if (k > 0)
+            fprintf(fp,
+                    ", \"median_abs_error_pct\": %.4f, \"max_abs_error_pct\": %.4f, "
+                    "\"max_at_bytes\": %lld",
+                    med, max, at);
+        fputc('}', fp);
+    } else if (k > 0) {
+        fprintf(fp,
+                "# compared with %s: %d of %d sizes measured, |error| median %.1f%%, max %.1f%% "
+                "(at %lld bytes)\n",
+                m->compare, k, n, med, max, at);
+    } else {
+        fprintf(fp, "# compared with %s: none of the %d sizes measured (or predicted)\n",
+                m->compare, n);
+    }
 }
 
 static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *m)
@@ -53,25 +185,36 @@ static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_repor
     if (fmt == CS_REPORT_TABLE) {
         fprintf(fp, "# collsim predict: %s on %s, %s, %d GPUs, %s\n", m->schedule, m->platform,
                 cs_proto_name(m->proto), m->ngpus, cs_coll_name(m->coll));
+        cs_report_meta_line(fp, m);
         fputs("# nccl-tests columns; out-of-place and in-place show the same replay, #wrong is N/A "
               "(no data is checked)\n#\n",
               fp);
         fprintf(fp, "# %64s %38s\n", "out-of-place", "in-place");
-        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %s\n",
-                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                "time", "algbw", "busbw", "#wrong", "status");
-        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s\n", "(B)",
+        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size",
+                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+                "algbw", "busbw", "#wrong");
+        if (m->compare != NULL)
+            fprintf(fp, "  %9s  %7s", "measured", "error");
+        fputs("  status\n", fp);
+        fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s", "(B)",
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
                 "(GB/s)");
+        if (m->compare != NULL)
+            fprintf(fp, "  %6s  %9s  %7s", "", "(us)", "(%)");
+        fputc('\n', fp);
     } else if (fmt == CS_REPORT_CSV) {
-        fputs(CS_REPORT_CSV_HEADER "\n", fp);
+        fputs(m->compare ? CS_REPORT_CSV_HEADER "," CS_REPORT_CSV_COMPARE "\n"
+                         : CS_REPORT_CSV_HEADER "\n",
+              fp);
     } else {
         fputs("{\"schedule\": ", fp);
         json_str(fp, m->schedule);
         fputs(", \"platform\": ", fp);
         json_str(fp, m->platform);
-        fprintf(fp, ", \"protocol\": \"%s\", \"collective\": \"%s\", \"gpus\": %d, \"results\": [",
+        fprintf(fp, ", \"protocol\": \"%s\", \"collective\": \"%s\", \"gpus\": %d",
                 cs_proto_name(m->proto), cs_coll_name(m->coll), m->ngpus);
+        json_metadata(fp, m);
+        fputs(", \"results\": [", fp);
     }
 }
 
@@ -106,15 +249,22 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
             snprintf(a, sizeof(a), "%.2f", row->algbw_GBps);
             snprintf(b, sizeof(b), "%.2f", row->busbw_GBps);
         }
-        fprintf(fp, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %s\n",
+        fprintf(fp, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s",
                 row->size_bytes, table_count(m, row), dtype, table_redop(m), -1, t, a, b, "N/A", t,
-                a, b, "N/A", cs_predict_status_name(row));
+                a, b, "N/A");
+        if (m->compare != NULL)
+            compare_fields(fp, fmt, row);
+        fprintf(fp, "  %s\n", cs_predict_status_name(row));
     } else if (fmt == CS_REPORT_CSV) {
         cs_report_csv_fields(fp, row, dtype);
+        if (m->compare != NULL)
+            compare_fields(fp, fmt, row);
         fputc('\n', fp);
     } else {
-        fprintf(fp, "%s\n  {\"size_bytes\": %lld, \"count\": %lld, \"type\": \"%s\", ",
-                first ? "" : ",", row->size_bytes, row->count, dtype);
+        fprintf(fp,
+                "%s\n  {\"size_bytes\": %lld, \"count\": %lld, \"type\": \"%s\", "
+                "\"nominal_bytes\": %lld, ",
+                first ? "" : ",", row->size_bytes, row->count, dtype, row->nominal_bytes);
         if (ok(row)) {
             fprintf(fp,
                     "\"time_us\": %.6f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, "
@@ -134,6 +284,8 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
             fputs(", \"warning\": ", fp);
             json_str(fp, row->warning);
         }
+        if (m->compare != NULL)
+            compare_fields(fp, fmt, row);
         fputc('}', fp);
     }
 }
@@ -185,9 +337,11 @@ void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta
     fflush(fp);
 }
 
-int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
-                  int n)
+int cs_report_end_meta(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
+                       const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n)
 {
+    FILE *nfp = fmt == CS_REPORT_TABLE ? fp : notes;
+
     if (fmt == CS_REPORT_TABLE) {
         double sum = 0;
         int nok = 0;
@@ -199,11 +353,28 @@ int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs
             }
         fprintf(fp, "# Avg bus bandwidth    : %g \n#\n", nok ? sum / nok : 0.0);
     }
-    if (fmt == CS_REPORT_JSON)
-        fputs("\n]}\n", fp);
-    else
-        write_notes(fmt == CS_REPORT_TABLE ? fp : notes, rows, n);
+    if (fmt == CS_REPORT_JSON) {
+        fputs("\n]", fp);
+        if (meta != NULL && meta->compare != NULL)
+            compare_summary(fp, fmt, meta, rows, n);
+        fputs("}\n", fp);
+    } else {
+        /* CSV has no room for the version line: it leads the notes */
+        if (fmt == CS_REPORT_CSV && meta != NULL && nfp != NULL)
+            cs_report_meta_line(nfp, meta);
+        if (meta != NULL && meta->compare != NULL && nfp != NULL)
+            compare_summary(nfp, fmt, meta, rows, n);
+        if (meta != NULL && meta->sizes_note != NULL && nfp != NULL)
+            fprintf(nfp, "# %s\n", meta->sizes_note);
+        write_notes(nfp, rows, n);
+    }
     return fflush(fp) != 0 || ferror(fp) ? CS_ERR_IO : 0;
+}
+
+int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
+                  int n)
+{
+    return cs_report_end_meta(fp, notes, fmt, NULL, rows, n);
 }
 
 int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
@@ -212,5 +383,5 @@ int cs_report_write(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
     cs_report_begin(fp, fmt, meta);
     for (int k = 0; k < n; k++)
         cs_report_row(fp, fmt, meta, &rows[k], k);
-    return cs_report_end(fp, notes, fmt, rows, n);
+    return cs_report_end_meta(fp, notes, fmt, meta, rows, n);
 }

@@ -14,9 +14,12 @@ enum cs_report_fmt {
 };
 
 /* Columns of a prediction row in CSV, in order (predict --format csv; sweep and regress files
- * end with them). */
-#define CS_REPORT_CSV_HEADER "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status"
-#define CS_REPORT_CSV_NCOLS 7
+ * end with them). nominal_bytes is the size asked for, before alignment (cs_predict_align). */
+#define CS_REPORT_CSV_HEADER                                                                       \
+    "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status,nominal_bytes"
+#define CS_REPORT_CSV_NCOLS 8
+/* Appended to predict's CSV with --compare. */
+#define CS_REPORT_CSV_COMPARE "measured_us,error_pct"
 extern const char *const cs_report_csv_cols[CS_REPORT_CSV_NCOLS];
 
 /* What a report says about the run as a whole. */
@@ -27,6 +30,14 @@ struct cs_report_meta {
     enum cs_coll coll;
     int ngpus;
     const char *dtype; /* type name printed in rows */
+    /* What made the report (the table's header, JSON's metadata; NULL: not written). */
+    const char *version; /* collsim's */
+    const char *git;     /* the commit it was built from */
+    const char *simgrid; /* library versions */
+    const char *libxml2;
+    const char *platform_hash; /* FNV-1a 64 of the platform file's bytes, in hex */
+    const char *compare;       /* the measurements compared with (--compare LOG); NULL: none */
+    const char *sizes_note;    /* how sizes were aligned: a line after the table; NULL: none */
 };
 
 /* "table", "csv" or "json"; 0 when unknown. */
@@ -46,9 +57,25 @@ void cs_report_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta
                    const struct cs_predict_row *row, int index);
 int cs_report_end(FILE *fp, FILE *notes, enum cs_report_fmt fmt, const struct cs_predict_row *rows,
                   int n);
+/* cs_report_end with what meta adds at the end: for CSV the version line (cs_report_meta_line)
+ * first on notes, the comparison's summary (median and max |error| over the sizes measured; JSON:
+ * a top-level "compare" object) and the sizes note (after the table's footer, or on notes). meta
+ * may be NULL. */
+int cs_report_end_meta(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
+                       const struct cs_report_meta *meta, const struct cs_predict_row *rows, int n);
 
-/* The seven CSV fields of one row (no line end), for tables that prefix their own columns
- * (sweep points). */
+/* meta's version line ("# collsim V (git G), SimGrid S, libxml2 L, platform FNV-1a 64 H"), as the
+ * table's header writes it; nothing when meta->version is NULL. CSV, which has no room for it,
+ * has it first among the notes (cs_report_end_meta). */
+void cs_report_meta_line(FILE *fp, const struct cs_report_meta *meta);
+
+/* The signed error of row's prediction against its out-of-place measurement, in percent:
+ * 100 (predicted - measured) / measured. 0 with *pct, or -1 when the row has no time or no
+ * measurement. */
+int cs_report_error_pct(const struct cs_predict_row *row, double *pct);
+
+/* The CS_REPORT_CSV_NCOLS CSV fields of one row (no line end), for tables that prefix their own
+ * columns (sweep points). */
 void cs_report_csv_fields(FILE *fp, const struct cs_predict_row *row, const char *dtype);
 
 #endif

@@ -137,8 +137,9 @@ static int keep_once(const struct join *j, cs_sweepcsv_repeat_fn repeat, void *c
             for (int c = 0; c < t->ncols; c++)
                 vals[c] = cs_table_get(f, refs[m].row, c);
             rc = cs_table_add_row(t, vals, f->lines[refs[m].row]);
-            info->ndeadlock += strcmp(vals[t->ncols - 1], "deadlock") == 0 ||
-                               strcmp(vals[t->ncols - 1], "hang") == 0;
+            /* status: the 7th of the report's columns, which end every row */
+            info->ndeadlock += strcmp(vals[t->ncols - CS_REPORT_CSV_NCOLS + 6], "deadlock") == 0 ||
+                               strcmp(vals[t->ncols - CS_REPORT_CSV_NCOLS + 6], "hang") == 0;
         }
         info->npoints++;
     }

@@ -158,15 +158,17 @@ static int predict_item(const struct cs_sweep *sw, long k, const char *const *va
                         const char *dtype, FILE *fp, struct cs_error *err)
 {
     struct cs_predict_row *rows = NULL;
-    long long *sizes = NULL;
+    struct cs_predict_opts o = *opts;
+    long long *sizes = NULL, *nominal = NULL;
     int n = 0, rc;
 
-    rc = cs_predict_sizes(sched, opts->type_bytes, z->min_bytes, z->max_bytes, (long long)z->factor,
-                          &sizes, &n, NULL);
-    if (rc == 0 && (rows = calloc((size_t)n, sizeof(*rows))) == NULL)
+    rc = cs_predict_size_list(sched, opts->type_bytes, z->min_bytes, z->max_bytes,
+                              (long long)z->factor, &sizes, &nominal, &n, NULL);
+    if (rc == 0 && (rows = calloc((size_t)n + 1, sizeof(*rows))) == NULL)
         rc = CS_ERR_NOMEM;
+    o.nominal = nominal; /* the sweep's sizes, before alignment: nominal_bytes */
     if (rc == 0)
-        rc = cs_predict_run(sched, plat, opts, sizes, n, rows, err);
+        rc = cs_predict_run(sched, plat, &o, sizes, n, rows, err);
     for (int r = 0; rc == 0 && r < n; r++) {
         fprintf(fp, "%ld", k);
         for (int i = 0; i < sw->nkeys; i++) {
@@ -181,6 +183,7 @@ static int predict_item(const struct cs_sweep *sw, long k, const char *const *va
         cs_predict_row_cleanup(&rows[r]);
     free(rows);
     free(sizes);
+    free(nominal);
     if (rc == CS_ERR_NOMEM)
         cs_error_set(err, NULL, 0, "out of memory");
     return rc;

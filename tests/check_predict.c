@@ -11,35 +11,89 @@
 #include "report.h"
 #include "runner.h"
 #include "testplat.h"
+#include "testutil.h"
+#include "util.h"
 
-/* nccl-tests stepping, rounded to the executor's granularity, duplicates dropped. */
+/* nccl-tests stepping, aligned down to the executor's granularity, zeros and duplicates dropped. */
 START_TEST(test_sizes)
 {
     struct cs_sched *s = NULL;
-    long long *v = NULL;
-    int n = 0, rounded = -1;
+    long long *v = NULL, *nom = NULL;
+    int n = 0, rounded = -1, zero = -1;
 
     ck_assert_int_eq(cs_gen_from_spec("ring:gpus=8,channels=1,protocol=LL", &s, NULL), 0);
     /* nchunksperloop 8 x 4 bytes: 32-byte granularity */
+    ck_assert_int_eq(cs_predict_granularity(s, 4), 32);
     ck_assert_int_eq(cs_predict_sizes(s, 4, 1024, 8192, 2, &v, &n, &rounded), 0);
     ck_assert_int_eq(n, 4);
     ck_assert_int_eq(v[0], 1024);
     ck_assert_int_eq(v[3], 8192);
     ck_assert_int_eq(rounded, 0);
     free(v);
-    ck_assert_int_eq(cs_predict_sizes(s, 4, 1, 64, 2, &v, &n, &rounded), 0);
-    /* 1, 2, 4, 8, 16, 32 all round to 32; 64 stays */
+    ck_assert_int_eq(cs_predict_size_list(s, 4, 1, 64, 2, &v, &nom, &n, &zero), 0);
+    /* 1, 2, 4, 8, 16 align down to 0 (skipped); 32 and 64 stay */
     ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(zero, 5);
     ck_assert_int_eq(v[0], 32);
     ck_assert_int_eq(v[1], 64);
+    ck_assert_int_eq(nom[0], 32);
+    cs_free_each(2, v, nom);
+    /* validate's and regress's sizes round up: 1 .. 16 become 32 */
+    ck_assert_int_eq(cs_predict_sizes(s, 4, 1, 64, 2, &v, &n, &rounded), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(v[0], 32);
     ck_assert_int_eq(rounded, 1);
     free(v);
-    ck_assert_int_eq(cs_predict_sizes(s, 4, 1000, 1000, 3, &v, &n, NULL), 0);
+    /* 1000 is 250 floats; predict aligns down to 992 (31 x 32), validate rounds up to 1024 */
+    ck_assert_int_eq(cs_predict_size_list(s, 4, 1000, 1000, 3, &v, &nom, &n, NULL), 0);
     ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(v[0], 992);
+    ck_assert_int_eq(nom[0], 1000);
+    cs_free_each(2, v, nom);
+    ck_assert_int_eq(cs_predict_sizes(s, 4, 1000, 1000, 3, &v, &n, NULL), 0);
     ck_assert_int_eq(v[0], 1024);
     free(v);
+    /* every size below the granularity: no size */
+    ck_assert_int_eq(cs_predict_size_list(s, 4, 1, 16, 2, &v, NULL, &n, &zero), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(zero, 5);
+    free(v);
+    ck_assert_int_eq(cs_predict_size_list(s, 4, 2048, 1024, 2, &v, NULL, &n, NULL), CS_ERR_USAGE);
     ck_assert_int_eq(cs_predict_sizes(s, 4, 2048, 1024, 2, &v, &n, NULL), CS_ERR_USAGE);
     ck_assert_int_eq(cs_predict_sizes(s, 4, 1024, 2048, 1, &v, &n, NULL), CS_ERR_USAGE);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* nccl-tests' own alignment (common.cu setupArgs, all_gather.cu): whole elements down; for the
+ * gathering and scattering collectives 16 bytes per rank down, times the ranks. */
+START_TEST(test_nccl_size)
+{
+    struct cs_sched *s = NULL;
+
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_ALLREDUCE, 8, 4, 1023), 1020);
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_ALLREDUCE, 8, 8, 7), 0);
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_CUSTOM, 3, 2, 5), 4);
+    /* 1000 floats over 8 ranks: 125 per rank, down to 124 (16 bytes = 4 floats) */
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_ALLGATHER, 8, 4, 4000), 124 * 8 * 4);
+    /* int8: 16 elements per rank; double: 2 */
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_REDUCE_SCATTER, 4, 1, 100), 64);
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_ALLTOALL, 4, 8, 100), 64);
+    ck_assert_int_eq(cs_predict_nccl_size(CS_COLL_ALLGATHER, 8, 4, 127), 0);
+    /* an 8-GPU allgather ring has nchunksperloop 8: nccl-tests' 8 x 16 bytes is the finer grain
+     * for float (8 x 4 = 32 bytes); lcm 128 */
+    ck_assert_int_eq(
+        cs_gen_from_spec("ring:gpus=8,channels=1,protocol=LL,coll=allgather", &s, NULL), 0);
+    ck_assert_int_eq(s->coll, CS_COLL_ALLGATHER);
+    ck_assert_int_eq(cs_predict_granularity(s, 4), 128);
+    ck_assert_int_eq(cs_predict_align(s, 4, 1000), 896);
+    ck_assert_int_eq(cs_predict_align(s, 4, 1024), 1024);
+    ck_assert_int_eq(cs_predict_align(s, 4, 100), 0);
+    cs_sched_free(s);
+    /* a 3-channel 8-GPU allreduce ring: 24 chunks per loop, 96 bytes of floats */
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=8,channels=3,protocol=LL", &s, NULL), 0);
+    ck_assert_int_eq(cs_predict_align(s, 4, 1024), 960);
+    ck_assert_int_eq(cs_predict_align(s, 1, 1024), 1008);
     cs_sched_free(s);
 }
 END_TEST
@@ -358,7 +412,9 @@ START_TEST(test_report)
 {
     static char report[] = "gpu 0 waits\ngpu 1 waits";
     struct cs_predict_row rows[2];
-    struct cs_report_meta m = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float"};
+    struct cs_report_meta m = {
+        "s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float", NULL, NULL, NULL, NULL,
+        NULL,    NULL,    NULL};
     char *buf = NULL;
     size_t len = 0;
     FILE *fp;
@@ -366,6 +422,7 @@ START_TEST(test_report)
     memset(rows, 0, sizeof(rows));
     rows[0].size_bytes = 1024, rows[0].count = 256, rows[0].res.status = CS_REPLAY_OK;
     rows[0].time_us = 10, rows[0].algbw_GBps = 0.1024, rows[0].busbw_GBps = 0.1792;
+    rows[0].nominal_bytes = 1100, rows[1].nominal_bytes = 2048;
     rows[1].size_bytes = 2048, rows[1].count = 512, rows[1].res.status = CS_REPLAY_DEADLOCK;
     rows[1].res.report = report;
 
@@ -374,8 +431,8 @@ START_TEST(test_report)
     fclose(fp);
     ck_assert_str_eq(buf,
                      CS_REPORT_CSV_HEADER "\n"
-                                          "1024,256,float,10.000000,0.102400,0.179200,ok\n"
-                                          "2048,512,float,,,,deadlock\n"
+                                          "1024,256,float,10.000000,0.102400,0.179200,ok,1100\n"
+                                          "2048,512,float,,,,deadlock,2048\n"
                                           "# at 2048 bytes:\n#   gpu 0 waits\n#   gpu 1 waits\n");
     free(buf);
 
@@ -400,6 +457,9 @@ START_TEST(test_report)
     ck_assert_ptr_nonnull(strstr(buf, "\"status\": \"deadlock\", \"report\": \"gpu 0 waits\\n"
                                       "gpu 1 waits\"}\n]}\n"));
     ck_assert_ptr_nonnull(strstr(buf, "\"time_us\": 10.000000"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"type\": \"float\", \"nominal_bytes\": 1100, "));
+    /* no versions given: no metadata object */
+    ck_assert_ptr_null(strstr(buf, "metadata"));
     free(buf);
 
     /* An unsupported size after them: its row, and its reason with the notes. */
@@ -408,10 +468,11 @@ START_TEST(test_report)
         struct cs_predict_row r3[3] = {rows[0], rows[1], {0}};
 
         r3[2].size_bytes = 4096, r3[2].count = 1024, r3[2].refused = why;
+        r3[2].nominal_bytes = 4096;
         fp = open_memstream(&buf, &len);
         ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &m, r3, 3), 0);
         fclose(fp);
-        ck_assert_ptr_nonnull(strstr(buf, "\n4096,1024,float,,,,unsupported\n"));
+        ck_assert_ptr_nonnull(strstr(buf, "\n4096,1024,float,,,,unsupported,4096\n"));
         ck_assert_ptr_nonnull(
             strstr(buf, "\n# at 4096 bytes: unsupported: needs 65536 loop iterations\n"));
         free(buf);
@@ -424,7 +485,7 @@ START_TEST(test_report)
         struct cs_predict_row h[2] = {{0}, {0}};
 
         for (int k = 0; k < 2; k++) {
-            h[k].size_bytes = 1024 << k, h[k].count = 256 << k;
+            h[k].size_bytes = h[k].nominal_bytes = 1024 << k, h[k].count = 256 << k;
             h[k].hang = why, h[k].warning = warn;
         }
         fp = open_memstream(&buf, &len);
@@ -432,7 +493,7 @@ START_TEST(test_report)
         fclose(fp);
         ck_assert_str_eq(buf, CS_REPORT_CSV_HEADER
                          "\n"
-                         "1024,256,float,,,,hang\n2048,512,float,,,,hang\n"
+                         "1024,256,float,,,,hang,1024\n2048,512,float,,,,hang,2048\n"
                          "# warning: LL128 over PCIe\n"
                          "# hang (at every size): gpu 0 has 128 threadblocks\n");
         free(buf);
@@ -469,11 +530,147 @@ START_TEST(test_report)
 }
 END_TEST
 
+/* --compare: a measurement table's times by size and placement (the median of repeated rows),
+ * the columns each format adds and the summary; the metadata. */
+START_TEST(test_compare)
+{
+    static const char log[] = "size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n"
+                              "1024,10,,,out_of_place\n"
+                              "1024,12,,,in_place\n"
+                              "2048,30,,,out_of_place\n"
+                              "2048,20,,,out_of_place\n"
+                              "2048,22,,,out_of_place\n"
+                              "8192,,,1.75,out_of_place\n";
+    char path[] = "/tmp/check_predict_cmpXXXXXX";
+    struct cs_predict_meas *m = NULL;
+    const struct cs_predict_meas_point *p;
+    struct cs_report_meta meta = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8,
+                                  "float", "9.9",   "abc1234",   "3.32.0",          "2.9.14",
+                                  "00ff",  "m.csv", NULL};
+    struct cs_predict_row rows[3];
+    struct cs_error err;
+    char *buf = NULL;
+    size_t len = 0;
+    double e;
+    int fd = mkstemp(path);
+    FILE *fp;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, log, sizeof(log) - 1), (int)sizeof(log) - 1);
+    close(fd);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_predict_meas_read(path, CS_COLL_ALLREDUCE, 8, &m, &err), 0);
+    ck_assert_int_eq(m->n, 3);
+    p = cs_predict_meas_find(m, 1024);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(p->oop_us, 10);
+    ck_assert_double_eq(p->ip_us, 12);
+    ck_assert_double_eq(cs_predict_meas_find(m, 2048)->oop_us, 22); /* median of 30, 20, 22 */
+    ck_assert_double_eq(cs_predict_meas_find(m, 2048)->ip_us, 0);
+    /* from busbw: 8192 B x 2 x 7 / 8 / 1.75 GB/s = 8.192 us */
+    ck_assert_double_eq_tol(cs_predict_meas_find(m, 8192)->oop_us, 8.192, 1e-9);
+    ck_assert_ptr_null(cs_predict_meas_find(m, 4096));
+    cs_predict_meas_free(m);
+    unlink(path);
+
+    memset(rows, 0, sizeof(rows));
+    for (int k = 0; k < 3; k++) {
+        rows[k].size_bytes = rows[k].nominal_bytes = 1024 << k;
+        rows[k].count = 256 << k;
+        rows[k].res.status = CS_REPLAY_OK;
+        rows[k].time_us = 11 << k;
+    }
+    rows[0].measured_us = 10, rows[0].measured_ip_us = 12; /* +10% */
+    rows[1].measured_us = 22;                              /* 0% */
+    ck_assert_int_eq(cs_report_error_pct(&rows[0], &e), 0);
+    ck_assert_double_eq_tol(e, 10, 1e-12);
+    ck_assert_int_eq(cs_report_error_pct(&rows[2], &e), -1);
+
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &meta, rows, 3), 0);
+    fclose(fp);
+    ck_assert_str_eq(buf, CS_REPORT_CSV_HEADER
+                     ",measured_us,error_pct\n"
+                     "1024,256,float,11.000000,0.000000,0.000000,ok,1024,10.000000,10.0000\n"
+                     "2048,512,float,22.000000,0.000000,0.000000,ok,2048,22.000000,0.0000\n"
+                     "4096,1024,float,44.000000,0.000000,0.000000,ok,4096,,\n"
+                     "# collsim 9.9 (git abc1234), SimGrid 3.32.0, libxml2 2.9.14, "
+                     "platform FNV-1a 64 00ff\n"
+                     "# compared with m.csv: 2 of 3 sizes measured, |error| median 5.0%, "
+                     "max 10.0% (at 1024 bytes)\n");
+    free(buf);
+
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_TABLE, &meta, rows, 3), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(buf, "# collsim 9.9 (git abc1234), SimGrid 3.32.0, libxml2 "
+                                      "2.9.14, platform FNV-1a 64 00ff\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "  #wrong   measured    error  status\n"));
+    /* busbw stays field 8; measured and error after the in-place #wrong */
+    ck_assert_ptr_nonnull(strstr(buf, "     N/A      10.00    +10.0  ok\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "     N/A          -        -  ok\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "# compared with m.csv: 2 of 3 sizes measured"));
+    free(buf);
+
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &meta, rows, 3), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(buf, "\"metadata\": {\"collsim\": \"9.9\", \"git\": \"abc1234\", "
+                                      "\"simgrid\": \"3.32.0\", \"libxml2\": \"2.9.14\", "
+                                      "\"platform_fnv1a64\": \"00ff\"}, \"results\": ["));
+    ck_assert_ptr_nonnull(strstr(buf, "\"measured_us\": 10.000000, \"error_pct\": 10.0000, "
+                                      "\"measured_in_place_us\": 12.000000"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"measured_us\": null, \"error_pct\": null}"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"compare\": {\"log\": \"m.csv\", \"sizes\": 3, "
+                                      "\"measured\": 2, \"median_abs_error_pct\": 5.0000"));
+    free(buf);
+}
+END_TEST
+
+/* A table of time against GPU count has no size to compare with; a missing log is an error. */
+START_TEST(test_compare_bad)
+{
+    struct cs_predict_meas *m = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_predict_meas_read(
+                         test_data("validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv"),
+                         CS_COLL_ALLREDUCE, 8, &m, &err),
+                     CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "GPU count"));
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_ptr_null(m);
+    cs_error_init(&err);
+    ck_assert_int_ne(cs_predict_meas_read("/nonexistent/log.csv", CS_COLL_ALLREDUCE, 8, &m, &err),
+                     0);
+    ck_assert_ptr_null(m);
+}
+END_TEST
+
+/* FNV-1a 64 of a file: the published test vector of "a". */
+START_TEST(test_file_hash)
+{
+    char path[] = "/tmp/check_predict_hashXXXXXX", hex[17];
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "a", 1), 1);
+    close(fd);
+    ck_assert_int_eq(cs_predict_file_hash(path, hex, NULL), 0);
+    ck_assert_str_eq(hex, "af63dc4c8601ec8c");
+    unlink(path);
+    ck_assert_int_ne(cs_predict_file_hash(path, hex, NULL), 0);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_sizes, 1},  {test_load, 1}, {test_predict_run, 1},      {test_extrapolate, 1},
-        {test_report, 1}, {test_hang, 1}, {test_ll128_off_nvlink, 1}, {NULL, 0},
+        {test_sizes, 1},       {test_nccl_size, 1},        {test_load, 1},
+        {test_predict_run, 1}, {test_extrapolate, 1},      {test_report, 1},
+        {test_compare, 1},     {test_compare_bad, 1},      {test_file_hash, 1},
+        {test_hang, 1},        {test_ll128_off_nvlink, 1}, {NULL, 0},
     };
 
     return test_run("predict", 60, tests, NULL);

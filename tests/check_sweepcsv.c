@@ -8,7 +8,8 @@
 #include "sweepcsv.h"
 
 #define HDR "point,protocol," CS_REPORT_CSV_HEADER "\n"
-#define ROW(p, proto, size, status) #p "," proto "," #size ",256,float,1.0,1.0,1.0," status "\n"
+#define ROW(p, proto, size, status)                                                                \
+#p "," proto "," #size ",256,float,1.0,1.0,1.0," status "," #size "\n"
 
 static struct cs_table *table(const char *text)
 {
@@ -49,7 +50,7 @@ START_TEST(point_file)
                                     "t.sweep", "/d", &sw, NULL),
                      0);
     t = table("point,schedule,platform,protocol," CS_REPORT_CSV_HEADER "\n"
-              "1,s.xml,p.xml,Simple,1024,256,float,1.0,1.0,1.0,ok\n");
+              "1,s.xml,p.xml,Simple,1024,256,float,1.0,1.0,1.0,ok,1024\n");
     ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), 0);
     ck_assert_int_eq(cs_sweepcsv_check_point(sw, 0, t), CS_ERR_INVALID);
     ck_assert_int_eq(cs_sweepcsv_check_point(sw, 2, t), CS_ERR_INVALID);
@@ -57,7 +58,7 @@ START_TEST(point_file)
     t = table("point,schedule,platform,protocol," CS_REPORT_CSV_HEADER "\n");
     ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), CS_ERR_INVALID); /* no rows */
     cs_table_free(t);
-    t = table("point,protocol," CS_REPORT_CSV_HEADER "\n1,Simple,1024,256,float,1,1,1,ok\n");
+    t = table("point,protocol," CS_REPORT_CSV_HEADER "\n1,Simple,1024,256,float,1,1,1,ok,1024\n");
     ck_assert_int_eq(cs_sweepcsv_check_point(sw, 1, t), CS_ERR_INVALID); /* other keys */
     cs_table_free(t);
     cs_sweep_free(sw);

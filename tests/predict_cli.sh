@@ -2,7 +2,8 @@
 # predict_cli.sh: `collsim predict` refuses link parameters in --set (they live in the platform's
 # <link>s) and schedules that verify finds structurally invalid, prints each row as it comes,
 # reports a size the executor cannot run as unsupported, and a killed predict takes its
-# simulating child with it.
+# simulating child with it. Sizes align down as nccl-tests aligns them, then to the schedule's
+# granularity; --compare adds a log's measured times.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
@@ -116,13 +117,89 @@ fi
 "$cs" predict --gen ring:gpus=8,channels=1,protocol=LL -p "$plat" -b 8G -e 16G --format csv \
     >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" -ne 2 ] || ! grep -q '^8589934592,.*,ok$' "$tmp/out" ||
-    ! grep -q '^17179869184,.*,unsupported$' "$tmp/out" ||
+if [ "$rc" -ne 2 ] || ! grep -q '^8589934592,.*,ok,8589934592$' "$tmp/out" ||
+    ! grep -q '^17179869184,.*,unsupported,17179869184$' "$tmp/out" ||
     ! grep -q '17179869184 bytes: unsupported: .*65536 loop iterations' "$tmp/err"; then
     echo "FAIL: an unsupported size: exit $rc"
     cat "$tmp/out" "$tmp/err"
     fail=$((fail + 1))
 fi
+
+# Sizes align down: a 3-channel 8-GPU ring has nchunksperloop 24, so floats come in 96 bytes;
+# 1024 runs as 960 (nominal 1024), 64 aligns to 0 and is skipped, with a note under the table.
+dgx="$srcdir/platforms/dgx-a100.xml"
+"$cs" predict --gen ring:gpus=8,channels=3,protocol=LL -p "$dgx" -b 64 -e 1K -f 16 --format csv \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || [ "$(wc -l <"$tmp/out")" -ne 2 ] || ! grep -q '^960,240,float,.*,ok,1024$' "$tmp/out" ||
+    ! grep -q '^# collsim .* (git .*), SimGrid .*, libxml2 .*, platform FNV-1a 64 [0-9a-f]\{16\}$' "$tmp/err"; then
+    echo "FAIL: aligned CSV sizes: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+fi
+"$cs" predict --gen ring:gpus=8,channels=3,protocol=LL -p "$dgx" -b 64 -e 1K -f 16 >"$tmp/out" 2>&1
+if ! grep -q '^ *960 .* ok$' "$tmp/out" ||
+    ! grep -q '^# sizes .*down to a multiple of 96 bytes.*nchunksperloop (24).*1 size below that skipped$' "$tmp/out"; then
+    echo "FAIL: the table's alignment note"
+    cat "$tmp/out"
+    fail=$((fail + 1))
+fi
+"$cs" predict --gen ring:gpus=8,channels=3,protocol=LL -p "$dgx" -b 8 -e 64 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q 'every size from -b 8 to -e 64 aligns down to 0: .*96 bytes' "$tmp/err"; then
+    echo "FAIL: sizes that all align to 0: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+fi
+
+# --compare: measured times by size (out of place), errors, a size the log lacks left empty,
+# the summary; JSON carries the metadata and the compare object.
+log="$srcdir/tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv"
+"$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 64M -e 192M -f 3 \
+    --compare "$log" --format csv >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || ! head -1 "$tmp/out" | grep -q ',status,nominal_bytes,measured_us,error_pct$' ||
+    ! grep -q '^67108864,.*,ok,67108864,589.500000,-\{0,1\}[0-9.]*$' "$tmp/out" ||
+    ! grep -q '^201326592,.*,ok,201326592,,$' "$tmp/out" ||
+    ! grep -q '^# compared with .*oci-bmgpu48.*: 1 of 2 sizes measured, |error| median' "$tmp/err"; then
+    echo "FAIL: --compare CSV: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+fi
+"$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 64M -e 64M \
+    --compare "$log" --format json >"$tmp/out" 2>"$tmp/err"
+if ! grep -q '"metadata": {"collsim": ".*", "git": ".*", "simgrid": ".*", "libxml2": ".*", "platform_fnv1a64": "[0-9a-f]\{16\}"}' "$tmp/out" ||
+    ! grep -q '"measured_us": 589.500000, "error_pct": .*, "measured_in_place_us": ' "$tmp/out" ||
+    ! grep -q '^"compare": {"log": ".*", "sizes": 1, "measured": 1, ' "$tmp/out"; then
+    echo "FAIL: --compare JSON"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+fi
+# raw nccl-tests output of the same table: the same measured times and errors
+sh "$srcdir/tests/data/nccl-tests/to-nccl-tests.sh" "$log" >"$tmp/raw.txt"
+for l in "$log" "$tmp/raw.txt"; do
+    "$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 1M -e 4M -f 4 \
+        --compare "$l" --format csv 2>/dev/null | cut -d, -f1,9,10 >"$tmp/cmp.$(basename "$l")"
+done
+if ! grep -q '^1048576,76.710000,' "$tmp/cmp.raw.txt" ||
+    ! cmp -s "$tmp/cmp.raw.txt" "$tmp/cmp.$(basename "$log")"; then
+    echo "FAIL: --compare with raw nccl-tests output"
+    cat "$tmp/cmp.raw.txt" "$tmp/cmp.$(basename "$log")"
+    fail=$((fail + 1))
+fi
+# a log with a bad row: exit 2 naming FILE:LINE; a log that is not there: exit 2
+printf 'size_bytes,time_us\n1024,10\n2048,x\n' >"$tmp/bad.csv"
+"$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 1K -e 1K \
+    --compare "$tmp/bad.csv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "bad.csv:3: " "$tmp/err" || [ -s "$tmp/out" ]; then
+    echo "FAIL: --compare with a bad log: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+fi
+"$cs" predict --gen ring:gpus=8,channels=1,protocol=Simple -p "$dgx" -b 1K -e 1K \
+    --compare "$tmp/none.csv" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "none.csv" "$tmp/err" || { echo "FAIL: --compare with no log"; fail=$((fail + 1)); }
 
 [ "$fail" -eq 0 ] && echo "predict_cli: ok"
 exit "$fail"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# readme.sh: the README's examples (`    $ collsim ...` blocks) still print what the README shows.
+# readme.sh: the examples of the README and of docs/*.md (`    $ collsim ...` blocks) still print
+# what they show.
 # Each shown output line, with whitespace collapsed and "..." taken as "something elided", must
 # appear in the command's output (stdout and stderr), piece by piece; a command shown without
 # output must exit 0. Examples that read ../shared are skipped when it is absent.
@@ -18,18 +19,19 @@ export PATH
 # One record per line: C<TAB>command (continuations joined) or O<TAB>shown output line.
 awk '
     function flush() { if (cmd != "") print "C\t" cmd; cmd = "" }
+    FNR == 1 { flush(); cont = 0; inex = 0 }
     cont { cmd = cmd " " $0; sub(/^ +/, " ", cmd); cont = sub(/ *\\$/, "", cmd); if (!cont) flush(); next }
     /^    \$ / { cmd = substr($0, 7); cont = sub(/ *\\$/, "", cmd); if (!cont) flush(); inex = 1; next }
     inex && /^    / { print "O\t" substr($0, 5); next }
     { inex = 0 }
-' "$CS_SRCDIR/README" >"$tmp/examples"
+' "$CS_SRCDIR/README" "$CS_SRCDIR"/docs/*.md >"$tmp/examples"
 
 rc=0
 n=0
 check() { # the previous command against its shown lines
     [ -n "${cmd:-}" ] || return 0
     if [ "$skip" -eq 0 ] && [ "$shown" -eq 0 ] && [ "$st" -ne 0 ]; then
-        echo "FAIL: README example '$cmd' exits $st:" >&2
+        echo "FAIL: example '$cmd' exits $st:" >&2
         cat "$tmp/out" >&2
         rc=1
     fi
@@ -58,13 +60,13 @@ while IFS='	' read -r kind text; do
         while IFS= read -r want; do
             [ ${#want} -gt 1 ] || continue
             grep -qF -- "$want" "$tmp/norm" && continue
-            echo "FAIL: README example '$cmd' no longer prints: $want" >&2
+            echo "FAIL: example '$cmd' no longer prints: $want" >&2
             echo x >>"$tmp/failed"
         done
     shown=1
 done <"$tmp/examples"
 check
 [ -f "$tmp/failed" ] && rc=1
-echo "readme.sh: $n examples run"
+echo "readme.sh: $n examples run (README, docs/*.md)"
 [ "$n" -gt 0 ] || { echo "FAIL: no example found in README" >&2; rc=1; }
 exit $rc

@@ -34,7 +34,7 @@ npoints=6
 
 # 1. the whole sweep, two at a time
 "$cs" sweep s.sweep -j 2 --results full.d -o full.csv 2>err || fail "sweep: $(cat err)"
-head -1 full.csv | grep -qx 'point,schedule,platform.family,protocol,scale.cs.link_Bps.pcie,size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status' \
+head -1 full.csv | grep -qx 'point,schedule,platform.family,protocol,scale.cs.link_Bps.pcie,size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status,nominal_bytes' \
     || fail "header: $(head -1 full.csv)"
 [ "$(tail -n +2 full.csv | cut -d, -f1 | sort -un | wc -l)" -eq $npoints ] || fail "points in full.csv"
 [ "$(tail -n +2 full.csv | wc -l)" -eq $((npoints * 3)) ] || fail "rows in full.csv"
@@ -105,7 +105,7 @@ sh -e list.txt || fail "running the listed commands"
 cmp -s m.csv full.csv || fail "merged shards differ from the full run"
 # a shard given twice is kept once; shards that disagree are refused
 "$cs" sweep --merge m2.csv sh/shard-*.csv sh/shard-1.csv 2>/dev/null && cmp -s m2.csv full.csv || fail "duplicate shard"
-sed 's/,ok$/,deadlock/' sh/shard-1.csv >bad-1.csv
+sed 's/,ok,\([0-9]*\)$/,deadlock,\1/' sh/shard-1.csv >bad-1.csv
 "$cs" sweep --merge m3.csv sh/shard-*.csv bad-1.csv 2>/dev/null
 [ $? -eq 2 ] || fail "conflicting shards accepted"
 [ ! -e m3.csv ] || fail "output written despite a conflict"
