@@ -1,6 +1,7 @@
 #!/bin/sh
 # man.sh: the manual page `make` assembles from the usage texts (doc/collsim.1) names every command
-# with its usage, is what scripts/gen-man writes from the program now, and groff reads it cleanly.
+# with its usage, is what scripts/gen-man writes from the program now, and groff reads it cleanly;
+# `collsim --version` names the commit the program was built from.
 set -u
 src=${CS_SRCDIR:?}
 b=${CS_BUILDDIR:?}
@@ -30,5 +31,10 @@ cmp -s "$page" "$tmp/collsim.1" || fail "doc/collsim.1 differs from what gen-man
 if command -v groff >/dev/null 2>&1; then
     w=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
     [ -z "$w" ] || fail "groff warns: $w"
+fi
+# in a git checkout, the commit of this build (make looks it up every time), not configure's
+if sha=$(cd "$src" && git rev-parse --short HEAD 2>/dev/null) && [ -n "$sha" ]; then
+    "$cs" --version | head -n 1 | grep -Eq "^collsim [0-9][0-9.]* \(git $sha(-dirty)?\)\$" ||
+        fail "--version does not name the commit $sha: $("$cs" --version | head -n 1)"
 fi
 echo "man: ok"
