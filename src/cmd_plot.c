@@ -13,22 +13,28 @@
 #include "table.h"
 
 const char cmd_plot_usage[] =
-    "usage: collsim plot CSV... [-o OUT.png|OUT.svg] [--metric time|busbw|both]\n"
-    "                    [--best COLUMN] [--where KEY=VALUE]... [--title T] [--script FILE]\n"
+    "usage: collsim plot CSV... [-o OUT.png|OUT.svg|OUT.pdf] [--metric time|busbw|both]\n"
+    "                    [--busbw-scale linear|log] [--best COLUMN] [--where KEY=VALUE]...\n"
+    "                    [--title T] [--script FILE]\n"
     "\n"
     "Draw prediction CSVs ('collsim predict --format csv') or sweep CSVs ('collsim sweep') with\n"
     "gnuplot. One line per variant: the axis columns that vary name it (several plain\n"
-    "prediction CSVs: their file names). Deadlocked sizes are left out of the lines.\n"
-    "  -o OUT          PNG or SVG, by extension (default: the first CSV's name, .png)\n"
-    "  --metric M      time and bus bandwidth against size, log-log, side by side (both, the\n"
-    "                  default), or one of them\n"
+    "prediction CSVs: their file names). Sizes that deadlock, hang or are unsupported are marked\n"
+    "above the times and at zero bus bandwidth. The title says the schedule and platform the\n"
+    "rows share (sweep columns, or '# schedule: S' and '# platform: P' lines atop a CSV).\n"
+    "  -o OUT          PNG, SVG or PDF, by extension (default: the first CSV's name, .png)\n"
+    "  --metric M      time and bus bandwidth against size, side by side (both, the default),\n"
+    "                  or one of them; size and time on log axes\n"
+    "  --busbw-scale S bus bandwidth on a linear axis from 0 (the default: how close to the\n"
+    "                  link's rate a size comes) or a log one\n"
     "  --best COLUMN   instead, a map: for each size (x) and value of COLUMN (y), the variant\n"
     "                  (the other varying columns) with the least time; cells where every\n"
-    "                  variant deadlocks are marked\n"
+    "                  variant fails are marked. Rows of different GPU counts are refused\n"
+    "                  (choose one with --where) unless COLUMN is the count\n"
     "  --where K=V     plot only rows whose column K is V (repeatable)\n"
     "  --title T       the figure's title\n"
     "  --script FILE   write the gnuplot script (data inline) there instead of running gnuplot\n"
-    "gnuplot is found in PATH, or named by $GNUPLOT.\n";
+    "gnuplot is found in PATH, or named by $GNUPLOT; PNG and PDF need its cairo terminals.\n";
 
 #define MAX_FILES 64
 #define MAX_WHERE 32
@@ -38,15 +44,21 @@ static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char 
                       const char **script)
 {
     static const struct option longopts[] = {
-        {"best", required_argument, NULL, 'B'},   {"metric", required_argument, NULL, 'M'},
-        {"script", required_argument, NULL, 'S'}, {"title", required_argument, NULL, 'T'},
-        {"where", required_argument, NULL, 'W'},  {NULL, 0, NULL, 0},
+        {"best", required_argument, NULL, 'B'},
+        {"busbw-scale", required_argument, NULL, 'Y'},
+        {"metric", required_argument, NULL, 'M'},
+        {"script", required_argument, NULL, 'S'},
+        {"title", required_argument, NULL, 'T'},
+        {"where", required_argument, NULL, 'W'},
+        {NULL, 0, NULL, 0},
     };
     int c, started = 0;
 
     while ((c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
         if (c == 'M' && strcmp(optarg, "time") && strcmp(optarg, "busbw") && strcmp(optarg, "both"))
             return cmd_usage_error("plot: --metric takes time, busbw or both");
+        if (c == 'Y' && strcmp(optarg, "linear") && strcmp(optarg, "log"))
+            return cmd_usage_error("plot: --busbw-scale takes linear or log");
         if (c == 'W' && (o->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
             return cmd_usage_error("plot: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
         if (c == 'o')
@@ -61,6 +73,8 @@ static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char 
             o->title = optarg;
         else if (c == 'W')
             where[o->nwhere++] = optarg;
+        else if (c == 'Y')
+            o->busbw_log = strcmp(optarg, "log") == 0;
         else
             return CS_EXIT_USAGE;
     }
@@ -190,7 +204,7 @@ int cmd_plot(int argc, char **argv)
         o.out = default_out(files[0], o.best != NULL, outbuf, sizeof(outbuf));
     cs_error_init(&err);
     for (; nfiles < argc - optind; nfiles++)
-        if (cs_table_read(files[nfiles], &tabs[nfiles], &err) != 0)
+        if (cs_plot_read(files[nfiles], &tabs[nfiles], &err) != 0)
             break;
     if (nfiles == argc - optind && script == NULL &&
         (opened = cs_outfile_open(&image, o.out, &err) == 0))

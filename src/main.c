@@ -6,13 +6,9 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "gitsha.h" /* CS_BUILD_GIT_SHA: the commit make saw (Makefile.am writes it) */
 #include "replay.h"
 #include "xml.h"
-
-/* The commit configure saw (Makefile.am passes it); "unknown" outside a git checkout. */
-#ifndef CS_GIT_SHA
-#define CS_GIT_SHA "unknown"
-#endif
 
 /* A subcommand: its name, entry point, one-line summary and full help text. */
 static const struct cmd {
@@ -94,8 +90,8 @@ static int run(int argc, char **argv)
         char sg[32];
 
         cs_replay_simgrid_version(sg, sizeof(sg));
-        printf("collsim %s (git %s)\nSimGrid %s, libxml2 %s\n", PACKAGE_VERSION, CS_GIT_SHA, sg,
-               cs_xml_library_version());
+        printf("collsim %s (git %s)\nSimGrid %s, libxml2 %s\n", PACKAGE_VERSION, CS_BUILD_GIT_SHA,
+               sg, cs_xml_library_version());
         return CS_EXIT_OK;
     }
     if (strcmp(argv[1], "help") == 0 && argc < 3) {

@@ -20,8 +20,17 @@ grep -q "set ylabel 'Bus bandwidth (GB/s)'" "$s" || fail "busbw label"
 grep -q "title 'allreduce_a100_ncv4.4gpu.1inst.LL.xml LL'" "$s" || fail "legend 1"
 grep -q "title 'allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml LL128'" "$s" || fail "legend 2"
 [ "$(grep -c '^\$d[0-9]* << EOD' "$s")" -eq 3 ] || fail "not three data blocks"
-# deadlocked sizes are not drawn: variant 0 has 4 finished sizes of 6
+# deadlocked sizes are no line points but marks: variant 0 has 4 finished sizes of 6
 [ "$(sed -n '/^\$d0 << EOD/,/^EOD/p' "$s" | grep -c '^[0-9]')" -eq 4 ] || fail "deadlocks drawn"
+[ "$(sed -n '/^\$f0 << EOD/,/^EOD/p' "$s" | grep -c '^[0-9]* 2$')" -eq 2 ] || fail "deadlocks not marked"
+grep -q "title 'deadlock (no time, 0 GB/s)'" "$s" || fail "no deadlock legend"
+# the title says the platform all rows share, not the file; bus bandwidth linear by default
+grep -q "multiplot layout 1,2 title 'a100-pcie-4gpu'" "$s" || fail "title"
+grep -q "unset logscale y" "$s" || fail "busbw not linear"
+"$cs" plot "$csv" --busbw-scale log -o "$tmp/a.png" --script "$tmp/log.gp" || fail "--busbw-scale log"
+grep -q "unset logscale y" "$tmp/log.gp" && fail "--busbw-scale log: linear axis"
+"$cs" plot "$csv" --busbw-scale ln -o "$tmp/a.png" --script "$tmp/x.gp" 2>/dev/null
+[ $? -eq 2 ] || fail "--busbw-scale ln accepted"
 
 "$cs" plot "$csv" --best protocol -o "$tmp/b.png" --script "$tmp/b.gp" || fail "plot --best"
 grep -q "set ylabel 'protocol'" "$tmp/b.gp" || fail "best: y label"
@@ -41,6 +50,13 @@ cmp -s "$tmp/a.gp" "$tmp/a2.gp" || fail "-oFILE --script=FILE writes another scr
 
 "$cs" plot "$csv" --best nosuch -o "$tmp/c.png" 2>/dev/null
 [ $? -eq 2 ] || fail "--best on a missing column accepted"
+# a map must not compare 4 and 8 GPUs
+hier=$src/results/sweeps/hier-pcie.csv
+"$cs" plot "$hier" --best scale.cs.link_Bps.pcie -o "$tmp/c.png" --script "$tmp/c.gp" 2>"$tmp/err"
+[ $? -eq 2 ] || fail "--best over mixed GPU counts accepted"
+grep -q "mix GPU counts (gen.gpus: 4, 8)" "$tmp/err" || fail "mixed GPU counts not named"
+"$cs" plot "$hier" --best scale.cs.link_Bps.pcie --where gen.gpus=8 -o "$tmp/c.png" \
+    --script "$tmp/c.gp" || fail "--best with one GPU count"
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"
 "$cs" plot "$tmp/bad.csv" -o "$tmp/d.png" 2>/dev/null
 [ $? -eq 2 ] || fail "a CSV without predictions accepted"
@@ -52,6 +68,8 @@ if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
     grep -q '<svg' "$tmp/a.svg" || fail "not an SVG"
     grep -q 'Time (us)' "$tmp/a.svg" || fail "svg lacks the axis label"
     "$cs" plot "$csv" --best protocol -o "$tmp/b.png" 2>/dev/null || fail "best png"
+    "$cs" plot "$csv" -o "$tmp/a.pdf" 2>/dev/null || fail "pdf"
+    head -c 5 "$tmp/a.pdf" | grep -q '%PDF-' || fail "not a PDF"
 else
     echo "gnuplot not installed: scripts checked, images not drawn"
 fi
