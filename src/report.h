@@ -27,7 +27,14 @@ struct cs_report_meta {
     enum cs_coll coll;
     int ngpus;
     const char *dtype; /* type name printed in rows */
+    /* predict --vs-nccl: the NCCL version compared with ("2.12.12"); each format then adds
+     * NCCL's protocol, channels, threads and time and the speed-up (NCCL time / schedule time)
+     * per row from row->nccl (CS_REPORT_NCCL_CSV_COLS at the end of CSV rows). NULL: none. */
+    const char *vs_nccl;
 };
+
+/* The columns --vs-nccl appends to CSV rows. */
+#define CS_REPORT_NCCL_CSV_COLS "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup"
 
 /* "table", "csv" or "json"; 0 when unknown. */
 enum cs_report_fmt cs_report_fmt_parse(const char *s);

@@ -358,7 +358,7 @@ START_TEST(test_report)
 {
     static char report[] = "gpu 0 waits\ngpu 1 waits";
     struct cs_predict_row rows[2];
-    struct cs_report_meta m = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float"};
+    struct cs_report_meta m = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float", NULL};
     char *buf = NULL;
     size_t len = 0;
     FILE *fp;
