@@ -63,7 +63,7 @@ static double nccl_speedup(const struct cs_predict_row *row)
 static void nccl_table_head(FILE *fp, int units)
 {
     if (units)
-        fprintf(fp, "  %6s  %3s  %4s  %7s  %7s", "", "", "", "(us)", "");
+        fprintf(fp, "  %6s  %3s  %4s  %7s", "", "", "", "(us)");
     else
         fprintf(fp, "  %6s  %3s  %4s  %7s  %7s", "nccl", "ch", "thr", "time", "speedup");
 }
