@@ -23,7 +23,7 @@ const char cmd_predict_usage[] =
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
-    "                       [--vs-nccl [--nccl-version V] [--nccl-channels K]]\n"
+    "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -62,14 +62,16 @@ const char cmd_predict_usage[] =
     "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
     "--vs-nccl also predicts, at each size, what NCCL V (2.8 to 2.18, default 2.12.12) runs\n"
-    "for the schedule's collective on the same platform and GPUs (`collsim gen nccl`: a ring\n"
+    "for the schedule's collective on the same platform and GPUs (`collsim gen nccl`): a ring\n"
     "in rank order 0..G-1 on NCCL's channels and threads at that size out of a communicator\n"
-    "of K channels, default 24; AllToAll as all pairs in Simple), with the fastest of the\n"
-    "protocols NCCL enables there (LL128 on NVLink routes only), each protocol's threadblock\n"
-    "rate scaled by NCCL's threads over the full count, at the size rounded up to one NCCL's\n"
-    "ring takes. Its protocol, channels, threads, time and the speed-up (NCCL time /\n"
-    "schedule time; above 1: the schedule is faster) are added: in the table after the\n"
-    "nccl-tests columns (busbw stays field 8), in CSV as the last columns\n"
+    "of K channels (default 24); with --nccl-nodes M, node by node, ring k rotated by k\n"
+    "inside each node, so the rings leave a node through different GPUs and NICs; AllToAll\n"
+    "as all pairs in Simple. It keeps the fastest of the protocols NCCL enables there (LL128\n"
+    "on NVLink routes only), each protocol's threadblock rate scaled by NCCL's threads over\n"
+    "the full count, at the size rounded up to one NCCL's ring takes. Its protocol,\n"
+    "channels, threads, time and the speed-up (NCCL time / schedule time; above 1: the\n"
+    "schedule is faster) are added: in the table after the nccl-tests columns (busbw stays\n"
+    "field 8), in CSV as the last columns\n"
     "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup, in JSON as nccl and\n"
     "speedup members. A custom collective exits 2. NCCL's tree is not modelled.\n"
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
@@ -109,6 +111,7 @@ enum {
     OPT_VS_NCCL,
     OPT_NCCL_VERSION,
     OPT_NCCL_CHANNELS,
+    OPT_NCCL_NODES,
 };
 
 static const struct option predict_opts[] = {
@@ -129,6 +132,7 @@ static const struct option predict_opts[] = {
     {"vs-nccl", no_argument, NULL, OPT_VS_NCCL},
     {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
     {"nccl-channels", required_argument, NULL, OPT_NCCL_CHANNELS},
+    {"nccl-nodes", required_argument, NULL, OPT_NCCL_NODES},
     /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
     {"iters", required_argument, NULL, 'n'},
     {"warmup_iters", required_argument, NULL, 'w'},
@@ -198,6 +202,9 @@ static int take_option(void *ctx, int c, const char *v)
     case OPT_NCCL_CHANNELS:
         return cmd_opt_int("--nccl-channels", v, 1, 64, &a->nccl.channels,
                            "a channel count from 1 to 64");
+    case OPT_NCCL_NODES:
+        return cmd_opt_int("--nccl-nodes", v, 1, 1024, &a->nccl.nodes,
+                           "a node count from 1 to 1024");
     case 'p':
         a->in.plat_path = v;
         return 0;
@@ -281,8 +288,9 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
                                "platform')");
     if (a->minb > a->maxb)
         return cmd_usage_error("-b %lld is larger than -e %lld", a->minb, a->maxb);
-    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels))
-        return cmd_usage_error("--nccl-version and --nccl-channels go with --vs-nccl");
+    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels || a->nccl.nodes))
+        return cmd_usage_error("--nccl-version, --nccl-channels and --nccl-nodes go with "
+                               "--vs-nccl");
     return 0;
 }
 

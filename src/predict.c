@@ -457,7 +457,8 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
                             .proto = proto,
                             .size_bytes = size,
                             .nccl_version = opts->vs_nccl->version,
-                            .channels = opts->vs_nccl->channels};
+                            .channels = opts->vs_nccl->channels,
+                            .nodes = opts->vs_nccl->nodes};
     struct cs_predict_opts o = {.type_bytes = opts->type_bytes,
                                 .replay = opts->replay,
                                 .no_extrapolate = opts->no_extrapolate,

@@ -42,6 +42,7 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
 struct cs_predict_vs_nccl {
     int version;  /* a cs_nccl_version_parse code; 0: CS_NCCL_DEFAULT_VERSION */
     int channels; /* the communicator's channels; 0: CS_NCCL_DEFAULT_CHANNELS */
+    int nodes;    /* the nodes the GPUs lie on (cs_gen_opts.nodes: rings node by node); 0: 1 */
 };
 
 /* What NCCL runs at a row's size (cs_gen_nccl) and its predicted time. */
@@ -108,7 +109,7 @@ void cs_predict_row_cleanup(struct cs_predict_row *row);
 
 /* NCCL's baseline for sched's collective at size_bytes on plat: for each protocol NCCL enables
  * (LL, LL128 where the ring's routes are NVLink, Simple; AllToAll Simple only), the schedule
- * NCCL runs (cs_gen_nccl, on the schedule's GPUs in rank order) with the protocol's
+ * NCCL runs (cs_gen_nccl, on the schedule's GPUs in rank order, node by node) with the protocol's
  * per-threadblock rate scaled by NCCL's threads over the full count (as validate's nccl=),
  * predicted as cs_predict_run does at the size rounded up to one the ring takes; the fastest is
  * kept (NCCL picks its protocol with its own cost model, which aims at the same). The type, the

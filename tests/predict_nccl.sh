@@ -78,6 +78,16 @@ want=$(awk -F, 'NR == 2 { print $11 }' "$tmp/csv")
 got=$(awk -F, 'NR == 2 { print $4 }' "$tmp/gen")
 [ -n "$want" ] && [ "$want" = "$got" ] || fail "NCCL's time at 64M: $want, its schedule replays in $got"
 
+# across nodes (--nccl-nodes 2): NCCL's rings go node by node, as gen nccl --nodes 2 writes them
+"$cs" predict "$srcdir/schedules/hierarchical.16gpu.1inst.Simple.xml" -p "$plat" -b 64M -e 64M \
+    --vs-nccl --nccl-nodes 2 --format csv >"$tmp/csv" || fail "--nccl-nodes 2"
+proto=$(awk -F, 'NR == 2 { print $8 }' "$tmp/csv")
+want=$(awk -F, 'NR == 2 { print $11 }' "$tmp/csv")
+"$cs" predict --gen "nccl:gpus=16,nodes=2,size=64M,protocol=$proto" -p "$plat" -b 64M -e 64M \
+    --format csv >"$tmp/gen" || fail "predict --gen nccl:...,nodes=2"
+got=$(awk -F, 'NR == 2 { print $4 }' "$tmp/gen")
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "NCCL's time on 2 nodes: $want, its schedule: $got"
+
 # JSON: the version in the head, an nccl object and the speed-up per row
 "$cs" predict "$srcdir/schedules/allpairs.8gpu.1inst.LL.xml" -p "$plat" -b 1K -e 1M -f 32 \
     --vs-nccl --nccl-version 2.8.4 --nccl-channels 12 --format json >"$tmp/json" || fail "json"
@@ -95,7 +105,8 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "custom schedule has no NCCL collective" "$tmp/err" ||
     fail "custom: exit $rc: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "custom: wrote output"
-for bad in "--nccl-version 2.12" "--vs-nccl --nccl-version 2.30" "--vs-nccl --nccl-channels 0"; do
+for bad in "--nccl-version 2.12" "--nccl-nodes 2" "--vs-nccl --nccl-version 2.30" \
+    "--vs-nccl --nccl-channels 0" "--vs-nccl --nccl-nodes 3"; do
     # shellcheck disable=SC2086
     "$cs" predict "$srcdir/schedules/ring.8gpu.1ch.LL.xml" -p "$plat" -b 1K -e 1K $bad \
         >/dev/null 2>"$tmp/err"
