@@ -13,6 +13,9 @@ const char cmd_gen_usage[] =
     "                  [--msccl-tools-compat] [--dependence-nops on|off]\n"
     "                  [--variant split|v1] [--sms N] [--min-bytes N] [--max-bytes N]\n"
     "                  [-o FILE]\n"
+    "       collsim gen nccl --gpus G --size BYTES [--coll C] [--nodes M]\n"
+    "                  [--nccl-version V] [--channels K] [--protocol LL|LL128|Simple]\n"
+    "                  [--sms N] [-o FILE]\n"
     "\n"
     "Generate a schedule natively and write it as MSCCL XML (stdout without -o).\n"
     "--coll allreduce|allgather|reducescatter|alltoall picks the collective (default\n"
@@ -39,6 +42,23 @@ const char cmd_gen_usage[] =
     "                and NICs, as NCCL spreads its channels (spec key per_node).\n"
     "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it\n"
     "                to all.\n"
+    "  nccl          what NCCL V (2.8 to 2.18, default 2.12.12, the NCCL MSCCL is built on)\n"
+    "                runs for the collective at --size BYTES (the whole buffer, as\n"
+    "                nccl-tests' size column): a ring over the GPUs in rank order 0..G-1\n"
+    "                (NCCL orders its rings by NVLink/PCIe locality; collsim keeps rank order;\n"
+    "                with --nodes M, node by node, ring k rotated by k inside each node) on\n"
+    "                the channels NCCL uses at that size out of the communicator's K\n"
+    "                (--channels, default 24, an HGX A100 node's; at most 32, 16 above 32\n"
+    "                GPUs for AllReduce); AllToAll, which NCCL runs as point-to-point sends:\n"
+    "                allpairs in Simple. Ring only: NCCL's tree (AllReduce across nodes at some\n"
+    "                sizes) is not written. NCCL lowers channels, then threads, while the size\n"
+    "                is under channels x threads x 8 x G (LL), 8 (LL128) or 64 (Simple) bytes.\n"
+    "                The protocol is --protocol (default Simple): NCCL picks it with a cost\n"
+    "                model of the machine (`predict --vs-nccl` keeps the fastest on the\n"
+    "                platform). minBytes/maxBytes are the sizes over which NCCL keeps those\n"
+    "                channels and threads (maxBytes 0: every larger size); MSCCL XML has no\n"
+    "                thread count, so the name records it, with the channels and version\n"
+    "                (allreduce_nccl_2.12.12_ring_2ch_512thr). Spec keys size, nccl, nodes.\n"
     "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
     "--protocol defaults to Simple. Every schedule's <algo> carries what the MSCCL executor\n"
     "requires: inplace, outofplace (its complement) and the size window minBytes/maxBytes,\n"
@@ -50,9 +70,8 @@ const char cmd_gen_usage[] =
     "than stay resident (--sms N SMs x 1 CTA per SM; default 108, an A100; 132 for an H100\n"
     "or H200; spec key sms), exit 2.\n";
 
-/* The field of a count option (--gpus, --columns, --instances, --channels, --per-node, --sms), or
- * NULL;
- * *min is the least count it takes. */
+/* The field of a count option (--gpus, --columns, --instances, --channels, --per-node, --sms,
+ * --nodes), or NULL; *min is the least count it takes. */
 static int *count_field(struct cs_gen_opts *o, int c, int *min)
 {
     *min = c == 'g' ? 0 : c == 'c' ? 2 : 1;
@@ -62,6 +81,7 @@ static int *count_field(struct cs_gen_opts *o, int c, int *min)
            : c == 'k' ? &o->channels
            : c == 'n' ? &o->per_node
            : c == 'S' ? &o->sms
+           : c == 'd' ? &o->nodes
                       : NULL;
 }
 
@@ -79,6 +99,9 @@ static const struct option gen_opts[] = {
     {"sms", required_argument, NULL, 'S'},
     {"min-bytes", required_argument, NULL, 'm'},
     {"max-bytes", required_argument, NULL, 'M'},
+    {"size", required_argument, NULL, 'z'},
+    {"nodes", required_argument, NULL, 'd'},
+    {"nccl-version", required_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
 };
 
@@ -128,6 +151,15 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
             rc = cmd_opt_size(c == 'm' ? "gen --min-bytes" : "gen --max-bytes", optarg, 0,
                               CS_GEN_MAX_WINDOW_BYTES, c == 'm' ? &o->min_bytes : &o->max_bytes,
                               "a size such as 64K or 1G, at most 1T");
+        } else if (c == 'z') {
+            rc = cmd_opt_size("gen --size", optarg, 1, CS_GEN_MAX_WINDOW_BYTES, &o->size_bytes,
+                              "a size such as 64K or 1G, at most 1T");
+        } else if (c == 'v') {
+            struct cs_error e;
+
+            cs_error_init(&e);
+            if (cs_nccl_version_parse(optarg, &o->nccl_version, &e) != 0)
+                rc = cmd_usage_error("gen --nccl-version: %s", e.msg);
         } else if (c == 'C') {
             o->compat = 1;
         } else if (c == 'o') {
@@ -137,12 +169,39 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
         }
     }
     if (rc == 0 && optind == argc)
-        rc = cmd_usage_error("gen needs a generator (hierarchical, ring, allpairs); see 'collsim "
-                             "help gen'");
+        rc = cmd_usage_error("gen needs a generator (hierarchical, ring, allpairs, nccl); see "
+                             "'collsim help gen'");
     else if (rc == 0 && argc - optind > 1)
         rc = cmd_usage_error("gen: one generator only ('%s' and '%s')", argv[optind],
                              argv[optind + 1]);
     return rc;
+}
+
+static int gen_nccl(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
+{
+    return cs_gen_nccl(o, out, NULL, err);
+}
+
+/* Options that belong to another generator than name: an exit code, or 0. */
+static int check_generator_opts(const char *name, const struct cs_gen_opts *o)
+{
+    int ring = strcmp(name, "ring") == 0, nccl = strcmp(name, "nccl") == 0;
+
+    if (strcmp(name, "hierarchical") != 0 && (o->columns || o->compat || o->nops || o->variant))
+        return cmd_usage_error("gen %s: --columns, --msccl-tools-compat, --dependence-nops and "
+                               "--variant are for hierarchical",
+                               name);
+    if (!ring && (o->per_node || (!nccl && o->channels)))
+        return cmd_usage_error("gen %s: --channels and --per-node are for ring (--channels also "
+                               "for nccl)",
+                               name);
+    if (!nccl && (o->size_bytes || o->nodes || o->nccl_version))
+        return cmd_usage_error("gen %s: --size, --nodes and --nccl-version are for nccl", name);
+    if (nccl && o->size_bytes == 0)
+        return cmd_usage_error("gen nccl: --size is required (NCCL's choice depends on it)");
+    if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
+        return cmd_usage_error("gen hierarchical writes allreduce only (see --coll)");
+    return 0;
 }
 
 int cmd_gen(int argc, char **argv)
@@ -154,6 +213,7 @@ int cmd_gen(int argc, char **argv)
         {"hierarchical", cs_gen_hierarchical},
         {"ring", cs_gen_ring},
         {"allpairs", cs_gen_allpairs},
+        {"nccl", gen_nccl},
     };
     enum { NGENS = sizeof(gens) / sizeof(gens[0]) };
     struct cs_gen_opts o = {0};
@@ -168,17 +228,12 @@ int cmd_gen(int argc, char **argv)
     while (g < NGENS && strcmp(gens[g].name, name) != 0)
         g++;
     if (g == NGENS)
-        return cmd_usage_error("gen: unknown generator '%s' (hierarchical, ring, allpairs)", name);
+        return cmd_usage_error("gen: unknown generator '%s' (hierarchical, ring, allpairs, nccl)",
+                               name);
     if (o.gpus == 0)
         return cmd_usage_error("gen: --gpus is required");
-    if (strcmp(name, "hierarchical") != 0 && (o.columns || o.compat || o.nops || o.variant))
-        return cmd_usage_error("gen %s: --columns, --msccl-tools-compat, --dependence-nops and "
-                               "--variant are for hierarchical",
-                               name);
-    if (strcmp(name, "ring") != 0 && (o.channels || o.per_node))
-        return cmd_usage_error("gen %s: --channels and --per-node are for ring", name);
-    if (strcmp(name, "hierarchical") == 0 && o.coll && o.coll != CS_COLL_ALLREDUCE)
-        return cmd_usage_error("gen hierarchical writes allreduce only (see --coll)");
+    if ((rc = check_generator_opts(name, &o)) != 0)
+        return rc;
     cs_error_init(&err);
     if (gens[g].fn(&o, &sched, &err) != 0) {
         fprintf(stderr, "collsim: gen %s: %s\n", name, err.msg);

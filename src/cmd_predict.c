@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "nccl.h"
 #include "predict.h"
 #include "report.h"
 #include "stats.h"
@@ -31,6 +32,7 @@ const char cmd_predict_usage[] =
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "                       [--compare LOG]\n"
+    "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -86,6 +88,19 @@ const char cmd_predict_usage[] =
     "aggregation, data check, threads per process, CUDA graphs, averaging, blocking,\n"
     "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
+    "--vs-nccl also predicts, at each size, what NCCL V (2.8 to 2.18, default 2.12.12) runs\n"
+    "for the schedule's collective on the same platform and GPUs (`collsim gen nccl`): a ring\n"
+    "in rank order 0..G-1 on NCCL's channels and threads at that size out of a communicator\n"
+    "of K channels (default 24); with --nccl-nodes M, node by node, ring k rotated by k\n"
+    "inside each node, so the rings leave a node through different GPUs and NICs; AllToAll\n"
+    "as all pairs in Simple. It keeps the fastest of the protocols NCCL enables there (LL128\n"
+    "on NVLink routes only), each protocol's threadblock rate scaled by NCCL's threads over\n"
+    "the full count, at the size rounded up to one NCCL's ring takes. Its protocol,\n"
+    "channels, threads, time and the speed-up (NCCL time / schedule time; above 1: the\n"
+    "schedule is faster) are added: in the table after the nccl-tests columns (busbw stays\n"
+    "field 8), in CSV as the last columns\n"
+    "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup, in JSON as nccl and\n"
+    "speedup members. A custom collective exits 2. NCCL's tree is not modelled.\n"
     "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
@@ -107,6 +122,8 @@ struct predict_args {
     const char *trace_path;
     const char *compare; /* --compare LOG */
     char gpus_set[64];   /* -g G: cs.gpus_per_process=G */
+    int vs_nccl;         /* --vs-nccl: compare with nccl (version, channels) */
+    struct cs_predict_vs_nccl nccl;
 };
 
 enum {
@@ -121,6 +138,10 @@ enum {
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
     OPT_COMPARE,
+    OPT_VS_NCCL,
+    OPT_NCCL_VERSION,
+    OPT_NCCL_CHANNELS,
+    OPT_NCCL_NODES,
 };
 
 static const struct option predict_opts[] = {
@@ -139,6 +160,10 @@ static const struct option predict_opts[] = {
     {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
     {"set", required_argument, NULL, OPT_SET},
     {"compare", required_argument, NULL, OPT_COMPARE},
+    {"vs-nccl", no_argument, NULL, OPT_VS_NCCL},
+    {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
+    {"nccl-channels", required_argument, NULL, OPT_NCCL_CHANNELS},
+    {"nccl-nodes", required_argument, NULL, OPT_NCCL_NODES},
     /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
     {"iters", required_argument, NULL, 'n'},
     {"warmup_iters", required_argument, NULL, 'w'},
@@ -194,6 +219,23 @@ static int take_option(void *ctx, int c, const char *v)
     case OPT_NO_EXTRAP:
         a->no_extrapolate = 1;
         return 0;
+    case OPT_VS_NCCL:
+        a->vs_nccl = 1;
+        return 0;
+    case OPT_NCCL_VERSION: {
+        struct cs_error err;
+
+        cs_error_init(&err);
+        return cs_nccl_version_parse(v, &a->nccl.version, &err) == 0
+                   ? 0
+                   : cmd_usage_error("--nccl-version: %s", err.msg);
+    }
+    case OPT_NCCL_CHANNELS:
+        return cmd_opt_int("--nccl-channels", v, 1, 64, &a->nccl.channels,
+                           "a channel count from 1 to 64");
+    case OPT_NCCL_NODES:
+        return cmd_opt_int("--nccl-nodes", v, 1, 1024, &a->nccl.nodes,
+                           "a node count from 1 to 1024");
     case 'p':
         a->in.plat_path = v;
         return 0;
@@ -283,6 +325,9 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     if (a->in.sched_path != NULL && strcmp(a->in.sched_path, "-") == 0 &&
         strcmp(a->in.plat_path, "-") == 0)
         return cmd_usage_error("predict: the schedule and --platform cannot both be stdin (-)");
+    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels || a->nccl.nodes))
+        return cmd_usage_error("--nccl-version, --nccl-channels and --nccl-nodes go with "
+                               "--vs-nccl");
     return (a->in.plat_path = cmd_platform_path(a->in.plat_path)) != NULL ? 0 : CS_EXIT_USAGE;
 }
 
@@ -449,10 +494,16 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     struct cs_plan *tplan = NULL;
     struct cs_timeline tl;
     long long last_size = 0;
-    char sg[32], hash[17], note[512];
+    char sg[32], hash[17], note[512], nccl_name[16];
 
     if (report_meta(a, sched, &meta, sg, sizeof(sg), hash, &measured) != 0)
         return CS_EXIT_USAGE;
+    if (a->vs_nccl) {
+        cs_nccl_version_name(a->nccl.version ? a->nccl.version : CS_NCCL_DEFAULT_VERSION, nccl_name,
+                             sizeof(nccl_name));
+        meta.vs_nccl = nccl_name;
+        o.vs_nccl = &a->nccl;
+    }
     cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
@@ -517,6 +568,15 @@ int cmd_predict(int argc, char **argv)
     cs_error_init(&err);
     if (cs_predict_load(&a.in, &sched, &plat, &err) != 0) {
         cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    if (a.vs_nccl && (sched->coll < CS_COLL_ALLREDUCE || sched->coll > CS_COLL_ALLTOALL)) {
+        fprintf(stderr,
+                "collsim: predict --vs-nccl: a %s schedule has no NCCL collective to compare "
+                "with (allreduce, allgather, reducescatter, alltoall)\n",
+                cs_coll_name(sched->coll));
+        cs_platform_free(plat);
+        cs_sched_free(sched);
         return CS_EXIT_USAGE;
     }
     rc = run(&a, sched, plat);

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "fdio.h"
 #include "meas.h"
+#include "nccl.h"
 #include "params.h"
 #include "parse.h"
 #include "plan.h"
@@ -76,7 +77,7 @@ struct vcase {
     int nops;
     double size_min, size_max; /* sizes compared */
     double point_size;         /* size= for tables of time against GPU count (bytes) */
-    int nccl;                  /* nccl=VERSION: its code (cs_valid_nccl_version), else 0 */
+    int nccl;                  /* nccl=VERSION: its code (cs_nccl_version_parse), else 0 */
     char *notes;               /* `#: NAME: text` lines of the case file, for the summary */
     int line;
 };
@@ -251,7 +252,7 @@ static int nccl_option(struct vcase *c, const char *v, const char *file, int lin
     int gpus, instances;
 
     cs_error_init(&err);
-    if (cs_valid_nccl_version(v, &c->nccl, &err) != 0) {
+    if (cs_nccl_version_parse(v, &c->nccl, &err) != 0) {
         bad_line(file, line, "nccl=%s: %s", v, err.msg);
         return -2;
     }
@@ -509,7 +510,7 @@ static void ring_with_channels(char *out, size_t len, const char *ring, int nc)
 static int width_at(const struct vcase *c, enum cs_proto proto, double size, int gpus, int nc,
                     struct cs_nccl_width *w, struct cs_error *err)
 {
-    return cs_valid_nccl_width(c->nccl, proto, (long long)nearbyint(size), gpus, nc, w, err);
+    return cs_nccl_width(c->nccl, proto, (long long)nearbyint(size), gpus, nc, w, err);
 }
 
 /* nccl=: per protocol, the span's points in runs of the same NCCL channels and threads (sizes

@@ -576,6 +576,98 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
 }
 
+/* ---- NCCL */
+
+/* The name of NCCL's schedule: collective, version, algorithm, channels and threads. */
+static int nccl_name(struct cs_sched *s, const struct cs_gen_opts *o, const struct cs_nccl_width *w,
+                     struct cs_error *err)
+{
+    char ver[16], name[128], *copy;
+
+    cs_nccl_version_name(o->nccl_version, ver, sizeof(ver));
+    if (o->coll == CS_COLL_ALLTOALL)
+        snprintf(name, sizeof(name), "%s_nccl_%s_p2p", coll_word(o), ver);
+    else
+        snprintf(name, sizeof(name), "%s_nccl_%s_ring_%dch_%dthr", coll_word(o), ver, w->channels,
+                 w->threads);
+    if ((copy = strdup(name)) == NULL)
+        return usage(err, "out of memory");
+    free(s->name);
+    s->name = copy;
+    return 0;
+}
+
+/* nccl's own defaults and the options it refuses. */
+static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct cs_error *err)
+{
+    *o = *in;
+    if (o->nccl_version == 0)
+        o->nccl_version = CS_NCCL_DEFAULT_VERSION;
+    if (o->channels == 0)
+        o->channels = CS_NCCL_DEFAULT_CHANNELS;
+    if (o->nodes == 0)
+        o->nodes = 1;
+    if (o->proto == 0)
+        o->proto = CS_PROTO_SIMPLE;
+    if (o->coll == 0)
+        o->coll = CS_COLL_ALLREDUCE;
+    if (o->instances > 1 || o->per_node || o->min_bytes || o->max_bytes)
+        return usage(err, "nccl sets its own instances (1), ring order and size window");
+    if (o->size_bytes < 1 || o->size_bytes > CS_GEN_MAX_WINDOW_BYTES)
+        return usage(err, "nccl needs the size NCCL chooses for (--size, spec key size), from 1 "
+                          "to 1T");
+    if (o->gpus < 2)
+        return usage(err, "--gpus must be at least 2 (got %d)", o->gpus);
+    if (o->nodes < 1 || o->nodes > o->gpus || o->gpus % o->nodes != 0)
+        return usage(err, "--nodes %d does not divide --gpus %d", o->nodes, o->gpus);
+    if (o->coll == CS_COLL_ALLTOALL && o->proto != CS_PROTO_SIMPLE)
+        return usage(err, "NCCL runs AllToAll as point-to-point sends in Simple, not %s",
+                     cs_proto_name(o->proto));
+    return 0;
+}
+
+int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_nccl_width *wout,
+                struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    struct cs_nccl_width w = {1, 512, 512};
+    struct cs_sched *s = NULL;
+    int rc, G = in->gpus;
+
+    if ((rc = nccl_opts(in, &o, err)) != 0)
+        return rc;
+    if (o.coll == CS_COLL_ALLTOALL) {
+        o.channels = 0;
+        o.nodes = 0;
+        rc = cs_gen_allpairs(&o, &s, err);
+    } else {
+        int cap = o.coll == CS_COLL_ALLREDUCE && 2 * G - 1 > CS_MAX_STEPS ? CS_MAX_CHANNELS / 2
+                                                                          : CS_MAX_CHANNELS;
+        long long lo, hi;
+
+        if (o.channels > cap)
+            o.channels = cap;
+        if (cs_nccl_window(o.nccl_version, o.proto, o.size_bytes, G, o.channels, &lo, &hi, err) ||
+            cs_nccl_width(o.nccl_version, o.proto, o.size_bytes, G, o.channels, &w, err))
+            return CS_ERR_USAGE; /* err says why */
+        o.channels = w.channels;
+        o.per_node = o.nodes > 1 ? G / o.nodes : 0;
+        o.min_bytes = lo;
+        o.max_bytes = hi;
+        o.size_bytes = 0;
+        o.nodes = 0;
+        rc = cs_gen_ring(&o, &s, err);
+    }
+    if (rc == 0 && (rc = nccl_name(s, &o, &w, err)) != 0)
+        cs_sched_free(s);
+    if (rc != 0)
+        return rc;
+    if (wout != NULL)
+        *wout = w;
+    *out = s;
+    return 0;
+}
+
 /* ---- specs */
 
 int cs_gen_variant_parse(const char *name)
@@ -596,6 +688,7 @@ static const struct {
     {"compat", offsetof(struct cs_gen_opts, compat)},
     {"nops", offsetof(struct cs_gen_opts, nops)},
     {"sms", offsetof(struct cs_gen_opts, sms)},
+    {"nodes", offsetof(struct cs_gen_opts, nodes)},
 };
 
 /* Set one key=value of spec (kv, v: the key and value, split) in o. */
@@ -623,6 +716,19 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
         o->variant = cs_gen_variant_parse(v);
         if (o->variant < 0)
             return usage(err, "generator spec '%s': variant=%s is not split or v1", spec, v);
+        return 0;
+    }
+    if (strcmp(kv, "nccl") == 0) {
+        struct cs_error e;
+
+        cs_error_init(&e);
+        if (cs_nccl_version_parse(v, &o->nccl_version, &e) != 0)
+            return usage(err, "generator spec '%s': %s", spec, e.msg);
+        return 0;
+    }
+    if (strcmp(kv, "size") == 0) {
+        if (cs_parse_size(v, 1, CS_GEN_MAX_WINDOW_BYTES, &o->size_bytes) != 0)
+            return usage(err, "generator spec '%s': size=%s is not a size from 1 to 1T", spec, v);
         return 0;
     }
     if (strcmp(kv, "min_bytes") == 0 || strcmp(kv, "max_bytes") == 0) {
@@ -653,8 +759,13 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
         return usage(err,
                      "generator spec '%s': columns, compat, nops and variant are for hierarchical",
                      spec);
-    if (strcmp(name, "ring") != 0 && (o->channels || o->per_node))
-        return usage(err, "generator spec '%s': channels and per_node are for ring", spec);
+    if (strcmp(name, "ring") != 0 && (o->per_node || (o->channels && strcmp(name, "nccl") != 0)))
+        return usage(err,
+                     "generator spec '%s': channels and per_node are for ring (channels also "
+                     "for nccl)",
+                     spec);
+    if (strcmp(name, "nccl") != 0 && (o->size_bytes || o->nccl_version || o->nodes))
+        return usage(err, "generator spec '%s': size, nccl and nodes are for nccl", spec);
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
     if (strcmp(name, "hierarchical") == 0)
@@ -663,7 +774,9 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
         return cs_gen_ring(o, out, err);
     if (strcmp(name, "allpairs") == 0)
         return cs_gen_allpairs(o, out, err);
-    return usage(err, "unknown generator '%s' (hierarchical, ring, allpairs)", name);
+    if (strcmp(name, "nccl") == 0)
+        return cs_gen_nccl(o, out, NULL, err);
+    return usage(err, "unknown generator '%s' (hierarchical, ring, allpairs, nccl)", name);
 }
 
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)

@@ -3,6 +3,7 @@
 #define CS_GEN_H
 
 #include "error.h"
+#include "nccl.h"
 #include "sched.h"
 
 /* Generator parameters; 0 means "the generator's default". */
@@ -27,6 +28,12 @@ struct cs_gen_opts {
     long long min_bytes;
     long long max_bytes;
     enum cs_coll coll; /* ring, allpairs: the collective (default AllReduce) */
+    /* nccl: the size NCCL picks for (nBytes: the whole buffer, as nccl-tests' size column), the
+     * version (a cs_nccl_version_parse code; 0: CS_NCCL_DEFAULT_VERSION) and the nodes the GPUs
+     * lie on (default 1); channels is then the communicator's (default CS_NCCL_DEFAULT_CHANNELS) */
+    long long size_bytes;
+    int nccl_version;
+    int nodes;
 };
 
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
@@ -50,6 +57,19 @@ int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out,
  * through different GPUs and NICs (as NCCL spreads its channels). */
 int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
+/* What NCCL runs for o's collective of o->size_bytes (nccl-a100.md 1.6b): a ring (cs_gen_ring)
+ * over the GPUs in order 0..G-1 (with nodes M > 1, node by node, ring k rotated by k inside
+ * each node, per_node G/M) on NCCL's channels for that size and protocol, out of the
+ * communicator's o->channels (capped at the runtime's 32 channels, 16 when a ring's two phases
+ * take a channel each above 32 GPUs); AllToAll, which NCCL runs as point-to-point sends: the
+ * all-pairs schedule, Simple. The protocol is o->proto (default Simple): NCCL picks it with a
+ * cost model of the machine, which predict --vs-nccl replays. minBytes/maxBytes are the sizes
+ * over which NCCL keeps those channels and threads (cs_nccl_window), and the name records the
+ * channels, threads and version ("allreduce_nccl_2.12.12_ring_2ch_512thr"): MSCCL XML has no
+ * thread count. *w (may be NULL) receives the width. 0, or CS_ERR_USAGE with err set. */
+int cs_gen_nccl(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_nccl_width *w,
+                struct cs_error *err);
+
 /* All-pairs: every rank talks to every other directly. AllReduce: each rank reduces its 1/G of
  * the buffer from all others, then sends the result to all; AllGather: each rank sends its chunk
  * to every other; ReduceScatter: each rank reduces its chunk from all others; AllToAll: each
@@ -63,10 +83,10 @@ enum cs_coll cs_gen_coll_parse(const char *name);
 /* The hierarchical variant named `name` (split 0, v1 1), or -1. */
 int cs_gen_variant_parse(const char *name);
 
-/* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs; keys gpus,
- * coll (ring and allpairs), columns, instances, channels, per_node (ring), protocol, compat, nops
- * (1 on, 2 off), variant (hierarchical: split or v1), sms, and the sizes (such as 64K) min_bytes
- * and max_bytes. */
+/* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs, nccl; keys
+ * gpus, coll (ring, allpairs and nccl), columns, instances, channels, per_node (ring), protocol,
+ * compat, nops (1 on, 2 off), variant (hierarchical: split or v1), sms, the sizes (such as 64K)
+ * min_bytes and max_bytes, and for nccl size (required), nccl (a version) and nodes. */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 #endif

@@ -589,6 +589,9 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
             cs_predict_row_cleanup(&rows[k]);
             rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
         }
+        if (rc == 0 && opts->vs_nccl != NULL &&
+            (rc = cs_predict_nccl_at(sched, plat, opts, sizes[k], &rows[k].nccl, err)) != 0)
+            cs_predict_row_cleanup(&rows[k]);
         if (rc != 0) {
             while (k-- > 0)
                 cs_predict_row_cleanup(&rows[k]);
@@ -599,6 +602,76 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
             opts->progress(opts->progress_ctx, k + 1, n, &rows[k]);
     }
     free(warning);
+    return 0;
+}
+
+/* ---- NCCL's baseline */
+
+/* NCCL's schedule for protocol proto at size predicted on plat into *row (keep_going: a row
+ * either way); *w its width. */
+static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform *plat,
+                         const struct cs_predict_opts *opts, enum cs_proto proto, long long size,
+                         struct cs_nccl_width *w, long long *rsize, struct cs_predict_row *row,
+                         struct cs_error *err)
+{
+    struct cs_gen_opts g = {.gpus = sched->ngpus,
+                            .coll = sched->coll,
+                            .proto = proto,
+                            .size_bytes = size,
+                            .nccl_version = opts->vs_nccl->version,
+                            .channels = opts->vs_nccl->channels,
+                            .nodes = opts->vs_nccl->nodes};
+    struct cs_predict_opts o = {.type_bytes = opts->type_bytes,
+                                .replay = opts->replay,
+                                .no_extrapolate = opts->no_extrapolate,
+                                .keep_going = 1};
+    struct cs_platform p = *plat; /* shares plat's strings and links, owns nothing */
+    struct cs_sched *ring = NULL;
+    struct cs_error e;
+    int rc;
+
+    cs_error_init(&e);
+    if (cs_gen_nccl(&g, &ring, w, &e) != 0)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "--vs-nccl: NCCL's %s %s: %s",
+                             cs_coll_name(sched->coll), cs_proto_name(proto), e.msg);
+    /* NCCL's fewer threads per channel stream proportionally less (validate's nccl= rule) */
+    p.params.tb_Bps[proto] *= (double)w->threads / w->max_threads;
+    o.replay.timeline = NULL;
+    *rsize = cs_plan_round_size(ring, size, opts->type_bytes);
+    rc = cs_predict_run(ring, &p, &o, rsize, 1, row, err);
+    cs_sched_free(ring);
+    return rc;
+}
+
+int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *plat,
+                       const struct cs_predict_opts *opts, long long size_bytes,
+                       struct cs_predict_nccl *out, struct cs_error *err)
+{
+    struct cs_predict_nccl best = {0};
+
+    if (sched->coll < CS_COLL_ALLREDUCE || sched->coll > CS_COLL_ALLTOALL)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "--vs-nccl: a %s schedule has no NCCL collective to compare with "
+                             "(allreduce, allgather, reducescatter, alltoall)",
+                             cs_coll_name(sched->coll));
+    for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q++) {
+        struct cs_predict_row row = {0};
+        struct cs_nccl_width w;
+        long long rsize;
+        int rc;
+
+        if (sched->coll == CS_COLL_ALLTOALL && q != CS_PROTO_SIMPLE)
+            continue;
+        if ((rc = nccl_proto_at(sched, plat, opts, q, size_bytes, &w, &rsize, &row, err)) != 0)
+            return rc;
+        /* NCCL enables LL128 on NVLink paths only: a warning is a route it would not take */
+        if (row.refused == NULL && row.hang == NULL && row.res.status == CS_REPLAY_OK &&
+            (q != CS_PROTO_LL128 || row.warning == NULL) &&
+            (best.proto == 0 || row.time_us < best.time_us))
+            best = (struct cs_predict_nccl){q, w.channels, w.threads, rsize, row.time_us};
+        cs_predict_row_cleanup(&row);
+    }
+    *out = best;
     return 0;
 }
 

@@ -62,6 +62,26 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
                      long long max_bytes, long long factor, long long **sizes, int *n,
                      int *rounded);
 
+/* ---- NCCL's baseline (predict --vs-nccl) */
+
+/* Which NCCL a prediction is compared with. */
+struct cs_predict_vs_nccl {
+    int version;  /* a cs_nccl_version_parse code; 0: CS_NCCL_DEFAULT_VERSION */
+    int channels; /* the communicator's channels; 0: CS_NCCL_DEFAULT_CHANNELS */
+    int nodes;    /* the nodes the GPUs lie on (cs_gen_opts.nodes: rings node by node); 0: 1 */
+};
+
+/* What NCCL runs at a row's size (cs_gen_nccl) and its predicted time. */
+struct cs_predict_nccl {
+    enum cs_proto proto; /* the fastest protocol NCCL enables; 0 when none finished */
+    int channels;        /* NCCL's channels and threads per channel at that size */
+    int threads;
+    long long size_bytes; /* the size replayed: the row's, rounded up to one NCCL's ring takes */
+    double time_us;       /* 0 when none finished */
+};
+
+/* ---- */
+
 /* One predicted size. */
 struct cs_predict_row {
     long long size_bytes;    /* the whole buffer, as nccl-tests prints it */
@@ -82,7 +102,8 @@ struct cs_predict_row {
                     * then no res */
     char *warning; /* what the time assumes that the runtime may not do (cs_predict_check_ll128),
                     * the same on every row of a run; NULL when nothing */
-    const char *dtype; /* the type name reports print; NULL: the report's own */
+    const char *dtype;           /* the type name reports print; NULL: the report's own */
+    struct cs_predict_nccl nccl; /* with cs_predict_opts.vs_nccl: NCCL's baseline, else zero */
 };
 
 /* Measured times by size (predict --compare): a measurement table or raw nccl-tests output
@@ -135,6 +156,8 @@ struct cs_predict_opts {
     void *progress_ctx;
     const long long *nominal;               /* the nominal size of each size; NULL: the size */
     const struct cs_predict_meas *measured; /* times to compare with (predict --compare) */
+    /* Non-NULL: each row also gets NCCL's baseline at its size (cs_predict_nccl_at). */
+    const struct cs_predict_vs_nccl *vs_nccl;
 };
 
 /* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling
@@ -147,6 +170,19 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err);
 void cs_predict_row_cleanup(struct cs_predict_row *row);
+
+/* NCCL's baseline for sched's collective at size_bytes on plat: for each protocol NCCL enables
+ * (LL, LL128 where the ring's routes are NVLink, Simple; AllToAll Simple only), the schedule
+ * NCCL runs (cs_gen_nccl, on the schedule's GPUs in rank order, node by node) with the protocol's
+ * per-threadblock rate scaled by NCCL's threads over the full count (as validate's nccl=),
+ * predicted as cs_predict_run does at the size rounded up to one the ring takes; the fastest is
+ * kept (NCCL picks its protocol with its own cost model, which aims at the same). The type, the
+ * replay and extrapolation options come from opts. 0 and *out (proto 0 when no protocol
+ * finished), or a CS_ERR_* with err set: CS_ERR_USAGE for a collective NCCL has no counterpart
+ * for (custom) or a ring the runtime cannot run. */
+int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *plat,
+                       const struct cs_predict_opts *opts, long long size_bytes,
+                       struct cs_predict_nccl *out, struct cs_error *err);
 
 /* Whether the LL128 plan runs a connection over a route within a node that is not all NVLink,
  * where NCCL refuses LL128 (predict.c says why; routes that cross the network are not flagged).

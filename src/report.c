@@ -180,6 +180,69 @@ static void compare_summary(FILE *fp, enum cs_report_fmt fmt, const struct cs_re
     }
 }
 
+/* ---- predict --vs-nccl: NCCL's baseline columns */
+
+/* NCCL's time over the schedule's at this row, or 0 when either is missing. */
+static double nccl_speedup(const struct cs_predict_row *row)
+{
+    return row->res.status == CS_REPLAY_OK && row->refused == NULL && row->hang == NULL &&
+                   row->nccl.proto && row->time_us > 0
+               ? row->nccl.time_us / row->time_us
+               : 0;
+}
+
+/* The table's header words (two lines: names, units) after the in-place #wrong. */
+static void nccl_table_head(FILE *fp, int units)
+{
+    if (units)
+        fprintf(fp, "  %6s  %3s  %4s  %7s", "", "", "", "(us)");
+    else
+        fprintf(fp, "  %6s  %3s  %4s  %7s  %7s", "nccl", "ch", "thr", "time", "speedup");
+}
+
+/* The row's NCCL columns in fmt: table words, CSV fields (leading commas), JSON members. */
+static void nccl_fields(FILE *fp, enum cs_report_fmt fmt, const struct cs_predict_row *row)
+{
+    const struct cs_predict_nccl *n = &row->nccl;
+    double sp = nccl_speedup(row);
+
+    if (fmt == CS_REPORT_TABLE && n->proto) {
+        char t[32], x[32] = "-";
+
+        snprintf(t, sizeof(t), "%.*f",
+                 n->time_us < 100     ? 2
+                 : n->time_us < 10000 ? 1
+                                      : 0,
+                 n->time_us);
+        if (sp > 0)
+            snprintf(x, sizeof(x), "%.2f", sp);
+        fprintf(fp, "  %6s  %3d  %4d  %7s  %7s", cs_proto_name(n->proto), n->channels, n->threads,
+                t, x);
+    } else if (fmt == CS_REPORT_TABLE) {
+        fprintf(fp, "  %6s  %3s  %4s  %7s  %7s", "-", "-", "-", "-", "-");
+    } else if (fmt == CS_REPORT_CSV && n->proto) {
+        fprintf(fp, ",%s,%d,%d,%.6f,", cs_proto_name(n->proto), n->channels, n->threads,
+                n->time_us);
+        if (sp > 0)
+            fprintf(fp, "%.6f", sp);
+    } else if (fmt == CS_REPORT_CSV) {
+        fputs(",,,,,", fp);
+    } else if (n->proto) {
+        fprintf(fp,
+                ", \"nccl\": {\"protocol\": \"%s\", \"channels\": %d, \"threads\": %d, "
+                "\"size_bytes\": %lld, \"time_us\": %.6f}",
+                cs_proto_name(n->proto), n->channels, n->threads, n->size_bytes, n->time_us);
+        if (sp > 0)
+            fprintf(fp, ", \"speedup\": %.6f", sp);
+        else
+            fputs(", \"speedup\": null", fp);
+    } else {
+        fputs(", \"nccl\": null, \"speedup\": null", fp);
+    }
+}
+
+/* ---- */
+
 static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_meta *m)
 {
     if (fmt == CS_REPORT_TABLE) {
@@ -187,25 +250,39 @@ static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_repor
                 cs_proto_name(m->proto), m->ngpus, cs_coll_name(m->coll));
         cs_report_meta_line(fp, m);
         fputs("# nccl-tests columns; out-of-place and in-place show the same replay, #wrong is N/A "
-              "(no data is checked)\n#\n",
+              "(no data is checked)\n",
               fp);
+        if (m->vs_nccl != NULL)
+            fprintf(fp,
+                    "# vs NCCL %s: what NCCL runs at each size (ring in rank order, its channels "
+                    "and threads, the fastest protocol it enables); speedup = NCCL time / "
+                    "schedule time\n",
+                    m->vs_nccl);
+        fputs("#\n", fp);
         fprintf(fp, "# %64s %38s\n", "out-of-place", "in-place");
         fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
                 "algbw", "busbw", "#wrong");
         if (m->compare != NULL)
             fprintf(fp, "  %9s  %7s", "measured", "error");
+        if (m->vs_nccl != NULL)
+            nccl_table_head(fp, 0);
         fputs("  status\n", fp);
         fprintf(fp, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s", "(B)",
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
                 "(GB/s)");
         if (m->compare != NULL)
             fprintf(fp, "  %6s  %9s  %7s", "", "(us)", "(%)");
+        if (m->vs_nccl != NULL) {
+            fprintf(fp, "  %6s", "");
+            nccl_table_head(fp, 1);
+        }
         fputc('\n', fp);
     } else if (fmt == CS_REPORT_CSV) {
-        fputs(m->compare ? CS_REPORT_CSV_HEADER "," CS_REPORT_CSV_COMPARE "\n"
-                         : CS_REPORT_CSV_HEADER "\n",
-              fp);
+        fputs(CS_REPORT_CSV_HEADER, fp);
+        if (m->compare != NULL)
+            fputs("," CS_REPORT_CSV_COMPARE, fp);
+        fputs(m->vs_nccl != NULL ? "," CS_REPORT_NCCL_CSV_COLS "\n" : "\n", fp);
     } else {
         fputs("{\"schedule\": ", fp);
         json_str(fp, m->schedule);
@@ -213,6 +290,8 @@ static void write_header(FILE *fp, enum cs_report_fmt fmt, const struct cs_repor
         json_str(fp, m->platform);
         fprintf(fp, ", \"protocol\": \"%s\", \"collective\": \"%s\", \"gpus\": %d",
                 cs_proto_name(m->proto), cs_coll_name(m->coll), m->ngpus);
+        if (m->vs_nccl != NULL)
+            fprintf(fp, ", \"vs_nccl\": \"%s\"", m->vs_nccl);
         json_metadata(fp, m);
         fputs(", \"results\": [", fp);
     }
@@ -254,11 +333,15 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
                 a, b, "N/A");
         if (m->compare != NULL)
             compare_fields(fp, fmt, row);
+        if (m->vs_nccl != NULL)
+            nccl_fields(fp, fmt, row);
         fprintf(fp, "  %s\n", cs_predict_status_name(row));
     } else if (fmt == CS_REPORT_CSV) {
         cs_report_csv_fields(fp, row, dtype);
         if (m->compare != NULL)
             compare_fields(fp, fmt, row);
+        if (m->vs_nccl != NULL)
+            nccl_fields(fp, fmt, row);
         fputc('\n', fp);
     } else {
         fprintf(fp,
@@ -286,6 +369,8 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
         }
         if (m->compare != NULL)
             compare_fields(fp, fmt, row);
+        if (m->vs_nccl != NULL)
+            nccl_fields(fp, fmt, row);
         fputc('}', fp);
     }
 }

@@ -38,7 +38,14 @@ struct cs_report_meta {
     const char *platform_hash; /* FNV-1a 64 of the platform file's bytes, in hex */
     const char *compare;       /* the measurements compared with (--compare LOG); NULL: none */
     const char *sizes_note;    /* how sizes were aligned: a line after the table; NULL: none */
+    /* predict --vs-nccl: the NCCL version compared with ("2.12.12"); each format then adds
+     * NCCL's protocol, channels, threads and time and the speed-up (NCCL time / schedule time)
+     * per row from row->nccl (CS_REPORT_NCCL_CSV_COLS at the end of CSV rows). NULL: none. */
+    const char *vs_nccl;
 };
+
+/* The columns --vs-nccl appends to CSV rows. */
+#define CS_REPORT_NCCL_CSV_COLS "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup"
 
 /* "table", "csv" or "json"; 0 when unknown. */
 enum cs_report_fmt cs_report_fmt_parse(const char *s);

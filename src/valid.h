@@ -120,31 +120,4 @@ void cs_valid_case_csv(FILE *fp, const struct cs_valid_point *p, int n);
 int cs_valid_baseline_check(const char *summary, const char *baseline, double tol, FILE *out,
                             struct cs_error *err);
 
-/* NCCL versions whose channel and thread choice cs_valid_nccl_width reproduces: 2.8.0 up to the
- * last 2.18 (enqueue.cc, the algorithm-info step; ../shared/reference/nccl-a100.md 1.6b). Codes
- * are major x 10000 + minor x 100 + patch, as NCCL_VERSION_CODE from 2.9 on. */
-#define CS_NCCL_RULE_MIN 20800
-#define CS_NCCL_RULE_END 21900 /* first version not covered */
-
-/* Read an NCCL version "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" into *code. 0, or CS_ERR_INVALID
- * with err set when it is not one, or lies outside the versions the rule is sourced for. */
-int cs_valid_nccl_version(const char *s, int *code, struct cs_error *err);
-
-/* What NCCL runs one ring collective with. */
-struct cs_nccl_width {
-    int channels;    /* channels (rings) used */
-    int threads;     /* data threads per channel (Simple adds one sync warp to these) */
-    int max_threads; /* the protocol's thread count at full width */
-};
-
-/* NCCL's channels and threads for a ring collective of nbytes (NCCL's nBytes: the whole buffer,
- * as nccl-tests' size column) over nranks ranks of a communicator of comm_channels channels,
- * with protocol proto, in NCCL version `version` (a code as above). From comm_channels and the
- * protocol's maximum threads (LL 512, LL128 640, Simple 512), while nbytes < channels x threads
- * x threshold: one channel fewer while there are 2 or more, else half the threads while they are
- * a multiple of 128, else stop. Thresholds per thread: LL 8 x nranks, LL128 8, Simple 64 bytes.
- * 0 and *out, or CS_ERR_INVALID with err set (a version outside the rule's, a bad argument). */
-int cs_valid_nccl_width(int version, enum cs_proto proto, long long nbytes, int nranks,
-                        int comm_channels, struct cs_nccl_width *out, struct cs_error *err);
-
 #endif

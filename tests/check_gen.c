@@ -1,6 +1,6 @@
 /* check_gen.c: the native generators: the seed reproduced exactly, the corrected hierarchical
- * algorithm, ring and all-pairs over a grid of parameters and collectives, and their bad
- * parameters. */
+ * algorithm, ring and all-pairs over a grid of parameters and collectives, NCCL's schedule per
+ * size, and their bad parameters. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -707,6 +707,128 @@ START_TEST(test_bad_parameters)
 }
 END_TEST
 
+/* ---- gen nccl */
+
+/* The worked values of nccl-a100.md 1.6b on an 8-GPU, 24-channel communicator, each at its
+ * boundary: the ring has NCCL's channels, protocol, window and name. */
+START_TEST(test_nccl_worked)
+{
+    static const struct {
+        const char *spec;
+        int channels;
+        const char *name;
+        long long min, max;
+    } cases[] = {
+        {"nccl:gpus=8,size=64K,protocol=LL", 2, "allreduce_nccl_2.12.12_ring_2ch_512thr", 65536,
+         98303},
+        {"nccl:gpus=8,size=65535,protocol=LL", 1, "allreduce_nccl_2.12.12_ring_1ch_512thr", 32768,
+         65535},
+        {"nccl:gpus=8,size=4K,protocol=LL", 1, "allreduce_nccl_2.12.12_ring_1ch_64thr", 0, 8191},
+        {"nccl:gpus=8,size=768K,protocol=LL", 24, "allreduce_nccl_2.12.12_ring_24ch_512thr", 786432,
+         0},
+        {"nccl:gpus=8,size=120K,protocol=LL128,nccl=2.8", 24,
+         "allreduce_nccl_2.8.0_ring_24ch_640thr", 122880, 0},
+        {"nccl:gpus=8,size=122879,protocol=LL128,nccl=2.18.5", 23,
+         "allreduce_nccl_2.18.5_ring_23ch_640thr", 117760, 122879},
+        {"nccl:gpus=8,size=1G", 24, "allreduce_nccl_2.12.12_ring_24ch_512thr", 786432, 0},
+        {"nccl:gpus=8,size=1G,channels=4", 4, "allreduce_nccl_2.12.12_ring_4ch_512thr", 131072, 0},
+        {"nccl:gpus=8,size=786431,coll=allgather", 23, "allgather_nccl_2.12.12_ring_23ch_512thr",
+         753664, 786431},
+    };
+
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cs_sched *s = gen(cases[i].spec);
+
+        ck_assert_int_eq(s->nchannels, cases[i].channels);
+        ck_assert_str_eq(s->name, cases[i].name);
+        assert_header(s, cases[i].min, cases[i].max);
+        for (int g = 0; g < 8; g++)
+            ck_assert_int_eq(s->gpus[g].ntbs, cases[i].channels);
+        cs_sched_free(s);
+    }
+}
+END_TEST
+
+/* Every version, collective, protocol, GPU count and size of a grid: the ring has the channels
+ * and protocol NCCL's rule gives (cs_nccl_width), in rank order, within the runtime's limits
+ * and correct under verify. */
+START_TEST(test_nccl_rule_grid)
+{
+    static const char *const versions[] = {"2.8.4", "2.12.12", "2.18.5"};
+    static const int codes[] = {20804, 21212, 21805};
+    static const char *const colls[] = {"allreduce", "allgather", "reducescatter"};
+    static const long long sizes[] = {1, 5000, 65536, 300000, 1 << 20, 1LL << 34};
+    static const int gpus[] = {2, 8, 40};
+    int v = _i % 3, c = _i / 3 % 3, g = _i / 9;
+
+    for (int p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++)
+        for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            int G = gpus[g], comm = G == 40 && c == 0 ? 16 : 24; /* 2 phases a ring above 32 */
+            struct cs_nccl_width w;
+            struct cs_sched *s;
+            char spec[160];
+
+            snprintf(spec, sizeof(spec), "nccl:gpus=%d,size=%lld,coll=%s,protocol=%s,nccl=%s", G,
+                     sizes[k], colls[c], cs_proto_name(p), versions[v]);
+            ck_assert_int_eq(cs_nccl_width(codes[v], p, sizes[k], G, comm, &w, NULL), 0);
+            s = gen(spec);
+            ck_assert_int_eq(s->proto, p);
+            ck_assert_int_eq(s->coll, c == 0   ? CS_COLL_ALLREDUCE
+                                      : c == 1 ? CS_COLL_ALLGATHER
+                                               : CS_COLL_REDUCE_SCATTER);
+            ck_assert_int_eq(s->nchannels, w.channels * (G == 40 && c == 0 ? 2 : 1));
+            ck_assert_int_eq(s->gpus[0].tbs[0].send, 1);
+            ck_assert_int_eq(s->gpus[0].tbs[0].recv, G - 1);
+            cs_sched_free(s);
+            if (k % 2 == 0 && G <= 8)
+                assert_correct_coll(spec);
+        }
+}
+END_TEST
+
+/* Across nodes: the ring of ring:per_node, and AllToAll: the all-pairs schedule in Simple. */
+START_TEST(test_nccl_nodes_alltoall)
+{
+    struct cs_sched *a = gen("nccl:gpus=16,nodes=2,size=1G");
+    struct cs_sched *b = gen("ring:gpus=16,channels=24,per_node=8");
+
+    ck_assert_int_eq(a->nchannels, b->nchannels);
+    for (int g = 0; g < 16; g++)
+        for (int t = 0; t < a->gpus[g].ntbs; t++) {
+            ck_assert_int_eq(a->gpus[g].tbs[t].send, b->gpus[g].tbs[t].send);
+            ck_assert_int_eq(a->gpus[g].tbs[t].recv, b->gpus[g].tbs[t].recv);
+        }
+    cs_sched_free(a);
+    cs_sched_free(b);
+    a = gen("nccl:gpus=8,size=1M,coll=alltoall");
+    ck_assert_str_eq(a->name, "alltoall_nccl_2.12.12_p2p");
+    ck_assert_int_eq(a->proto, CS_PROTO_SIMPLE);
+    ck_assert_int_eq(a->coll, CS_COLL_ALLTOALL);
+    assert_header(a, 0, 0);
+    cs_sched_free(a);
+    assert_correct_coll("nccl:gpus=8,size=1M,coll=alltoall");
+}
+END_TEST
+
+START_TEST(test_nccl_bad_parameters)
+{
+    assert_usage_error("nccl:gpus=8", "needs the size");
+    assert_usage_error("nccl:gpus=8,size=0", "not a size");
+    assert_usage_error("nccl:gpus=8,size=1M,nccl=2.19", "2.8 to 2.18");
+    assert_usage_error("nccl:gpus=8,size=1M,nccl=2.x", "MAJOR.MINOR or MAJOR.MINOR.PATCH");
+    assert_usage_error("nccl:gpus=12,size=1M,nodes=5", "does not divide");
+    assert_usage_error("nccl:gpus=8,size=1M,instances=2", "sets its own");
+    assert_usage_error("nccl:gpus=8,size=1M,min_bytes=1K", "sets its own");
+    assert_usage_error("nccl:gpus=8,size=1M,per_node=4", "are for ring");
+    assert_usage_error("nccl:gpus=1,size=1M", "at least 2");
+    assert_usage_error("nccl:gpus=65,size=1M", "at most 64 GPUs");
+    assert_usage_error("nccl:gpus=8,size=1M,coll=alltoall,protocol=LL", "point-to-point");
+    assert_usage_error("ring:gpus=8,size=1M", "are for nccl");
+    assert_usage_error("allpairs:gpus=8,nccl=2.12", "are for nccl");
+    assert_usage_error("ring:gpus=8,nodes=2", "are for nccl");
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -727,6 +849,10 @@ int main(void)
         {test_allpairs_coll_shape, 1},
         {test_algo_header, 1},
         {test_bad_parameters, 1},
+        {test_nccl_worked, 1},
+        {test_nccl_rule_grid, 27},
+        {test_nccl_nodes_alltoall, 1},
+        {test_nccl_bad_parameters, 1},
         {NULL, 0},
     };
     const struct test_case shared[] = {

@@ -344,105 +344,11 @@ START_TEST(test_baseline)
 }
 END_TEST
 
-/* NCCL's channels and threads for (protocol, size) on 8 ranks and 24 channels: the worked values of
- * nccl-a100.md 1.6b, each at its boundary. */
-static struct cs_nccl_width width(enum cs_proto proto, long long nbytes, int nranks, int nc)
-{
-    struct cs_nccl_width w = {0, 0, 0};
-    struct cs_error err;
-
-    cs_error_init(&err);
-    ck_assert_msg(cs_valid_nccl_width(21205, proto, nbytes, nranks, nc, &w, &err) == 0, "%s",
-                  err.msg);
-    return w;
-}
-
-#define ASSERT_WIDTH(w, nc, nt, max)                                                               \
-    do {                                                                                           \
-        struct cs_nccl_width w_ = (w);                                                             \
-        ck_assert_int_eq(w_.channels, nc);                                                         \
-        ck_assert_int_eq(w_.threads, nt);                                                          \
-        ck_assert_int_eq(w_.max_threads, max);                                                     \
-    } while (0)
-
-START_TEST(test_nccl_width)
-{
-    struct cs_nccl_width w;
-    struct cs_error err;
-    int code = 0;
-
-    /* Ring LL: 8 bytes x 8 ranks per thread, 512 threads: full width from 24 x 512 x 64 B. */
-    ASSERT_WIDTH(width(CS_PROTO_LL, 786432, 8, 24), 24, 512, 512); /* 768 KiB */
-    ASSERT_WIDTH(width(CS_PROTO_LL, 786431, 8, 24), 23, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 524288, 8, 24), 16, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 65536, 8, 24), 2, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 65535, 8, 24), 1, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 32768, 8, 24), 1, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 32767, 8, 24), 1, 256, 512); /* then fewer threads */
-    ASSERT_WIDTH(width(CS_PROTO_LL, 16384, 8, 24), 1, 256, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 8192, 8, 24), 1, 128, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 4096, 8, 24), 1, 64, 512); /* 64: not a multiple of 128 */
-    ASSERT_WIDTH(width(CS_PROTO_LL, 0, 8, 24), 1, 64, 512);
-    /* The LL threshold grows with the ranks: 2 ranks reach 24 channels at 192 KiB. */
-    ASSERT_WIDTH(width(CS_PROTO_LL, 196608, 2, 24), 24, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_LL, 196607, 2, 24), 23, 512, 512);
-    /* LL128: 8 bytes per thread, 640 threads: full from 120 KiB; 640 -> 320, then stop. */
-    ASSERT_WIDTH(width(CS_PROTO_LL128, 122880, 8, 24), 24, 640, 640);
-    ASSERT_WIDTH(width(CS_PROTO_LL128, 122879, 8, 24), 23, 640, 640);
-    ASSERT_WIDTH(width(CS_PROTO_LL128, 5120, 8, 24), 1, 640, 640);
-    ASSERT_WIDTH(width(CS_PROTO_LL128, 5119, 8, 24), 1, 320, 640);
-    ASSERT_WIDTH(width(CS_PROTO_LL128, 1, 8, 24), 1, 320, 640);
-    /* Simple: 64 bytes per thread, 512 threads: full from 768 KiB, whatever the ranks. */
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 786432, 8, 24), 24, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 786431, 8, 24), 23, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 786432, 64, 24), 24, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 65536, 8, 24), 2, 512, 512);
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 1 << 30, 8, 24), 24, 512, 512);
-    /* A communicator of fewer channels is never widened. */
-    ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 1 << 30, 8, 1), 1, 512, 512);
-
-    /* Versions: 2.8.0 to the last 2.18; outside that range the rule is refused. */
-    ck_assert_int_eq(cs_valid_nccl_version("2.8", &code, NULL), 0);
-    ck_assert_int_eq(code, 20800);
-    ck_assert_int_eq(cs_valid_nccl_version("2.18.5", &code, NULL), 0);
-    ck_assert_int_eq(code, 21805);
-    ck_assert_int_eq(cs_valid_nccl_version("2.12.12", &code, NULL), 0);
-    ck_assert_int_eq(code, 21212);
-    cs_error_init(&err);
-    ck_assert_int_eq(cs_valid_nccl_version("2.19", &code, &err), CS_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(err.msg, "NCCL 2.19: the channel and thread rule is sourced for "
-                                          "NCCL 2.8 to 2.18 only"));
-    ck_assert_int_eq(cs_valid_nccl_version("2.7.8", &code, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_version("3.0", &code, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(code, 21212); /* unchanged on failure */
-    for (const char *const *b = (const char *const[]){"2", "2.", "2.8.", "2..8", "2.8.4.1", "2.8x",
-                                                      "v2.8", "2.100", "", NULL};
-         *b != NULL; b++) {
-        cs_error_init(&err);
-        ck_assert_int_eq(cs_valid_nccl_version(*b, &code, &err), CS_ERR_INVALID);
-        ck_assert_ptr_nonnull(strstr(err.msg, "MAJOR.MINOR or MAJOR.MINOR.PATCH"));
-    }
-    cs_error_init(&err);
-    ck_assert_int_eq(cs_valid_nccl_width(21900, CS_PROTO_LL, 1024, 8, 24, &w, &err),
-                     CS_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(err.msg, "NCCL 2.8 to 2.18 only"));
-    ck_assert_int_eq(cs_valid_nccl_width(20799, CS_PROTO_LL, 1024, 8, 24, &w, NULL),
-                     CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_width(20800, CS_PROTO_LL, 1024, 8, 0, &w, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_width(20800, CS_PROTO_LL, 1024, 0, 24, &w, NULL),
-                     CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_width(20800, 0, 1024, 8, 24, &w, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_width(20800, CS_PROTO_LL, -1, 8, 24, &w, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(cs_valid_nccl_width(21899, CS_PROTO_LL, 1024, 8, 24, &w, NULL), 0);
-}
-END_TEST
-
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_bands, 1},    {test_stats, 1},      {test_read, 1},
-        {test_summary, 1},  {test_before, 1},     {test_before_bad, 1},
-        {test_baseline, 1}, {test_nccl_width, 1}, {NULL, 0},
+        {test_bands, 1},  {test_stats, 1},      {test_read, 1},     {test_summary, 1},
+        {test_before, 1}, {test_before_bad, 1}, {test_baseline, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_shared, 1},

@@ -104,6 +104,18 @@ bad "ring has no AllToAll (allpairs writes one)" ring --gpus 8 --coll alltoall
 bad "unknown collective 'broadcast'" allpairs --gpus 8 --coll broadcast
 bad "allreduce only" hierarchical --gpus 8 --coll allgather
 bad "option '--coll' needs a value" ring --gpus 8 --coll
+# gen nccl: --size is required, the options of other generators refused, versions 2.8-2.18 only
+bad "--size is required" nccl --gpus 8
+bad "are for nccl" ring --gpus 8 --size 1M
+bad "are for nccl" allpairs --gpus 8 --nccl-version 2.12
+bad "are for nccl" hierarchical --gpus 8 --nodes 2
+bad "for hierarchical" nccl --gpus 8 --size 1M --variant v1
+bad "2.8 to 2.18 only" nccl --gpus 8 --size 1M --nccl-version 2.21
+bad "MAJOR.MINOR" nccl --gpus 8 --size 1M --nccl-version latest
+bad "does not divide" nccl --gpus 12 --size 1M --nodes 5
+bad "sets its own" nccl --gpus 8 --size 1M --instances 2
+bad "point-to-point" nccl --gpus 8 --size 1M --coll alltoall --protocol LL
+bad "out of range" nccl --gpus 8 --size 2T
 # values attached with '=', options before the generator
 expect 0 "$cs" gen --gpus=8 --protocol=LL hierarchical -o"$tmp/attached.xml"
 cmp -s "$tmp/attached.xml" "$tmp/file.xml" || fail "gen --gpus=8 --protocol=LL -oFILE differs"
@@ -128,6 +140,21 @@ header 'minBytes="65536" maxBytes="1048576"' ring --gpus 8 --min-bytes 64K --max
 header 'minBytes="1073741824" maxBytes="0"' allpairs --gpus 8 --min-bytes 1G
 header 'minBytes="4096" maxBytes="4096"' hierarchical --gpus 4 --msccl-tools-compat --min-bytes=4K --max-bytes=4K
 header 'minBytes="0" maxBytes="0"' ring --gpus 8 --coll allreduce
+# gen nccl: the window over which NCCL keeps the channels and threads it runs at --size
+header 'minBytes="65536" maxBytes="98303"' nccl --gpus 8 --size 64K --protocol LL
+header 'minBytes="786432" maxBytes="0"' nccl --gpus 8 --size 1G
+grep -q '^<algo name="allreduce_nccl_2.12.12_ring_24ch_512thr" proto="Simple" nchannels="24"' "$tmp/out" ||
+    fail "gen nccl --size 1G: $(head -1 "$tmp/out")"
+expect 0 "$cs" gen nccl --gpus 8 --size 64K --protocol LL --nccl-version 2.8.4 --channels 12
+grep -q '^<algo name="allreduce_nccl_2.8.4_ring_2ch_512thr" proto="LL" nchannels="2"' "$tmp/out" ||
+    fail "gen nccl --nccl-version 2.8.4: $(head -1 "$tmp/out")"
+expect 0 "$cs" gen nccl --gpus 8 --size 1M --coll alltoall
+grep -q '^<algo name="alltoall_nccl_2.12.12_p2p" proto="Simple"' "$tmp/out" ||
+    fail "gen nccl --coll alltoall: $(head -1 "$tmp/out")"
+expect 0 "$cs" gen nccl --gpus 16 --nodes 2 --size 1G -o "$tmp/nccl16.xml"
+expect 0 "$cs" gen ring --gpus 16 --channels 24 --per-node 8 -o "$tmp/ring16.xml"
+expect 0 "$cs" diff --ignore name --ignore minBytes --ignore maxBytes "$tmp/nccl16.xml" "$tmp/ring16.xml"
+
 # --coll: the collective as the executor reads it (reducescatter, not msccl-tools' reduce_scatter),
 # AllGather and ReduceScatter in place, AllToAll out of place
 coll() {
