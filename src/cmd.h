@@ -45,6 +45,11 @@ int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a schedule from a path, or stdin for "-"; NULL after printing the error. */
 struct cs_sched *cmd_load_sched(const char *path);
 
+/* The platform file an option names: path itself, or for "-" a temporary copy of stdin
+ * (SimGrid loads platforms by path), removed at exit and when SIGINT, SIGTERM or SIGHUP kills the
+ * process; stdin is read once. NULL after printing why (empty stdin, a read or write error). */
+const char *cmd_platform_path(const char *path);
+
 /* For a command that takes exactly n schedule files, argv[1..n]: read them into out[0..n-1].
  * On a wrong count prints "collsim: CMD takes WHAT; see 'collsim help CMD'"; on a bad file its
  * error. 0, or CS_EXIT_USAGE with nothing to free. */

@@ -35,6 +35,8 @@ const char cmd_predict_usage[] =
     "stderr and after the table (JSON: a warning field per row); routes that cross the network\n"
     "are not flagged. Sizes are rounded up to a multiple of nchunksperloop x\n"
     "the type size. --protocol overrides the schedule's; --set overrides platform parameters.\n"
+    "--platform takes any SimGrid 3.32 platform whose GPUs are hosts gpu0..gpuN-1 (<host>s or\n"
+    "a <cluster>'s, of any topology); - reads it from stdin.\n"
     "CSV header: size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status.\n"
     "--trace FILE.json writes a Chrome/Perfetto trace (open it in ui.perfetto.dev or\n"
     "chrome://tracing) of the largest size: a process per GPU, a track per threadblock, a\n"
@@ -246,7 +248,10 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
                                "platform')");
     if (a->minb > a->maxb)
         return cmd_usage_error("-b %lld is larger than -e %lld", a->minb, a->maxb);
-    return 0;
+    if (a->in.sched_path != NULL && strcmp(a->in.sched_path, "-") == 0 &&
+        strcmp(a->in.plat_path, "-") == 0)
+        return cmd_usage_error("predict: the schedule and --platform cannot both be stdin (-)");
+    return (a->in.plat_path = cmd_platform_path(a->in.plat_path)) != NULL ? 0 : CS_EXIT_USAGE;
 }
 
 /* Each row as it is predicted, with progress on a terminal or the per-size details with

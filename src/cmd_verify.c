@@ -46,7 +46,8 @@ const char cmd_verify_usage[] =
     "                  and warn about LL128 on a connection whose route within a node is not\n"
     "                  all NVLink (NCCL enables LL128 on NVLink paths only: \"may cause silent\n"
     "                  data corruption\"); a warning, the exit status stays. Routes that cross\n"
-    "                  the network are not flagged (NCCL allows LL128 there).\n"
+    "                  the network are not flagged (NCCL allows LL128 there). - reads the\n"
+    "                  platform from stdin.\n"
     "\n"
     "Exit status: 0 every file is correct; 1 some file is structurally valid but computes the\n"
     "wrong data; 2 some file is unreadable or structurally invalid (a deadlock included).\n";
@@ -188,9 +189,14 @@ int cmd_verify(int argc, char **argv)
     if (optind == argc)
         return cmd_usage_error("verify needs at least one schedule file (or -); see 'collsim "
                                "help verify'");
+    for (int i = optind; plat_path != NULL && strcmp(plat_path, "-") == 0 && i < argc; i++)
+        if (strcmp(argv[i], "-") == 0)
+            return cmd_usage_error("verify: a schedule and --platform cannot both be stdin (-)");
     if (plat_path != NULL) {
         struct cs_error err;
 
+        if ((plat_path = cmd_platform_path(plat_path)) == NULL)
+            return CS_EXIT_USAGE;
         cs_error_init(&err);
         if (cs_platform_read(plat_path, &plat, &err) != 0) {
             cmd_print_error(&err);

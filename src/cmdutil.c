@@ -1,10 +1,14 @@
 /* cmdutil.c: helpers shared by the subcommands: error printing, help, schedule loading. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "fdio.h"
 #include "parse.h"
 #include "xml.h"
 
@@ -39,6 +43,62 @@ struct cs_sched *cmd_load_sched(const char *path)
         return NULL;
     }
     return sched;
+}
+
+/* The copy of stdin a `--platform -` made, removed at exit (and by fdio on a signal) by the
+ * process that made it: a forked worker that exits leaves it to its parent. */
+static char stdin_platform[4096];
+static pid_t stdin_platform_owner;
+
+static void remove_stdin_platform(void)
+{
+    if (getpid() != stdin_platform_owner || stdin_platform[0] == '\0')
+        return;
+    cs_cleanup_drop(stdin_platform);
+    unlink(stdin_platform);
+}
+
+const char *cmd_platform_path(const char *path)
+{
+    const char *dir = getenv("TMPDIR");
+    struct cs_error err;
+    char *buf;
+    size_t len;
+    int fd;
+
+    if (strcmp(path, "-") != 0)
+        return path;
+    if (stdin_platform[0] != '\0')
+        return stdin_platform; /* stdin is read once */
+    cs_error_init(&err);
+    if (cs_file_read("-", CS_XML_MAX_BYTES, &buf, &len, &err) != 0) {
+        cmd_print_error(&err);
+        return NULL;
+    }
+    if (len == 0) {
+        free(buf);
+        cmd_usage_error("--platform -: stdin is empty (a SimGrid platform file was expected)");
+        return NULL;
+    }
+    /* SimGrid loads a platform by its path: stdin goes to a temporary file first. */
+    snprintf(stdin_platform, sizeof(stdin_platform), "%s/collsim-stdin-platform-XXXXXX.xml",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    stdin_platform_owner = getpid();
+    if ((fd = mkstemps(stdin_platform, 4)) < 0 || cs_cleanup_add(stdin_platform) != 0 ||
+        atexit(remove_stdin_platform) != 0 || cs_fd_write_all(fd, buf, len) != 0 ||
+        close(fd) != 0) {
+        cmd_usage_error("--platform -: cannot write %s: %s", stdin_platform,
+                        strerror(errno ? errno : EIO));
+        if (fd >= 0) {
+            close(fd);
+            remove_stdin_platform();
+        }
+        stdin_platform[0] = '\0';
+        free(buf);
+        return NULL;
+    }
+    free(buf);
+    return stdin_platform;
 }
 
 int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out)

@@ -8,6 +8,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlwriter.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +22,8 @@
 
 #define MAX_GPUS 256     /* routes are listed pair by pair (Full routing): keep files small */
 #define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
-#define DGX_GPUS 8       /* GPUs per DGX A100 / NDv4 node */
+#define MAX_CLUSTER_HOSTS 65536 /* hosts one <cluster>'s radical may name */
+#define DGX_GPUS 8              /* GPUs per DGX A100 / NDv4 node */
 
 static const char *const fam_names[] = {NULL,        "a100-pcie-4gpu", "a100-pcie-nvbridge",
                                         "a100-hier", "dgx-a100",       "a100-pcie-net",
@@ -241,12 +243,49 @@ static enum cs_link_class guess_class(const char *id)
     return CS_LINK_PCIE;
 }
 
+/* The length of name without SimGrid's split-duplex suffix _UP or _DOWN (strlen(name) if none). */
+static size_t base_len(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (n > 3 && strcmp(name + n - 3, "_UP") == 0)
+        return n - 3;
+    if (n > 5 && strcmp(name + n - 5, "_DOWN") == 0)
+        return n - 5;
+    return n;
+}
+
+int cs_platform_link_find(const struct cs_platform *plat, const char *name, enum cs_link_class *cls)
+{
+    const struct cs_platform_link *half = NULL, *rule = NULL;
+    size_t n = strlen(name), base = base_len(name);
+
+    for (int i = 0; i < plat->nlinks; i++) {
+        const struct cs_platform_link *l = &plat->links[i];
+        size_t k = strlen(l->id);
+
+        if (!l->prefix && k == n && strcmp(l->id, name) == 0) {
+            *cls = l->cls;
+            return 1;
+        }
+        if (!l->prefix && k == base && strncmp(l->id, name, k) == 0)
+            half = l;
+        else if (l->prefix && k <= n && strncmp(l->id, name, k) == 0 &&
+                 (rule == NULL || k > strlen(rule->id)))
+            rule = l;
+    }
+    if (half != NULL || rule != NULL) {
+        *cls = half != NULL ? half->cls : rule->cls;
+        return 1;
+    }
+    return 0;
+}
+
 enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id)
 {
-    for (int i = 0; i < plat->nlinks; i++)
-        if (strcmp(plat->links[i].id, link_id) == 0)
-            return plat->links[i].cls;
-    return guess_class(link_id);
+    enum cs_link_class cls;
+
+    return cs_platform_link_find(plat, link_id, &cls) ? cls : guess_class(link_id);
 }
 
 static int is_elem(const xmlNode *n, const char *name)
@@ -264,6 +303,7 @@ struct reader {
     const char *path;
     unsigned char *gpu_seen; /* MAX_GPU_ID + 1 flags: host gpuN declared */
     int nhosts_gpu, cap_links;
+    int root_cluster; /* the root zone is a <cluster>: its cs.class prop is its links' class */
     struct cs_error *err;
 };
 
@@ -341,6 +381,14 @@ static int add_link(struct reader *r, const xmlNode *n)
         xmlFree(id);
         return rc;
     }
+    /* SimGrid aborts on a link declared twice */
+    for (int i = 0; i < p->nlinks; i++)
+        if (!p->links[i].prefix && strcmp(p->links[i].id, id) == 0) {
+            rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                               "link '%s' is declared twice", id);
+            xmlFree(id);
+            return rc;
+        }
     l = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
     if (l != NULL && (l->id = strdup(id)) != NULL) {
         l->cls = guess_class(id);
@@ -350,23 +398,171 @@ static int add_link(struct reader *r, const xmlNode *n)
     return l == NULL || l->id == NULL ? CS_ERR_NOMEM : each_prop(n, link_prop, r);
 }
 
-/* A host named gpuN (N up to MAX_GPU_ID) is GPU N, declared once; other hosts are CPUs, switches
- * or NICs. */
+/* A host named gpuN (N up to MAX_GPU_ID) is GPU N, declared once (by element n); other hosts are
+ * CPUs, switches or NICs. */
+static int add_host_id(struct reader *r, const xmlNode *n, const char *id)
+{
+    int g;
+
+    if (strncmp(id, "gpu", 3) != 0 || id[3] < '0' || id[3] > '9' ||
+        cs_parse_int(id + 3, 0, MAX_GPU_ID, &g) != 0)
+        return 0;
+    if (r->gpu_seen[g])
+        return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                             "host %s is declared twice", id);
+    r->gpu_seen[g] = 1;
+    r->nhosts_gpu++;
+    return 0;
+}
+
 static int add_host(struct reader *r, const xmlNode *n)
 {
     char *id = attr(n, "id");
-    int g, rc = id ? check_quantity(r, n, "host", id, "speed", 0) : 0;
+    int rc = id ? check_quantity(r, n, "host", id, "speed", 0) : 0;
 
-    if (rc == 0 && id != NULL && strncmp(id, "gpu", 3) == 0 && id[3] >= '0' && id[3] <= '9' &&
-        cs_parse_int(id + 3, 0, MAX_GPU_ID, &g) == 0) {
-        if (r->gpu_seen[g])
-            rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
-                               "host %s is declared twice", id);
-        if (rc == 0)
-            r->nhosts_gpu++;
-        r->gpu_seen[g] = 1;
-    }
+    if (rc == 0 && id != NULL)
+        rc = add_host_id(r, n, id);
     xmlFree(id);
+    return rc;
+}
+
+/* A rule for the links a cluster creates: every link whose name starts with prefix has class cls.
+ */
+static int add_rule(struct reader *r, const char *prefix, enum cs_link_class cls)
+{
+    struct cs_platform *p = r->plat;
+    struct cs_platform_link *l =
+        cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
+
+    if (l == NULL || (l->id = strdup(prefix)) == NULL)
+        return CS_ERR_NOMEM;
+    l->cls = cls;
+    l->prefix = 1;
+    p->nlinks++;
+    return 0;
+}
+
+/* A cluster's cs.class prop, into the class its ctx points to. */
+struct cluster {
+    struct reader *r;
+    const char *id;
+    enum cs_link_class cls;
+};
+
+static int cluster_prop(void *ctx, const xmlNode *prop, const char *id, const char *value)
+{
+    struct cluster *c = ctx;
+
+    if (id == NULL || value == NULL || strcmp(id, "cs.class") != 0)
+        return 0;
+    if ((c->cls = cs_link_class_parse(value)) == 0)
+        return cs_error_fail(c->r->err, CS_ERR_INVALID, c->r->path, xmlGetLineNo(prop),
+                             "cluster '%s': cs.class \"%s\" is not nvlink, pcie or net", c->id,
+                             value);
+    return 0;
+}
+
+/* The hosts of cluster n (id), PREFIX N SUFFIX for each N of its radical: numbers and ranges
+ * "A-B", comma-separated ("0-7,9"), as SimGrid 3.32 expands it. */
+static int cluster_hosts(struct reader *r, const xmlNode *n, const char *id, const char *radical,
+                         const char *prefix, const char *suffix)
+{
+    long total = 0;
+    int rc = 0;
+
+    for (const char *p = radical; rc == 0;) {
+        size_t len = strcspn(p, ",");
+        char piece[32], name[512], *dash;
+        int a, b;
+
+        snprintf(piece, sizeof(piece), "%.*s", (int)(len < 31 ? len : 31), p);
+        if ((dash = strchr(piece + 1, '-')) != NULL)
+            *dash = '\0';
+        if (len > 30 || cs_parse_int(piece, 0, INT_MAX, &a) != 0 ||
+            cs_parse_int(dash ? dash + 1 : piece, a, INT_MAX, &b) != 0 ||
+            (total += (long)b - a + 1) > MAX_CLUSTER_HOSTS)
+            return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                                 "cluster '%s': radical=\"%s\" is not a list of numbers and "
+                                 "ranges such as \"0-7,9\" (at most %d hosts)",
+                                 id, radical, MAX_CLUSTER_HOSTS);
+        for (long k = a; k <= b && rc == 0; k++) {
+            snprintf(name, sizeof(name), "%.200s%ld%.200s", prefix, k, suffix);
+            rc = add_host_id(r, n, name);
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    return rc;
+}
+
+/* SimGrid 3.32 names a cluster's links ID_link_N (its private links, with _UP/_DOWN when
+ * split-duplex, _loopback and _limiter), ID_backbone and, for a torus, ID_link_from_A_to_B; but
+ * a fat tree's and a dragonfly's links carry no cluster id (link_from_...,
+ * local_link_from_router_..., and so on). tests/check_platform.c checks every link SimGrid creates
+ * against these rules. */
+static const char *const fat_tree_links[] = {"link_from_", NULL};
+static const char *const dragonfly_links[] = {"local_link_from_router_", "green_link_in_chassis_",
+                                              "black_link_in_group_", "blue_link_between_group_",
+                                              NULL};
+
+/* The attributes SimGrid requires of a <cluster>, and its quantities: each comma-separated value
+ * checked as check_quantity does, a non-negative one where nonneg is set; an absent or empty
+ * optional one is SimGrid's default. */
+static int check_cluster_attrs(struct reader *r, const xmlNode *n, const char *id)
+{
+    static const char *const required[] = {"id",    "prefix", "suffix", "radical",
+                                           "speed", "bw",     "lat"};
+    static const struct {
+        const char *name;
+        int nonneg;
+    } qty[] = {{"speed", 0},  {"bw", 0},          {"lat", 1},          {"bb_bw", 0},
+               {"bb_lat", 1}, {"loopback_bw", 0}, {"loopback_lat", 1}, {"limiter_link", 0}};
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        if (!xmlHasProp((xmlNode *)n, (const xmlChar *)required[i]))
+            return cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                                 "cluster '%s': no %s=\"...\", which SimGrid requires",
+                                 id ? id : "", required[i]);
+    for (size_t i = 0; i < sizeof(qty) / sizeof(qty[0]) && rc == 0; i++) {
+        char *v = attr(n, qty[i].name);
+
+        if (v != NULL && v[0] != '\0')
+            rc = check_quantity(r, n, "cluster", id, qty[i].name, qty[i].nonneg);
+        xmlFree(v);
+    }
+    return rc;
+}
+
+/* A <cluster>: its hosts (gpuN among them are GPUs) and a class for every link it creates, its
+ * cs.class prop or net. */
+static int add_cluster(struct reader *r, const xmlNode *n)
+{
+    char *id = attr(n, "id"), *prefix = attr(n, "prefix"), *suffix = attr(n, "suffix");
+    char *radical = attr(n, "radical"), *topo = attr(n, "topology"), own[280];
+    const char *const *extra = NULL;
+    struct cluster c = {r, id, CS_LINK_NET};
+    int rc = check_cluster_attrs(r, n, id);
+
+    if (rc == 0)
+        rc = each_prop(n, cluster_prop, &c);
+    if (topo != NULL && strcmp(topo, "FAT_TREE") == 0)
+        extra = fat_tree_links;
+    else if (topo != NULL && strcmp(topo, "DRAGONFLY") == 0)
+        extra = dragonfly_links;
+    snprintf(own, sizeof(own), "%.256s_", id ? id : "");
+    if (rc == 0)
+        rc = add_rule(r, own, c.cls);
+    for (int i = 0; rc == 0 && extra != NULL && extra[i] != NULL; i++)
+        rc = add_rule(r, extra[i], c.cls);
+    if (rc == 0)
+        rc = cluster_hosts(r, n, id, radical, prefix, suffix);
+    xmlFree(id);
+    xmlFree(prefix);
+    xmlFree(suffix);
+    xmlFree(radical);
+    xmlFree(topo);
     return rc;
 }
 
@@ -379,6 +575,8 @@ static int walk(struct reader *r, const xmlNode *n)
             rc = add_link(r, n);
         else if (is_elem(n, "host"))
             rc = add_host(r, n);
+        else if (is_elem(n, "cluster"))
+            rc = add_cluster(r, n);
         if (rc == 0 && n->children)
             rc = walk(r, n->children);
         if (rc != 0)
@@ -393,7 +591,8 @@ static int zone_prop(void *ctx, const xmlNode *prop, const char *id, const char 
     struct reader *r = ctx;
     struct cs_error e2;
 
-    if (id == NULL || strncmp(id, "cs.", 3) != 0)
+    if (id == NULL || strncmp(id, "cs.", 3) != 0 ||
+        (r->root_cluster && strcmp(id, "cs.class") == 0))
         return 0;
     cs_error_init(&e2);
     if (value == NULL || cs_params_set(&r->plat->params, id, value, &e2) != 0)
@@ -594,8 +793,9 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
         return CS_ERR_PARSE;
     root = xmlDocGetRootElement(doc);
     for (xmlNode *c = root->children; c; c = c->next)
-        if (is_elem(c, "zone") || is_elem(c, "AS")) {
+        if (is_elem(c, "zone") || is_elem(c, "AS") || is_elem(c, "cluster")) {
             zone = c;
+            r.root_cluster = is_elem(c, "cluster");
             break;
         }
     r.plat = calloc(1, sizeof(*r.plat));

@@ -14,21 +14,31 @@ struct cs_platform {
     int ngpus;               /* hosts gpu0..gpuN-1 */
     int nlinks;
     struct cs_platform_link {
-        char *id;
-        enum cs_link_class cls; /* its <prop id="cs.class">, else from its id */
+        char *id;               /* a <link>'s id, or (prefix) how a cluster's link names start */
+        enum cs_link_class cls; /* its <prop id="cs.class">, else from its id (a cluster's: net) */
+        int prefix;             /* a rule for the links of a <cluster> */
     } * links;
 };
 
 /* Read a platform file: the root zone's cs.* props (unknown cs.* keys or bad values are errors
- * with file:line), the GPU hosts (gpu0.. must be dense) and each link's class. No network; a
+ * with file:line), the GPU hosts (gpu0.. must be dense) and each link's class. Hosts are <host>s
+ * and the hosts of each <cluster> (PREFIX N SUFFIX for each N of its radical, any topology, in
+ * any zone); a cluster's links all take its <prop id="cs.class">, or net. No network; a
  * DOCTYPE may name a DTD, which is never loaded, but not declare anything (no internal subset, so
  * no entities); a NUL byte, an encoding other than UTF-8 and a file over CS_XML_MAX_BYTES are
  * errors. On success stores a new platform in *out (free with cs_platform_free). */
 int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error *err);
 void cs_platform_free(struct cs_platform *plat);
 
-/* Class of a link by id: its cs.class prop, else guessed from the id ("nvl"/"nvlink"/"nvsw" ->
- * nvlink, "net"/"nic"/"ib" -> net, anything else pcie). */
+/* The class of a link as SimGrid names it in a route: a <link> by its id, each half of a
+ * split-duplex one (ID_UP, ID_DOWN) by ID, a cluster's links by the cluster (SimGrid 3.32's names:
+ * ID_link_N..., ID_backbone, and a fat tree's or dragonfly's unprefixed ones). Returns 1 and sets
+ * *cls when the platform declares the link, else 0. */
+int cs_platform_link_find(const struct cs_platform *plat, const char *name,
+                          enum cs_link_class *cls);
+
+/* Class of a link by name: cs_platform_link_find's, else guessed from the name ("nvl"/"nvsw"/
+ * "bridge" -> nvlink, "net"/"nic"/"ib" -> net, anything else pcie). */
 enum cs_link_class cs_platform_link_class(const struct cs_platform *plat, const char *link_id);
 
 /* Whether key may be set on a platform already read: 0 for every key but the link parameters

@@ -761,9 +761,11 @@ static double now_s(void)
 
 /* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
 /* SimGrid, with the settings that make a lone flow take exactly latency + size / bandwidth
- * (simgrid.md 3), on the platform. */
-static void start_engine(const struct cs_platform *plat, int verbose)
+ * (simgrid.md 3), on the platform. 0, or -1 with SimGrid's refusal of the platform in msg. */
+static int start_engine(const struct cs_platform *plat, int verbose, char *msg, size_t len)
 {
+    char why[400];
+
     int ac = 1;
     char arg0[] = "collsim", *av[] = {arg0, NULL};
 
@@ -774,7 +776,11 @@ static void start_engine(const struct cs_platform *plat, int verbose)
     sg_cfg_set_boolean("network/crosstraffic", "no");
     sg_cfg_set_double("network/TCP-gamma", 0.0);
     sg_cfg_set_double("surf/precision", SIM_PRECISION_S);
-    simgrid_load_platform(plat->path);
+    if (cs_sg_load_platform(plat->path, why, sizeof(why)) != 0) {
+        snprintf(msg, len, "%s: SimGrid cannot load the platform: %s", plat->path, why);
+        return -1;
+    }
+    return 0;
 }
 
 /* S.hosts: GPU g is host gpu<g>. 0, or a message in msg. */
@@ -917,13 +923,14 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     S.plan = plan;
     S.plat = plat;
     S.tl = opts->timeline;
-    start_engine(plat, opts->verbose);
     S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
     S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
-    if (S.hosts == NULL || S.tbs == NULL)
-        snprintf(wr.error, sizeof(wr.error), "out of memory");
-    else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&
-             build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
+    if (start_engine(plat, opts->verbose, wr.error, sizeof(wr.error)) != 0 || S.hosts == NULL ||
+        S.tbs == NULL) {
+        if (!wr.error[0])
+            snprintf(wr.error, sizeof(wr.error), "out of memory");
+    } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&
+               build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
         snprintf(wr.error, sizeof(wr.error), "out of memory");
     if (!wr.error[0]) {
         zero_link_latencies();

@@ -1,6 +1,9 @@
-/* check_platform.c: the platform writer's NIC types and which parameters a loaded platform takes.
+/* check_platform.c: the platform writer's NIC types, which parameters a loaded platform takes, and
+ * the reader's hosts and link classes for SimGrid clusters and split-duplex links.
  */
 #include <check.h>
+#include <simgrid/engine.h>
+#include <simgrid/link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +111,163 @@ START_TEST(bad_nic_refused)
 }
 END_TEST
 
+/* The platforms of tests/data/platforms, with the class of their links (nested8's wire is net). */
+static const struct {
+    const char *file;
+    enum cs_link_class cls;
+} plats[] = {
+    {"platforms/cluster8.xml", CS_LINK_NET},    {"platforms/flat8.xml", CS_LINK_NET},
+    {"platforms/fattree8.xml", CS_LINK_NVLINK}, {"platforms/torus8.xml", CS_LINK_PCIE},
+    {"platforms/nested8.xml", CS_LINK_NVLINK},
+};
+#define NPLATS ((int)(sizeof(plats) / sizeof(plats[0])))
+
+static struct cs_platform *read_ok(const char *path)
+{
+    struct cs_platform *plat = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_platform_read(path, &plat, &err) == 0, "%s: %s", path, err.msg);
+    return plat;
+}
+
+static enum cs_link_class found(const struct cs_platform *plat, const char *name)
+{
+    enum cs_link_class cls = 0;
+
+    ck_assert_msg(cs_platform_link_find(plat, name, &cls) == 1, "%s not found", name);
+    return cls;
+}
+
+/* A cluster's hosts are GPUs (radical lists and ranges in any order, clusters in zones), and its
+ * links take its cs.class (net without one) under SimGrid 3.32's names; a split-duplex link's
+ * halves take its class; root props still set parameters beside clusters. */
+START_TEST(cluster_hosts_and_classes)
+{
+    struct cs_platform *plat;
+    enum cs_link_class cls;
+
+    for (int i = 0; i < NPLATS; i++) {
+        plat = read_ok(test_data(plats[i].file));
+        ck_assert_int_eq(plat->ngpus, 8);
+        cs_platform_free(plat);
+    }
+    plat = read_ok(test_data("platforms/cluster8.xml"));
+    ck_assert_int_eq(found(plat, "c_link_3_UP"), CS_LINK_NET);
+    ck_assert_int_eq(found(plat, "c_link_7_DOWN"), CS_LINK_NET);
+    ck_assert_int_eq(cs_platform_link_find(plat, "d_link_0_UP", &cls), 0);
+    cs_platform_free(plat);
+    plat = read_ok(test_data("platforms/flat8.xml"));
+    ck_assert_int_eq(found(plat, "port2_UP"), CS_LINK_NET);
+    ck_assert_int_eq(found(plat, "port2_DOWN"), CS_LINK_NET);
+    ck_assert_int_eq(found(plat, "port2"), CS_LINK_NET);
+    /* without its prop, port2_UP would be guessed pcie */
+    ck_assert_int_eq(cs_platform_link_find(plat, "port2_SIDE", &cls), 0);
+    ck_assert_int_eq(cs_platform_link_class(plat, "port2_SIDE"), CS_LINK_PCIE);
+    cs_platform_free(plat);
+    plat = read_ok(test_data("platforms/fattree8.xml"));
+    ck_assert_int_eq(found(plat, "link_from_1_15_1_UP"), CS_LINK_NVLINK);
+    ck_assert_int_eq(found(plat, "ft_link_1_limiter"), CS_LINK_NVLINK);
+    ck_assert_int_eq(found(plat, "ft_link_1_loopback"), CS_LINK_NVLINK);
+    cs_platform_free(plat);
+    plat = read_ok(test_data("platforms/torus8.xml"));
+    ck_assert_int_eq(found(plat, "t_link_from_4_to_5_DOWN"), CS_LINK_PCIE);
+    cs_platform_free(plat);
+    plat = read_ok(test_data("platforms/nested8.xml"));
+    ck_assert_int_eq(found(plat, "node0_link_1_UP"), CS_LINK_NVLINK);
+    ck_assert_int_eq(found(plat, "node1_backbone"), CS_LINK_NVLINK);
+    ck_assert_int_eq(found(plat, "wire_UP"), CS_LINK_NET);
+    ck_assert_double_eq(plat->params.link_lat_s[CS_LINK_NET], 3e-6);
+    cs_platform_free(plat);
+}
+END_TEST
+
+/* SimGrid 3.32 loads each platform, and every link it creates (but its own __loopback__) is one
+ * the reader declared, with the expected class: the naming rules for clusters are SimGrid's. */
+START_TEST(simgrid_links_declared)
+{
+    char arg0[] = "check_platform", *av[] = {arg0, NULL};
+    int ac = 1;
+    struct cs_platform *plat = read_ok(test_data(plats[_i].file));
+    sg_link_t *links;
+    int n;
+
+    simgrid_init(&ac, av);
+    simgrid_load_platform(test_data(plats[_i].file));
+    n = (int)sg_link_count();
+    links = sg_link_list();
+    ck_assert_int_gt(n, 8);
+    for (int k = 0; k < n; k++) {
+        const char *name = sg_link_get_name(links[k]);
+        enum cs_link_class cls = 0;
+
+        if (strcmp(name, "__loopback__") == 0)
+            continue;
+        ck_assert_msg(cs_platform_link_find(plat, name, &cls) == 1, "%s: SimGrid's link %s",
+                      plats[_i].file, name);
+        ck_assert_msg(cls == (strncmp(name, "wire", 4) == 0 ? CS_LINK_NET : plats[_i].cls),
+                      "%s: %s has class %d", plats[_i].file, name, cls);
+    }
+    free(links);
+    cs_platform_free(plat);
+}
+END_TEST
+
+/* Bad clusters are refused with file:line before SimGrid sees them. */
+START_TEST(cluster_errors)
+{
+    static const struct {
+        const char *attrs, *inner, *msg;
+    } bad[] = {
+        {"radical=\"0-x\"", "", "cluster 'c': radical=\"0-x\" is not a list of numbers"},
+        {"radical=\"7-0\"", "", "radical=\"7-0\" is not a list"},
+        {"radical=\"0-3,\"", "", "radical=\"0-3,\" is not a list"},
+        {"radical=\"0-99999999\"", "", "(at most 65536 hosts)"},
+        {"radical=\"0-3,2\"", "", "host gpu2 is declared twice"},
+        {"radical=\"0-3\" loopback_bw=\"0GBps\"", "",
+         "cluster 'c': loopback_bw=\"0GBps\" must be a positive"},
+        {"radical=\"0-3\" bb_lat=\"-1us\"", "", "bb_lat=\"-1us\" must be a non-negative"},
+        {"radical=\"0-3\"", "<prop id=\"cs.class\" value=\"ib\"/>",
+         "cluster 'c': cs.class \"ib\" is not nvlink, pcie or net"},
+        {"suffix=\"\"", "", "cluster 'c': no radical=\"...\", which SimGrid requires"},
+    };
+    char path[] = "/tmp/cs-platform-cluster-XXXXXX";
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *fp = fopen(path, "w");
+        struct cs_platform *plat = NULL;
+        struct cs_error err;
+
+        ck_assert_ptr_nonnull(fp);
+        fprintf(fp,
+                "<?xml version='1.0'?>\n<platform version=\"4.1\">\n"
+                "<cluster id=\"c\" prefix=\"gpu\" %s%s speed=\"1Gf\" bw=\"1GBps\" "
+                "lat=\"1us\">\n%s</cluster>\n</platform>\n",
+                strstr(bad[i].attrs, "suffix") ? "" : "suffix=\"\" ", bad[i].attrs, bad[i].inner);
+        fclose(fp);
+        cs_error_init(&err);
+        ck_assert_msg(cs_platform_read(path, &plat, &err) == CS_ERR_INVALID &&
+                          strstr(err.msg, bad[i].msg) != NULL,
+                      "%zu: %s", i, err.msg);
+        ck_assert_int_eq(err.line, strstr(bad[i].msg, "cs.class") ? 4 : 3);
+    }
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
         {link_keys_refused, 1},
         {nic_types, 1},
         {bad_nic_refused, 1},
+        {cluster_hosts_and_classes, 1},
+        {simgrid_links_declared, NPLATS},
+        {cluster_errors, 1},
         {NULL, 0},
     };
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # platform_cli.sh: every `collsim platform` family writes a file that SimGrid loads and predict
-# runs on; --set, --nic and --nic-socket reach the file and the prediction; bad options exit 2.
+# runs on; --set, --nic and --nic-socket reach the file and the prediction; bad options exit 2;
+# SimGrid clusters, split-duplex links and --platform - (stdin) work.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
@@ -107,5 +108,67 @@ badplat "host speed" "bad.xml:$(at '<host id="gpu1"'): host 'gpu1': speed=\"abc\
 badplat "no route" "bad.xml: no route from gpu2 to gpu3" \
     '/<route src="gpu2" dst="gpu3">/,/<\/route>/d'
 head -n 1 "$srcdir/platforms/a100-hier-4x2.xml" | grep -q '<?xml' || { echo "FAIL: committed platform"; fail=$((fail + 1)); }
+
+# Any SimGrid platform whose GPUs are hosts gpuN (tests/data/platforms): a flat <cluster> predicts
+# exactly what the same platform written out link by link predicts (split-duplex links of class
+# net both, by the cluster's default and by the links' props); a split-duplex link's class reaches
+# the hop latency; fat-tree, torus and nested clusters run, and their classes reach the LL128
+# check (nvlink: no warning; pcie: a warning naming a torus link).
+plats="$srcdir/tests/data/platforms"
+ptimes() { # PLATFORM [PREDICT-OPTION...]: the CSV's times at 1M, 2M and 4M, on one line
+    p=$1
+    shift
+    "$cs" predict "$a2a8" --platform "$p" -b 1M -e 4M --format csv "$@" 2>"$tmp/err" | sed 1d |
+        cut -d, -f4 | tr '\n' ' '
+}
+c8=$(ptimes "$plats/cluster8.xml")
+f8=$(ptimes "$plats/flat8.xml")
+[ -n "$c8" ] && [ "$c8" = "$f8" ] || { echo "FAIL: cluster8 ($c8) and flat8 ($f8) differ"; fail=$((fail + 1)); }
+sed 's/value="net"/value="nvlink"/' "$plats/flat8.xml" >"$tmp/flat8-nvlink.xml"
+nv=$(ptimes "$tmp/flat8-nvlink.xml")
+[ -n "$nv" ] && [ "$nv" != "$f8" ] || { echo "FAIL: split-duplex nvlink ($nv) predicts as net ($f8)"; fail=$((fail + 1)); }
+for p in fattree8 nested8; do
+    expect 0 "predict on $p" "$cs" predict "$a2a8" --platform "$plats/$p.xml" -b 1M -e 1M
+    if grep -q "warning" "$tmp/err"; then echo "FAIL: $p (nvlink) warns: $(cat "$tmp/err")"; fail=$((fail + 1)); fi
+done
+expect 0 "predict on torus8" "$cs" predict "$a2a8" --platform "$plats/torus8.xml" -b 1M -e 1M
+grep -q "LL128 over a path that is not NVLink: .* crosses t_link_from_[0-9_to]*_\(UP\|DOWN\) (pcie)" "$tmp/err" ||
+    { echo "FAIL: torus8 (pcie) LL128 warning: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+
+# --platform - reads the platform from stdin (a temporary copy, removed at exit), for predict and
+# verify; empty or invalid stdin exits 2 with a message, never SimGrid's C++ exception.
+mkdir "$tmp/t"
+stdin=$(TMPDIR="$tmp/t" ptimes - <"$plats/cluster8.xml")
+[ "$stdin" = "$c8" ] || { echo "FAIL: --platform - ($stdin) differs from the file ($c8)"; fail=$((fail + 1)); }
+TMPDIR="$tmp/t" expect 0 "verify --platform -" "$cs" verify --platform - "$a2a8" <"$plats/torus8.xml"
+grep -q "crosses t_link" "$tmp/out" "$tmp/err" || { echo "FAIL: verify --platform - saw no torus link"; fail=$((fail + 1)); }
+[ -z "$(ls "$tmp/t")" ] || { echo "FAIL: --platform - left $(ls "$tmp/t")"; fail=$((fail + 1)); }
+expect 2 "empty stdin" "$cs" predict "$a2a8" --platform - </dev/null
+grep -q "stdin is empty" "$tmp/err" || { echo "FAIL: empty stdin: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "schedule and platform both stdin" "$cs" predict - --platform - </dev/null
+printf '<platform version="4.1">\n<zone id="z"\n' >"$tmp/cut.xml"
+expect 2 "invalid stdin" "$cs" predict "$a2a8" --platform - <"$tmp/cut.xml"
+grep -q "collsim-stdin-platform-.*\.xml:[0-9]*: cannot read platform" "$tmp/err" ||
+    { echo "FAIL: invalid stdin: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+# a platform collsim reads but SimGrid refuses (a route over an undeclared link): its message
+sed '0,/id="port7" direction="DOWN"/s//id="port9" direction="DOWN"/' "$plats/flat8.xml" >"$tmp/nolink.xml"
+for src in file stdin; do
+    if [ $src = file ]; then
+        expect 2 "SimGrid refuses ($src)" "$cs" predict "$a2a8" --platform "$tmp/nolink.xml" -b 1M -e 1M
+    else
+        expect 2 "SimGrid refuses ($src)" "$cs" predict "$a2a8" --platform - -b 1M -e 1M <"$tmp/nolink.xml"
+    fi
+    grep -q "\.xml: SimGrid cannot load the platform: Link not found: port9" "$tmp/err" ||
+        { echo "FAIL: SimGrid's refusal ($src): $(cat "$tmp/err")"; fail=$((fail + 1)); }
+    if grep -qi "exception\|terminate" "$tmp/err"; then echo "FAIL: an exception reached the user"; fail=$((fail + 1)); fi
+done
+sed 's/radical="0-7"/radical="0-7,x"/' "$plats/cluster8.xml" >"$tmp/radical.xml"
+expect 2 "bad radical" "$cs" predict "$a2a8" --platform "$tmp/radical.xml"
+grep -q "radical.xml:8: cluster 'c': radical=\"0-7,x\" is not a list" "$tmp/err" ||
+    { echo "FAIL: bad radical: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+sed 's/<link id="port1"/<link id="port0"/' "$plats/flat8.xml" >"$tmp/twice.xml"
+expect 2 "link declared twice" "$cs" predict "$a2a8" --platform "$tmp/twice.xml"
+grep -q "twice.xml:[0-9]*: link 'port0' is declared twice" "$tmp/err" ||
+    { echo "FAIL: link declared twice: $(cat "$tmp/err")"; fail=$((fail + 1)); }
 echo "$fail failed"
 [ "$fail" -eq 0 ]
