@@ -9,8 +9,9 @@
 #include <strings.h>
 
 /* Physical per-direction peaks, to flag impossible fits: NVLink3 12 x 25 GB/s; PCIe Gen4 x16
- * 31.5 GB/s; one 200 Gb/s HDR NIC 25 GB/s (nccl-a100.md section 2). */
-static const double link_peak_Bps[CS_NLINK] = {0, 300e9, 31.5e9, 25e9};
+ * 31.5 GB/s; one 200 Gb/s HDR NIC 25 GB/s (nccl-a100.md section 2); ranks on one GPU: the
+ * fastest HBM of the GPUs collsim knows, H200's 4.8 TB/s (NVIDIA H200 datasheet). */
+static const double link_peak_Bps[CS_NLINK] = {0, 300e9, 31.5e9, 25e9, 4.8e12};
 
 static void note(const struct cs_calib *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -23,7 +23,8 @@ enum {
     X(verify, "check a schedule's structure and data")                                             \
     X(gen, "generate a schedule (hierarchical, ring, allpairs)")                                   \
     X(diff, "compare two schedules up to dependency order")                                        \
-    X(platform, "write a SimGrid platform file for an A100 machine")                               \
+    X(tracediff, "compare a measured trace with a predicted one step by step")                     \
+    X(platform, "write a SimGrid platform file for an A100 or Hopper machine")                     \
     X(predict, "predict a schedule's time per buffer size on a platform")                          \
     X(sweep, "run a what-if sweep of predictions")                                                 \
     X(tune, "pick the fastest schedule per size range from a sweep")                               \

@@ -1,4 +1,5 @@
-/* cmd_platform.c: `collsim platform`: write a SimGrid platform file for an A100 family. */
+/* cmd_platform.c: `collsim platform`: write a SimGrid platform file for an A100 or Hopper family.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +10,29 @@
 const char cmd_platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
     "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
-    "                        [--nic-socket same|other] [--params FILE ...] [--set KEY=VALUE ...]\n"
-    "                        [-o FILE]\n"
+    "                        [--nic-socket same|other] [--gpu a100|h100|h100-pcie|h200]\n"
+    "                        [--ranks N] [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "\n"
-    "Write a SimGrid platform file (DTD 4.1) for an A100 machine, with the timing model's\n"
-    "parameters as <prop>s on the root zone, each after a comment naming its source.\n"
+    "Write a SimGrid platform file (DTD 4.1) for an A100 or Hopper machine, with the timing\n"
+    "model's parameters as <prop>s on the root zone, each after a comment naming its source.\n"
     "One host per GPU (gpu0, gpu1, ...), split-duplex links carrying a cs.class prop\n"
-    "(nvlink, pcie or net) that selects the per-call overhead. FAMILY is one of:\n"
+    "(nvlink, pcie, net, or hbm for ranks on one GPU) that selects the per-call overhead.\n"
+    "FAMILY is one of:\n"
     "  a100-pcie-4gpu      A100 PCIe cards (--gpus-per-node, default 4) behind two CPU sockets\n"
     "  a100-pcie-nvbridge  NVLink-bridged pairs of A100 PCIe cards joined by PCIe\n"
     "  a100-hier           --rows R GPUs per column on NVLink, --columns C joined by\n"
     "                      --between pcie (default) or net; gpu c*R+r is row r of column c\n"
     "  dgx-a100, ndv4      8 A100 SXM on NVSwitch, one NIC per GPU; --nodes N nodes\n"
     "  a100-pcie-net       --nodes N (default 2) servers of one A100 PCIe card and one NIC\n"
+    "  hgx-h100, hgx-h200  dgx-a100's NVSwitch node with 8 H100 SXM5 or H200 (--gpu h100|h200)\n"
+    "  h100-pcie, h100-pcie-nvbridge  the PCIe families with H100 PCIe cards (--gpu h100-pcie)\n"
+    "  virtual             --ranks N (default 8) ranks on one GPU (--gpu, default a100), as the\n"
+    "                      calibration harness runs a schedule: they meet in the GPU's memory\n"
+    "                      (one shared link of class hbm, half the HBM bandwidth) and share its\n"
+    "                      SMs (cs.ranks_per_gpu: all their threadblocks must be co-resident)\n"
+    "--gpu sets the GPU's priors: SMs, NVLink (NCCL's 20.6 GB/s per NVLink4 link on Hopper),\n"
+    "PCIe (Gen5 x16, 48 GB/s in NCCL's model, on Hopper), HBM, and per-CTA rates (A100's scaled\n"
+    "by the SM clock on Hopper: priors until the harness measures them); each names its source.\n"
     "--nic sets the network links' bandwidth (cs.link_Bps.net) per GPU: hdr, one 200 Gb/s HDR\n"
     "InfiniBand NIC, 24 GB/s effective (the default); roce100, one 100 Gb/s RoCE NIC, 12 GB/s\n"
     "(NCCL's NET_BW); 2x100, two 100 Gb/s RoCE NICs, one link of 24 GB/s (OCI BM.GPU4.8).\n"
@@ -39,6 +50,8 @@ struct platform_args {
     enum cs_link_class between;
     enum cs_platform_nic nic; /* 0 when not given */
     int nic_socket;           /* 0 when not given, 1 same, 2 other */
+    enum cs_gpu_kind gpu;     /* 0 when not given */
+    int ranks;                /* 0 when not given */
     struct cs_params params;
     struct cs_param_notes notes;
     char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
@@ -50,7 +63,8 @@ static const struct option platform_opts[] = {
     {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
     {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
     {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
-    {"nic-socket", required_argument, NULL, 'S'}, {NULL, 0, NULL, 0},
+    {"nic-socket", required_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'G'},
+    {"ranks", required_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
 };
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
@@ -81,6 +95,7 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
                  : c == 'g' ? &a->gpus_per_node
                  : c == 'r' ? &a->rows
                  : c == 'c' ? &a->columns
+                 : c == 'R' ? &a->ranks
                             : NULL;
     struct cs_error err;
     char opt[32];
@@ -96,6 +111,10 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
     }
     if (c == 's')
         return set_param(a, val);
+    if (c == 'G')
+        return (a->gpu = cs_gpu_kind_parse(val)) != 0
+                   ? 0
+                   : cmd_usage_error("--gpu takes a100, h100, h100-pcie or h200, not '%s'", val);
     if (c == 'N') {
         if ((a->nic = cs_platform_nic_parse(val)) == 0)
             return cmd_usage_error("--nic takes hdr, roce100 or 2x100, not '%s'", val);
@@ -152,8 +171,16 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
 
     if (fam == 0)
         return cmd_usage_error("unknown platform family '%s' (a100-pcie-4gpu, a100-pcie-nvbridge, "
-                               "a100-hier, dgx-a100, ndv4, a100-pcie-net)",
+                               "a100-hier, dgx-a100, ndv4, a100-pcie-net, hgx-h100, hgx-h200, "
+                               "h100-pcie, h100-pcie-nvbridge, virtual)",
                                name);
+    if (a->ranks && fam != CS_FAM_VIRTUAL)
+        return cmd_usage_error("--ranks applies to virtual only");
+    if (a->gpu && cs_platform_family_gpu(name) != CS_GPU_A100 &&
+        a->gpu != cs_platform_family_gpu(name))
+        return cmd_usage_error("%s is a %s platform; --gpu %s contradicts it", name,
+                               cs_gpu_kind_name(cs_platform_family_gpu(name)),
+                               cs_gpu_kind_name(a->gpu));
     if ((a->rows || a->columns) && fam != CS_FAM_HIER)
         return cmd_usage_error("--rows and --columns apply to a100-hier only");
     if (a->nodes && fam != CS_FAM_DGX && fam != CS_FAM_PCIE_NET)
@@ -178,6 +205,8 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->between = a->between ? a->between : spec->between;
     spec->nic = a->nic ? a->nic : spec->nic;
     spec->nic_other_socket = a->nic_socket == 2;
+    spec->gpu = a->gpu ? a->gpu : cs_platform_family_gpu(name);
+    spec->ranks = a->ranks ? a->ranks : spec->ranks;
     spec->notes = &a->notes;
     spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;
@@ -198,9 +227,14 @@ int cmd_platform(int argc, char **argv)
     cs_params_init(&a->params);
     cs_error_init(&err);
     if (parse_args(argc, argv, a) == 0 && make_spec(a, argv[optind], &spec) == 0) {
-        rc = cs_platform_write(&spec, &a->params, a->out, &err) == 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
-        if (rc != CS_EXIT_OK)
-            cmd_print_error(&err);
+        if (cs_platform_spec_params(&spec, &a->params, &a->notes) != 0) {
+            rc = cmd_usage_error("too many --set and --params parameters");
+        } else {
+            rc = cs_platform_write(&spec, &a->params, a->out, &err) == 0 ? CS_EXIT_OK
+                                                                         : CS_EXIT_USAGE;
+            if (rc != CS_EXIT_OK)
+                cmd_print_error(&err);
+        }
     }
     free(a);
     return rc;

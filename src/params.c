@@ -12,11 +12,19 @@
 #include "parse.h"
 #include "verify.h"
 
-static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net"};
+static const char *const link_keys[CS_NLINK] = {NULL, "nvlink", "pcie", "net", "hbm"};
 
 const char *cs_link_class_name(enum cs_link_class c)
 {
     return (int)c > 0 && (int)c < CS_NLINK ? link_keys[c] : NULL;
+}
+
+int cs_link_class_slower(enum cs_link_class a, enum cs_link_class b)
+{
+    static const int rank[CS_NLINK] = {
+        [CS_LINK_HBM] = 1, [CS_LINK_NVLINK] = 2, [CS_LINK_PCIE] = 3, [CS_LINK_NET] = 4};
+
+    return rank[a] > rank[b];
 }
 
 enum cs_link_class cs_link_class_parse(const char *s)
@@ -52,7 +60,7 @@ void cs_params_init(struct cs_params *p)
     /* A hop costs NCCL's hwLat once: its LL figure is the hop latency (link_lat_s below), and
      * what a heavier protocol adds on the same path (LL128's warp-wide 128-B lines, Simple's
      * fence and head/tail handshake) is its per-call cost, hwLat(proto) - hwLat(LL). */
-    for (int c = 1; c < CS_NLINK; c++)
+    for (int c = 1; c <= CS_LINK_NET; c++)
         for (int q = 1; q < CS_NPROTO; q++)
             p->call_s[q][c] = (ring_hw_lat_us[c][q] - ring_hw_lat_us[c][CS_PROTO_LL]) * 1e-6;
     /* Per-channel (one CTA) ceilings from NCCL's Ampere model (tuning.cc): LL128 20 GB/s per
@@ -76,6 +84,18 @@ void cs_params_init(struct cs_params *p)
     p->link_lat_s[CS_LINK_NVLINK] = 0.6e-6;
     p->link_lat_s[CS_LINK_PCIE] = 1.0e-6;
     p->link_lat_s[CS_LINK_NET] = 2.7e-6;
+    /* Ranks sharing one GPU (virtual ranks) meet in its memory: every FIFO byte is written once
+     * and read once, so the memory carries half its bandwidth of FIFO data, A100 80GB SXM HBM2e
+     * 2039 GB/s (NVIDIA A100 datasheet; platform.c sets other GPUs'). The hop latency, a flag
+     * seen through L2 by another SM, is unmeasured: NVLink's LL figure is its prior, an upper
+     * bound for a path that crosses no link (the harness's loopback flag ping-pong measures it).
+     * A protocol's per-call machinery (LL128's warp lines, Simple's fence and handshake) runs on
+     * the SMs whatever the path: NVLink's figures. */
+    p->link_Bps[CS_LINK_HBM] = 2039e9 / 2;
+    p->link_lat_s[CS_LINK_HBM] = p->link_lat_s[CS_LINK_NVLINK];
+    for (int q = 1; q < CS_NPROTO; q++)
+        p->call_s[q][CS_LINK_HBM] = p->call_s[q][CS_LINK_NVLINK];
+    p->ranks_per_gpu = 1;
     /* What a protocol's stores get of a link beyond its line layout: NCCL 2.12's ring model
      * gives LL a quarter of the bus bandwidth (tuning.cc, nccl-a100.md 1.2), of which its
      * 8-of-16-byte lines explain half: LL's 16-B stores get half the link; LL128 0.92 where its
@@ -113,7 +133,7 @@ static const struct param {
      "-g 8 against one process per GPU, same A100 machine: (39 - 21) us / 7 (thanos-notes)"},
     {FIELD(gpus_per_process), 0, "deployment: GPUs one process drives (nccl-tests -g); 1"},
     {FIELD(call_s), BY_PROTO | BY_LINK,
-     "NCCL Ring hwLat of the protocol less that of LL (tuning.cc hwLatencies)"},
+     "NCCL Ring hwLat of the protocol less that of LL (tuning.cc hwLatencies); hbm: NVLink's"},
     {FIELD(dep_s), 0,
      "unmeasured: flag poll and bar.sync (msccl_kernel.cu:226-239), sub-us, no A100 figure"},
     {FIELD(flag_s), 0,
@@ -122,7 +142,8 @@ static const struct param {
     {FIELD(copy_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(link_Bps), BY_LINK, NULL},
-    {FIELD(link_lat_s), BY_LINK, "per hop: NCCL Ring hwLat LL (tuning.cc)"},
+    {FIELD(link_lat_s), BY_LINK,
+     "per hop: NCCL Ring hwLat LL (tuning.cc); hbm, no link: NVLink's as a bound, unmeasured"},
     {FIELD(link_eff), BY_PROTO | BY_LINK,
      "NCCL 2.12 ring bandwidth factor over the line layout: LL 1/4 / 1/2, LL128 0.92 / 0.9375"},
     {FIELD(sys_Bps), 0,
@@ -132,11 +153,13 @@ static const struct param {
     {FIELD(ctas_per_sm), WHOLE,
      "MSCCL kernel: 96 registers x 544-640 threads, 1 CTA per SM (executor makefiles/common.mk:70, "
      "msccl_setup.cc:457-465; runtime-audit.md 0 row 2)"},
+    {FIELD(ranks_per_gpu), WHOLE, "one rank per GPU; a virtual-rank platform sets its ranks"},
 };
 static const char *const link_Bps_sources[CS_NLINK] = {
     NULL, "NCCL SM80_NVLINK_BW 20 GB/s x 12 links (topo.h)",
     "NCCL PCIe Gen4 x16 model 24 GB/s (topo.cc width*speed/80)",
-    "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)"};
+    "HDR IB ~24 GB/s effective per NIC (nccl-tests#252)",
+    "half of A100 80GB SXM HBM2e 2039 GB/s (datasheet): each FIFO byte written and read once"};
 
 /* The double of parameter d for protocol q and link class c (0 where its key has none);
  * call_s[q][c] is row-major. */

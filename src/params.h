@@ -31,8 +31,11 @@
  *   cs.gpu_sms                     streaming multiprocessors per GPU (a whole number)
  *   cs.ctas_per_sm                 MSCCL kernel CTAs (threadblocks) co-resident on one SM (a
  *                                  whole number); the two bound the threadblocks per GPU
+ *   cs.ranks_per_gpu               ranks sharing one physical GPU (a whole number; 1, or N on a
+ *                                  virtual-rank platform): ranks k*N .. k*N+N-1 are one GPU, whose
+ *                                  SMs hold all their threadblocks
  *
- * PROTO is LL, LL128 or Simple; CLASS is nvlink, pcie or net.
+ * PROTO is LL, LL128 or Simple; CLASS is nvlink, pcie, net or hbm (ranks on one GPU).
  */
 #ifndef CS_PARAMS_H
 #define CS_PARAMS_H
@@ -46,9 +49,10 @@ enum cs_link_class {
     CS_LINK_NVLINK = 1, /* NVLink bridge or NVSwitch */
     CS_LINK_PCIE,       /* PCIe, through a switch or the CPU root complex */
     CS_LINK_NET,        /* InfiniBand or RoCE between nodes */
+    CS_LINK_HBM,        /* no link: ranks sharing one GPU meet in its memory (virtual ranks) */
 };
 #define CS_NPROTO 4 /* indexed by enum cs_proto, 0 unused */
-#define CS_NLINK 4  /* indexed by enum cs_link_class, 0 unused */
+#define CS_NLINK 5  /* indexed by enum cs_link_class, 0 unused */
 
 struct cs_params {
     double launch_s;
@@ -68,6 +72,7 @@ struct cs_params {
     double sys_lat_s;
     double gpu_sms; /* whole numbers, at least 1 (cs_params_set checks) */
     double ctas_per_sm;
+    double ranks_per_gpu;
 };
 
 /* The defaults: NCCL's published constants and A100 datasheet figures (sources in params.c). */
@@ -110,5 +115,9 @@ int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_
 
 const char *cs_link_class_name(enum cs_link_class c);
 enum cs_link_class cs_link_class_parse(const char *s);
+
+/* Whether class a is slower than class b (hbm < nvlink < pcie < net; 0, no class, below all): a
+ * route's hop takes the latency of its slowest class. */
+int cs_link_class_slower(enum cs_link_class a, enum cs_link_class b);
 
 #endif

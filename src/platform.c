@@ -1,4 +1,5 @@
-/* platform.c: write SimGrid platform XML for the A100 families; read back what collsim needs. */
+/* platform.c: write SimGrid platform XML for the A100 and Hopper families; read back what collsim
+ * needs. */
 #include "platform.h"
 
 #include <assert.h>
@@ -25,7 +26,59 @@
 #define DGX_GPUS 8              /* GPUs per DGX A100 / NDv4 node */
 
 static const char *const fam_names[] = {NULL,        "a100-pcie-4gpu", "a100-pcie-nvbridge",
-                                        "a100-hier", "dgx-a100",       "a100-pcie-net"};
+                                        "a100-hier", "dgx-a100",       "a100-pcie-net",
+                                        "virtual"};
+
+/* Other names of a family, with the GPU they stand for. */
+static const struct alias {
+    const char *name;
+    enum cs_platform_family fam;
+    enum cs_gpu_kind gpu;
+} aliases[] = {
+    {"ndv4", CS_FAM_DGX, CS_GPU_A100},
+    {"hgx-h100", CS_FAM_DGX, CS_GPU_H100},
+    {"hgx-h200", CS_FAM_DGX, CS_GPU_H200},
+    {"h100-pcie", CS_FAM_PCIE_4GPU, CS_GPU_H100_PCIE},
+    {"h100-pcie-nvbridge", CS_FAM_NVBRIDGE, CS_GPU_H100_PCIE},
+};
+
+/* Each GPU: what sets its parameters apart from the A100 defaults of cs_params_init, with
+ * sources. NVLink: NCCL's SM90_NVLINK_BW, 20.6 GB/s per NVLink4 link and direction (topo.h),
+ * times the links; PCIe Gen5 x16 in NCCL's model, 16 x 240 / 80 = 48 GB/s (topo.cc
+ * kvDictPciGen "32 GT/s", nccl-a100.md 1.4). Per-CTA rates (cs.tb_Bps.*, cs.copy_Bps,
+ * cs.reduce_Bps) are A100's scaled by the SM boost clock: a CTA's issue rate follows its clock;
+ * they are priors the calibration harness's loopback tests replace. */
+static const struct gpu {
+    const char *name, *what; /* option name; how the header comment names it */
+    int sms;
+    double nvlink_Bps, hbm_Bps, mhz; /* per direction per GPU; HBM read+write; boost clock */
+    const char *sms_src, *nvlink_src, *hbm_src;
+} gpus[] = {
+    {NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL},
+    {"a100", "A100", 108, 240e9, 2039e9, 1410, NULL, NULL, NULL},
+    {"h100", "H100 SXM5", 132, 18 * 20.6e9, 3.35e12, 1980,
+     "H100 SXM5: 132 SMs (NVIDIA H100 datasheet; runtime-audit.md 0 row 2)",
+     "NCCL SM90_NVLINK_BW 20.6 GB/s (topo.h) x 18 NVLink4 links (H100 SXM5: 900 GB/s "
+     "bidirectional, NVIDIA H100 datasheet)",
+     "half of H100 SXM5 HBM3 3.35 TB/s (NVIDIA H100 datasheet): each FIFO byte written and read "
+     "once"},
+    {"h100-pcie", "H100 PCIe", 114, 12 * 20.6e9, 2.0e12, 1755,
+     "H100 PCIe: 114 SMs (NVIDIA H100 datasheet)",
+     "NCCL SM90_NVLINK_BW 20.6 GB/s (topo.h) x 12 NVLink4 links of the bridge (H100 PCIe: 600 "
+     "GB/s bidirectional, NVIDIA H100 datasheet)",
+     "half of H100 PCIe HBM2e 2.0 TB/s (NVIDIA H100 datasheet): each FIFO byte written and read "
+     "once"},
+    {"h200", "H200 SXM", 132, 18 * 20.6e9, 4.8e12, 1980,
+     "H200: 132 SMs (runtime-audit.md 0 row 2 and 4.5)",
+     "NCCL SM90_NVLINK_BW 20.6 GB/s (topo.h) x 18 NVLink4 links (H200 SXM: 900 GB/s "
+     "bidirectional, NVIDIA H200 datasheet)",
+     "half of H200 HBM3e 4.8 TB/s (NVIDIA H200 datasheet; ~4.3 TB/s read+write measured, "
+     "calibration.md 3.4): each FIFO byte written and read once"},
+};
+#define GPU_PCIE_GEN5_BPS 48e9
+#define GPU_PCIE_GEN5_SRC                                                                          \
+    "PCIe Gen5 x16 in NCCL's model: 16 x 240 / 80 = 48 GB/s (topo.cc kvDictPciGen, nccl-a100.md "  \
+    "1.4)"
 
 /* Each NIC type: the per-GPU bandwidth of its network link and the source of that figure (hdr's
  * is cs.link_Bps.net's default and its source), and how the header comment names it. */
@@ -60,17 +113,100 @@ int cs_platform_set_nic(enum cs_platform_nic nic, struct cs_params *p, struct cs
 
 enum cs_platform_family cs_platform_family_parse(const char *name)
 {
-    for (int i = 1; i <= CS_FAM_PCIE_NET; i++)
+    for (int i = 1; i <= CS_FAM_VIRTUAL; i++)
         if (strcmp(name, fam_names[i]) == 0)
             return (enum cs_platform_family)i;
-    if (strcmp(name, "ndv4") == 0)
-        return CS_FAM_DGX;
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(name, aliases[i].name) == 0)
+            return aliases[i].fam;
     return 0;
 }
 
 const char *cs_platform_family_name(enum cs_platform_family fam)
 {
-    return (int)fam >= 1 && (int)fam <= CS_FAM_PCIE_NET ? fam_names[fam] : NULL;
+    return (int)fam >= 1 && (int)fam <= CS_FAM_VIRTUAL ? fam_names[fam] : NULL;
+}
+
+enum cs_gpu_kind cs_platform_family_gpu(const char *name)
+{
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(name, aliases[i].name) == 0)
+            return aliases[i].gpu;
+    return cs_platform_family_parse(name) ? CS_GPU_A100 : 0;
+}
+
+enum cs_gpu_kind cs_gpu_kind_parse(const char *name)
+{
+    for (int i = 1; i <= CS_GPU_H200; i++)
+        if (strcmp(name, gpus[i].name) == 0)
+            return (enum cs_gpu_kind)i;
+    return 0;
+}
+
+const char *cs_gpu_kind_name(enum cs_gpu_kind gpu)
+{
+    return (int)gpu >= 1 && (int)gpu <= CS_GPU_H200 ? gpus[gpu].name : NULL;
+}
+
+/* Set key to v with its source, unless notes hold it already (the user set it). */
+static int spec_param(struct cs_params *p, struct cs_param_notes *notes, const char *key, double v,
+                      const char *src)
+{
+    char buf[64];
+    struct cs_error err;
+
+    if (notes != NULL && cs_param_notes_get(notes, key) != NULL)
+        return 0;
+    snprintf(buf, sizeof(buf), "%.17g", v);
+    cs_error_init(&err);
+    if (cs_params_set(p, key, buf, &err) != 0)
+        return -1;
+    return notes != NULL ? cs_param_notes_put(notes, key, src) : 0;
+}
+
+/* A Hopper GPU's per-CTA rates: A100's defaults scaled by the SM boost clock. */
+static int gpu_cta_params(const struct gpu *g, struct cs_params *p, struct cs_param_notes *notes)
+{
+    static const char *const keys[] = {"cs.tb_Bps.LL", "cs.tb_Bps.LL128", "cs.tb_Bps.Simple",
+                                       "cs.copy_Bps", "cs.reduce_Bps"};
+    struct cs_params a100;
+    char src[512];
+    int rc = 0;
+
+    cs_params_init(&a100);
+    snprintf(src, sizeof(src),
+             "A100's per-CTA figure x SM boost clock %.0f / 1410 MHz (%s datasheet; A100 1410 "
+             "MHz, runtime-audit.md 4.5): unmeasured on this GPU, the harness's loopback tests "
+             "measure it",
+             g->mhz, g->what);
+    for (size_t i = 0; rc == 0 && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        double v;
+
+        cs_params_get(&a100, keys[i], &v);
+        rc = spec_param(p, notes, keys[i], v * g->mhz / 1410, src);
+    }
+    return rc;
+}
+
+int cs_platform_spec_params(const struct cs_platform_spec *spec, struct cs_params *p,
+                            struct cs_param_notes *notes)
+{
+    const struct gpu *g =
+        &gpus[spec->gpu >= CS_GPU_A100 && spec->gpu <= CS_GPU_H200 ? spec->gpu : CS_GPU_A100];
+    int rc = 0;
+
+    if (spec->family == CS_FAM_VIRTUAL)
+        rc = spec_param(p, notes, "cs.ranks_per_gpu", spec->ranks,
+                        "virtual ranks: every rank of the platform on one GPU");
+    if (rc != 0 || g->sms_src == NULL) /* A100: cs_params_init's defaults */
+        return rc;
+    if ((rc = spec_param(p, notes, "cs.gpu_sms", g->sms, g->sms_src)) == 0 &&
+        (rc = spec_param(p, notes, "cs.link_Bps.nvlink", g->nvlink_Bps, g->nvlink_src)) == 0 &&
+        (rc = spec_param(p, notes, "cs.link_Bps.pcie", GPU_PCIE_GEN5_BPS, GPU_PCIE_GEN5_SRC)) ==
+            0 &&
+        (rc = spec_param(p, notes, "cs.link_Bps.hbm", g->hbm_Bps / 2, g->hbm_src)) == 0)
+        rc = gpu_cta_params(g, p, notes);
+    return rc;
 }
 
 void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_family fam)
@@ -83,6 +219,8 @@ void cs_platform_spec_init(struct cs_platform_spec *spec, enum cs_platform_famil
     spec->columns = 2;
     spec->between = CS_LINK_PCIE;
     spec->nic = CS_NIC_HDR;
+    spec->gpu = CS_GPU_A100;
+    spec->ranks = 8;
 }
 
 /* --- reading --- */
@@ -769,13 +907,16 @@ static void prop_cb(const char *key, double value, const char *source, void *ctx
     end(w);
 }
 
-static void link_el(struct w *w, const char *id, double bw, double lat, enum cs_link_class cls)
+/* A link: split-duplex (each direction its bandwidth), or shared by both directions (policy
+ * "SHARED": a GPU's memory, whichever way the data go). */
+static void link_policy_el(struct w *w, const char *id, double bw, double lat,
+                           enum cs_link_class cls, const char *policy)
 {
     start(w, "link");
     at(w, "id", "%s", id);
     at(w, "bandwidth", "%.9gBps", bw);
     at(w, "latency", "%.9gs", lat);
-    at(w, "sharing_policy", "SPLITDUPLEX");
+    at(w, "sharing_policy", "%s", policy);
     start(w, "prop");
     at(w, "id", "cs.class");
     at(w, "value", "%s", cs_link_class_name(cls));
@@ -783,13 +924,18 @@ static void link_el(struct w *w, const char *id, double bw, double lat, enum cs_
     end(w);
 }
 
-static void host_el(struct w *w, int g)
+static void link_el(struct w *w, const char *id, double bw, double lat, enum cs_link_class cls)
+{
+    link_policy_el(w, id, bw, lat, cls, "SPLITDUPLEX");
+}
+
+static void host_el(struct w *w, int g, const struct cs_params *p)
 {
     start(w, "host");
     at(w, "id", "gpu%d", g);
-    /* Unused by the replay (costs are times, not flops); 108 SMs per A100. */
+    /* Unused by the replay (costs are times, not flops); a core per SM. */
     at(w, "speed", "1e12f");
-    at(w, "core", "108");
+    at(w, "core", "%.0f", p->gpu_sms);
     end(w);
 }
 
@@ -798,7 +944,8 @@ static void ctn(struct w *w, const char *id, int up)
 {
     start(w, "link_ctn");
     at(w, "id", "%s", id);
-    at(w, "direction", up ? "UP" : "DOWN");
+    if (up >= 0) /* a shared link has no directions */
+        at(w, "direction", up ? "UP" : "DOWN");
     end(w);
 }
 
@@ -835,6 +982,8 @@ static int gpu_ports(const struct cs_platform_spec *s, const char *sfx[4])
             sfx[n++] = "sys";
         sfx[n++] = "nic";
         return n;
+    case CS_FAM_VIRTUAL:
+        return 0;
     default:
         sfx[0] = "pcie";
         return 1;
@@ -851,7 +1000,9 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     int n = gpu_ports(s, sfx), far = 0;
     int group = s->family == CS_FAM_HIER ? s->rows : DGX_GPUS; /* GPUs on one NVLink fabric */
 
-    if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
+    if (s->family == CS_FAM_VIRTUAL) {
+        snprintf(shared, sizeof(shared), "hbm");
+    } else if (s->family == CS_FAM_NVBRIDGE && a / 2 == b / 2) {
         n = 0;
         snprintf(shared, sizeof(shared), "bridge%d", a / 2);
     } else if (s->family == CS_FAM_HIER || s->family == CS_FAM_DGX) {
@@ -868,7 +1019,7 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     for (int i = 0; i < n; i++)
         gpu_ctn(w, a, sfx[far + i], 1);
     if (shared[0] != '\0')
-        ctn(w, shared, 1);
+        ctn(w, shared, s->family == CS_FAM_VIRTUAL ? -1 : 1);
     for (int i = n - 1; i >= 0; i--)
         gpu_ctn(w, b, sfx[far + i], 0);
     end(w);
@@ -883,44 +1034,64 @@ static int spec_gpus(const struct cs_platform_spec *s)
         return s->nodes * DGX_GPUS;
     case CS_FAM_PCIE_NET:
         return s->nodes;
+    case CS_FAM_VIRTUAL:
+        return s->ranks;
     default:
         return s->gpus_per_node;
     }
 }
 
-static const char *describe_family(const struct cs_platform_spec *s, char *buf, size_t len)
+static const char *describe_family(const struct cs_platform_spec *s, const struct cs_params *p,
+                                   char *buf, size_t len)
 {
+    int a100 = s->gpu == CS_GPU_A100;
+    const char *what = gpus[a100 ? CS_GPU_A100 : s->gpu].what;
+
     switch (s->family) {
+    case CS_FAM_VIRTUAL:
+        snprintf(buf, len,
+                 " %d virtual ranks on one %s (hosts gpu0.. are ranks, not GPUs), as the "
+                 "calibration harness runs a schedule on one GPU: they meet in its memory, one "
+                 "link hbm shared by both directions (cs.link_Bps.hbm: half the HBM bandwidth, "
+                 "each FIFO byte written and read once), and all their threadblocks share its %.0f "
+                 "SMs (cs.ranks_per_gpu). ",
+                 s->ranks, what, p->gpu_sms);
+        break;
     case CS_FAM_PCIE_4GPU:
         snprintf(buf, len,
-                 " %d A100 PCIe cards, half behind each of two CPU sockets: every pair crosses a "
+                 " %d %s PCIe cards, half behind each of two CPU sockets: every pair crosses a "
                  "root complex; pairs on different sockets also cross the inter-socket link "
                  "(xsocket, cs.sys_Bps). ",
-                 s->gpus_per_node);
+                 s->gpus_per_node, a100 ? "A100" : what);
         break;
     case CS_FAM_NVBRIDGE:
         snprintf(buf, len,
-                 " %d A100 PCIe cards in NVLink-bridged pairs (bridgeK, NV12, cs.link_Bps.nvlink),"
-                 " pairs joined by PCIe through two CPU sockets (Azure NC A100 v4). ",
-                 s->gpus_per_node);
+                 " %d %s PCIe cards in NVLink-bridged pairs (bridgeK, %s, cs.link_Bps.nvlink),"
+                 " pairs joined by PCIe through two CPU sockets%s. ",
+                 s->gpus_per_node, a100 ? "A100" : what, a100 ? "NV12" : "NVLink4 x 12",
+                 a100 ? " (Azure NC A100 v4)" : "");
         break;
     case CS_FAM_HIER:
         snprintf(buf, len,
-                 " %d x %d A100 grid: gpu c*%d+r is row r of column c; GPUs of a column share an "
+                 " %d x %d %s grid: gpu c*%d+r is row r of column c; GPUs of a column share an "
                  "NVLink fabric (one nvlink port each); columns are joined by %s (one %s link per "
                  "GPU). ",
-                 s->rows, s->columns, s->rows, s->between == CS_LINK_NET ? "the network" : "PCIe",
+                 s->rows, s->columns, what, s->rows,
+                 s->between == CS_LINK_NET ? "the network" : "PCIe",
                  s->between == CS_LINK_NET ? "NIC" : "PCIe");
         break;
     case CS_FAM_DGX:
         snprintf(buf, len,
-                 " %d node(s) of 8 A100 SXM4 on NVSwitch (one 240 GB/s port per GPU in NCCL's "
+                 " %d node(s) of 8 %s on NVSwitch (one %.0f GB/s port per GPU in NCCL's "
                  "model), %s per GPU, %s. Across nodes a GPU uses its own NIC (rail): %s. ",
-                 s->nodes, nics[s->nic].what,
+                 s->nodes, a100 ? "A100 SXM4" : what,
+                 gpus[a100 ? CS_GPU_A100 : s->gpu].nvlink_Bps / 1e9, nics[s->nic].what,
                  s->nic_other_socket ? "each on the other CPU socket than its GPU (one PCIe link "
                                        "per GPU, then its path across the sockets, gpuN_sys, "
                                        "cs.sys_Bps)"
-                                     : "two GPUs and two NICs per PCIe Gen4 switch (modelled "
+                 : a100              ? "two GPUs and two NICs per PCIe Gen4 switch (modelled "
+                                       "non-blocking: one PCIe link per GPU)"
+                                     : "GPUs and NICs on PCIe Gen5 switches (modelled "
                                        "non-blocking: one PCIe link per GPU)",
                  s->nic_other_socket ? "gpu pcie, sys, nic, peer nic, peer sys, peer pcie"
                                      : "gpu pcie, nic, peer nic, peer pcie");
@@ -941,6 +1112,23 @@ static const char *describe_family(const struct cs_platform_spec *s, char *buf, 
     return buf;
 }
 
+/* Whether a family can hold a GPU kind: SXM parts on NVSwitch, PCIe cards in the PCIe families;
+ * a grid and virtual ranks take any. */
+static int gpu_fits(enum cs_platform_family fam, enum cs_gpu_kind gpu)
+{
+    switch (fam) {
+    case CS_FAM_DGX:
+        return gpu != CS_GPU_H100_PCIE;
+    case CS_FAM_PCIE_4GPU:
+    case CS_FAM_NVBRIDGE:
+        return gpu == CS_GPU_A100 || gpu == CS_GPU_H100_PCIE;
+    case CS_FAM_PCIE_NET:
+        return gpu == CS_GPU_A100;
+    default:
+        return 1;
+    }
+}
+
 /* The spec must name a family and a size the writer supports. */
 static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *err)
 {
@@ -953,6 +1141,16 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
                              "a100-pcie-nvbridge needs an even number of GPUs (pairs)");
     if ((int)s->nic < CS_NIC_HDR || (int)s->nic > CS_NIC_2X100)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "unknown NIC type");
+    if (cs_gpu_kind_name(s->gpu) == NULL)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "unknown GPU kind");
+    if (!gpu_fits(s->family, s->gpu))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%s is not a GPU of the %s family: %s",
+                             cs_gpu_kind_name(s->gpu), cs_platform_family_name(s->family),
+                             s->family == CS_FAM_DGX ? "an NVSwitch node holds SXM GPUs (a100, "
+                                                       "h100, h200)"
+                             : s->family == CS_FAM_PCIE_NET
+                                 ? "it models nccl-tests#293's A100 PCIe servers (a100)"
+                                 : "it holds PCIe cards (a100, h100-pcie)");
     if (n < 1 || n > MAX_GPUS ||
         ((s->family == CS_FAM_DGX || s->family == CS_FAM_PCIE_NET) && s->nodes < 1))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n,
@@ -992,26 +1190,39 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
 {
     char text[1024];
 
+    const char *name = cs_platform_family_name(s->family);
+
+    /* a Hopper node by its own name (hgx-h100), else the family and the GPU */
+    for (size_t i = 0; s->gpu != CS_GPU_A100 && i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (aliases[i].fam == s->family && aliases[i].gpu == s->gpu)
+            name = aliases[i].name;
     start(w, "platform");
     at(w, "version", "4.1");
     snprintf(text, sizeof(text),
-             " written by `collsim platform %s`%s%s%s; every <prop> below names its source; "
+             " written by `collsim platform %s`%s%s%s%s%s; every <prop> below names its source; "
              "link cs.class props give the per-call overhead class ",
-             cs_platform_family_name(s->family), s->origin ? " (" : "", s->origin ? s->origin : "",
-             s->origin ? ")" : "");
+             name,
+             s->gpu != CS_GPU_A100 && name == cs_platform_family_name(s->family) ? " for GPU " : "",
+             s->gpu != CS_GPU_A100 && name == cs_platform_family_name(s->family)
+                 ? cs_gpu_kind_name(s->gpu)
+                 : "",
+             s->origin ? " (" : "", s->origin ? s->origin : "", s->origin ? ")" : "");
     comment(w, text);
-    comment(w, describe_family(s, text, sizeof(text)));
+    comment(w, describe_family(s, p, text, sizeof(text)));
     start(w, "zone");
     at(w, "id", "%s", cs_platform_family_name(s->family));
     at(w, "routing", "Full");
     w->notes = s->notes;
     cs_params_each(p, prop_cb, w);
     for (int g = 0; g < n; g++)
-        host_el(w, g);
+        host_el(w, g, p);
     for (int g = 0; g < n; g++)
         gpu_links(w, s, p, g);
     if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1)
         link_el(w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
+    if (s->family == CS_FAM_VIRTUAL && n > 1)
+        link_policy_el(w, "hbm", p->link_Bps[CS_LINK_HBM], p->link_lat_s[CS_LINK_HBM], CS_LINK_HBM,
+                       "SHARED");
     for (int a = 0; a < n; a++)
         for (int b = a + 1; b < n; b++)
             route_pair(w, s, a, b);

@@ -1,4 +1,4 @@
-/* platform.h: SimGrid platform files for A100 machines: written from a family and a few
+/* platform.h: SimGrid platform files for A100 and Hopper machines: written from a family and a few
  * parameters, and read back (timing-model props, GPU hosts, link classes) before SimGrid loads
  * them. Uses libxml2 only. */
 #ifndef CS_PLATFORM_H
@@ -53,6 +53,16 @@ enum cs_platform_family {
     CS_FAM_HIER,          /* a100-hier: R GPUs per column on NVLink, columns over PCIe or net */
     CS_FAM_DGX,           /* dgx-a100 / ndv4: 8 SXM on NVSwitch, a NIC per GPU, N nodes */
     CS_FAM_PCIE_NET,      /* a100-pcie-net: N servers of one PCIe card and one NIC each */
+    CS_FAM_VIRTUAL,       /* virtual: N ranks sharing one GPU, meeting in its memory (harness) */
+};
+
+/* The GPU of a platform, which sets its SM count, NVLink and PCIe generation, HBM and per-CTA
+ * rates (cs_platform_spec_params). */
+enum cs_gpu_kind {
+    CS_GPU_A100 = 1,  /* a100: A100 SXM4 / PCIe, 108 SMs, NVLink3, PCIe Gen4 (the defaults) */
+    CS_GPU_H100,      /* h100: H100 SXM5, 132 SMs, NVLink4 x 18, PCIe Gen5, HBM3 */
+    CS_GPU_H100_PCIE, /* h100-pcie: H100 PCIe, 114 SMs, NVLink4 bridge x 12, PCIe Gen5, HBM2e */
+    CS_GPU_H200,      /* h200: H200 SXM, 132 SMs, NVLink4 x 18, PCIe Gen5, HBM3e */
 };
 
 /* The NIC of each GPU, which sets the network links' bandwidth (cs.link_Bps.net). */
@@ -71,14 +81,31 @@ struct cs_platform_spec {
     enum cs_platform_nic nic;   /* dgx, pcie-net: the NIC named in the header (hdr) */
     int nic_other_socket;       /* dgx, pcie-net: each GPU's NIC hangs off the other CPU socket, so
                                  * GPU-NIC traffic crosses the sockets (gpuN_sys, cs.sys_Bps) */
+    enum cs_gpu_kind gpu;       /* the GPU (default: the family name's, else a100) */
+    int ranks;                  /* virtual: ranks on the GPU (default 8) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };
 
 /* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4,
- * a100-pcie-net); 0 if unknown. */
+ * a100-pcie-net, virtual, and the Hopper names hgx-h100, hgx-h200 for dgx-a100's NVSwitch node,
+ * h100-pcie for a100-pcie-4gpu's and h100-pcie-nvbridge for a100-pcie-nvbridge's); 0 if
+ * unknown. */
 enum cs_platform_family cs_platform_family_parse(const char *name);
 const char *cs_platform_family_name(enum cs_platform_family fam);
+/* The GPU a family name stands for: h100 for hgx-h100, ..., a100 for the others (0 if unknown). */
+enum cs_gpu_kind cs_platform_family_gpu(const char *name);
+
+/* GPU kind by name (a100, h100, h100-pcie, h200); 0 if unknown. */
+enum cs_gpu_kind cs_gpu_kind_parse(const char *name);
+const char *cs_gpu_kind_name(enum cs_gpu_kind gpu);
+
+/* Set the parameters spec implies in p, recording their sources in notes (may be NULL): its GPU's
+ * SM count, NVLink, PCIe and HBM bandwidths and per-CTA rates (A100's are cs_params_init's), and
+ * for the virtual family cs.ranks_per_gpu. Keys notes already holds (set by the user) are left
+ * alone. 0, or -1 when notes are full. */
+int cs_platform_spec_params(const struct cs_platform_spec *spec, struct cs_params *p,
+                            struct cs_param_notes *notes);
 
 /* NIC type by name (hdr, roce100, 2x100); 0 if unknown. */
 enum cs_platform_nic cs_platform_nic_parse(const char *name);

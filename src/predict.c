@@ -400,6 +400,34 @@ static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
     return rc != 0 ? rc : done;
 }
 
+/* The first rank of a physical GPU whose threadblocks cannot all be resident at once, or -1:
+ * with cs.ranks_per_gpu N > 1 (virtual ranks), ranks k*N .. k*N+N-1 share one GPU's SMs. */
+static int find_overfull(const struct cs_sched *sched, const struct cs_params *p, char *msg,
+                         size_t len)
+{
+    int per = (int)p->ranks_per_gpu;
+    long resident = (long)p->gpu_sms * (long)p->ctas_per_sm;
+
+    if (per <= 1)
+        return cs_verify_find_overfull(sched, 0, (int)p->gpu_sms, (int)p->ctas_per_sm, msg, len);
+    for (int g0 = 0; g0 < sched->ngpus; g0 += per) {
+        int last = g0 + per < sched->ngpus ? g0 + per - 1 : sched->ngpus - 1;
+        long n = 0;
+
+        for (int g = g0; g <= last; g++)
+            n += sched->gpus[g].ntbs;
+        if (n <= resident)
+            continue;
+        snprintf(msg, len,
+                 "ranks %d-%d share one GPU (cs.ranks_per_gpu %d) and have %ld threadblocks; at "
+                 "most %ld are co-resident on it (%.0f SMs x %.0f CTAs per SM): the runtime would "
+                 "hang",
+                 g0, last, per, n, resident, p->gpu_sms, p->ctas_per_sm);
+        return g0;
+    }
+    return -1;
+}
+
 /* Plan and replay one size into row; the plan is returned when keep is set. */
 static int predict_one(const struct cs_sched *sched, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, const struct cs_replay_opts *ropts,
@@ -422,9 +450,7 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     }
     if (rc != 0 && err != NULL && err->msg[0] == '\0')
         *err = why;
-    if (rc == 0 &&
-        cs_verify_find_overfull(sched, 0, (int)plat->params.gpu_sms, (int)plat->params.ctas_per_sm,
-                                why.msg, sizeof(why.msg)) >= 0) {
+    if (rc == 0 && find_overfull(sched, &plat->params, why.msg, sizeof(why.msg)) >= 0) {
         /* The runtime would hang at every size it runs: nothing to replay. */
         row->niter = plan->sz.niter;
         row->max_allowed = plan->sz.max_allowed;
@@ -502,7 +528,7 @@ int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform 
             const char *name = tl.links[tl.route[tc->route0 + k]].name;
             enum cs_link_class lc = cs_platform_link_class(plat, name);
 
-            cls = lc > cls ? lc : cls;
+            cls = cs_link_class_slower(lc, cls) ? lc : cls;
             off = off == NULL && lc != CS_LINK_NVLINK ? name : off;
         }
         if (cls != CS_LINK_PCIE)

@@ -581,9 +581,9 @@ static struct conn *find_conn(int src, int dst, int chan)
     return bsearch(&probe, S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
 }
 
-/* The route of connection c: its slowest link class (net > pcie > nvlink) names the hop, whose
- * latency is the class's per-hop figure cs.link_lat_s.CLASS, counted once per hop whatever the
- * number of links on the route (NCCL's hwLat is a whole hop). */
+/* The route of connection c: its slowest link class (net > pcie > nvlink > hbm) names the hop,
+ * whose latency is the class's per-hop figure cs.link_lat_s.CLASS, counted once per hop whatever
+ * the number of links on the route (NCCL's hwLat is a whole hop). */
 static int route_conn(struct conn *c)
 {
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
@@ -599,7 +599,7 @@ static int route_conn(struct conn *c)
         sg_link_t l = xbt_dynar_get_as(links, i, sg_link_t);
         enum cs_link_class lc = cs_platform_link_class(S.plat, sg_link_get_name(l));
 
-        if (lc > cls)
+        if (cs_link_class_slower(lc, cls))
             cls = lc;
     }
     xbt_dynar_free(&links);

@@ -44,6 +44,7 @@ static int family_counts(const struct cs_sweep *sw, const char *const *vals,
         {"platform.rows", offsetof(struct cs_platform_spec, rows), CS_FAM_HIER},
         {"platform.columns", offsetof(struct cs_platform_spec, columns), CS_FAM_HIER},
         {"platform.gpus_per_node", offsetof(struct cs_platform_spec, gpus_per_node), 0},
+        {"platform.ranks", offsetof(struct cs_platform_spec, ranks), CS_FAM_VIRTUAL},
     };
 
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
@@ -104,10 +105,13 @@ int cs_sweeprun_platform(const struct cs_sweep *sw, const char *const *vals,
                              name ? name : "");
     cs_platform_spec_init(spec, fam);
     cs_params_init(params);
+    spec->gpu = cs_platform_family_gpu(name);
     if (between != NULL)
         spec->between = cs_link_class_parse(between);
     if ((rc = family_counts(sw, vals, spec, err)) != 0)
         return rc;
+    if (cs_platform_spec_params(spec, params, NULL) != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, sw->path, 0, "platform parameters");
     return family_params(sw, vals, params, err);
 }
 

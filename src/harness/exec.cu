@@ -13,6 +13,7 @@
 extern "C" {
 #include "emulate.h"
 #include "report.h"
+#include "tracecmp.h"
 #include "xml.h"
 }
 
@@ -30,6 +31,11 @@ struct hx_exec_args {
     long chunk_elems, loop_elems;
     int niter, max_allowed;
     hx_ctl ctl;
+    /* Per-step timestamps (%globaltimer, ns), or NULL: for loop iteration i and the plan's step k
+     * (global index), stamps[2 (i nsteps + k)] when its tb starts waiting on its dependencies and
+     * [.. + 1] when its last call (and flag) is done, after a block barrier. */
+    unsigned long long *stamps;
+    int nsteps;
 };
 
 __device__ __forceinline__ float *hx_buf(const hx_exec_args &a, int rank, int buf)
@@ -51,6 +57,10 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a
             const cs_xplan_step st = a.steps[tb.step_first + i];
             cs_step_type ty = (cs_step_type)st.type;
             int calls = cs_proto_step_calls(st.cnt, a.max_allowed);
+            long stamp = 2 * ((long)iter * a.nsteps + tb.step_first + i);
+
+            if (a.stamps != NULL && threadIdx.x == 0)
+                a.stamps[stamp] = hx_gtimer();
 
             /* Dependencies: thread d waits for dependency d (msccl_kernel.cu). */
             if ((int)threadIdx.x < st.ndeps) {
@@ -97,6 +107,11 @@ __global__ void __launch_bounds__(HX_MAX_NTHREADS) hx_exec_kernel(hx_exec_args a
                     *(volatile unsigned long long *)&a.flags[bid] =
                         cs_proto_flag(a.work, iter, st.s);
                 }
+            }
+            if (a.stamps != NULL) {
+                __syncthreads();
+                if (threadIdx.x == 0)
+                    a.stamps[stamp + 1] = hx_gtimer();
             }
         }
     }
@@ -248,6 +263,8 @@ static int xrun_setup(hx_ctx *c, hx_xrun &x, long max_chunk_elems)
             HX_CK(cudaStreamCreateWithFlags(&x.streams[d], cudaStreamNonBlocking)))
             return -1;
         a.proto = p->proto;
+        a.nsteps = p->nsteps;
+        a.stamps = NULL;
         a.work = 1;
         a.ctl.abort = c->d_abort[d];
         a.ctl.timeout_ns = (unsigned long long)(c->o->spin_timeout_s * 1e9);
@@ -491,6 +508,112 @@ static int exec_samples(hx_ctx *c, hx_xrun &x, hx_xsize &s, double times[64], in
     return 0;
 }
 
+/* The size traced for a schedule of nchunks x 4-byte unit: --trace-size rounded down as
+ * exec_sizes rounds, or 0 for none. */
+static long long trace_size(const hx_opts *o, long long unit)
+{
+    long long v = o->trace_bytes / unit * unit;
+
+    return o->trace_bytes <= 0 ? 0 : v < unit ? unit : v;
+}
+
+/* The stamps h of one traced run as OUTDIR/exec-NAME-SIZE.trace.json, on a clock that starts at
+ * the first stamp (the raw %globaltimer is too large for a double's microseconds). 0 or -1. */
+static int write_trace(hx_ctx *c, const hx_xrun &x, const hx_xsize &s,
+                       const std::vector<unsigned long long> &h)
+{
+    const cs_xplan *p = x.p;
+    cs_step_trace t;
+    unsigned long long t0 = ~0ull;
+    char path[4600];
+    FILE *fp;
+    int rc = 0;
+
+    memset(&t, 0, sizeof(t));
+    snprintf(t.coll, sizeof(t.coll), "%s", cs_coll_name((cs_coll)p->coll));
+    snprintf(t.proto, sizeof(t.proto), "%s", cs_proto_name((cs_proto)p->proto));
+    snprintf(t.source, sizeof(t.source), "collsim-harness");
+    t.gpus = p->nranks;
+    t.iterations = s.sz.run.niter;
+    t.size_bytes = s.sz.run.size_bytes;
+    for (size_t k = 0; k < h.size(); k++)
+        t0 = h[k] != 0 && h[k] < t0 ? h[k] : t0;
+    for (int b = 0; b < p->ntbs && rc == 0; b++) {
+        const cs_xplan_tb &tb = p->tbs[b];
+
+        for (int it = 0; it < s.sz.run.niter && rc == 0; it++)
+            for (int i = 0; i < tb.nsteps && rc == 0; i++) {
+                size_t k = 2 * ((size_t)it * p->nsteps + tb.step_first + i);
+                const cs_xplan_step &st = p->steps[tb.step_first + i];
+                cs_step_span sp;
+
+                if (h[k] == 0 || h[k + 1] < h[k])
+                    continue; /* not reached */
+                memset(&sp, 0, sizeof(sp));
+                sp.rank = tb.rank;
+                sp.tb = tb.id;
+                sp.iter = it;
+                sp.step = st.s;
+                sp.t0_us = (double)(h[k] - t0) * 1e-3;
+                sp.t1_us = (double)(h[k + 1] - t0) * 1e-3;
+                snprintf(sp.type, sizeof(sp.type), "%s", cs_step_type_name((cs_step_type)st.type));
+                rc = cs_step_trace_add(&t, &sp) == 0 ? 0 : -1;
+            }
+    }
+    snprintf(path, sizeof(path), "%s/exec-%s-%lld.trace.json", c->o->outdir, x.name,
+             s.sz.run.size_bytes);
+    if (rc == 0 && (fp = fopen(path, "w")) != NULL) {
+        rc = cs_step_trace_write(fp, &t) == 0 ? 0 : -1;
+        rc = fclose(fp) != 0 ? -1 : rc;
+        printf("# trace %s: %ld steps\n", path, t.n);
+    } else if (rc == 0) {
+        fprintf(stderr, "collsim-harness: cannot write %s\n", path);
+    }
+    cs_step_trace_free(&t);
+    return rc;
+}
+
+/* One more run of this size with per-step timestamps (write_trace); a run that does not finish
+ * writes none. 0, or -1 on a CUDA or memory error. */
+static int exec_trace(hx_ctx *c, hx_xrun &x, hx_xsize &s)
+{
+    const cs_xplan *p = x.p;
+    size_t n = 2 * (size_t)s.sz.run.niter * p->nsteps + 2;
+    std::vector<unsigned long long> h(n, 0), part(n);
+    std::vector<unsigned long long *> d(x.ndev, NULL);
+    const char *st = "ok";
+    double t = 0;
+    int rc = 0;
+
+    for (int k = 0; k < x.ndev && rc == 0; k++) {
+        if (HX_CK(cudaSetDevice(k)) || HX_CK(cudaMalloc((void **)&d[k], n * 8)) ||
+            HX_CK(cudaMemset(d[k], 0, n * 8)))
+            rc = -1;
+        else
+            x.args[k].stamps = d[k];
+    }
+    if (rc == 0)
+        rc = xrun_sample(c, x, s, &t, &st);
+    for (int k = 0; k < x.ndev; k++)
+        x.args[k].stamps = NULL;
+    /* each device's kernel runs its own ranks' threadblocks: their stamps are disjoint */
+    for (int k = 0; k < x.ndev && rc == 0; k++) {
+        if (HX_CK(cudaSetDevice(k)) ||
+            HX_CK(cudaMemcpy(part.data(), d[k], n * 8, cudaMemcpyDeviceToHost)))
+            rc = -1;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            h[i] = part[i] ? part[i] : h[i];
+    }
+    for (int k = 0; k < x.ndev; k++)
+        if (d[k] != NULL) {
+            cudaSetDevice(k);
+            cudaFree(d[k]);
+        }
+    if (rc == 0 && (strcmp(st, "ok") == 0 || strcmp(st, "wrong_schedule") == 0))
+        rc = write_trace(c, x, s, h);
+    return rc;
+}
+
 /* One size: emulate it on the CPU, sample it on the GPU, print and write its summary line. 0,
  * 1 when the size is skipped, -1 on a CUDA or memory error. */
 static int exec_size(hx_ctx *c, hx_xrun &x, long long size)
@@ -517,6 +640,8 @@ static int exec_size(hx_ctx *c, hx_xrun &x, long long size)
     }
     if (rc == 0)
         rc = exec_samples(c, x, s, times, &nt, &worst);
+    if (rc == 0 && nt > 0 && size == trace_size(c->o, (long long)p->nchunks * 4))
+        rc = exec_trace(c, x, s);
     if (rc == 0) {
         if (nt > 0) {
             std::sort(times, times + nt);

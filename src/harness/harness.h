@@ -31,7 +31,9 @@ struct hx_opts {
     const char *xmls[HX_MAX_XML];
     int nxml;
     long long exec_min_bytes, exec_max_bytes;
-    int exec_multi; /* executor: one rank per GPU when there are enough GPUs (default) */
+    int exec_multi;        /* executor: one rank per GPU when there are enough GPUs (default) */
+    long long trace_bytes; /* executor: the size run once more with per-step stamps (0: none) */
+    int trace_set;         /* --trace-size given */
 };
 
 /* Run state shared by all tests. */

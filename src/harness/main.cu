@@ -39,6 +39,12 @@ static const char usage_text[] =
     "                       (wrong) hierarchical seed among them)\n"
     "  --exec-sizes MIN:MAX executor sizes in bytes (units K, M, G as in collsim), all ranks'\n"
     "                       data (default 4096:16777216 quick, 1024:268435456 otherwise)\n"
+    "  --trace-size BYTES   executor: run the size BYTES rounds down to once more with per-step\n"
+    "                       %globaltimer stamps (each threadblock's wait and calls per step, a\n"
+    "                       block barrier after each step in that run only) and write them as\n"
+    "                       OUTDIR/exec-NAME-SIZE.trace.json, the layout of `collsim predict\n"
+    "                       --trace`, for `collsim tracediff` (default 1M with --quick, else\n"
+    "                       none; 0 for none)\n"
     "  --virtual-ranks      executor: all ranks on GPU 0 even when there is one GPU per rank (by\n"
     "                       default a schedule runs one rank per GPU when there are enough GPUs\n"
     "                       with peer access, and as virtual ranks on GPU 0 otherwise)\n"
@@ -197,6 +203,11 @@ static int take_option(int opt, const char *arg, hx_opts *o)
     case 'V':
         o->exec_multi = 0;
         break;
+    case 'R':
+        if (cs_parse_size(arg, 0, LLONG_MAX, &o->trace_bytes) != 0)
+            return usage_error("invalid --trace-size (bytes, K, M, G)", arg);
+        o->trace_set = 1;
+        break;
     case 'n':
         if (cs_parse_int(arg, 1, 60, &o->samples) != 0)
             return usage_error("--samples wants 1..60", arg);
@@ -238,6 +249,7 @@ static int parse_options(int argc, char **argv, hx_opts *o)
                                              {"xml", required_argument, NULL, 'x'},
                                              {"exec-sizes", required_argument, NULL, 'S'},
                                              {"virtual-ranks", no_argument, NULL, 'V'},
+                                             {"trace-size", required_argument, NULL, 'R'},
                                              {"samples", required_argument, NULL, 'n'},
                                              {"time-limit", required_argument, NULL, 'L'},
                                              {"spin-timeout", required_argument, NULL, 'T'},
@@ -266,6 +278,8 @@ static int parse_options(int argc, char **argv, hx_opts *o)
     }
     if (o->time_limit_s == 0)
         o->time_limit_s = o->quick ? 400 : 3600;
+    if (!o->trace_set && o->quick)
+        o->trace_bytes = 1ll << 20;
     if (stat(o->outdir, &st) != 0 || !S_ISDIR(st.st_mode))
         return usage_error("output directory does not exist", o->outdir);
     return -1;
