@@ -34,34 +34,6 @@ static int apply_sets(struct cs_platform *plat, const char *const *sets, int n,
     return 0;
 }
 
-/* Refuse a schedule that verify finds structurally invalid for another reason than a deadlock
- * (unmatched sends and receives, counts over the runtime's limit, chunks past a buffer): the
- * replay would time what the executor refuses. A static deadlock stays a prediction result, and
- * so does a GPU with more threadblocks than it keeps resident (a hang, on the platform's GPU). */
-static int check_structure(const struct cs_sched *s, const char *name, struct cs_error *err)
-{
-    struct cs_verify_result *vr = NULL;
-    int rc = 0;
-
-    /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
-    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
-
-    if (cs_verify_check_opts(s, &o, &vr) != 0)
-        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);
-    for (int k = 0; k < vr->ndiags && rc == 0; k++) {
-        const struct cs_verify_diag *d = &vr->diags[k];
-
-        if (d->severity == CS_VERIFY_ERROR && d->cls == CS_VERIFY_STRUCTURE &&
-            strncmp(d->msg, "deadlock", 8) != 0)
-            rc = cs_error_fail(err, CS_ERR_INVALID, name, d->line,
-                               "%s (the executor would refuse this schedule; `collsim verify` "
-                               "lists every problem)",
-                               d->msg);
-    }
-    cs_verify_result_free(vr);
-    return rc;
-}
-
 int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
                     struct cs_platform **plat, struct cs_error *err)
 {
@@ -78,7 +50,7 @@ int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
     rc = in->gen_spec ? cs_gen_from_spec(in->gen_spec, &s, err)
                       : cs_sched_read_xml(in->sched_path, &s, err);
     if (rc == 0)
-        rc = check_structure(s, in->gen_spec ? in->gen_spec : in->sched_path, err);
+        rc = cs_verify_refuse_invalid(s, in->gen_spec ? in->gen_spec : in->sched_path, err);
     if (rc == 0)
         rc = cs_platform_read(in->plat_path, &p, err);
     if (rc == 0)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "sched.h"
 
 /* How many diagnostics a result keeps by default; the rest are only counted. */
@@ -120,5 +121,11 @@ const char *cs_verify_summary(const struct cs_verify_result *res, char *buf, siz
  * runtime would hang". */
 int cs_verify_find_overfull(const struct cs_sched *sched, int from, int gpu_sms, int ctas_per_sm,
                             char *msg, size_t len);
+
+/* Refuse (CS_ERR_INVALID, err at name:line) a schedule that verify finds structurally invalid
+ * for another reason than a deadlock or too many threadblocks: what the executor refuses, so
+ * that nothing plans or times it (predict, the harness). The reader takes any well-formed
+ * schedule; this is the check before planning it. CS_ERR_NOMEM when out of memory. */
+int cs_verify_refuse_invalid(const struct cs_sched *s, const char *name, struct cs_error *err);
 
 #endif

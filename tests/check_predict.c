@@ -413,7 +413,7 @@ START_TEST(test_report)
     static char report[] = "gpu 0 waits\ngpu 1 waits";
     struct cs_predict_row rows[2];
     struct cs_report_meta m = {
-        "s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float", NULL, NULL, NULL, NULL,
+        "s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8, "float", NULL, NULL, NULL, NULL, NULL,
         NULL,    NULL,    NULL};
     char *buf = NULL;
     size_t len = 0;
@@ -544,9 +544,9 @@ START_TEST(test_compare)
     char path[] = "/tmp/check_predict_cmpXXXXXX";
     struct cs_predict_meas *m = NULL;
     const struct cs_predict_meas_point *p;
-    struct cs_report_meta meta = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE, 8,
-                                  "float", "9.9",   "abc1234",   "3.32.0",          "2.9.14",
-                                  "00ff",  "m.csv", NULL};
+    struct cs_report_meta meta = {
+        "s.xml",  "p.xml",  CS_PROTO_LL, CS_COLL_ALLREDUCE, 8,    "float", "9.9", "abc1234",
+        "3.32.0", "2.9.14", "00ff",      "m.csv",           NULL, NULL};
     struct cs_predict_row rows[3];
     struct cs_error err;
     char *buf = NULL;
@@ -623,195 +623,199 @@ START_TEST(test_compare)
     ck_assert_ptr_nonnull(strstr(buf, "\"measured_us\": null, \"error_pct\": null}"));
     ck_assert_ptr_nonnull(strstr(buf, "\"compare\": {\"log\": \"m.csv\", \"sizes\": 3, "
                                       "\"measured\": 2, \"median_abs_error_pct\": 5.0000"));
-    /* ---- NCCL's baseline (--vs-nccl) */
+    free(buf);
+}
+END_TEST
 
-    /* NCCL's columns in the three formats: after the status in CSV (the speed-up NCCL time /
-     * schedule time, none on a deadlocked row), before it in the table (busbw still field 8), and
-     * nccl and speedup members in JSON. */
-    START_TEST(test_report_vs_nccl)
-    {
-        struct cs_predict_row rows[2];
-        struct cs_report_meta m = {"s.xml", "p.xml", CS_PROTO_LL, CS_COLL_ALLREDUCE,
-                                   8,       "float", "2.12.12"};
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *fp;
+/* A table of time against GPU count has no size to compare with; a missing log is an error. */
+START_TEST(test_compare_bad)
+{
+    struct cs_predict_meas *m = NULL;
+    struct cs_error err;
 
-        memset(rows, 0, sizeof(rows));
-        rows[0].size_bytes = 1024, rows[0].count = 256, rows[0].res.status = CS_REPLAY_OK;
-        rows[0].time_us = 10, rows[0].algbw_GBps = 0.1024, rows[0].busbw_GBps = 0.1792;
-        rows[0].nccl = (struct cs_predict_nccl){CS_PROTO_LL, 2, 512, 1024, 20};
-        rows[1].size_bytes = 2048, rows[1].count = 512, rows[1].res.status = CS_REPLAY_DEADLOCK;
-        rows[1].nccl = (struct cs_predict_nccl){CS_PROTO_SIMPLE, 1, 256, 2048, 30};
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_predict_meas_read(
+                         test_data("validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv"),
+                         CS_COLL_ALLREDUCE, 8, &m, &err),
+                     CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "GPU count"));
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_ptr_null(m);
+    cs_error_init(&err);
+    ck_assert_int_ne(cs_predict_meas_read("/nonexistent/log.csv", CS_COLL_ALLREDUCE, 8, &m, &err),
+                     0);
+    ck_assert_ptr_null(m);
+}
+END_TEST
 
-        fp = open_memstream(&buf, &len);
-        ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &m, rows, 2), 0);
-        fclose(fp);
-        ck_assert_ptr_nonnull(strstr(buf, CS_REPORT_CSV_HEADER
-                                     "," CS_REPORT_NCCL_CSV_COLS "\n"
-                                     "1024,256,float,10.000000,0.102400,0.179200,ok,LL,2,512,"
-                                     "20.000000,2.000000\n"
-                                     "2048,512,float,,,,deadlock,Simple,1,256,30.000000,\n"));
-        free(buf);
+/* FNV-1a 64 of a file: the published test vector of "a". */
+START_TEST(test_file_hash)
+{
+    char path[] = "/tmp/check_predict_hashXXXXXX", hex[17];
+    int fd = mkstemp(path);
 
-        fp = open_memstream(&buf, &len);
-        ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_TABLE, &m, rows, 2), 0);
-        fclose(fp);
-        ck_assert_ptr_nonnull(strstr(buf, "# vs NCCL 2.12.12: "));
-        ck_assert_ptr_nonnull(strstr(buf, "#wrong    nccl   ch   thr     time  speedup  status\n"));
-        ck_assert_ptr_nonnull(strstr(buf,
-                                     "        1024           256     float     sum      -1    10.00"
-                                     "    0.10    0.18     N/A    10.00    0.10    0.18     N/A"
-                                     "      LL    2   512    20.00     2.00  ok\n"));
-        ck_assert_ptr_nonnull(
-            strstr(buf, "     N/A  Simple    1   256    30.00        -  deadlock\n"));
-        free(buf);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "a", 1), 1);
+    close(fd);
+    ck_assert_int_eq(cs_predict_file_hash(path, hex, NULL), 0);
+    ck_assert_str_eq(hex, "af63dc4c8601ec8c");
+    unlink(path);
+    ck_assert_int_ne(cs_predict_file_hash(path, hex, NULL), 0);
+}
+END_TEST
 
-        fp = open_memstream(&buf, &len);
-        ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &m, rows, 2), 0);
-        fclose(fp);
-        ck_assert_ptr_nonnull(strstr(buf, "\"gpus\": 8, \"vs_nccl\": \"2.12.12\", \"results\": ["));
-        ck_assert_ptr_nonnull(strstr(buf,
-                                     "\"status\": \"ok\", \"nccl\": {\"protocol\": \"LL\", "
-                                     "\"channels\": 2, \"threads\": 512, \"size_bytes\": 1024, "
-                                     "\"time_us\": 20.000000}, \"speedup\": 2.000000}"));
-        ck_assert_ptr_nonnull(strstr(buf, "\"time_us\": 30.000000}, \"speedup\": null}"));
-        free(buf);
-    }
-    END_TEST
+/* ---- NCCL's baseline (--vs-nccl) */
 
-    /* A table of time against GPU count has no size to compare with; a missing log is an error. */
-    START_TEST(test_compare_bad)
-    {
-        struct cs_predict_meas *m = NULL;
-        struct cs_error err;
+/* NCCL's columns in the three formats: after the status in CSV (the speed-up NCCL time /
+ * schedule time, none on a deadlocked row), before it in the table (busbw still field 8), and
+ * nccl and speedup members in JSON. */
+START_TEST(test_report_vs_nccl)
+{
+    struct cs_predict_row rows[2];
+    struct cs_report_meta m = {.schedule = "s.xml",
+                               .platform = "p.xml",
+                               .proto = CS_PROTO_LL,
+                               .coll = CS_COLL_ALLREDUCE,
+                               .ngpus = 8,
+                               .dtype = "float",
+                               .vs_nccl = "2.12.12"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp;
 
-        cs_error_init(&err);
-        ck_assert_int_eq(
-            cs_predict_meas_read(
-                test_data("validation/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv"),
-                CS_COLL_ALLREDUCE, 8, &m, &err),
-            CS_ERR_INVALID);
-        ck_assert_ptr_nonnull(strstr(err.msg, "GPU count"));
-        ck_assert_int_eq(err.line, 2);
-        ck_assert_ptr_null(m);
-        cs_error_init(&err);
-        ck_assert_int_ne(
-            cs_predict_meas_read("/nonexistent/log.csv", CS_COLL_ALLREDUCE, 8, &m, &err), 0);
-        ck_assert_ptr_null(m);
-    }
-    END_TEST
+    memset(rows, 0, sizeof(rows));
+    rows[0].size_bytes = 1024, rows[0].count = 256, rows[0].res.status = CS_REPLAY_OK;
+    rows[0].time_us = 10, rows[0].algbw_GBps = 0.1024, rows[0].busbw_GBps = 0.1792;
+    rows[0].nccl = (struct cs_predict_nccl){CS_PROTO_LL, 2, 512, 1024, 20};
+    rows[1].size_bytes = 2048, rows[1].count = 512, rows[1].res.status = CS_REPLAY_DEADLOCK;
+    rows[1].nccl = (struct cs_predict_nccl){CS_PROTO_SIMPLE, 1, 256, 2048, 30};
+    rows[0].nominal_bytes = 1024, rows[1].nominal_bytes = 2048;
 
-    /* FNV-1a 64 of a file: the published test vector of "a". */
-    START_TEST(test_file_hash)
-    {
-        char path[] = "/tmp/check_predict_hashXXXXXX", hex[17];
-        int fd = mkstemp(path);
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, fp, CS_REPORT_CSV, &m, rows, 2), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(buf, CS_REPORT_CSV_HEADER
+                                 "," CS_REPORT_NCCL_CSV_COLS "\n"
+                                 "1024,256,float,10.000000,0.102400,0.179200,ok,1024,LL,2,512,"
+                                 "20.000000,2.000000\n"
+                                 "2048,512,float,,,,deadlock,2048,Simple,1,256,30.000000,\n"));
+    free(buf);
 
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, "a", 1), 1);
-        close(fd);
-        ck_assert_int_eq(cs_predict_file_hash(path, hex, NULL), 0);
-        ck_assert_str_eq(hex, "af63dc4c8601ec8c");
-        unlink(path);
-        ck_assert_int_ne(cs_predict_file_hash(path, hex, NULL), 0);
-    }
-    END_TEST
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_TABLE, &m, rows, 2), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(buf, "# vs NCCL 2.12.12: "));
+    ck_assert_ptr_nonnull(strstr(buf, "#wrong    nccl   ch   thr     time  speedup  status\n"));
+    ck_assert_ptr_nonnull(strstr(buf,
+                                 "        1024           256     float     sum      -1    10.00"
+                                 "    0.10    0.18     N/A    10.00    0.10    0.18     N/A"
+                                 "      LL    2   512    20.00     2.00  ok\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "     N/A  Simple    1   256    30.00        -  deadlock\n"));
+    free(buf);
 
-    /* The time of gen nccl's schedule for proto at size on plat, its rate scaled by scale. */
-    static double nccl_sched_time(const struct cs_platform *plat, enum cs_proto proto,
-                                  long long size, double scale)
-    {
-        struct cs_platform p = *plat;
-        struct cs_predict_opts o = {.type_bytes = 4};
-        struct cs_predict_row row = {0};
-        struct cs_sched *s = NULL;
-        char spec[128];
-        double t;
+    fp = open_memstream(&buf, &len);
+    ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &m, rows, 2), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(strstr(buf, "\"gpus\": 8, \"vs_nccl\": \"2.12.12\", \"results\": ["));
+    ck_assert_ptr_nonnull(strstr(buf, "\"status\": \"ok\", \"nccl\": {\"protocol\": \"LL\", "
+                                      "\"channels\": 2, \"threads\": 512, \"size_bytes\": 1024, "
+                                      "\"time_us\": 20.000000}, \"speedup\": 2.000000}"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"time_us\": 30.000000}, \"speedup\": null}"));
+    free(buf);
+}
+END_TEST
 
-        snprintf(spec, sizeof(spec), "nccl:gpus=4,size=%lld,protocol=%s", size,
-                 cs_proto_name(proto));
-        ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
-        p.params.tb_Bps[proto] *= scale;
-        ck_assert_int_eq(cs_predict_run(s, &p, &o, &size, 1, &row, NULL), 0);
-        ck_assert_str_eq(cs_predict_status_name(&row), "ok");
-        t = row.time_us;
-        cs_predict_row_cleanup(&row);
-        cs_sched_free(s);
-        return t;
-    }
+/* The time of gen nccl's schedule for proto at size on plat, its rate scaled by scale. */
+static double nccl_sched_time(const struct cs_platform *plat, enum cs_proto proto, long long size,
+                              double scale)
+{
+    struct cs_platform p = *plat;
+    struct cs_predict_opts o = {.type_bytes = 4};
+    struct cs_predict_row row = {0};
+    struct cs_sched *s = NULL;
+    char spec[128];
+    double t;
 
-    /* cs_predict_nccl_at: NCCL's width for the protocol it keeps; its time is gen nccl's schedule
-     * replayed with the rate scaled by threads over the full count (none at full width); neither LL
-     * nor Simple is faster there; a custom collective is refused. */
-    START_TEST(test_nccl_at)
-    {
-        static const long long sizes[] = {4096, 65536, 64LL << 20};
-        struct cs_predict_vs_nccl v = {0};
-        struct cs_predict_opts o = {.type_bytes = 4, .vs_nccl = &v};
-        struct cs_params p;
-        struct cs_platform *plat;
-        struct cs_sched *s = NULL;
-        struct cs_error err;
-        char path[64];
+    snprintf(spec, sizeof(spec), "nccl:gpus=4,size=%lld,protocol=%s", size, cs_proto_name(proto));
+    ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
+    p.params.tb_Bps[proto] *= scale;
+    ck_assert_int_eq(cs_predict_run(s, &p, &o, &size, 1, &row, NULL), 0);
+    ck_assert_str_eq(cs_predict_status_name(&row), "ok");
+    t = row.time_us;
+    cs_predict_row_cleanup(&row);
+    cs_sched_free(s);
+    return t;
+}
 
-        cs_params_init(&p);
-        plat = test_platform_hier(4, 1, &p, path);
-        ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,protocol=LL", &s, NULL), 0);
-        for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-            struct cs_predict_nccl n = {0};
-            struct cs_nccl_width w;
+/* cs_predict_nccl_at: NCCL's width for the protocol it keeps; its time is gen nccl's schedule
+ * replayed with the rate scaled by threads over the full count (none at full width); neither LL
+ * nor Simple is faster there; a custom collective is refused. */
+START_TEST(test_nccl_at)
+{
+    static const long long sizes[] = {4096, 65536, 64LL << 20};
+    struct cs_predict_vs_nccl v = {0};
+    struct cs_predict_opts o = {.type_bytes = 4, .vs_nccl = &v};
+    struct cs_params p;
+    struct cs_platform *plat;
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+    char path[64];
 
-            ck_assert_int_eq(cs_predict_nccl_at(s, plat, &o, sizes[k], &n, NULL), 0);
-            ck_assert_int_ne(n.proto, 0);
-            /* rounded up to whole chunks of its ring: 4 GPUs x its channels x 4 B */
-            ck_assert(n.size_bytes >= sizes[k] && n.size_bytes < sizes[k] + 16 * n.channels);
-            ck_assert_int_eq(n.size_bytes % (16 * n.channels), 0);
-            ck_assert_int_eq(cs_nccl_width(21212, n.proto, sizes[k], 4, 24, &w, NULL), 0);
-            ck_assert_int_eq(n.channels, w.channels);
-            ck_assert_int_eq(n.threads, w.threads);
-            ck_assert(fabs(n.time_us - nccl_sched_time(plat, n.proto, n.size_bytes,
-                                                       (double)w.threads / w.max_threads)) < 1e-9);
-            if (k == 2)
-                ck_assert(n.threads == w.max_threads && n.channels == 24);
-            for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q += 2) { /* LL128 may be off here */
-                ck_assert_int_eq(cs_nccl_width(21212, q, sizes[k], 4, 24, &w, NULL), 0);
-                ck_assert(n.time_us <= nccl_sched_time(plat, q, n.size_bytes,
-                                                       (double)w.threads / w.max_threads) +
-                                           1e-9);
-            }
+    cs_params_init(&p);
+    plat = test_platform_hier(4, 1, &p, path);
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,protocol=LL", &s, NULL), 0);
+    for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        struct cs_predict_nccl n = {0};
+        struct cs_nccl_width w;
+
+        ck_assert_int_eq(cs_predict_nccl_at(s, plat, &o, sizes[k], &n, NULL), 0);
+        ck_assert_int_ne(n.proto, 0);
+        /* rounded up to whole chunks of its ring: 4 GPUs x its channels x 4 B */
+        ck_assert(n.size_bytes >= sizes[k] && n.size_bytes < sizes[k] + 16 * n.channels);
+        ck_assert_int_eq(n.size_bytes % (16 * n.channels), 0);
+        ck_assert_int_eq(cs_nccl_width(21212, n.proto, sizes[k], 4, 24, &w, NULL), 0);
+        ck_assert_int_eq(n.channels, w.channels);
+        ck_assert_int_eq(n.threads, w.threads);
+        ck_assert(fabs(n.time_us - nccl_sched_time(plat, n.proto, n.size_bytes,
+                                                   (double)w.threads / w.max_threads)) < 1e-9);
+        if (k == 2)
+            ck_assert(n.threads == w.max_threads && n.channels == 24);
+        for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q += 2) { /* LL128 may be off here */
+            ck_assert_int_eq(cs_nccl_width(21212, q, sizes[k], 4, 24, &w, NULL), 0);
+            ck_assert(n.time_us <=
+                      nccl_sched_time(plat, q, n.size_bytes, (double)w.threads / w.max_threads) +
+                          1e-9);
         }
-        s->coll = CS_COLL_CUSTOM;
-        cs_error_init(&err);
-        ck_assert_int_eq(cs_predict_nccl_at(s, plat, &o, 4096, &(struct cs_predict_nccl){0}, &err),
-                         CS_ERR_USAGE);
-        ck_assert_ptr_nonnull(strstr(err.msg, "custom schedule has no NCCL collective"));
-        cs_sched_free(s);
-        cs_platform_free(plat);
-        unlink(path);
     }
-    END_TEST
+    s->coll = CS_COLL_CUSTOM;
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_predict_nccl_at(s, plat, &o, 4096, &(struct cs_predict_nccl){0}, &err),
+                     CS_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "custom schedule has no NCCL collective"));
+    cs_sched_free(s);
+    cs_platform_free(plat);
+    unlink(path);
+}
+END_TEST
 
-    /* ---- */
+int main(void)
+{
+    const struct test_case tests[] = {
+        {test_sizes, 1},
+        {test_nccl_size, 1},
+        {test_load, 1},
+        {test_predict_run, 1},
+        {test_extrapolate, 1},
+        {test_report, 1},
+        {test_compare, 1},
+        {test_compare_bad, 1},
+        {test_file_hash, 1},
+        {test_hang, 1},
+        {test_ll128_off_nvlink, 1},
+        {test_report_vs_nccl, 1},
+        {test_nccl_at, 1},
+        {NULL, 0},
+    };
 
-    int main(void)
-    {
-        const struct test_case tests[] = {
-            {test_sizes, 1},
-            {test_nccl_size, 1},
-            {test_load, 1},
-            {test_predict_run, 1},
-            {test_extrapolate, 1},
-            {test_report, 1},
-            {test_compare, 1},
-            {test_compare_bad, 1},
-            {test_file_hash, 1},
-            {test_hang, 1},
-            {test_ll128_off_nvlink, 1},
-            {test_report_vs_nccl, 1},
-            {test_nccl_at, 1},
-            {NULL, 0},
-        };
-
-        return test_run("predict", 60, tests, NULL);
-    }
+    return test_run("predict", 60, tests, NULL);
+}

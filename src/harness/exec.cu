@@ -14,6 +14,7 @@ extern "C" {
 #include "emulate.h"
 #include "report.h"
 #include "tracecmp.h"
+#include "verify.h"
 #include "xml.h"
 }
 
@@ -705,7 +706,8 @@ static int exec_one(hx_ctx *c, const char *path)
     snprintf(name, sizeof(name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".xml") == 0)
         name[strlen(name) - 4] = '\0';
-    if (cs_sched_read_xml(path, &sched, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {
+    if (cs_sched_read_xml(path, &sched, &err) != 0 ||
+        cs_verify_refuse_invalid(sched, path, &err) != 0 || cs_xplan_build(sched, &p, &err) != 0) {
         fprintf(stderr, "collsim-harness: %s:%d: %s\n", err.file[0] ? err.file : path, err.line,
                 err.msg);
         cs_sched_free(sched);
