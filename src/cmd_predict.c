@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "fdio.h"
 #include "predict.h"
+#include "progress.h"
 #include "report.h"
 #include "stats.h"
 #include "timeline.h"
@@ -22,6 +23,7 @@ const char cmd_predict_usage[] =
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
+    "                       [--quiet]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -59,7 +61,9 @@ const char cmd_predict_usage[] =
     "aggregation, data check, threads per process, CUDA graphs, averaging, blocking,\n"
     "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
-    "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
+    "Rows are printed as each size is predicted, with progress and an ETA on stderr (one\n"
+    "updating line on a terminal, else a line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS;\n"
+    "--quiet or --verbose: none). A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
     "platform with fewer GPUs than the schedule, an unsupported size, and a schedule that\n"
@@ -75,7 +79,7 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats, no_extrapolate;
+    int verbose, want_stats, no_extrapolate, quiet;
     const char *trace_path;
     char gpus_set[64]; /* -g G: cs.gpus_per_process=G */
 };
@@ -91,12 +95,14 @@ enum {
     OPT_NO_EXTRAP,
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
+    OPT_QUIET,
 };
 
 static const struct option predict_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
+    {"quiet", no_argument, NULL, OPT_QUIET},
     {"platform", required_argument, NULL, 'p'},
     {"gen", required_argument, NULL, OPT_GEN},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -162,6 +168,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_NO_EXTRAP:
         a->no_extrapolate = 1;
+        return 0;
+    case OPT_QUIET:
+        a->quiet = 1;
         return 0;
     case 'p':
         a->in.plat_path = v;
@@ -249,10 +258,11 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     return 0;
 }
 
-/* Each row as it is predicted, with progress on a terminal or the per-size details with
- * --verbose on stderr. */
+/* Each row as it is predicted, with progress or the per-size details with --verbose on
+ * stderr. */
 struct progress {
-    int tty, verbose;
+    struct cs_progress bar;
+    int verbose, ntypes_left; /* types still to predict, this one included (-d all) */
     enum cs_report_fmt fmt;
     const struct cs_report_meta *meta;
     int index0; /* rows reported before this run (-d all) */
@@ -260,10 +270,10 @@ struct progress {
 
 static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *row)
 {
-    const struct progress *p = ctx;
+    struct progress *p = ctx;
+    char at[48];
 
-    if (p->tty)
-        fprintf(stderr, "\r%60s\r", "");
+    cs_progress_clear(&p->bar);
     if (p->verbose && row->refused == NULL)
         fprintf(stderr,
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
@@ -274,8 +284,9 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
     cs_report_row(stdout, p->fmt, p->meta, row, p->index0 + k - 1);
-    if (p->tty && k < n)
-        fprintf(stderr, "\rcollsim: predicted %d/%d (%lld bytes)...", k, n, row->size_bytes);
+    snprintf(at, sizeof(at), "%lld bytes", row->size_bytes);
+    if (k < n)
+        cs_progress_update(&p->bar, p->index0 + k, at);
 }
 
 /* --trace and --stats for the largest size: an exit code. */
@@ -355,9 +366,9 @@ static int run_type(const struct predict_args *a, const struct cs_sched *sched,
                 sched->nchunksperloop, type_bytes);
     o->type_bytes = type_bytes;
     prog->index0 = *n;
+    prog->bar.total = *n + (long)k * prog->ntypes_left--;
     if (cs_predict_run(sched, plat, o, sizes, k, *rows + *n, &err) != 0) {
-        if (prog->tty)
-            fputc('\n', stderr);
+        cs_progress_clear(&prog->bar);
         cmd_print_error(&err);
         free(sizes);
         return CS_EXIT_USAGE;
@@ -379,13 +390,20 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
                                   sched->coll,
                                   sched->ngpus,
                                   all ? cs_dtype_names[0] : a->dtype};
-    struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta, 0};
+    struct progress prog = {.verbose = a->verbose, .fmt = a->fmt, .meta = &meta};
     struct cs_predict_opts o = {0};
     struct cs_predict_row *rows = NULL;
     struct cs_plan *tplan = NULL;
     struct cs_timeline tl;
     long long last_size = 0;
+    struct cs_error err;
 
+    cs_error_init(&err);
+    if (cs_progress_start(&prog.bar, "predict", "sizes", 0, a->quiet || a->verbose, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    prog.ntypes_left = all ? CS_NDTYPES : 1;
     cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
@@ -403,6 +421,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
             meta.dtype = cs_dtype_names[t];
         rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size);
     }
+    cs_progress_end(&prog.bar);
     for (int k = 0; k < n; k++) {
         nref += rows[k].refused != NULL;
         ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;
