@@ -812,7 +812,8 @@ static int run_cases(const struct vcase *cases, int ncases, const char *cases_pa
         r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp, before, &bar);
         any_fail = r < 0 ? -1 : any_fail | r;
     }
-    cs_progress_update(&bar, ncases, NULL);
+    if (any_fail >= 0)
+        cs_progress_update(&bar, ncases, NULL);
     cs_progress_end(&bar);
     for (int k = 0; k < open; k++)
         if (any_fail < 0)
