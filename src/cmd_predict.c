@@ -15,6 +15,7 @@
 #include "fdio.h"
 #include "nccl.h"
 #include "predict.h"
+#include "progress.h"
 #include "report.h"
 #include "stats.h"
 #include "timeline.h"
@@ -33,6 +34,7 @@ const char cmd_predict_usage[] =
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "                       [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]]\n"
+    "                       [--quiet]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -101,7 +103,9 @@ const char cmd_predict_usage[] =
     "field 8), in CSV as the last columns\n"
     "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup, in JSON as nccl and\n"
     "speedup members. A custom collective exits 2. NCCL's tree is not modelled.\n"
-    "Rows are printed as each size is predicted. A size the executor cannot run (more loop\n"
+    "Rows are printed as each size is predicted, with progress and an ETA on stderr (one\n"
+    "updating line on a terminal, else a line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS;\n"
+    "--quiet or --verbose: none). A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
     "platform with fewer GPUs than the schedule, an unsupported size, sizes that all align\n"
@@ -118,7 +122,7 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats, no_extrapolate;
+    int verbose, want_stats, no_extrapolate, quiet;
     const char *trace_path;
     const char *compare; /* --compare LOG */
     char gpus_set[64];   /* -g G: cs.gpus_per_process=G */
@@ -142,12 +146,14 @@ enum {
     OPT_NCCL_VERSION,
     OPT_NCCL_CHANNELS,
     OPT_NCCL_NODES,
+    OPT_QUIET,
 };
 
 static const struct option predict_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
+    {"quiet", no_argument, NULL, OPT_QUIET},
     {"platform", required_argument, NULL, 'p'},
     {"gen", required_argument, NULL, OPT_GEN},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -236,6 +242,9 @@ static int take_option(void *ctx, int c, const char *v)
     case OPT_NCCL_NODES:
         return cmd_opt_int("--nccl-nodes", v, 1, 1024, &a->nccl.nodes,
                            "a node count from 1 to 1024");
+    case OPT_QUIET:
+        a->quiet = 1;
+        return 0;
     case 'p':
         a->in.plat_path = v;
         return 0;
@@ -331,10 +340,11 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     return (a->in.plat_path = cmd_platform_path(a->in.plat_path)) != NULL ? 0 : CS_EXIT_USAGE;
 }
 
-/* Each row as it is predicted, with progress on a terminal or the per-size details with
- * --verbose on stderr. */
+/* Each row as it is predicted, with progress or the per-size details with --verbose on
+ * stderr. */
 struct progress {
-    int tty, verbose;
+    struct cs_progress bar;
+    int verbose, ntypes_left; /* types still to predict, this one included (-d all) */
     enum cs_report_fmt fmt;
     const struct cs_report_meta *meta;
     int index0; /* rows reported before this run (-d all) */
@@ -342,10 +352,10 @@ struct progress {
 
 static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *row)
 {
-    const struct progress *p = ctx;
+    struct progress *p = ctx;
+    char at[48];
 
-    if (p->tty)
-        fprintf(stderr, "\r%60s\r", "");
+    cs_progress_clear(&p->bar);
     if (p->verbose && row->refused == NULL)
         fprintf(stderr,
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
@@ -356,8 +366,9 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
     cs_report_row(stdout, p->fmt, p->meta, row, p->index0 + k - 1);
-    if (p->tty && k < n)
-        fprintf(stderr, "\rcollsim: predicted %d/%d (%lld bytes)...", k, n, row->size_bytes);
+    snprintf(at, sizeof(at), "%lld bytes", row->size_bytes);
+    if (k < n)
+        cs_progress_update(&p->bar, p->index0 + k, at);
 }
 
 /* --trace and --stats for the largest size: an exit code. */
@@ -434,9 +445,9 @@ static int run_type(const struct predict_args *a, const struct cs_sched *sched,
     o->type_bytes = type_bytes;
     o->nominal = nominal;
     prog->index0 = *n;
+    prog->bar.total = *n + (long)k * prog->ntypes_left--;
     if (cs_predict_run(sched, plat, o, sizes, k, *rows + *n, &err) != 0) {
-        if (prog->tty)
-            fputc('\n', stderr);
+        cs_progress_clear(&prog->bar);
         cmd_print_error(&err);
         cs_free_each(2, sizes, nominal);
         return CS_EXIT_USAGE;
@@ -487,7 +498,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
 {
     int all = strcmp(a->dtype, "all") == 0, n = 0, rc = 0, ndead = 0, nref = 0, nzero = 0;
     struct cs_report_meta meta;
-    struct progress prog = {isatty(2) && !a->verbose, a->verbose, a->fmt, &meta, 0};
+    struct progress prog = {.verbose = a->verbose, .fmt = a->fmt, .meta = &meta};
     struct cs_predict_opts o = {0};
     struct cs_predict_row *rows = NULL;
     struct cs_predict_meas *measured = NULL;
@@ -495,6 +506,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     struct cs_timeline tl;
     long long last_size = 0;
     char sg[32], hash[17], note[512], nccl_name[16];
+    struct cs_error err;
 
     if (report_meta(a, sched, &meta, sg, sizeof(sg), hash, &measured) != 0)
         return CS_EXIT_USAGE;
@@ -504,6 +516,12 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
         meta.vs_nccl = nccl_name;
         o.vs_nccl = &a->nccl;
     }
+    cs_error_init(&err);
+    if (cs_progress_start(&prog.bar, "predict", "sizes", 0, a->quiet || a->verbose, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    prog.ntypes_left = all ? CS_NDTYPES : 1;
     cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
@@ -522,6 +540,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
             meta.dtype = cs_dtype_names[t];
         rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size, &nzero);
     }
+    cs_progress_end(&prog.bar);
     for (int k = 0; k < n; k++) {
         nref += rows[k].refused != NULL;
         ndead += rows[k].refused == NULL && rows[k].res.status != CS_REPLAY_OK;

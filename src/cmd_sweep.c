@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "progress.h"
 #include "report.h"
 #include "spawn.h"
 #include "sweep.h"
@@ -42,13 +43,17 @@ const char cmd_sweep_usage[] =
     "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
     "                  Running the same command again skips finished points: a killed sweep\n"
     "                  loses only the points that were running.\n"
-    "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE\n"
+    "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE, with\n"
+    "                  a column npoints (the sweep's point count) after point\n"
     "  --list          print one shell command per point (for GNU parallel or a Slurm array)\n"
     "  --shard-dir DIR where the listed commands write shard-K.csv (default: .)\n"
-    "  --merge OUT.csv SHARD.csv...   join shards, ordered by point (OUT.csv - is stdout)\n"
+    "  --merge OUT.csv SHARD.csv...   join shards, ordered by point (OUT.csv - is stdout);\n"
+    "                  exit 2 naming the points missing (a shard's npoints column holds\n"
+    "                  the sweep's point count, so points missing at the end count too)\n"
     "  --quiet         no progress or summary on stderr\n"
     "\n"
-    "Progress and an ETA go to stderr when it is a terminal. A point whose prediction\n"
+    "Progress and an ETA go to stderr: one updating line on a terminal, else a line every\n"
+    "10 s (COLLSIM_PROGRESS_INTERVAL=SECONDS; 0: none). A point whose prediction\n"
     "deadlocks is a result (status deadlock), not a failure. Exit 2 when a point fails.\n";
 
 #define PATH_LEN 4096
@@ -108,9 +113,9 @@ static void clean_dir(const char *dir, int all)
 /* --- one point ------------------------------------------------------------------------------ */
 
 /* Predict point k and write its rows to out (cs_outfile_open), through a private work directory
- * beside it, or in $TMPDIR when out is a device or FIFO (for the point's platform file). Returns
- * an exit code. */
-static int run_point(const struct cs_sweep *sw, long k, const char *out)
+ * beside it, or in $TMPDIR when out is a device or FIFO (for the point's platform file); a shard
+ * (--point) carries the point count. Returns an exit code. */
+static int run_point(const struct cs_sweep *sw, long k, const char *out, int shard)
 {
     const char *slash = strrchr(out, '/'), *tmpdir = getenv("TMPDIR");
     char work[PATH_LEN], plat[PATH_LEN + 32], msg[2048];
@@ -135,7 +140,7 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out)
     else
         rc = open_output(&of, out);
     cs_error_init(&err);
-    if (rc == 0 && cs_sweeprun_point(sw, k, plat, of.fp, &err) != 0) {
+    if (rc == 0 && (shard ? cs_sweeprun_shard : cs_sweeprun_point)(sw, k, plat, of.fp, &err) != 0) {
         rc = cmd_usage_error("point %ld: %s", k, cs_error_format(&err, msg, sizeof(msg)));
         cs_outfile_discard(&of);
     } else if (rc == 0) {
@@ -159,7 +164,7 @@ static int point_main(void *ctx)
 {
     const struct point_job *job = ctx;
 
-    return run_point(job->sw, job->k, job->out);
+    return run_point(job->sw, job->k, job->out, 0);
 }
 
 /* --- joining point files -------------------------------------------------------------------- */
@@ -184,9 +189,27 @@ static int write_table(const struct cs_table *t, const char *out)
     return close_output(&of);
 }
 
+/* For merged shards: exit 2 naming the points missing among those the shards' npoints column
+ * counts (or, in shards without it, below the last point), else 0. */
+static int check_missing(const struct cs_table *t, const struct cs_sweepcsv_join *info)
+{
+    char list[512];
+    long n = cs_sweepcsv_missing(t, info->total, list, sizeof(list));
+    long last = info->total >= 0 ? info->total - 1 : info->max_point;
+
+    if (n > 0)
+        return cmd_usage_error("sweep --merge: %ld of points 0..%ld missing: %s", n, last, list);
+    if (info->total < 0 && !quiet)
+        fprintf(stderr,
+                "collsim: warning: shards without an npoints column (written by an older "
+                "collsim): points after %ld cannot be checked\n",
+                info->max_point);
+    return 0;
+}
+
 /* Join sweep CSVs (point files or shards) into out ("-": stdout), ordered by point (see
- * cs_sweepcsv_join). warn_missing: say when point numbers have gaps (shards). An exit code. */
-static int merge_files(char **files, int nfiles, const char *out, int warn_missing)
+ * cs_sweepcsv_join). shards: refuse missing points (check_missing). An exit code. */
+static int merge_files(char **files, int nfiles, const char *out, int shards)
 {
     struct cs_table **tabs = calloc((size_t)nfiles, sizeof(*tabs)), *t = NULL;
     struct cs_sweepcsv_join info;
@@ -206,7 +229,8 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    rc = write_table(t, out);
+    if ((rc = shards ? check_missing(t, &info) : 0) == 0)
+        rc = write_table(t, out);
     cs_table_free(t);
     if (rc != 0)
         return rc;
@@ -216,9 +240,6 @@ static int merge_files(char **files, int nfiles, const char *out, int warn_missi
             fprintf(stderr, ", %ld deadlocked or hung", info.ndeadlock);
         fputc('\n', stderr);
     }
-    if (warn_missing && info.max_point + 1 != info.npoints)
-        fprintf(stderr, "collsim: warning: %ld of points 0..%ld missing\n",
-                info.max_point + 1 - info.npoints, info.max_point);
     return CS_EXIT_OK;
 }
 
@@ -257,24 +278,6 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
     return close_output(&of);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void fmt_duration(double s, char *buf, size_t len)
-{
-    long t = (long)(s + 0.5);
-
-    if (t >= 3600)
-        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
-}
-
 /* A worker slot: the pid running a point, 0 when free. */
 struct slot {
     pid_t pid;
@@ -285,24 +288,20 @@ struct slot {
 struct pool {
     const struct cs_sweep *sw;
     const char *dir;
-    int jobs, running, tty;
-    long n, done, run_done, failed, next;
+    int jobs, running;
+    long n, done, failed, next;
     struct slot *slots; /* one per worker */
     char *done_before;  /* per point: whether an earlier run finished it */
-    double t0;
+    struct cs_progress prog;
 };
 
-static void progress(const struct pool *p)
+/* Show the progress when it is due. */
+static void progress(struct pool *p)
 {
-    char el[32], eta[32] = "?";
-    double e = now_s() - p->t0;
+    char extra[64];
 
-    fmt_duration(e, el, sizeof(el));
-    if (p->run_done > 0)
-        fmt_duration(e / (double)p->run_done * (double)(p->n - p->done), eta, sizeof(eta));
-    fprintf(stderr, "\rsweep: %ld/%ld points (%ld%%), %d running, %ld failed, elapsed %s, ETA %s  ",
-            p->done, p->n, p->n ? p->done * 100 / p->n : 100, p->running, p->failed, el, eta);
-    fflush(stderr);
+    snprintf(extra, sizeof(extra), "%d running, %ld failed", p->running, p->failed);
+    cs_progress_update(&p->prog, p->done, extra);
 }
 
 static void point_path(const struct pool *p, long k, char *buf, size_t len)
@@ -333,6 +332,7 @@ static int find_done(struct pool *p, const char *spec)
                                    path, k, spec);
         p->done_before[k] = 1;
         p->done++;
+        cs_progress_skip(&p->prog, 1);
     }
     if (!quiet && p->done > 0)
         fprintf(stderr, "collsim: %s: %ld of %ld points already done\n", p->dir, p->done, p->n);
@@ -368,22 +368,18 @@ static void start_points(struct pool *p)
     }
 }
 
-/* Wait for a worker; on a terminal, refresh the elapsed time and ETA meanwhile. */
-static pid_t wait_worker(const struct pool *p, int *st)
+/* Wait for a worker; unless --quiet, show the progress meanwhile when it is due. */
+static pid_t wait_worker(struct pool *p, int *st)
 {
-    double last = now_s();
     pid_t pid;
 
-    if (!p->tty)
+    if (p->prog.fp == NULL)
         return waitpid(-1, st, 0);
     while ((pid = waitpid(-1, st, WNOHANG)) == 0) {
         struct timespec ts = {0, 200 * 1000 * 1000};
 
         nanosleep(&ts, NULL);
-        if (now_s() - last >= 1.0) {
-            progress(p);
-            last = now_s();
-        }
+        progress(p);
     }
     return pid;
 }
@@ -400,12 +396,10 @@ static void finish_worker(struct pool *p, pid_t pid, int st)
         p->running--;
         if (cs_spawn_code(st) == 0) {
             p->done++;
-            p->run_done++;
             continue;
         }
         p->failed++;
-        if (p->tty)
-            fputc('\n', stderr);
+        cs_progress_clear(&p->prog);
         fprintf(stderr, "collsim: point %ld failed (exit %d)\n", k, cs_spawn_code(st));
     }
 }
@@ -418,8 +412,7 @@ static void run_points(struct pool *p)
         pid_t pid;
 
         start_points(p);
-        if (p->tty)
-            progress(p);
+        progress(p);
         if (p->running == 0)
             break;
         pid = wait_worker(p, &st);
@@ -429,8 +422,7 @@ static void run_points(struct pool *p)
             break;
         finish_worker(p, pid, st);
     }
-    if (p->tty)
-        fputc('\n', stderr);
+    cs_progress_end(&p->prog);
 }
 
 /* The running sweep's worker slots, for on_stop. */
@@ -530,12 +522,16 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
                      const char *out)
 {
     struct pool p = {.sw = sw, .dir = dir, .jobs = jobs, .n = sw->npoints};
+    struct cs_error err;
     int lockfd, rc = CS_EXIT_USAGE;
 
+    cs_error_init(&err);
     p.slots = calloc((size_t)jobs, sizeof(*p.slots));
     p.done_before = calloc((size_t)p.n, 1);
-    p.t0 = now_s();
-    p.tty = isatty(STDERR_FILENO) && !quiet;
+    if (cs_progress_start(&p.prog, "sweep", "points", p.n, quiet, &err) != 0) {
+        cmd_print_error(&err);
+        goto out;
+    }
     if (p.slots == NULL || p.done_before == NULL || (lockfd = lock_results(dir)) < 0)
         goto out;
     if (check_signature(sw, dir) == 0) {
@@ -745,7 +741,7 @@ int cmd_sweep(int argc, char **argv)
         rc = cmd_usage_error("sweep: %s has %ld points (0..%ld); no point %lld", a.spec,
                              sw->npoints, sw->npoints - 1, a.point);
     } else if (a.point >= 0) {
-        rc = run_point(sw, (long)a.point, a.point_out);
+        rc = run_point(sw, (long)a.point, a.point_out, 1);
     } else {
         if (a.results == NULL)
             default_results(a.spec, dirbuf, sizeof(dirbuf));

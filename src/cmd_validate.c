@@ -23,11 +23,12 @@
 #include "plan.h"
 #include "platform.h"
 #include "predict.h"
+#include "progress.h"
 #include "valid.h"
 
 const char cmd_validate_usage[] =
     "usage: collsim validate CASES [-o DIR] [--baseline FILE] [--tolerance FRACTION]\n"
-    "                        [--before FILE]\n"
+    "                        [--before FILE] [--quiet]\n"
     "\n"
     "Compare predictions with published measurements. CASES has one case per line (# starts\n"
     "a comment; `#: NAME: text` after a case adds a note to its section of the summary):\n"
@@ -54,7 +55,9 @@ const char cmd_validate_usage[] =
     "than the tolerance (default 0.02, i.e. 2 points). With --before (an earlier summary.csv,\n"
     "as a run before a model change wrote) summary.md shows each band's median and max\n"
     "|error| as BEFORE -> AFTER, BEFORE \"-\" where FILE lacks the case or band; summary.csv\n"
-    "is unchanged. A bad FILE exits 2 with FILE:LINE before anything is predicted.\n";
+    "is unchanged. A bad FILE exits 2 with FILE:LINE before anything is predicted.\n"
+    "Progress and an ETA over the cases go to stderr (one updating line on a terminal, else a\n"
+    "line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS); --quiet turns them off.\n";
 
 #define MAX_CASES 64
 #define MAX_OPS 48
@@ -741,7 +744,7 @@ static int read_points(const struct vcase *c, const char *cases_path, struct res
 /* Predict one case and write NAME.csv, its plot and its part of the summaries. Returns 0 or 1
  * (a target missed), or -1 after printing why. */
 static int run_case(const struct vcase *c, const char *cases_path, const char *outdir, FILE *md,
-                    FILE *scsv, const struct cs_valid_before *before)
+                    FILE *scsv, const struct cs_valid_before *before, struct cs_progress *bar)
 {
     struct result res = {0};
     char path[2200];
@@ -769,6 +772,7 @@ static int run_case(const struct vcase *c, const char *cases_path, const char *o
         fprintf(stderr, "collsim: case %s: gnuplot failed; the .gp script is in %s\n", c->vc.name,
                 outdir);
     rc = cs_valid_summary_case(md, scsv, &c->vc, res.p, res.n, before);
+    cs_progress_clear(bar); /* its line is on the terminal until now */
     printf("validate: %s: %d sizes\n", c->vc.name, res.n);
 done:
     free(res.p);
@@ -778,14 +782,19 @@ done:
 /* Run every case into outdir's summaries, beside the earlier summary `before` (or NULL): 0 or 1
  * (some target missed), -1 on failure. */
 static int run_cases(const struct vcase *cases, int ncases, const char *cases_path,
-                     const char *outdir, const struct cs_valid_before *before)
+                     const char *outdir, const struct cs_valid_before *before, int quiet)
 {
+    struct cs_progress bar;
     char path[2][2200];
     struct cs_outfile out[2]; /* summary.md, summary.csv: replaced only when all is written */
     struct cs_error err;
     int any_fail = 0, open = 0;
 
     cs_error_init(&err);
+    if (cs_progress_start(&bar, "validate", "cases", ncases, quiet, &err) != 0) {
+        cmd_print_error(&err);
+        return -1;
+    }
     mkdir(outdir, 0777);
     snprintf(path[0], sizeof(path[0]), "%s/summary.md", outdir);
     snprintf(path[1], sizeof(path[1]), "%s/summary.csv", outdir);
@@ -798,10 +807,15 @@ static int run_cases(const struct vcase *cases, int ncases, const char *cases_pa
         cs_valid_summary_begin(out[0].fp, out[1].fp, cases_path, before);
     }
     for (int k = 0; k < ncases && any_fail >= 0; k++) {
-        int r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp, before);
+        int r;
 
+        cs_progress_update(&bar, k, cases[k].vc.name);
+        r = run_case(&cases[k], cases_path, outdir, out[0].fp, out[1].fp, before, &bar);
         any_fail = r < 0 ? -1 : any_fail | r;
     }
+    if (any_fail >= 0)
+        cs_progress_update(&bar, ncases, NULL);
+    cs_progress_end(&bar);
     for (int k = 0; k < open; k++)
         if (any_fail < 0)
             cs_outfile_discard(&out[k]);
@@ -816,6 +830,7 @@ static const struct option validate_opts[] = {
     {"baseline", required_argument, NULL, 'B'},
     {"tolerance", required_argument, NULL, 't'},
     {"before", required_argument, NULL, 'F'},
+    {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0},
 };
 
@@ -825,7 +840,7 @@ int cmd_validate(int argc, char **argv)
     struct cs_valid_before *before = NULL;
     double tol = 0.02;
     static struct vcase cases[MAX_CASES];
-    int ncases = 0, rc = CS_EXIT_OK, c, started = 0, r;
+    int ncases = 0, rc = CS_EXIT_OK, c, started = 0, r, quiet = 0;
     char dirbuf[1024], path[2200];
     struct cs_error err;
 
@@ -838,6 +853,8 @@ int cmd_validate(int argc, char **argv)
             baseline = optarg;
         else if (c == 'F')
             before_path = optarg;
+        else if (c == 'q')
+            quiet = 1;
         else if (cmd_opt_double("--tolerance", optarg, 0, 9.999, &tol, "a fraction >= 0") != 0)
             return CS_EXIT_USAGE;
     }
@@ -859,7 +876,7 @@ int cmd_validate(int argc, char **argv)
         return CS_EXIT_USAGE;
     }
     if (read_cases(cases_path, cases, &ncases) != 0 ||
-        (r = run_cases(cases, ncases, cases_path, outdir, before)) < 0) {
+        (r = run_cases(cases, ncases, cases_path, outdir, before, quiet)) < 0) {
         rc = CS_EXIT_USAGE;
         goto done;
     }

@@ -11,7 +11,10 @@
 #include "plan.h"
 #include "platform.h"
 #include "regress.h"
+#include "report.h"
 #include "sched.h"
+#include "sweepcsv.h"
+#include "sweeprun.h"
 
 /* The baseline's columns, in the order of the CS_REGRESS_* indices. */
 static const char *const cols[CS_REGRESS_NCOLS] = {
@@ -91,6 +94,12 @@ static int cmp_first(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
+/* The file row r came from, for messages. */
+static const char *row_path(const struct cs_regress_base *b, long r)
+{
+    return b->row_file != NULL ? b->row_file[r] : b->path;
+}
+
 static int check_header(const struct cs_table *t, const char *path, struct cs_error *err)
 {
     int ok = t->ncols == CS_REGRESS_NCOLS;
@@ -117,7 +126,7 @@ static int check_result(const struct cs_regress_base *b, long r, struct cs_error
     while (k < sizeof(statuses) / sizeof(statuses[0]) && strcmp(status, statuses[k]) != 0)
         k++;
     if (k == sizeof(statuses) / sizeof(statuses[0]))
-        return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+        return cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
                              "bad status '%s' (ok, deadlock, hang, unsupported, or empty before "
                              "the first --update)",
                              status);
@@ -125,10 +134,10 @@ static int check_result(const struct cs_regress_base *b, long r, struct cs_error
         const char *cell = cs_table_get(t, r, c);
 
         if (cell[0] == '\0' && c == CS_REGRESS_TIME && strcmp(status, "ok") == 0)
-            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+            return cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
                                  "status ok without a time_us");
         if (cell[0] != '\0' && cs_parse_double(cell, 0, HUGE_VAL, &v) != 0)
-            return cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r],
+            return cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
                                  "%s '%s' is not a number >= 0", cols[c], cell);
     }
     return 0;
@@ -142,7 +151,7 @@ static int check_row(const struct cs_regress_base *b, long r, struct cs_error *e
     char buf[4096];
 
     if (strcmp(proto, "-") != 0 && cs_proto_parse(proto) == 0)
-        return cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[r],
+        return cs_error_fail(err, CS_ERR_INVALID, row_path(b, r), t->lines[r],
                              "bad protocol '%s' (LL, LL128, Simple or -)", proto);
     if (check_result(b, r, err) != 0)
         return CS_ERR_PARSE;
@@ -151,7 +160,7 @@ static int check_row(const struct cs_regress_base *b, long r, struct cs_error *e
 
         if ((c == CS_REGRESS_PLAT || strncmp(rel, "gen:", 4) != 0) &&
             cs_regress_resolve(b->dir, rel, buf, sizeof(buf)) != 0)
-            return cs_error_fail(err, CS_ERR_IO, b->path, t->lines[r],
+            return cs_error_fail(err, CS_ERR_IO, row_path(b, r), t->lines[r],
                                  "%s '%s' not found beside the baseline or in a folder above it",
                                  cols[c], rel);
     }
@@ -212,8 +221,8 @@ static int group_rows(struct cs_regress_base *b, struct cs_error *err)
         struct row_key *k = &keys[r];
 
         if (cs_parse_ll(cell, 1, (1LL << 62), &k->size) != 0)
-            rc =
-                cs_error_fail(err, CS_ERR_PARSE, b->path, t->lines[r], "bad size_bytes '%s'", cell);
+            rc = cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
+                               "bad size_bytes '%s'", cell);
         else
             rc = check_row(b, r, err);
         for (int c = CS_REGRESS_SCHED; c <= CS_REGRESS_PROTO; c++)
@@ -223,8 +232,10 @@ static int group_rows(struct cs_regress_base *b, struct cs_error *err)
     if (rc == 0)
         qsort(keys, (size_t)t->nrows, sizeof(*keys), cmp_row_key);
     if (rc == 0 && find_repeat(keys, t->nrows, &at))
-        rc = cs_error_fail(err, CS_ERR_INVALID, b->path, t->lines[keys[at].row],
-                           "size %lld repeats line %d", keys[at].size, t->lines[keys[at - 1].row]);
+        rc = cs_error_fail(err, CS_ERR_INVALID, row_path(b, keys[at].row), t->lines[keys[at].row],
+                           "size %lld repeats %s%s%d", keys[at].size,
+                           b->row_file ? row_path(b, keys[at - 1].row) : "line ",
+                           b->row_file ? ":" : "", t->lines[keys[at - 1].row]);
     for (long i = 0, e; rc == 0 && i < t->nrows; i = e) {
         for (e = i + 1; e < t->nrows && cmp_group(&keys[i], &keys[e]) == 0; e++)
             ;
@@ -284,7 +295,7 @@ int cs_regress_select(int ngroups, long subset, int *order)
 }
 
 int cs_regress_moved(const char *old_status, double old_us, const char *new_status, double new_us,
-                     double tol_pct, double *change_pct)
+                     const struct cs_regress_tol *tol, double *change_pct)
 {
     double ch = 0;
     int moved;
@@ -293,11 +304,13 @@ int cs_regress_moved(const char *old_status, double old_us, const char *new_stat
         moved = 1;
     } else if (strcmp(old_status, "ok") != 0) {
         moved = 0;
-    } else if (!(old_us > 0) || !isfinite(old_us) || !isfinite(new_us)) {
+    } else if (!isfinite(old_us) || !isfinite(new_us)) {
         moved = old_us != new_us;
+    } else if (!(old_us > 0)) {
+        moved = fabs(new_us - old_us) > tol->abs_us && old_us != new_us;
     } else {
         ch = (new_us - old_us) / old_us * 100.0;
-        moved = fabs(ch) > tol_pct;
+        moved = fabs(ch) > tol->pct && fabs(new_us - old_us) > tol->abs_us;
     }
     if (change_pct != NULL)
         *change_pct = ch;
@@ -388,7 +401,7 @@ int cs_regress_predict(const struct cs_regress_base *b, const struct cs_regress_
 }
 
 void cs_regress_compare(const struct cs_regress_base *b, long row, const struct cs_table *res,
-                        double tol_pct, struct cs_regress_cmp *out)
+                        const struct cs_regress_tol *tol, struct cs_regress_cmp *out)
 {
     const char *os = cs_table_get(b->t, row, CS_REGRESS_STATUS);
     const char *ot = cs_table_get(b->t, row, CS_REGRESS_TIME);
@@ -411,7 +424,7 @@ void cs_regress_compare(const struct cs_regress_base *b, long row, const struct 
         return;
     }
     out->moved = cs_regress_moved(os, strtod(ot, NULL), out->status, strtod(out->time_us, NULL),
-                                  tol_pct, &out->change_pct);
+                                  tol, &out->change_pct);
     if (strcmp(os, out->status) != 0)
         snprintf(out->change, sizeof(out->change), "%s>%s", os[0] ? os : "none", out->status);
     else
@@ -445,4 +458,254 @@ int cs_regress_write(const struct cs_regress_base *b, struct cs_error *err)
         return rc;
     cs_table_write(b->t, out.fp); /* a failed write fails the close */
     return cs_outfile_close(&out, err);
+}
+
+/* --- building a baseline from predict or sweep CSVs (--init) -------------------------------- */
+
+/* A CSV a baseline is built from: where its columns are (-1: absent). */
+struct init_src {
+    const struct cs_table *t;
+    const char *name;
+    int sched, plat, proto, gen, type, pred; /* pred: the first prediction column */
+};
+
+/* Whether t has exactly the columns of `collsim predict --format csv`. */
+static int is_predict_csv(const struct cs_table *t)
+{
+    int ok = t->ncols == CS_REPORT_CSV_NCOLS;
+
+    for (int i = 0; ok && i < CS_REPORT_CSV_NCOLS; i++)
+        ok = strcmp(t->cols[i], cs_report_csv_cols[i]) == 0;
+    return ok;
+}
+
+/* Where s's key columns are; refuses keys a baseline row cannot name. */
+static int init_keys(struct init_src *s, struct cs_error *err)
+{
+    for (int i = 1; i < s->pred; i++) {
+        const char *k = s->t->cols[i];
+
+        if (strcmp(k, "schedule") == 0)
+            s->sched = i;
+        else if (strcmp(k, "platform") == 0)
+            s->plat = i;
+        else if (strcmp(k, "protocol") == 0)
+            s->proto = i;
+        else if (strcmp(k, "gen.algorithm") == 0)
+            s->gen = i;
+        else if (strncmp(k, "gen.", 4) != 0 && strcmp(k, "dtype") != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, s->name, 1,
+                                 "key '%s': a baseline row names a schedule, a platform file and a "
+                                 "protocol only (write such a platform with 'collsim platform')",
+                                 k);
+    }
+    return 0;
+}
+
+/* Find s's columns and check them against the options. */
+static int init_columns(struct init_src *s, const struct cs_regress_init_opts *o,
+                        struct cs_error *err)
+{
+    static const char *const what[] = {"schedule", "platform", "protocol"};
+    const char *opt[3] = {o->sched, o->plat, o->proto};
+    int rc, *col[3] = {&s->sched, &s->plat, &s->proto};
+
+    s->sched = s->plat = s->proto = s->gen = -1;
+    s->pred = s->t->ncols - CS_REPORT_CSV_NCOLS;
+    if (!is_predict_csv(s->t) && cs_sweepcsv_check(s->t) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, s->name, 1,
+                             "neither a predict CSV (%s) nor a sweep CSV (point,KEYS...,%s)",
+                             CS_REPORT_CSV_HEADER, CS_REPORT_CSV_HEADER);
+    s->type = s->pred + 2; /* size_bytes,count,type */
+    if ((rc = init_keys(s, err)) != 0)
+        return rc;
+    if (s->gen >= 0)
+        s->sched = s->gen;
+    for (int i = 0; i < 3; i++) {
+        if (*col[i] >= 0 && opt[i] != NULL)
+            return cs_error_fail(err, CS_ERR_USAGE, s->name, 1, "has a %s column; drop --%s",
+                                 what[i], what[i]);
+        if (*col[i] < 0 && opt[i] == NULL && i < 2)
+            return cs_error_fail(err, CS_ERR_USAGE, s->name, 1, "no %s column: give --%s %s",
+                                 what[i], what[i], i == 0 ? "FILE|gen:SPEC" : "FILE");
+    }
+    return 0;
+}
+
+/* Append row r of s to t as a baseline row. */
+static int init_row(const struct init_src *s, long r, const struct cs_regress_init_opts *o,
+                    struct cs_table *t, struct cs_error *err)
+{
+    const struct cs_table *f = s->t;
+    const char *vals[CS_REGRESS_NCOLS], *type = cs_table_get(f, r, s->type);
+    char spec[4096] = "gen:";
+    const char **cells = (const char **)&f->cells[r * f->ncols];
+
+    if (strcmp(type, "float") != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, s->name, f->lines[r],
+                             "type '%s': a baseline predicts float only (predict -d float)", type);
+    if (s->gen >= 0 &&
+        cs_sweeprun_gen_spec(f->cols, cells, f->ncols, spec + 4, sizeof(spec) - 4) != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, s->name, f->lines[r], "generator spec too long");
+    vals[CS_REGRESS_SCHED] = s->gen >= 0 ? spec : s->sched >= 0 ? cells[s->sched] : o->sched;
+    vals[CS_REGRESS_PLAT] = s->plat >= 0 ? cells[s->plat] : o->plat;
+    vals[CS_REGRESS_PROTO] = s->proto >= 0 ? cells[s->proto] : o->proto ? o->proto : "-";
+    vals[CS_REGRESS_SIZE] = cells[s->pred];
+    vals[CS_REGRESS_TIME] = cells[s->pred + 3];
+    vals[CS_REGRESS_BUSBW] = cells[s->pred + 5];
+    vals[CS_REGRESS_STATUS] = cells[s->pred + 6];
+    return cs_table_add_row(t, vals, f->lines[r]);
+}
+
+/* Append the rows of the CSV at name to b's table, their file to files (grown). */
+static int init_file(struct cs_regress_base *b, const char *name, const char ***files,
+                     const struct cs_regress_init_opts *o, struct cs_error *err)
+{
+    struct init_src s = {.name = name};
+    struct cs_table *f = NULL;
+    const char **grown;
+    int rc;
+
+    if ((rc = cs_table_read(name, &f, err)) != 0)
+        return rc;
+    s.t = f;
+    rc = init_columns(&s, o, err);
+    if (rc == 0 &&
+        (grown = realloc(*files, sizeof(*grown) * (size_t)(b->t->nrows + f->nrows + 1))) == NULL)
+        rc = CS_ERR_NOMEM;
+    else if (rc == 0)
+        *files = grown;
+    for (long r = 0; rc == 0 && r < f->nrows; r++) {
+        (*files)[b->t->nrows] = name;
+        rc = init_row(&s, r, o, b->t, err);
+    }
+    cs_table_free(f);
+    return rc;
+}
+
+int cs_regress_init(const char *path, const char *const *from, int nfrom,
+                    const struct cs_regress_init_opts *o, struct cs_regress_base **out,
+                    struct cs_error *err)
+{
+    struct cs_regress_base *b = calloc(1, sizeof(*b));
+    const char **files = NULL;
+    int rc = 0;
+
+    if (b == NULL || (b->t = cs_table_new(CS_REGRESS_NCOLS, cols)) == NULL) {
+        cs_regress_free(b);
+        return CS_ERR_NOMEM;
+    }
+    snprintf(b->path, sizeof(b->path), "%s", path);
+    snprintf(b->dir, sizeof(b->dir), "%s", path);
+    dir_of(b->dir);
+    if (o->proto != NULL && strcmp(o->proto, "-") != 0 && cs_proto_parse(o->proto) == 0)
+        rc = cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                           "--protocol takes LL, LL128, Simple or -, not '%s'", o->proto);
+    for (int i = 0; rc == 0 && i < nfrom; i++)
+        rc = init_file(b, from[i], &files, o, err);
+    if (rc == 0 && b->t->nrows == 0)
+        rc = cs_error_fail(err, CS_ERR_PARSE, nfrom > 0 ? from[0] : path, 0,
+                           "no rows: a baseline without predictions would let every change pass");
+    b->row_file = files;
+    if (rc == 0)
+        rc = group_rows(b, err);
+    b->row_file = NULL;
+    free(files);
+    if (rc != 0) {
+        if (rc == CS_ERR_NOMEM)
+            cs_error_set(err, NULL, 0, "out of memory");
+        cs_regress_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+/* --- JUnit XML ------------------------------------------------------------------------------ */
+
+/* s as XML character data or an attribute value: markup escaped, control characters (which XML
+ * 1.0 does not allow) written as '?'. */
+static void xml_text(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '&')
+            fputs("&amp;", fp);
+        else if (c == '<')
+            fputs("&lt;", fp);
+        else if (c == '>')
+            fputs("&gt;", fp);
+        else if (c == '"')
+            fputs("&quot;", fp);
+        else
+            fputc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+    }
+}
+
+void cs_regress_junit_begin(FILE *fp, const char *name, long tests, long failures, long errors)
+{
+    fprintf(fp,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"collsim regress\" tests=\"%ld\" failures=\"%ld\" "
+            "errors=\"%ld\">\n  <testsuite name=\"",
+            tests, failures, errors);
+    xml_text(fp, name);
+    fprintf(fp, "\" tests=\"%ld\" failures=\"%ld\" errors=\"%ld\" skipped=\"0\">\n", tests,
+            failures, errors);
+}
+
+/* "<testcase classname="SCHED on PLAT, PROTO" name="SIZE bytes"", left open. */
+static void case_open(FILE *fp, const struct cs_regress_base *b, long row)
+{
+    fputs("    <testcase classname=\"", fp);
+    xml_text(fp, cs_table_get(b->t, row, CS_REGRESS_SCHED));
+    fputs(" on ", fp);
+    xml_text(fp, cs_table_get(b->t, row, CS_REGRESS_PLAT));
+    fputs(", ", fp);
+    xml_text(fp, cs_table_get(b->t, row, CS_REGRESS_PROTO));
+    fputs("\" name=\"", fp);
+    xml_text(fp, cs_table_get(b->t, row, CS_REGRESS_SIZE));
+    fputs(" bytes\"", fp);
+}
+
+/* `<TAG type=... message="MSG">MSG</TAG></testcase>` after case_open. */
+static void case_close(FILE *fp, const char *tag, const char *type, const char *msg)
+{
+    fprintf(fp, ">\n      <%s type=\"%s\" message=\"", tag, type);
+    xml_text(fp, msg);
+    fputs("\">", fp);
+    xml_text(fp, msg);
+    fprintf(fp, "</%s>\n    </testcase>\n", tag);
+}
+
+void cs_regress_junit_case(FILE *fp, const struct cs_regress_base *b,
+                           const struct cs_regress_cmp *c, const struct cs_regress_tol *tol)
+{
+    const char *ot = cs_table_get(b->t, c->row, CS_REGRESS_TIME);
+    const char *os = cs_table_get(b->t, c->row, CS_REGRESS_STATUS);
+    char msg[1024];
+
+    case_open(fp, b, c->row);
+    if (!c->moved) {
+        fputs("/>\n", fp);
+        return;
+    }
+    snprintf(msg, sizeof(msg),
+             "old %s us (%s), new %s us (%s), change %s; allowed: %g%% or %g us, whichever is "
+             "larger",
+             ot[0] ? ot : "-", os[0] ? os : "none", c->time_us && c->time_us[0] ? c->time_us : "-",
+             c->status ? c->status : "missing", c->change, tol->pct, tol->abs_us);
+    case_close(fp, "failure", "moved", msg);
+}
+
+void cs_regress_junit_error(FILE *fp, const struct cs_regress_base *b, long row, const char *why)
+{
+    case_open(fp, b, row);
+    case_close(fp, "error", "prediction", why);
+}
+
+void cs_regress_junit_end(FILE *fp)
+{
+    fputs("  </testsuite>\n</testsuites>\n", fp);
 }

@@ -3,6 +3,7 @@
 #define CS_REGRESS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "predict.h"
@@ -35,6 +36,8 @@ struct cs_regress_base {
     char dir[2048]; /* the baseline's folder: relative paths are looked up from there upwards */
     struct cs_regress_group *groups;
     int ngroups;
+    const char *const *row_file; /* while --init builds it: the CSV each row came from (lines in
+                                  * t->lines are that file's), named in messages; else NULL */
 };
 
 /* Read the baseline at path: check its columns, that it has rows, and every row (size_bytes an
@@ -54,11 +57,18 @@ int cs_regress_resolve(const char *dir, const char *rel, char *buf, size_t len);
  * evenly over the table. Writes their indices to order (ngroups long) and returns how many. */
 int cs_regress_select(int ngroups, long subset, int *order);
 
+/* How far a time may move: a prediction moves only when its change exceeds both, pct percent of
+ * the old time and abs_us microseconds (so that microsecond rows do not flap on relative noise). */
+struct cs_regress_tol {
+    double pct;
+    double abs_us;
+};
+
 /* Whether a prediction moved from its baseline: the status differs (ok, deadlock), or both are ok
- * and the time changed by more than tol_pct percent of the old time. *change_pct (may be NULL)
- * gets the relative change in percent (0 when either is not ok). */
+ * and the time changed by more than both tolerances. *change_pct (may be NULL) gets the relative
+ * change in percent (0 when either is not ok or the old time is 0). */
 int cs_regress_moved(const char *old_status, double old_us, const char *new_status, double new_us,
-                     double tol_pct, double *change_pct);
+                     const struct cs_regress_tol *tol, double *change_pct);
 
 /* Whether n sorted distinct sizes are min, min*f, min*f^2, ... for one integer f >= 2 (what one
  * `predict -b -e -f` call produces). A single size is geometric with f = 2. */
@@ -87,7 +97,7 @@ struct cs_regress_cmp {
 /* Compare baseline row `row` with its size's row in res (a table with the predict CSV columns,
  * cs_report_csv_cols, or NULL when the group failed to predict). */
 void cs_regress_compare(const struct cs_regress_base *b, long row, const struct cs_table *res,
-                        double tol_pct, struct cs_regress_cmp *out);
+                        const struct cs_regress_tol *tol, struct cs_regress_cmp *out);
 
 /* Take a compared row's new time, busbw and status into the baseline. 0 or CS_ERR_NOMEM (the row
  * unchanged). A missing prediction changes nothing. */
@@ -96,5 +106,32 @@ int cs_regress_update(struct cs_regress_base *b, const struct cs_regress_cmp *c)
 /* Rewrite the baseline file (through a temporary file renamed over it). 0 or CS_ERR_IO with err
  * set. */
 int cs_regress_write(const struct cs_regress_base *b, struct cs_error *err);
+
+/* What --init takes from the command line for the columns a CSV lacks (NULL: not given). */
+struct cs_regress_init_opts {
+    const char *sched; /* a schedule file or gen:SPEC */
+    const char *plat;  /* a platform file */
+    const char *proto; /* LL, LL128, Simple or - */
+};
+
+/* Build a baseline for `path` from nfrom CSVs: predict CSVs (`collsim predict --format csv`, whose
+ * schedule, platform and protocol come from o; protocol - when not given) or sweep CSVs (their
+ * schedule or gen.* columns, platform and protocol; o fills the columns they lack). Only float
+ * rows (the type baselines predict). Every row is checked as cs_regress_read checks it, paths
+ * resolved from path's folder. *out is new (write it with cs_regress_write). 0, or CS_ERR_* with
+ * err naming FROM.csv:LINE (a missing column, an option that repeats a column, a sweep CSV whose
+ * platform is built from platform.* or changed by set.* or scale.* keys, a bad row). */
+int cs_regress_init(const char *path, const char *const *from, int nfrom,
+                    const struct cs_regress_init_opts *o, struct cs_regress_base **out,
+                    struct cs_error *err);
+
+/* A JUnit XML report (what CI systems read) of a regress run: begin with the counts, then one
+ * testcase per compared baseline row (a failure with the old and new time and the change when it
+ * moved) or per row of a group that failed to predict (an error), then end. */
+void cs_regress_junit_begin(FILE *fp, const char *name, long tests, long failures, long errors);
+void cs_regress_junit_case(FILE *fp, const struct cs_regress_base *b,
+                           const struct cs_regress_cmp *c, const struct cs_regress_tol *tol);
+void cs_regress_junit_error(FILE *fp, const struct cs_regress_base *b, long row, const char *why);
+void cs_regress_junit_end(FILE *fp);
 
 #endif

@@ -6,6 +6,7 @@
 #include "parse.h"
 #include "report.h"
 #include "sweepcsv.h"
+#include "sweeprun.h"
 
 int cs_sweepcsv_check(const struct cs_table *t)
 {
@@ -62,7 +63,34 @@ struct join {
     int n;
     struct row_ref *refs;
     long nrefs;
+    int shards;  /* the files have an npoints column (column 1), left out of the join */
+    long total;  /* its value, -1 until read */
+    int total_f; /* the file it was first read from */
 };
+
+/* Check row r of file f's npoints cell: one count for every row of every file, above the row's
+ * point. */
+static int check_total(struct join *j, int f, long r, long long p, struct cs_error *err)
+{
+    const struct cs_table *t = j->tabs[f];
+    const char *cell = cs_table_get(t, r, 1);
+    long long n;
+
+    if (cs_parse_ll(cell, 1, LONG_MAX, &n) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, j->names[f], t->lines[r],
+                             "bad " CS_SWEEPRUN_NPOINTS " '%s'", cell);
+    if (j->total >= 0 && n != j->total)
+        return cs_error_fail(err, CS_ERR_INVALID, j->names[f], t->lines[r],
+                             CS_SWEEPRUN_NPOINTS " %lld differs from %s's %ld: shards of another "
+                                                 "sweep",
+                             n, j->names[j->total_f], j->total);
+    if (p >= n)
+        return cs_error_fail(err, CS_ERR_INVALID, j->names[f], t->lines[r],
+                             "point %lld of a sweep of %lld points", p, n);
+    j->total = (long)n;
+    j->total_f = f;
+    return 0;
+}
 
 /* Check file f's header and add its rows to j->refs. */
 static int add_file(struct join *j, int f, long *cap, struct cs_error *err)
@@ -81,9 +109,13 @@ static int add_file(struct join *j, int f, long *cap, struct cs_error *err)
     for (long r = 0; r < t->nrows; r++) {
         long long p;
 
+        int rc;
+
         if (cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0)
             return cs_error_fail(err, CS_ERR_PARSE, j->names[f], t->lines[r],
                                  "bad point number '%s'", cs_table_get(t, r, 0));
+        if (j->shards && (rc = check_total(j, f, r, p, err)) != 0)
+            return rc;
         if (j->nrefs == *cap) {
             struct row_ref *nr = realloc(j->refs, sizeof(*nr) * (size_t)(*cap = *cap * 2 + 256));
 
@@ -134,8 +166,9 @@ static int keep_once(const struct join *j, cs_sweepcsv_repeat_fn repeat, void *c
         for (long m = i; rc == 0 && m < i + n0; m++) {
             const struct cs_table *f = j->tabs[refs[m].file];
 
+            /* a shard's npoints column (1) is left out */
             for (int c = 0; c < t->ncols; c++)
-                vals[c] = cs_table_get(f, refs[m].row, c);
+                vals[c] = cs_table_get(f, refs[m].row, c + (j->shards && c > 0));
             rc = cs_table_add_row(t, vals, f->lines[refs[m].row]);
             /* status: the 7th of the report's columns, which end every row */
             info->ndeadlock += strcmp(vals[t->ncols - CS_REPORT_CSV_NCOLS + 6], "deadlock") == 0 ||
@@ -151,18 +184,30 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
                      cs_sweepcsv_repeat_fn repeat, void *ctx, struct cs_table **out,
                      struct cs_sweepcsv_join *info, struct cs_error *err)
 {
-    struct join j = {tabs, names, n, NULL, 0};
-    struct cs_sweepcsv_join in = {0, 0, 0, -1};
+    struct join j = {tabs, names, n, NULL, 0, 0, -1, 0};
+    struct cs_sweepcsv_join in = {0, 0, 0, -1, -1};
     struct cs_table *t = NULL;
     long cap = 0;
     int rc = 0;
 
     if (n < 1)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "no sweep CSV to join");
+    j.shards = tabs[0]->ncols > 1 && strcmp(tabs[0]->cols[1], CS_SWEEPRUN_NPOINTS) == 0;
     for (int f = 0; rc == 0 && f < n; f++)
         rc = add_file(&j, f, &cap, err);
-    if (rc == 0 && (t = cs_table_new(tabs[0]->ncols, (const char *const *)tabs[0]->cols)) == NULL)
+    if (rc == 0 && j.shards) {
+        /* the columns without npoints */
+        const char **cols = malloc(sizeof(*cols) * (size_t)tabs[0]->ncols);
+
+        for (int c = 0; cols != NULL && c + 1 < tabs[0]->ncols; c++)
+            cols[c] = tabs[0]->cols[c + (c > 0)];
+        if (cols == NULL || (t = cs_table_new(tabs[0]->ncols - 1, cols)) == NULL)
+            rc = CS_ERR_NOMEM;
+        free(cols);
+    } else if (rc == 0 &&
+               (t = cs_table_new(tabs[0]->ncols, (const char *const *)tabs[0]->cols)) == NULL) {
         rc = CS_ERR_NOMEM;
+    }
     if (rc == 0) {
         qsort(j.refs, (size_t)j.nrefs, sizeof(*j.refs), cmp_row_ref);
         rc = keep_once(&j, repeat, ctx, t, &in, err);
@@ -170,6 +215,7 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
     if (rc == 0) {
         in.nrows = j.nrefs;
         in.max_point = j.nrefs > 0 ? j.refs[j.nrefs - 1].point : -1;
+        in.total = j.total;
         *info = in;
         *out = t;
     } else {
@@ -179,4 +225,46 @@ int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int
     }
     free(j.refs);
     return rc;
+}
+
+/* Append "A" or "A-B" to buf (len bytes, *at used), comma-separated; "..." once it is full. */
+static void add_range(char *buf, size_t len, size_t *at, long a, long b)
+{
+    char r[64];
+
+    if (*at >= len)
+        return;
+    snprintf(r, sizeof(r), a == b ? "%s%ld" : "%s%ld-%ld", *at ? ", " : "", a, b);
+    if (*at + strlen(r) + 6 < len) {
+        *at += (size_t)snprintf(buf + *at, len - *at, "%s", r);
+    } else {
+        snprintf(buf + *at, len - *at, "%s...", *at ? ", " : "");
+        *at = len;
+    }
+}
+
+long cs_sweepcsv_missing(const struct cs_table *t, long total, char *buf, size_t len)
+{
+    long next = 0, missing = 0;
+    size_t at = 0;
+
+    if (len > 0)
+        buf[0] = '\0';
+    for (long r = 0; r <= t->nrows; r++) {
+        long long p = total;
+
+        /* past the last row: the end of the range, when it is known */
+        if (r < t->nrows && cs_parse_ll(cs_table_get(t, r, 0), 0, LONG_MAX, &p) != 0)
+            continue;
+        if (r == t->nrows && total < 0)
+            break;
+        if (p > next) {
+            missing += (long)p - next;
+            if (len > 0)
+                add_range(buf, len, &at, next, (long)p - 1);
+        }
+        if (p + 1 > next)
+            next = (long)p + 1;
+    }
+    return missing;
 }

@@ -21,13 +21,16 @@ struct cs_sweepcsv_join {
     long nrows;     /* rows read, those of repeated points included */
     long ndeadlock; /* joined rows whose status is deadlock or hang */
     long max_point;
+    long total; /* the sweep's point count that shards carry (npoints column), else -1 */
 };
 
 /* Called for a point that file `file` repeats from file `first` (same rows, kept once). */
 typedef void (*cs_sweepcsv_repeat_fn)(void *ctx, long point, int first, int file);
 
 /* Join n sweep CSVs (names[i] names tabs[i] in messages) into *out (new; free with
- * cs_table_free): one header, the rows ordered by point, each file's rows in order. A point in
+ * cs_table_free): one header, the rows ordered by point, each file's rows in order. Shards
+ * (cs_sweeprun_shard: an npoints column after point) must agree on npoints, which goes to
+ * info->total and not to *out. A point in
  * several files must have the same rows in each; it is kept from the first (repeat, when not
  * NULL, hears of the others). 0, or CS_ERR_PARSE (not a sweep CSV, a header that differs, a bad
  * point number), CS_ERR_INVALID (files that disagree), CS_ERR_USAGE (n < 1) or CS_ERR_NOMEM,
@@ -35,5 +38,10 @@ typedef void (*cs_sweepcsv_repeat_fn)(void *ctx, long point, int first, int file
 int cs_sweepcsv_join(struct cs_table *const *tabs, const char *const *names, int n,
                      cs_sweepcsv_repeat_fn repeat, void *ctx, struct cs_table **out,
                      struct cs_sweepcsv_join *info, struct cs_error *err);
+
+/* The point numbers missing from t (a joined sweep CSV, ordered by point) among 0..total-1, or
+ * below its last point when total < 0: their count, and their ranges ("3, 5-9"; "..." when they
+ * do not fit) in buf. */
+long cs_sweepcsv_missing(const struct cs_table *t, long total, char *buf, size_t len);
 
 #endif

@@ -115,14 +115,20 @@ int cs_sweeprun_platform(const struct cs_sweep *sw, const char *const *vals,
     return family_params(sw, vals, params, err);
 }
 
-void cs_sweeprun_header(const struct cs_sweep *sw, FILE *fp)
+/* The header, with the npoints column of a shard when shard is set. */
+static void header(const struct cs_sweep *sw, int shard, FILE *fp)
 {
-    fputs("point", fp);
+    fputs(shard ? "point," CS_SWEEPRUN_NPOINTS : "point", fp);
     for (int i = 0; i < sw->nkeys; i++) {
         fputc(',', fp);
         cs_table_write_field(fp, sw->keys[i]);
     }
     fputs("," CS_REPORT_CSV_HEADER "\n", fp);
+}
+
+void cs_sweeprun_header(const struct cs_sweep *sw, FILE *fp)
+{
+    header(sw, 0, fp);
 }
 
 /* The input of a point's prediction: the schedule file or generator spec, the platform file
@@ -155,8 +161,9 @@ static int point_input(const struct cs_sweep *sw, const char *const *vals, const
     return cs_platform_write(&ps, &params, plat, err);
 }
 
-/* Predict one size item of the sweep and write its rows, prefixed by the point's columns. */
-static int predict_item(const struct cs_sweep *sw, long k, const char *const *vals,
+/* Predict one size item of the sweep and write its rows, prefixed by the point's columns (and
+ * the point count of a shard). */
+static int predict_item(const struct cs_sweep *sw, long k, int shard, const char *const *vals,
                         const struct cs_sweep_size *z, const struct cs_sched *sched,
                         const struct cs_platform *plat, const struct cs_predict_opts *opts,
                         const char *dtype, FILE *fp, struct cs_error *err)
@@ -175,6 +182,8 @@ static int predict_item(const struct cs_sweep *sw, long k, const char *const *va
         rc = cs_predict_run(sched, plat, &o, sizes, n, rows, err);
     for (int r = 0; rc == 0 && r < n; r++) {
         fprintf(fp, "%ld", k);
+        if (shard)
+            fprintf(fp, ",%ld", sw->npoints);
         for (int i = 0; i < sw->nkeys; i++) {
             fputc(',', fp);
             cs_table_write_field(fp, vals[i]);
@@ -193,8 +202,9 @@ static int predict_item(const struct cs_sweep *sw, long k, const char *const *va
     return rc;
 }
 
-int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
-                      struct cs_error *err)
+/* cs_sweeprun_point, or cs_sweeprun_shard when shard is set. */
+static int run_point(const struct cs_sweep *sw, long k, int shard, const char *tmp_platform,
+                     FILE *fp, struct cs_error *err)
 {
     const char *vals[CS_SWEEP_MAX_KEYS], *dtype, *proto;
     char sched_path[PATH_LEN], spec[PATH_LEN], plat_path[PATH_LEN];
@@ -215,10 +225,22 @@ int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platfor
     if (rc == 0)
         rc = cs_predict_load(&in, &sched, &plat, err);
     if (rc == 0)
-        cs_sweeprun_header(sw, fp);
+        header(sw, shard, fp);
     for (int z = 0; rc == 0 && z < sw->nsizes; z++)
-        rc = predict_item(sw, k, vals, &sw->sizes[z], sched, plat, &opts, dtype, fp, err);
+        rc = predict_item(sw, k, shard, vals, &sw->sizes[z], sched, plat, &opts, dtype, fp, err);
     cs_platform_free(plat);
     cs_sched_free(sched);
     return rc;
+}
+
+int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
+                      struct cs_error *err)
+{
+    return run_point(sw, k, 0, tmp_platform, fp, err);
+}
+
+int cs_sweeprun_shard(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
+                      struct cs_error *err)
+{
+    return run_point(sw, k, 1, tmp_platform, fp, err);
 }

@@ -34,4 +34,13 @@ void cs_sweeprun_header(const struct cs_sweep *sw, FILE *fp);
 int cs_sweeprun_point(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
                       struct cs_error *err);
 
+/* The column of a shard that holds the sweep's point count (after point). */
+#define CS_SWEEPRUN_NPOINTS "npoints"
+
+/* As cs_sweeprun_point, for a shard run on its own (`sweep --point K --out FILE`): a column
+ * npoints after point holds the sweep's point count, so that merging shards finds the points
+ * missing at the end of the range too (cs_sweepcsv_join). */
+int cs_sweeprun_shard(const struct cs_sweep *sw, long k, const char *tmp_platform, FILE *fp,
+                      struct cs_error *err);
+
 #endif

@@ -1,6 +1,9 @@
 /* check_regress.c: reading and grouping a baseline, what counts as a moved prediction, geometric
- * size runs, predicting a group again and rewriting the baseline. */
+ * size runs, predicting a group again, rewriting the baseline, building one from predict and
+ * sweep CSVs (--init), and the JUnit report. */
 #include <check.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,24 +14,37 @@
 #include "runner.h"
 #include "testutil.h"
 
+/* Tolerances of pct percent and abs_us microseconds. */
+#define TOL(pct, abs_us) (&(struct cs_regress_tol){(pct), (abs_us)})
+
 START_TEST(moved)
 {
     double ch;
 
-    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 100.9, 1, &ch), 0);
+    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 100.9, TOL(1, 0), &ch), 0);
     ck_assert(fabs(ch - 0.9) < 1e-9);
-    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 101.1, 1, &ch), 1);
+    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 101.1, TOL(1, 0), &ch), 1);
     ck_assert(fabs(ch - 1.1) < 1e-9);
-    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 98, 1, &ch), 1);
+    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 98, TOL(1, 0), &ch), 1);
     ck_assert(fabs(ch + 2) < 1e-9);
-    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 100, 0, NULL), 0);
+    ck_assert_int_eq(cs_regress_moved("ok", 100, "ok", 100, TOL(0, 0), NULL), 0);
     /* a status change always moves; two deadlocks do not, whatever their times */
-    ck_assert_int_eq(cs_regress_moved("ok", 100, "deadlock", 100, 50, &ch), 1);
-    ck_assert_int_eq(cs_regress_moved("deadlock", INFINITY, "ok", 5, 50, NULL), 1);
-    ck_assert_int_eq(cs_regress_moved("deadlock", INFINITY, "deadlock", NAN, 0, NULL), 0);
+    ck_assert_int_eq(cs_regress_moved("ok", 100, "deadlock", 100, TOL(50, 0), &ch), 1);
+    ck_assert_int_eq(cs_regress_moved("deadlock", INFINITY, "ok", 5, TOL(50, 0), NULL), 1);
+    ck_assert_int_eq(cs_regress_moved("deadlock", INFINITY, "deadlock", NAN, TOL(0, 0), NULL), 0);
     /* an empty baseline cell (never measured) moves */
-    ck_assert_int_eq(cs_regress_moved("", 0, "ok", 5, 50, NULL), 1);
-    ck_assert_int_eq(cs_regress_moved("ok", 0, "ok", 5, 50, NULL), 1);
+    ck_assert_int_eq(cs_regress_moved("", 0, "ok", 5, TOL(50, 0), NULL), 1);
+    ck_assert_int_eq(cs_regress_moved("ok", 0, "ok", 5, TOL(50, 0), NULL), 1);
+    /* an absolute tolerance too: a time moves only beyond both */
+    ck_assert_int_eq(cs_regress_moved("ok", 2, "ok", 2.4, TOL(1, 0.5), &ch), 0); /* +20%, 0.4 us */
+    ck_assert(fabs(ch - 20) < 1e-9);
+    ck_assert_int_eq(cs_regress_moved("ok", 2, "ok", 2.6, TOL(1, 0.5), NULL), 1);
+    ck_assert_int_eq(cs_regress_moved("ok", 1000, "ok", 1005, TOL(1, 0.5), NULL), 0); /* +0.5% */
+    ck_assert_int_eq(cs_regress_moved("ok", 1000, "ok", 1011, TOL(1, 0.5), NULL), 1);
+    ck_assert_int_eq(cs_regress_moved("ok", 0, "ok", 0.3, TOL(1, 0.5), NULL), 0);
+    ck_assert_int_eq(cs_regress_moved("ok", 0, "ok", 0.7, TOL(1, 0.5), NULL), 1);
+    /* a status change moves whatever the tolerances */
+    ck_assert_int_eq(cs_regress_moved("ok", 2, "deadlock", 2, TOL(1e6, 1e6), NULL), 1);
 }
 END_TEST
 
@@ -315,7 +331,7 @@ START_TEST(compare_update_write)
     ck_assert_int_eq(cs_regress_read(path, &b, &err), 0);
     ck_assert_int_eq(cs_table_parse(res_csv, strlen(res_csv), "res", &res, &err), 0);
     for (int i = 0; i < 4; i++)
-        cs_regress_compare(b, i, res, 1, &c[i]);
+        cs_regress_compare(b, i, res, TOL(1, 0), &c[i]);
     ck_assert_int_eq(c[0].moved, 0);
     ck_assert_str_eq(c[0].change, "+0.50%");
     ck_assert_int_eq(c[1].moved, 1);
@@ -326,7 +342,7 @@ START_TEST(compare_update_write)
     ck_assert_int_eq(c[3].moved, 1);
     ck_assert_ptr_null(c[3].time_us);
     ck_assert_str_eq(c[3].change, "missing");
-    cs_regress_compare(b, 0, NULL, 1, &c[0]);
+    cs_regress_compare(b, 0, NULL, TOL(1, 0), &c[0]);
     ck_assert_str_eq(c[0].change, "missing");
     for (int i = 1; i < 4; i++)
         ck_assert_int_eq(cs_regress_update(b, &c[i]), 0);
@@ -364,7 +380,7 @@ START_TEST(predict_group)
         double old = strtod(cs_table_get(b->t, b->groups[0].rows[k], CS_REGRESS_TIME), NULL);
 
         ck_assert_int_eq(rows[k].size_bytes, b->groups[0].sizes[k]);
-        ck_assert_int_eq(cs_regress_moved("ok", old, "ok", rows[k].time_us, 1, NULL), 0);
+        ck_assert_int_eq(cs_regress_moved("ok", old, "ok", rows[k].time_us, TOL(1, 0), NULL), 0);
         cs_predict_row_cleanup(&rows[k]);
     }
     free(rows);
@@ -387,6 +403,190 @@ START_TEST(predict_group)
 }
 END_TEST
 
+/* A file of this text beside the baseline path (same folder); its path in buf. */
+static const char *write_beside(const char *baseline, const char *name, const char *text, char *buf,
+                                size_t len)
+{
+    FILE *fp;
+
+    snprintf(buf, len, "%.*s/%s", (int)(strrchr(baseline, '/') - baseline), baseline, name);
+    ck_assert_ptr_nonnull(fp = fopen(buf, "w"));
+    fputs(text, fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    return buf;
+}
+
+#define PRED_HDR "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n"
+
+/* --init from a predict CSV (schedule, platform and protocol from the options) and a sweep CSV
+ * (a generator spec from its gen.* columns, its platform and protocol columns). */
+START_TEST(init_built)
+{
+    char plat[1024], text[4096], p1[4096], p2[4096], path[4096];
+    const char *from[2];
+    struct cs_regress_base *b = NULL, *again = NULL;
+    struct cs_regress_init_opts o = {"gen:ring:gpus=4", plat, "LL"};
+    struct cs_error err;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    snprintf(path, sizeof(path), "%s", write_baseline(HEADER));
+    from[0] = write_beside(path, "p.csv",
+                           PRED_HDR "1024,256,float,10.5,0.1,0.2,ok\n"
+                                    "2048,512,float,,,,deadlock\n",
+                           p1, sizeof(p1));
+    snprintf(text, sizeof(text),
+             "point,gen.algorithm,gen.gpus,gen.compat,protocol,platform," PRED_HDR
+             "0,ring,4,0,Simple,%s,4096,1024,float,20,1,2,ok\n"
+             "1,ring,4,0,LL128,%s,4096,1024,float,30,1,2,ok\n",
+             plat, plat);
+    from[1] = write_beside(path, "s.csv", text, p2, sizeof(p2));
+    cs_error_init(&err);
+    ck_assert_msg(cs_regress_init(path, from, 1, &o, &b, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->t->nrows, 2);
+    ck_assert_int_eq(b->ngroups, 1);
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_SCHED), "gen:ring:gpus=4");
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_PLAT), plat);
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_PROTO), "LL");
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_TIME), "10.5");
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_BUSBW), "0.2");
+    ck_assert_str_eq(cs_table_get(b->t, 1, CS_REGRESS_STATUS), "deadlock");
+    cs_regress_free(b);
+    /* the sweep CSV alone: the options would repeat its columns */
+    ck_assert_msg(cs_regress_init(path, from + 1, 1, &(struct cs_regress_init_opts){0}, &b, &err) ==
+                      0,
+                  "%s", err.msg);
+    ck_assert_int_eq(b->ngroups, 2);
+    ck_assert_str_eq(cs_table_get(b->t, 0, CS_REGRESS_SCHED), "gen:ring:gpus=4,protocol=Simple");
+    ck_assert_str_eq(cs_table_get(b->t, 1, CS_REGRESS_PROTO), "LL128");
+    ck_assert_int_eq(cs_regress_write(b, &err), 0);
+    ck_assert_msg(cs_regress_read(path, &again, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(again->t->nrows, 2);
+    cs_regress_free(again);
+    cs_regress_free(b);
+    unlink(p1);
+    unlink(p2);
+    remove_baseline(path);
+}
+END_TEST
+
+/* The error --init gives for one CSV of this text and these options: FILE:LINE and the message. */
+static void init_bad(const char *text, const struct cs_regress_init_opts *o, int line,
+                     const char *want)
+{
+    char path[4096], f[4096];
+    const char *from[1];
+    struct cs_regress_base *b = NULL;
+    struct cs_error err;
+
+    snprintf(path, sizeof(path), "%s", write_baseline(HEADER));
+    from[0] = write_beside(path, "in.csv", text, f, sizeof(f));
+    cs_error_init(&err);
+    ck_assert_int_ne(cs_regress_init(path, from, 1, o, &b, &err), 0);
+    ck_assert_ptr_null(b);
+    ck_assert_str_eq(err.file, f);
+    ck_assert_int_eq(err.line, line);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' lacks '%s'", err.msg, want);
+    unlink(f);
+    remove_baseline(path);
+}
+
+START_TEST(init_refused)
+{
+    char plat[1024], text[4096];
+    struct cs_regress_init_opts none = {0}, both = {"gen:ring:gpus=4", plat, NULL};
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n", &none, 1,
+             "no schedule column: give --schedule FILE|gen:SPEC");
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n",
+             &(struct cs_regress_init_opts){"gen:ring:gpus=4", NULL, NULL}, 1,
+             "no platform column: give --platform FILE");
+    init_bad("size_bytes,time_us\n1024,1\n", &both, 1, "neither a predict CSV");
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n2048,1024,half,1,1,1,ok\n", &both, 3,
+             "type 'half': a baseline predicts float only");
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n1024,256,float,1,1,1,ok\n", &both, 3,
+             "size 1024 repeats ");
+    init_bad(PRED_HDR "1024,256,float,fast,1,1,ok\n", &both, 2, "time_us 'fast' is not a number");
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n",
+             &(struct cs_regress_init_opts){"gen:ring:gpus=4", "none.xml", NULL}, 2,
+             "platform 'none.xml' not found");
+    init_bad("point,schedule,platform,set.cs.link_Bps.pcie," PRED_HDR
+             "0,s.xml,p.xml,1e9,1024,256,float,1,1,1,ok\n",
+             &none, 1, "key 'set.cs.link_Bps.pcie'");
+    snprintf(text, sizeof(text),
+             "point,gen.algorithm,gen.gpus,platform," PRED_HDR
+             "0,ring,4,%s,1024,256,float,1,1,1,ok\n",
+             plat);
+    init_bad(text, &both, 1, "has a schedule column; drop --schedule");
+    init_bad(text, &(struct cs_regress_init_opts){NULL, plat, NULL}, 1,
+             "has a platform column; drop --platform");
+    init_bad(PRED_HDR, &both, 0, "no rows");
+}
+END_TEST
+
+/* The JUnit report parses as XML, counts its testcases and failures, and says old, new and
+ * change in each failure. */
+START_TEST(junit)
+{
+    char text[8192], plat[1024], *xml = NULL;
+    const char *res_csv = PRED_HDR "1024,256,float,100.5,1,2,ok\n"
+                                   "2048,512,float,120,1,3,ok\n";
+    struct cs_regress_base *b = NULL;
+    struct cs_table *res = NULL;
+    struct cs_regress_cmp c[3];
+    struct cs_error err;
+    size_t len = 0;
+    FILE *fp = open_memstream(&xml, &len);
+    xmlDocPtr doc;
+    xmlXPathContextPtr ctx;
+    xmlXPathObjectPtr o;
+
+    snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
+    snprintf(text, sizeof(text),
+             HEADER "gen:ring:gpus=4,%s,-,1024,100,1,ok\ngen:ring:gpus=4,%s,-,2048,100,1,ok\n"
+                    "gen:ring:gpus=4,%s,LL,1024,100,1,ok\n",
+             plat, plat, plat);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_regress_read(write_baseline(text), &b, &err), 0);
+    ck_assert_int_eq(cs_table_parse(res_csv, strlen(res_csv), "res", &res, &err), 0);
+    for (int i = 0; i < 2; i++)
+        cs_regress_compare(b, i, res, TOL(1, 0), &c[i]);
+    cs_regress_junit_begin(fp, "a&b<\"x\">.csv", 3, 1, 1);
+    cs_regress_junit_case(fp, b, &c[0], TOL(1, 0));
+    cs_regress_junit_case(fp, b, &c[1], TOL(1, 0));
+    cs_regress_junit_error(fp, b, 2, "the prediction failed");
+    cs_regress_junit_end(fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_ptr_nonnull(doc = xmlReadMemory(xml, (int)len, "junit.xml", NULL, XML_PARSE_NONET));
+    ck_assert_ptr_nonnull(ctx = xmlXPathNewContext(doc));
+    o = xmlXPathEvalExpression(BAD_CAST "count(/testsuites[@tests='3'][@failures='1'][@errors='1']"
+                                        "/testsuite[@name='a&b<\"x\">.csv']/testcase)",
+                               ctx);
+    ck_assert(o != NULL && o->floatval == 3);
+    xmlXPathFreeObject(o);
+    o = xmlXPathEvalExpression(BAD_CAST "string(//testcase[failure]/@name)", ctx);
+    ck_assert_str_eq((const char *)o->stringval, "2048 bytes");
+    xmlXPathFreeObject(o);
+    o = xmlXPathEvalExpression(BAD_CAST "string(//testcase[failure]/@classname)", ctx);
+    ck_assert_ptr_nonnull(strstr((const char *)o->stringval, "gen:ring:gpus=4 on "));
+    xmlXPathFreeObject(o);
+    o = xmlXPathEvalExpression(BAD_CAST "string(//failure/@message)", ctx);
+    ck_assert_msg(strstr((const char *)o->stringval, "old 100 us (ok), new 120 us (ok), change "
+                                                     "+20.00%") != NULL,
+                  "%s", o->stringval);
+    xmlXPathFreeObject(o);
+    o = xmlXPathEvalExpression(BAD_CAST "string(//testcase[error]/@classname)", ctx);
+    ck_assert_ptr_nonnull(strstr((const char *)o->stringval, ", LL"));
+    xmlXPathFreeObject(o);
+    xmlXPathFreeContext(ctx);
+    xmlFreeDoc(doc);
+    free(xml);
+    cs_table_free(res);
+    remove_baseline(b->path);
+    cs_regress_free(b);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -401,8 +601,12 @@ int main(void)
         {select_groups, 1},
         {compare_update_write, 1},
         {predict_group, 1},
+        {init_built, 1},
+        {init_refused, 1},
+        {junit, 1},
         {NULL, 0},
     };
 
-    return test_run("regress", 0, tests, NULL);
+    /* a guard against hangs, not a speed test: read_large reads 80000 rows on a loaded machine */
+    return test_run("regress", 60, tests, NULL);
 }

@@ -159,10 +159,85 @@ START_TEST(join_nothing)
 }
 END_TEST
 
+#define SHDR "point,npoints,protocol," CS_REPORT_CSV_HEADER "\n"
+#define SROW(p, n, size) #p "," #n ",LL," #size ",256,float,1.0,1.0,1.0,ok\n"
+
+/* Shards: their npoints column goes to info.total, not to the joined table; shards that disagree
+ * on it, or hold a point beyond it, are refused with FILE:LINE. */
+START_TEST(join_shards)
+{
+    struct cs_table *tabs[2] = {table(SHDR SROW(2, 5, 1024)), table(SHDR SROW(0, 5, 1024))};
+    const char *names[2] = {"a.csv", "b.csv"};
+    struct cs_table *out = NULL;
+    struct cs_sweepcsv_join info;
+    struct cs_error err;
+    char buf[64];
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err), 0);
+    ck_assert_int_eq(info.total, 5);
+    ck_assert_int_eq(info.npoints, 2);
+    ck_assert_int_eq(out->ncols, 2 + CS_REPORT_CSV_NCOLS);
+    ck_assert_str_eq(out->cols[1], "protocol");
+    ck_assert_str_eq(cs_table_get(out, 0, 0), "0");
+    ck_assert_str_eq(cs_table_get(out, 0, 1), "LL");
+    ck_assert_int_eq(cs_sweepcsv_missing(out, info.total, buf, sizeof(buf)), 3);
+    ck_assert_str_eq(buf, "1, 3-4");
+    ck_assert_int_eq(cs_sweepcsv_missing(out, -1, buf, sizeof(buf)), 1); /* below the last only */
+    ck_assert_str_eq(buf, "1");
+    cs_table_free(out);
+    cs_table_free(tabs[1]);
+    tabs[1] = table(SHDR SROW(0, 6, 1024));
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err),
+                     CS_ERR_INVALID);
+    ck_assert_str_eq(err.file, "b.csv");
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_str_eq(err.msg, "npoints 6 differs from a.csv's 5: shards of another sweep");
+    cs_table_free(tabs[1]);
+    tabs[1] = table(SHDR SROW(1, 5, 1024) SROW(7, 5, 1024));
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err),
+                     CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 3);
+    ck_assert_str_eq(err.msg, "point 7 of a sweep of 5 points");
+    cs_table_free(tabs[1]);
+    tabs[1] = table(SHDR "1,x,LL,1024,256,float,1.0,1.0,1.0,ok\n");
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err), CS_ERR_PARSE);
+    ck_assert_str_eq(err.msg, "bad npoints 'x'");
+    cs_table_free(tabs[0]);
+    cs_table_free(tabs[1]);
+}
+END_TEST
+
+/* Missing points: none, all, and a list too long for the buffer ends in "...". */
+START_TEST(missing)
+{
+    struct cs_table *t = table(HDR ROW(0, "LL", 1024, "ok") ROW(0, "LL", 2048, "ok")
+                                   ROW(3, "LL", 1024, "ok") ROW(5, "LL", 1024, "ok"));
+    struct cs_table *empty = table(HDR);
+    char buf[16];
+
+    ck_assert_int_eq(cs_sweepcsv_missing(t, 6, buf, sizeof(buf)), 3);
+    ck_assert_str_eq(buf, "1-2, 4");
+    ck_assert_int_eq(cs_sweepcsv_missing(t, -1, buf, sizeof(buf)), 3);
+    ck_assert_int_eq(cs_sweepcsv_missing(t, 0, buf, sizeof(buf)), 3);
+    ck_assert_int_eq(cs_sweepcsv_missing(empty, 3, buf, sizeof(buf)), 3);
+    ck_assert_str_eq(buf, "0-2");
+    ck_assert_int_eq(cs_sweepcsv_missing(empty, -1, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(cs_sweepcsv_missing(t, 100, buf, sizeof(buf)), 97);
+    ck_assert_str_eq(buf, "1-2, 4, ...");
+    cs_table_free(t);
+    cs_table_free(empty);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {header, 1}, {point_file, 1}, {join, 1}, {join_refused, 1}, {join_nothing, 1}, {NULL, 0},
+        {header, 1},       {point_file, 1},  {join, 1},    {join_refused, 1},
+        {join_nothing, 1}, {join_shards, 1}, {missing, 1}, {NULL, 0},
     };
 
     return test_run("sweepcsv", 0, tests, NULL);

@@ -2,7 +2,7 @@
 # sweep.sh: `collsim sweep` end to end: a parallel run, resume after the sweep is killed mid-run
 # (its worker dies with it; no point lost or duplicated, finished points not redone), shards
 # listed, run by GNU parallel and merged, and the refusals (foreign results directory, bad point
-# number, conflicting shards). The kill is deterministic: point 3's platform is a FIFO that
+# number, conflicting or missing shards). The kill is deterministic: point 3's platform is a FIFO that
 # blocks its worker until the sweep is killed.
 set -u
 src=${CS_SRCDIR:?}
@@ -93,6 +93,10 @@ grep -q "3 of 6 points already done" err || fail "resume message: $(cat err)"
 cmp -s r.csv kfull.csv || fail "resumed result differs from the full run"
 [ -z "$(ls -A r.d | grep -v -e '^point-[0-9]*\.csv$' -e '^sweep.sig$' -e '^\.lock$')" ] || fail "leftovers: $(ls -A r.d)"
 # a rerun of a finished sweep runs nothing and gives the same file
+# progress lines when stderr is not a terminal: with a tiny interval at least the last one
+COLLSIM_PROGRESS_INTERVAL=1e-9 "$cs" sweep k.sweep --results r.d -o r3.csv 2>err || fail "rerun with progress"
+grep -Eq "^sweep: $npoints/$npoints points \(100%\), elapsed [0-9:]+, ETA [0-9:?]+, 0 running, 0 failed$" err || fail "sweep progress: $(cat err)"
+COLLSIM_PROGRESS_INTERVAL=1e-9 "$cs" sweep k.sweep --results r.d -o r3.csv --quiet 2>err && [ ! -s err ] || fail "sweep --quiet: $(cat err)"
 "$cs" sweep k.sweep --results r.d -o r2.csv 2>/dev/null && cmp -s r2.csv kfull.csv || fail "rerun"
 
 # 3. shards: listed commands, run by hand and by GNU parallel, merged
@@ -109,6 +113,19 @@ sed 's/,ok,\([0-9]*\)$/,deadlock,\1/' sh/shard-1.csv >bad-1.csv
 "$cs" sweep --merge m3.csv sh/shard-*.csv bad-1.csv 2>/dev/null
 [ $? -eq 2 ] || fail "conflicting shards accepted"
 [ ! -e m3.csv ] || fail "output written despite a conflict"
+# missing shards are refused, naming the points: inside the range, and at its end (each shard
+# carries the sweep's point count in its npoints column)
+head -1 sh/shard-0.csv | grep -q '^point,npoints,' || fail "shard header: $(head -1 sh/shard-0.csv)"
+last=$((npoints - 1))
+"$cs" sweep --merge m4.csv $(ls sh/shard-*.csv | grep -v "shard-$last.csv") 2>err
+[ $? -eq 2 ] && grep -q "1 of points 0..$last missing: $last\$" err || fail "last shard missing: $(cat err)"
+[ ! -e m4.csv ] || fail "output written with a shard missing"
+"$cs" sweep --merge m4.csv sh/shard-0.csv sh/shard-2.csv 2>err
+[ $? -eq 2 ] && grep -q "$((npoints - 2)) of points 0..$last missing: 1, 3-$last\$" err || fail "shards missing: $(cat err)"
+# shards of another sweep (another point count) are refused
+sed 's/^\([0-9]*\),[0-9]*,/\1,99,/' sh/shard-1.csv >other-1.csv
+"$cs" sweep --merge m5.csv sh/shard-0.csv other-1.csv 2>err
+[ $? -eq 2 ] && grep -q "other-1.csv:2: npoints 99 differs from sh/shard-0.csv's $npoints" err || fail "npoints differ: $(cat err)"
 if command -v parallel >/dev/null 2>&1; then
     mkdir par
     "$cs" sweep --list s.sweep --shard-dir par | parallel --will-cite -j 2 || fail "GNU parallel"
