@@ -97,7 +97,7 @@ const char cmd_predict_usage[] =
     "inside each node, so the rings leave a node through different GPUs and NICs; AllToAll\n"
     "as all pairs in Simple. It keeps the fastest of the protocols NCCL enables there (LL128\n"
     "on NVLink routes only), each protocol's threadblock rate scaled by NCCL's threads over\n"
-    "the full count, at the size rounded up to one NCCL's ring takes. Its protocol,\n"
+    "the full count, at the row's size aligned down to one NCCL's ring takes. Its protocol,\n"
     "channels, threads, time and the speed-up (NCCL time / schedule time; above 1: the\n"
     "schedule is faster) are added: in the table after the nccl-tests columns (busbw stays\n"
     "field 8), in CSV as the last columns\n"

@@ -635,7 +635,10 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
     /* NCCL's fewer threads per channel stream proportionally less (validate's nccl= rule) */
     p.params.tb_Bps[proto] *= (double)w->threads / w->max_threads;
     o.replay.timeline = NULL;
-    *rsize = cs_plan_round_size(ring, size, opts->type_bytes);
+    /* aligned down as predict aligns its sizes; up only where that leaves nothing */
+    *rsize = cs_predict_align(ring, opts->type_bytes, size);
+    if (*rsize <= 0)
+        *rsize = cs_plan_round_size(ring, size, opts->type_bytes);
     rc = cs_predict_run(ring, &p, &o, rsize, 1, row, err);
     cs_sched_free(ring);
     return rc;

@@ -76,7 +76,8 @@ struct cs_predict_nccl {
     enum cs_proto proto; /* the fastest protocol NCCL enables; 0 when none finished */
     int channels;        /* NCCL's channels and threads per channel at that size */
     int threads;
-    long long size_bytes; /* the size replayed: the row's, rounded up to one NCCL's ring takes */
+    long long size_bytes; /* the size replayed: the row's, aligned down to one NCCL's ring takes (up
+                             if that is 0) */
     double time_us;       /* 0 when none finished */
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "regress.h"
+#include "report.h"
 #include "runner.h"
 #include "testutil.h"
 
@@ -416,7 +417,7 @@ static const char *write_beside(const char *baseline, const char *name, const ch
     return buf;
 }
 
-#define PRED_HDR "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status\n"
+#define PRED_HDR CS_REPORT_CSV_HEADER "\n"
 
 /* --init from a predict CSV (schedule, platform and protocol from the options) and a sweep CSV
  * (a generator spec from its gen.* columns, its platform and protocol columns). */
@@ -431,13 +432,13 @@ START_TEST(init_built)
     snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
     snprintf(path, sizeof(path), "%s", write_baseline(HEADER));
     from[0] = write_beside(path, "p.csv",
-                           PRED_HDR "1024,256,float,10.5,0.1,0.2,ok\n"
-                                    "2048,512,float,,,,deadlock\n",
+                           PRED_HDR "1024,256,float,10.5,0.1,0.2,ok,0\n"
+                                    "2048,512,float,,,,deadlock,0\n",
                            p1, sizeof(p1));
     snprintf(text, sizeof(text),
              "point,gen.algorithm,gen.gpus,gen.compat,protocol,platform," PRED_HDR
-             "0,ring,4,0,Simple,%s,4096,1024,float,20,1,2,ok\n"
-             "1,ring,4,0,LL128,%s,4096,1024,float,30,1,2,ok\n",
+             "0,ring,4,0,Simple,%s,4096,1024,float,20,1,2,ok,4096\n"
+             "1,ring,4,0,LL128,%s,4096,1024,float,30,1,2,ok,4096\n",
              plat, plat);
     from[1] = write_beside(path, "s.csv", text, p2, sizeof(p2));
     cs_error_init(&err);
@@ -496,26 +497,26 @@ START_TEST(init_refused)
     struct cs_regress_init_opts none = {0}, both = {"gen:ring:gpus=4", plat, NULL};
 
     snprintf(plat, sizeof(plat), "%s/platforms/dgx-a100.xml", test_srcdir());
-    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n", &none, 1,
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok,0\n", &none, 1,
              "no schedule column: give --schedule FILE|gen:SPEC");
-    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n",
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok,0\n",
              &(struct cs_regress_init_opts){"gen:ring:gpus=4", NULL, NULL}, 1,
              "no platform column: give --platform FILE");
     init_bad("size_bytes,time_us\n1024,1\n", &both, 1, "neither a predict CSV");
-    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n2048,1024,half,1,1,1,ok\n", &both, 3,
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok,0\n2048,1024,half,1,1,1,ok,0\n", &both, 3,
              "type 'half': a baseline predicts float only");
-    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n1024,256,float,1,1,1,ok\n", &both, 3,
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok,0\n1024,256,float,1,1,1,ok,0\n", &both, 3,
              "size 1024 repeats ");
-    init_bad(PRED_HDR "1024,256,float,fast,1,1,ok\n", &both, 2, "time_us 'fast' is not a number");
-    init_bad(PRED_HDR "1024,256,float,1,1,1,ok\n",
+    init_bad(PRED_HDR "1024,256,float,fast,1,1,ok,0\n", &both, 2, "time_us 'fast' is not a number");
+    init_bad(PRED_HDR "1024,256,float,1,1,1,ok,0\n",
              &(struct cs_regress_init_opts){"gen:ring:gpus=4", "none.xml", NULL}, 2,
              "platform 'none.xml' not found");
     init_bad("point,schedule,platform,set.cs.link_Bps.pcie," PRED_HDR
-             "0,s.xml,p.xml,1e9,1024,256,float,1,1,1,ok\n",
+             "0,s.xml,p.xml,1e9,1024,256,float,1,1,1,ok,0\n",
              &none, 1, "key 'set.cs.link_Bps.pcie'");
     snprintf(text, sizeof(text),
              "point,gen.algorithm,gen.gpus,platform," PRED_HDR
-             "0,ring,4,%s,1024,256,float,1,1,1,ok\n",
+             "0,ring,4,%s,1024,256,float,1,1,1,ok,0\n",
              plat);
     init_bad(text, &both, 1, "has a schedule column; drop --schedule");
     init_bad(text, &(struct cs_regress_init_opts){NULL, plat, NULL}, 1,
@@ -529,8 +530,8 @@ END_TEST
 START_TEST(junit)
 {
     char text[8192], plat[1024], *xml = NULL;
-    const char *res_csv = PRED_HDR "1024,256,float,100.5,1,2,ok\n"
-                                   "2048,512,float,120,1,3,ok\n";
+    const char *res_csv = PRED_HDR "1024,256,float,100.5,1,2,ok,0\n"
+                                   "2048,512,float,120,1,3,ok,0\n";
     struct cs_regress_base *b = NULL;
     struct cs_table *res = NULL;
     struct cs_regress_cmp c[3];

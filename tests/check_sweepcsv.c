@@ -160,7 +160,7 @@ START_TEST(join_nothing)
 END_TEST
 
 #define SHDR "point,npoints,protocol," CS_REPORT_CSV_HEADER "\n"
-#define SROW(p, n, size) #p "," #n ",LL," #size ",256,float,1.0,1.0,1.0,ok\n"
+#define SROW(p, n, size) #p "," #n ",LL," #size ",256,float,1.0,1.0,1.0,ok," #size "\n"
 
 /* Shards: their npoints column goes to info.total, not to the joined table; shards that disagree
  * on it, or hold a point beyond it, are refused with FILE:LINE. */
@@ -201,7 +201,7 @@ START_TEST(join_shards)
     ck_assert_int_eq(err.line, 3);
     ck_assert_str_eq(err.msg, "point 7 of a sweep of 5 points");
     cs_table_free(tabs[1]);
-    tabs[1] = table(SHDR "1,x,LL,1024,256,float,1.0,1.0,1.0,ok\n");
+    tabs[1] = table(SHDR "1,x,LL,1024,256,float,1.0,1.0,1.0,ok,1024\n");
     cs_error_init(&err);
     ck_assert_int_eq(cs_sweepcsv_join(tabs, names, 2, NULL, NULL, &out, &info, &err), CS_ERR_PARSE);
     ck_assert_str_eq(err.msg, "bad npoints 'x'");

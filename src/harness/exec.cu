@@ -652,8 +652,8 @@ static int exec_size(hx_ctx *c, hx_xrun &x, long long size)
         printf("  %12lld %12lld %6s %12.2f %10.3f %10.3f  %s%s%s\n", size, s.sz.count, "float",
                med * 1e6, algbw, algbw * bf, worst, s.why[0] ? ": " : "", s.why);
         if (x.sum)
-            fprintf(x.sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s\n", size, s.sz.count, med * 1e6,
-                    algbw, algbw * bf, worst);
+            fprintf(x.sum, "%lld,%lld,float,%.3f,%.4f,%.4f,%s,%lld\n", size, s.sz.count, med * 1e6,
+                    algbw, algbw * bf, worst, size);
     }
     cs_emulate_bufs_free(s.img);
     cs_emulate_bufs_free(s.got);
