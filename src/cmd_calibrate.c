@@ -1077,7 +1077,8 @@ static int take_param(struct popts *o, int c, const char *v)
         return CS_EXIT_USAGE;
     }
     note_given(o, key);
-    return cs_param_notes_put(&o->notes, key, "--set") == 0
+    return cs_param_notes_put(&o->notes, key,
+                              "set on the command line of collsim calibrate platform") == 0
                ? 0
                : cmd_usage_error("--set: too many parameters");
 }
