@@ -1404,14 +1404,19 @@ static int write_props(const struct popts *o, const struct cs_params *p,
 }
 
 /* Predict a held-out table with the final parameters and report it. 0, or an exit code. */
-static int held_out(struct popts *o, const char *path, const struct cs_params *p,
-                    struct cs_refit_model *m, FILE *rep)
+static int held_out(struct popts *o, const char *path, const struct ptable *pt,
+                    const struct cs_params *p, struct cs_refit_model *m, FILE *rep)
 {
     struct ptable ht;
     struct cs_error err;
     int rc = ptable_read(&ht, o, &path, 1);
 
     cs_error_init(&err);
+    /* The schedule is the fitted tables': a held-out table measures the same collective. */
+    if (rc == 0 && (ht.coll != pt->coll || ht.nranks != pt->nranks))
+        rc = cmd_usage_error("%s: %s over %d ranks, unlike the fitted tables (%s over %d)", path,
+                             cs_meas_coll_name(ht.coll), ht.nranks, cs_meas_coll_name(pt->coll),
+                             pt->nranks);
     if (rc == 0 && cs_refit_model_predict(m, p, ht.pts, ht.npts, &err) != 0) {
         cmd_print_error(&err);
         rc = CS_EXIT_USAGE;
@@ -1455,7 +1460,7 @@ static int platform_fit(struct popts *o, struct ptable *pt, struct cs_refit_mode
     fprintf(rep, "\n## Fitted tables, predicted with the written platform\n\n");
     report_points(rep, pt->pts, pt->npts);
     for (int h = 0; h < o->nheld && rc == 0; h++)
-        rc = held_out(o, o->held[h], &p, m, rep);
+        rc = held_out(o, o->held[h], pt, &p, m, rep);
     if (rc != 0)
         return rc;
     note_keys(o, &res, files);

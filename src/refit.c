@@ -180,14 +180,14 @@ int cs_refit_run(struct cs_params *p, struct cs_refit_point *pts, int n,
                  struct cs_refit_result *out, struct cs_error *err)
 {
     struct cs_refit_point *sub;
-    int rc;
+    int max_iter = o->max_iter < CS_REFIT_MAX_ITER ? o->max_iter : CS_REFIT_MAX_ITER, rc;
 
     if ((rc = init_keys(p, pts, n, o->link, out, err)) != 0)
         return rc;
     if ((sub = malloc((size_t)n * sizeof(*sub))) == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
     out->band_err[0] = out->band_err[1] = out->band_err[2] = NAN;
-    while (rc == 0 && out->iters < o->max_iter && !out->converged) {
+    while (rc == 0 && out->iters < max_iter && !out->converged) {
         if ((rc = predict_bands(p, pts, n, sub, fn, ctx, err)) == 0 &&
             (rc = check_predicted(pts, n, err)) == 0) {
             double launch = p->launch_s, bw = p->link_Bps[o->link];
