@@ -1404,19 +1404,28 @@ static int write_props(const struct popts *o, const struct cs_params *p,
 }
 
 /* Predict a held-out table with the final parameters and report it. 0, or an exit code. */
+/* Read held-out table path into ht: it must measure the fitted tables' collective over as many
+ * ranks, since it is predicted on their schedule. 0, or an exit code (message printed). */
+static int held_read(const struct popts *o, const char *path, const struct ptable *pt,
+                     struct ptable *ht)
+{
+    int rc = ptable_read(ht, o, &path, 1);
+
+    if (rc == 0 && (ht->coll != pt->coll || ht->nranks != pt->nranks))
+        rc = cmd_usage_error("%s: %s over %d ranks, unlike the fitted tables (%s over %d)", path,
+                             cs_meas_coll_name(ht->coll), ht->nranks, cs_meas_coll_name(pt->coll),
+                             pt->nranks);
+    return rc;
+}
+
 static int held_out(struct popts *o, const char *path, const struct ptable *pt,
                     const struct cs_params *p, struct cs_refit_model *m, FILE *rep)
 {
     struct ptable ht;
     struct cs_error err;
-    int rc = ptable_read(&ht, o, &path, 1);
+    int rc = held_read(o, path, pt, &ht);
 
     cs_error_init(&err);
-    /* The schedule is the fitted tables': a held-out table measures the same collective. */
-    if (rc == 0 && (ht.coll != pt->coll || ht.nranks != pt->nranks))
-        rc = cmd_usage_error("%s: %s over %d ranks, unlike the fitted tables (%s over %d)", path,
-                             cs_meas_coll_name(ht.coll), ht.nranks, cs_meas_coll_name(pt->coll),
-                             pt->nranks);
     if (rc == 0 && cs_refit_model_predict(m, p, ht.pts, ht.npts, &err) != 0) {
         cmd_print_error(&err);
         rc = CS_EXIT_USAGE;
@@ -1448,6 +1457,14 @@ static int platform_fit(struct popts *o, struct ptable *pt, struct cs_refit_mode
     for (int f = 0; f < o->nfiles; f++)
         snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
                  o->files[f]);
+    for (int h = 0; h < o->nheld; h++) { /* bad held-out tables fail before the fit */
+        struct ptable ht;
+
+        rc = held_read(o, o->held[h], pt, &ht);
+        ptable_free(&ht);
+        if (rc != 0)
+            return rc;
+    }
     if ((rc = cs_fit_segmented(pt->rows, pt->nrows, &fo, &R, &err)) != 0)
         goto fail;
     cs_refit_first_guess(&p, o->link, &R, pt->nsteps, pt->nranks);

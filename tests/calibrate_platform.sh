@@ -88,6 +88,9 @@ printf 'size_bytes,time_us\n64,1\n128,x\n' >"$tmp/bad.csv"
 expect_error "bad.csv:3: column time_us" --family dgx-a100 --ranks 8 "$tmp/bad.csv" -o "$tmp/x.xml"
 expect_error "no measured size is dominated" --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
     --latency-sizes 3:3 --bandwidth-sizes 3:3 -o "$tmp/x.xml"
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps\n1048576,100,10,15\n' >"$tmp/4ranks.csv"
+expect_error "4ranks.csv: allreduce over 4 ranks, unlike the fitted tables (allreduce over 8)" \
+    --family dgx-a100 "$tmp/table.csv" --held-out "$tmp/4ranks.csv" -o "$tmp/x.xml"
 [ ! -e "$tmp/x.xml" ] || { echo "FAIL: a failed fit wrote its platform" >&2; fail=1; }
 
 # --- the README's walk-through, run as written, on the shared measurements.
