@@ -1156,8 +1156,10 @@ static int platform_args(int argc, char **argv, struct popts *o)
     cs_params_init(&o->base);
     o->max_iter = 8;
     o->tol = 1e-3;
-    o->protos[0] = CS_PROTO_LL, o->protos[1] = CS_PROTO_LL128, o->protos[2] = CS_PROTO_SIMPLE;
-    o->nprotos = 3;
+    o->nprotos = 0;
+    o->protos[o->nprotos++] = CS_PROTO_LL;
+    o->protos[o->nprotos++] = CS_PROTO_LL128;
+    o->protos[o->nprotos++] = CS_PROTO_SIMPLE;
     if ((rc = cmd_getopts(argc, argv, "o:", platform_opts, take_popt, o)) != 0)
         return rc;
     o->files = (const char **)argv + optind;
@@ -1216,7 +1218,9 @@ static int ptable_add(struct ptable *pt, const struct popts *o, const char *path
         cmd_print_error(&err);
         rc = CS_EXIT_USAGE;
     }
-    pt->coll = coll, pt->nranks = n, pt->nsteps = cs_meas_ring_steps(coll, n);
+    pt->coll = coll;
+    pt->nranks = n;
+    pt->nsteps = cs_meas_ring_steps(coll, n);
     for (int r = 0; r < nrows && rc == 0; r++) {
         struct cs_fit_pt *p = cs_array_slot((void **)&pt->rows, pt->nrows, &pt->cap, sizeof(*p));
 
@@ -1225,8 +1229,8 @@ static int ptable_add(struct ptable *pt, const struct popts *o, const char *path
         else if (p == NULL)
             rc = cmd_usage_error("out of memory");
         else
-            *p = (struct cs_fit_pt){rows[r].size_bytes * pt->nsteps / n, rows[r].time_s},
-            pt->nrows++;
+            pt->rows[pt->nrows++] =
+                (struct cs_fit_pt){rows[r].size_bytes * pt->nsteps / n, rows[r].time_s};
     }
     free(rows);
     cs_csv_free(t);
