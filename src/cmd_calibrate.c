@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "calib.h"
 #include "cmd.h"
@@ -17,7 +18,52 @@
 #include "meas.h"
 #include "params.h"
 #include "parse.h"
+#include "plan.h"
+#include "platform.h"
+#include "refit.h"
 #include "util.h"
+
+/* `calibrate platform`, whose code is below calibrate fit's. */
+#define PLATFORM_USAGE                                                                             \
+    "usage: collsim calibrate platform --family F MEASUREMENT... -o PLATFORM.xml\n"                \
+    "           [--props FILE] [--report FILE] [--held-out MEASUREMENT]... [--nodes N]\n"          \
+    "           [--link nvlink|pcie|net] [--schedule FILE | --gen SPEC]\n"                         \
+    "           [--protocols LIST] [--collective C] [--ranks N] [--params FILE]...\n"              \
+    "           [--set KEY=VALUE]... [--latency-sizes MIN:MAX] [--bandwidth-sizes MIN:MAX]\n"      \
+    "           [--max-iter N] [--tol PERCENT]\n"                                                  \
+    "\n"                                                                                           \
+    "Fit a family's platform through the model to measured tables (the forms `calibrate fit`\n"    \
+    "reads, raw nccl-tests output included; several tables are pooled) and write it.\n"            \
+    "The alpha-beta fit of the tables (t = A + x/B on x = nsteps S/n) gives the first guess:\n"    \
+    "cs.launch_s = A of its first segment less nsteps hop latencies (cs.link_lat_s.LINK) and "     \
+    "the\n"                                                                                        \
+    "later launches of one process's GPUs (cs.launch_gpu_s each), and\n"                           \
+    "cs.link_Bps.LINK = B of its last segment. Sizes where x/B is at most 1% of A are the\n"       \
+    "latency band, sizes where A is at most 1% of x/B the bandwidth band (--latency-sizes and\n"   \
+    "--bandwidth-sizes set them instead). Each iteration writes the platform (as `collsim\n"       \
+    "platform F --params` would), predicts the bands' sizes in process and moves the keys:\n"      \
+    "cs.launch_s by the median of measured - predicted over the latency band, cs.link_Bps.LINK\n"  \
+    "by the median of predicted / measured over the bandwidth band, until each band's median\n"    \
+    "error is within --tol (default 0.1%) or after --max-iter iterations (default 8). A key "      \
+    "whose\n"                                                                                      \
+    "band has no size keeps its first guess. Every other key is the prior, --params or --set\n"    \
+    "(e.g. cs.gpus_per_process=8 for nccl-tests -g 8), written into the platform as given.\n"      \
+    "\n"                                                                                           \
+    "The schedule: --schedule FILE, --gen SPEC, or the ring NCCL runs,\n"                          \
+    "ring:gpus=N,instances=1,protocol=Simple with N the table's ranks. Each size is predicted\n"   \
+    "with each of --protocols (default LL,LL128,Simple) and the fastest kept; a protocol whose\n"  \
+    "prediction carries a warning (LL128 on a route NCCL runs without it) does not count.\n"       \
+    "--link is the class whose bandwidth is fitted (default nvlink for dgx-a100 / ndv4, pcie "     \
+    "for\n"                                                                                        \
+    "a100-pcie-4gpu; required otherwise).\n"                                                       \
+    "\n"                                                                                           \
+    "-o writes the platform; --props the adjusted keys and the given ones as <prop> lines\n"       \
+    "(`collsim platform F --params FILE` writes the same parameters); --report (- for stdout)\n"   \
+    "a Markdown report: the first-guess fit, each adjusted key's first and final value, every\n"   \
+    "iteration, and per size measured, predicted, protocol, error, with the median and max\n"      \
+    "|error| of the fitted tables; each --held-out table is predicted with the final platform "    \
+    "and\n"                                                                                        \
+    "reported the same way, never fitted.\n"
 
 const char cmd_calibrate_usage[] =
     "usage: collsim calibrate fit FILE... [--link nvlink|pcie|net] [--proto LL|LL128|Simple|auto]\n"
@@ -66,7 +112,8 @@ const char cmd_calibrate_usage[] =
     "      op copy, src != dst          cs.link_Bps.LINK\n"
     "      flag_pingpong, src != dst    cs.link_lat_s.LINK = intercept / 2\n"
     "    Several series on one key: the median.\n"
-    "--set KEY=VALUE changes a prior (e.g. cs.launch_s used to attribute intercepts).\n";
+    "--set KEY=VALUE changes a prior (e.g. cs.launch_s used to attribute intercepts).\n"
+    "\n" PLATFORM_USAGE;
 
 struct opts {
     enum cs_link_class link; /* 0: not given */
@@ -920,13 +967,603 @@ done:
     return rc;
 }
 
+/* --- calibrate platform: the fit through the model ---------------------------------------- */
+
+struct popts {
+    enum cs_platform_family fam;
+    int nodes;
+    enum cs_link_class link;
+    enum cs_meas_coll coll;
+    int ranks;
+    const char *sched, *gen;
+    enum cs_proto protos[CS_NPROTO];
+    int nprotos;
+    double lat[2], bw[2];
+    int has_lat, has_bw;
+    int max_iter;
+    double tol;
+    struct cs_params base;
+    struct cs_param_notes notes;
+    char given[CS_MAX_PARAM_NOTES][64]; /* keys of --params and --set, in order */
+    int ngiven;
+    const char *out, *props, *report;
+    const char *held[16];
+    int nheld;
+    const char **files;
+    int nfiles;
+};
+
+/* A table's (or tables') sizes: the rows, and the measured points (median per size). */
+struct ptable {
+    struct cs_fit_pt *rows; /* x = nsteps S / n, t */
+    int nrows, cap;
+    struct cs_refit_point *pts;
+    int npts;
+    int nsteps, nranks;
+    enum cs_meas_coll coll;
+};
+
+static const struct option platform_opts[] = {
+    {"family", required_argument, NULL, 'f'},
+    {"nodes", required_argument, NULL, 'N'},
+    {"link", required_argument, NULL, 'l'},
+    {"collective", required_argument, NULL, 'c'},
+    {"ranks", required_argument, NULL, 'n'},
+    {"schedule", required_argument, NULL, 'x'},
+    {"gen", required_argument, NULL, 'G'},
+    {"protocols", required_argument, NULL, 'p'},
+    {"params", required_argument, NULL, 'P'},
+    {"set", required_argument, NULL, 'S'},
+    {"latency-sizes", required_argument, NULL, 'L'},
+    {"bandwidth-sizes", required_argument, NULL, 'B'},
+    {"max-iter", required_argument, NULL, 'i'},
+    {"tol", required_argument, NULL, 't'},
+    {"props", required_argument, NULL, 'q'},
+    {"report", required_argument, NULL, 'r'},
+    {"held-out", required_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Remember key as given (--params, --set) for the props file. */
+static void note_given(struct popts *o, const char *key)
+{
+    for (int i = 0; i < o->ngiven; i++)
+        if (strcmp(o->given[i], key) == 0)
+            return;
+    if (o->ngiven < CS_MAX_PARAM_NOTES)
+        snprintf(o->given[o->ngiven++], sizeof(o->given[0]), "%s", key);
+}
+
+/* --protocols LL,LL128,Simple */
+static int take_protocols(struct popts *o, const char *v)
+{
+    char buf[256], *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", v);
+    o->nprotos = 0;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        enum cs_proto q = cs_proto_parse(w);
+
+        if (q == 0 || o->nprotos == CS_NPROTO - 1)
+            return cmd_usage_error("--protocols: '%s' is not a list of LL, LL128, Simple", v);
+        o->protos[o->nprotos++] = q;
+    }
+    return o->nprotos ? 0 : cmd_usage_error("--protocols: '%s' names no protocol", v);
+}
+
+static int take_param(struct popts *o, int c, const char *v)
+{
+    struct cs_error err;
+    char key[256];
+    const char *eq = strchr(v, '=');
+
+    cs_error_init(&err);
+    if (c == 'P') {
+        int before = o->notes.n;
+
+        if (cs_params_read_props(&o->base, v, &o->notes, &err) != 0) {
+            cmd_print_error(&err);
+            return CS_EXIT_USAGE;
+        }
+        for (int i = before; i < o->notes.n; i++)
+            note_given(o, o->notes.key[i]);
+        return 0;
+    }
+    if (eq == NULL)
+        return cmd_usage_error("--set: '%s' is not KEY=VALUE", v);
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
+    if (cs_params_set(&o->base, key, eq + 1, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    note_given(o, key);
+    return cs_param_notes_put(&o->notes, key,
+                              "set on the command line of collsim calibrate platform") == 0
+               ? 0
+               : cmd_usage_error("--set: too many parameters");
+}
+
+static int take_range(const char *opt, const char *v, double *r, int *has)
+{
+    if (cs_meas_parse_range(v, &r[0], &r[1]) != 0)
+        return cmd_usage_error("%s: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", opt, v);
+    *has = 1;
+    return 0;
+}
+
+static int take_popt(void *ctx, int c, const char *v)
+{
+    struct popts *o = ctx;
+
+    switch (c) {
+    case 'f':
+        o->fam = cs_platform_family_parse(v);
+        return o->fam ? 0 : cmd_usage_error("--family: unknown platform family '%s'", v);
+    case 'N':
+        return cmd_opt_int("--nodes", v, 1, 64, &o->nodes, "1 to 64");
+    case 'l':
+        o->link = cs_link_class_parse(v);
+        return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+    case 'c':
+        o->coll = cs_meas_coll_parse(v);
+        return o->coll ? 0 : cmd_usage_error("--collective: unknown collective '%s'", v);
+    case 'n':
+        return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
+    case 'x':
+        o->sched = v;
+        return 0;
+    case 'G':
+        o->gen = v;
+        return 0;
+    case 'p':
+        return take_protocols(o, v);
+    case 'P':
+    case 'S':
+        return take_param(o, c, v);
+    case 'L':
+        return take_range("--latency-sizes", v, o->lat, &o->has_lat);
+    case 'B':
+        return take_range("--bandwidth-sizes", v, o->bw, &o->has_bw);
+    case 'i':
+        return cmd_opt_int("--max-iter", v, 1, CS_REFIT_MAX_ITER, &o->max_iter, "1 to 32");
+    case 't':
+        if (cmd_opt_double("--tol", v, 1e-6, 100, &o->tol, "a percentage > 0") != 0)
+            return CS_EXIT_USAGE;
+        o->tol /= 100;
+        return 0;
+    case 'o':
+        o->out = v;
+        return 0;
+    case 'q':
+        o->props = v;
+        return 0;
+    case 'r':
+        o->report = v;
+        return 0;
+    case 'h':
+        if (o->nheld == (int)(sizeof(o->held) / sizeof(o->held[0])))
+            return cmd_usage_error("--held-out: at most 16 tables");
+        o->held[o->nheld++] = v;
+        return 0;
+    }
+    return CS_EXIT_USAGE;
+}
+
+static int platform_args(int argc, char **argv, struct popts *o)
+{
+    int rc;
+
+    cs_params_init(&o->base);
+    o->max_iter = 8;
+    o->tol = 1e-3;
+    o->nprotos = 0;
+    o->protos[o->nprotos++] = CS_PROTO_LL;
+    o->protos[o->nprotos++] = CS_PROTO_LL128;
+    o->protos[o->nprotos++] = CS_PROTO_SIMPLE;
+    if ((rc = cmd_getopts(argc, argv, "o:", platform_opts, take_popt, o)) != 0)
+        return rc;
+    o->files = (const char **)argv + optind;
+    o->nfiles = argc - optind;
+    if (o->fam == 0)
+        return cmd_usage_error("calibrate platform needs --family; see 'collsim help calibrate'");
+    if (o->nfiles == 0 || o->out == NULL)
+        return cmd_usage_error("calibrate platform needs MEASUREMENT... and -o PLATFORM.xml");
+    if (o->sched && o->gen)
+        return cmd_usage_error("--schedule and --gen exclude each other");
+    if (o->link == 0)
+        o->link = o->fam == CS_FAM_DGX && o->nodes <= 1 ? CS_LINK_NVLINK
+                  : o->fam == CS_FAM_PCIE_4GPU          ? CS_LINK_PCIE
+                                                        : 0;
+    if (o->link == 0)
+        return cmd_usage_error("calibrate platform: give --link for family %s",
+                               cs_platform_family_name(o->fam));
+    return 0;
+}
+
+static void ptable_free(struct ptable *t)
+{
+    free(t->rows);
+    free(t->pts);
+}
+
+/* Add one table's rows (in x = nsteps S / n); the collective and ranks must agree with the
+ * tables before. 0, or an exit code (message printed). */
+static int ptable_add(struct ptable *pt, const struct popts *o, const char *path)
+{
+    struct cs_csv *t = NULL;
+    struct cs_meas_row *rows = NULL;
+    struct cs_error err;
+    enum cs_meas_coll coll = o->coll;
+    int cc, n, nrows = 0, rc = 0;
+
+    cs_error_init(&err);
+    if (cs_meas_read(path, &t, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    cc = cs_csv_col_find(t, "collective");
+    if (coll == 0 && cc >= 0 && t->nrows > 0 && !(coll = cs_meas_coll_parse(cs_csv_cell(t, 0, cc))))
+        rc = cmd_usage_error("%s:%d: unknown collective '%s'", t->name, t->lines[0],
+                             cs_csv_cell(t, 0, cc));
+    coll = coll ? coll : CS_MEAS_ALLREDUCE;
+    n = o->ranks ? o->ranks : cs_meas_infer_ranks(t, coll);
+    if (rc == 0 && n < 2)
+        rc = cmd_usage_error("%s: cannot infer the number of ranks from busbw/algbw; give --ranks",
+                             t->name);
+    if (rc == 0 && pt->nranks && (n != pt->nranks || coll != pt->coll))
+        rc = cmd_usage_error("%s: %s over %d ranks, unlike the tables before", t->name,
+                             cs_meas_coll_name(coll), n);
+    if (rc == 0 &&
+        cs_meas_read_rows(t, cs_meas_ring_steps(coll, n), n, &rows, &nrows, NULL, &err) != 0) {
+        cmd_print_error(&err);
+        rc = CS_EXIT_USAGE;
+    }
+    pt->coll = coll;
+    pt->nranks = n;
+    pt->nsteps = cs_meas_ring_steps(coll, n);
+    for (int r = 0; r < nrows && rc == 0; r++) {
+        struct cs_fit_pt *p = cs_array_slot((void **)&pt->rows, pt->nrows, &pt->cap, sizeof(*p));
+
+        if (rows[r].ngpus > 0)
+            rc = cmd_usage_error("%s:%d: empty size_bytes", t->name, rows[r].line);
+        else if (p == NULL)
+            rc = cmd_usage_error("out of memory");
+        else
+            pt->rows[pt->nrows++] =
+                (struct cs_fit_pt){rows[r].size_bytes * pt->nsteps / n, rows[r].time_s};
+    }
+    free(rows);
+    cs_csv_free(t);
+    return rc;
+}
+
+static int cmp_fit_pt(const void *a, const void *b)
+{
+    const struct cs_fit_pt *p = a, *q = b;
+
+    return (p->x > q->x) - (p->x < q->x) ? (p->x > q->x) - (p->x < q->x)
+                                         : (p->t > q->t) - (p->t < q->t);
+}
+
+/* The tables' points: the median time per size, ascending. 0, or an exit code. */
+static int ptable_points(struct ptable *pt)
+{
+    qsort(pt->rows, (size_t)pt->nrows, sizeof(*pt->rows), cmp_fit_pt);
+    if ((pt->pts = calloc((size_t)(pt->nrows ? pt->nrows : 1), sizeof(*pt->pts))) == NULL)
+        return cmd_usage_error("out of memory");
+    for (int k = 0, e; k < pt->nrows; k = e) {
+        const struct cs_fit_pt *r = pt->rows;
+        int m;
+
+        for (e = k; e < pt->nrows && r[e].x == r[k].x; e++)
+            ;
+        m = e - k;
+        pt->pts[pt->npts++] = (struct cs_refit_point){
+            r[k].x * pt->nranks / pt->nsteps,
+            m % 2 ? r[k + m / 2].t : 0.5 * (r[k + m / 2 - 1].t + r[k + m / 2].t), NAN, "", 0};
+    }
+    return 0;
+}
+
+/* Read tables into pt (points included). 0, or an exit code. */
+static int ptable_read(struct ptable *pt, const struct popts *o, const char *const *files, int n)
+{
+    int rc = 0;
+
+    memset(pt, 0, sizeof(*pt));
+    for (int f = 0; f < n && rc == 0; f++)
+        rc = ptable_add(pt, o, files[f]);
+    return rc ? rc : ptable_points(pt);
+}
+
+/* The report's table of points and its statistics line. */
+static void report_points(FILE *rep, const struct cs_refit_point *pts, int n)
+{
+    static const char *const band[] = {"-", "latency", "bandwidth"};
+    char a[64], b[64];
+    double med, max;
+    int np;
+
+    fprintf(rep, "| size (B) | band | measured | predicted | protocol | error |\n"
+                 "|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; i++) {
+        const struct cs_refit_point *q = &pts[i];
+
+        if (isfinite(q->pred_s))
+            fprintf(rep, "| %.0f | %s | %s | %s | %s | %+.2f%% |\n", q->size_bytes, band[q->band],
+                    cs_calib_fmt_time(q->meas_s, a, sizeof(a)),
+                    cs_calib_fmt_time(q->pred_s, b, sizeof(b)), q->proto,
+                    100 * (q->pred_s - q->meas_s) / q->meas_s);
+        else
+            fprintf(rep, "| %.0f | %s | %s | - | - | - |\n", q->size_bytes, band[q->band],
+                    cs_calib_fmt_time(q->meas_s, a, sizeof(a)));
+    }
+    cs_refit_stats(pts, n, -1, &med, &max, &np);
+    fprintf(rep, "\nResidual over %d of %d sizes: median |error| %.2f%%, max |error| %.2f%%.\n", np,
+            n, 100 * med, 100 * max);
+    for (int b2 = CS_REFIT_LATENCY; b2 <= CS_REFIT_BANDWIDTH; b2++) {
+        cs_refit_stats(pts, n, b2, &med, &max, &np);
+        if (np > 0)
+            fprintf(rep, "The %s band (%d sizes): median |error| %.2f%%, max |error| %.2f%%.\n",
+                    band[b2], np, 100 * med, 100 * max);
+    }
+}
+
+/* The first-guess fit and the bands, in the report. */
+static void report_first_guess(FILE *rep, const struct popts *o, const struct ptable *pt,
+                               const struct cs_fit_result *R, const char *sched)
+{
+    char a[64], b[64];
+
+    fprintf(rep, "# collsim calibrate platform report\n\nFitted on (pooled):");
+    for (int f = 0; f < o->nfiles; f++)
+        fprintf(rep, " `%s`", o->files[f]);
+    fprintf(rep,
+            "\n\nFamily %s, %s over %d ranks (%d ring steps of S/%d), schedule %s, "
+            "protocols",
+            cs_platform_family_name(o->fam), cs_meas_coll_name(pt->coll), pt->nranks, pt->nsteps,
+            pt->nranks, sched);
+    for (int q = 0; q < o->nprotos; q++)
+        fprintf(rep, "%s%s", q ? ", " : " ", cs_proto_name(o->protos[q]));
+    fprintf(rep,
+            " (the fastest per size).\n\nFirst guess: the alpha-beta fit t = A + x / B on "
+            "x = %d S / %d (WLS, %d segment%s by BIC): A = %s (first segment), B = %s "
+            "(last segment).\n",
+            pt->nsteps, pt->nranks, R->nseg, R->nseg == 1 ? "" : "s",
+            cs_calib_fmt_time(R->seg[0].alpha_s, a, sizeof(a)),
+            cs_calib_fmt_bw(R->seg[R->nseg - 1].beta_Bps, b, sizeof(b)));
+}
+
+/* The adjusted keys and the iterations, in the report. */
+static void report_keys(FILE *rep, const struct cs_refit_result *res, double tol)
+{
+    char a[64], b[64];
+
+    fprintf(rep,
+            "\n## Adjusted keys\n\n| key | sizes | first guess | final |\n|---|---|---|---|\n");
+    for (int k = 0; k < res->nkeys; k++) {
+        const struct cs_refit_key *K = &res->keys[k];
+        int t = strcmp(K->key, "cs.launch_s") == 0;
+
+        fprintf(rep, "| `%s` | %d | %s | %s |\n", K->key, K->npoints,
+                t ? cs_calib_fmt_time(K->first, a, sizeof(a))
+                  : cs_calib_fmt_bw(K->first, a, sizeof(a)),
+                t ? cs_calib_fmt_time(K->final, b, sizeof(b))
+                  : cs_calib_fmt_bw(K->final, b, sizeof(b)));
+    }
+    fprintf(rep,
+            "\n%d iteration%s (one prediction of the bands each), %s (tolerance %.3g%% on "
+            "each band's median error):\n\n| iteration | cs.launch_s | link bandwidth | "
+            "latency band median error | bandwidth band median error |\n"
+            "|---|---|---|---|---|\n",
+            res->iters, res->iters == 1 ? "" : "s", res->converged ? "converged" : "NOT converged",
+            100 * tol);
+    for (int i = 0; i < res->iters; i++)
+        fprintf(rep, "| %d | %s | %s | %+.3f%% | %+.3f%% |\n", i + 1,
+                cs_calib_fmt_time(res->hist[i].launch_s, a, sizeof(a)),
+                cs_calib_fmt_bw(res->hist[i].link_Bps, b, sizeof(b)),
+                100 * res->hist[i].err[CS_REFIT_LATENCY],
+                100 * res->hist[i].err[CS_REFIT_BANDWIDTH]);
+}
+
+/* The adjusted keys' sources, for the platform's comments and the props file. */
+static void note_keys(struct popts *o, const struct cs_refit_result *res, const char *files)
+{
+    for (int k = 0; k < res->nkeys; k++) {
+        char text[512];
+
+        snprintf(text, sizeof(text),
+                 "fit through the model: collsim calibrate platform on %.300s, first guess %.6g "
+                 "from the alpha-beta fit, final after %d iterations",
+                 files, res->keys[k].first, res->iters);
+        cs_param_notes_put(&o->notes, res->keys[k].key, text);
+    }
+}
+
+/* The props file: the adjusted keys, then the given ones, each after its source. */
+static int write_props(const struct popts *o, const struct cs_params *p,
+                       const struct cs_refit_result *res, struct cs_error *err)
+{
+    struct cs_outfile of;
+
+    if (cs_outfile_open(&of, o->props, err) != 0)
+        return CS_ERR_IO;
+    fprintf(of.fp, "# collsim calibrate platform --family %s: the parameters of %s\n",
+            cs_platform_family_name(o->fam), o->out);
+    for (int k = 0; k < res->nkeys + o->ngiven; k++) {
+        const char *key = k < res->nkeys ? res->keys[k].key : o->given[k - res->nkeys];
+        const char *src = cs_param_notes_get(&o->notes, key);
+        double v = 0;
+        int dup = 0;
+
+        for (int j = 0; j < res->nkeys && k >= res->nkeys; j++)
+            dup |= strcmp(res->keys[j].key, key) == 0;
+        if (dup)
+            continue;
+        cs_params_get(p, key, &v);
+        fprintf(of.fp, "<!-- %s -->\n<prop id=\"%s\" value=\"%.9g\"/>\n", src ? src : "given", key,
+                v);
+    }
+    return cs_outfile_close(&of, err);
+}
+
+/* Predict a held-out table with the final parameters and report it. 0, or an exit code. */
+/* Read held-out table path into ht: it must measure the fitted tables' collective over as many
+ * ranks, since it is predicted on their schedule. 0, or an exit code (message printed). */
+static int held_read(const struct popts *o, const char *path, const struct ptable *pt,
+                     struct ptable *ht)
+{
+    int rc = ptable_read(ht, o, &path, 1);
+
+    if (rc == 0 && (ht->coll != pt->coll || ht->nranks != pt->nranks))
+        rc = cmd_usage_error("%s: %s over %d ranks, unlike the fitted tables (%s over %d)", path,
+                             cs_meas_coll_name(ht->coll), ht->nranks, cs_meas_coll_name(pt->coll),
+                             pt->nranks);
+    return rc;
+}
+
+static int held_out(struct popts *o, const char *path, const struct ptable *pt,
+                    const struct cs_params *p, struct cs_refit_model *m, FILE *rep)
+{
+    struct ptable ht;
+    struct cs_error err;
+    int rc = held_read(o, path, pt, &ht);
+
+    cs_error_init(&err);
+    if (rc == 0 && cs_refit_model_predict(m, p, ht.pts, ht.npts, &err) != 0) {
+        cmd_print_error(&err);
+        rc = CS_EXIT_USAGE;
+    }
+    if (rc == 0) {
+        fprintf(rep, "\n## Held out: `%s`\n\nPredicted with the written platform, not fitted.\n\n",
+                path);
+        report_points(rep, ht.pts, ht.npts);
+    }
+    ptable_free(&ht);
+    return rc;
+}
+
+/* The fit itself, on pt: first guess, bands, the loop, the outputs. 0, or an exit code. */
+static int platform_fit(struct popts *o, struct ptable *pt, struct cs_refit_model *m,
+                        const char *sched, FILE *rep)
+{
+    struct cs_platform_spec spec;
+    struct cs_fit_opts fo = {0};
+    struct cs_refit_opts ro = {o->link, o->max_iter, o->tol};
+    struct cs_refit_result res;
+    struct cs_fit_result R;
+    struct cs_params p = o->base;
+    struct cs_error err;
+    char files[1024] = "";
+    int rc;
+
+    cs_error_init(&err);
+    for (int f = 0; f < o->nfiles; f++)
+        snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
+                 o->files[f]);
+    for (int h = 0; h < o->nheld; h++) { /* bad held-out tables fail before the fit */
+        struct ptable ht;
+
+        rc = held_read(o, o->held[h], pt, &ht);
+        ptable_free(&ht);
+        if (rc != 0)
+            return rc;
+    }
+    if ((rc = cs_fit_segmented(pt->rows, pt->nrows, &fo, &R, &err)) != 0)
+        goto fail;
+    cs_refit_first_guess(&p, o->link, &R, pt->nsteps, pt->nranks);
+    cs_refit_bands(pt->pts, pt->npts, &R, pt->nsteps, pt->nranks, o->has_lat ? o->lat : NULL,
+                   o->has_bw ? o->bw : NULL);
+    report_first_guess(rep, o, pt, &R, sched);
+    if ((rc = cs_refit_run(&p, pt->pts, pt->npts, &ro, cs_refit_model_predict, m, &res, &err)))
+        goto fail;
+    report_keys(rep, &res, o->tol);
+    fprintf(rep, "\n## Fitted tables, predicted with the written platform\n\n");
+    report_points(rep, pt->pts, pt->npts);
+    for (int h = 0; h < o->nheld && rc == 0; h++)
+        rc = held_out(o, o->held[h], pt, &p, m, rep);
+    if (rc != 0)
+        return rc;
+    note_keys(o, &res, files);
+    cs_platform_spec_init(&spec, o->fam);
+    spec.nodes = o->nodes ? o->nodes : spec.nodes;
+    spec.notes = &o->notes;
+    spec.origin = "collsim calibrate platform (fit through the model)";
+    if ((rc = cs_platform_write(&spec, &p, o->out, &err)) != 0 ||
+        (o->props && (rc = write_props(o, &p, &res, &err)) != 0))
+        goto fail;
+    return 0;
+fail:
+    cmd_print_error(&err);
+    return CS_EXIT_USAGE;
+}
+
+static int calibrate_platform(int argc, char **argv)
+{
+    struct popts *o = calloc(1, sizeof(*o));
+    struct cs_platform_spec spec;
+    struct cs_refit_model m = {0};
+    struct ptable pt = {0};
+    char tmp[] = "/tmp/collsim-calibrate-XXXXXX", gen[256], *repbuf = NULL;
+    size_t replen = 0;
+    FILE *rep = NULL;
+    int rc, fd = -1;
+
+    if (o == NULL)
+        return cmd_usage_error("out of memory");
+    if ((rc = platform_args(argc, argv, o)) != 0 ||
+        (rc = ptable_read(&pt, o, o->files, o->nfiles)) != 0)
+        goto done;
+    snprintf(gen, sizeof(gen), "ring:gpus=%d,instances=1,protocol=Simple", pt.nranks);
+    cs_platform_spec_init(&spec, o->fam);
+    spec.nodes = o->nodes ? o->nodes : spec.nodes;
+    m = (struct cs_refit_model){&spec, o->sched,   o->sched ? NULL : o->gen ? o->gen : gen,
+                                {0},   o->nprotos, cs_dtype_bytes("float"),
+                                tmp};
+    memcpy(m.protos, o->protos, sizeof(m.protos));
+    if ((fd = mkstemp(tmp)) < 0 || (rep = open_memstream(&repbuf, &replen)) == NULL) {
+        rc = cmd_usage_error("cannot create a temporary file or buffer");
+        goto done;
+    }
+    rc = platform_fit(o, &pt, &m, o->sched ? o->sched : m.gen_spec, rep);
+    fclose(rep);
+    rep = NULL;
+    if (rc == 0 && o->report) {
+        struct cs_outfile of;
+        struct cs_error err;
+
+        cs_error_init(&err);
+        if (cs_outfile_open(&of, o->report, &err) == 0) {
+            fwrite(repbuf, 1, replen, of.fp);
+            cs_outfile_close(&of, &err);
+        }
+        if (err.msg[0]) {
+            cmd_print_error(&err);
+            rc = CS_EXIT_USAGE;
+        }
+    }
+done:
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    if (rep)
+        fclose(rep);
+    free(repbuf);
+    ptable_free(&pt);
+    free(o);
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     if (argc < 2)
-        return cmd_usage_error("calibrate needs a subcommand (fit); see 'collsim help "
+        return cmd_usage_error("calibrate needs a subcommand (fit, platform); see 'collsim help "
                                "calibrate'");
     if (strcmp(argv[1], "fit") == 0)
         return calibrate_fit(argc - 1, argv + 1);
+    if (strcmp(argv[1], "platform") == 0)
+        return calibrate_platform(argc - 1, argv + 1);
     return cmd_usage_error("calibrate: unknown subcommand '%s'; see 'collsim help calibrate'",
                            argv[1]);
 }

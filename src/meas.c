@@ -218,10 +218,13 @@ static int split_blank(const char *line, size_t len, char *buf, size_t cap, char
     return n;
 }
 
-/* The column layout of an nccl-tests header "# size count type [redop root] time algbw busbw
- * #wrong time algbw busbw #wrong": the size field and the first field of each placement. */
+/* The column layout of an nccl-tests header: "# size count type [redop] [root] time algbw busbw
+ * #wrong|error time algbw busbw #wrong|error" (nccl-tests before 2.10 print `error`, the largest
+ * deviation, and only the redop and root columns the collective has; later ones `#wrong`, the
+ * count of wrong elements, and always both): the size field, the first field of each placement,
+ * the type and redop fields (-1 when absent), and whether the check column is `error`. */
 struct nt_layout {
-    int nfields, size, place[2];
+    int nfields, size, place[2], type, redop, error;
 };
 
 static int nt_header(const char *line, size_t len, struct nt_layout *lay)
@@ -232,26 +235,116 @@ static int nt_header(const char *line, size_t len, struct nt_layout *lay)
     if (len == 0 || line[0] != '#')
         return 0;
     n = split_blank(line + 1, len - 1, buf, sizeof(buf), f);
-    lay->size = -1;
+    lay->size = lay->type = lay->redop = -1;
+    lay->error = 0;
     for (int i = 0; i < n; i++) {
         if (strcmp(f[i], "size") == 0)
             lay->size = i;
+        else if (strcmp(f[i], "type") == 0)
+            lay->type = i;
+        else if (strcmp(f[i], "redop") == 0)
+            lay->redop = i;
         else if (strcmp(f[i], "time") == 0 && np < 2 && i + 2 < n &&
-                 strcmp(f[i + 1], "algbw") == 0 && strcmp(f[i + 2], "busbw") == 0)
+                 strcmp(f[i + 1], "algbw") == 0 && strcmp(f[i + 2], "busbw") == 0) {
             lay->place[np++] = i;
+            lay->error |= i + 3 < n && strcmp(f[i + 3], "error") == 0;
+        }
     }
     lay->nfields = n;
     return lay->size == 0 && np == 2;
 }
 
+/* Whether s is a whole decimal number of bytes (a row's first field). */
+static int all_digits(const char *s)
+{
+    for (const char *c = s; *c; c++)
+        if (*c < '0' || *c > '9')
+            return 0;
+    return *s != '\0';
+}
+
+/* A placement's check field: `#wrong` must be 0 (or N/A: not checked); `error`, the largest
+ * deviation, a number, which nccl-tests itself judges per type in its "Out of bounds values"
+ * line (nt_trailer). 0, or CS_ERR_PARSE at name:line. */
+static int nt_check(const struct nt_layout *lay, const char *v, const char *place, const char *name,
+                    int line, struct cs_error *err)
+{
+    char *end;
+
+    if (strcmp(v, "N/A") == 0 || (!lay->error && strcmp(v, "0") == 0))
+        return 0;
+    if (lay->error && (strtod(v, &end), end != v && *end == '\0'))
+        return 0;
+    if (lay->error)
+        return cs_error_fail(err, CS_ERR_PARSE, name, line,
+                             "nccl-tests error column (%s) is '%s', not a number", place, v);
+    return cs_error_fail(err, CS_ERR_PARSE, name, line,
+                         "nccl-tests reports %s wrong values (%s): not a measurement", v, place);
+}
+
+/* "# Out of bounds values : N OK|FAILED": CS_ERR_PARSE at name:line unless N is 0; 0 for
+ * other lines. */
+static int nt_trailer(char **f, int n, const char *name, int line, struct cs_error *err)
+{
+    if (n < 6 || strcmp(f[0], "#") != 0 || strcmp(f[1], "Out") != 0 || strcmp(f[3], "bounds") != 0)
+        return 0;
+    if (strcmp(f[5], ":") == 0 && n >= 7 && strcmp(f[6], "0") == 0)
+        return 0;
+    return cs_error_fail(err, CS_ERR_PARSE, name, line,
+                         "nccl-tests reports out of bounds values (%s): not a measurement",
+                         n >= 7 ? f[6] : "?");
+}
+
+/* The first row's type and redop ("float sum"), into first; CS_ERR_PARSE at name:line when a
+ * later row has others (nccl-tests -d all or -o all): one table is one type and operation. */
+static int nt_same_kind(const struct nt_layout *lay, char **f, char *first, size_t len,
+                        const char *name, int line, struct cs_error *err)
+{
+    char kind[128];
+
+    snprintf(kind, sizeof(kind), "%s %s", lay->type >= 0 ? f[lay->type] : "-",
+             lay->redop >= 0 ? f[lay->redop] : "-");
+    if (first[0] == '\0')
+        snprintf(first, len, "%s", kind);
+    else if (strcmp(first, kind) != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, line,
+                             "nccl-tests rows of type and redop '%s' after '%s' (-d all or "
+                             "-o all): keep the rows of one in a file of their own",
+                             kind, first);
+    return 0;
+}
+
+/* One row's placements as schema rows on fp, their line appended to *lines (a placement whose
+ * time is N/A, not measured, is left out). 0, or a CS_ERR_*. */
+static int nt_row(const struct nt_layout *lay, char **f, int line, FILE *fp, int **lines,
+                  int *nrows, const char *name, struct cs_error *err)
+{
+    static const char *const place[] = {"out_of_place", "in_place"};
+    int rc = 0;
+
+    for (int p = 0; p < 2 && rc == 0; p++) {
+        const char *check = lay->place[p] + 3 < lay->nfields ? f[lay->place[p] + 3] : "0";
+        int *grown;
+
+        if ((rc = nt_check(lay, check, place[p], name, line, err)) != 0 ||
+            strcmp(f[lay->place[p]], "N/A") == 0)
+            continue;
+        fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]], f[lay->place[p] + 1],
+                f[lay->place[p] + 2], place[p]);
+        if ((grown = realloc(*lines, (size_t)(*nrows + 1) * sizeof(**lines))) == NULL)
+            return CS_ERR_NOMEM;
+        (*lines = grown)[(*nrows)++] = line;
+    }
+    return rc;
+}
+
 /* Rows of raw nccl-tests output as the shared schema, one per placement, each remembering its
- * line in the original; CS_ERR_PARSE at file:line for a row that does not fit the header or
- * reports wrong values. */
+ * line in the original; CS_ERR_PARSE at file:line for a row that does not fit the header,
+ * reports wrong values, or is of another type or operation than the first. */
 static int nt_convert(const char *text, size_t len, const char *name, const struct nt_layout *lay,
                       size_t start, struct cs_csv **out, struct cs_error *err)
 {
-    static const char *const place[] = {"out_of_place", "in_place"};
-    char *csv = NULL, buf[1024], *f[NT_MAX_FIELDS];
+    char *csv = NULL, buf[1024], *f[NT_MAX_FIELDS], kind[128] = "";
     size_t clen = 0;
     FILE *fp = open_memstream(&csv, &clen);
     int *lines = NULL, nrows = 0, line = 1, rc = 0;
@@ -265,32 +358,20 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
         const char *nl = memchr(text + i, '\n', len - i);
         size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
         int n = split_blank(text + i, l, buf, sizeof(buf), f);
-        int *grown;
 
         i += l + 1;
-        /* Comments, blank lines and what NCCL logs between rows are not rows. */
-        if (n == 0 || f[0][0] < '0' || f[0][0] > '9')
+        /* Comments, blank lines and what NCCL logs between rows (host names that start with a
+         * digit included) are not rows. */
+        if (n == 0 || !all_digits(f[0])) {
+            rc = nt_trailer(f, n, name, line, err);
             continue;
-        if (n != lay->nfields) {
+        }
+        if (n != lay->nfields)
             rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
                                "an nccl-tests row of %d fields under a header of %d", n,
                                lay->nfields);
-            break;
-        }
-        for (int p = 0; p < 2 && rc == 0; p++) {
-            const char *wrong = lay->place[p] + 3 < n ? f[lay->place[p] + 3] : "0";
-
-            if (strcmp(wrong, "0") != 0 && strcmp(wrong, "N/A") != 0)
-                rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
-                                   "nccl-tests reports %s wrong values (%s): not a measurement",
-                                   wrong, place[p]);
-            fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]], f[lay->place[p] + 1],
-                    f[lay->place[p] + 2], place[p]);
-            if ((grown = realloc(lines, (size_t)(nrows + 1) * sizeof(*lines))) == NULL)
-                rc = CS_ERR_NOMEM;
-            else
-                (lines = grown)[nrows++] = line;
-        }
+        else if ((rc = nt_same_kind(lay, f, kind, sizeof(kind), name, line, err)) == 0)
+            rc = nt_row(lay, f, line, fp, &lines, &nrows, name, err);
     }
     if (fclose(fp) != 0 && rc == 0)
         rc = CS_ERR_NOMEM;
@@ -312,7 +393,8 @@ int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
 
     if (rc != 0)
         return rc == CS_ERR_INVALID ? CS_ERR_IO : rc;
-    /* nccl-tests output: a `#` header naming size ... time algbw busbw twice, before any row. */
+    /* nccl-tests output: a `#` header naming size ... time algbw busbw twice (NCCL's log may come
+     * before it); its rows follow it. */
     while (i < len) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
@@ -323,8 +405,6 @@ int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
             free(text);
             return rc;
         }
-        if (l > 0 && text[i] != '#')
-            break;
         i += l + 1;
     }
     rc = cs_csv_read_mem(text, len, name, out, err);

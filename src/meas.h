@@ -53,11 +53,14 @@ struct cs_meas_row {
 
 /* Read a measurement table: a CSV of the shared schema (cs_csv_read), or the raw output of an
  * nccl-tests binary (found by its `#` header naming size ... time algbw busbw for both
- * placements), turned into the schema's columns size_bytes,time_us,algbw_GBps,busbw_GBps and
- * placement (out_of_place, in_place: one row each per size), each row at its line in the output.
+ * placements, anywhere in the file; the layouts of nccl-tests 2.0 to 2.13, NCCL 2.8 to 2.23:
+ * with or without the redop and root columns, `error` or `#wrong` checks), turned into the
+ * schema's columns size_bytes,time_us,algbw_GBps,busbw_GBps and placement (out_of_place,
+ * in_place: one row each per size, none for a time of N/A), each row at its line in the output.
  * Lines that are not rows (comments, NCCL's log lines) are skipped. CS_ERR_PARSE at file:line
- * for a row that does not match the header or reports wrong values (#wrong not 0 or N/A);
- * otherwise as cs_csv_read. */
+ * for a row that does not match the header, reports wrong values (#wrong not 0 or N/A, an error
+ * that is not a number), is of another type or redop than the first row (-d all, -o all), or an
+ * "Out of bounds values" line that is not 0; otherwise as cs_csv_read. */
 int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err);
 
 /* The rows of a measurement table, in file order. A row without time_us takes it from busbw:

@@ -193,11 +193,78 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/* Raw nccl-tests output of each layout (tests/data/nccl-tests/): rows, placements and lines. */
+START_TEST(test_raw_layouts)
+{
+    static const struct {
+        const char *file;
+        int nrows, line0, line_last;
+        double size0, time0, time_last;
+    } ok[] = {
+        /* nccl-tests 2.0 (NCCL 2.8): `error` columns (the largest deviation), redop, no root */
+        {"nccl-tests/allreduce-v2.0-error.out", 14, 12, 18, 8, 40.69, 129.8},
+        /* an AllGather of then: no redop or root */
+        {"nccl-tests/allgather-v2.0-error.out", 8, 8, 11, 1024, 20.11, 29.88},
+        /* nccl-tests 2.13 (NCCL 2.23) under NCCL's log, host names starting with digits; an
+         * in-place time N/A is no row */
+        {"nccl-tests/sendrecv-v2.13-log.out", 5, 13, 15, 1024, 12.31, 28.70},
+    };
+    struct cs_csv *t = NULL;
+    struct cs_meas_row *r = NULL;
+    struct cs_error err;
+    int n;
+
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        cs_error_init(&err);
+        ck_assert_msg(cs_meas_read(test_data(ok[i].file), &t, &err) == 0, "%s: %s", ok[i].file,
+                      err.msg);
+        ck_assert_int_eq(t->nrows, ok[i].nrows);
+        ck_assert_int_eq(t->lines[0], ok[i].line0);
+        ck_assert_int_eq(t->lines[t->nrows - 1], ok[i].line_last);
+        ck_assert_int_eq(cs_meas_read_rows(t, 2, 2, &r, &n, NULL, &err), 0);
+        ck_assert_int_eq(n, ok[i].nrows);
+        ck_assert_double_eq(r[0].size_bytes, ok[i].size0);
+        ck_assert_double_eq_tol(r[0].time_s, ok[i].time0 * 1e-6, 1e-15);
+        ck_assert_double_eq_tol(r[n - 1].time_s, ok[i].time_last * 1e-6, 1e-15);
+        free(r);
+        cs_csv_free(t);
+    }
+}
+END_TEST
+
+/* Raw output that is no single measurement: file:line and why. */
+START_TEST(test_raw_refused)
+{
+    static const struct {
+        const char *file;
+        int line;
+        const char *msg;
+    } bad[] = {
+        {"nccl-tests/allreduce-d-all.out", 8,
+         "type and redop 'float sum' after 'int8 sum' (-d all or -o all)"},
+        {"nccl-tests/allreduce-o-all.out", 8, "type and redop 'float prod' after 'float sum'"},
+        {"nccl-tests/allreduce-oob.out", 7, "nccl-tests reports out of bounds values (6)"},
+    };
+    struct cs_csv *t = NULL;
+    struct cs_error err;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_meas_read(test_data(bad[i].file), &t, &err), CS_ERR_PARSE);
+        ck_assert_int_eq(err.line, bad[i].line);
+        ck_assert_msg(strstr(err.msg, bad[i].msg) != NULL, "%s", err.msg);
+        ck_assert_ptr_nonnull(strstr(err.file, bad[i].file));
+        ck_assert_ptr_null(t);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_coll, 1},  {test_range, 1}, {test_infer, 1}, {test_rows, 1}, {test_cell, 1},
-        {test_bytes, 1}, {test_gpus, 1},  {test_bad, 1},   {NULL, 0},
+        {test_coll, 1},        {test_range, 1},       {test_infer, 1}, {test_rows, 1},
+        {test_cell, 1},        {test_bytes, 1},       {test_gpus, 1},  {test_bad, 1},
+        {test_raw_layouts, 1}, {test_raw_refused, 1}, {NULL, 0},
     };
 
     return test_run("meas", 0, tests, NULL);

@@ -1,0 +1,143 @@
+#!/bin/sh
+# calibrate_platform.sh: `collsim calibrate platform` recovers the launch and link bandwidth of a
+# table the model itself predicted, rejects bad input with exit 2, and (with ../shared) the
+# README's walk-through runs as written and its platform re-predicts the fitted table within the
+# residuals its report states (exit 77, SKIP, after the other checks when ../shared is absent).
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+collsim="$CS_BUILDDIR/collsim"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+value() { # KEY FILE: the value of <prop id="KEY" .../> in FILE
+    sed -n "s/.*<prop id=\"$1\" value=\"\\([^\"]*\\)\".*/\\1/p" "$2" | tail -n 1
+}
+near() { # WHAT GOT WANT RELTOL
+    awk -v g="$2" -v w="$3" -v t="$4" \
+        'BEGIN { d = (g - w) / w; if (d < 0) d = -d; exit !(g != "" && d <= t) }' ||
+        { echo "FAIL: $1: got '$2', want $3 within $4" >&2; fail=1; }
+}
+
+# predicted SPEC PLATFORM OUT: the fastest of LL, LL128 and Simple per size, 64 B to 8 GiB, as
+# "size time_us" lines (rows not ok dropped).
+predicted() {
+    for p in LL LL128 Simple; do
+        "$collsim" predict --gen "$1" --platform "$2" --protocol "$p" -b 64 -e 8G -f 2 \
+            --format csv 2>/dev/null
+    done | awk -F, '$7 == "ok" { if (!($1 in t) || $4 < t[$1]) t[$1] = $4 }
+                    END { for (s in t) print s, t[s] }' | sort -n >"$3"
+}
+
+# residuals MEAS PRED: per measured size (the median of its rows) the prediction at the smallest
+# predicted size at or above it (the executor's rounding), as "size error" lines.
+residuals() {
+    awk -F, 'NR > 1 { print $1, $2 }' "$1" | sort -k1,1n -k2,2g |
+        awk '{ if ($1 != s && n) { print s, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2); n = 0 }
+               s = $1; v[++n] = $2 }
+             END { if (n) print s, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }' |
+        awk 'NR == FNR { ps[NR] = $1; pt[NR] = $2; np = NR; next }
+             { for (k = 1; k <= np && ps[k] < $1; k++); if (k <= np) print $1, (pt[k] - $2) / $2 }' \
+            "$2" -
+}
+
+# --- a table the model predicted: the fit finds the launch and bandwidth it was made with.
+spec=ring:gpus=8,channels=24,instances=1,protocol=Simple
+"$collsim" platform dgx-a100 --set cs.launch_s=7e-6 --set cs.link_Bps.nvlink=200e9 \
+    -o "$tmp/truth.xml" || fail=1
+"$collsim" predict --gen "$spec" --platform "$tmp/truth.xml" --protocol Simple -b 1K -e 8G -f 8 \
+    --format csv >"$tmp/table.csv" 2>/dev/null || fail=1
+"$collsim" calibrate platform --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
+    --protocols Simple --tol 0.01 -o "$tmp/fit.xml" --props "$tmp/fit.props" \
+    --report "$tmp/fit.md" ||
+    { echo "FAIL: calibrate platform on a predicted table" >&2; fail=1; }
+near cs.launch_s "$(value cs.launch_s "$tmp/fit.xml")" 7e-6 1e-3
+near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$tmp/fit.xml")" 200e9 1e-3
+grep -q '^| `cs.launch_s` | [1-9][0-9]* | 46.200 us | 7.000 us |' "$tmp/fit.md" &&
+    grep -q '^| `cs.link_Bps.nvlink` | [1-9][0-9]* | 194 GB/s | 200 GB/s |' "$tmp/fit.md" &&
+    grep -q 'iterations\{0,1\} (one prediction of the bands each), converged' "$tmp/fit.md" ||
+    { echo "FAIL: the report's keys and iterations:" >&2; cat "$tmp/fit.md" >&2; fail=1; }
+# The props file holds the two adjusted keys; the platform written from it has them too.
+[ "$(grep -c '^<prop' "$tmp/fit.props")" -eq 2 ] ||
+    { echo "FAIL: want 2 props:" >&2; cat "$tmp/fit.props" >&2; fail=1; }
+"$collsim" platform dgx-a100 --params "$tmp/fit.props" -o "$tmp/again.xml" || fail=1
+for k in cs.launch_s cs.link_Bps.nvlink; do
+    [ "$(value $k "$tmp/again.xml")" = "$(value $k "$tmp/fit.xml")" ] ||
+        { echo "FAIL: $k differs through --props" >&2; fail=1; }
+done
+
+# --- bad input: exit 2 with the reason (file:line where there is one).
+expect_error() { # PATTERN ARGS...
+    pat=$1
+    shift
+    "$collsim" calibrate platform "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q -- "$pat" "$tmp/err" ||
+        { echo "FAIL: calibrate platform $* exited $rc: $(cat "$tmp/err")" >&2; fail=1; }
+}
+expect_error "needs --family" "$tmp/table.csv" -o "$tmp/x.xml"
+expect_error "needs MEASUREMENT" --family dgx-a100 "$tmp/table.csv"
+expect_error "unknown platform family 'dgx'" --family dgx "$tmp/table.csv" -o "$tmp/x.xml"
+expect_error "give --link" --family a100-hier "$tmp/table.csv" -o "$tmp/x.xml"
+expect_error "exclude each other" --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
+    --schedule x.xml -o "$tmp/x.xml"
+expect_error "--protocols: 'LL,SLOW'" --family dgx-a100 --protocols LL,SLOW "$tmp/table.csv" \
+    -o "$tmp/x.xml"
+printf 'size_bytes,time_us\n64,1\n128,x\n' >"$tmp/bad.csv"
+expect_error "bad.csv:3: column time_us" --family dgx-a100 --ranks 8 "$tmp/bad.csv" -o "$tmp/x.xml"
+expect_error "no measured size is dominated" --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
+    --latency-sizes 3:3 --bandwidth-sizes 3:3 -o "$tmp/x.xml"
+printf 'size_bytes,time_us,algbw_GBps,busbw_GBps\n1048576,100,10,15\n' >"$tmp/4ranks.csv"
+expect_error "4ranks.csv: allreduce over 4 ranks, unlike the fitted tables (allreduce over 8)" \
+    --family dgx-a100 "$tmp/table.csv" --held-out "$tmp/4ranks.csv" -o "$tmp/x.xml"
+[ ! -e "$tmp/x.xml" ] || { echo "FAIL: a failed fit wrote its platform" >&2; fail=1; }
+
+# --- the README's walk-through, run as written, on the shared measurements.
+shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
+if [ ! -d "$shared" ]; then
+    echo "calibrate_platform.sh: SKIP: $shared absent; the README's walk-through not run"
+    [ "$fail" -eq 0 ] && exit 77
+    exit $fail
+fi
+# The command: the README's lines from "    collsim calibrate platform" to the first without a
+# trailing backslash.
+cmd=$(awk '/^    collsim calibrate platform / { on = 1 }
+           on { sub(/^ +/, ""); if (sub(/\\$/, "")) printf "%s", $0; else { print; exit } }' \
+    "$CS_SRCDIR/README")
+case "$cmd" in
+*'$m/oci-bmgpu48-a100sxm40-1node-8gpu.csv'*'--held-out'*) ;;
+*) echo "FAIL: the README's calibrate platform command: '$cmd'" >&2; exit 1 ;;
+esac
+# shellcheck disable=SC2086
+mkdir "$tmp/readme"
+(cd "$tmp/readme" && m=$shared && eval "\"\$collsim\" ${cmd#collsim }") >"$tmp/out" 2>&1 ||
+    { echo "FAIL: the README's command: $(cat "$tmp/out")" >&2; exit 1; }
+report=$(ls "$tmp"/readme/*.md | head -n 1)
+plat=$(ls "$tmp"/readme/*.xml | head -n 1)
+gen=$(printf '%s\n' "$cmd" | sed -n 's/.*--gen \([^ ]*\).*/\1/p')
+# Re-predict with the written platform and compare with the report's residuals of the fitted
+# table (its first "Residual over" line; 2 decimals, so 0.006 points of slack).
+predicted "$gen" "$plat" "$tmp/pred"
+residuals "$shared/oci-bmgpu48-a100sxm40-1node-8gpu.csv" "$tmp/pred" >"$tmp/res"
+stated=$(grep -m 1 '^Residual over' "$report" |
+    sed 's/.*median |error| \([0-9.]*\)%, max |error| \([0-9.]*\)%.*/\1 \2/')
+got=$(awk '{ e = $2 < 0 ? -$2 : $2; v[NR] = e; if (e > mx) mx = e }
+           END { n = asort_n(v, NR); printf "%.4f %.4f %d", 100 * med, 100 * mx, NR }
+           function asort_n(a, n,   i, j, t) {
+               for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+                   t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+               med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2; return n }' "$tmp/res")
+set -- $stated $got
+if [ "$#" -ne 5 ] || [ "$5" -ne 28 ] ||
+    ! awk -v sm="$1" -v sx="$2" -v gm="$3" -v gx="$4" \
+        'BEGIN { exit !(gm <= sm + 0.006 && gx <= sx + 0.006) }'; then
+    echo "FAIL: re-predicted: median/max |error| $3%/$4% over $5 sizes, the report states $1%/$2%" >&2
+    fail=1
+fi
+# The bands the keys were fitted on stay within the tolerance the report names.
+grep -q '^[0-9]* iterations\{0,1\} (one prediction of the bands each), converged' "$report" ||
+    { echo "FAIL: the walk-through did not converge" >&2; fail=1; }
+grep -q '^## Held out: `.*thanos-notes' "$report" ||
+    { echo "FAIL: the report has no held-out table" >&2; fail=1; }
+exit $fail
