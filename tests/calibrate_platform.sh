@@ -20,26 +20,30 @@ near() { # WHAT GOT WANT RELTOL
         { echo "FAIL: $1: got '$2', want $3 within $4" >&2; fail=1; }
 }
 
-# predicted SPEC PLATFORM OUT: the fastest of LL, LL128 and Simple per size, 64 B to 8 GiB, as
-# "size time_us" lines (rows not ok dropped).
+# predicted SPEC PLATFORM MEAS OUT: per size of MEAS, the fastest of LL, LL128 and Simple at that
+# size rounded up to the schedule's granularity (as the fit rounds it: the smallest size the
+# executor runs at or above it; predict itself aligns down), as "size time_us" lines. The
+# granularity is predict's smallest nonzero aligned size.
 predicted() {
-    for p in LL LL128 Simple; do
-        "$collsim" predict --gen "$1" --platform "$2" --protocol "$p" -b 64 -e 8G -f 2 \
-            --format csv 2>/dev/null
-    done | awk -F, '$7 == "ok" { if (!($1 in t) || $4 < t[$1]) t[$1] = $4 }
-                    END { for (s in t) print s, t[s] }' | sort -n >"$3"
+    g=$("$collsim" predict --gen "$1" --platform "$2" -b 1 -e 1G --format csv 2>/dev/null |
+        sed -n '2s/,.*//p')
+    for s in $(awk -F, 'NR > 1 { print $1 }' "$3" | sort -un); do
+        r=$(((s + g - 1) / g * g))
+        for p in LL LL128 Simple; do
+            "$collsim" predict --gen "$1" --platform "$2" --protocol "$p" -b "$r" -e "$r" \
+                --format csv 2>/dev/null | awk -F, -v s="$s" 'NR > 1 && $7 == "ok" { print s, $4 }'
+        done | sort -k2,2g | head -n 1
+    done >"$4"
 }
 
-# residuals MEAS PRED: per measured size (the median of its rows) the prediction at the smallest
-# predicted size at or above it (the executor's rounding), as "size error" lines.
+# residuals MEAS PRED: per measured size (the median of its rows) the prediction of that size,
+# as "size error" lines.
 residuals() {
     awk -F, 'NR > 1 { print $1, $2 }' "$1" | sort -k1,1n -k2,2g |
         awk '{ if ($1 != s && n) { print s, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2); n = 0 }
                s = $1; v[++n] = $2 }
              END { if (n) print s, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }' |
-        awk 'NR == FNR { ps[NR] = $1; pt[NR] = $2; np = NR; next }
-             { for (k = 1; k <= np && ps[k] < $1; k++); if (k <= np) print $1, (pt[k] - $2) / $2 }' \
-            "$2" -
+        awk 'NR == FNR { pt[$1] = $2; next } ($1 in pt) { print $1, (pt[$1] - $2) / $2 }' "$2" -
 }
 
 # --- a table the model predicted: the fit finds the launch and bandwidth it was made with.
@@ -118,7 +122,7 @@ plat=$(ls "$tmp"/readme/*.xml | head -n 1)
 gen=$(printf '%s\n' "$cmd" | sed -n 's/.*--gen \([^ ]*\).*/\1/p')
 # Re-predict with the written platform and compare with the report's residuals of the fitted
 # table (its first "Residual over" line; 2 decimals, so 0.006 points of slack).
-predicted "$gen" "$plat" "$tmp/pred"
+predicted "$gen" "$plat" "$shared/oci-bmgpu48-a100sxm40-1node-8gpu.csv" "$tmp/pred"
 residuals "$shared/oci-bmgpu48-a100sxm40-1node-8gpu.csv" "$tmp/pred" >"$tmp/res"
 stated=$(grep -m 1 '^Residual over' "$report" |
     sed 's/.*median |error| \([0-9.]*\)%, max |error| \([0-9.]*\)%.*/\1 \2/')
@@ -140,4 +144,13 @@ grep -q '^[0-9]* iterations\{0,1\} (one prediction of the bands each), converged
     { echo "FAIL: the walk-through did not converge" >&2; fail=1; }
 grep -q '^## Held out: `.*thanos-notes' "$report" ||
     { echo "FAIL: the report has no held-out table" >&2; fail=1; }
+# The committed outputs of this command (results/calibration/dgx-a100-fit.*) are current: the
+# same fitted values (their comments name the data by another path).
+props=$(ls "$tmp"/readme/*.props | head -n 1)
+[ "$(grep '^<prop' "$props")" = "$(grep '^<prop' "$CS_SRCDIR/results/calibration/dgx-a100-fit.props")" ] ||
+    { echo "FAIL: results/calibration/dgx-a100-fit.props is stale; rerun the README's calibrate platform command there" >&2; fail=1; }
+for k in cs.launch_s cs.link_Bps.nvlink; do
+    [ "$(value $k "$plat")" = "$(value $k "$CS_SRCDIR/results/calibration/dgx-a100-fit.xml")" ] ||
+        { echo "FAIL: results/calibration/dgx-a100-fit.xml: $k is stale" >&2; fail=1; }
+done
 exit $fail
