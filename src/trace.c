@@ -9,8 +9,7 @@
 #include "error.h"
 #include "stats.h"
 
-/* s as a JSON string literal (quotes and escapes included). */
-static void json_str(FILE *fp, const char *s)
+void cs_trace_json_str(FILE *fp, const char *s)
 {
     fputc('"', fp);
     for (; *s; s++) {
@@ -57,7 +56,7 @@ static void counter(FILE *fp, const struct cs_timeline *tl, int l, int pid, doub
 
     snprintf(name, sizeof(name), "link %s", tl->links[l].name);
     fprintf(fp, ",\n{\"name\":");
-    json_str(fp, name);
+    cs_trace_json_str(fp, name);
     fprintf(fp, ",\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"args\":{\"utilisation\":%.6g}}",
             pid, us(b, ps(tl, t_s)), u);
 }

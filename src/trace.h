@@ -18,4 +18,7 @@
  * when writing fails. */
 int cs_trace_write(FILE *fp, const struct cs_plan *plan, const struct cs_timeline *tl);
 
+/* s as a JSON string literal, quotes and escapes included (tracecmp's traces use it too). */
+void cs_trace_json_str(FILE *fp, const char *s);
+
 #endif

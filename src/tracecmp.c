@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fdio.h"
+#include "trace.h"
 
 #define JSON_MAX_DEPTH 64
 /* predict --trace stops at 1M events by default, about 250 bytes each */
@@ -33,34 +34,17 @@ void cs_step_trace_free(struct cs_step_trace *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* s as a JSON string literal; only the characters our names hold need escapes. */
-static void json_str(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            fprintf(fp, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(fp, "\\u%04x", c);
-        else
-            fputc(c, fp);
-    }
-    fputc('"', fp);
-}
-
 int cs_step_trace_write(FILE *fp, const struct cs_step_trace *t)
 {
     int maxtb[1024] = {0}, nranks = t->gpus;
 
     fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"collective\":");
-    json_str(fp, t->coll);
+    cs_trace_json_str(fp, t->coll);
     fprintf(fp, ",\"protocol\":");
-    json_str(fp, t->proto);
+    cs_trace_json_str(fp, t->proto);
     fprintf(fp, ",\"gpus\":%d,\"size_bytes\":%lld,\"iterations\":%d,\"source\":", t->gpus,
             t->size_bytes, t->iterations);
-    json_str(fp, t->source);
+    cs_trace_json_str(fp, t->source);
     fprintf(fp, "},\"traceEvents\":[\n");
     for (long i = 0; i < t->n; i++) {
         const struct cs_step_span *s = &t->spans[i];
@@ -84,7 +68,7 @@ int cs_step_trace_write(FILE *fp, const struct cs_step_trace *t)
         const struct cs_step_span *s = &t->spans[i];
 
         fprintf(fp, "%s{\"name\":", i || nranks ? ",\n" : "");
-        json_str(fp, s->type[0] ? s->type : "step");
+        cs_trace_json_str(fp, s->type[0] ? s->type : "step");
         fprintf(fp,
                 ",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                 "\"args\":{\"iteration\":%d,\"step\":%d}}",
