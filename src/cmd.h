@@ -21,7 +21,7 @@ enum {
     X(calibrate, "fit platform parameters to measurements")                                        \
     X(validate, "compare predictions with measurements")                                           \
     X(verify, "check a schedule's structure and data")                                             \
-    X(gen, "generate a schedule (hierarchical, ring, allpairs)")                                   \
+    X(gen, "generate a schedule (hierarchical, ring, allpairs, nccl)")                             \
     X(diff, "compare two schedules up to dependency order")                                        \
     X(tracediff, "compare a measured trace with a predicted one step by step")                     \
     X(platform, "write a SimGrid platform file for an A100 or Hopper machine")                     \

@@ -2,7 +2,8 @@
 # results_stale.sh: committed results that a rerun reproduces are what collsim writes today.
 # Every `collsim sweep results/sweeps/NAME.sweep -o OUT.csv` command of results/sweeps/README is
 # run again (all points, -j 2) and its CSV must equal results/sweeps/OUT.csv byte for byte, and
-# every CSV there must have such a command; the measurements (results/perf.md, results/fuzz.md)
+# every CSV there must have such a command; the measurements (results/perf.md, results/fuzz.md,
+# results/predict-corpus.md)
 # must name the commit or version they were made with (a commit that exists, where git can say).
 # Checked elsewhere: README and docs examples (readme.sh), results/validation
 # (validation_full.sh), results/sweeps/ndv4-plan.txt (tune.sh), the regression baseline
@@ -42,7 +43,7 @@ done
 # 2. measurements name what they measured
 have_git=0
 git -C "$CS_SRCDIR" rev-parse --git-dir >/dev/null 2>&1 && have_git=1
-for m in perf.md fuzz.md; do
+for m in perf.md fuzz.md predict-corpus.md; do
     f="$CS_SRCDIR/results/$m"
     shas=$(grep -oE '(commit|committed in|git) [0-9a-f]{7,40}' "$f" | awk '{ print $NF }')
     if [ -z "$shas" ]; then
