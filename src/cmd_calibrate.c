@@ -1240,9 +1240,9 @@ static int ptable_add(struct ptable *pt, const struct popts *o, const char *path
 static int cmp_fit_pt(const void *a, const void *b)
 {
     const struct cs_fit_pt *p = a, *q = b;
+    int c = (p->x > q->x) - (p->x < q->x);
 
-    return (p->x > q->x) - (p->x < q->x) ? (p->x > q->x) - (p->x < q->x)
-                                         : (p->t > q->t) - (p->t < q->t);
+    return c != 0 ? c : (p->t > q->t) - (p->t < q->t);
 }
 
 /* The tables' points: the median time per size, ascending. 0, or an exit code. */

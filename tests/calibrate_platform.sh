@@ -97,7 +97,12 @@ expect_error "4ranks.csv: allreduce over 4 ranks, unlike the fitted tables (allr
     --family dgx-a100 "$tmp/table.csv" --held-out "$tmp/4ranks.csv" -o "$tmp/x.xml"
 [ ! -e "$tmp/x.xml" ] || { echo "FAIL: a failed fit wrote its platform" >&2; fail=1; }
 
-# --- the README's walk-through, run as written, on the shared measurements.
+# --- the README's walk-through, run as written, on the shared measurements (not under
+# sanitizers, where its replays take minutes: the default and clang builds run it).
+if [ "${CS_SANITIZED:-0}" = 1 ]; then
+    echo "calibrate_platform.sh: the README's walk-through is not run under sanitizers"
+    exit $fail
+fi
 shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
 if [ ! -d "$shared" ]; then
     echo "calibrate_platform.sh: SKIP: $shared absent; the README's walk-through not run"
