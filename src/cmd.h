@@ -40,6 +40,8 @@ CS_CMDS(CS_CMD_DECLARE)
 
 /* Print "collsim: <err>" on stderr. */
 void cmd_print_error(const struct cs_error *err);
+/* The reader's warnings of sched (unknown attributes, ...) on stderr, FILE:LINE: warning: ... */
+void cmd_print_sched_warnings(const struct cs_sched *sched);
 /* Print "collsim: <fmt...>" on stderr and return CS_EXIT_USAGE. */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a schedule from a path, or stdin for "-"; NULL after printing the error. */

@@ -20,9 +20,7 @@ int cmd_fmt(int argc, char **argv)
 
     if (rc != 0)
         return rc;
-    for (int i = 0; i < sched->nwarnings_kept; i++)
-        fprintf(stderr, "%s:%d: warning: %s\n", sched->path ? sched->path : "<stdin>",
-                sched->warnings[i].line, sched->warnings[i].msg);
+    cmd_print_sched_warnings(sched);
     cs_error_init(&err);
     rc = cs_sched_write_xml_file(sched, "-", &err);
     cs_sched_free(sched);

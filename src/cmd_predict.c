@@ -589,6 +589,7 @@ int cmd_predict(int argc, char **argv)
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
+    cmd_print_sched_warnings(sched);
     if (a.vs_nccl && (sched->coll < CS_COLL_ALLREDUCE || sched->coll > CS_COLL_ALLTOALL)) {
         fprintf(stderr,
                 "collsim: predict --vs-nccl: a %s schedule has no NCCL collective to compare "

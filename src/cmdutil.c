@@ -45,6 +45,18 @@ struct cs_sched *cmd_load_sched(const char *path)
     return sched;
 }
 
+void cmd_print_sched_warnings(const struct cs_sched *sched)
+{
+    const char *name = sched->path ? sched->path : "<stdin>";
+
+    for (int i = 0; i < sched->nwarnings_kept; i++)
+        fprintf(stderr, "%s:%d: warning: %s\n", name, sched->warnings[i].line,
+                sched->warnings[i].msg);
+    if (sched->nwarnings > sched->nwarnings_kept)
+        fprintf(stderr, "%s: ... and %d more warnings\n", name,
+                sched->nwarnings - sched->nwarnings_kept);
+}
+
 /* The copy of stdin a `--platform -` made, removed at exit (and by fdio on a signal) by the
  * process that made it: a forked worker that exits leaves it to its parent. */
 static char stdin_platform[4096];

@@ -245,6 +245,10 @@ has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'
 "$collsim" fmt "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$fixed" ||
     { echo "FAIL: fmt does not drop nthreads" >&2; fails=$((fails + 1)); }
 has "$tmp/err" "$tmp/nthreads.xml:1: warning: <algo>: unknown attribute 'nthreads'"
+# predict says so too, and predicts
+"$collsim" predict "$tmp/nthreads.xml" --platform "$src/platforms/a100-pcie-4gpu.xml" -b 1M -e 1M \
+    >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: predict with nthreads" >&2; fails=$((fails + 1)); }
+has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
 "$collsim" info "$src/tests/data/bad/truncated.xml" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] || { echo "FAIL: info on a truncated file: exit $rc" >&2; fails=$((fails + 1)); }
