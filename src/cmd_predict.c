@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "gitsha.h" /* CS_BUILD_GIT_SHA: the commit make saw, as --version names it */
 #include "nccl.h"
 #include "predict.h"
 #include "progress.h"
@@ -22,10 +23,6 @@
 #include "trace.h"
 #include "util.h"
 #include "xml.h"
-
-#ifndef CS_GIT_SHA
-#define CS_GIT_SHA "unknown"
-#endif
 
 const char cmd_predict_usage[] =
     "usage: collsim predict SCHEDULE.xml|--gen SPEC --platform FILE [--protocol LL|LL128|Simple]\n"
@@ -478,7 +475,7 @@ static int report_meta(const struct predict_args *a, const struct cs_sched *sche
     meta->dtype = strcmp(a->dtype, "all") == 0 ? cs_dtype_names[0] : a->dtype;
     cs_replay_simgrid_version(sg, sglen);
     meta->version = PACKAGE_VERSION;
-    meta->git = CS_GIT_SHA;
+    meta->git = CS_BUILD_GIT_SHA;
     meta->simgrid = sg;
     meta->libxml2 = cs_xml_library_version();
     if (strcmp(a->in.plat_path, "-") != 0 && cs_predict_file_hash(a->in.plat_path, hash, &err) == 0)

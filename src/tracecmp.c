@@ -112,8 +112,9 @@ static int eat(struct jp *j, char c)
     return 0;
 }
 
-/* A string into out (size bytes, truncated; out may be NULL). Escapes other than \uXXXX keep
- * their character; \uXXXX becomes '?' (trace names are ASCII). */
+/* A string into out (size bytes, truncated; out may be NULL). An escape stands for the character
+ * it names; a \uXXXX escape, which neither collsim's nor the harness's traces write (their names
+ * are ASCII), is read as '?': names are only shown and compared, never decoded further. */
 static int jstring(struct jp *j, char *out, size_t size)
 {
     size_t n = 0;
