@@ -25,7 +25,9 @@ const char cmd_tune_usage[] =
     "the FIFO credits deadlock it or may (a send step of more calls than a connection has slots,\n"
     "to a receive that starts only after it, or that forwards it); the plan says where and why.\n"
     "Every variant's schedule is read for this (without -o, one not found is a warning and its\n"
-    "windows go unchecked).\n"
+    "windows go unchecked). An LL128 variant whose connections cross a path within a node\n"
+    "that is not all NVLink (where NCCL refuses LL128; MSCCL runs it unchecked) competes on\n"
+    "no size: the plan names it and the path.\n"
     "\n"
     "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
     "  -o DIR          also write, per range, DIR/NN-VARIANT.xml: the schedule with\n"
@@ -179,7 +181,8 @@ int cmd_tune(int argc, char **argv)
     cs_error_init(&err);
     if (cs_table_read(a.csv, &t, &err) != 0 ||
         cs_tune_read(t, a.csv, a.where, a.nwhere, &sw, &err) != 0 ||
-        cs_tune_check_credits(&sw, a.sched_dir, a.outdir != NULL, &err) != 0) {
+        cs_tune_check_credits(&sw, a.sched_dir, a.outdir != NULL, &err) != 0 ||
+        cs_tune_check_ll128(&sw, a.sched_dir, &err) != 0) {
         cmd_print_error(&err);
         cs_table_free(t);
         return CS_EXIT_USAGE;

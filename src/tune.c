@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fdio.h"
 #include "gen.h"
 #include "parse.h"
+#include "platform.h"
+#include "predict.h"
 #include "report.h"
+#include "sweep.h"
 #include "sweeprun.h"
 #include "tune.h"
 #include "verify.h"
@@ -369,6 +373,97 @@ int cs_tune_check_credits(struct cs_tune_sweep *sw, const char *sched_dir, int n
     return 0;
 }
 
+/* ---- LL128 off NVLink ---------------------------------------------------------------------- */
+
+/* The sweep's platform: the file its platform column names (relative to dir), or the one its
+ * family keys describe, written to the temporary file tmp (a mkstemp template; replays load it,
+ * so the caller removes it when tmp[0] is not '\0' after use). */
+static int sweep_platform(const struct cs_tune_sweep *sw, const char *dir, char *tmp,
+                          struct cs_platform **out, struct cs_error *err)
+{
+    const struct cs_table *t = sw->t;
+    const char *const *vals = (const char *const *)t->cells + sw->var[0].row * t->ncols + 1;
+    struct cs_sweep *ks = calloc(1, sizeof(*ks));
+    struct cs_platform_spec spec;
+    struct cs_params params;
+    char path[4096];
+    const char *pv;
+    int fd, rc;
+
+    if (ks == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+    ks->dir = (char *)dir;
+    for (int c = 1; c < sw->naxes && ks->nkeys < CS_SWEEP_MAX_KEYS; c++)
+        ks->keys[ks->nkeys++] = t->cols[c];
+    if ((pv = cs_sweep_value(ks, vals, "platform")) != NULL) {
+        rc = cs_sweep_path(ks, pv, path, sizeof(path)) == 0
+                 ? cs_platform_read(path, out, err)
+                 : cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "platform path too long");
+    } else if (cs_sweep_value(ks, vals, "platform.family") == NULL) {
+        rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "no platform or platform.family column");
+    } else if ((fd = mkstemp(tmp)) < 0) {
+        tmp[0] = '\0';
+        rc = cs_error_fail(err, CS_ERR_IO, NULL, 0, "temporary platform file: %s", strerror(errno));
+    } else {
+        close(fd);
+        if ((rc = cs_sweeprun_platform(ks, vals, &spec, &params, err)) == 0 &&
+            (rc = cs_platform_write(&spec, &params, tmp, err)) == 0)
+            rc = cs_platform_read(tmp, out, err);
+    }
+    free(ks);
+    return rc;
+}
+
+/* Whether variant v's schedule, planned at its smallest size, runs LL128 over a path within a
+ * node that is not all NVLink; the warning (cs_predict_check_ll128) into var's note. */
+static int variant_ll128(struct cs_tune_sweep *sw, int v, const struct cs_platform *plat,
+                         const char *sched_dir, struct cs_error *err)
+{
+    struct cs_sched *s = NULL;
+    struct cs_plan *p = NULL;
+    char *msg = NULL;
+    long long size = 0;
+    int rc;
+
+    for (long i = 0; i < sw->nobs; i++)
+        if (sw->obs[i].variant == v && (size == 0 || sw->obs[i].size_bytes < size))
+            size = sw->obs[i].size_bytes;
+    if ((rc = cs_tune_variant_sched(sw, v, sched_dir, &s, err)) != 0)
+        return rc == CS_ERR_NOMEM ? rc : 0; /* unread: check_credits said so */
+    if (s->proto == CS_PROTO_LL128 &&
+        (rc = cs_plan_build(s, cs_plan_round_size(s, size, 1), 1, 0, &p, err)) == 0 &&
+        (rc = cs_predict_check_ll128(p, plat, &msg, err)) == 0 && msg != NULL) {
+        snprintf(sw->var[v].off_nvlink, sizeof(sw->var[v].off_nvlink), "%s", msg);
+        for (long i = 0; i < sw->nobs; i++)
+            if (sw->obs[i].variant == v && sw->obs[i].ok)
+                sw->obs[i].ok = 0, sw->obs[i].off_nvlink = 1;
+    }
+    free(msg);
+    cs_plan_free(p);
+    cs_sched_free(s);
+    return rc;
+}
+
+int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct cs_error *err)
+{
+    struct cs_platform *plat = NULL;
+    char tmp[] = "/tmp/collsim-tune-XXXXXX";
+    int rc = 0, any = 0;
+
+    for (int v = 0; v < sw->nvar; v++)
+        any |= strstr(sw->var[v].desc, "LL128") != NULL;
+    if (!any)
+        return 0;
+    if ((rc = sweep_platform(sw, sched_dir, tmp, &plat, err)) == 0)
+        for (int v = 0; v < sw->nvar && rc == 0; v++)
+            if (!sw->var[v].unchecked)
+                rc = variant_ll128(sw, v, plat, sched_dir, err);
+    cs_platform_free(plat);
+    if (strchr(tmp, 'X') == NULL && tmp[0] != '\0')
+        unlink(tmp);
+    return rc;
+}
+
 void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
                     long long *max_bytes)
 {
@@ -640,6 +735,10 @@ void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *s
     for (int i = 0; i < nr && caps; i++)
         plan_notes(fp, sw, r, i, caps[i]);
     capped_notes(fp, sw);
+    for (int v = 0; v < sw->nvar; v++)
+        if (sw->var[v].off_nvlink[0] != '\0')
+            fprintf(fp, "# %s left out: LL128 where NCCL refuses it (%s)\n", sw->var[v].desc,
+                    sw->var[v].off_nvlink);
     for (int i = 0; i < nr; i++)
         if (sw->var[r[i].variant].unchecked)
             fprintf(fp,

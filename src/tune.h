@@ -20,7 +20,8 @@ struct cs_tune_obs {
     double time_us;
     int ok; /* 0: deadlocked, or at or above the variant's credit limit (never a candidate) */
     long long nominal_bytes;
-    int capped; /* not ok because of the variant's FIFO credit limit, not the sweep */
+    int capped;     /* not ok because of the variant's FIFO credit limit, not the sweep */
+    int off_nvlink; /* not ok because the variant runs LL128 where NCCL refuses it */
 };
 
 /* A size window [min_bytes, max_bytes] (both inclusive, as the MSCCL executor tests them) and the
@@ -74,6 +75,7 @@ struct cs_tune_variant {
     char desc[CS_TUNE_DESC_LEN];  /* e.g. "ring gpus=8 LL" or "allreduce_x.4gpu LL128" */
     struct cs_tune_credit credit; /* after cs_tune_check_credits */
     int unchecked;                /* its schedule could not be read: credit not known */
+    char off_nvlink[1024];        /* LL128 on a path within a node that is not all NVLink: why */
 };
 
 /* A sweep's predictions on one platform, read for tuning. */
@@ -113,6 +115,13 @@ int cs_tune_variant_sched(const struct cs_tune_sweep *sw, int v, const char *sch
  * with err set. */
 int cs_tune_check_credits(struct cs_tune_sweep *sw, const char *sched_dir, int need_all,
                           struct cs_error *err);
+
+/* Take every LL128 variant whose connections cross a path within a node that is not all NVLink
+ * (cs_predict_check_ll128 on the sweep's platform: its platform file, or the one its family keys
+ * describe) out of the competition: NCCL refuses LL128 there, and MSCCL runs it unchecked. After
+ * cs_tune_check_credits (variants whose schedule was not read are skipped). 0 or CS_ERR_* with
+ * err set (the platform cannot be built or read). */
+int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct cs_error *err);
 
 /* The byte window of range i of nr: the range's own, or with extend the first from 0 and the last
  * without an upper limit (max 0), unless the sweep saw every variant deadlock beyond them (then up

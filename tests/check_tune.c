@@ -16,7 +16,7 @@
 /* An observation at its own (nominal) size. */
 #define O(v, size, t, ok)                                                                          \
     {                                                                                              \
-        v, size, t, ok, 0, 0                                                                       \
+        v, size, t, ok, 0, 0, 0                                                                    \
     }
 
 static struct cs_tune_range *ranges(const struct cs_tune_obs *o, long n, int *nr)
@@ -148,7 +148,7 @@ START_TEST(read_sweep)
     ck_assert_int_eq(sw.nvar, 3);
     ck_assert_str_eq(sw.var[0].desc, "allreduce_a100_ncv4.4gpu.1inst.LL LL");
     ck_assert_str_eq(sw.var[2].desc, "allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL Simple");
-    ck_assert_str_eq(sw.platform, "platform.family=a100-pcie-4gpu");
+    ck_assert_str_eq(sw.platform, "platform.family=dgx-a100");
     ck_assert_int_eq(sw.nobs, 18);
     ck_assert_int_eq(sw.obs[4].ok, 0); /* the first deadlock */
     ck_assert_int_eq(sw.obs[6].variant, 1);
@@ -487,6 +487,43 @@ START_TEST(generated_schedules)
 }
 END_TEST
 
+/* An LL128 variant competes where every path is NVLink (dgx-a100) and on no size where its
+ * connections cross PCIe (a100-pcie-4gpu): its observations leave the competition with a note. */
+START_TEST(ll128_off_nvlink)
+{
+    static const char *const fams[] = {"dgx-a100", "a100-pcie-4gpu"};
+
+    for (int f = 0; f < 2; f++) {
+        char csv[1024];
+        struct cs_table *t;
+        struct cs_tune_sweep sw;
+        struct cs_error err;
+
+        snprintf(csv, sizeof(csv),
+                 "point,gen.algorithm,gen.gpus,protocol,platform.family,size_bytes,time_us,"
+                 "status\n0,ring,4,LL,%s,1024,5,ok\n0,ring,4,LL,%s,4096,9,ok\n"
+                 "1,ring,4,LL128,%s,1024,6,ok\n1,ring,4,LL128,%s,4096,7,ok\n",
+                 fams[f], fams[f], fams[f], fams[f]);
+        t = table(csv);
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_tune_read(t, "s.csv", NULL, 0, &sw, &err), 0);
+        ck_assert_msg(cs_tune_check_credits(&sw, ".", 1, &err) == 0, "%s", err.msg);
+        ck_assert_msg(cs_tune_check_ll128(&sw, ".", &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(sw.var[1].desc, "ring gpus=4 LL128");
+        ck_assert_int_eq(sw.var[0].off_nvlink[0], '\0');
+        ck_assert_int_eq(sw.var[1].off_nvlink[0] != '\0', f == 1);
+        for (long i = 0; i < sw.nobs; i++) {
+            ck_assert_int_eq(sw.obs[i].ok, !(f == 1 && sw.obs[i].variant == 1));
+            ck_assert_int_eq(sw.obs[i].off_nvlink, f == 1 && sw.obs[i].variant == 1);
+        }
+        if (f == 1)
+            ck_assert_ptr_nonnull(strstr(sw.var[1].off_nvlink, "(pcie)"));
+        cs_tune_cleanup(&sw);
+        cs_table_free(t);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -502,6 +539,7 @@ int main(void)
         {credit_closed_form, 1},
         {credit_audit_example, 1},
         {nominal_sizes, 1},
+        {ll128_off_nvlink, 1},
         {NULL, 0},
     };
 

@@ -50,7 +50,7 @@ grep -q '^# allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL Simple: 1 predi
 # ... but not across a size where every variant deadlocked: there it stops one byte short
 awk -F, 'BEGIN { OFS = "," } NR > 1 && $5 == 1048576 { $8 = ""; $9 = ""; $10 = ""; $11 = "deadlock" } { print }' \
     "$src/tests/data/tune/sweep.csv" >"$tmp/dead.csv"
-printf '0,allreduce_a100_ncv4.4gpu.1inst.LL.xml,LL,a100-pcie-4gpu,512,128,float,,,,deadlock\n' >>"$tmp/dead.csv"
+printf '0,allreduce_a100_ncv4.4gpu.1inst.LL.xml,LL,dgx-a100,512,128,float,,,,deadlock\n' >>"$tmp/dead.csv"
 "$cs" tune "$tmp/dead.csv" --schedule-dir "$src/tests/data/msccl-xml" --extend -o "$tmp/dext" \
     >"$tmp/dout" || fail "tune --extend with deadlocks: $(cat "$tmp/dout")"
 head -1 "$tmp"/dext/00-*.xml | grep -q 'minBytes="513" maxBytes="16383"' || fail "extend first past a deadlock"
@@ -71,13 +71,22 @@ printf 'point,schedule,protocol,platform.family,size_bytes,count,type,time_us,al
 [ $? -eq 2 ] && grep -q 'would not load it.*coll="custom"' "$tmp/err" || fail "custom planned: $(cat "$tmp/err")"
 [ -z "$(ls -A "$tmp/cust" 2>/dev/null)" ] || fail "a refused schedule was written"
 
+# LL128 where NCCL refuses it: on four PCIe cards the LL128 variant competes on no size, and the
+# plan says why (the same predictions on NVSwitch above made it win range 2)
+sed 's/dgx-a100/a100-pcie-4gpu/' "$src/tests/data/tune/sweep.csv" >"$tmp/pcie.csv"
+"$cs" tune "$tmp/pcie.csv" --schedule-dir "$src/tests/data/msccl-xml" >"$tmp/pout" ||
+    fail "tune on PCIe: $(cat "$tmp/pout")"
+! grep -Eq '^ +[0-9].* LL128 ' "$tmp/pout" || fail "LL128 planned over PCIe: $(cat "$tmp/pout")"
+grep -q '^# allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL LL128 left out: LL128 where NCCL refuses it (LL128 over a path that is not NVLink: connection gpu 0 -> gpu 1' \
+    "$tmp/pout" || fail "LL128 note: $(cat "$tmp/pout")"
+
 # two platforms in one CSV: refused until --where picks one
-sed 's/a100-pcie-4gpu,1048576/a100-hier,1048576/' "$src/tests/data/tune/sweep.csv" >"$tmp/two.csv"
+sed 's/dgx-a100,1048576/a100-hier,1048576/' "$src/tests/data/tune/sweep.csv" >"$tmp/two.csv"
 "$cs" tune "$tmp/two.csv" --schedule-dir "$src/tests/data/msccl-xml" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || fail "two platforms accepted"
 grep -q "more than one platform.*--where platform.family" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 "$cs" tune "$tmp/two.csv" --schedule-dir "$src/tests/data/msccl-xml" \
-    --where platform.family=a100-pcie-4gpu >"$tmp/w" || fail "--where"
+    --where platform.family=dgx-a100 >"$tmp/w" || fail "--where"
 grep -Eq '^ +262144 +262144 .*Simple' "$tmp/w" || fail "--where plan: $(cat "$tmp/w")"
 "$cs" tune "$tmp/two.csv" --where nosuch=1 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--where on an unknown column accepted"
