@@ -541,12 +541,9 @@ static int one_size(struct state *st, const struct series *s, struct cs_fit_resu
 static int cmp_call_pt(const void *a, const void *b)
 {
     const struct cs_fit_call_pt *p = a, *q = b;
+    int c = cs_cmp_ll(p->ops, q->ops);
 
-    if (p->ops != q->ops)
-        return p->ops < q->ops ? -1 : 1;
-    if (p->x != q->x)
-        return p->x < q->x ? -1 : 1;
-    return (p->t > q->t) - (p->t < q->t);
+    return c ? c : (c = cs_cmp_dbl(p->x, q->x)) ? c : cs_cmp_dbl(p->t, q->t);
 }
 
 /* The launch + calls fit of a protocol series of several call counts into hs->calls, reported

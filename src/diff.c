@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "util.h"
 
 /* The walk: every difference goes to fn (when set) unless its attribute is ignored; the first one
  * is kept in *first (when set). */
@@ -55,10 +56,9 @@ static int differ_int(struct walk *w, int gpu, int tb, int step, const char *att
 static int dep_cmp(const void *a, const void *b)
 {
     const struct cs_dep *x = a, *y = b;
+    int c = cs_cmp_ll(x->tb, y->tb);
 
-    if (x->tb != y->tb)
-        return x->tb < y->tb ? -1 : 1;
-    return (x->step > y->step) - (x->step < y->step);
+    return c ? c : cs_cmp_ll(x->step, y->step);
 }
 
 /* The sorted dependency set of step i, in a malloc'd array; *n its size. NULL on OOM with n > 0. */

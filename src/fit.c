@@ -166,10 +166,9 @@ static int fit_pts(const struct cs_fit_pt *p, int n, int robust, struct cs_fit_l
 static int cmp_pt(const void *a, const void *b)
 {
     const struct cs_fit_pt *p = a, *q = b;
+    int c = cs_cmp_dbl(p->x, q->x);
 
-    if (p->x != q->x)
-        return p->x < q->x ? -1 : 1;
-    return (p->t > q->t) - (p->t < q->t);
+    return c ? c : cs_cmp_dbl(p->t, q->t);
 }
 
 /* A copy of the n >= 1 points in *out sorted by size, then time (caller frees). */

@@ -15,6 +15,7 @@
 #include "sched.h"
 #include "sweepcsv.h"
 #include "sweeprun.h"
+#include "util.h"
 
 /* The baseline's columns, in the order of the CS_REGRESS_* indices. */
 static const char *const cols[CS_REGRESS_NCOLS] = {
@@ -73,11 +74,9 @@ static int cmp_row_key(const void *a, const void *b)
     const struct row_key *x = a, *y = b;
     int c = cmp_group(x, y);
 
-    if (c != 0)
-        return c;
-    if (x->size != y->size)
-        return x->size < y->size ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    if (c == 0)
+        c = cs_cmp_ll(x->size, y->size);
+    return c ? c : cs_cmp_ll(x->row, y->row);
 }
 
 static int cmp_long(const void *a, const void *b)

@@ -7,6 +7,7 @@
 #include "report.h"
 #include "sweepcsv.h"
 #include "sweeprun.h"
+#include "util.h"
 
 int cs_sweepcsv_check(const struct cs_table *t)
 {
@@ -50,10 +51,9 @@ struct row_ref {
 static int cmp_row_ref(const void *a, const void *b)
 {
     const struct row_ref *x = a, *y = b;
+    int c = cs_cmp_ll(x->point, y->point);
 
-    if (x->point != y->point)
-        return x->point < y->point ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    return c ? c : cs_cmp_ll(x->seq, y->seq);
 }
 
 /* The files being joined and their rows, sorted by point. */

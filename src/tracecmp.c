@@ -8,6 +8,7 @@
 
 #include "fdio.h"
 #include "trace.h"
+#include "util.h"
 
 #define JSON_MAX_DEPTH 64
 /* predict --trace stops at 1M events by default, about 250 bytes each */
@@ -403,14 +404,9 @@ static int top_member(void *ctx, struct jp *j, const char *key)
 static int span_cmp(const void *a, const void *b)
 {
     const struct cs_step_span *x = a, *y = b;
+    const int kx[] = {x->rank, x->tb, x->iter, x->step}, ky[] = {y->rank, y->tb, y->iter, y->step};
 
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    if (x->tb != y->tb)
-        return x->tb < y->tb ? -1 : 1;
-    if (x->iter != y->iter)
-        return x->iter < y->iter ? -1 : 1;
-    return x->step < y->step ? -1 : x->step > y->step;
+    return cs_cmp_ints(kx, ky, 4);
 }
 
 /* Sort the raw spans, join those of one key, and start the clock at the first span. */
@@ -485,11 +481,9 @@ static double diff_of(const struct cs_trace_cmp_row *r)
 
 static int row_cmp(const void *a, const void *b)
 {
-    double x = diff_of(a), y = diff_of(b);
+    int c = cs_cmp_dbl(diff_of(b), diff_of(a)); /* largest first */
 
-    if (x != y)
-        return x > y ? -1 : 1;
-    return span_cmp(a, b) /* same leading fields as a span */;
+    return c ? c : span_cmp(a, b) /* same leading fields as a span */;
 }
 
 static double median(double *v, long n)

@@ -17,6 +17,7 @@
 #include "sweep.h"
 #include "sweeprun.h"
 #include "tune.h"
+#include "util.h"
 #include "verify.h"
 #include "xml.h"
 
@@ -29,10 +30,9 @@ static long long key(const struct cs_tune_obs *o)
 static int cmp_obs(const void *a, const void *b)
 {
     const struct cs_tune_obs *x = a, *y = b;
+    int c = cs_cmp_ll(key(x), key(y));
 
-    if (key(x) != key(y))
-        return key(x) < key(y) ? -1 : 1;
-    return x->variant < y->variant ? -1 : x->variant > y->variant;
+    return c ? c : cs_cmp_ll(x->variant, y->variant);
 }
 
 int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range **out, int *nout,

@@ -9,7 +9,7 @@ int cs_cmp_ints(const int *x, const int *y, int n)
 {
     for (int i = 0; i < n; i++)
         if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
+            return cs_cmp_ll(x[i], y[i]);
     return 0;
 }
 

@@ -5,6 +5,18 @@
 
 #include <stddef.h>
 
+/* -1, 0 or 1 as x sorts before, with or after y: the one comparison every qsort comparator of
+ * the library chains, key by key (c = cs_cmp_ll(...); if (c == 0) c = ...). */
+static inline int cs_cmp_ll(long long x, long long y)
+{
+    return (x > y) - (x < y);
+}
+
+static inline int cs_cmp_dbl(double x, double y)
+{
+    return (x > y) - (x < y);
+}
+
 /* -1, 0 or 1 as the n-tuple x sorts before, with or after y (first element most significant). */
 int cs_cmp_ints(const int *x, const int *y, int n);
 
