@@ -193,19 +193,36 @@ static int jword(struct jp *j)
 typedef int (*member_fn)(void *ctx, struct jp *j, const char *key);
 static int jskip(struct jp *j);
 
+/* Enter a container that opens with `open` (what: its name in errors): 1 when it is empty (closed
+ * again), 0 to read its first entry, or an error. */
+static int jopen(struct jp *j, char open, char close, const char *what)
+{
+    if (!eat(j, open))
+        return jp_fail(j, what);
+    if (++j->depth > JSON_MAX_DEPTH)
+        return jp_fail(j, "nested too deeply");
+    if (!eat(j, close))
+        return 0;
+    j->depth--;
+    return 1;
+}
+
+/* Leave a container after its last entry. */
+static int jclose(struct jp *j, char close, const char *what)
+{
+    if (!eat(j, close))
+        return jp_fail(j, what);
+    j->depth--;
+    return 0;
+}
+
 static int jobject(struct jp *j, member_fn fn, void *ctx)
 {
     char key[64];
-    int rc;
+    int rc = jopen(j, '{', '}', "expected an object");
 
-    if (!eat(j, '{'))
-        return jp_fail(j, "expected an object");
-    if (++j->depth > JSON_MAX_DEPTH)
-        return jp_fail(j, "nested too deeply");
-    if (eat(j, '}')) {
-        j->depth--;
-        return 0;
-    }
+    if (rc != 0)
+        return rc > 0 ? 0 : rc;
     do {
         if ((rc = jstring(j, key, sizeof(key))) != 0)
             return rc;
@@ -214,10 +231,7 @@ static int jobject(struct jp *j, member_fn fn, void *ctx)
         if ((rc = fn != NULL ? fn(ctx, j, key) : jskip(j)) != 0)
             return rc;
     } while (eat(j, ','));
-    if (!eat(j, '}'))
-        return jp_fail(j, "expected ',' or '}'");
-    j->depth--;
-    return 0;
+    return jclose(j, '}', "expected ',' or '}'");
 }
 
 /* Calls fn(ctx, j) for each element of an array; fn reads the element. */
@@ -225,24 +239,15 @@ typedef int (*element_fn)(void *ctx, struct jp *j);
 
 static int jarray(struct jp *j, element_fn fn, void *ctx)
 {
-    int rc;
+    int rc = jopen(j, '[', ']', "expected an array");
 
-    if (!eat(j, '['))
-        return jp_fail(j, "expected an array");
-    if (++j->depth > JSON_MAX_DEPTH)
-        return jp_fail(j, "nested too deeply");
-    if (eat(j, ']')) {
-        j->depth--;
-        return 0;
-    }
+    if (rc != 0)
+        return rc > 0 ? 0 : rc;
     do {
         if ((rc = fn != NULL ? fn(ctx, j) : jskip(j)) != 0)
             return rc;
     } while (eat(j, ','));
-    if (!eat(j, ']'))
-        return jp_fail(j, "expected ',' or ']'");
-    j->depth--;
-    return 0;
+    return jclose(j, ']', "expected ',' or ']'");
 }
 
 static int skip_element(void *ctx, struct jp *j)
