@@ -14,7 +14,8 @@ const char cmd_gen_usage[] =
     "                  [--variant split|v1] [--sms N] [--min-bytes N] [--max-bytes N]\n"
     "                  [-o FILE]\n"
     "       collsim gen nccl --gpus G --size BYTES [--coll C] [--nodes M]\n"
-    "                  [--nccl-version V] [--channels K] [--protocol LL|LL128|Simple]\n"
+    "                  [--algo ring|tree] [--nccl-version V] [--channels K]\n"
+    "                  [--protocol LL|LL128|Simple]\n"
     "                  [--sms N] [-o FILE]\n"
     "\n"
     "Generate a schedule natively and write it as MSCCL XML (stdout without -o).\n"
@@ -45,20 +46,25 @@ const char cmd_gen_usage[] =
     "  nccl          what NCCL V (2.8 to 2.18, default 2.12.12, the NCCL MSCCL is built on)\n"
     "                runs for the collective at --size BYTES (the whole buffer, as\n"
     "                nccl-tests' size column): a ring over the GPUs in rank order 0..G-1\n"
-    "                (NCCL orders its rings by NVLink/PCIe locality; collsim keeps rank order;\n"
-    "                with --nodes M, node by node, ring k rotated by k inside each node) on\n"
-    "                the channels NCCL uses at that size out of the communicator's K\n"
-    "                (--channels, default 24, an HGX A100 node's; at most 32, 16 above 32\n"
-    "                GPUs for AllReduce); AllToAll, which NCCL runs as point-to-point sends:\n"
-    "                allpairs in Simple. Ring only: NCCL's tree (AllReduce across nodes at some\n"
-    "                sizes) is not written. NCCL lowers channels, then threads, while the size\n"
-    "                is under channels x threads x 8 x G (LL), 8 (LL128) or 64 (Simple) bytes.\n"
-    "                The protocol is --protocol (default Simple): NCCL picks it with a cost\n"
-    "                model of the machine (`predict --vs-nccl` keeps the fastest on the\n"
-    "                platform). minBytes/maxBytes are the sizes over which NCCL keeps those\n"
-    "                channels and threads (maxBytes 0: every larger size); MSCCL XML has no\n"
-    "                thread count, so the name records it, with the channels and version\n"
-    "                (allreduce_nccl_2.12.12_ring_2ch_512thr). Spec keys size, nccl, nodes.\n"
+    "                (on every platform family an order NCCL's locality search can pick;\n"
+    "                with --nodes M, node by node, ring k rotated by k inside each node), or\n"
+    "                for AllReduce across nodes NCCL's tree (a double binary tree between\n"
+    "                nodes, a chain inside each) where NCCL's tuning model (2.12.12's\n"
+    "                tuning.cc, on an HGX A100 with one HDR NIC per GPU) finds it faster at\n"
+    "                that size and protocol; --algo ring|tree forces one (tree: AllReduce,\n"
+    "                at most 64 GPUs). On the channels NCCL uses at that size out of the\n"
+    "                communicator's K (--channels, default 24, an HGX A100 node's; at most\n"
+    "                32, 16 above 32 GPUs for a ring AllReduce); AllToAll, which NCCL runs as\n"
+    "                point-to-point sends: allpairs in Simple. NCCL lowers channels, then\n"
+    "                threads, while the size is under channels x threads x 8 x G (ring LL),\n"
+    "                8 (tree LL, LL128) or 64 (Simple) bytes. The protocol is --protocol\n"
+    "                (default Simple): NCCL picks it with a cost model of the machine\n"
+    "                (`predict --vs-nccl` keeps the fastest on the platform). minBytes/maxBytes\n"
+    "                are the sizes over which NCCL keeps those channels and threads (maxBytes\n"
+    "                0: every larger size); MSCCL XML has no thread count, so the name records\n"
+    "                it, with the algorithm, channels and version\n"
+    "                (allreduce_nccl_2.12.12_ring_2ch_512thr). Spec keys size, nccl, nodes,\n"
+    "                algo.\n"
     "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
     "--protocol defaults to Simple. Every schedule's <algo> carries what the MSCCL executor\n"
     "requires: inplace, outofplace (its complement) and the size window minBytes/maxBytes,\n"
@@ -102,6 +108,7 @@ static const struct option gen_opts[] = {
     {"size", required_argument, NULL, 'z'},
     {"nodes", required_argument, NULL, 'd'},
     {"nccl-version", required_argument, NULL, 'v'},
+    {"algo", required_argument, NULL, 'A'},
     {NULL, 0, NULL, 0},
 };
 
@@ -160,6 +167,9 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
             cs_error_init(&e);
             if (cs_nccl_version_parse(optarg, &o->nccl_version, &e) != 0)
                 rc = cmd_usage_error("gen --nccl-version: %s", e.msg);
+        } else if (c == 'A') {
+            if (cs_nccl_algo_parse(optarg, &o->nccl_algo) != 0)
+                rc = cmd_usage_error("gen --algo takes ring or tree, not '%s'", optarg);
         } else if (c == 'C') {
             o->compat = 1;
         } else if (c == 'o') {
@@ -195,8 +205,9 @@ static int check_generator_opts(const char *name, const struct cs_gen_opts *o)
         return cmd_usage_error("gen %s: --channels and --per-node are for ring (--channels also "
                                "for nccl)",
                                name);
-    if (!nccl && (o->size_bytes || o->nodes || o->nccl_version))
-        return cmd_usage_error("gen %s: --size, --nodes and --nccl-version are for nccl", name);
+    if (!nccl && (o->size_bytes || o->nodes || o->nccl_version || o->nccl_algo))
+        return cmd_usage_error("gen %s: --size, --nodes, --nccl-version and --algo are for nccl",
+                               name);
     if (nccl && o->size_bytes == 0)
         return cmd_usage_error("gen nccl: --size is required (NCCL's choice depends on it)");
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)

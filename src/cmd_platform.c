@@ -10,7 +10,8 @@
 const char cmd_platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
     "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
-    "                        [--nic-socket same|other] [--gpu a100|h100|h100-pcie|h200]\n"
+    "                        [--nic-socket same|other] [--sockets 1|2]\n"
+    "                        [--gpu a100|h100|h100-pcie|h200]\n"
     "                        [--ranks N] [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 or Hopper machine, with the timing\n"
@@ -38,6 +39,11 @@ const char cmd_platform_usage[] =
     "(NCCL's NET_BW); 2x100, two 100 Gb/s RoCE NICs, one link of 24 GB/s (OCI BM.GPU4.8).\n"
     "--nic-socket other puts each GPU's NIC on the other CPU socket (dgx-a100, a100-pcie-net):\n"
     "its route to the NIC crosses the sockets, a link gpuN_sys at cs.sys_Bps (default same).\n"
+    "--sockets 1 (a100-pcie-4gpu, a100-pcie-nvbridge and their H100 forms; default 2) puts\n"
+    "the GPUs' root ports on one CPU package whose NUMA nodes share one IO die (AMD EPYC\n"
+    "7003, NPS4): no inter-socket link, so a pair's path across NUMA nodes is bound by the\n"
+    "two GPUs' own PCIe links (cs.link_Bps.pcie: Gen4 x16, 24 GB/s in NCCL's model), not\n"
+    "cs.sys_Bps (platforms/README).\n"
     "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
     "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
     "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
@@ -50,6 +56,7 @@ struct platform_args {
     enum cs_link_class between;
     enum cs_platform_nic nic; /* 0 when not given */
     int nic_socket;           /* 0 when not given, 1 same, 2 other */
+    int sockets;              /* 0 when not given, else 1 or 2 */
     enum cs_gpu_kind gpu;     /* 0 when not given */
     int ranks;                /* 0 when not given */
     struct cs_params params;
@@ -59,12 +66,19 @@ struct platform_args {
 };
 
 static const struct option platform_opts[] = {
-    {"nodes", required_argument, NULL, 'n'},      {"gpus-per-node", required_argument, NULL, 'g'},
-    {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
-    {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
-    {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
-    {"nic-socket", required_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'G'},
-    {"ranks", required_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+    {"nodes", required_argument, NULL, 'n'},
+    {"gpus-per-node", required_argument, NULL, 'g'},
+    {"rows", required_argument, NULL, 'r'},
+    {"columns", required_argument, NULL, 'c'},
+    {"between", required_argument, NULL, 'b'},
+    {"params", required_argument, NULL, 'p'},
+    {"set", required_argument, NULL, 's'},
+    {"nic", required_argument, NULL, 'N'},
+    {"nic-socket", required_argument, NULL, 'S'},
+    {"gpu", required_argument, NULL, 'G'},
+    {"ranks", required_argument, NULL, 'R'},
+    {"sockets", required_argument, NULL, 'K'},
+    {NULL, 0, NULL, 0},
 };
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
@@ -121,6 +135,10 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
         if (cs_platform_set_nic(a->nic, &a->params, &a->notes) != 0)
             return cmd_usage_error("too many --set and --params parameters");
         return 0;
+    }
+    if (c == 'K') {
+        a->sockets = strcmp(val, "1") == 0 ? 1 : strcmp(val, "2") == 0 ? 2 : 0;
+        return a->sockets ? 0 : cmd_usage_error("--sockets takes 1 or 2, not '%s'", val);
     }
     if (c == 'S') {
         a->nic_socket = strcmp(val, "same") == 0 ? 1 : strcmp(val, "other") == 0 ? 2 : 0;
@@ -195,6 +213,9 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
                                "a100-pcie-net, a100-hier --between net)");
     if (a->nic_socket && fam != CS_FAM_DGX && fam != CS_FAM_PCIE_NET)
         return cmd_usage_error("--nic-socket applies to dgx-a100 / ndv4 and a100-pcie-net only");
+    if (a->sockets && fam != CS_FAM_PCIE_4GPU && fam != CS_FAM_NVBRIDGE)
+        return cmd_usage_error("--sockets applies to a100-pcie-4gpu and a100-pcie-nvbridge "
+                               "(h100-pcie, h100-pcie-nvbridge) only");
     if (a->gpus_per_node && fam == CS_FAM_HIER)
         return cmd_usage_error("a100-hier takes --rows and --columns");
     cs_platform_spec_init(spec, fam);
@@ -205,6 +226,7 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->between = a->between ? a->between : spec->between;
     spec->nic = a->nic ? a->nic : spec->nic;
     spec->nic_other_socket = a->nic_socket == 2;
+    spec->one_socket = a->sockets == 1;
     spec->gpu = a->gpu ? a->gpu : cs_platform_family_gpu(name);
     spec->ranks = a->ranks ? a->ranks : spec->ranks;
     spec->notes = &a->notes;

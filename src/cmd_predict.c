@@ -30,7 +30,8 @@ const char cmd_predict_usage[] =
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "                       [--compare LOG]\n"
-    "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]]\n"
+    "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
+    "                        [--nccl-algo ring|tree]]\n"
     "                       [--quiet]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
@@ -91,15 +92,19 @@ const char cmd_predict_usage[] =
     "for the schedule's collective on the same platform and GPUs (`collsim gen nccl`): a ring\n"
     "in rank order 0..G-1 on NCCL's channels and threads at that size out of a communicator\n"
     "of K channels (default 24); with --nccl-nodes M, node by node, ring k rotated by k\n"
-    "inside each node, so the rings leave a node through different GPUs and NICs; AllToAll\n"
-    "as all pairs in Simple. It keeps the fastest of the protocols NCCL enables there (LL128\n"
-    "on NVLink routes only), each protocol's threadblock rate scaled by NCCL's threads over\n"
-    "the full count, at the row's size aligned down to one NCCL's ring takes. Its protocol,\n"
+    "inside each node, so the rings leave a node through different GPUs and NICs, and for\n"
+    "AllReduce NCCL's tree where NCCL's tuning model, per protocol, finds it faster (the\n"
+    "model sees the platform's NVLink or PCIe link within a node and one NIC per GPU;\n"
+    "--nccl-algo ring|tree forces one); AllToAll as all pairs in Simple. It keeps the\n"
+    "fastest of the protocols NCCL enables there (LL128 on NVLink routes only), each\n"
+    "protocol's threadblock rate scaled by NCCL's threads over the full count, at the row's\n"
+    "size aligned down to one NCCL's schedule takes. Its protocol,\n"
     "channels, threads, time and the speed-up (NCCL time / schedule time; above 1: the\n"
     "schedule is faster) are added: in the table after the nccl-tests columns (busbw stays\n"
     "field 8), in CSV as the last columns\n"
     "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup, in JSON as nccl and\n"
-    "speedup members. A custom collective exits 2. NCCL's tree is not modelled.\n"
+    "speedup members (nccl.algorithm: ring, tree or p2p; the table's and CSV's protocol reads\n"
+    "PROTOCOL/tree for the tree). A custom collective exits 2.\n"
     "Rows are printed as each size is predicted, with progress and an ETA on stderr (one\n"
     "updating line on a terminal, else a line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS;\n"
     "--quiet or --verbose: none). A size the executor cannot run (more loop\n"
@@ -143,6 +148,7 @@ enum {
     OPT_NCCL_VERSION,
     OPT_NCCL_CHANNELS,
     OPT_NCCL_NODES,
+    OPT_NCCL_ALGO,
     OPT_QUIET,
 };
 
@@ -167,6 +173,7 @@ static const struct option predict_opts[] = {
     {"nccl-version", required_argument, NULL, OPT_NCCL_VERSION},
     {"nccl-channels", required_argument, NULL, OPT_NCCL_CHANNELS},
     {"nccl-nodes", required_argument, NULL, OPT_NCCL_NODES},
+    {"nccl-algo", required_argument, NULL, OPT_NCCL_ALGO},
     /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
     {"iters", required_argument, NULL, 'n'},
     {"warmup_iters", required_argument, NULL, 'w'},
@@ -239,6 +246,10 @@ static int take_option(void *ctx, int c, const char *v)
     case OPT_NCCL_NODES:
         return cmd_opt_int("--nccl-nodes", v, 1, 1024, &a->nccl.nodes,
                            "a node count from 1 to 1024");
+    case OPT_NCCL_ALGO:
+        return cs_nccl_algo_parse(v, &a->nccl.algo) == 0
+                   ? 0
+                   : cmd_usage_error("--nccl-algo takes ring or tree, not '%s'", v);
     case OPT_QUIET:
         a->quiet = 1;
         return 0;
@@ -331,9 +342,9 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     if (a->in.sched_path != NULL && strcmp(a->in.sched_path, "-") == 0 &&
         strcmp(a->in.plat_path, "-") == 0)
         return cmd_usage_error("predict: the schedule and --platform cannot both be stdin (-)");
-    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels || a->nccl.nodes))
-        return cmd_usage_error("--nccl-version, --nccl-channels and --nccl-nodes go with "
-                               "--vs-nccl");
+    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels || a->nccl.nodes || a->nccl.algo))
+        return cmd_usage_error("--nccl-version, --nccl-channels, --nccl-nodes and --nccl-algo "
+                               "go with --vs-nccl");
     return (a->in.plat_path = cmd_platform_path(a->in.plat_path)) != NULL ? 0 : CS_EXIT_USAGE;
 }
 

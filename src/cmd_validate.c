@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "gen.h"
 #include "meas.h"
 #include "nccl.h"
 #include "params.h"
@@ -42,6 +43,10 @@ const char cmd_validate_usage[] =
     "output, in order with the set= options), fit=MIN:MAX (sizes used to fit the platform: the "
     "summary reports the\n"
     "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
+    "A gen:nccl:... SCHEDULE (gpus, channels: the communicator's, nodes, coll, algo, nccl: the\n"
+    "version; no size or protocol) predicts, per size and protocol, what `collsim gen nccl`\n"
+    "writes there (NCCL's ring or tree, channels and threads), the protocol's cs.tb_Bps scaled\n"
+    "by threads / maximum threads as below.\n"
     "nccl=VERSION (NCCL 2.8 to 2.18, a gen:ring schedule of one instance) runs NCCL's channel\n"
     "and thread choice (enqueue.cc): the ring's channels= is the communicator's, and each size\n"
     "and protocol is predicted on the ring with the channels NCCL uses at that size, with the\n"
@@ -81,6 +86,7 @@ struct vcase {
     double size_min, size_max; /* sizes compared */
     double point_size;         /* size= for tables of time against GPU count (bytes) */
     int nccl;                  /* nccl=VERSION: its code (cs_nccl_version_parse), else 0 */
+    int gen_nccl;              /* a gen:nccl schedule (its version in nccl) */
     char *notes;               /* `#: NAME: text` lines of the case file, for the summary */
     int line;
 };
@@ -274,6 +280,40 @@ static int nccl_option(struct vcase *c, const char *v, const char *file, int lin
     return 0;
 }
 
+/* "nccl:..." (sched_s less its "gen:") with protocol proto and size bytes into buf. */
+static void nccl_spec_at(char *buf, size_t len, const char *sched_s, const char *proto, double size)
+{
+    snprintf(buf, len, "%s%cprotocol=%s,size=%.0f", sched_s + 4,
+             strchr(sched_s + 4, ':') ? ',' : ':', proto, size);
+}
+
+/* A gen:nccl schedule: NCCL's channels and threads per size as nccl= gives a ring, and its
+ * algorithm, from the spec (its nccl= key the version, default CS_NCCL_DEFAULT_VERSION). The spec
+ * must generate at 1 MiB ({n} as 2). 0, or -1 after printing why. */
+static int gen_nccl_case(struct vcase *c, const char *file, int line)
+{
+    char spec[1200], at[1300];
+    struct cs_nccl_width w;
+    struct cs_error err;
+    const char *v = strstr(c->vc.sched, "nccl=");
+
+    cs_error_init(&err);
+    subst_n(spec, sizeof(spec), c->vc.sched, 2);
+    nccl_spec_at(at, sizeof(at), spec, "Simple", 1 << 20);
+    if (cs_gen_nccl_spec_width(at, &w, &err) != 0)
+        return bad_line(file, line, "%s: %s", c->vc.sched, err.msg);
+    c->gen_nccl = 1;
+    c->nccl = CS_NCCL_DEFAULT_VERSION;
+    if (v != NULL) {
+        char ver[16];
+
+        snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(v + 5, ","), v + 5);
+        cs_nccl_version_parse(ver, &c->nccl, NULL); /* the generator checked it */
+    }
+    cs_nccl_version_name(c->nccl, c->vc.nccl, sizeof(c->vc.nccl));
+    return 0;
+}
+
 /* One OPTION=VALUE of a case: 0, -1 when bad (the caller says so), -2 when already reported. */
 static int parse_option(struct vcase *c, const char *k, const char *v, const char *file, int line)
 {
@@ -330,6 +370,9 @@ static int parse_case(struct vcase *c, char **f, int nf, const char *file, int l
         snprintf(c->meas, sizeof(c->meas), "%s", f[1]);
     snprintf(c->vc.sched, sizeof(c->vc.sched), "%s", f[2]);
     snprintf(c->vc.platform, sizeof(c->vc.platform), "%s", f[3]);
+    if (strncmp(f[2], "gen:nccl", 8) == 0 && (f[2][8] == '\0' || f[2][8] == ':') &&
+        gen_nccl_case(c, file, line) != 0)
+        return -1;
     if (parse_protocols(c, f[4]) != 0)
         return bad_line(file, line, "protocol '%s': LL, LL128, Simple, fastest or fastest:P,P...",
                         f[4]);
@@ -552,6 +595,51 @@ static int predict_nccl(const struct vcase *c, const char *ring, const char *pla
     return rc;
 }
 
+/* What NCCL runs for gen:nccl schedule sched_s with protocol proto at size bytes. */
+static int nccl_width_at(const char *sched_s, const char *proto, double size,
+                         struct cs_nccl_width *w, struct cs_error *err)
+{
+    char spec[1300];
+
+    nccl_spec_at(spec, sizeof(spec), sched_s, proto, size);
+    return cs_gen_nccl_spec_width(spec, w, err);
+}
+
+/* gen:nccl: per protocol, the span's points in runs over which NCCL keeps its algorithm,
+ * channels and threads (sizes ascend, so each run is contiguous); each run predicts the schedule
+ * gen nccl writes at the run's first size, the protocol's per-threadblock rate scaled by threads
+ * / maximum threads. */
+static int predict_gen_nccl(const struct vcase *c, const char *sched_s, const char *plat_s,
+                            const struct span *sp, struct result *res, struct cs_error *err)
+{
+    int rc = 0;
+
+    for (int q = 0; q < c->nprotos && rc == 0; q++) {
+        for (int j = sp->from; j < sp->to && rc == 0;) {
+            struct span run = {point_size(sp, res, j), 0, sp->at, j, j};
+            struct cs_nccl_width w, wj;
+            char spec[1300];
+
+            rc = nccl_width_at(sched_s, c->proto[q], run.lo, &w, err);
+            for (; rc == 0 && run.to < sp->to; run.to++) {
+                rc = nccl_width_at(sched_s, c->proto[q], point_size(sp, res, run.to), &wj, err);
+                if (rc != 0 || wj.algo != w.algo || wj.channels != w.channels ||
+                    wj.threads != w.threads)
+                    break;
+            }
+            if (rc != 0)
+                break;
+            run.hi = point_size(sp, res, run.to - 1);
+            snprintf(spec, sizeof(spec), "gen:");
+            nccl_spec_at(spec + 4, sizeof(spec) - 4, sched_s, c->proto[q], run.lo);
+            rc = load_and_predict(c, spec, plat_s, q, (double)w.threads / w.max_threads, &run, res,
+                                  err);
+            j = run.to;
+        }
+    }
+    return rc;
+}
+
 /* Load the schedule and platform (with {n} replaced by n) and predict the span with every
  * protocol of the case (with nccl=, per size on NCCL's channels and threads). 0, or -1 after
  * printing why. */
@@ -564,7 +652,9 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
     subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
     subst_n(plat_s, sizeof(plat_s), c->vc.platform, n);
     cs_error_init(&err);
-    if (c->nccl)
+    if (c->gen_nccl)
+        rc = predict_gen_nccl(c, sched_s, plat_s, sp, res, &err);
+    else if (c->nccl)
         rc = predict_nccl(c, sched_s, plat_s, sp, res, &err);
     else
         rc = load_and_predict(c, sched_s, plat_s, -1, 1, sp, res, &err);

@@ -6,6 +6,7 @@
 #include "gen.h"
 #include "lower.h"
 #include "parse.h"
+#include "util.h"
 #include "verify.h"
 
 /* A generator refuses its options with CS_ERR_USAGE and a message naming the option. */
@@ -578,6 +579,104 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
 
 /* ---- NCCL */
 
+/* NCCL's tree of channel k over G GPUs on M nodes of N: in each node a chain starting at its GPU
+ * (k/2) mod N (channels 2j and 2j+1 share a chain, as NCCL's tree channels come in pairs over
+ * one intra-node order), whose head joins tree k mod 2 of NCCL's double binary tree between the
+ * nodes (cs_nccl_dtree): its parent is the parent node's head, its children the next GPU of the
+ * chain and the child nodes' heads (NCCL_TOPO_PATTERN_TREE: all of a node's network traffic at
+ * one GPU). order[] lists the GPUs parents first (breadth first from the root). */
+struct nccl_tree {
+    int *parent;     /* -1 at the root */
+    int (*child)[3]; /* chain, then child nodes */
+    int *nchild;
+    int *order;
+};
+
+static void tree_build(struct nccl_tree *t, int G, int M, int k)
+{
+    int N = G / M, n = 0;
+
+    for (int node = 0; node < M; node++) {
+        int up, down[2];
+
+        cs_nccl_dtree(M, node, k % 2, &up, down);
+        for (int i = 0; i < N; i++) {
+            int r = node * N + (k / 2 + i) % N;
+
+            t->nchild[r] = 0;
+            t->parent[r] = i > 0 ? node * N + (k / 2 + i - 1) % N : -1;
+            if (i + 1 < N)
+                t->child[r][t->nchild[r]++] = node * N + (k / 2 + i + 1) % N;
+            if (i > 0)
+                continue;
+            if (up >= 0)
+                t->parent[r] = up * N + k / 2 % N;
+            for (int d = 0; d < 2; d++)
+                if (down[d] >= 0)
+                    t->child[r][t->nchild[r]++] = down[d] * N + k / 2 % N;
+        }
+    }
+    for (int r = 0; r < G; r++)
+        if (t->parent[r] < 0)
+            t->order[n++] = r;
+    for (int i = 0; i < n && n < G; i++)
+        for (int c = 0; c < t->nchild[t->order[i]]; c++)
+            t->order[n++] = t->child[t->order[i]][c];
+}
+
+/* AllReduce on K tree channels, channel k over chunks k*G .. k*G+G-1 of the buffer (one step
+ * moves them all; the executor's loop pipelines): up the tree, each GPU receives and reduces its
+ * children's sums, then sends its own to its parent; the root holds the sum and it comes down
+ * again, each GPU receiving from its parent and sending to its children. A GPU has one tb per
+ * peer and channel, which receives from and sends to that peer only. */
+static int nccl_tree(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
+{
+    int G = o->gpus, K = o->channels, rc;
+    struct nccl_tree t = {malloc(G * sizeof(int)), malloc(G * sizeof(*t.child)),
+                          malloc(G * sizeof(int)), malloc(G * sizeof(int))};
+    int *next_tb = calloc(G, sizeof(int)), (*tb)[4] = malloc(G * sizeof(*tb));
+    struct cs_gen_opts one = *o;
+    struct cs_prog *prog;
+
+    one.instances = 1;
+    prog = allreduce_prog(&one, "allreduce_tree", G * K, 0);
+
+    if (!t.parent || !t.child || !t.nchild || !t.order || !next_tb || !tb || !prog) {
+        rc = usage(err, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < K; k++) {
+        tree_build(&t, G, o->nodes, k);
+        for (int r = 0; r < G; r++) /* slot 0 the parent, 1.. the children */
+            for (int s = 0; s < 4; s++)
+                tb[r][s] = s == 0 ? (t.parent[r] >= 0 ? next_tb[r]++ : -1)
+                                  : (s <= t.nchild[r] ? next_tb[r]++ : -1);
+        for (int i = G - 1; i >= 0; i--) { /* children before parents */
+            int v = t.order[i];
+
+            for (int c = 0; c < t.nchild[v]; c++)
+                cs_prog_reduce(prog, ref(v, CS_BUF_INPUT, k * G, G),
+                               ref(t.child[v][c], CS_BUF_INPUT, k * G, G), tb[t.child[v][c]][0],
+                               tb[v][1 + c], k);
+        }
+        for (int i = 0; i < G; i++) { /* parents before children */
+            int v = t.order[i];
+
+            for (int c = 0; c < t.nchild[v]; c++)
+                cs_prog_copy(prog, ref(v, CS_BUF_INPUT, k * G, G),
+                             ref(t.child[v][c], CS_BUF_INPUT, k * G, G), tb[v][1 + c],
+                             tb[t.child[v][c]][0], k);
+        }
+    }
+    rc = finish(prog, o, out, err);
+    prog = NULL;
+    rc = rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+done:
+    cs_prog_free(prog);
+    cs_free_each(6, t.parent, t.child, t.nchild, t.order, next_tb, tb);
+    return rc;
+}
+
 /* The name of NCCL's schedule: collective, version, algorithm, channels and threads. */
 static int nccl_name(struct cs_sched *s, const struct cs_gen_opts *o, const struct cs_nccl_width *w,
                      struct cs_error *err)
@@ -588,8 +687,8 @@ static int nccl_name(struct cs_sched *s, const struct cs_gen_opts *o, const stru
     if (o->coll == CS_COLL_ALLTOALL)
         snprintf(name, sizeof(name), "%s_nccl_%s_p2p", coll_word(o), ver);
     else
-        snprintf(name, sizeof(name), "%s_nccl_%s_ring_%dch_%dthr", coll_word(o), ver, w->channels,
-                 w->threads);
+        snprintf(name, sizeof(name), "%s_nccl_%s_%s_%dch_%dthr", coll_word(o), ver,
+                 cs_nccl_algo_name(o->nccl_algo), w->channels, w->threads);
     if ((copy = strdup(name)) == NULL)
         return usage(err, "out of memory");
     free(s->name);
@@ -623,6 +722,46 @@ static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct
     if (o->coll == CS_COLL_ALLTOALL && o->proto != CS_PROTO_SIMPLE)
         return usage(err, "NCCL runs AllToAll as point-to-point sends in Simple, not %s",
                      cs_proto_name(o->proto));
+    if (o->nccl_algo == CS_NCCL_ALGO_TREE && o->coll != CS_COLL_ALLREDUCE)
+        return usage(err, "NCCL's tree runs AllReduce only (not %s)", coll_word(o));
+    if (o->nccl_algo == CS_NCCL_ALGO_TREE && o->gpus > CS_MAX_STEPS)
+        return usage(err,
+                     "NCCL's tree: at most %d GPUs (a step moves a channel's G chunks, "
+                     "cnt < 72)",
+                     CS_MAX_STEPS);
+    return 0;
+}
+
+/* NCCL's algorithm for o (o->nccl_algo when forced, else cs_nccl_pick_algo on o's machine),
+ * its width and size window, into o. */
+static int nccl_algo_width(struct cs_gen_opts *o, struct cs_nccl_width *w, struct cs_error *err)
+{
+    struct cs_nccl_machine def;
+    const struct cs_nccl_machine *m = o->nccl_machine;
+    int G = o->gpus, cap;
+    long long lo, hi;
+
+    if (m == NULL) {
+        cs_nccl_machine_default(&def, G / o->nodes);
+        m = &def;
+    }
+    if (o->nccl_algo == 0 && cs_nccl_pick_algo(o->nccl_version, m, o->coll, o->proto, o->size_bytes,
+                                               G, o->nodes, o->channels, &o->nccl_algo, err) != 0)
+        return CS_ERR_USAGE;
+    cap = o->nccl_algo == CS_NCCL_ALGO_RING && o->coll == CS_COLL_ALLREDUCE &&
+                  2 * G - 1 > CS_MAX_STEPS
+              ? CS_MAX_CHANNELS / 2
+              : CS_MAX_CHANNELS;
+    if (o->channels > cap)
+        o->channels = cap;
+    if (cs_nccl_algo_window(o->nccl_version, o->nccl_algo, o->proto, o->size_bytes, G, o->channels,
+                            &lo, &hi, err) ||
+        cs_nccl_algo_width(o->nccl_version, o->nccl_algo, o->proto, o->size_bytes, G, o->channels,
+                           w, err))
+        return CS_ERR_USAGE; /* err says why */
+    o->channels = w->channels;
+    o->min_bytes = lo;
+    o->max_bytes = hi;
     return 0;
 }
 
@@ -630,7 +769,7 @@ int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_n
                 struct cs_error *err)
 {
     struct cs_gen_opts o;
-    struct cs_nccl_width w = {1, 512, 512};
+    struct cs_nccl_width w = {0, 1, 512, 512};
     struct cs_sched *s = NULL;
     int rc, G = in->gpus;
 
@@ -640,23 +779,18 @@ int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_n
         o.channels = 0;
         o.nodes = 0;
         rc = cs_gen_allpairs(&o, &s, err);
+    } else if ((rc = nccl_algo_width(&o, &w, err)) != 0) {
+        return rc;
+    } else if (o.nccl_algo == CS_NCCL_ALGO_TREE) {
+        rc = nccl_tree(&o, &s, err);
     } else {
-        int cap = o.coll == CS_COLL_ALLREDUCE && 2 * G - 1 > CS_MAX_STEPS ? CS_MAX_CHANNELS / 2
-                                                                          : CS_MAX_CHANNELS;
-        long long lo, hi;
+        struct cs_gen_opts r = o;
 
-        if (o.channels > cap)
-            o.channels = cap;
-        if (cs_nccl_window(o.nccl_version, o.proto, o.size_bytes, G, o.channels, &lo, &hi, err) ||
-            cs_nccl_width(o.nccl_version, o.proto, o.size_bytes, G, o.channels, &w, err))
-            return CS_ERR_USAGE; /* err says why */
-        o.channels = w.channels;
-        o.per_node = o.nodes > 1 ? G / o.nodes : 0;
-        o.min_bytes = lo;
-        o.max_bytes = hi;
-        o.size_bytes = 0;
-        o.nodes = 0;
-        rc = cs_gen_ring(&o, &s, err);
+        r.per_node = o.nodes > 1 ? G / o.nodes : 0;
+        r.size_bytes = 0;
+        r.nodes = 0;
+        r.nccl_algo = 0;
+        rc = cs_gen_ring(&r, &s, err);
     }
     if (rc == 0 && (rc = nccl_name(s, &o, &w, err)) != 0)
         cs_sched_free(s);
@@ -726,6 +860,11 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
             return usage(err, "generator spec '%s': %s", spec, e.msg);
         return 0;
     }
+    if (strcmp(kv, "algo") == 0) {
+        if (cs_nccl_algo_parse(v, &o->nccl_algo) != 0)
+            return usage(err, "generator spec '%s': algo=%s is not ring or tree", spec, v);
+        return 0;
+    }
     if (strcmp(kv, "size") == 0) {
         if (cs_parse_size(v, 1, CS_GEN_MAX_WINDOW_BYTES, &o->size_bytes) != 0)
             return usage(err, "generator spec '%s': size=%s is not a size from 1 to 1T", spec, v);
@@ -764,8 +903,8 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                      "generator spec '%s': channels and per_node are for ring (channels also "
                      "for nccl)",
                      spec);
-    if (strcmp(name, "nccl") != 0 && (o->size_bytes || o->nccl_version || o->nodes))
-        return usage(err, "generator spec '%s': size, nccl and nodes are for nccl", spec);
+    if (strcmp(name, "nccl") != 0 && (o->size_bytes || o->nccl_version || o->nodes || o->nccl_algo))
+        return usage(err, "generator spec '%s': size, nccl, nodes and algo are for nccl", spec);
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
     if (strcmp(name, "hierarchical") == 0)
@@ -779,14 +918,15 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
     return usage(err, "unknown generator '%s' (hierarchical, ring, allpairs, nccl)", name);
 }
 
-int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
+/* Parse spec into o (zeroed first) and its generator's name into buf (512 bytes): 0, or
+ * CS_ERR_USAGE with err set. */
+static int spec_parse(const char *spec, char *buf, struct cs_gen_opts *o, struct cs_error *err)
 {
-    struct cs_gen_opts o;
-    char buf[512], *rest, *kv, *save = NULL;
+    char *rest, *kv, *save = NULL;
     int rc;
 
-    memset(&o, 0, sizeof(o));
-    if (spec == NULL || strlen(spec) >= sizeof(buf))
+    memset(o, 0, sizeof(*o));
+    if (spec == NULL || strlen(spec) >= 512)
         return usage(err, "generator spec missing or too long");
     strcpy(buf, spec);
     rest = strchr(buf, ':');
@@ -798,8 +938,34 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
         if (v == NULL)
             return usage(err, "generator spec '%s': '%s' is not key=value", spec, kv);
         *v++ = '\0';
-        if ((rc = spec_option(spec, kv, v, &o, err)) != 0)
+        if ((rc = spec_option(spec, kv, v, o, err)) != 0)
             return rc;
     }
-    return run_generator(spec, buf, &o, out, err);
+    return 0;
+}
+
+int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
+{
+    struct cs_gen_opts o;
+    char buf[512];
+    int rc = spec_parse(spec, buf, &o, err);
+
+    return rc != 0 ? rc : run_generator(spec, buf, &o, out, err);
+}
+
+int cs_gen_nccl_spec_width(const char *spec, struct cs_nccl_width *w, struct cs_error *err)
+{
+    struct cs_gen_opts o, n;
+    char buf[512];
+    int rc = spec_parse(spec, buf, &o, err);
+
+    if (rc == 0 && strcmp(buf, "nccl") != 0)
+        return usage(err, "generator spec '%s' is not nccl", spec);
+    if (rc == 0)
+        rc = nccl_opts(&o, &n, err);
+    if (rc == 0 && n.coll == CS_COLL_ALLTOALL) {
+        *w = (struct cs_nccl_width){0, 1, 512, 512};
+        return 0;
+    }
+    return rc != 0 ? rc : nccl_algo_width(&n, w, err);
 }

@@ -34,6 +34,10 @@ struct cs_gen_opts {
     long long size_bytes;
     int nccl_version;
     int nodes;
+    /* nccl: the algorithm (0: NCCL's choice, cs_nccl_pick_algo) and the machine its model sees
+     * (NULL: cs_nccl_machine_default) */
+    enum cs_nccl_algo nccl_algo;
+    const struct cs_nccl_machine *nccl_machine;
 };
 
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
@@ -86,7 +90,12 @@ int cs_gen_variant_parse(const char *name);
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs, nccl; keys
  * gpus, coll (ring, allpairs and nccl), columns, instances, channels, per_node (ring), protocol,
  * compat, nops (1 on, 2 off), variant (hierarchical: split or v1), sms, the sizes (such as 64K)
- * min_bytes and max_bytes, and for nccl size (required), nccl (a version) and nodes. */
+ * min_bytes and max_bytes, and for nccl size (required), nccl (a version), nodes and algo (ring
+ * or tree). */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
+
+/* What `nccl:...` spec's schedule runs (cs_gen_nccl's algorithm and width, without writing it):
+ * 0 and *w, or CS_ERR_USAGE with err set. */
+int cs_gen_nccl_spec_width(const char *spec, struct cs_nccl_width *w, struct cs_error *err);
 
 #endif

@@ -1010,7 +1010,7 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
         n = far ? n - 1 : 1;
     } else if (s->family == CS_FAM_PCIE_NET) {
         /* one GPU per server: every pair goes through all of both GPUs' links */
-    } else if ((a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2)) {
+    } else if (!s->one_socket && (a < s->gpus_per_node / 2) != (b < s->gpus_per_node / 2)) {
         snprintf(shared, sizeof(shared), "xsocket");
     }
     start(w, "route");
@@ -1058,17 +1058,21 @@ static const char *describe_family(const struct cs_platform_spec *s, const struc
                  s->ranks, what, p->gpu_sms);
         break;
     case CS_FAM_PCIE_4GPU:
-        snprintf(buf, len,
-                 " %d %s PCIe cards, half behind each of two CPU sockets: every pair crosses a "
-                 "root complex; pairs on different sockets also cross the inter-socket link "
-                 "(xsocket, cs.sys_Bps). ",
-                 s->gpus_per_node, a100 ? "A100" : what);
+        snprintf(buf, len, " %d %s PCIe cards, %s. ", s->gpus_per_node, a100 ? "A100" : what,
+                 s->one_socket ? "on one CPU package (one socket: its NUMA nodes on one IO die, "
+                                 "no inter-socket link): every pair crosses the root complex"
+                               : "half behind each of two CPU sockets: every pair crosses a root "
+                                 "complex; pairs on different sockets also cross the inter-socket "
+                                 "link (xsocket, cs.sys_Bps)");
         break;
     case CS_FAM_NVBRIDGE:
         snprintf(buf, len,
                  " %d %s PCIe cards in NVLink-bridged pairs (bridgeK, %s, cs.link_Bps.nvlink),"
-                 " pairs joined by PCIe through two CPU sockets%s. ",
+                 " pairs joined by PCIe through %s%s. ",
                  s->gpus_per_node, a100 ? "A100" : what, a100 ? "NV12" : "NVLink4 x 12",
+                 s->one_socket ? "the NUMA nodes of one CPU package (one socket: one IO die, no "
+                                 "inter-socket link; a pair's path is the two GPUs' PCIe links)"
+                               : "two CPU sockets",
                  a100 ? " (Azure NC A100 v4)" : "");
         break;
     case CS_FAM_HIER:
@@ -1218,7 +1222,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
         host_el(w, g, p);
     for (int g = 0; g < n; g++)
         gpu_links(w, s, p, g);
-    if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1)
+    if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1 && !s->one_socket)
         link_el(w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
     if (s->family == CS_FAM_VIRTUAL && n > 1)
         link_policy_el(w, "hbm", p->link_Bps[CS_LINK_HBM], p->link_lat_s[CS_LINK_HBM], CS_LINK_HBM,

@@ -82,6 +82,8 @@ struct cs_platform_spec {
     int nic_other_socket;       /* dgx, pcie-net: each GPU's NIC hangs off the other CPU socket, so
                                  * GPU-NIC traffic crosses the sockets (gpuN_sys, cs.sys_Bps) */
     enum cs_gpu_kind gpu;       /* the GPU (default: the family name's, else a100) */
+    int one_socket;             /* pcie families: the GPUs' root ports on one CPU package, its
+                                 * NUMA nodes on one IO die: no inter-socket link (xsocket) */
     int ranks;                  /* virtual: ranks on the GPU (default 8) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */

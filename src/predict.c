@@ -605,20 +605,43 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
 
 /* ---- NCCL's baseline */
 
+/* The machine NCCL's tuning model sees on plat with G GPUs on `nodes` nodes: the GPU's NVLink
+ * port (else its PCIe link) within a node, one NIC per GPU between nodes (every multi-node
+ * family has one), as NCCL's topology search finds a channel per link's share. */
+static void nccl_machine(const struct cs_platform *plat, int G, int nodes,
+                         struct cs_nccl_machine *m)
+{
+    int nvlink = 0, net = 0;
+
+    for (int i = 0; i < plat->nlinks; i++) {
+        nvlink |= plat->links[i].cls == CS_LINK_NVLINK;
+        net |= plat->links[i].cls == CS_LINK_NET;
+    }
+    cs_nccl_machine_default(m, G / nodes);
+    m->intra_pci = !nvlink;
+    m->intra_GBps = plat->params.link_Bps[nvlink ? CS_LINK_NVLINK : CS_LINK_PCIE] / 1e9;
+    m->inter_GBps =
+        net ? (double)G / nodes * plat->params.link_Bps[CS_LINK_NET] / 1e9 : m->intra_GBps;
+}
+
 /* NCCL's schedule for protocol proto at size predicted on plat into *row (keep_going: a row
- * either way); *w its width. */
+ * either way); *w its width, with the algorithm NCCL's model picks (cs_nccl_pick_algo) on the
+ * platform's machine, or the one --nccl-algo forces. */
 static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform *plat,
                          const struct cs_predict_opts *opts, enum cs_proto proto, long long size,
                          struct cs_nccl_width *w, long long *rsize, struct cs_predict_row *row,
                          struct cs_error *err)
 {
+    struct cs_nccl_machine m;
     struct cs_gen_opts g = {.gpus = sched->ngpus,
                             .coll = sched->coll,
                             .proto = proto,
                             .size_bytes = size,
                             .nccl_version = opts->vs_nccl->version,
                             .channels = opts->vs_nccl->channels,
-                            .nodes = opts->vs_nccl->nodes};
+                            .nodes = opts->vs_nccl->nodes,
+                            .nccl_algo = opts->vs_nccl->algo,
+                            .nccl_machine = &m};
     struct cs_predict_opts o = {.type_bytes = opts->type_bytes,
                                 .replay = opts->replay,
                                 .no_extrapolate = opts->no_extrapolate,
@@ -628,6 +651,7 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
     struct cs_error e;
     int rc;
 
+    nccl_machine(plat, sched->ngpus, g.nodes ? g.nodes : 1, &m);
     cs_error_init(&e);
     if (cs_gen_nccl(&g, &ring, w, &e) != 0)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "--vs-nccl: NCCL's %s %s: %s",
@@ -669,7 +693,7 @@ int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *p
         if (row.refused == NULL && row.hang == NULL && row.res.status == CS_REPLAY_OK &&
             (q != CS_PROTO_LL128 || row.warning == NULL) &&
             (best.proto == 0 || row.time_us < best.time_us))
-            best = (struct cs_predict_nccl){q, w.channels, w.threads, rsize, row.time_us};
+            best = (struct cs_predict_nccl){q, w.channels, w.threads, rsize, row.time_us, w.algo};
         cs_predict_row_cleanup(&row);
     }
     *out = best;

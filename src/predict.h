@@ -6,6 +6,7 @@
 #define CS_PREDICT_H
 
 #include "error.h"
+#include "nccl.h"
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
@@ -69,6 +70,7 @@ struct cs_predict_vs_nccl {
     int version;  /* a cs_nccl_version_parse code; 0: CS_NCCL_DEFAULT_VERSION */
     int channels; /* the communicator's channels; 0: CS_NCCL_DEFAULT_CHANNELS */
     int nodes;    /* the nodes the GPUs lie on (cs_gen_opts.nodes: rings node by node); 0: 1 */
+    enum cs_nccl_algo algo; /* ring or tree; 0: NCCL's model picks (cs_nccl_pick_algo) */
 };
 
 /* What NCCL runs at a row's size (cs_gen_nccl) and its predicted time. */
@@ -79,6 +81,7 @@ struct cs_predict_nccl {
     long long size_bytes; /* the size replayed: the row's, aligned down to one NCCL's ring takes (up
                              if that is 0) */
     double time_us;       /* 0 when none finished */
+    enum cs_nccl_algo algo; /* ring or tree (0 for AllToAll's point-to-point sends) */
 };
 
 /* ---- */

@@ -205,6 +205,10 @@ static void nccl_fields(FILE *fp, enum cs_report_fmt fmt, const struct cs_predic
 {
     const struct cs_predict_nccl *n = &row->nccl;
     double sp = nccl_speedup(row);
+    char pn[32]; /* the protocol, "/tree" after it when NCCL's tree runs */
+
+    snprintf(pn, sizeof(pn), "%s%s", n->proto ? cs_proto_name(n->proto) : "",
+             n->algo == CS_NCCL_ALGO_TREE ? "/tree" : "");
 
     if (fmt == CS_REPORT_TABLE && n->proto) {
         char t[32], x[32] = "-";
@@ -216,22 +220,21 @@ static void nccl_fields(FILE *fp, enum cs_report_fmt fmt, const struct cs_predic
                  n->time_us);
         if (sp > 0)
             snprintf(x, sizeof(x), "%.2f", sp);
-        fprintf(fp, "  %6s  %3d  %4d  %7s  %7s", cs_proto_name(n->proto), n->channels, n->threads,
-                t, x);
+        fprintf(fp, "  %6s  %3d  %4d  %7s  %7s", pn, n->channels, n->threads, t, x);
     } else if (fmt == CS_REPORT_TABLE) {
         fprintf(fp, "  %6s  %3s  %4s  %7s  %7s", "-", "-", "-", "-", "-");
     } else if (fmt == CS_REPORT_CSV && n->proto) {
-        fprintf(fp, ",%s,%d,%d,%.6f,", cs_proto_name(n->proto), n->channels, n->threads,
-                n->time_us);
+        fprintf(fp, ",%s,%d,%d,%.6f,", pn, n->channels, n->threads, n->time_us);
         if (sp > 0)
             fprintf(fp, "%.6f", sp);
     } else if (fmt == CS_REPORT_CSV) {
         fputs(",,,,,", fp);
     } else if (n->proto) {
         fprintf(fp,
-                ", \"nccl\": {\"protocol\": \"%s\", \"channels\": %d, \"threads\": %d, "
-                "\"size_bytes\": %lld, \"time_us\": %.6f}",
-                cs_proto_name(n->proto), n->channels, n->threads, n->size_bytes, n->time_us);
+                ", \"nccl\": {\"protocol\": \"%s\", \"algorithm\": \"%s\", \"channels\": %d, "
+                "\"threads\": %d, \"size_bytes\": %lld, \"time_us\": %.6f}",
+                cs_proto_name(n->proto), n->algo ? cs_nccl_algo_name(n->algo) : "p2p", n->channels,
+                n->threads, n->size_bytes, n->time_us);
         if (sp > 0)
             fprintf(fp, ", \"speedup\": %.6f", sp);
         else

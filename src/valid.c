@@ -266,6 +266,10 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
                 "protocol's per-threadblock rate (cs.tb_Bps) scaled by threads / maximum "
                 "threads.",
                 c->nccl);
+    if (strncmp(c->sched, "gen:nccl", 8) == 0)
+        fprintf(md, " The schedule at each size and protocol is what `collsim gen nccl` writes "
+                    "there: NCCL's ring, or across nodes its tree where NCCL's tuning model picks "
+                    "it (the tree's LL threshold is 8 B, not 8 B x ranks).");
     if (c->has_fit) {
         char hi[64] = "up";
 

@@ -1,15 +1,19 @@
-/* check_nccl.c: NCCL's channels and threads per size and protocol, versions, size windows. */
+/* check_nccl.c: NCCL's channels and threads per size and protocol, versions, size windows, its
+ * double binary tree, its tuning model's algorithm choice, and the tree gen nccl writes. */
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
+#include "gen.h"
 #include "nccl.h"
 #include "runner.h"
+#include "verify.h"
 
 /* NCCL's channels and threads for (protocol, size) on 8 ranks and 24 channels: the worked values of
  * nccl-a100.md 1.6b, each at its boundary. */
 static struct cs_nccl_width width(enum cs_proto proto, long long nbytes, int nranks, int nc)
 {
-    struct cs_nccl_width w = {0, 0, 0};
+    struct cs_nccl_width w = {0, 0, 0, 0};
     struct cs_error err;
 
     cs_error_init(&err);
@@ -149,13 +153,221 @@ START_TEST(test_nccl_version_name)
 }
 END_TEST
 
+/* The tree's LL threshold is 8 bytes per thread whatever the ranks (the ring's is 8 x ranks). */
+START_TEST(test_nccl_tree_width)
+{
+    struct cs_nccl_width w;
+
+    ck_assert_int_eq(
+        cs_nccl_algo_width(21212, CS_NCCL_ALGO_TREE, CS_PROTO_LL, 98304, 16, 24, &w, NULL), 0);
+    ASSERT_WIDTH(w, 24, 512, 512); /* 24 x 512 x 8 B */
+    ck_assert_int_eq(w.algo, CS_NCCL_ALGO_TREE);
+    ck_assert_int_eq(
+        cs_nccl_algo_width(21212, CS_NCCL_ALGO_TREE, CS_PROTO_LL, 98303, 16, 24, &w, NULL), 0);
+    ASSERT_WIDTH(w, 23, 512, 512);
+    ck_assert_int_eq(
+        cs_nccl_algo_width(21212, CS_NCCL_ALGO_RING, CS_PROTO_LL, 98304, 16, 24, &w, NULL), 0);
+    ASSERT_WIDTH(w, 1, 512, 512); /* 16 ranks: 65536 B per channel */
+    ck_assert_int_eq(w.algo, CS_NCCL_ALGO_RING);
+    ck_assert_int_eq(cs_nccl_algo_width(21212, 0, CS_PROTO_LL, 1, 16, 24, &w, NULL),
+                     CS_ERR_INVALID);
+}
+END_TEST
+
+/* Each tree of the pair spans the n nodes (one root, every node reached once from it, parents
+ * and children agree) and, n even, a node inner in one tree is a leaf in the other. */
+START_TEST(test_nccl_dtree)
+{
+    for (int n = 1; n <= 33; n++) {
+        int inner[2][64] = {{0}};
+
+        for (int t = 0; t < 2; t++) {
+            int roots = 0, seen[64] = {0}, queue[64], head = 0, tail = 0;
+
+            for (int v = 0; v < n; v++) {
+                int up, down[2];
+
+                cs_nccl_dtree(n, v, t, &up, down);
+                roots += up < 0;
+                if (up < 0)
+                    queue[tail++] = v;
+                inner[t][v] = down[0] >= 0 || down[1] >= 0;
+                for (int d = 0; d < 2; d++)
+                    if (down[d] >= 0) {
+                        int cu, cd[2];
+
+                        ck_assert_int_lt(down[d], n);
+                        cs_nccl_dtree(n, down[d], t, &cu, cd);
+                        ck_assert_msg(cu == v, "n %d tree %d: %d's child %d has parent %d", n, t, v,
+                                      down[d], cu);
+                    }
+            }
+            ck_assert_int_eq(roots, 1);
+            while (head < tail) {
+                int v = queue[head++], up, down[2];
+
+                ck_assert_int_eq(seen[v]++, 0);
+                cs_nccl_dtree(n, v, t, &up, down);
+                for (int d = 0; d < 2; d++)
+                    if (down[d] >= 0)
+                        queue[tail++] = down[d];
+            }
+            ck_assert_int_eq(tail, n);
+        }
+        for (int v = 0; v < n && n % 2 == 0; v++)
+            ck_assert_msg(!(inner[0][v] && inner[1][v]), "n %d: node %d inner in both trees", n, v);
+    }
+    /* NCCL's tree 0 over 4 nodes: 0 -> 2 -> {1, 3} */
+    {
+        int up, down[2];
+
+        cs_nccl_dtree(4, 2, 0, &up, down);
+        ck_assert_int_eq(up, 0);
+        ck_assert_int_eq(down[0], 1);
+        ck_assert_int_eq(down[1], 3);
+        cs_nccl_dtree(4, 1, 1, &up, down); /* mirrored: node 1 plays 2 */
+        ck_assert_int_eq(up, 3);
+        ck_assert_int_eq(down[0], 2);
+        ck_assert_int_eq(down[1], 0);
+    }
+}
+END_TEST
+
+/* NCCL's model reproduces the worked example of nccl-a100.md 1.6 (2.12.12, 8 x A100 on one node,
+ * NVLink, 240 GB/s capped at 235): latency and algorithm bandwidth per protocol, and 8052 us at
+ * 1 GiB in Simple (8165 us measured on OCI BM.GPU4.8). */
+START_TEST(test_nccl_model_worked_example)
+{
+    struct cs_nccl_machine m;
+    static const double lat[] = {10.18, 36.6, 56.0}, bw[] = {33.57, 123.54, 134.29};
+    double t0, t1;
+
+    cs_nccl_machine_default(&m, 8);
+    for (int p = CS_PROTO_LL; p <= CS_PROTO_SIMPLE; p++) {
+        ck_assert_int_eq(cs_nccl_model_time(21212, &m, CS_COLL_ALLREDUCE, CS_NCCL_ALGO_RING, p, 0,
+                                            8, 1, 24, &t0, NULL),
+                         0);
+        ck_assert_int_eq(cs_nccl_model_time(21212, &m, CS_COLL_ALLREDUCE, CS_NCCL_ALGO_RING, p,
+                                            1000000000, 8, 1, 24, &t1, NULL),
+                         0);
+        ck_assert_msg(fabs(t0 - lat[p - 1]) < 0.005, "proto %d: latency %.3f us", p, t0);
+        ck_assert_msg(fabs(1e6 / (t1 - t0) - bw[p - 1]) < 0.01, "proto %d: %.3f GB/s", p,
+                      1e6 / (t1 - t0));
+    }
+    ck_assert_int_eq(cs_nccl_model_time(21212, &m, CS_COLL_ALLREDUCE, CS_NCCL_ALGO_RING,
+                                        CS_PROTO_SIMPLE, 1LL << 30, 8, 1, 24, &t1, NULL),
+                     0);
+    ck_assert_msg(fabs(t1 - 8052) < 1, "1 GiB: %.1f us", t1);
+    /* no tree but for AllReduce */
+    ck_assert_int_eq(cs_nccl_model_time(21212, &m, CS_COLL_ALLGATHER, CS_NCCL_ALGO_TREE,
+                                        CS_PROTO_LL, 1024, 8, 1, 24, &t1, NULL),
+                     0);
+    ck_assert(t1 < 0);
+    ck_assert_int_eq(cs_nccl_model_time(21212, &m, CS_COLL_ALLREDUCE, CS_NCCL_ALGO_RING,
+                                        CS_PROTO_LL, 1024, 8, 3, 24, &t1, NULL),
+                     CS_ERR_INVALID); /* 3 nodes do not divide 8 ranks */
+}
+END_TEST
+
+/* Across 2 nodes of 8 (NCCL 2.12.12, the default machine): at 64 KiB in LL the tree (27.5 us of
+ * latency against the ring's 36.4: 2 x (7 chain hops x 0.52 x 1.8 + 5.0) + 4.4, against 3.6 +
+ * 26 x 0.47 x 1.8 + 4 x 2.7); at 1 GiB in Simple the ring (its bandwidth 125 against the tree's
+ * 108 GB/s); on one node always the ring; AllGather never the tree. */
+START_TEST(test_nccl_pick_algo)
+{
+    struct cs_nccl_machine m;
+    enum cs_nccl_algo a;
+
+    cs_nccl_machine_default(&m, 8);
+    ck_assert_int_eq(
+        cs_nccl_pick_algo(21212, &m, CS_COLL_ALLREDUCE, CS_PROTO_LL, 65536, 16, 2, 24, &a, NULL),
+        0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_TREE);
+    ck_assert_int_eq(cs_nccl_pick_algo(21212, &m, CS_COLL_ALLREDUCE, CS_PROTO_SIMPLE, 1LL << 30, 16,
+                                       2, 24, &a, NULL),
+                     0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
+    ck_assert_int_eq(
+        cs_nccl_pick_algo(21212, &m, CS_COLL_ALLREDUCE, CS_PROTO_LL, 65536, 8, 1, 24, &a, NULL), 0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
+    ck_assert_int_eq(
+        cs_nccl_pick_algo(21212, &m, CS_COLL_ALLGATHER, CS_PROTO_LL, 65536, 16, 2, 24, &a, NULL),
+        0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
+}
+END_TEST
+
+/* gen nccl's tree: every shape of 1 to 5 nodes of 1 to 8 GPUs, 1 to 4 channels, each protocol,
+ * is within the runtime's limits and correct under verify (structure, deadlock, data). */
+START_TEST(test_nccl_gen_tree)
+{
+    static const int per[] = {1, 2, 3, 8};
+
+    for (int nodes = 1; nodes <= 5; nodes++)
+        for (size_t i = 0; i < sizeof(per) / sizeof(per[0]); i++)
+            for (int ch = 1; ch <= 4; ch++) {
+                struct cs_gen_opts o = {.gpus = nodes * per[i],
+                                        .channels = ch,
+                                        .nodes = nodes,
+                                        .size_bytes = 1LL << 30,
+                                        .proto = (enum cs_proto)(1 + ch % 3),
+                                        .nccl_algo = CS_NCCL_ALGO_TREE};
+                struct cs_verify_opts vo = {4, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
+                struct cs_verify_result *res = NULL;
+                struct cs_sched *s = NULL;
+                struct cs_nccl_width w;
+                struct cs_error err;
+
+                if (o.gpus < 2)
+                    continue;
+                cs_error_init(&err);
+                ck_assert_msg(cs_gen_nccl(&o, &s, &w, &err) == 0, "%d x %d: %s", nodes, per[i],
+                              err.msg);
+                ck_assert_int_eq(w.algo, CS_NCCL_ALGO_TREE);
+                ck_assert_int_eq(w.channels, ch);
+                ck_assert_int_eq(cs_verify_check_opts(s, &vo, &res), 0);
+                ck_assert_msg(res->verdict == CS_VERIFY_OK, "%d nodes x %d, %d ch: %s", nodes,
+                              per[i], ch, res->ndiags ? res->diags[0].msg : "");
+                cs_verify_result_free(res);
+                ck_assert(strstr(s->name, "_tree_") != NULL);
+                cs_sched_free(s);
+            }
+}
+END_TEST
+
+/* The tree is for AllReduce, and gen nccl picks it where the model does. */
+START_TEST(test_nccl_gen_choice)
+{
+    struct cs_gen_opts o = {.gpus = 16, .nodes = 2, .size_bytes = 65536, .proto = CS_PROTO_LL};
+    struct cs_sched *s = NULL;
+    struct cs_nccl_width w;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_nccl(&o, &s, &w, &err), 0);
+    ck_assert_int_eq(w.algo, CS_NCCL_ALGO_TREE);
+    cs_sched_free(s);
+    o.size_bytes = 1LL << 30;
+    o.proto = CS_PROTO_SIMPLE;
+    ck_assert_int_eq(cs_gen_nccl(&o, &s, &w, &err), 0);
+    ck_assert_int_eq(w.algo, CS_NCCL_ALGO_RING);
+    ck_assert(strstr(s->name, "_ring_") != NULL);
+    cs_sched_free(s);
+    o.coll = CS_COLL_ALLGATHER;
+    o.nccl_algo = CS_NCCL_ALGO_TREE;
+    ck_assert_int_eq(cs_gen_nccl(&o, &s, &w, &err), CS_ERR_USAGE);
+    ck_assert(strstr(err.msg, "AllReduce only") != NULL);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_nccl_width, 1},
-        {test_nccl_window, 1},
-        {test_nccl_version_name, 1},
-        {NULL, 0},
+        {test_nccl_width, 1},        {test_nccl_window, 1},
+        {test_nccl_version_name, 1}, {test_nccl_tree_width, 1},
+        {test_nccl_dtree, 1},        {test_nccl_model_worked_example, 1},
+        {test_nccl_pick_algo, 1},    {test_nccl_gen_tree, 1},
+        {test_nccl_gen_choice, 1},   {NULL, 0},
     };
 
     return test_run("nccl", 0, tests, NULL);

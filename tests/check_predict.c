@@ -686,9 +686,9 @@ START_TEST(test_report_vs_nccl)
     memset(rows, 0, sizeof(rows));
     rows[0].size_bytes = 1024, rows[0].count = 256, rows[0].res.status = CS_REPLAY_OK;
     rows[0].time_us = 10, rows[0].algbw_GBps = 0.1024, rows[0].busbw_GBps = 0.1792;
-    rows[0].nccl = (struct cs_predict_nccl){CS_PROTO_LL, 2, 512, 1024, 20};
+    rows[0].nccl = (struct cs_predict_nccl){CS_PROTO_LL, 2, 512, 1024, 20, CS_NCCL_ALGO_RING};
     rows[1].size_bytes = 2048, rows[1].count = 512, rows[1].res.status = CS_REPLAY_DEADLOCK;
-    rows[1].nccl = (struct cs_predict_nccl){CS_PROTO_SIMPLE, 1, 256, 2048, 30};
+    rows[1].nccl = (struct cs_predict_nccl){CS_PROTO_SIMPLE, 1, 256, 2048, 30, CS_NCCL_ALGO_TREE};
     rows[0].nominal_bytes = 1024, rows[1].nominal_bytes = 2048;
 
     fp = open_memstream(&buf, &len);
@@ -698,7 +698,7 @@ START_TEST(test_report_vs_nccl)
                                  "," CS_REPORT_NCCL_CSV_COLS "\n"
                                  "1024,256,float,10.000000,0.102400,0.179200,ok,1024,LL,2,512,"
                                  "20.000000,2.000000\n"
-                                 "2048,512,float,,,,deadlock,2048,Simple,1,256,30.000000,\n"));
+                                 "2048,512,float,,,,deadlock,2048,Simple/tree,1,256,30.000000,\n"));
     free(buf);
 
     fp = open_memstream(&buf, &len);
@@ -710,16 +710,19 @@ START_TEST(test_report_vs_nccl)
                                  "        1024           256     float     sum      -1    10.00"
                                  "    0.10    0.18     N/A    10.00    0.10    0.18     N/A"
                                  "      LL    2   512    20.00     2.00  ok\n"));
-    ck_assert_ptr_nonnull(strstr(buf, "     N/A  Simple    1   256    30.00        -  deadlock\n"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "     N/A  Simple/tree    1   256    30.00        -  deadlock\n"));
     free(buf);
 
     fp = open_memstream(&buf, &len);
     ck_assert_int_eq(cs_report_write(fp, NULL, CS_REPORT_JSON, &m, rows, 2), 0);
     fclose(fp);
     ck_assert_ptr_nonnull(strstr(buf, "\"gpus\": 8, \"vs_nccl\": \"2.12.12\", \"results\": ["));
-    ck_assert_ptr_nonnull(strstr(buf, "\"status\": \"ok\", \"nccl\": {\"protocol\": \"LL\", "
-                                      "\"channels\": 2, \"threads\": 512, \"size_bytes\": 1024, "
-                                      "\"time_us\": 20.000000}, \"speedup\": 2.000000}"));
+    ck_assert_ptr_nonnull(strstr(
+        buf, "\"status\": \"ok\", \"nccl\": {\"protocol\": \"LL\", "
+             "\"algorithm\": \"ring\", \"channels\": 2, \"threads\": 512, \"size_bytes\": 1024, "
+             "\"time_us\": 20.000000}, \"speedup\": 2.000000}"));
+    ck_assert_ptr_nonnull(strstr(buf, "\"algorithm\": \"tree\", \"channels\": 1,"));
     ck_assert_ptr_nonnull(strstr(buf, "\"time_us\": 30.000000}, \"speedup\": null}"));
     free(buf);
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # platform_cli.sh: every `collsim platform` family writes a file that SimGrid loads and predict
-# runs on; --set, --nic and --nic-socket reach the file and the prediction; bad options exit 2;
+# runs on; --set, --nic, --nic-socket and --sockets reach the file and the prediction; bad options
+# exit 2;
 # SimGrid clusters, split-duplex links and --platform - (stdin) work.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
@@ -69,6 +70,22 @@ roce=$(busbw "$tmp/roce.xml" "$ring16" 256M)
 hdr=$(busbw "$tmp/dgx2.xml" "$ring16" 256M)
 awk -v r="$roce" -v h="$hdr" 'BEGIN { exit !(r > 0 && r < 0.6 * h) }' ||
     { echo "FAIL: roce100 busbw $roce GB/s is not about half of hdr $hdr"; fail=$((fail + 1)); }
+
+# --sockets 1: no inter-socket link, so a pair across the NUMA nodes is bound by the GPUs' PCIe
+# links (24 GB/s), not cs.sys_Bps (here 2 GB/s): the 4-GPU AllGather ring 0-1-2-3 crosses PCIe
+# twice (1->2, 3->0) and its busbw stays under 24 GB/s, far above 2.
+ag4=nccl:gpus=4,channels=2,coll=allgather,size=32M
+expect 0 "nvbridge --sockets 1" "$cs" platform a100-pcie-nvbridge --sockets 1 --set cs.sys_Bps=2e9 -o "$tmp/nvb1.xml"
+expect 0 "nvbridge --sockets 2" "$cs" platform a100-pcie-nvbridge --sockets 2 --set cs.sys_Bps=2e9 -o "$tmp/nvb2.xml"
+grep -q xsocket "$tmp/nvb1.xml" && { echo "FAIL: --sockets 1 has an xsocket link"; fail=$((fail + 1)); }
+one=$(busbw "$tmp/nvb1.xml" "$ag4" 32M)
+two=$(busbw "$tmp/nvb2.xml" "$ag4" 32M)
+awk -v o="$one" -v t="$two" 'BEGIN { exit !(o > 12 && o <= 24 && t <= 2.0 && t > 1) }' ||
+    { echo "FAIL: --sockets 1 busbw $one GB/s, --sockets 2 $two GB/s"; fail=$((fail + 1)); }
+expect 0 "a100-pcie-4gpu --sockets 1" "$cs" platform a100-pcie-4gpu --sockets 1 -o "$tmp/p41.xml"
+grep -q xsocket "$tmp/p41.xml" && { echo "FAIL: a100-pcie-4gpu --sockets 1 has xsocket"; fail=$((fail + 1)); }
+expect 2 "--sockets 3" "$cs" platform a100-pcie-nvbridge --sockets 3
+expect 2 "--sockets on dgx" "$cs" platform dgx-a100 --sockets 1
 
 expect 2 "unknown family" "$cs" platform a100-nope
 expect 2 "--nodes overflow" "$cs" platform ndv4 --nodes 99999999999

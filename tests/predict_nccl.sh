@@ -2,7 +2,8 @@
 # predict_nccl.sh: `collsim predict --vs-nccl`: on every schedule in schedules/ (two sizes each)
 # and on generated AllGather, ReduceScatter and AllToAll, the NCCL columns of the table (busbw
 # still field 8), CSV (appended, speed-up = NCCL time / schedule time) and JSON; NCCL's time is
-# the replay of `gen nccl` at its channels; a custom collective and stray options exit 2.
+# the replay of `gen nccl` at its channels (its tree across nodes where NCCL's model picks it, or
+# --nccl-algo forces it); a custom collective and stray options exit 2.
 builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
@@ -24,7 +25,7 @@ check_csv() {
         fail "$2: CSV header $(head -1 "$1")"
     awk -F, -v what="$2" 'NR > 1 {
         rows++
-        if (NF != 13 || $9 !~ /^(LL|LL128|Simple)$/ || $10 < 1 || $11 < 64 || $12 <= 0 ||
+        if (NF != 13 || $9 !~ /^(LL|LL128|Simple)(\/tree)?$/ || $10 < 1 || $11 < 64 || $12 <= 0 ||
             ($7 != "ok" && ($7 != "deadlock" || $13 != ""))) {
             print "FAIL: " what ": CSV row " $0; bad++; next
         }
@@ -88,11 +89,48 @@ want=$(awk -F, 'NR == 2 { print $12 }' "$tmp/csv")
 got=$(awk -F, 'NR == 2 { print $4 }' "$tmp/gen")
 [ -n "$want" ] && [ "$want" = "$got" ] || fail "NCCL's time on 2 nodes: $want, its schedule: $got"
 
+# across 2 nodes at 64 KiB NCCL's model picks its tree for LL (tree 27.5 us of latency against
+# the ring's 36.4 in NCCL 2.12's model): the CSV says LL/tree, its time is gen nccl's tree's;
+# --nccl-algo ring gives the ring, on fewer channels (the ring's LL threshold grows with the ranks)
+"$cs" predict "$srcdir/schedules/hierarchical.16gpu.1inst.Simple.xml" -p "$plat" -b 64K -e 64K \
+    --vs-nccl --nccl-nodes 2 --format csv >"$tmp/csv" || fail "--nccl-nodes 2 at 64K"
+[ "$(awk -F, 'NR == 2 { print $9, $10 }' "$tmp/csv")" = "LL/tree 16" ] ||
+    fail "64K on 2 nodes: not NCCL's LL tree on 16 channels: $(cat "$tmp/csv")"
+want=$(awk -F, 'NR == 2 { print $12 }' "$tmp/csv")
+"$cs" predict --gen "nccl:gpus=16,nodes=2,size=64K,protocol=LL,algo=tree" -p "$plat" -b 64K \
+    -e 64K --format csv >"$tmp/gen" || fail "predict --gen nccl:...,algo=tree"
+got=$(awk -F, 'NR == 2 { print $4 }' "$tmp/gen")
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "NCCL's tree at 64K: $want, its schedule: $got"
+"$cs" predict "$srcdir/schedules/hierarchical.16gpu.1inst.Simple.xml" -p "$plat" -b 64K -e 64K \
+    --vs-nccl --nccl-nodes 2 --nccl-algo ring --format json >"$tmp/json" || fail "--nccl-algo ring"
+grep -q '"nccl": {"protocol": "LL", "algorithm": "ring", "channels": 1,' "$tmp/json" ||
+    fail "--nccl-algo ring: $(cat "$tmp/json")"
+"$cs" predict "$srcdir/schedules/hierarchical.16gpu.1inst.Simple.xml" -p "$plat" -b 64K -e 64K \
+    --vs-nccl --nccl-nodes 2 --nccl-algo tree --format json >"$tmp/json" || fail "--nccl-algo tree"
+grep -q '"algorithm": "tree", "channels": 16,' "$tmp/json" ||
+    fail "--nccl-algo tree: $(cat "$tmp/json")"
+
+# gen nccl: --algo forces the algorithm; the tree is AllReduce's; a bad name exits 2
+"$cs" gen nccl --gpus 16 --nodes 2 --size 1G --algo tree >"$tmp/t.xml" &&
+    grep -q 'name="allreduce_nccl_2.12.12_tree_24ch_512thr"' "$tmp/t.xml" &&
+    "$cs" verify "$tmp/t.xml" >/dev/null || fail "gen nccl --algo tree at 1G"
+"$cs" gen nccl --gpus 16 --nodes 2 --size 1G >"$tmp/r.xml" &&
+    grep -q 'name="allreduce_nccl_2.12.12_ring_24ch_512thr"' "$tmp/r.xml" ||
+    fail "gen nccl on 2 nodes at 1G in Simple is not NCCL's ring"
+for bad in "--algo star" "--algo tree --coll allgather" "--algo tree --gpus 128 --nodes 2"; do
+    # shellcheck disable=SC2086
+    "$cs" gen nccl --gpus 16 --size 1M $bad >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && [ -s "$tmp/err" ] || fail "gen nccl $bad: exit $rc"
+done
+"$cs" gen ring --gpus 8 --algo tree >/dev/null 2>&1
+[ $? -eq 2 ] || fail "gen ring --algo: not refused"
+
 # JSON: the version in the head, an nccl object and the speed-up per row
 "$cs" predict "$srcdir/schedules/allpairs.8gpu.1inst.LL.xml" -p "$plat" -b 1K -e 1M -f 32 \
     --vs-nccl --nccl-version 2.8.4 --nccl-channels 12 --format json >"$tmp/json" || fail "json"
 grep -q '"vs_nccl": "2.8.4"' "$tmp/json" || fail "json: no vs_nccl"
-[ "$(grep -c '"nccl": {"protocol": "LL.*", "channels": [0-9]*, "threads": [0-9]*, "size_bytes": [0-9]*, "time_us": [0-9.]*}, "speedup": [0-9.]*}' "$tmp/json")" -eq 3 ] ||
+[ "$(grep -c '"nccl": {"protocol": "LL.*", "algorithm": "ring", "channels": [0-9]*, "threads": [0-9]*, "size_bytes": [0-9]*, "time_us": [0-9.]*}, "speedup": [0-9.]*}' "$tmp/json")" -eq 3 ] ||
     fail "json rows: $(cat "$tmp/json")"
 if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/json" || fail "json does not parse"
@@ -106,7 +144,8 @@ rc=$?
     fail "custom: exit $rc: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "custom: wrote output"
 for bad in "--nccl-version 2.12" "--nccl-nodes 2" "--vs-nccl --nccl-version 2.30" \
-    "--vs-nccl --nccl-channels 0" "--vs-nccl --nccl-nodes 3"; do
+    "--vs-nccl --nccl-channels 0" "--vs-nccl --nccl-nodes 3" "--nccl-algo tree" \
+    "--vs-nccl --nccl-algo star"; do
     # shellcheck disable=SC2086
     "$cs" predict "$srcdir/schedules/ring.8gpu.1ch.LL.xml" -p "$plat" -b 1K -e 1K $bad \
         >/dev/null 2>"$tmp/err"

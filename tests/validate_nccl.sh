@@ -2,7 +2,9 @@
 # validate_nccl.sh: validate's nccl=VERSION: each size and protocol of a gen:ring case is predicted
 # on the ring with NCCL's channels at that size and the protocol's per-threadblock rate scaled by
 # NCCL's threads (nccl-a100.md 1.6b), checked against `collsim predict` on that very ring; the
-# summary names the rule; bad versions and schedules exit 2 with file:line.
+# summary names the rule; bad versions and schedules exit 2 with file:line. A gen:nccl case
+# predicts what `collsim gen nccl` writes at each size (the same ring where NCCL runs a ring; its
+# tree across nodes where NCCL's model picks it).
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -111,6 +113,27 @@ printf 'n %s gen:ring:gpus={n},channels=4,instances=1 %s LL size=128 nccl=2.12 %
 same "$(validated "$tmp/n/n.csv" 4)" \
     "$(predict ring:gpus=4,channels=1,instances=1 LL 128 --set cs.tb_Bps.LL=1.5e9)" "4 GPUs"
 
+# gen:nccl: the same ring as gen:ring with nccl= on one node, so the same times at every size.
+printf 'gnccl %s gen:nccl:gpus=8,channels=24,nccl=2.8.4 %s LL set=cs.deploy_s=0\n' "$tmp/m.csv" \
+    $plat >"$tmp/g.txt"
+# across 2 nodes at 64 KiB in LL NCCL's model picks its tree: 16 channels of 512 threads (8 B
+# per thread for the tree, whatever the ranks), the file gen nccl writes at that size
+printf 'gtree %s gen:nccl:gpus=16,nodes=2 platforms/dgx-a100-2node.xml LL sizes=64K:64K %s\n' \
+    "$tmp/m.csv" set=cs.deploy_s=0 >>"$tmp/g.txt"
+"$cs" validate "$tmp/g.txt" -o "$tmp/g" >"$tmp/out" 2>&1
+[ $? -le 1 ] || { fail "validate gen:nccl"; cat "$tmp/out" >&2; }
+for s in 4096 16384 32768 65536 524288; do
+    same "$(validated "$tmp/g/gnccl.csv" $s)" "$(validated "$tmp/o/ll.csv" $s)" "gen:nccl $s B"
+done
+"$cs" gen nccl --gpus 16 --nodes 2 --size 64K --protocol LL -o "$tmp/tree.xml" &&
+    grep -q 'name="allreduce_nccl_2.12.12_tree_16ch_512thr"' "$tmp/tree.xml" ||
+    fail "gen nccl at 64 KiB LL on 2 nodes is not a 16-channel tree"
+tree=$("$cs" predict "$tmp/tree.xml" --platform platforms/dgx-a100-2node.xml -b 64K -e 64K \
+    --format csv --set cs.deploy_s=0 | awk -F, 'NR == 2 { print $4 }')
+same "$(validated "$tmp/g/gtree.csv" 65536)" "$tree" "gen:nccl tree 64 KiB"
+grep -q "schedule \`gen:nccl:gpus=16,nodes=2\`.*NCCL 2\.12\.12's rule" "$tmp/g/summary.md" ||
+    fail "summary.md does not name the rule of a gen:nccl case"
+
 # Bad case lines: exit 2 with file:line.
 bad() {
     printf '%s\n' "$2" >"$tmp/bad.txt"
@@ -133,4 +156,8 @@ bad "1: nccl= needs a ring spec with gpus=N and one instance" \
     "c m.csv gen:ring:gpus=8,channels=4,instances=2 $plat LL nccl=2.8"
 bad "1: nccl= needs a ring spec with gpus=N and one instance" \
     "c m.csv gen:ring:channels=4 $plat LL nccl=2.8"
+bad "1: gen:nccl:gpus=8,algo=star: generator spec" "c m.csv gen:nccl:gpus=8,algo=star $plat LL"
+bad "1: gen:nccl:gpus=8,nccl=2.19: generator spec" "c m.csv gen:nccl:gpus=8,nccl=2.19 $plat LL"
+bad "1: gen:nccl:gpus=8,coll=allgather,algo=tree: NCCL's tree runs AllReduce only" \
+    "c m.csv gen:nccl:gpus=8,coll=allgather,algo=tree $plat LL"
 exit $rc
