@@ -49,8 +49,9 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "(the generated hierarchical schedules are the default layout, which completes at every"
     echo "size; msccl-tools' corrected schedules, used without the generators, deadlock at 1 GiB)."
     echo "*replay* is \`full\` (every loop iteration, \`--no-extrapolate\` or a size whose short"
-    echo "replays do not settle) or \`extrap N\`: short replays of 2 to N iterations, the rest"
-    echo "extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
+    echo "replays do not settle) or \`extrap N\`: the longest short replay N iterations (5: the first"
+    echo "recorded replay settled; 19 to 26: the second; 18: the fallback's replays of 2 to 18), the"
+    echo "rest extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
     echo "second of all the short replays' simgrid_run wall."
     echo
     if [ "$have_gen" -eq 0 ]; then
