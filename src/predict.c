@@ -453,43 +453,102 @@ static int replay_iters(struct cs_plan *plan, int m, const struct cs_platform *p
     return rc;
 }
 
-/* A recorded replay of m iterations and its period up to max_period: 1 with *r and *per filled
- * (caller cleans *r up), 0 when it did not settle (or deadlocked, or recorded too much: nothing
- * to clean up), or a CS_ERR_*. *spent adds the simulation's wall and peak memory and takes its
- * status; *nevents is set to the events recorded (up to the cap). */
-static int settle(struct cs_plan *plan, int m, int max_period, const struct cs_platform *plat,
-                  const struct cs_replay_opts *ropts, struct cs_replay_result *r,
-                  struct cs_predict_period *per, struct cs_replay_result *spent, long long *nevents,
-                  struct cs_error *err)
-{
+/* A recorded replay kept across the sizes of one cs_predict_run: the replay of m iterations
+ * depends on the size only through loop_elems, last_elems and max_allowed (the schedule,
+ * platform, protocol and type being the same), so the large sizes of a sweep, whole loops of the
+ * same length, share it. Only complete replays with every call recorded are kept. */
+struct extrap_rec {
+    long long loop_elems, last_elems;
+    int max_allowed, m; /* m 0: empty */
+    struct cs_replay_result r;
     struct cs_timeline tl;
+};
+
+/* One per stage of by_events. */
+struct extrap_cache {
+    struct extrap_rec rec[2];
+};
+
+static void rec_clear(struct extrap_rec *rec)
+{
+    if (rec->m > 0)
+        cs_timeline_cleanup(&rec->tl);
+    cs_replay_result_cleanup(&rec->r);
+    memset(rec, 0, sizeof(*rec));
+}
+
+static void cache_cleanup(struct extrap_cache *c)
+{
+    for (int k = 0; k < 2; k++)
+        rec_clear(&c->rec[k]);
+}
+
+/* rec filled with a recorded replay of plan cut to m iterations, unless it holds one already.
+ * 0 (rec->m 0 when the replay is not one to keep: it deadlocked, or its timeline is truncated or
+ * misses calls), or a CS_ERR_*. *spent adds the simulation's wall and peak memory and takes its
+ * status; *nevents is set to the events recorded (up to the cap). */
+static int record_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+                        const struct cs_replay_opts *ropts, struct extrap_rec *rec,
+                        struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
+{
     long long calls = 0, transfers = 0;
     int rc;
 
-    cs_timeline_init(&tl, CS_EXTRAP_MAX_EVENTS);
-    rc = replay_iters(plan, m, plat, ropts, &tl, r, err);
-    if (rc != 0) {
-        cs_timeline_cleanup(&tl);
+    if (rec->m == m && rec->loop_elems == plan->sz.loop_elems &&
+        rec->last_elems == plan->sz.last_elems && rec->max_allowed == plan->sz.max_allowed) {
+        /* no wall spent; the memory of the simulation the result comes from */
+        spent->maxrss_kb =
+            rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
+        spent->status = rec->r.status;
+        *nevents = rec->tl.nevents;
+        return 0;
+    }
+    rec_clear(rec);
+    cs_timeline_init(&rec->tl, CS_EXTRAP_MAX_EVENTS);
+    if ((rc = replay_iters(plan, m, plat, ropts, &rec->tl, &rec->r, err)) != 0) {
+        cs_timeline_cleanup(&rec->tl);
         return rc;
     }
-    spent->wall_s += r->wall_s;
-    spent->maxrss_kb = r->maxrss_kb > spent->maxrss_kb ? r->maxrss_kb : spent->maxrss_kb;
-    spent->status = r->status;
-    *nevents = tl.truncated ? CS_EXTRAP_MAX_EVENTS : tl.nevents;
-    for (long long e = 0; e < tl.nevents; e++) {
-        calls += tl.events[e].kind == CS_TL_CALL;
-        transfers +=
-            tl.events[e].kind == CS_TL_UNIT && tl.events[e].out_conn >= 0 && tl.events[e].bytes > 0;
+    spent->wall_s += rec->r.wall_s;
+    spent->maxrss_kb = rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
+    spent->status = rec->r.status;
+    *nevents = rec->tl.truncated ? CS_EXTRAP_MAX_EVENTS : rec->tl.nevents;
+    for (long long e = 0; e < rec->tl.nevents; e++) {
+        const struct cs_tl_event *ev = &rec->tl.events[e];
+
+        calls += ev->kind == CS_TL_CALL;
+        transfers += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
     }
     /* The timeline must account for every call and transfer the replay counted. */
-    rc = 0;
-    if (r->status == CS_REPLAY_OK && !tl.truncated && calls == r->ncalls &&
-        transfers == r->ntransfers)
-        rc = cs_predict_find_period(&tl, plan->ntbs, m, plan->sz.niter, max_period,
-                                    CS_EXTRAP_REL_ERR, per);
-    cs_timeline_cleanup(&tl);
-    if (rc != 1)
-        cs_replay_result_cleanup(r);
+    rec->m = m;
+    if (rec->r.status == CS_REPLAY_OK && !rec->tl.truncated && calls == rec->r.ncalls &&
+        transfers == rec->r.ntransfers) {
+        rec->loop_elems = plan->sz.loop_elems;
+        rec->last_elems = plan->sz.last_elems;
+        rec->max_allowed = plan->sz.max_allowed;
+    } else
+        rec_clear(rec);
+    return 0;
+}
+
+/* A recorded replay of m iterations (rec's when it holds it) and its period up to max_period: 1
+ * with *r (a copy of rec's, owning nothing) and *per filled, 0 when it did not settle (or
+ * deadlocked, or recorded too much), or a CS_ERR_*. spent and nevents as record_iters. */
+static int settle(struct cs_plan *plan, int m, int max_period, const struct cs_platform *plat,
+                  const struct cs_replay_opts *ropts, struct extrap_rec *rec,
+                  struct cs_replay_result *r, struct cs_predict_period *per,
+                  struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
+{
+    int rc = record_iters(plan, m, plat, ropts, rec, spent, nevents, err);
+
+    if (rc != 0 || rec->m == 0)
+        return rc;
+    rc = cs_predict_find_period(&rec->tl, plan->ntbs, m, plan->sz.niter, max_period,
+                                CS_EXTRAP_REL_ERR, per);
+    if (rc == 1) {
+        *r = rec->r;
+        r->report = NULL;
+    }
     return rc;
 }
 
@@ -597,8 +656,9 @@ static int by_increments(struct cs_plan *plan, const struct cs_platform *plat,
  * *replayed set to the longest replay, 0 when they do not settle (or deadlock: spent->status),
  * or a CS_ERR_*. *cost counts the iterations replayed, spent their wall and peak memory. */
 static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
-                     const struct cs_replay_opts *ropts, struct cs_replay_result *res,
-                     int *replayed, int *cost, struct cs_replay_result *spent, struct cs_error *err)
+                     const struct cs_replay_opts *ropts, struct extrap_cache *cache,
+                     struct cs_replay_result *res, int *replayed, int *cost,
+                     struct cs_replay_result *spent, struct cs_error *err)
 {
     int n = plan->sz.niter, m = 0, rc = 0;
     struct cs_replay_result r = {0};
@@ -612,8 +672,8 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
         if (2 * (*cost + m) > n || nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS)
             return 0;
         *cost += m;
-        rc = settle(plan, m, stage == 0 ? 1 : CS_NCCL_STEPS, plat, ropts, &r, &per, spent, &nev,
-                    err);
+        rc = settle(plan, m, stage == 0 ? 1 : CS_NCCL_STEPS, plat, ropts, &cache->rec[stage], &r,
+                    &per, spent, &nev, err);
     }
     if (rc != 1)
         return rc;
@@ -642,11 +702,12 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
     return 1;
 }
 
-/* Try to extrapolate plan's replay from short ones: 1 with *res filled and *replayed set to the
- * longest short replay, 0 when the full replay must run, or a CS_ERR_*. */
+/* Try to extrapolate plan's replay from short ones (recorded ones from cache when it holds them,
+ * and kept there): 1 with *res filled and *replayed set to the longest short replay, 0 when the
+ * full replay must run, or a CS_ERR_*. */
 static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
-                       const struct cs_replay_opts *ropts, struct cs_replay_result *res,
-                       int *replayed, struct cs_error *err)
+                       const struct cs_replay_opts *ropts, struct extrap_cache *cache,
+                       struct cs_replay_result *res, int *replayed, struct cs_error *err)
 {
     struct cs_replay_result spent = {0};
     int cost = 0, rc;
@@ -654,7 +715,7 @@ static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
     /* Calls of several chunks happen only in one-iteration plans (proto.h). */
     if (plan->sz.max_allowed != 1)
         return 0;
-    rc = by_events(plan, plat, ropts, res, replayed, &cost, &spent, err);
+    rc = by_events(plan, plat, ropts, cache, res, replayed, &cost, &spent, err);
     for (int k = 0; k < CS_EXTRAP_N; k++)
         cost += CS_EXTRAP_FIRST + k;
     /* A deadlock in a short replay is one in the full replay too: let that one report it. */
@@ -695,11 +756,12 @@ static int find_overfull(const struct cs_sched *sched, const struct cs_params *p
     return -1;
 }
 
-/* Plan and replay one size into row; the plan is returned when keep is set. */
+/* Plan and replay one size into row (extrapolating with cache); the plan is returned when keep
+ * is set. */
 static int predict_one(const struct cs_sched *sched, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, const struct cs_replay_opts *ropts,
-                       long long size, struct cs_predict_row *row, struct cs_plan **keep,
-                       struct cs_error *err)
+                       struct extrap_cache *cache, long long size, struct cs_predict_row *row,
+                       struct cs_plan **keep, struct cs_error *err)
 {
     enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
     struct cs_plan *plan = NULL;
@@ -726,7 +788,7 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
         return row->hang != NULL ? 0 : CS_ERR_NOMEM;
     }
     if (rc == 0 && !opts->no_extrapolate && ropts->timeline == NULL)
-        rc = extrapolate(plan, plat, ropts, &row->res, &row->replayed_iters, err);
+        rc = extrapolate(plan, plat, ropts, cache, &row->res, &row->replayed_iters, err);
     if (rc == 0)
         rc = cs_replay_run(plan, plat, ropts, &row->res, err);
     else if (rc == 1)
@@ -864,6 +926,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    struct cs_predict_row *rows, struct cs_error *err)
 {
     char *warning = NULL;
+    struct extrap_cache cache = {0};
     int rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
 
     if (rc != 0)
@@ -874,7 +937,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
 
         /* --trace and --stats record the largest size only. */
         ropts.timeline = last ? opts->timeline : NULL;
-        rc = predict_one(sched, plat, opts, &ropts, sizes[k], &rows[k],
+        rc = predict_one(sched, plat, opts, &ropts, &cache, sizes[k], &rows[k],
                          last ? opts->trace_plan : NULL, err);
         if (rc == 0)
             set_nominal_measured(opts, k, &rows[k]);
@@ -889,12 +952,14 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
             while (k-- > 0)
                 cs_predict_row_cleanup(&rows[k]);
             free(warning);
+            cache_cleanup(&cache);
             return rc;
         }
         if (opts->progress != NULL)
             opts->progress(opts->progress_ctx, k + 1, n, &rows[k]);
     }
     free(warning);
+    cache_cleanup(&cache);
     return 0;
 }
 

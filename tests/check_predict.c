@@ -389,6 +389,19 @@ START_TEST(test_extrapolate)
             if (i == 0) {
                 /* 128 MiB: 512 iterations of 32 KiB chunks; 512 MiB: 2048 */
                 ck_assert_int_eq(x[k].replayed_iters, 5);
+                /* 512 MiB extrapolates from 128 MiB's replay: no simulation of its own, and
+                 * the same result as alone */
+                if (k == 1) {
+                    struct cs_predict_row one;
+
+                    ck_assert(x[1].res.wall_s == 0);
+                    o.no_extrapolate = 0;
+                    ck_assert_int_eq(cs_predict_run(s, plat, &o, &sizes[1], 1, &one, NULL), 0);
+                    ck_assert(one.res.wall_s > 0);
+                    ck_assert(one.res.time_s == x[1].res.time_s);
+                    ck_assert_int_eq(one.res.ncalls, x[1].res.ncalls);
+                    cs_predict_row_cleanup(&one);
+                }
                 ck_assert_int_eq(x[k].res.ncalls, f[k].res.ncalls);
                 ck_assert_int_eq(x[k].res.ntransfers, f[k].res.ntransfers);
             } else {
