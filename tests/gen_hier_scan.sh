@@ -2,8 +2,8 @@
 # gen_hier_scan.sh: the default hierarchical AllReduce finishes (status ok) at every size from
 # 1 KiB to 4 GiB in x4 steps for LL, LL128 and Simple on the a100-hier platforms, at 8 and 16 GPUs,
 # verify accepts it, and v1 (the previous corrected layout, variant=v1) still deadlocks above 1 MiB.
-# At 64 GPUs too, to 4 GiB: the sizes of 32 loop iterations and more extrapolate from one
-# recorded replay of 5 iterations that they share (predict.c). About 30 s of CPU (80 s on a
+# At 64 GPUs too, to 4 GiB: the sizes of 10 loop iterations and more extrapolate from a recorded
+# replay of 5 iterations, one for all whose iterations match (predict.c). About 30 s of CPU (80 s on a
 # 2-core machine loaded 7 deep).
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
