@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench/replay.sh: replay speed (simulated primitive calls per wall-clock second, with and without
 # the steady-state extrapolation) and peak memory of `collsim predict` on the hierarchical
-# AllReduce and a ring at 1 MiB and 1 GiB, and the wall time of a 30-size sweep, written to
-# results/perf.md. Not a test: figures depend on the machine and its load.
+# AllReduce and a ring at 1 MiB and 1 GiB, and the wall time of sweeps over sizes beside their
+# largest size alone, written to results/perf.md. Not a test: figures depend on the machine and its load.
 # Usage: bench/replay.sh [COLLSIM] [SHARED_DATA_DIR]
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +49,9 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "(the generated hierarchical schedules are the default layout, which completes at every"
     echo "size; msccl-tools' corrected schedules, used without the generators, deadlock at 1 GiB)."
     echo "*replay* is \`full\` (every loop iteration, \`--no-extrapolate\` or a size whose short"
-    echo "replays do not settle) or \`extrap N\`: short replays of 2 to N iterations, the rest"
-    echo "extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
+    echo "replays do not settle) or \`extrap N\`: the longest short replay N iterations (5: the first"
+    echo "recorded replay settled; 19 to 26: the second; 18: the fallback's replays of 2 to 18), the"
+    echo "rest extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
     echo "second of all the short replays' simgrid_run wall."
     echo
     if [ "$have_gen" -eq 0 ]; then
@@ -87,18 +88,36 @@ printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
 done
 
 # Many sizes: an 8-GPU ring in LL on dgx-a100 from 1 KiB to 512 MiB by factors of 2 (20 sizes),
-# with and without extrapolation.
+# with and without extrapolation, and the 64-GPU hierarchical LL from 1 MiB to 1 GiB (11 sizes),
+# each beside its largest size alone.
 {
     echo
-    echo "| sweep | sizes | replay | command wall (s) |"
-    echo "|---|---|---|---|"
+    echo "| sweep | sizes | replay | command wall (s) | largest size alone (s) |"
+    echo "|---|---|---|---|---|"
 } >>"$out"
-for x in "" --no-extrapolate; do
-    # shellcheck disable=SC2086
-    /usr/bin/time -f %e -o "$tmp/time" "$cs" predict --gen ring:gpus=8,channels=1,protocol=LL \
-        --platform "$top/platforms/dgx-a100.xml" -b 1K -e 512M $x --format csv >"$tmp/rows"
-    echo "| 8-GPU ring LL, dgx-a100 | $(($(wc -l <"$tmp/rows") - 1)) (1 KiB to 512 MiB) | ${x:-extrapolated} | $(cat "$tmp/time") |" >>"$out"
-done
+# sweep NAME FIRST LAST [PREDICT-ARGS...]
+sweep() {
+    name=$1
+    first=$2
+    last=$3
+    shift 3
+    /usr/bin/time -f %e -o "$tmp/time" "$cs" predict "$@" -b "$first" -e "$last" --format csv \
+        >"$tmp/rows" 2>/dev/null
+    /usr/bin/time -f %e -o "$tmp/time1" "$cs" predict "$@" -b "$last" -e "$last" --format csv \
+        >/dev/null 2>&1
+    x=extrapolated
+    case " $* " in *" --no-extrapolate "*) x=--no-extrapolate ;; esac
+    echo "| $name | $(($(wc -l <"$tmp/rows") - 1)) ($first to $last) | $x | $(cat "$tmp/time") | $(cat "$tmp/time1") |" >>"$out"
+}
+ring="--gen ring:gpus=8,channels=1,protocol=LL --platform $top/platforms/dgx-a100.xml"
+# shellcheck disable=SC2086
+sweep "8-GPU ring LL, dgx-a100" 1K 512M $ring
+# shellcheck disable=SC2086
+sweep "8-GPU ring LL, dgx-a100" 1K 512M $ring --no-extrapolate
+if [ "$have_gen" -eq 1 ]; then
+    sweep "64-GPU hierarchical LL, a100-hier-32x2" 1M 1G --gen hierarchical:gpus=64,protocol=LL \
+        --platform "$top/platforms/a100-hier-32x2.xml"
+fi
 
 {
     echo

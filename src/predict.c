@@ -247,29 +247,315 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  *
  * Every loop iteration of a plan runs the same ops with the same calls (maxAllowedCount is fixed
  * per size); only the last one may carry fewer elements. So a replay of m iterations (m - 1 full
- * ones and the real last one) is the full replay cut short. Its time T(m) becomes periodic once
- * the pipeline and the FIFO credits settle: T(m + p) - T(m) is the same for every m, with a
- * period p of one iteration or a few. A connection's CS_NCCL_STEPS slots fill within that many
- * iterations (each takes at least one slot), so credit stalls first show within that window:
- * short replays of m = CS_EXTRAP_FIRST ... CS_EXTRAP_FIRST + 2 x CS_NCCL_STEPS iterations cover
- * two windows. When, for some p up to CS_NCCL_STEPS, every increment over p in the second agrees
- * closely enough that the remaining periods cannot move the total by more than CS_EXTRAP_REL_ERR,
- * the remaining periods are added to the short replay whose m has n's residue; otherwise, or when
- * the short replays would cost more than half the full one, the full replay runs. (A 16-GPU
- * AllGather ring in Simple at 1 GiB is one that does not settle: its credit stalls shift every 8
- * iterations by different amounts.)
+ * ones and the real last one) is the full replay cut short: both run the same events until the
+ * short one's last iteration starts to differ. One short replay records its timeline, and its
+ * events are grouped by threadblock and iteration. Once the pipeline and the FIFO credits settle,
+ * the replay is periodic: for some period p, every event of every threadblock in iteration i + p
+ * is the one of iteration i (same kind, op, call, bytes, the tb that ended a wait) shifted by the
+ * same time step. The replay is a deterministic function of its state, and a window of periodic
+ * events carries the whole state along (the credits taken and given over a period cancel, the
+ * flows on the links and the units in flight repeat), so the full replay repeats it too until its
+ * own last iteration, which starts in the same phase as the short one's when p divides n - m.
+ * The remaining periods are then added to the short replay's time, calls and transfers.
+ *
+ * The check wants p + 1 consecutive periodic pairs of iterations, from iteration 1 (iteration 0
+ * fills the pipeline) to the one before the last (which may feel the short replay's end). A first
+ * replay of CS_EXTRAP_SHORT iterations tries p = 1, the usual case; when it does not settle, a
+ * second one long enough for periods up to CS_NCCL_STEPS (a connection's slots refill within that
+ * many iterations, each taking at least one) and for the credit stalls of the first window to show
+ * tries again, with m chosen so that n - m is a multiple of 8 (periods 3, 5, 6 and 7 take one
+ * more replay with the right residue). (A 16-GPU AllGather ring in Simple at 1 GiB settles only
+ * from iteration 7, once its credit stalls have shifted into place.)
+ *
+ * Some schedules approach their steady state slowly: a ring whose one slower connection throttles
+ * the threadblocks before it one by one, a slot at a time, while the makespan already grows by
+ * the slow connection's time per iteration. For those the fallback is what extrapolation was
+ * before: the makespans of short replays of 2 to 18 iterations, each on its own; when, for some
+ * p up to CS_NCCL_STEPS, every increment over p in the second half agrees closely enough that the
+ * remaining periods cannot move the total by more than CS_EXTRAP_REL_ERR, the remaining periods
+ * are added to the short replay whose m has n's residue. When nothing settles, or the short
+ * replays would cost more than half the full one, the full replay runs.
  *
  * A later deadlock is ruled out: every wait of iteration i (a FIFO slot freed by an earlier call of
  * the same connection, a flag of the same iteration, the previous op of the same threadblock)
  * points to an event of iteration i or earlier, so a cycle of waits lies within one iteration,
  * and every iteration has the same waits as the first. A short replay that completes has none;
  * one that deadlocks falls back to the full replay, which reports it. */
-/* The increments of a settled schedule still differ by the engine's rounding (about 1e-12 s
- * each, SimGrid's surf/precision), and the full replay's own time drifts by up to about 1e-7 of
- * itself over a long loop; extrapolation may add at most this much. */
+/* The events of a settled schedule still differ by the engine's rounding (about 1e-12 s each,
+ * SimGrid's surf/precision), and the full replay's own time drifts by up to about 1e-7 of itself
+ * over a long loop: the step is averaged over the periodic window, and the window accepted only
+ * when what the events' spread allows the step to be off by, over the remaining periods, stays
+ * within this much of the total. */
 #define CS_EXTRAP_REL_ERR 1e-7
+#define CS_EXTRAP_SHORT 5                      /* iterations of the first replay: p = 1 */
+#define CS_EXTRAP_LONG (2 * CS_NCCL_STEPS + 3) /* at least, of the second: p up to 8 */
+#define CS_EXTRAP_MAX_EVENTS 2000000LL         /* timeline cap (about 80 bytes an event) */
+
+/* The events of tl grouped by threadblock and iteration: group g = tb * m + iteration holds
+ * idx[off[g] .. off[g + 1]), in the order they were recorded (each tb's program order). 0, -1
+ * (an event outside ntbs x m: not a replay of this plan) or CS_ERR_NOMEM. */
+static int group_events(const struct cs_timeline *tl, int ntbs, int m, long long **off,
+                        long long **idx)
+{
+    long long ng = (long long)ntbs * m, *o = calloc((size_t)ng + 2, sizeof(*o));
+    long long *x = malloc(((size_t)tl->nevents + 1) * sizeof(*x));
+
+    if (o == NULL || x == NULL) {
+        cs_free_each(2, o, x);
+        return CS_ERR_NOMEM;
+    }
+    for (long long e = 0; e < tl->nevents; e++) {
+        const struct cs_tl_event *ev = &tl->events[e];
+
+        if (ev->tb < 0 || ev->tb >= ntbs || ev->iter < 0 || ev->iter >= m) {
+            cs_free_each(2, o, x);
+            return -1;
+        }
+        o[(long long)ev->tb * m + ev->iter + 2]++;
+    }
+    for (long long g = 2; g <= ng + 1; g++)
+        o[g] += o[g - 1];
+    /* o[g + 1] is the next free place of group g while filling; afterwards o[g] its start */
+    for (long long e = 0; e < tl->nevents; e++)
+        x[o[(long long)tl->events[e].tb * m + tl->events[e].iter + 1]++] = e;
+    *off = o;
+    *idx = x;
+    return 0;
+}
+
+/* How far event b is from event a shifted by step_s (seconds), or HUGE_VAL when it is another
+ * event. */
+static double shift_dev(const struct cs_tl_event *a, const struct cs_tl_event *b, double step_s)
+{
+    if (a->kind != b->kind || a->op != b->op || a->call != b->call || a->other != b->other ||
+        a->bytes != b->bytes)
+        return HUGE_VAL;
+    return fmax(fabs(b->start_s - a->start_s - step_s),
+                fmax(fabs(b->end_s - a->end_s - step_s), fabs(b->wire_s - a->wire_s)));
+}
+
+/* How far every tb's iteration i + p is from its iteration i shifted by step_s, at most. */
+static double pair_dev(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
+                       const long long *idx, int i, int p, double step_s)
+{
+    double dev = 0;
+
+    for (int t = 0; t < ntbs && dev < HUGE_VAL; t++) {
+        long long g = (long long)t * m + i, h = g + p, n = off[g + 1] - off[g];
+
+        if (off[h + 1] - off[h] != n)
+            return HUGE_VAL;
+        for (long long k = 0; k < n; k++)
+            dev = fmax(
+                dev, shift_dev(&tl->events[idx[off[g] + k]], &tl->events[idx[off[h] + k]], step_s));
+    }
+    return dev;
+}
+
+/* When the last event of the first tb with events in both iterations i and j ends in j minus
+ * in i; 0 when there is none. */
+static double iter_gap(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
+                       const long long *idx, int i, int j)
+{
+    for (int t = 0; t < ntbs; t++) {
+        long long g = (long long)t * m + i, h = (long long)t * m + j;
+
+        if (off[g + 1] > off[g] && off[h + 1] > off[h])
+            return tl->events[idx[off[h + 1] - 1]].end_s - tl->events[idx[off[g + 1] - 1]].end_s;
+    }
+    return 0;
+}
+
+/* Calls and transfers of iterations [first, first + p), as the replay counts them: a CALL event
+ * is a call (or a local op), a sending UNIT event with data a transfer. */
+static void period_counts(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
+                          const long long *idx, struct cs_predict_period *per)
+{
+    per->ncalls = per->ntransfers = 0;
+    for (int t = 0; t < ntbs; t++)
+        for (int i = per->first; i < per->first + per->p; i++)
+            for (long long k = off[(long long)t * m + i]; k < off[(long long)t * m + i + 1]; k++) {
+                const struct cs_tl_event *ev = &tl->events[idx[k]];
+
+                per->ncalls += ev->kind == CS_TL_CALL;
+                per->ntransfers += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
+            }
+}
+
+/* The earliest iteration from which pairs (i, i + p) up to i = last agree with step0 closely
+ * enough for q more periods (see cs_predict_find_period), or -1. */
+static int settled_from(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
+                        const long long *idx, int p, long long q, double step0, double budget_s)
+{
+    int last = m - 2 - p, first = -1;
+    double dev = 0;
+
+    for (int i = last; i >= 1; i--) {
+        double d = pair_dev(tl, ntbs, m, off, idx, i, p, step0);
+        int k = (last + p - i) / p; /* whole periods from i to the last compared iteration */
+
+        if (!(d <= budget_s))
+            break;
+        dev = fmax(dev, d);
+        /* the step averaged over k periods is off by at most 2 dev / k, q times over */
+        if (last - i >= p && (double)q * 2 * dev / k + dev <= budget_s)
+            first = i;
+    }
+    return first;
+}
+
+int cs_predict_find_period(const struct cs_timeline *tl, int ntbs, int m, int n, int max_period,
+                           double rel_err, struct cs_predict_period *out)
+{
+    long long *off = NULL, *idx = NULL;
+    int rc = ntbs > 0 && m > 0 && n >= m ? group_events(tl, ntbs, m, &off, &idx) : -1, found = 0;
+
+    if (rc != 0)
+        return rc == -1 ? 0 : rc;
+    for (int p = 1; p <= max_period && !found; p++) {
+        int last = m - 2 - p, first, k;
+        long long q = (n - m) / p;
+        double step = last >= 1 ? iter_gap(tl, ntbs, m, off, idx, last, last + p) : 0;
+
+        if (last - p < 1 || !(step > 0))
+            continue;
+        first = settled_from(tl, ntbs, m, off, idx, p, q, step,
+                             rel_err * (tl->makespan_s + tl->offset_s + (double)q * step));
+        if (first < 0)
+            continue;
+        k = (last + p - first) / p;
+        *out = (struct cs_predict_period){
+            .p = p,
+            .first = first,
+            .step_s = iter_gap(tl, ntbs, m, off, idx, first, first + k * p) / k};
+        period_counts(tl, ntbs, m, off, idx, out);
+        found = 1;
+    }
+    cs_free_each(2, off, idx);
+    return found;
+}
+
+/* Replay plan cut to m iterations (the last one as in the full plan), recording into tl when
+ * tl is non-NULL. */
+static int replay_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+                        const struct cs_replay_opts *ropts, struct cs_timeline *tl,
+                        struct cs_replay_result *res, struct cs_error *err)
+{
+    struct cs_plan_sizing full = plan->sz;
+    struct cs_replay_opts o = *ropts;
+    int rc;
+
+    o.timeline = tl;
+    plan->sz.niter = m;
+    plan->sz.chunk_elems = (long long)(m - 1) * full.loop_elems + full.last_elems;
+    rc = cs_replay_run(plan, plat, &o, res, err);
+    plan->sz = full;
+    return rc;
+}
+
+/* A recorded replay kept across the sizes of one cs_predict_run: the replay of m iterations
+ * depends on the size only through loop_elems, last_elems and max_allowed (the schedule,
+ * platform, protocol and type being the same), so the large sizes of a sweep, whole loops of the
+ * same length, share it. Only complete replays with every call recorded are kept. */
+struct extrap_rec {
+    long long loop_elems, last_elems;
+    int max_allowed, m; /* m 0: empty */
+    struct cs_replay_result r;
+    struct cs_timeline tl;
+};
+
+/* One per stage of by_events. */
+struct extrap_cache {
+    struct extrap_rec rec[2];
+};
+
+static void rec_clear(struct extrap_rec *rec)
+{
+    if (rec->m > 0)
+        cs_timeline_cleanup(&rec->tl);
+    cs_replay_result_cleanup(&rec->r);
+    memset(rec, 0, sizeof(*rec));
+}
+
+static void cache_cleanup(struct extrap_cache *c)
+{
+    for (int k = 0; k < 2; k++)
+        rec_clear(&c->rec[k]);
+}
+
+/* rec filled with a recorded replay of plan cut to m iterations, unless it holds one already.
+ * 0 (rec->m 0 when the replay is not one to keep: it deadlocked, or its timeline is truncated or
+ * misses calls), or a CS_ERR_*. *spent adds the simulation's wall and peak memory and takes its
+ * status; *nevents is set to the events recorded (up to the cap). */
+static int record_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+                        const struct cs_replay_opts *ropts, struct extrap_rec *rec,
+                        struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
+{
+    long long calls = 0, transfers = 0;
+    int rc;
+
+    if (rec->m == m && rec->loop_elems == plan->sz.loop_elems &&
+        rec->last_elems == plan->sz.last_elems && rec->max_allowed == plan->sz.max_allowed) {
+        /* no wall spent; the memory of the simulation the result comes from */
+        spent->maxrss_kb =
+            rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
+        spent->status = rec->r.status;
+        *nevents = rec->tl.nevents;
+        return 0;
+    }
+    rec_clear(rec);
+    cs_timeline_init(&rec->tl, CS_EXTRAP_MAX_EVENTS);
+    if ((rc = replay_iters(plan, m, plat, ropts, &rec->tl, &rec->r, err)) != 0) {
+        cs_timeline_cleanup(&rec->tl);
+        return rc;
+    }
+    spent->wall_s += rec->r.wall_s;
+    spent->maxrss_kb = rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
+    spent->status = rec->r.status;
+    *nevents = rec->tl.truncated ? CS_EXTRAP_MAX_EVENTS : rec->tl.nevents;
+    for (long long e = 0; e < rec->tl.nevents; e++) {
+        const struct cs_tl_event *ev = &rec->tl.events[e];
+
+        calls += ev->kind == CS_TL_CALL;
+        transfers += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
+    }
+    /* The timeline must account for every call and transfer the replay counted. */
+    rec->m = m;
+    if (rec->r.status == CS_REPLAY_OK && !rec->tl.truncated && calls == rec->r.ncalls &&
+        transfers == rec->r.ntransfers) {
+        rec->loop_elems = plan->sz.loop_elems;
+        rec->last_elems = plan->sz.last_elems;
+        rec->max_allowed = plan->sz.max_allowed;
+    } else
+        rec_clear(rec);
+    return 0;
+}
+
+/* A recorded replay of m iterations (rec's when it holds it) and its period up to max_period: 1
+ * with *r (a copy of rec's, owning nothing) and *per filled, 0 when it did not settle (or
+ * deadlocked, or recorded too much), or a CS_ERR_*. spent and nevents as record_iters. */
+static int settle(struct cs_plan *plan, int m, int max_period, const struct cs_platform *plat,
+                  const struct cs_replay_opts *ropts, struct extrap_rec *rec,
+                  struct cs_replay_result *r, struct cs_predict_period *per,
+                  struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
+{
+    int rc = record_iters(plan, m, plat, ropts, rec, spent, nevents, err);
+
+    if (rc != 0 || rec->m == 0)
+        return rc;
+    rc = cs_predict_find_period(&rec->tl, plan->ntbs, m, plan->sz.niter, max_period,
+                                CS_EXTRAP_REL_ERR, per);
+    if (rc == 1) {
+        *r = rec->r;
+        r->report = NULL;
+    }
+    return rc;
+}
+
+/* The fallback: the makespans of short replays of CS_EXTRAP_FIRST ... CS_EXTRAP_FIRST +
+ * CS_EXTRAP_N - 1 iterations, each replayed on its own. */
 #define CS_EXTRAP_FIRST 2
-#define CS_EXTRAP_N (2 * CS_NCCL_STEPS + 1) /* short replays */
+#define CS_EXTRAP_N (2 * CS_NCCL_STEPS + 1)
 #define CS_EXTRAP_JOBS 4 /* at most this many at once: each child holds a whole simulation */
 
 /* Start a replay of plan cut to m iterations (the last one as in the full plan). */
@@ -346,22 +632,16 @@ static void free_results(struct cs_replay_result *r, int n)
         cs_replay_result_cleanup(&r[k]);
 }
 
-/* Try to extrapolate plan's replay from short ones: 1 with *res filled and *replayed set to the
- * longest short replay, 0 when the full replay must run, or a CS_ERR_*. */
-static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
-                       const struct cs_replay_opts *ropts, struct cs_replay_result *res,
-                       int *replayed, struct cs_error *err)
+/* The fallback: 1 with *res extrapolated from the makespans of the short replays and *replayed
+ * set to the longest, 0 when they do not settle, or a CS_ERR_*. */
+static int by_increments(struct cs_plan *plan, const struct cs_platform *plat,
+                         const struct cs_replay_opts *ropts, struct cs_replay_result *res,
+                         int *replayed, struct cs_error *err)
 {
     struct cs_replay_result r[CS_EXTRAP_N] = {{0}};
-    int n = plan->sz.niter, cost = 0, k, rc = 0, done = 0, dead = 0;
+    int n = plan->sz.niter, k, rc = 0, done = 0, dead = 0;
 
-    for (k = 0; k < CS_EXTRAP_N; k++)
-        cost += CS_EXTRAP_FIRST + k;
-    /* Calls of several chunks happen only in one-iteration plans (proto.h). */
-    if (plan->sz.max_allowed != 1 || 2 * cost > n)
-        return 0;
     rc = short_replays(plan, plat, ropts, r, err);
-    /* A deadlock in a short replay is one in the full replay too: let that one report it. */
     for (k = 0; k < CS_EXTRAP_N && rc == 0; k++)
         dead |= r[k].status != CS_REPLAY_OK;
     for (int p = 1; p <= CS_NCCL_STEPS && rc == 0 && !dead && !done; p++)
@@ -370,6 +650,82 @@ static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
         *replayed = CS_EXTRAP_FIRST + CS_EXTRAP_N - 1;
     free_results(r, CS_EXTRAP_N);
     return rc != 0 ? rc : done;
+}
+
+/* Extrapolation from the events of one or two recorded replays: 1 with *res filled and
+ * *replayed set to the longest replay, 0 when they do not settle (or deadlock: spent->status),
+ * or a CS_ERR_*. *cost counts the iterations replayed, spent their wall and peak memory. */
+static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
+                     const struct cs_replay_opts *ropts, struct extrap_cache *cache,
+                     struct cs_replay_result *res, int *replayed, int *cost,
+                     struct cs_replay_result *spent, struct cs_error *err)
+{
+    int n = plan->sz.niter, m = 0, rc = 0;
+    struct cs_replay_result r = {0};
+    struct cs_predict_period per;
+    long long q, nev = 0;
+
+    for (int stage = 0; stage < 2 && rc == 0 && spent->status != CS_REPLAY_DEADLOCK; stage++) {
+        /* the second replay's n - m a multiple of 8: periods 1, 2, 4 and 8 need no other */
+        m = stage == 0 ? CS_EXTRAP_SHORT : CS_EXTRAP_LONG + ((n - CS_EXTRAP_LONG) % 8 + 8) % 8;
+        /* not worth it, or more events than the timeline keeps (about m / 5 times the first's) */
+        if (2 * (*cost + m) > n || nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS)
+            return 0;
+        *cost += m;
+        rc = settle(plan, m, stage == 0 ? 1 : CS_NCCL_STEPS, plat, ropts, &cache->rec[stage], &r,
+                    &per, spent, &nev, err);
+    }
+    if (rc != 1)
+        return rc;
+    if ((n - m) % per.p != 0) {
+        /* one more replay, whose last iteration starts in the full replay's phase */
+        cs_replay_result_cleanup(&r);
+        m += (n - m) % per.p;
+        if ((rc = replay_iters(plan, m, plat, ropts, NULL, &r, err)) != 0)
+            return rc;
+        spent->wall_s += r.wall_s;
+        spent->maxrss_kb = r.maxrss_kb > spent->maxrss_kb ? r.maxrss_kb : spent->maxrss_kb;
+        if (r.status != CS_REPLAY_OK) {
+            cs_replay_result_cleanup(&r);
+            return 0;
+        }
+    }
+    q = (n - m) / per.p;
+    *res = r;
+    res->time_s += per.step_s * (double)q;
+    res->sim_s += per.step_s * (double)q;
+    res->ncalls += per.ncalls * q;
+    res->ntransfers += per.ntransfers * q;
+    res->wall_s = 0; /* spent's */
+    res->maxrss_kb = 0;
+    *replayed = m;
+    return 1;
+}
+
+/* Try to extrapolate plan's replay from short ones (recorded ones from cache when it holds them,
+ * and kept there): 1 with *res filled and *replayed set to the longest short replay, 0 when the
+ * full replay must run, or a CS_ERR_*. */
+static int extrapolate(struct cs_plan *plan, const struct cs_platform *plat,
+                       const struct cs_replay_opts *ropts, struct extrap_cache *cache,
+                       struct cs_replay_result *res, int *replayed, struct cs_error *err)
+{
+    struct cs_replay_result spent = {0};
+    int cost = 0, rc;
+
+    /* Calls of several chunks happen only in one-iteration plans (proto.h). */
+    if (plan->sz.max_allowed != 1)
+        return 0;
+    rc = by_events(plan, plat, ropts, cache, res, replayed, &cost, &spent, err);
+    for (int k = 0; k < CS_EXTRAP_N; k++)
+        cost += CS_EXTRAP_FIRST + k;
+    /* A deadlock in a short replay is one in the full replay too: let that one report it. */
+    if (rc == 0 && spent.status != CS_REPLAY_DEADLOCK && 2 * cost <= plan->sz.niter)
+        rc = by_increments(plan, plat, ropts, res, replayed, err);
+    if (rc == 1) {
+        res->wall_s += spent.wall_s;
+        res->maxrss_kb = spent.maxrss_kb > res->maxrss_kb ? spent.maxrss_kb : res->maxrss_kb;
+    }
+    return rc;
 }
 
 /* The first rank of a physical GPU whose threadblocks cannot all be resident at once, or -1:
@@ -400,11 +756,12 @@ static int find_overfull(const struct cs_sched *sched, const struct cs_params *p
     return -1;
 }
 
-/* Plan and replay one size into row; the plan is returned when keep is set. */
+/* Plan and replay one size into row (extrapolating with cache); the plan is returned when keep
+ * is set. */
 static int predict_one(const struct cs_sched *sched, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, const struct cs_replay_opts *ropts,
-                       long long size, struct cs_predict_row *row, struct cs_plan **keep,
-                       struct cs_error *err)
+                       struct extrap_cache *cache, long long size, struct cs_predict_row *row,
+                       struct cs_plan **keep, struct cs_error *err)
 {
     enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
     struct cs_plan *plan = NULL;
@@ -431,7 +788,7 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
         return row->hang != NULL ? 0 : CS_ERR_NOMEM;
     }
     if (rc == 0 && !opts->no_extrapolate && ropts->timeline == NULL)
-        rc = extrapolate(plan, plat, ropts, &row->res, &row->replayed_iters, err);
+        rc = extrapolate(plan, plat, ropts, cache, &row->res, &row->replayed_iters, err);
     if (rc == 0)
         rc = cs_replay_run(plan, plat, ropts, &row->res, err);
     else if (rc == 1)
@@ -569,6 +926,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    struct cs_predict_row *rows, struct cs_error *err)
 {
     char *warning = NULL;
+    struct extrap_cache cache = {0};
     int rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
 
     if (rc != 0)
@@ -579,7 +937,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
 
         /* --trace and --stats record the largest size only. */
         ropts.timeline = last ? opts->timeline : NULL;
-        rc = predict_one(sched, plat, opts, &ropts, sizes[k], &rows[k],
+        rc = predict_one(sched, plat, opts, &ropts, &cache, sizes[k], &rows[k],
                          last ? opts->trace_plan : NULL, err);
         if (rc == 0)
             set_nominal_measured(opts, k, &rows[k]);
@@ -594,12 +952,14 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
             while (k-- > 0)
                 cs_predict_row_cleanup(&rows[k]);
             free(warning);
+            cache_cleanup(&cache);
             return rc;
         }
         if (opts->progress != NULL)
             opts->progress(opts->progress_ctx, k + 1, n, &rows[k]);
     }
     free(warning);
+    cache_cleanup(&cache);
     return 0;
 }
 

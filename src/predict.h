@@ -197,6 +197,25 @@ int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *p
 int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform *plat, char **msg,
                            struct cs_error *err);
 
+/* The steady state of a replay (predict.c on extrapolation). */
+struct cs_predict_period {
+    int p;                        /* loop iterations per period */
+    int first;                    /* the first periodic iteration */
+    double step_s;                /* simulated seconds per period */
+    long long ncalls, ntransfers; /* calls and transfers per period */
+};
+
+/* The steady state of a complete replay of m of the n loop iterations of a plan with ntbs
+ * threadblocks, recorded in tl: the smallest period p <= max_period such that, for at least p + 1
+ * consecutive iterations i from some first >= 1 up to m - 2 - p (so that i + p comes before the
+ * last iteration), every event of every threadblock in iteration i + p is its event of iteration
+ * i (kind, op, call, bytes, the tb that ended a wait) shifted by one time step, closely enough
+ * that extrapolating (n - m) / p more periods from the step averaged over the window keeps
+ * within rel_err of the total. 1 with *out filled, 0 when there is none (or tl has events beyond
+ * ntbs x m), or CS_ERR_NOMEM. */
+int cs_predict_find_period(const struct cs_timeline *tl, int ntbs, int m, int n, int max_period,
+                           double rel_err, struct cs_predict_period *out);
+
 /* The status word of a row, as every report and table spells it: "ok", "deadlock", "hang" or
  * (with keep_going) "unsupported". */
 const char *cs_predict_status_name(const struct cs_predict_row *row);

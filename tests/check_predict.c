@@ -358,8 +358,9 @@ START_TEST(test_ll128_off_nvlink)
 END_TEST
 
 /* Steady-state extrapolation: the same verdicts as the full replay and times within 1e-6, a ring
- * whose short replays settle with a period of two iterations and a schedule that deadlocks. The
- * full replay's clock gathers SimGrid's rounding over long runs (up to about 1e-7). */
+ * whose first recorded replay (5 iterations) settles with a period of one iteration, and a
+ * schedule that deadlocks. The full replay's clock gathers SimGrid's rounding over long runs (up
+ * to about 1e-7). */
 START_TEST(test_extrapolate)
 {
     static const char *const specs[] = {"ring:gpus=8,channels=1,protocol=LL",
@@ -387,8 +388,20 @@ START_TEST(test_extrapolate)
             ck_assert(fabs(x[k].res.time_s - f[k].res.time_s) <= 1e-6 * f[k].res.time_s);
             if (i == 0) {
                 /* 128 MiB: 512 iterations of 32 KiB chunks; 512 MiB: 2048 */
-                ck_assert_int_gt(x[k].replayed_iters, 2);
-                ck_assert_int_lt(x[k].replayed_iters, x[k].niter / 2);
+                ck_assert_int_eq(x[k].replayed_iters, 5);
+                /* 512 MiB extrapolates from 128 MiB's replay: no simulation of its own, and
+                 * the same result as alone */
+                if (k == 1) {
+                    struct cs_predict_row one;
+
+                    ck_assert(x[1].res.wall_s == 0);
+                    o.no_extrapolate = 0;
+                    ck_assert_int_eq(cs_predict_run(s, plat, &o, &sizes[1], 1, &one, NULL), 0);
+                    ck_assert(one.res.wall_s > 0);
+                    ck_assert(one.res.time_s == x[1].res.time_s);
+                    ck_assert_int_eq(one.res.ncalls, x[1].res.ncalls);
+                    cs_predict_row_cleanup(&one);
+                }
                 ck_assert_int_eq(x[k].res.ncalls, f[k].res.ncalls);
                 ck_assert_int_eq(x[k].res.ntransfers, f[k].res.ntransfers);
             } else {
@@ -403,6 +416,98 @@ START_TEST(test_extrapolate)
     }
     cs_platform_free(plat);
     unlink(path);
+}
+END_TEST
+
+/* A synthetic timeline of ntbs tbs and m iterations: each tb runs one call per iteration of
+ * `len` seconds, tb t's iteration i starting at i x step + t x 1e-7, plus drift(i, t) seconds; a
+ * period-2 pattern when alt (odd iterations take twice as long). */
+static void synth_timeline(struct cs_timeline *tl, int ntbs, int m, double step, int alt,
+                           double (*drift)(int i, int t))
+{
+    cs_timeline_init(tl, 0);
+    for (int i = 0; i < m; i++)
+        for (int t = 0; t < ntbs; t++) {
+            /* alt: iterations pair up as (1, 2) x step, period 2 of 3 x step */
+            double t0 = (alt ? (i / 2) * 3 * step + (i % 2) * step : i * step) + t * 1e-7 +
+                        (drift ? drift(i, t) : 0);
+            double len = alt && i % 2 ? 2 * step : step;
+            struct cs_tl_event ev = {.start_s = t0,
+                                     .end_s = t0 + len * 0.9,
+                                     .kind = CS_TL_CALL,
+                                     .tb = t,
+                                     .iter = i,
+                                     .other = -1,
+                                     .bytes = 4096};
+
+            ck_assert_int_eq(cs_timeline_add(tl, &ev), 0);
+            ev.kind = CS_TL_UNIT;
+            ev.out_conn = t;
+            ck_assert_int_eq(cs_timeline_add(tl, &ev), 0);
+        }
+    tl->makespan_s = tl->events[tl->nevents - 1].end_s;
+}
+
+static double slow_tb1(int i, int t)
+{
+    return t == 1 ? i * 1e-9 : 0; /* tb 1 a little slower every iteration */
+}
+
+static double jitter(int i, int t)
+{
+    return (i + t) % 2 ? 1e-12 : 0; /* the engine's rounding */
+}
+
+static double late_start(int i, int t)
+{
+    (void)t;
+    return i == 0 ? -5e-7 : 0; /* the first iteration fills the pipeline */
+}
+
+/* The steady state found in recorded events: the period, where it starts, the step, the calls
+ * and transfers per period; none where a tb drifts, where rounding would grow past the budget
+ * over many periods, or where the events are not of this plan. */
+START_TEST(test_find_period)
+{
+    struct cs_timeline tl;
+    struct cs_predict_period per;
+
+    synth_timeline(&tl, 3, 5, 1e-5, 0, late_start);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 3, 5, 512, 1, 1e-7, &per), 1);
+    ck_assert_int_eq(per.p, 1);
+    ck_assert_int_eq(per.first, 1);
+    ck_assert(fabs(per.step_s - 1e-5) < 1e-15);
+    ck_assert_int_eq(per.ncalls, 3);
+    ck_assert_int_eq(per.ntransfers, 3);
+    /* events beyond 3 tbs x 5 iterations: another plan's */
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 5, 512, 1, 1e-7, &per), 0);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 3, 4, 512, 1, 1e-7, &per), 0);
+    cs_timeline_cleanup(&tl);
+
+    /* period 2: not with p = 1 only, nor with too few iterations for 3 pairs */
+    synth_timeline(&tl, 2, 9, 1e-5, 1, NULL);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 9, 1001, 1, 1e-7, &per), 0);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 9, 1001, 8, 1e-7, &per), 1);
+    ck_assert_int_eq(per.p, 2);
+    ck_assert(fabs(per.step_s - 3e-5) < 1e-15);
+    ck_assert_int_eq(per.ncalls, 4);
+    cs_timeline_cleanup(&tl);
+    synth_timeline(&tl, 2, 6, 1e-5, 1, NULL);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 6, 1000, 8, 1e-7, &per), 0);
+    cs_timeline_cleanup(&tl);
+
+    /* tb 1 falls behind by 1 ns an iteration: not periodic */
+    synth_timeline(&tl, 2, 19, 1e-5, 0, slow_tb1);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 19, 1000, 8, 1e-7, &per), 0);
+    cs_timeline_cleanup(&tl);
+
+    /* rounding of 1e-12 s: fine in periods of 100 us, too much in periods of 10 ns when many */
+    synth_timeline(&tl, 2, 5, 1e-4, 0, jitter);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 5, 10000000, 1, 1e-7, &per), 1);
+    cs_timeline_cleanup(&tl);
+    synth_timeline(&tl, 2, 5, 1e-8, 0, jitter);
+    ck_assert_int_eq(cs_predict_find_period(&tl, 2, 5, 500, 1, 1e-7, &per), 0);
+    cs_timeline_cleanup(&tl);
 }
 END_TEST
 
@@ -804,20 +909,11 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_sizes, 1},
-        {test_nccl_size, 1},
-        {test_load, 1},
-        {test_predict_run, 1},
-        {test_extrapolate, 1},
-        {test_report, 1},
-        {test_compare, 1},
-        {test_compare_bad, 1},
-        {test_file_hash, 1},
-        {test_hang, 1},
-        {test_ll128_off_nvlink, 1},
-        {test_report_vs_nccl, 1},
-        {test_nccl_at, 1},
-        {NULL, 0},
+        {test_sizes, 1},          {test_nccl_size, 1},   {test_load, 1},
+        {test_predict_run, 1},    {test_extrapolate, 1}, {test_find_period, 1},
+        {test_report, 1},         {test_compare, 1},     {test_compare_bad, 1},
+        {test_file_hash, 1},      {test_hang, 1},        {test_ll128_off_nvlink, 1},
+        {test_report_vs_nccl, 1}, {test_nccl_at, 1},     {NULL, 0},
     };
 
     return test_run("predict", 60, tests, NULL);

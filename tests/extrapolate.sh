@@ -1,7 +1,8 @@
 #!/bin/sh
 # extrapolate.sh: steady-state extrapolation against the full replay over the schedule corpus
-# (schedules/, and the shared reference XML when present): the same verdict at every size and
-# times within 1e-6 relative; and some sizes must really be extrapolated.
+# (schedules/, and the shared reference XML when present) and generated schedules that settle late:
+# the same verdict at every size and times within 1e-6 relative; and sizes must really be
+# extrapolated, some from the first recorded replay of a few iterations.
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -11,10 +12,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 nx=0
+nshort=0
 nrows=0
-for f in "$CS_SRCDIR"/schedules/*.xml "$shared"/msccl-xml/*.xml; do
-    [ -f "$f" ] || continue
-    g=$(sed -n 's/.*<algo [^>]*ngpus="\([0-9]*\)".*/\1/p' "$f" | head -n 1)
+
+# compare NAME GPUS PREDICT-ARGS...: predict with and without extrapolation on an a100-hier
+# platform of GPUS GPUs (2 columns when even)
+compare() {
+    name=$1
+    g=$2
+    shift 2
     p="$tmp/plat$g.xml"
     if [ ! -f "$p" ]; then
         if [ $((g % 2)) -eq 0 ]; then
@@ -23,21 +29,19 @@ for f in "$CS_SRCDIR"/schedules/*.xml "$shared"/msccl-xml/*.xml; do
             "$cs" platform a100-hier --rows "$g" --columns 1 -o "$p"
         fi
     fi
-    # The repository's schedules up to 512 MiB, the shared corpus to 128 MiB (suite time).
-    case $f in "$CS_SRCDIR"/*) max=512M ;; *) max=128M ;; esac
-    set -- "$f" --platform "$p" -b 32M -e $max -f 4 --format csv
-    "$cs" predict "$@" --verbose >"$tmp/x.csv" 2>"$tmp/x.err"
+    "$cs" predict "$@" --platform "$p" --format csv --verbose >"$tmp/x.csv" 2>"$tmp/x.err"
     a=$?
-    "$cs" predict "$@" --no-extrapolate >"$tmp/f.csv" 2>"$tmp/f.err"
+    "$cs" predict "$@" --platform "$p" --format csv --no-extrapolate >"$tmp/f.csv" 2>"$tmp/f.err"
     b=$?
     if [ $a -gt 1 ] || [ $a -ne $b ]; then
-        echo "FAIL $(basename "$f"): exit $a extrapolated, $b in full" >&2
+        echo "FAIL $name: exit $a extrapolated, $b in full" >&2
         cat "$tmp/x.err" "$tmp/f.err" >&2
         rc=1
-        continue
+        return
     fi
     nx=$((nx + $(grep -c 'extrapolated from' "$tmp/x.err")))
-    paste -d, "$tmp/x.csv" "$tmp/f.csv" | awk -F, -v f="$(basename "$f")" '
+    nshort=$((nshort + $(grep -c 'extrapolated from 5 iterations' "$tmp/x.err")))
+    paste -d, "$tmp/x.csv" "$tmp/f.csv" | awk -F, -v f="$name" '
         NR == 1 { h = NF / 2; next } # two CSVs side by side: the full one from field h + 1
         { n++ }
         $1 != $(h + 1) || $7 != $(h + 7) { print "FAIL " f ": " $1 " B: " $7 " extrapolated, " $(h + 7) " in full"; bad = 1 }
@@ -45,7 +49,19 @@ for f in "$CS_SRCDIR"/schedules/*.xml "$shared"/msccl-xml/*.xml; do
             print "FAIL " f ": " $1 " B: " $4 " us extrapolated, " $(h + 4) " us in full"; bad = 1 }
         END { print n > "/dev/stderr"; exit bad }' >&2 2>"$tmp/n" || rc=1
     nrows=$((nrows + $(cat "$tmp/n")))
+}
+
+for f in "$CS_SRCDIR"/schedules/*.xml "$shared"/msccl-xml/*.xml; do
+    [ -f "$f" ] || continue
+    g=$(sed -n 's/.*<algo [^>]*ngpus="\([0-9]*\)".*/\1/p' "$f" | head -n 1)
+    # The repository's schedules up to 512 MiB, the shared corpus to 128 MiB (suite time).
+    case $f in "$CS_SRCDIR"/*) max=512M ;; *) max=128M ;; esac
+    compare "$(basename "$f")" "$g" "$f" -b 32M -e $max -f 4
 done
-echo "extrapolate.sh: $nrows sizes compared, $nx extrapolated"
+# A ring whose credit stalls take 7 iterations to settle (the second recorded replay).
+compare "gen ring allgather 16 Simple" 16 --gen ring:gpus=16,coll=allgather,protocol=Simple \
+    -b 4G -e 4G
+echo "extrapolate.sh: $nrows sizes compared, $nx extrapolated, $nshort from 5 iterations"
 [ "$nx" -gt 0 ] || { echo "FAIL: no size was extrapolated" >&2; rc=1; }
+[ "$nshort" -gt 0 ] || { echo "FAIL: no size was extrapolated from the first replay" >&2; rc=1; }
 exit $rc
