@@ -1,20 +1,84 @@
-/* sgrate.cc: a rate-bounded host-to-host transfer for the replay, and a platform load whose
- * exceptions stay in C++. SimGrid 3.32 has no C binding for a comm's rate bound, and its C++
- * Comm::set_rate is not passed on to host-to-host comms (sendto_init): the bound is set on the
- * kernel activity, whose header 3.32 does not install. */
+/* sgrate.cc: what the replay needs from SimGrid's C++ side: rate-bounded host-to-host transfers
+ * that say when they end, timers, and a platform load whose exceptions stay in C++. SimGrid 3.32
+ * has no C binding for a comm's rate bound, and its C++ Comm::set_rate is not passed on to
+ * host-to-host comms (sendto_init): the bound is set on the kernel activity, whose header 3.32
+ * does not install, as is the kernel's signal of a comm's end. */
 #include "sgrate.h"
 
 #include <cstdio>
 #include <exception>
 #include <simgrid/engine.h>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <unordered_map>
+#include <xbt/signal.hpp>
 
 /* simgrid::kernel::activity::CommImpl::set_rate(double), exported by libsimgrid 3.32: a
  * non-virtual member function, called with the activity as its first argument (Itanium C++
  * ABI). tests/check_replay.c test_rate_cap fails if a SimGrid release drops or ignores it. */
 extern "C" void* cs_sg_commimpl_set_rate(void* comm, double rate)
     __asm__("_ZN7simgrid6kernel8activity8CommImpl8set_rateEd");
+
+/* simgrid::kernel::activity::CommImpl::on_completion, fired by the kernel (in maestro) when a
+ * comm ends, before anyone waiting on it is answered. */
+extern simgrid::xbt::signal<void(simgrid::kernel::activity::CommImpl const&)> cs_sg_commimpl_end
+    __asm__("_ZN7simgrid6kernel8activity8CommImpl13on_completionE");
+
+namespace {
+/* The transfers in flight, by kernel activity, with their tags. */
+std::unordered_map<const void*, int> in_flight;
+void (*end_cb)(int)      = nullptr;
+bool end_connected       = false;
+
+void on_comm_end(simgrid::kernel::activity::CommImpl const& impl)
+{
+    auto it = in_flight.find(static_cast<const void*>(&impl));
+
+    if (it == in_flight.end())
+        return;
+    int tag = it->second;
+    in_flight.erase(it);
+    end_cb(tag);
+}
+} // namespace
+
+extern "C" void cs_sg_on_transfer_end(void (*cb)(int tag))
+{
+    end_cb = cb;
+    if (not end_connected)
+        cs_sg_commimpl_end.connect(on_comm_end);
+    end_connected = true;
+}
+
+extern "C" struct cs_sg_transfer* cs_sg_transfer_start(sg_host_t from, sg_host_t to, double bytes,
+                                                       double rate_Bps, int tag)
+{
+    simgrid::s4u::CommPtr c = simgrid::s4u::Comm::sendto_init();
+
+    c->set_payload_size(static_cast<uint64_t>(bytes));
+    if (rate_Bps > 0)
+        cs_sg_commimpl_set_rate(c->get_impl(), rate_Bps);
+    in_flight[static_cast<const void*>(c->get_impl())] = tag;
+    c->set_source(from);
+    c->set_destination(to); /* which starts it, the source being set */
+    if (c->get_state() == simgrid::s4u::Activity::State::INITED)
+        c->start();
+    /* The caller's reference, dropped by cs_sg_transfer_free. */
+    intrusive_ptr_add_ref(c.get());
+    return reinterpret_cast<struct cs_sg_transfer*>(c.get());
+}
+
+extern "C" void cs_sg_transfer_free(struct cs_sg_transfer* t)
+{
+    if (t != nullptr)
+        intrusive_ptr_release(reinterpret_cast<simgrid::s4u::Comm*>(t));
+}
+
+extern "C" void cs_sg_timer_at(double date_s, int tag, void (*cb)(int tag))
+{
+    simgrid::kernel::timer::Timer::set(date_s, [cb, tag]() { cb(tag); });
+}
 
 extern "C" void cs_sg_sendto(sg_host_t from, sg_host_t to, double bytes, double rate_Bps)
 {
