@@ -80,18 +80,6 @@ extern "C" void cs_sg_timer_at(double date_s, int tag, void (*cb)(int tag))
     simgrid::kernel::timer::Timer::set(date_s, [cb, tag]() { cb(tag); });
 }
 
-extern "C" void cs_sg_sendto(sg_host_t from, sg_host_t to, double bytes, double rate_Bps)
-{
-    simgrid::s4u::CommPtr c = simgrid::s4u::Comm::sendto_init();
-
-    c->set_payload_size(static_cast<uint64_t>(bytes));
-    if (rate_Bps > 0)
-        cs_sg_commimpl_set_rate(c->get_impl(), rate_Bps);
-    c->set_source(from);
-    c->set_destination(to);
-    c->wait();
-}
-
 extern "C" int cs_sg_load_platform(const char* path, char* msg, size_t len)
 {
     /* SimGrid reports a bad platform by throwing (simgrid::ParseError, std::invalid_argument for a

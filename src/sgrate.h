@@ -32,10 +32,6 @@ void cs_sg_transfer_free(struct cs_sg_transfer *t);
 /* Call cb(tag) at simulated date_s (now or later). */
 void cs_sg_timer_at(double date_s, int tag, void (*cb)(int tag));
 
-/* Move bytes from one host to another and wait: the transfer shares the route's links max-min
- * with every other one, never faster than rate_Bps (0: no bound of its own). */
-void cs_sg_sendto(sg_host_t from, sg_host_t to, double bytes, double rate_Bps);
-
 /* simgrid_load_platform(path) with SimGrid's exceptions caught (a parse error, a missing file, a
  * link or host declared twice): 0, or -1 with SimGrid's message in msg. */
 int cs_sg_load_platform(const char *path, char *msg, size_t len);
