@@ -29,6 +29,11 @@ struct cs_sg_transfer *cs_sg_transfer_start(sg_host_t from, sg_host_t to, double
                                             double rate_Bps, int tag);
 void cs_sg_transfer_free(struct cs_sg_transfer *t);
 
+/* How many transfers this process started as plain comms (SimGrid 3.32 detaches host-to-host
+ * comms, whose end then costs a walk of every detached comm in flight; sgrate.cc undoes that
+ * where it knows the layout). */
+long long cs_sg_transfers_undetached(void);
+
 /* Call cb(tag) at simulated date_s (now or later). */
 void cs_sg_timer_at(double date_s, int tag, void (*cb)(int tag));
 
