@@ -50,11 +50,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <simgrid/actor.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <simgrid/version.h>
 #include <stdio.h>
@@ -199,7 +197,7 @@ struct conn {
 /* Where a tb resumes (its state machine): each phase runs until the tb must wait for a counter,
  * a flag, a timer or a transfer, and names the phase that follows the wait. */
 enum phase {
-    PH_START = 0, /* the kernel launch (late on a process's later GPUs) */
+    PH_START = 1, /* the kernel launch (late on a process's later GPUs) */
     PH_OP,        /* op (iter, op) begins: its dependency flags from dep on */
     PH_BODY,      /* the dependency barrier is paid: the op's local work or its first call */
     PH_LOCAL,     /* the local op's time is over */
@@ -1054,6 +1052,7 @@ static void build_tbs(const struct cs_plan *plan)
         ts->index = t;
         ts->flag_iter = ts->flag_step = -1;
         ts->waiters = ts->next_waiter = -1;
+        ts->phase = PH_START;
         if (tb->send >= 0) {
             ts->out = find_conn(tb->gpu, tb->send, tb->chan);
             ts->out->sender = t;
