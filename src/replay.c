@@ -1,5 +1,6 @@
-/* replay.c: the SimGrid replay of an execution plan: one actor per threadblock, 8-slot credit
- * windows per directed connection, flags between threadblocks, protocol costs, deadlock report.
+/* replay.c: the SimGrid replay of an execution plan: threadblocks as state machines driven by one
+ * actor, 8-slot credit windows per directed connection, flags between threadblocks, protocol
+ * costs, deadlock report.
  *
  * Timing model of one primitive call (DESIGN.md "Replay: the timing model"; the executor facts in
  * the shared reference runtime-audit.md):
@@ -29,7 +30,16 @@
  *  - the collective adds cs.launch_s + cs.deploy_s; a process driving cs.gpus_per_process GPUs
  *    starts the kernel of its k-th one k x cs.launch_gpu_s late (nccl-tests -g).
  * SimGrid keeps one engine per process whose clock never resets, so each replay runs in a forked
- * child (cs_replay_run) that pipes its result back. */
+ * child (cs_replay_run) that pipes its result back.
+ *
+ * The engine: one SimGrid actor runs every threadblock, each a state machine (enum phase) that
+ * goes on until it must wait: for FIFO credits or data (counters of its connections), a flag
+ * (a list of waiters per threadblock), a timer (a cost, a hop latency, the CTA's pace; SimGrid's
+ * kernel timers, at least SIM_PRECISION_S as SimGrid's own sleeps) or its transfer (SimGrid's
+ * network model). Whoever ends the wait puts it back on the run queue; timers and transfers end
+ * in SimGrid's kernel, which wakes the actor when it waits with nothing to run. The times are
+ * those of one actor per threadblock, its former design; waits of no duration at an instant
+ * where several threadblocks go on may be recorded differently (which of them ran first). */
 #include "replay.h"
 
 #include "fdio.h"
@@ -40,11 +50,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <simgrid/actor.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <simgrid/version.h>
 #include <stdio.h>
@@ -168,14 +176,16 @@ enum wait_kind { W_NONE = 0, W_CREDIT, W_DATA, W_FLAG };
  * the proxy's window on top of the FIFO (net_window). */
 #define MAX_INFLIGHT (CS_NCCL_STEPS + CS_NET_PROXY_DEPTH)
 
+/* Counters of a connection: each has one taker (credit: the sender; ready and ended: the
+ * receiver), so a tb that waits for n of them goes on when n are there. */
 struct conn {
     struct conn_key key;
-    sg_sem_t credit; /* free slots: window (below) less those in use */
-    int window;      /* CS_NCCL_STEPS, plus the proxy's CS_NET_PROXY_DEPTH on the network */
-    sg_sem_t ready;  /* units whose first bytes are on their way and not yet taken */
-    sg_sem_t ended;  /* units whose sender has finished them and not yet consumed */
-    int sender;      /* global tb index, or -1 */
-    int receiver;    /* global tb index, or -1 */
+    int credit;   /* free slots: window (below) less those in use */
+    int window;   /* CS_NCCL_STEPS, plus the proxy's CS_NET_PROXY_DEPTH on the network */
+    int ready;    /* units whose first bytes are on their way and not yet taken */
+    int ended;    /* units whose sender has finished them and not yet consumed */
+    int sender;   /* global tb index, or -1 */
+    int receiver; /* global tb index, or -1 */
     enum cs_link_class cls;
     double lat_s; /* the hop latency: the sum of its route's link latencies in the platform */
     /* per unit in flight, in posting order (index seq % MAX_INFLIGHT): when its first byte and
@@ -184,18 +194,45 @@ struct conn {
     long long posted, finished, taken; /* units started, ended, taken by the receiver */
 };
 
+/* Where a tb resumes (its state machine): each phase runs until the tb must wait for a counter,
+ * a flag, a timer or a transfer, and names the phase that follows the wait. */
+enum phase {
+    PH_START = 1, /* the kernel launch (late on a process's later GPUs) */
+    PH_OP,        /* op (iter, op) begins: its dependency flags from dep on */
+    PH_BODY,      /* the dependency barrier is paid: the op's local work or its first call */
+    PH_LOCAL,     /* the local op's time is over */
+    PH_CALL,      /* call `call` begins */
+    PH_TAKE,      /* unit `unit`: a receiver waits for its data */
+    PH_CREDIT,    /* its first bytes are in: a sender waits for slots */
+    PH_SEND,      /* the issue cost is paid: the unit goes on the wire */
+    PH_SENT,      /* its transfer has ended */
+    PH_FINISH,    /* its tb-throughput time is over: a receiver waits for its end */
+    PH_UNIT_END,  /* its last bytes are in */
+    PH_OP_END,    /* the op's work is done */
+    PH_PUBLISH,   /* the flag's cost is paid: the op's flag goes up */
+    PH_DONE
+};
+
 struct tbstate {
     const struct cs_plan_tb *tb;
     struct conn *out, *in;
     int flag_iter, flag_step; /* last published flag */
-    sg_mutex_t mu;
-    sg_cond_t cv;
-    int nwaiters; /* tbs blocked in wait_flag on this tb's flag */
+    int waiters;              /* first tb waiting on this tb's flag, -1 none (list: next_waiter) */
+    int next_waiter;
+    int listed; /* on some tb's waiter list */
     int done;
     /* where it is and what it waits for, for the deadlock report */
     int iter, op;
     enum wait_kind wait;
     int wait_tb, wait_step, wait_iter; /* W_FLAG: global tb index, step and iteration */
+    int blocked; /* the current wait did block: the timeline gets it when it ends */
+    /* the state machine */
+    enum phase phase;
+    int dep, unit, queued;
+    int napping, nap_kind, nap_other; /* after a timer: the timeline's event of the time */
+    long long elems, units[2];
+    double call_t0, t0, took, local_s;
+    struct cs_sg_transfer *xfer;
     /* recording (timeline requested): its index, the end of its last recorded interval, the
      * current call and units sent and received on its connections */
     int index;
@@ -213,6 +250,12 @@ static struct sim {
     sg_host_t *hosts;
     long long ncalls, ntransfers;
     struct cs_timeline *tl; /* NULL: record nothing */
+    /* The one actor's run queue (a ring of ntbs tbs), its tbs not done yet, and its wake-up
+     * when it waits for a timer or a transfer (idle). */
+    int *queue, qhead, qlen;
+    int nleft;
+    int idle;
+    sg_sem_t wakeup;
 } S;
 
 static double rate_time(double bytes, double Bps)
@@ -259,28 +302,58 @@ static enum cs_tl_kind wait_event(enum wait_kind kind)
     return kind == W_CREDIT ? CS_TL_WAIT_CREDIT : CS_TL_WAIT_FLAG;
 }
 
-static void sem_take(struct tbstate *ts, sg_sem_t sem, enum wait_kind kind, int n)
+/* Make tb t runnable now (once, however often it is woken before it runs), and wake the actor
+ * if it waits. Called by the actor and, when a timer or a transfer of t is over, by SimGrid's
+ * kernel between two rounds of the actor. */
+static void wake(int t)
 {
-    int blocked = 0;
-
-    for (int i = 0; i < n; i++) {
-        if (sg_sem_would_block(sem)) {
-            ts->wait = kind;
-            sg_sem_acquire(sem);
-            ts->wait = W_NONE;
-            blocked = 1;
-        } else {
-            sg_sem_acquire(sem);
-        }
+    if (S.tbs[t].queued)
+        return;
+    S.tbs[t].queued = 1;
+    S.queue[(S.qhead + S.qlen++) % S.plan->ntbs] = t;
+    if (S.idle) {
+        S.idle = 0;
+        sg_sem_release(S.wakeup);
     }
-    if (blocked && S.tl)
-        record(ts, wait_event(kind), kind == W_DATA ? ts->in->sender : ts->out->receiver);
 }
 
-static void sem_give(sg_sem_t sem, int n)
+/* The tb sleeps for d > 0 seconds, at least the engine's resolution as SimGrid's own sleeps;
+ * when it wakes, the timeline gets the time as an event of kind (0: none) and other, and the tb
+ * goes on at phase next. Returns 0 (the tb waits). */
+static int nap(struct tbstate *ts, double d, int kind, int other, enum phase next)
 {
-    for (int i = 0; i < n; i++)
-        sg_sem_release(sem);
+    cs_sg_timer_at(simgrid_get_clock() + (d > SIM_PRECISION_S ? d : SIM_PRECISION_S), ts->index,
+                   wake);
+    ts->napping = 1;
+    ts->nap_kind = kind;
+    ts->nap_other = other;
+    ts->phase = next;
+    return 0;
+}
+
+/* Take n from a counter whose only taker is ts: 1 when done, 0 when ts must wait (for what: kind;
+ * whoever adds to the counter wakes it). The wait goes to the timeline when it ends. */
+static int take(struct tbstate *ts, int *count, enum wait_kind kind, int n)
+{
+    if (*count < n) {
+        ts->wait = kind;
+        ts->blocked = 1;
+        return 0;
+    }
+    *count -= n;
+    ts->wait = W_NONE;
+    if (ts->blocked && S.tl)
+        record(ts, wait_event(kind), kind == W_DATA ? ts->in->sender : ts->out->receiver);
+    ts->blocked = 0;
+    return 1;
+}
+
+/* Add n to a counter whose taker (a global tb index, or -1) may wait for it. */
+static void give(int *count, int n, int taker, enum wait_kind kind)
+{
+    *count += n;
+    if (taker >= 0 && S.tbs[taker].wait == kind)
+        wake(taker);
 }
 
 static int flag_before(const struct tbstate *o, int iter, int step)
@@ -288,46 +361,43 @@ static int flag_before(const struct tbstate *o, int iter, int step)
     return o->flag_iter < iter || (o->flag_iter == iter && o->flag_step < step);
 }
 
-static void wait_flag(struct tbstate *ts, int iter, const struct cs_dep *dep)
+/* 1 when the flag dep names is up for iteration iter; else ts waits on it (0). */
+static int flag_up(struct tbstate *ts, int iter, const struct cs_dep *dep)
 {
-    int g0 = S.plan->gpu_tb0[ts->tb->gpu];
-    struct tbstate *o = &S.tbs[g0 + dep->tb];
-    int blocked = 0;
+    int o = S.plan->gpu_tb0[ts->tb->gpu] + dep->tb;
 
-    /* Flags only grow, and actors run one at a time (contexts/nthreads 1) without yielding
-     * between simcalls: a flag already reached needs no lock. */
-    if (!flag_before(o, iter, dep->step))
-        return;
-    sg_mutex_lock(o->mu);
-    while (flag_before(o, iter, dep->step)) {
+    if (flag_before(&S.tbs[o], iter, dep->step)) {
         ts->wait = W_FLAG;
-        ts->wait_tb = g0 + dep->tb;
+        ts->wait_tb = o;
         ts->wait_step = dep->step;
         ts->wait_iter = iter;
-        o->nwaiters++;
-        sg_cond_wait(o->cv, o->mu);
-        o->nwaiters--;
-        blocked = 1;
+        ts->blocked = 1;
+        if (!ts->listed) {
+            ts->listed = 1;
+            ts->next_waiter = S.tbs[o].waiters;
+            S.tbs[o].waiters = ts->index;
+        }
+        return 0;
     }
     ts->wait = W_NONE;
-    sg_mutex_unlock(o->mu);
-    if (blocked && S.tl)
-        record(ts, CS_TL_WAIT_FLAG, g0 + dep->tb);
+    if (ts->blocked && S.tl)
+        record(ts, CS_TL_WAIT_FLAG, o);
+    ts->blocked = 0;
+    return 1;
 }
 
+/* Raise ts's flag to (iter, step) and wake every tb waiting on it. */
 static void publish(struct tbstate *ts, int iter, int step)
 {
-    if (ts->nwaiters == 0) {
-        /* Nobody waits: a waiter checks and registers in one uninterrupted slice. */
-        ts->flag_iter = iter;
-        ts->flag_step = step;
-        return;
-    }
-    sg_mutex_lock(ts->mu);
     ts->flag_iter = iter;
     ts->flag_step = step;
-    sg_cond_notify_all(ts->cv);
-    sg_mutex_unlock(ts->mu);
+    while (ts->waiters >= 0) {
+        struct tbstate *w = &S.tbs[ts->waiters];
+
+        ts->waiters = w->next_waiter;
+        w->listed = 0;
+        wake(w->index);
+    }
 }
 
 /* Local memory bytes touched per data byte by a FIFO op (reads + writes on this GPU). */
@@ -358,37 +428,14 @@ static void record_call(struct tbstate *ts, double t0, long long bytes)
         ev->bytes = bytes;
 }
 
-/* Sleep until t if it is ahead (by more than the engine's rounding): the unit's bytes are still
- * in flight. */
-static void wait_arrival(struct tbstate *ts, double t)
+/* Go on at phase next once the clock reaches t, a unit's first or last bytes reaching the
+ * receiver: at once (1) unless t is ahead by more than the engine's rounding. */
+static int arrive(struct tbstate *ts, double t, enum phase next)
 {
-    if (t - simgrid_get_clock() > SIM_PRECISION_S) {
-        sg_actor_sleep_until(t);
-        if (S.tl)
-            record(ts, CS_TL_LATENCY, ts->in->sender);
-    }
-}
-
-/* A receiver takes the next unit of its connection: it can start once the unit's first bytes
- * have reached it, a hop latency after the sender started it (LL, LL128: the receiver polls each
- * line's flag) or finished it (Simple: the receiver waits for the slice's tail post). */
-static void take_unit(struct tbstate *ts)
-{
-    struct conn *in = ts->in;
-
-    sem_take(ts, in->ready, W_DATA, 1);
-    wait_arrival(ts, in->first_at[in->taken % MAX_INFLIGHT]);
-}
-
-/* ... and it is done with the unit no earlier than its last byte arrives: the sender's end of
- * the unit plus the hop latency. */
-static void finish_unit(struct tbstate *ts)
-{
-    struct conn *in = ts->in;
-
-    sem_take(ts, in->ended, W_DATA, 1);
-    wait_arrival(ts, in->last_at[in->taken % MAX_INFLIGHT]);
-    in->taken++;
+    ts->phase = next;
+    if (t - simgrid_get_clock() > SIM_PRECISION_S)
+        return nap(ts, t - simgrid_get_clock(), CS_TL_LATENCY, ts->in->sender, next);
+    return 1;
 }
 
 /* A sender's unit starts now: streamed protocols put its first line on the way at once. */
@@ -397,7 +444,7 @@ static void start_unit(struct conn *out, int streams)
     if (!streams)
         return;
     out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s;
-    sem_give(out->ready, 1);
+    give(&out->ready, 1, out->receiver, W_DATA);
 }
 
 /* The sender's unit ends now: its last byte reaches the receiver a hop latency later; a
@@ -408,10 +455,10 @@ static void end_unit(struct conn *out, int streams)
 
     if (!streams) {
         out->first_at[out->posted++ % MAX_INFLIGHT] = at;
-        sem_give(out->ready, 1);
+        give(&out->ready, 1, out->receiver, W_DATA);
     }
     out->last_at[out->finished++ % MAX_INFLIGHT] = at;
-    sem_give(out->ended, 1);
+    give(&out->ended, 1, out->receiver, W_DATA);
 }
 
 /* The timeline's record of one transfer unit of `bytes` data bytes: sent over the wire in
@@ -435,140 +482,279 @@ static void record_unit(struct tbstate *ts, long long bytes, double wire_s, int 
     }
 }
 
-static void run_call(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
+/* The unit's wire bytes take 1 / link_eff of the links (the protocol's stores get that share of
+ * a link). One CTA moves at most tb_Bps of data: a bound on the transfer's rate, so a CTA-bound
+ * flow leaves the rest of its links to the others. */
+static void send_unit(struct tbstate *ts, long long bytes)
+{
+    const struct cs_plan *p = S.plan;
+    const struct cs_params *par = &S.plat->params;
+    double eff = par->link_eff[p->proto][ts->out->cls];
+    double wire = (double)cs_plan_wire_bytes(p, bytes) / (eff > 0 ? eff : 1);
+
+    ts->xfer = cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
+                                    par->tb_Bps[p->proto] * wire / (double)bytes, ts->index);
+    S.ntransfers++;
+}
+
+/* The time a unit of b data bytes of op takes at least: one CTA's rate, local memory traffic. */
+static double unit_need(const struct cs_plan_op *op, double b)
+{
+    const struct cs_params *par = &S.plat->params;
+    double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
+    double need = rate_time(b, par->tb_Bps[S.plan->proto]);
+
+    if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
+        need = rate_time(b * mem_factor(op->type), mem_Bps);
+    return need;
+}
+
+/* The unit is over: the receiver frees its slots, the sender ends it; then the next unit, or
+ * the next call, or the op's end. */
+static void unit_end(struct tbstate *ts, const struct cs_plan_op *op)
+{
+    const struct cs_plan *p = S.plan;
+    int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
+    int slots = p->slots_per_call / p->units_per_call;
+
+    if (recvs)
+        ts->in->taken++;
+    if (S.tl)
+        record_unit(ts, ts->units[ts->unit], sends ? ts->took : -1, recvs);
+    if (recvs)
+        give(&ts->in->credit, slots, ts->in->sender, W_CREDIT);
+    if (sends)
+        end_unit(ts->out, p->proto != CS_PROTO_SIMPLE);
+    ts->phase = PH_TAKE;
+    if (++ts->unit < p->units_per_call)
+        return;
+    S.ncalls++;
+    if (S.tl)
+        record_call(ts, ts->call_t0, ts->elems * p->type_bytes);
+    ts->phase = PH_CALL;
+    if (++ts->call >= op->ncalls)
+        ts->phase = PH_OP_END;
+}
+
+/* One phase of a unit of a primitive call (DESIGN.md's timing model, above): 1 to go on, 0 when
+ * the tb waits. */
+static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
 {
     const struct cs_plan *p = S.plan;
     const struct cs_params *par = &S.plat->params;
     int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
-    int slots = p->slots_per_call / p->units_per_call;
-    long long units[2];
-    double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
-    double call_t0 = S.tl ? simgrid_get_clock() : 0;
-    int streams = p->proto != CS_PROTO_SIMPLE;
+    double b = (double)ts->units[ts->unit], now = simgrid_get_clock();
 
-    cs_plan_call_units(p, elems, units);
-    for (int u = 0; u < p->units_per_call; u++) {
-        double b = (double)units[u], t0, need, took;
-
-        if (recvs)
-            take_unit(ts);
-        if (sends)
-            sem_take(ts, ts->out->credit, W_CREDIT, slots);
-        if (sends && u == 0 && par->call_s[p->proto][ts->out->cls] > 0) {
-            /* The call's issue cost, once its first unit has data to send and room for it. */
-            sg_actor_sleep_for(par->call_s[p->proto][ts->out->cls]);
-            if (S.tl)
-                record(ts, CS_TL_OVERHEAD, -1);
+    switch (ts->phase) {
+    case PH_TAKE:
+        if (!recvs) {
+            ts->phase = PH_CREDIT;
+            return 1;
         }
-        t0 = simgrid_get_clock();
+        if (!take(ts, &ts->in->ready, W_DATA, 1))
+            return 0;
+        return arrive(ts, ts->in->first_at[ts->in->taken % MAX_INFLIGHT], PH_CREDIT);
+    case PH_CREDIT:
+        if (sends && !take(ts, &ts->out->credit, W_CREDIT, p->slots_per_call / p->units_per_call))
+            return 0;
+        /* The call's issue cost, once its first unit has data to send and room for it. */
+        if (sends && ts->unit == 0 && par->call_s[p->proto][ts->out->cls] > 0)
+            return nap(ts, par->call_s[p->proto][ts->out->cls], CS_TL_OVERHEAD, -1, PH_SEND);
+        ts->phase = PH_SEND;
+        return 1;
+    case PH_SEND:
+        ts->t0 = now;
+        ts->phase = PH_SENT;
         if (sends)
-            start_unit(ts->out, streams);
+            start_unit(ts->out, p->proto != CS_PROTO_SIMPLE);
         if (sends && b > 0) {
-            /* The wire bytes take 1 / link_eff of the links (the protocol's stores get that
-             * share of a link). One CTA moves at most tb_Bps of data: a bound on the transfer's
-             * rate, so a CTA-bound flow leaves the rest of its links to the others. */
-            double eff = par->link_eff[p->proto][ts->out->cls];
-            double wire = (double)cs_plan_wire_bytes(p, units[u]) / (eff > 0 ? eff : 1);
-
-            cs_sg_sendto(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
-                         par->tb_Bps[p->proto] * wire / b);
-            S.ntransfers++;
+            send_unit(ts, ts->units[ts->unit]);
+            return 0;
         }
-        need = rate_time(b, par->tb_Bps[p->proto]);
-        if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
-            need = rate_time(b * mem_factor(op->type), mem_Bps);
-        took = simgrid_get_clock() - t0;
-        if (need > took)
-            sg_actor_sleep_for(need - took);
-        if (recvs)
-            finish_unit(ts);
-        if (S.tl)
-            record_unit(ts, units[u], sends ? took : -1, recvs);
-        if (recvs)
-            sem_give(ts->in->credit, slots);
-        if (sends)
-            end_unit(ts->out, streams);
+        return 1;
+    case PH_SENT:
+        cs_sg_transfer_free(ts->xfer);
+        ts->xfer = NULL;
+        ts->took = now - ts->t0;
+        ts->phase = PH_FINISH;
+        if (unit_need(op, b) > ts->took)
+            return nap(ts, unit_need(op, b) - ts->took, 0, -1, PH_FINISH);
+        return 1;
+    case PH_FINISH:
+        if (!recvs) {
+            ts->phase = PH_UNIT_END;
+            return 1;
+        }
+        if (!take(ts, &ts->in->ended, W_DATA, 1))
+            return 0;
+        return arrive(ts, ts->in->last_at[ts->in->taken % MAX_INFLIGHT], PH_UNIT_END);
+    default: /* PH_UNIT_END */
+        unit_end(ts, op);
+        return 1;
     }
-    S.ncalls++;
-    if (S.tl)
-        record_call(ts, call_t0, elems * p->type_bytes);
 }
 
-static void run_local(struct tbstate *ts, const struct cs_plan_op *op, long long elems)
+/* The op's local work (cpy, or a fused re of nsrc sources): 1 to go on, 0 when the tb sleeps. */
+static int local_begin(struct tbstate *ts, const struct cs_plan_op *op)
 {
     const struct cs_params *par = &S.plat->params;
-    double b = (double)elems * S.plan->type_bytes, t = 0, t0 = S.tl ? simgrid_get_clock() : 0;
+    double b;
 
+    ts->elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, ts->iter);
+    b = (double)ts->elems * S.plan->type_bytes;
+    ts->call_t0 = simgrid_get_clock();
+    ts->local_s = 0;
     if (op->type == CS_STEP_CPY)
-        t = rate_time(2 * b, par->copy_Bps);
+        ts->local_s = rate_time(2 * b, par->copy_Bps);
     else if (op->type == CS_STEP_RE)
-        t = rate_time((op->nsrc + 2) * b, par->reduce_Bps);
-    if (t > 0)
-        sg_actor_sleep_for(t);
+        ts->local_s = rate_time((op->nsrc + 2) * b, par->reduce_Bps);
+    if (ts->local_s > 0)
+        return nap(ts, ts->local_s, 0, -1, PH_LOCAL);
+    ts->phase = PH_LOCAL;
+    return 1;
+}
+
+static void local_end(struct tbstate *ts)
+{
+    long long bytes = ts->elems * S.plan->type_bytes;
+
     if (S.tl) {
-        struct cs_tl_event *ev = t > 0 ? record(ts, CS_TL_LOCAL, -1) : NULL;
+        struct cs_tl_event *ev = ts->local_s > 0 ? record(ts, CS_TL_LOCAL, -1) : NULL;
 
         if (ev != NULL)
-            ev->bytes = elems * S.plan->type_bytes;
-        record_call(ts, t0, elems * S.plan->type_bytes);
+            ev->bytes = bytes;
+        record_call(ts, ts->call_t0, bytes);
+    }
+    S.ncalls++;
+    ts->phase = PH_OP_END;
+}
+
+static void tb_done(struct tbstate *ts)
+{
+    ts->phase = PH_DONE;
+    ts->done = 1;
+    S.nleft--;
+}
+
+/* The tb's next op, the next iteration's first, or its end. */
+static void next_op(struct tbstate *ts)
+{
+    ts->phase = PH_OP;
+    ts->dep = 0;
+    if (++ts->op < ts->tb->nops)
+        return;
+    ts->op = 0;
+    if (++ts->iter < S.plan->sz.niter)
+        return;
+    /* As the loops leave them, for the report. */
+    ts->iter = S.plan->sz.niter - 1;
+    ts->op = ts->tb->nops - 1;
+    tb_done(ts);
+}
+
+/* One phase of the tb at the op level (the units are unit_phase's): 1 to go on, 0 when the tb
+ * waits or is done. */
+static int op_phase(struct tbstate *ts)
+{
+    const struct cs_params *par = &S.plat->params;
+    const struct cs_plan_op *op = &ts->tb->ops[ts->op];
+    double now = simgrid_get_clock();
+
+    switch (ts->phase) {
+    case PH_OP:
+        for (; ts->dep < op->ndeps; ts->dep++)
+            if (!flag_up(ts, ts->iter, &op->deps[ts->dep]))
+                return 0;
+        if (op->ndeps > 0 && par->dep_s > 0)
+            return nap(ts, par->dep_s, CS_TL_OVERHEAD, -1, PH_BODY);
+        ts->phase = PH_BODY;
+        return 1;
+    case PH_BODY:
+        ts->call = 0;
+        if (op->type == CS_STEP_CPY || op->type == CS_STEP_RE)
+            return local_begin(ts, op);
+        ts->phase = op->ncalls > 0 ? PH_CALL : PH_OP_END;
+        return 1;
+    case PH_LOCAL:
+        local_end(ts);
+        return 1;
+    case PH_CALL:
+        ts->call_t0 = now;
+        ts->elems = cs_plan_call_elems(S.plan, op, ts->iter, ts->call);
+        cs_plan_call_units(S.plan, ts->elems, ts->units);
+        ts->unit = 0;
+        ts->phase = PH_TAKE;
+        return 1;
+    case PH_OP_END:
+        if (op->hasdep && par->flag_s > 0)
+            return nap(ts, par->flag_s, CS_TL_OVERHEAD, -1, PH_PUBLISH);
+        ts->phase = PH_PUBLISH;
+        return 1;
+    case PH_PUBLISH:
+        if (op->hasdep)
+            publish(ts, ts->iter, op->step);
+        next_op(ts);
+        return ts->phase != PH_DONE;
+    default:
+        return unit_phase(ts, op);
     }
 }
 
-/* A cost of the runtime's own between transmissions (dependency barrier, flag publish). */
-static void runtime_cost(struct tbstate *ts, double s)
+/* Run tb ts from where it stopped until it waits or is done. */
+static void run_tb(struct tbstate *ts)
 {
-    if (s <= 0)
-        return;
-    sg_actor_sleep_for(s);
-    if (S.tl)
-        record(ts, CS_TL_OVERHEAD, -1);
-}
-
-static void tb_main(int argc, char **argv)
-{
-    struct tbstate *ts = &S.tbs[atoi(argv[argc - 1])];
-    const struct cs_plan_tb *tb = ts->tb;
     const struct cs_params *par = &S.plat->params;
     int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1;
 
-    /* A process driving several GPUs launches their kernels in turn. */
-    if (tb->gpu % per > 0 && par->launch_gpu_s > 0) {
-        sg_actor_sleep_for(tb->gpu % per * par->launch_gpu_s);
-        if (S.tl)
-            record(ts, CS_TL_LAUNCH, -1);
+    if (ts->napping) {
+        ts->napping = 0;
+        if (S.tl && ts->nap_kind)
+            record(ts, ts->nap_kind, ts->nap_other);
     }
-
-    for (int it = 0; it < S.plan->sz.niter; it++) {
-        ts->iter = it;
-        for (int k = 0; k < tb->nops; k++) {
-            const struct cs_plan_op *op = &tb->ops[k];
-
-            ts->op = k;
-            for (int d = 0; d < op->ndeps; d++)
-                wait_flag(ts, it, &op->deps[d]);
-            if (op->ndeps > 0)
-                runtime_cost(ts, par->dep_s);
-            if (op->type == CS_STEP_CPY || op->type == CS_STEP_RE) {
-                long long elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, it);
-
-                ts->call = 0;
-                run_local(ts, op, elems);
-                S.ncalls++;
-            } else {
-                for (int c = 0; c < op->ncalls; c++) {
-                    ts->call = c;
-                    run_call(ts, op, cs_plan_call_elems(S.plan, op, it, c));
-                }
-            }
-            if (op->hasdep) {
-                runtime_cost(ts, par->flag_s);
-                publish(ts, it, op->step);
-            }
+    if (ts->phase == PH_START) {
+        ts->phase = PH_OP;
+        /* A process driving several GPUs launches their kernels in turn. */
+        if (ts->tb->gpu % per > 0 && par->launch_gpu_s > 0) {
+            nap(ts, ts->tb->gpu % per * par->launch_gpu_s, CS_TL_LAUNCH, -1, PH_OP);
+            return;
         }
     }
-    ts->done = 1;
+    if (S.plan->sz.niter <= 0 || ts->tb->nops <= 0) {
+        tb_done(ts);
+        return;
+    }
+    while (op_phase(ts))
+        ;
 }
 
+/* The one actor: runs the tbs that can go on, then waits for a timer or a transfer to wake it,
+ * until every tb is done. Left waiting when nothing else happens, it is a deadlock (SimGrid's
+ * run ends with it blocked). One actor, not one per tb or per GPU: SimGrid's cost per actor,
+ * context switch and simcall dominated the replay. */
+static void replay_main(int argc, char **argv)
+{
+    int n = S.plan->ntbs;
+
+    (void)argc;
+    (void)argv;
+    S.nleft = n;
+    for (int t = 0; t < n; t++)
+        wake(t);
+    while (S.nleft > 0) {
+        while (S.qlen > 0) {
+            struct tbstate *ts = &S.tbs[S.queue[S.qhead]];
+
+            S.qhead = (S.qhead + 1) % n;
+            S.qlen--;
+            ts->queued = 0;
+            run_tb(ts);
+        }
+        if (S.nleft > 0) {
+            S.idle = 1;
+            sg_sem_acquire(S.wakeup);
+        }
+    }
+}
 static int conn_cmp(const void *a, const void *b)
 {
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
@@ -836,9 +1022,7 @@ static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
                 return -1;
             }
             c->window = CS_NCCL_STEPS + (c->cls == CS_LINK_NET ? CS_NET_PROXY_DEPTH : 0);
-            c->credit = sg_sem_init(c->window);
-            c->ready = sg_sem_init(0);
-            c->ended = sg_sem_init(0);
+            c->credit = c->window;
         }
     free(keys);
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
@@ -867,8 +1051,8 @@ static void build_tbs(const struct cs_plan *plan)
         ts->tb = tb;
         ts->index = t;
         ts->flag_iter = ts->flag_step = -1;
-        ts->mu = sg_mutex_init();
-        ts->cv = sg_cond_init();
+        ts->waiters = ts->next_waiter = -1;
+        ts->phase = PH_START;
         if (tb->send >= 0) {
             ts->out = find_conn(tb->gpu, tb->send, tb->chan);
             ts->out->sender = t;
@@ -878,6 +1062,14 @@ static void build_tbs(const struct cs_plan *plan)
             ts->in->receiver = t;
         }
     }
+}
+
+/* The replay's one actor (on gpu0's host: it starts transfers between any two hosts). */
+static void start_actor(void)
+{
+    S.wakeup = sg_sem_init(0);
+    cs_sg_on_transfer_end(wake);
+    sg_actor_create_("replay", S.hosts[0], replay_main, 0, NULL);
 }
 
 /* After simgrid_run: the status and time, or the deadlock's report (returned, malloc'd); the
@@ -925,8 +1117,9 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     S.tl = opts->timeline;
     S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
     S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
+    S.queue = calloc((size_t)plan->ntbs + 1, sizeof(*S.queue));
     if (start_engine(plat, opts->verbose, wr.error, sizeof(wr.error)) != 0 || S.hosts == NULL ||
-        S.tbs == NULL) {
+        S.tbs == NULL || S.queue == NULL) {
         if (!wr.error[0])
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&
@@ -939,14 +1132,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     }
     if (!wr.error[0]) {
-        for (int t = 0; t < plan->ntbs; t++) {
-            char name[64], idx[16];
-            const char *args[] = {name, idx};
-
-            snprintf(name, sizeof(name), "gpu%d-tb%d", plan->tbs[t].gpu, plan->tbs[t].id);
-            snprintf(idx, sizeof(idx), "%d", t);
-            sg_actor_create_(name, S.hosts[plan->tbs[t].gpu], tb_main, 2, args);
-        }
+        start_actor();
         t0 = now_s();
         simgrid_run();
         wr.res.wall_s = now_s() - t0;

@@ -3,15 +3,21 @@
  * again for SimGrid. */
 #include <check.h>
 #include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/version.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xbt/config.h>
 
 #include "gen.h"
 #include "plan.h"
 #include "platform.h"
 #include "replay.h"
 #include "runner.h"
+#include "sgrate.h"
 #include "testplat.h"
 #include "testutil.h"
 #include "xml.h"
@@ -675,6 +681,112 @@ START_TEST(test_pcie_route)
 }
 END_TEST
 
+/* The timeline of a generated hierarchical AllReduce (flags between a GPU's tbs, credits and data
+ * across GPUs) with every runtime cost on: each tb's work and waits tile [0, its end] without
+ * gaps or overlaps, events are stored in the order they end, each call lies within its tb's
+ * events, and recording leaves the time as it is. */
+START_TEST(test_timeline_tiles)
+{
+    struct cs_platform *plat = column(4, 2);
+    struct cs_sched *s = NULL;
+    struct cs_plan *plan = NULL;
+    struct cs_replay_opts opts = {0};
+    struct cs_replay_result r, plain;
+    struct cs_timeline tl;
+    double *end;
+
+    plat->params.call_s[CS_PROTO_LL][CS_LINK_NVLINK] = 0.3e-6;
+    plat->params.call_s[CS_PROTO_LL][CS_LINK_PCIE] = 0.4e-6;
+    plat->params.dep_s = 0.2e-6;
+    plat->params.flag_s = 0.1e-6;
+    plat->params.tb_Bps[CS_PROTO_LL] = 20e9;
+    ck_assert_int_eq(
+        cs_gen_from_spec("hierarchical:gpus=8,columns=2,instances=1,protocol=LL", &s, NULL), 0);
+    ck_assert_int_eq(cs_plan_build(s, 1 << 20, 4, CS_PROTO_LL, &plan, NULL), 0);
+    cs_timeline_init(&tl, 0);
+    opts.timeline = &tl;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &opts, &r, NULL), 0);
+    ck_assert_int_eq(cs_replay_run(plan, plat, NULL, &plain, NULL), 0);
+    ck_assert_int_eq(r.status, CS_REPLAY_OK);
+    ck_assert(r.time_s == plain.time_s);
+    ck_assert(tl.complete && !tl.truncated && tl.nevents > plan->ntbs);
+    end = calloc((size_t)plan->ntbs, sizeof(*end));
+    ck_assert(end != NULL);
+    for (long long i = 0; i < tl.nevents; i++) {
+        const struct cs_tl_event *e = &tl.events[i];
+
+        ck_assert(e->tb >= 0 && e->tb < plan->ntbs);
+        ck_assert(e->start_s <= e->end_s && e->end_s <= r.sim_s);
+        ck_assert(i == 0 || tl.events[i - 1].end_s <= e->end_s);
+        if (e->kind == CS_TL_CALL) {
+            ck_assert(e->end_s == end[e->tb]); /* recorded when its last part is */
+            continue;
+        }
+        ck_assert_msg(e->start_s == end[e->tb], "tb %d: event %lld starts at %.17g, not %.17g",
+                      e->tb, i, e->start_s, end[e->tb]);
+        end[e->tb] = e->end_s;
+    }
+    for (int t = 0; t < plan->ntbs; t++)
+        ck_assert(end[t] > 0);
+    free(end);
+    cs_timeline_cleanup(&tl);
+    cs_plan_free(plan);
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
+/* sgrate's calls in an engine of the test's own (Check forks each test): a transfer reports its
+ * end through the callback once its bytes are over, a timer fires at its date, and on SimGrid
+ * 3.32 the transfer is a plain comm (sendto_init detaches it; sgrate undoes that, or every end
+ * walks the list of detached comms in flight). This fails when a SimGrid release moves what
+ * sgrate.cc reads. */
+static double ended_at[2] = {-1, -1};
+
+static void note_end(int tag)
+{
+    ended_at[tag] = simgrid_get_clock();
+}
+
+static void transfer_main(int argc, char **argv)
+{
+    struct cs_sg_transfer *t;
+
+    (void)argc;
+    (void)argv;
+    t = cs_sg_transfer_start(sg_host_by_name("gpu0"), sg_host_by_name("gpu1"), 1e6, 0, 0);
+    cs_sg_timer_at(0.25, 1, note_end);
+    sg_actor_sleep_for(1);
+    cs_sg_transfer_free(t);
+}
+
+START_TEST(test_transfer_end)
+{
+    struct cs_platform *plat = column(2, 1);
+    char arg0[] = "check_replay", *av[] = {arg0, NULL};
+    char msg[256];
+    int ac = 1, major, minor, patch;
+
+    simgrid_init(&ac, av);
+    /* as the replay's engine: a lone flow takes its route's latency + size / bandwidth */
+    sg_cfg_set_string("network/model", "CM02");
+    sg_cfg_set_boolean("network/crosstraffic", "no");
+    sg_cfg_set_double("network/TCP-gamma", 0.0);
+    ck_assert_msg(cs_sg_load_platform(plat_path, msg, sizeof(msg)) == 0, "%s", msg);
+    cs_sg_on_transfer_end(note_end);
+    sg_actor_create_("t", sg_host_by_name("gpu0"), transfer_main, 0, NULL);
+    simgrid_run();
+    /* 1e6 bytes over BW, after the route's latencies (SimGrid's own here) */
+    ck_assert_msg(ended_at[0] >= 1e6 / BW && ended_at[0] <= 1e6 / BW + 4 * HOP, "ended at %g",
+                  ended_at[0]);
+    ck_assert(ended_at[1] == 0.25);
+    sg_version_get(&major, &minor, &patch);
+    if (major == 3 && minor == 32)
+        ck_assert_int_eq(cs_sg_transfers_undetached(), 1);
+    drop(plat);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
@@ -692,6 +804,8 @@ int main(void)
         {test_refused, 1},
         {test_pcie_route, 1},
         {test_jobs, 1},
+        {test_timeline_tiles, 1},
+        {test_transfer_end, 1},
         {NULL, 0},
     };
 
