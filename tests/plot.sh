@@ -25,7 +25,7 @@ grep -q "title 'allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml LL128'"
 [ "$(sed -n '/^\$f0 << EOD/,/^EOD/p' "$s" | grep -c '^[0-9]* 2$')" -eq 2 ] || fail "deadlocks not marked"
 grep -q "title 'deadlock (no time, 0 GB/s)'" "$s" || fail "no deadlock legend"
 # the title says the platform all rows share, not the file; bus bandwidth linear by default
-grep -q "multiplot layout 1,2 title 'a100-pcie-4gpu'" "$s" || fail "title"
+grep -q "multiplot layout 1,2 title 'dgx-a100'" "$s" || fail "title"
 grep -q "unset logscale y" "$s" || fail "busbw not linear"
 "$cs" plot "$csv" --busbw-scale log -o "$tmp/a.png" --script "$tmp/log.gp" || fail "--busbw-scale log"
 grep -q "unset logscale y" "$tmp/log.gp" && fail "--busbw-scale log: linear axis"
