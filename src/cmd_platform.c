@@ -11,7 +11,8 @@ const char cmd_platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
     "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
     "                        [--nic-socket same|other] [--gpu a100|h100|h100-pcie|h200]\n"
-    "                        [--ranks N] [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
+    "                        [--ranks N] [--routing full|dijkstra]\n"
+    "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 or Hopper machine, with the timing\n"
     "model's parameters as <prop>s on the root zone, each after a comment naming its source.\n"
@@ -38,6 +39,13 @@ const char cmd_platform_usage[] =
     "(NCCL's NET_BW); 2x100, two 100 Gb/s RoCE NICs, one link of 24 GB/s (OCI BM.GPU4.8).\n"
     "--nic-socket other puts each GPU's NIC on the other CPU socket (dgx-a100, a100-pcie-net):\n"
     "its route to the NIC crosses the sockets, a link gpuN_sys at cs.sys_Bps (default same).\n"
+    "A platform has up to 256 GPUs with every pair's route listed (SimGrid's Full routing),\n"
+    "or up to 1024 (a100-hier, dgx-a100 / hgx, a100-pcie-net) routed through switches above\n"
+    "256 or with --routing dijkstra: each GPU has a route to its column's or node's router\n"
+    "nvswitchK over its NVLink and one to the router network over its other links, and\n"
+    "SimGrid takes the path of fewest links, which is the pair's route either way (between\n"
+    "a100-hier's columns a FATPIPE link columnC_between that never limits a transfer keeps\n"
+    "the paths apart).\n"
     "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
     "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
     "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
@@ -52,6 +60,7 @@ struct platform_args {
     int nic_socket;           /* 0 when not given, 1 same, 2 other */
     enum cs_gpu_kind gpu;     /* 0 when not given */
     int ranks;                /* 0 when not given */
+    int routing;              /* 0 when not given, else CS_ROUTING_* */
     struct cs_params params;
     struct cs_param_notes notes;
     char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
@@ -59,12 +68,19 @@ struct platform_args {
 };
 
 static const struct option platform_opts[] = {
-    {"nodes", required_argument, NULL, 'n'},      {"gpus-per-node", required_argument, NULL, 'g'},
-    {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
-    {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
-    {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
-    {"nic-socket", required_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'G'},
-    {"ranks", required_argument, NULL, 'R'},      {NULL, 0, NULL, 0},
+    {"nodes", required_argument, NULL, 'n'},
+    {"gpus-per-node", required_argument, NULL, 'g'},
+    {"rows", required_argument, NULL, 'r'},
+    {"columns", required_argument, NULL, 'c'},
+    {"between", required_argument, NULL, 'b'},
+    {"params", required_argument, NULL, 'p'},
+    {"set", required_argument, NULL, 's'},
+    {"nic", required_argument, NULL, 'N'},
+    {"nic-socket", required_argument, NULL, 'S'},
+    {"gpu", required_argument, NULL, 'G'},
+    {"ranks", required_argument, NULL, 'R'},
+    {"routing", required_argument, NULL, 'T'},
+    {NULL, 0, NULL, 0},
 };
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
@@ -121,6 +137,12 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
         if (cs_platform_set_nic(a->nic, &a->params, &a->notes) != 0)
             return cmd_usage_error("too many --set and --params parameters");
         return 0;
+    }
+    if (c == 'T') {
+        a->routing = strcmp(val, "full") == 0       ? CS_ROUTING_FULL
+                     : strcmp(val, "dijkstra") == 0 ? CS_ROUTING_GRAPH
+                                                    : 0;
+        return a->routing ? 0 : cmd_usage_error("--routing takes full or dijkstra, not '%s'", val);
     }
     if (c == 'S') {
         a->nic_socket = strcmp(val, "same") == 0 ? 1 : strcmp(val, "other") == 0 ? 2 : 0;
@@ -207,6 +229,7 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->nic_other_socket = a->nic_socket == 2;
     spec->gpu = a->gpu ? a->gpu : cs_platform_family_gpu(name);
     spec->ranks = a->ranks ? a->ranks : spec->ranks;
+    spec->routing = a->routing;
     spec->notes = &a->notes;
     spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;

@@ -1165,10 +1165,6 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
-            if (tb->nsteps > CS_MAX_STEPS)
-                return over_limit(
-                    err, "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock", g, t,
-                    tb->nsteps, CS_MAX_STEPS);
             for (int s = 0; s < tb->nsteps; s++) {
                 const struct cs_step *st = &tb->steps[s];
 

@@ -780,6 +780,9 @@ static int start_engine(const struct cs_platform *plat, int verbose, char *msg, 
         snprintf(msg, len, "%s: SimGrid cannot load the platform: %s", plat->path, why);
         return -1;
     }
+    /* Seal the platform (no actor runs yet): a graph's routes (Dijkstra routing, the families
+     * above 256 GPUs) exist only then, and the replay asks for them before simgrid_run(). */
+    simgrid_run_until(0.0);
     return 0;
 }
 
