@@ -762,6 +762,9 @@ static double now_s(void)
 /* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
 /* SimGrid, with the settings that make a lone flow take exactly latency + size / bandwidth
  * (simgrid.md 3), on the platform. 0, or -1 with SimGrid's refusal of the platform in msg. */
+/* The most actors whose stacks get guard pages (start_engine). */
+#define GUARDED_ACTORS 16384
+
 static int start_engine(const struct cs_platform *plat, int verbose, char *msg, size_t len)
 {
     char why[400];
@@ -776,6 +779,18 @@ static int start_engine(const struct cs_platform *plat, int verbose, char *msg, 
     sg_cfg_set_boolean("network/crosstraffic", "no");
     sg_cfg_set_double("network/TCP-gamma", 0.0);
     sg_cfg_set_double("surf/precision", SIM_PRECISION_S);
+    /* One actor per threadblock, each with its own stack, which SimGrid guards with a page of its
+     * own: two kernel memory maps per actor, so that past some 32k actors the default
+     * vm.max_map_count (65,530) runs out and SimGrid aborts. Many actors go unguarded; SimGrid
+     * then zeroes each stack (so it costs memory, not just addresses), and 32 KiB is four times
+     * what a tb needs (every replay test runs in 8 KiB with guard pages, which would catch an
+     * overflow). Guarded stacks take 256 KiB of addresses (SimGrid's default is 8 MiB). */
+    if (S.plan != NULL && S.plan->ntbs > GUARDED_ACTORS) {
+        sg_cfg_set_int("contexts/guard-size", 0);
+        sg_cfg_set_int("contexts/stack-size", 32);
+    } else {
+        sg_cfg_set_int("contexts/stack-size", 256);
+    }
     if (cs_sg_load_platform(plat->path, why, sizeof(why)) != 0) {
         snprintf(msg, len, "%s: SimGrid cannot load the platform: %s", plat->path, why);
         return -1;
