@@ -87,14 +87,20 @@ struct cs_prog {
     int lowered;
 };
 
+/* Most vectors hold one or two entries (an op's predecessors, a slot's readers): they start at
+ * 2 and double, not at cs_array_slot's 8. */
 static int ivec_push(struct ivec *v, int x)
 {
-    int *slot = cs_array_slot((void **)&v->v, v->n, &v->cap, sizeof(*v->v));
+    if (v->n == v->cap) {
+        int ncap = v->cap ? v->cap * 2 : 2;
+        int *p = realloc(v->v, (size_t)ncap * sizeof(*p));
 
-    if (slot == NULL)
-        return CS_ERR_NOMEM;
-    *slot = x;
-    v->n++;
+        if (p == NULL)
+            return CS_ERR_NOMEM;
+        v->v = p;
+        v->cap = ncap;
+    }
+    v->v[v->n++] = x;
     return 0;
 }
 
