@@ -70,7 +70,8 @@ const char cmd_gen_usage[] =
     "than stay resident (--sms N SMs x 1 CTA per SM; default 108, an A100; 132 for an H100\n"
     "or H200; spec key sms), exit 2. A threadblock over the executor's 64 steps (a ring\n"
     "above 64 GPUs) is written with a warning: verify --runtime executor refuses it and\n"
-    "predict simulates it as a what-if. Every generator goes to 1024 GPUs.\n";
+    "predict simulates it as a what-if. ring, hierarchical (33 x 33 at most) and nccl go to\n"
+    "1024 GPUs, allpairs to 128 (its reducing threadblock waits on every receiving one).\n";
 
 /* The field of a count option (--gpus, --columns, --instances, --channels, --per-node, --sms,
  * --nodes), or NULL; *min is the least count it takes. */
