@@ -72,9 +72,12 @@ const char cmd_gen_usage[] =
     "collective's bytes; default 0 and 0, where maxBytes 0 means no limit, as Azure\n"
     "msccl-tools writes; min at most max unless max is 0; spec keys min_bytes, max_bytes).\n"
     "Parameters that cannot work, or a schedule beyond the runtime's limits (32 channels,\n"
-    "64 steps per threadblock, cnt < 72, depid <= 127) or with more threadblocks on a GPU\n"
+    "32 connections per channel, cnt < 72, depid <= 127) or with more threadblocks on a GPU\n"
     "than stay resident (--sms N SMs x 1 CTA per SM; default 108, an A100; 132 for an H100\n"
-    "or H200; spec key sms), exit 2.\n";
+    "or H200; spec key sms), exit 2. A threadblock over the executor's 64 steps (a ring\n"
+    "above 64 GPUs) is written with a warning: verify --runtime executor refuses it and\n"
+    "predict simulates it as a what-if. ring, hierarchical (33 x 33 at most) and nccl go to\n"
+    "1024 GPUs, allpairs to 128 (its reducing threadblock waits on every receiving one).\n";
 
 /* The field of a count option (--gpus, --columns, --instances, --channels, --per-node, --sms,
  * --nodes), or NULL; *min is the least count it takes. */
@@ -231,6 +234,7 @@ int cmd_gen(int argc, char **argv)
     struct cs_sched *sched = NULL;
     struct cs_error err;
     const char *name, *path = "-";
+    char warning[512];
     int rc = parse_args(argc, argv, &o, &path), g = 0;
 
     if (rc != 0)
@@ -250,6 +254,9 @@ int cmd_gen(int argc, char **argv)
         fprintf(stderr, "collsim: gen %s: %s\n", name, err.msg);
         return CS_EXIT_USAGE;
     }
+    if (cs_sched_steps_warning(sched, warning, sizeof(warning)) != NULL)
+        fprintf(stderr, "collsim: gen %s: warning: %s (predict simulates it as a what-if)\n", name,
+                warning);
     rc = cs_sched_write_xml_file(sched, path, &err);
     cs_sched_free(sched);
     if (rc) {

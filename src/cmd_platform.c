@@ -12,7 +12,8 @@ const char cmd_platform_usage[] =
     "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
     "                        [--nic-socket same|other] [--sockets 1|2]\n"
     "                        [--gpu a100|h100|h100-pcie|h200]\n"
-    "                        [--ranks N] [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
+    "                        [--ranks N] [--routing full|dijkstra]\n"
+    "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 or Hopper machine, with the timing\n"
     "model's parameters as <prop>s on the root zone, each after a comment naming its source.\n"
@@ -44,6 +45,13 @@ const char cmd_platform_usage[] =
     "7003, NPS4): no inter-socket link, so a pair's path across NUMA nodes is bound by the\n"
     "two GPUs' own PCIe links (cs.link_Bps.pcie: Gen4 x16, 24 GB/s in NCCL's model), not\n"
     "cs.sys_Bps (platforms/README).\n"
+    "A platform has up to 256 GPUs with every pair's route listed (SimGrid's Full routing),\n"
+    "or up to 1024 (a100-hier, dgx-a100 / hgx, a100-pcie-net) routed through switches above\n"
+    "256 or with --routing dijkstra: each GPU has a route to its column's or node's router\n"
+    "nvswitchK over its NVLink and one to the router network over its other links, and\n"
+    "SimGrid takes the path of fewest links, which is the pair's route either way (between\n"
+    "a100-hier's columns a FATPIPE link columnC_between that never limits a transfer keeps\n"
+    "the paths apart).\n"
     "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
     "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
     "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
@@ -59,6 +67,7 @@ struct platform_args {
     int sockets;              /* 0 when not given, else 1 or 2 */
     enum cs_gpu_kind gpu;     /* 0 when not given */
     int ranks;                /* 0 when not given */
+    int routing;              /* 0 when not given, else CS_ROUTING_* */
     struct cs_params params;
     struct cs_param_notes notes;
     char origin[1024]; /* "OPTION VALUE, ..." in order, for the file's header comment */
@@ -78,6 +87,7 @@ static const struct option platform_opts[] = {
     {"gpu", required_argument, NULL, 'G'},
     {"ranks", required_argument, NULL, 'R'},
     {"sockets", required_argument, NULL, 'K'},
+    {"routing", required_argument, NULL, 'T'},
     {NULL, 0, NULL, 0},
 };
 
@@ -139,6 +149,12 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
     if (c == 'K') {
         a->sockets = strcmp(val, "1") == 0 ? 1 : strcmp(val, "2") == 0 ? 2 : 0;
         return a->sockets ? 0 : cmd_usage_error("--sockets takes 1 or 2, not '%s'", val);
+    }
+    if (c == 'T') {
+        a->routing = strcmp(val, "full") == 0       ? CS_ROUTING_FULL
+                     : strcmp(val, "dijkstra") == 0 ? CS_ROUTING_GRAPH
+                                                    : 0;
+        return a->routing ? 0 : cmd_usage_error("--routing takes full or dijkstra, not '%s'", val);
     }
     if (c == 'S') {
         a->nic_socket = strcmp(val, "same") == 0 ? 1 : strcmp(val, "other") == 0 ? 2 : 0;
@@ -229,6 +245,7 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     spec->one_socket = a->sockets == 1;
     spec->gpu = a->gpu ? a->gpu : cs_platform_family_gpu(name);
     spec->ranks = a->ranks ? a->ranks : spec->ranks;
+    spec->routing = a->routing;
     spec->notes = &a->notes;
     spec->origin = a->origin[0] ? a->origin : NULL;
     return 0;

@@ -106,10 +106,33 @@ static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *n
 
 /* ---- hierarchical */
 
+/* The channels of a GPU's connections to its column peers and to its row peers: one channel while
+ * its R-1 + C-1 peers fit the runtime's 32 connections per channel, else column peers on one
+ * and row peers on the next (each of R-1 and C-1 at most 32: 33 x 33 GPUs). */
+struct hier_chans {
+    int col, row;
+};
+
+static struct hier_chans hier_chans(int R, int C)
+{
+    return (struct hier_chans){0, R - 1 + C - 1 > 32 ? 1 : 0};
+}
+
+/* Whether the split layout runs its row reductions on the send tb of the second column peer
+ * rather than the first: where the peers spread over two channels (hier_chans) and a column has
+ * a second peer. The first column peer's send tb then holds its send, the R-1 column reductions,
+ * the C-2 nops before its column all-gather send (which waits on the C-1 row all-gather receives)
+ * and that send: R + C - 1 steps, 63 at 32 x 32, within the executor's 64; with the row
+ * reductions too it would hold 2C + R - 3. */
+static int spread_reductions(int R, int C)
+{
+    return hier_chans(R, C).row != hier_chans(R, C).col && R > 2;
+}
+
 /* The hierarchical phases every layout shares, on G ranks in columns of R, column part B chunks,
- * row part P chunks. Reduce-scatter inside each column: part pq of every rank to rank pq's
- * scratch. */
-static void column_scatter(struct cs_prog *prog, int G, int R, int B)
+ * row part P chunks, connections on channels ch. Reduce-scatter inside each column: part pq of
+ * every rank to rank pq's scratch. */
+static void column_scatter(struct cs_prog *prog, int G, int R, int B, int ch)
 {
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R;
@@ -119,14 +142,14 @@ static void column_scatter(struct cs_prog *prog, int G, int R, int B)
 
             if (pq != p)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
-                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, -1);
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, r, ch);
         }
     }
 }
 
 /* Reduce-scatter across each row: row part c' of the column part to rank (c', p)'s scratch,
  * after the column slots. */
-static void row_scatter(struct cs_prog *prog, int G, int R, int C, int B, int P)
+static void row_scatter(struct cs_prog *prog, int G, int R, int C, int B, int P, int ch)
 {
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R;
@@ -136,13 +159,13 @@ static void row_scatter(struct cs_prog *prog, int G, int R, int C, int B, int P)
 
             if (cq != c)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq * P, P),
-                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, -1);
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot * P, P), q, r, ch);
         }
     }
 }
 
 /* All-gather across rows, then inside columns. */
-static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P)
+static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P, struct hier_chans ch)
 {
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R;
@@ -150,7 +173,8 @@ static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P)
         for (int cq = 0; cq < C; cq++)
             if (cq != c)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c * P, P),
-                             ref(cq * R + p, CS_BUF_INPUT, p * B + c * P, P), cq * R + p, r, -1);
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c * P, P), cq * R + p, r,
+                             ch.row);
     }
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R;
@@ -158,7 +182,7 @@ static void gather(struct cs_prog *prog, int G, int R, int C, int B, int P)
         for (int pq = 0; pq < R; pq++)
             if (pq != p)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
-                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, -1);
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, r, ch.col);
     }
 }
 
@@ -184,10 +208,12 @@ enum hier_layout {
  * a tb that waits on nothing its data does not already imply, whatever the step's calls and
  * slots. Column reductions of row part c' run on the send tb of row peer c' (which then sends
  * it); those of the own row part and the row reductions on the send tb of the first column peer.
- * A GPU has 2 x (R-1 + C-1) tbs per instance. */
+ * A GPU has 2 x (R-1 + C-1) tbs per instance; a tb's channel is that of its peer (hier_chans).
+ */
 static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
 {
     int G = o->gpus, C = o->columns, R = G / C, B = C;
+    struct hier_chans ch = hier_chans(R, C);
     struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G, o->nops == 1);
 
     if (prog == NULL)
@@ -200,7 +226,7 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
 
             if (pq != p)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
-                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, G + r, -1);
+                             ref(q, CS_BUF_SCRATCH, slot * B, B), q, G + r, ch.col);
         }
     }
     for (int r = 0; r < G; r++) {
@@ -210,7 +236,7 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
             for (int k = 0; k < R - 1; k++)
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
                                ref(r, CS_BUF_SCRATCH, k * B + cq, 1),
-                               cq == c ? col_peer : cq * R + p, -1, -1);
+                               cq == c ? col_peer : cq * R + p, -1, cq == c ? ch.col : ch.row);
     }
     for (int r = 0; r < G; r++) { /* row reduce-scatter */
         int c = r / R, p = r % R;
@@ -220,15 +246,16 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
 
             if (cq != c)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),
-                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, G + r, -1);
+                             ref(q, CS_BUF_SCRATCH, (R - 1) * B + slot, 1), q, G + r, ch.row);
         }
     }
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R, col_peer = c * R + (p == 0);
+        int red = spread_reductions(R, C) ? c * R + (p <= 1 ? 2 : 1) : col_peer;
 
         for (int k = 0; k < C - 1; k++)
             cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
-                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), col_peer, -1, -1);
+                           ref(r, CS_BUF_SCRATCH, (R - 1) * B + k, 1), red, -1, ch.col);
     }
     for (int r = 0; r < G; r++) { /* all-gather across rows */
         int c = r / R, p = r % R;
@@ -236,7 +263,8 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
         for (int cq = 0; cq < C; cq++)
             if (cq != c)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + c, 1),
-                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, G + r, -1);
+                             ref(cq * R + p, CS_BUF_INPUT, p * B + c, 1), cq * R + p, G + r,
+                             ch.row);
     }
     for (int r = 0; r < G; r++) { /* all-gather inside columns */
         int c = r / R, p = r % R;
@@ -244,7 +272,7 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
         for (int pq = 0; pq < R; pq++)
             if (pq != p)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B, B),
-                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, G + r, -1);
+                             ref(c * R + pq, CS_BUF_INPUT, p * B, B), c * R + pq, G + r, ch.col);
     }
     return finish(prog, o, out, err);
 }
@@ -254,12 +282,14 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
 {
     int G = o->gpus, C = o->columns, R = G / C, P = lay == HIER_COMPACT ? 1 : G, B = C * P;
     int compact = lay == HIER_COMPACT, unit = compact ? B : 1;
+    /* the seed's reducer tbs are those of peers: one channel (the compact layout spreads) */
+    struct hier_chans ch = compact ? hier_chans(R, C) : (struct hier_chans){0, 0};
     struct cs_prog *prog = allreduce_prog(o, "hierarchical_allreduce", G * P,
                                           o->nops ? o->nops == 1 : lay == HIER_SEED);
 
     if (prog == NULL)
         return usage(err, "out of memory");
-    column_scatter(prog, G, R, B);
+    column_scatter(prog, G, R, B, ch.col);
     for (int r = 0; r < G; r++) {
         int p = r % R, col_peer = r / R * R + (p == 0); /* the first other rank of the column */
 
@@ -267,9 +297,9 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
             for (int j = 0; j < B; j += unit)
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + j, unit),
                                ref(r, CS_BUF_SCRATCH, k * B + j, unit), compact ? col_peer : j, -1,
-                               -1);
+                               compact ? ch.col : -1);
     }
-    row_scatter(prog, G, R, C, B, P);
+    row_scatter(prog, G, R, C, B, P, ch.row);
     for (int r = 0; r < G; r++) {
         int c = r / R, p = r % R, row_peer = (c == 0) * R + p; /* the first other rank of the row */
 
@@ -279,10 +309,11 @@ static int hier_program(const struct cs_gen_opts *o, enum hier_layout lay, struc
                 int s = lay == HIER_SEED ? k * P + j : (R - 1) * B + k * P + j;
 
                 cs_prog_reduce(prog, ref(r, CS_BUF_INPUT, p * B + c * P + j, 1),
-                               ref(r, CS_BUF_SCRATCH, s, 1), compact ? row_peer : j, -1, -1);
+                               ref(r, CS_BUF_SCRATCH, s, 1), compact ? row_peer : j, -1,
+                               compact ? ch.row : -1);
             }
     }
-    gather(prog, G, R, C, B, P);
+    gather(prog, G, R, C, B, P, ch);
     return finish(prog, o, out, err);
 }
 
@@ -306,12 +337,12 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
     if (o.gpus / o.columns < 2)
         return usage(err, "--gpus %d in %d columns leaves a single row; need at least 2", o.gpus,
                      o.columns);
-    if (o.gpus / o.columns + o.columns - 2 > 32)
-        return usage(
-            err,
-            "%d rows x %d columns: each GPU has %d peers on one channel, the runtime allows "
-            "32 connections per channel",
-            o.gpus / o.columns, o.columns, o.gpus / o.columns + o.columns - 2);
+    if (o.gpus / o.columns > 33 || o.columns > 33)
+        return usage(err,
+                     "%d rows x %d columns: a GPU has %d column peers and %d row peers, each on "
+                     "a channel of their own, and the runtime allows 32 connections per channel "
+                     "(at most 33 rows and 33 columns)",
+                     o.gpus / o.columns, o.columns, o.gpus / o.columns - 1, o.columns - 1);
     if (o.compat) {
         if (o.gpus * o.gpus * o.instances > 32767)
             return usage(err,
@@ -329,6 +360,14 @@ int cs_gen_hierarchical(const struct cs_gen_opts *in, struct cs_sched **out, str
                          "%d instances of %d rows x %d columns need %d threadblocks per GPU (a "
                          "send and a receive tb per peer); the runtime addresses at most %d",
                          o.instances, o.gpus / o.columns, o.columns, tbs, CS_MAX_DEPID + 1);
+        /* finish() would say so too, after lowering a large grid for nothing */
+        if (tbs > (o.sms ? o.sms : CS_VERIFY_GPU_SMS) * CS_VERIFY_CTAS_PER_SM)
+            return usage(err,
+                         "gpu 0 has %d threadblocks; at most %d are co-resident on this GPU (%d "
+                         "SMs x %d CTA per SM): the runtime would hang (sms=N or --sms N for a "
+                         "GPU of N SMs)",
+                         tbs, (o.sms ? o.sms : CS_VERIFY_GPU_SMS) * CS_VERIFY_CTAS_PER_SM,
+                         o.sms ? o.sms : CS_VERIFY_GPU_SMS, CS_VERIFY_CTAS_PER_SM);
         rc = hier_split(&o, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
@@ -418,8 +457,9 @@ static int ring_gpu(const struct cs_gen_opts *o, int k, int p)
  * hop around the ring (s, then rrs at each rank, the last fusion being rrcs at rank b, which owns
  * the sum); then it travels around once more (rcs, and r at the last rank). One tb per ring and
  * rank sends to the next rank and receives from the previous one, on the ring's own channel. A tb
- * holds 2G-1 steps; above 32 GPUs that breaks the runtime's 64, so each ring then runs its
- * reduce-scatter and its all-gather on two channels (G steps each). */
+ * holds 2G-1 steps; above 32 GPUs that breaks the executor's 64, so each ring then runs its
+ * reduce-scatter and its all-gather on two channels (G steps each): within the limit to 64 GPUs,
+ * a what-if above (the executor refuses it; cs_sched_steps_warning). */
 static void ring_allreduce(struct cs_prog *prog, const struct cs_gen_opts *o, int split)
 {
     int G = o->gpus, K = o->channels;
@@ -495,9 +535,6 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     G = o.gpus;
     K = o.channels;
     split = o.coll == CS_COLL_ALLREDUCE && 2 * G - 1 > CS_MAX_STEPS;
-    if (G > CS_MAX_STEPS)
-        return usage(err, "a ring tb holds at least G steps: at most %d GPUs (got %d)",
-                     CS_MAX_STEPS, G);
     nch = K * (split ? 2 : 1) * o.instances;
     if (K < 1)
         return usage(err, "--channels must be at least 1");
@@ -538,11 +575,6 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
     G = o.gpus;
-    if (G > CS_MAX_STEPS)
-        return usage(err,
-                     "at most %d GPUs (got %d): the reducing tb holds G-1 steps and a GPU's G-1 "
-                     "connections need channels of at most 32",
-                     CS_MAX_STEPS, G);
     nch = (G - 1 + 31) / 32;
     coll = o.coll;
     scatter = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER;

@@ -87,14 +87,20 @@ struct cs_prog {
     int lowered;
 };
 
+/* Most vectors hold one or two entries (an op's predecessors, a slot's readers): they start at
+ * 2 and double, not at cs_array_slot's 8. */
 static int ivec_push(struct ivec *v, int x)
 {
-    int *slot = cs_array_slot((void **)&v->v, v->n, &v->cap, sizeof(*v->v));
+    if (v->n == v->cap) {
+        int ncap = v->cap ? v->cap * 2 : 2;
+        int *p = realloc(v->v, (size_t)ncap * sizeof(*p));
 
-    if (slot == NULL)
-        return CS_ERR_NOMEM;
-    *slot = x;
-    v->n++;
+        if (p == NULL)
+            return CS_ERR_NOMEM;
+        v->v = p;
+        v->cap = ncap;
+    }
+    v->v[v->n++] = x;
     return 0;
 }
 
@@ -1165,10 +1171,6 @@ int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err)
         for (int t = 0; t < gpu->ntbs; t++) {
             const struct cs_tb *tb = &gpu->tbs[t];
 
-            if (tb->nsteps > CS_MAX_STEPS)
-                return over_limit(
-                    err, "gpu %d tb %d: %d steps, more than the runtime's %d per threadblock", g, t,
-                    tb->nsteps, CS_MAX_STEPS);
             for (int s = 0; s < tb->nsteps; s++) {
                 const struct cs_step *st = &tb->steps[s];
 

@@ -54,8 +54,10 @@ int cs_prog_reduce(struct cs_prog *prog, struct cs_ref dst, struct cs_ref src, i
  * set. The program may be lowered once. */
 int cs_prog_lower(struct cs_prog *prog, struct cs_sched **out, struct cs_error *err);
 
-/* Check a schedule against the executor's limits (channels, tbs per GPU, steps per tb, cnt,
- * depid, offsets): 0, or CS_ERR_INVALID with the first violation in err. */
+/* Check a schedule against the executor's limits that the simulator shares (channels, tbs per
+ * GPU, connections per channel, cnt, depid, offsets): 0, or CS_ERR_INVALID with the first
+ * violation in err. Steps per tb are not among them: a longer tb is a what-if
+ * (cs_sched_steps_warning). */
 int cs_sched_check_limits(const struct cs_sched *sched, struct cs_error *err);
 
 #endif

@@ -20,8 +20,7 @@
 #include "util.h"
 #include "xml.h"
 
-#define MAX_GPUS 256     /* routes are listed pair by pair (Full routing): keep files small */
-#define MAX_GPU_ID 65535 /* the largest N of a host gpuN the reader accepts */
+#define MAX_GPU_ID 65535        /* the largest N of a host gpuN the reader accepts */
 #define MAX_CLUSTER_HOSTS 65536 /* hosts one <cluster>'s radical may name */
 #define DGX_GPUS 8              /* GPUs per DGX A100 / NDv4 node */
 
@@ -1025,6 +1024,88 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     end(w);
 }
 
+/* The GPUs that share an NVLink switch in a graph-routed platform (a column, a node; 0 for none:
+ * PCIe cards), or 0 when the family is not routed as a graph. */
+static int graph_group(const struct cs_platform_spec *s)
+{
+    return s->family == CS_FAM_HIER ? s->rows : s->family == CS_FAM_DGX ? DGX_GPUS : 0;
+}
+
+/* How many NVLink switches a graph-routed platform has (at least 1 for a100-pcie-net, which has
+ * none but is routed as a graph), or 0 when the family lists every pair. */
+static int graph_groups(const struct cs_platform_spec *s)
+{
+    switch (s->family) {
+    case CS_FAM_HIER:
+        return s->columns;
+    case CS_FAM_DGX:
+        return s->nodes;
+    case CS_FAM_PCIE_NET:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Routes through switches, for SimGrid's Dijkstra routing (fewest links first): GPU g to router
+ * nvswitchK of its column or node over its NVLink, and to router network over its links between
+ * groups (gpu_ports). Every pair then gets route_pair's links: two GPUs of a group meet at their
+ * switch (2 links, fewer than any path through the network), others at the network. The routes
+ * between a100-hier's columns have a single link per GPU, which would tie with NVLink: each
+ * column's GPUs also cross a FATPIPE link columnC_between at the link's bandwidth (zero latency),
+ * which never binds, every transfer through it crossing a GPU link of that bandwidth too. */
+static void graph_routes(struct w *w, const struct cs_platform_spec *s, int n)
+{
+    const char *sfx[4];
+    int np = gpu_ports(s, sfx), group = graph_group(s), nvl = group > 0;
+    int far = np > nvl; /* links between groups: to the network */
+    char id[64];
+
+    for (int k = 0; nvl && k < graph_groups(s); k++) {
+        snprintf(id, sizeof(id), "nvswitch%d", k);
+        start(w, "router");
+        at(w, "id", "%s", id);
+        end(w);
+    }
+    if (far) {
+        start(w, "router");
+        at(w, "id", "network");
+        end(w);
+    }
+    for (int g = 0; g < n; g++) {
+        if (nvl) {
+            start(w, "route");
+            at(w, "src", "gpu%d", g);
+            at(w, "dst", "nvswitch%d", g / group);
+            gpu_ctn(w, g, sfx[0], 1);
+            end(w);
+        }
+        if (!far)
+            continue;
+        start(w, "route");
+        at(w, "src", "gpu%d", g);
+        at(w, "dst", "network");
+        for (int i = nvl; i < np; i++)
+            gpu_ctn(w, g, sfx[i], 1);
+        if (s->family == CS_FAM_HIER) {
+            snprintf(id, sizeof(id), "column%d_between", g / group);
+            ctn(w, id, -1);
+        }
+        end(w);
+    }
+}
+
+/* The FATPIPE links of graph_routes between a100-hier's columns. */
+static void graph_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p)
+{
+    char id[64];
+
+    for (int c = 0; s->family == CS_FAM_HIER && s->columns > 1 && c < s->columns; c++) {
+        snprintf(id, sizeof(id), "column%d_between", c);
+        link_policy_el(w, id, p->link_Bps[s->between], 0, s->between, "FATPIPE");
+    }
+}
+
 static int spec_gpus(const struct cs_platform_spec *s)
 {
     switch (s->family) {
@@ -1155,10 +1236,20 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
                              : s->family == CS_FAM_PCIE_NET
                                  ? "it models nccl-tests#293's A100 PCIe servers (a100)"
                                  : "it holds PCIe cards (a100, h100-pcie)");
-    if (n < 1 || n > MAX_GPUS ||
+    if (n < 1 || n > CS_PLATFORM_MAX_GPUS ||
         ((s->family == CS_FAM_DGX || s->family == CS_FAM_PCIE_NET) && s->nodes < 1))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n,
-                             MAX_GPUS);
+                             CS_PLATFORM_MAX_GPUS);
+    if (graph_groups(s) == 0 && s->routing == CS_ROUTING_GRAPH)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "routing through switches (Dijkstra) is for a100-hier, dgx-a100 and "
+                             "a100-pcie-net, not %s",
+                             cs_platform_family_name(s->family));
+    if (n > CS_PLATFORM_FULL_GPUS && (graph_groups(s) == 0 || s->routing == CS_ROUTING_FULL))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "%d GPUs: Full routing lists every pair, up to %d GPUs (a100-hier, "
+                             "dgx-a100 and a100-pcie-net route through switches, to %d)",
+                             n, CS_PLATFORM_FULL_GPUS, CS_PLATFORM_MAX_GPUS);
     return 0;
 }
 
@@ -1193,7 +1284,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
                         int n)
 {
     char text[1024];
-
+    int graph = s->routing == CS_ROUTING_GRAPH || (s->routing == 0 && n > CS_PLATFORM_FULL_GPUS);
     const char *name = cs_platform_family_name(s->family);
 
     /* a Hopper node by its own name (hgx-h100), else the family and the GPU */
@@ -1215,7 +1306,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     comment(w, describe_family(s, p, text, sizeof(text)));
     start(w, "zone");
     at(w, "id", "%s", cs_platform_family_name(s->family));
-    at(w, "routing", "Full");
+    at(w, "routing", graph ? "DijkstraCache" : "Full");
     w->notes = s->notes;
     cs_params_each(p, prop_cb, w);
     for (int g = 0; g < n; g++)
@@ -1227,7 +1318,11 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     if (s->family == CS_FAM_VIRTUAL && n > 1)
         link_policy_el(w, "hbm", p->link_Bps[CS_LINK_HBM], p->link_lat_s[CS_LINK_HBM], CS_LINK_HBM,
                        "SHARED");
-    for (int a = 0; a < n; a++)
+    if (graph)
+        graph_links(w, s, p);
+    if (graph)
+        graph_routes(w, s, n);
+    for (int a = 0; a < n && !graph; a++)
         for (int b = a + 1; b < n; b++)
             route_pair(w, s, a, b);
     end(w); /* zone */

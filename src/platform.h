@@ -85,9 +85,24 @@ struct cs_platform_spec {
     int one_socket;             /* pcie families: the GPUs' root ports on one CPU package, its
                                  * NUMA nodes on one IO die: no inter-socket link (xsocket) */
     int ranks;                  /* virtual: ranks on the GPU (default 8) */
+    /* How routes are written: CS_ROUTING_FULL lists every pair (Full routing); CS_ROUTING_GRAPH
+     * (a100-hier, dgx-a100, a100-pcie-net) gives each GPU a route to its NVLink switch and to the
+     * network (Dijkstra routing), the same links between every pair; 0: Full up to
+     * CS_PLATFORM_FULL_GPUS, Graph above. */
+    int routing;
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };
+
+enum {
+    CS_ROUTING_FULL = 1,
+    CS_ROUTING_GRAPH,
+};
+
+/* The most GPUs of a platform whose routes are listed pair by pair (Full), and of any platform
+ * (a100-hier, dgx-a100 and a100-pcie-net; routed as a graph above CS_PLATFORM_FULL_GPUS). */
+#define CS_PLATFORM_FULL_GPUS 256
+#define CS_PLATFORM_MAX_GPUS 1024
 
 /* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4,
  * a100-pcie-net, virtual, and the Hopper names hgx-h100, hgx-h200 for dgx-a100's NVSwitch node,

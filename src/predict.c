@@ -50,7 +50,8 @@ int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
     rc = in->gen_spec ? cs_gen_from_spec(in->gen_spec, &s, err)
                       : cs_sched_read_xml(in->sched_path, &s, err);
     if (rc == 0)
-        rc = cs_verify_refuse_invalid(s, in->gen_spec ? in->gen_spec : in->sched_path, err);
+        rc = cs_verify_refuse_invalid_steps(s, in->gen_spec ? in->gen_spec : in->sched_path, 1,
+                                            err); /* a tb over its steps: a what-if */
     if (rc == 0)
         rc = cs_platform_read(in->plat_path, &p, err);
     if (rc == 0)
@@ -921,6 +922,25 @@ static void set_nominal_measured(const struct cs_predict_opts *opts, int k,
     }
 }
 
+/* Add to *warning (a new string, or NULL) the runtime's refusal of a tb over its steps: the
+ * schedule is simulated all the same, as a what-if. 0 or CS_ERR_NOMEM. */
+static int steps_warning(const struct cs_sched *sched, char **warning, struct cs_error *err)
+{
+    char buf[512], *both;
+    size_t len;
+
+    if (cs_sched_steps_warning(sched, buf, sizeof(buf)) == NULL)
+        return 0;
+    len = strlen(buf) + (*warning ? strlen(*warning) : 0) + 64;
+    if ((both = malloc(len)) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+    snprintf(both, len, "%s%s%s: simulated as a what-if", *warning ? *warning : "",
+             *warning ? "; " : "", buf);
+    free(*warning);
+    *warning = both;
+    return 0;
+}
+
 int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err)
@@ -929,8 +949,12 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
     struct extrap_cache cache = {0};
     int rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
 
-    if (rc != 0)
+    if (rc == 0 && n > 0)
+        rc = steps_warning(sched, &warning, err);
+    if (rc != 0) {
+        free(warning);
         return rc;
+    }
     for (int k = 0; k < n; k++) {
         struct cs_replay_opts ropts = opts->replay;
         int last = k == n - 1 && opts->timeline != NULL;

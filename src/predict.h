@@ -167,9 +167,10 @@ struct cs_predict_opts {
 /* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling
  * rows[0..n) (caller frees each with cs_predict_row_cleanup). A deadlock is a result, not an
  * error, and so is a hang (a GPU with more threadblocks than the platform's GPU keeps resident:
- * no replay). An LL128 plan on routes that are not all NVLink is predicted, with the warning on
- * every row. 0, or a CS_ERR_* with err set (a schedule or size the executor refuses, a failed
- * simulation); then rows already filled are cleaned up. */
+ * no replay). An LL128 plan on routes that are not all NVLink, or a tb over the executor's steps
+ * (cs_sched_steps_warning), is predicted, with the warning on every row. 0, or a CS_ERR_* with
+ * err set (a schedule or size the executor refuses, a failed simulation); then rows already
+ * filled are cleaned up. */
 int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err);

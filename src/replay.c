@@ -945,7 +945,6 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
 /* SimGrid, with the settings that make a lone flow take exactly latency + size / bandwidth
  * (simgrid.md 3), on the platform. 0, or -1 with SimGrid's refusal of the platform in msg. */
 static int start_engine(const struct cs_platform *plat, int verbose, char *msg, size_t len)
@@ -966,6 +965,9 @@ static int start_engine(const struct cs_platform *plat, int verbose, char *msg, 
         snprintf(msg, len, "%s: SimGrid cannot load the platform: %s", plat->path, why);
         return -1;
     }
+    /* Seal the platform (no actor runs yet): a graph's routes (Dijkstra routing, the families
+     * above 256 GPUs) exist only then, and the replay asks for them before simgrid_run(). */
+    simgrid_run_until(0.0);
     return 0;
 }
 
@@ -1102,6 +1104,7 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
     return NULL;
 }
 
+/* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
 static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
                      const struct cs_replay_opts *opts, int fd)
 {

@@ -236,3 +236,43 @@ long cs_sched_count_steps(const struct cs_sched *sched)
             n += sched->gpus[g].tbs[t].nsteps;
     return n;
 }
+
+const struct cs_tb *cs_sched_find_tb_over(const struct cs_sched *sched, int limit, int *gpu)
+{
+    const struct cs_tb *best = NULL;
+    int best_gpu = -1;
+
+    for (int g = 0; g < sched->ngpus_alloc; g++)
+        for (int t = 0; t < sched->gpus[g].ntbs; t++) {
+            const struct cs_tb *tb = &sched->gpus[g].tbs[t];
+
+            if (tb->nsteps > limit && (best == NULL || tb->nsteps > best->nsteps)) {
+                best = tb;
+                best_gpu = sched->gpus[g].id;
+            }
+        }
+    if (best != NULL && gpu != NULL)
+        *gpu = best_gpu;
+    return best;
+}
+
+const char *cs_sched_steps_warning(const struct cs_sched *sched, char *buf, size_t len)
+{
+    int g = -1;
+    const struct cs_tb *tb = cs_sched_find_tb_over(sched, CS_MAX_STEPS, &g);
+
+    if (tb == NULL)
+        return NULL;
+    if (tb->nsteps > CS_MAX_STEPS_LEGACY)
+        snprintf(buf, len,
+                 "gpu %d tb %d has %d steps, over the runtimes' limits of %d per threadblock "
+                 "(the executor's MSCCL_MAX_NUM_STEPS) and %d (legacy), which refuse the schedule",
+                 g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
+    else
+        snprintf(buf, len,
+                 "gpu %d tb %d has %d steps, over the MSCCL executor's limit of %d per threadblock "
+                 "(MSCCL_MAX_NUM_STEPS, a build option; the legacy runtime takes %d), which "
+                 "refuses the schedule",
+                 g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
+    return buf;
+}

@@ -7,7 +7,9 @@
 #include "proto.h"
 
 /* Runtime limits of the MSCCL executor (Azure/msccl-executor-nccl; see shared reference
- * msccl.md 1.2, 2.4); the protocol's own limits are in proto.h. */
+ * msccl.md 1.2, 2.4); the protocol's own limits are in proto.h. The steps per threadblock bound
+ * the runtimes only: verify reports a tb over them, predict simulates it as a what-if with a
+ * warning, and the schedule, its lowering, plan and replay take any number. */
 #define CS_MAX_CHANNELS 32      /* chan < 32 */
 #define CS_MAX_STEPS 64         /* s < 64 (MSCCL_MAX_NUM_STEPS, executor build default) */
 #define CS_MAX_STEPS_LEGACY 256 /* s < 256 in the legacy runtime */
@@ -193,5 +195,14 @@ static inline CS_HOST_DEVICE int cs_step_writes_dst(enum cs_step_type t)
 
 /* Number of steps over all GPUs and tbs. */
 long cs_sched_count_steps(const struct cs_sched *sched);
+
+/* The tb with the most steps, if it has more than `limit` (such as CS_MAX_STEPS), else NULL; the
+ * first such in gpu and tb order. *gpu (may be NULL) receives its GPU's id. */
+const struct cs_tb *cs_sched_find_tb_over(const struct cs_sched *sched, int limit, int *gpu);
+
+/* A warning for a schedule over the executor's steps per threadblock (its longest tb, count and
+ * both runtimes' limits) into buf, returning buf; NULL (buf untouched) when every tb is within
+ * CS_MAX_STEPS. */
+const char *cs_sched_steps_warning(const struct cs_sched *sched, char *buf, size_t len);
 
 #endif

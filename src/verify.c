@@ -22,8 +22,9 @@ struct vctx {
     struct cs_verify_result *res;
     int max_diags, cap_diags;
     int oom;
-    int nfatal; /* structural errors after which the graph or the execution makes no sense */
-    int nodata; /* problems that make the data check meaningless (but not the graph) */
+    int nfatal;        /* structural errors after which the graph or the execution makes no sense */
+    int steps_what_if; /* a tb over the runtimes' steps is no error (predict's what-if) */
+    int nodata;        /* problems that make the data check meaningless (but not the graph) */
     int ngpus;
     const struct cs_gpu **gpu; /* by gpu id */
     int32_t *gtb0;             /* first global tb number of each gpu id; ngpus + 1 entries */
@@ -329,7 +330,7 @@ static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb
                     int ntbs[2][CS_MAX_CHANNELS])
 {
     const struct cs_sched *sc = v->sc;
-    int g = gpu->id, peer[2] = {tb->send, tb->recv};
+    int g = gpu->id, peer[2] = {tb->send, tb->recv}, steps = tb->nsteps;
 
     if (tb->send < -1 || tb->send >= v->ngpus || tb->recv < -1 || tb->recv >= v->ngpus) {
         diag(v, FATAL, tb->line,
@@ -357,12 +358,14 @@ static int check_tb(struct vctx *v, const struct cs_gpu *gpu, const struct cs_tb
         if (peer[d] >= 0 && ++ntbs[d][tb->chan] == 33)
             diag(v, SERROR, tb->line, "rank %d: more than 32 tbs %s on channel %d", g,
                  d ? "receive" : "send", tb->chan);
-    if (tb->nsteps > CS_MAX_STEPS_LEGACY)
+    if (v->steps_what_if) /* simulated past the runtimes' steps: not checked */
+        steps = 0;
+    if (steps > CS_MAX_STEPS_LEGACY)
         diag(v, SERROR, tb->line,
              "rank %d tb %d has %d steps; the runtimes allow at most %d (executor default) or %d "
              "(legacy)",
              g, tb->id, tb->nsteps, CS_MAX_STEPS, CS_MAX_STEPS_LEGACY);
-    else if (tb->nsteps > CS_MAX_STEPS)
+    else if (steps > CS_MAX_STEPS)
         diag(v, v->opts->runtime == CS_VERIFY_EXECUTOR ? SERROR : WARN, tb->line,
              "rank %d tb %d has %d steps: over the executor's default limit of %d "
              "(MSCCL_MAX_NUM_STEPS, a build option), within the legacy runtime's %d",
@@ -1626,13 +1629,15 @@ int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verif
     return cs_verify_check_opts(sched, &o, out);
 }
 
-int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
-                         struct cs_verify_result **out)
+/* cs_verify_check_opts; steps_what_if: a tb over the runtimes' steps is no error. */
+static int check_all(const struct cs_sched *sched, const struct cs_verify_opts *opts,
+                     int steps_what_if, struct cs_verify_result **out)
 {
     static void (*const passes[])(struct vctx *) = {
         build_index, check_tbs, check_runtime, check_residency, check_connections, check_deadlock};
     struct vctx v = {.sc = sched,
                      .opts = opts,
+                     .steps_what_if = steps_what_if,
                      .max_diags = opts->max_diags > 0 ? opts->max_diags : CS_VERIFY_MAX_DIAGS};
     struct cs_verify_result *res = calloc(1, sizeof(*res));
 
@@ -1672,6 +1677,12 @@ int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_op
                                           : CS_VERIFY_OK;
     *out = res;
     return 0;
+}
+
+int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,
+                         struct cs_verify_result **out)
+{
+    return check_all(sched, opts, 0, out);
 }
 
 void cs_verify_result_free(struct cs_verify_result *res)
@@ -1759,13 +1770,19 @@ const char *cs_verify_summary(const struct cs_verify_result *res, char *buf, siz
  * so does a GPU with more threadblocks than it keeps resident (a hang, on the platform's GPU). */
 int cs_verify_refuse_invalid(const struct cs_sched *s, const char *name, struct cs_error *err)
 {
+    return cs_verify_refuse_invalid_steps(s, name, 0, err);
+}
+
+int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, int what_if,
+                                   struct cs_error *err)
+{
     struct cs_verify_result *vr = NULL;
     int rc = 0;
 
     /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
     struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
 
-    if (cs_verify_check_opts(s, &o, &vr) != 0)
+    if (check_all(s, &o, what_if, &vr) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);
     for (int k = 0; k < vr->ndiags && rc == 0; k++) {
         const struct cs_verify_diag *d = &vr->diags[k];

@@ -128,4 +128,9 @@ int cs_verify_find_overfull(const struct cs_sched *sched, int from, int gpu_sms,
  * schedule; this is the check before planning it. CS_ERR_NOMEM when out of memory. */
 int cs_verify_refuse_invalid(const struct cs_sched *s, const char *name, struct cs_error *err);
 
+/* cs_verify_refuse_invalid, but with what_if set a tb over the runtimes' steps per threadblock
+ * passes (verify reports it), for predict to simulate it as a what-if. */
+int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, int what_if,
+                                   struct cs_error *err);
+
 #endif

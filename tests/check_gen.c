@@ -351,6 +351,107 @@ START_TEST(test_residency)
 }
 END_TEST
 
+/* verify's first error under the executor, with its verdict. */
+static enum cs_verify_verdict executor_verdict(const struct cs_sched *s, char *first, size_t len)
+{
+    struct cs_verify_opts o = {4, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0, 0};
+    struct cs_verify_result *res = NULL;
+    enum cs_verify_verdict v;
+
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    v = res->verdict;
+    first[0] = '\0';
+    for (int k = 0; k < res->ndiags && !first[0]; k++)
+        if (res->diags[k].severity == CS_VERIFY_ERROR)
+            snprintf(first, len, "%s", res->diags[k].msg);
+    cs_verify_result_free(res);
+    return v;
+}
+
+/* The executor's 64 steps per tb bound the runtime, not the generators: a ring of G > 64 GPUs has
+ * tbs of G steps, written with a warning naming the tb, the count and both limits; verify accepts
+ * it for the legacy runtime up to 256 (a warning) and refuses it under the executor, and predict's
+ * check lets it through as a what-if where the one for the harness does not. */
+START_TEST(test_steps_what_if)
+{
+    struct cs_sched *s = gen("ring:gpus=64,protocol=LL");
+    struct cs_error err;
+    char buf[512];
+
+    ck_assert_ptr_null(cs_sched_steps_warning(s, buf, sizeof(buf))); /* 64 steps: the limit */
+    cs_sched_free(s);
+    assert_correct("ring:gpus=100,channels=2");
+    s = gen("ring:gpus=100");
+    ck_assert_ptr_nonnull(cs_sched_steps_warning(s, buf, sizeof(buf)));
+    ck_assert_msg(strstr(buf, "gpu 0 tb 0 has 100 steps") && strstr(buf, "limit of 64") &&
+                      strstr(buf, "legacy runtime takes 256"),
+                  "%s", buf);
+    ck_assert_int_eq(executor_verdict(s, buf, sizeof(buf)), CS_VERIFY_INVALID);
+    ck_assert_msg(strstr(buf, "tb 0 has 100 steps") && strstr(buf, "limit of 64"), "%s", buf);
+    cs_sched_free(s);
+    s = gen("ring:gpus=300,coll=allgather");
+    ck_assert_ptr_nonnull(cs_sched_steps_warning(s, buf, sizeof(buf)));
+    ck_assert_msg(strstr(buf, "has 300 steps") && strstr(buf, "256 (legacy)"), "%s", buf);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_verify_refuse_invalid(s, "ring300", &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "has 300 steps"), "%s", err.msg);
+    ck_assert_int_eq(cs_verify_refuse_invalid_steps(s, "ring300", 1, &err), 0);
+    cs_sched_free(s);
+}
+END_TEST
+
+/* Hierarchical grids whose R-1 + C-1 peers exceed the runtime's 32 connections per channel: the
+ * column peers on one channel, the row peers on the next, every tb within 64 steps (the row
+ * reductions on the second column peer's send tb), correct under verify and the independent
+ * replay; v1 spreads its peers the same way. */
+START_TEST(test_hierarchical_spread)
+{
+    static const int shapes[][2] = {{400, 20}, {66, 2}, {66, 33}, {384, 16}};
+
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        int g = shapes[k][0], c = shapes[k][1], r = g / c;
+        char spec[128], buf[512];
+        struct cs_sched *s;
+
+        snprintf(spec, sizeof(spec), "hierarchical:gpus=%d,columns=%d,sms=1000", g, c);
+        s = gen(spec);
+        ck_assert_int_eq(s->nchannels, r - 1 + c - 1 > 32 ? 2 : 1);
+        for (int t = 0; t < s->gpus[0].ntbs; t++) {
+            const struct cs_tb *tb = &s->gpus[0].tbs[t];
+            int peer = tb->send >= 0 ? tb->send : tb->recv;
+
+            /* gpu 0's column peers are 1..R-1 */
+            ck_assert_int_eq(tb->chan, s->nchannels == 2 && peer >= r ? 1 : 0);
+        }
+        /* a second column peer takes the row reductions: within 64 steps */
+        ck_assert_msg((cs_sched_steps_warning(s, buf, sizeof(buf)) == NULL) == (r > 2), "%s: %s",
+                      spec, r > 2 ? buf : "no warning");
+        ck_assert_msg(verdict(s, buf, sizeof(buf)) == CS_VERIFY_OK, "%s: %s", spec, buf);
+        ck_assert_msg(g > 400 || sc_check_allreduce(s, buf, sizeof(buf)) == 0, "%s: %s", spec, buf);
+        cs_sched_free(s);
+    }
+    assert_correct("hierarchical:gpus=400,columns=20,variant=v1,sms=1000");
+}
+END_TEST
+
+/* 1024 GPUs: the 32 x 32 grid's 124 threadblocks per GPU are refused on an A100's 108 SMs, before
+ * the lowering, with the count and the limit; 132 SMs (Hopper) hold them. */
+START_TEST(test_hierarchical_1024)
+{
+    struct cs_sched *s;
+    char buf[512];
+
+    assert_usage_error("hierarchical:gpus=1024,columns=32",
+                       "124 threadblocks; at most 108 are co-resident");
+    s = gen("hierarchical:gpus=1024,columns=32,sms=132");
+    ck_assert_int_eq(s->ngpus, 1024);
+    ck_assert_int_eq(s->gpus[1023].ntbs, 124);
+    ck_assert_int_eq(s->nchannels, 2);
+    ck_assert_ptr_null(cs_sched_steps_warning(s, buf, sizeof(buf)));
+    cs_sched_free(s);
+}
+END_TEST
+
 /* Ring and all-pairs for every G from 2 to 64; channels and instances vary with G. */
 START_TEST(test_ring_grid)
 {
@@ -671,12 +772,14 @@ START_TEST(test_bad_parameters)
     assert_usage_error("hierarchical:gpus=8,instances=0", "at least 1");
     assert_usage_error("hierarchical:gpus=8,instances=33", "channels");
     assert_usage_error("hierarchical:gpus=8,columns=4,compat=1", "2 columns");
-    assert_usage_error("hierarchical:gpus=32,compat=1", "limits");
+    assert_usage_error("hierarchical:gpus=36,compat=1", "cnt 72");
     assert_usage_error("ring:gpus=8,channels=16,instances=4", "channels");
     assert_usage_error("ring:gpus=1", "at least 2");
-    assert_usage_error("ring:gpus=65", "at most 64 GPUs");
-    assert_usage_error("allpairs:gpus=65", "at most 64 GPUs");
-    assert_usage_error("hierarchical:gpus=66", "32 connections per channel");
+    assert_usage_error("ring:gpus=1025", "at most 1024");
+    assert_usage_error("allpairs:gpus=129,sms=1024", "depends on tb 128");
+    assert_usage_error("hierarchical:gpus=68", "34 rows x 2 columns");
+    assert_usage_error("hierarchical:gpus=1024,columns=16", "32 connections per channel");
+    assert_usage_error("hierarchical:gpus=1024,columns=64", "at most 33 rows and 33 columns");
     assert_usage_error("hierarchical:gpus=1000,compat=1", "32 connections per channel");
     assert_usage_error("allpairs:gpus=64,instances=4", "limits");
     assert_usage_error("tree:gpus=8", "unknown generator");
@@ -702,7 +805,6 @@ START_TEST(test_bad_parameters)
     assert_usage_error("allpairs:gpus=8,coll=broadcast", "unknown collective 'broadcast'");
     assert_usage_error("ring:gpus=8,coll=reduce_scatter", "unknown collective");
     assert_usage_error("hierarchical:gpus=8,coll=allgather", "allreduce only");
-    assert_usage_error("allpairs:gpus=65,coll=alltoall", "at most 64 GPUs");
     assert_usage_error("ring:gpus=8,channels=16,instances=3,coll=allgather", "48 channels");
 }
 END_TEST
@@ -821,7 +923,7 @@ START_TEST(test_nccl_bad_parameters)
     assert_usage_error("nccl:gpus=8,size=1M,min_bytes=1K", "sets its own");
     assert_usage_error("nccl:gpus=8,size=1M,per_node=4", "are for ring");
     assert_usage_error("nccl:gpus=1,size=1M", "at least 2");
-    assert_usage_error("nccl:gpus=65,size=1M", "at most 64 GPUs");
+    assert_usage_error("nccl:gpus=1025,size=1M", "at most 1024");
     assert_usage_error("nccl:gpus=8,size=1M,coll=alltoall,protocol=LL", "point-to-point");
     assert_usage_error("ring:gpus=8,size=1M", "are for nccl");
     assert_usage_error("allpairs:gpus=8,nccl=2.12", "are for nccl");
@@ -839,6 +941,9 @@ int main(void)
         {test_hierarchical_grid_columns, 31},
         {test_hierarchical_split_shape, 1},
         {test_residency, 1},
+        {test_steps_what_if, 1},
+        {test_hierarchical_spread, 1},
+        {test_hierarchical_1024, 1},
         {test_ring_grid, 63},
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},

@@ -71,7 +71,7 @@ bad "single row" hierarchical --gpus 8 --columns 8
 bad "at least 2" hierarchical --gpus 8 --columns 1
 bad "at least 1" hierarchical --gpus 8 --instances 0
 bad "channels" hierarchical --gpus 8 --instances 33
-bad "limits" hierarchical --gpus 32 --msccl-tools-compat
+bad "cnt 72, the runtime allows < 72" hierarchical --gpus 36 --msccl-tools-compat
 bad "2 columns" hierarchical --gpus 8 --columns 4 --msccl-tools-compat
 bad "channels" ring --gpus 8 --channels 16 --instances 4
 bad "--gpus is required" ring
@@ -91,6 +91,18 @@ bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" hierarchical --gpu
 bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" allpairs --gpus 64 --instances 2
 bad "at least 1" hierarchical --gpus 8 --sms 0
 expect 0 "$cs" gen hierarchical --gpus 64 --instances 2 --sms 132
+# 1024 GPUs: the 32 x 32 grid's 124 threadblocks per GPU are refused on an A100; more than 33 rows
+# or columns do not fit two channels of 32 connections; past 1024 GPUs nothing goes
+bad "gpu 0 has 124 threadblocks; at most 108 are co-resident" hierarchical --gpus 1024 --columns 32
+bad "64 rows x 16 columns: a GPU has 63 column peers" hierarchical --gpus 1024 --columns 16
+bad "at most 1024" ring --gpus 1025
+# past the executor's 64 steps per threadblock: written with a warning (the tb, its count and
+# both limits), refused by verify under the executor only
+expect 0 "$cs" gen ring --gpus 100 -o "$tmp/r100.xml"
+grep -q "warning: gpu 0 tb 0 has 100 steps, over the MSCCL executor's limit of 64 per threadblock .*legacy runtime takes 256" "$tmp/err" ||
+    fail "gen ring --gpus 100: no steps warning: $(cat "$tmp/err")"
+expect 0 "$cs" gen ring --gpus 64 -o "$tmp/r64.xml"
+[ -s "$tmp/err" ] && fail "gen ring --gpus 64 (64 steps) warned: $(cat "$tmp/err")"
 bad "for hierarchical" ring --gpus 8 --dependence-nops on
 bad "out of range" ring --gpus 99999999999
 bad "option '--gpus' needs a value" ring --gpus
@@ -265,6 +277,15 @@ if "$cs" help verify >/dev/null 2>&1; then
             done
         done
     done
+    # 100 steps per tb: a warning for any runtime (the legacy one takes 256), an error naming the
+    # tb, the count and the limit under the executor
+    "$cs" verify "$tmp/r100.xml" >"$tmp/out" 2>&1 || fail "ring 100 GPUs: $(tail -3 "$tmp/out")"
+    "$cs" verify --runtime executor "$tmp/r100.xml" >"$tmp/out" 2>&1
+    [ $? -eq 2 ] && grep -q "r100.xml:[0-9]*: rank 0 tb 0 has 100 steps: over the executor's default limit of 64" "$tmp/out" ||
+        fail "verify --runtime executor on 100 steps: $(head -3 "$tmp/out")"
+    # 66 GPUs in 2 columns: 32 column peers and a row peer, over two channels
+    "$cs" gen hierarchical --gpus 66 --columns 2 | "$cs" verify --runtime executor - >"$tmp/out" 2>&1 ||
+        fail "hierarchical 33 x 2: $(tail -3 "$tmp/out")"
     "$cs" gen hierarchical --gpus 8 --msccl-tools-compat | "$cs" verify - >/dev/null 2>&1
     [ $? -eq 1 ] || fail "verify does not reject the seed"
     "$cs" gen hierarchical --gpus 8 --variant v1 --dependence-nops on | "$cs" verify - >"$tmp/out" 2>&1

@@ -86,6 +86,41 @@ expect 0 "a100-pcie-4gpu --sockets 1" "$cs" platform a100-pcie-4gpu --sockets 1 
 grep -q xsocket "$tmp/p41.xml" && { echo "FAIL: a100-pcie-4gpu --sockets 1 has xsocket"; fail=$((fail + 1)); }
 expect 2 "--sockets 3" "$cs" platform a100-pcie-nvbridge --sockets 3
 expect 2 "--sockets on dgx" "$cs" platform dgx-a100 --sockets 1
+# Routed through switches (Dijkstra, as every family above 256 GPUs is), a platform gives every
+# pair the links of the pair-by-pair routes (Full): the same predictions to the last digit, LL128
+# included (its check reads the routes), and on a100-hier the FATPIPE between columns changes
+# nothing.
+same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
+    what=$1 spec=$2
+    shift 2
+    for r in full dijkstra; do
+        expect 0 "$what --routing $r" "$cs" platform "$@" --routing $r -o "$tmp/route-$r.xml"
+        "$cs" predict --gen "$spec" --platform "$tmp/route-$r.xml" -b 64K -e 256M -f 64 \
+            --format csv 2>&1 | grep -v '^#' >"$tmp/pred-$r.csv"
+    done
+    grep -q 'routing="DijkstraCache"' "$tmp/route-dijkstra.xml" || { echo "FAIL: $what: not routed through switches"; fail=$((fail + 1)); }
+    grep -q ',ok,' "$tmp/pred-full.csv" || { echo "FAIL: $what: $(cat "$tmp/pred-full.csv")"; fail=$((fail + 1)); }
+    cmp -s "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" ||
+        { echo "FAIL: $what: Full and Dijkstra routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" | head -5; fail=$((fail + 1)); }
+}
+same_routes "dgx 2 nodes" ring:gpus=16,channels=2,per_node=8,protocol=LL128 dgx-a100 --nodes 2
+same_routes "dgx 2 nodes, NIC on the other socket" hierarchical:gpus=16,columns=2 dgx-a100 --nodes 2 --nic-socket other
+same_routes "a100-hier 4x4 over net" allpairs:gpus=16,protocol=LL128 a100-hier --rows 4 --columns 4 --between net
+same_routes "a100-hier 4x4 over pcie" hierarchical:gpus=16,columns=4 a100-hier --rows 4 --columns 4
+same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-socket other
+# sizes: Full routing to 256 GPUs, through switches to 1024 (scale.sh writes those)
+expect 0 "dgx 256 GPUs, Full" "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
+grep -q 'routing="Full"' "$tmp/d256.xml" || { echo "FAIL: 256 GPUs not Full"; fail=$((fail + 1)); }
+expect 2 "dgx 1032 GPUs" "$cs" platform dgx-a100 --nodes 129
+grep -q "1032 GPUs: a platform has 1 to 1024 GPUs" "$tmp/err" || { echo "FAIL: 1032 GPUs: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "Full above 256" "$cs" platform dgx-a100 --nodes 33 --routing full
+grep -q "264 GPUs: Full routing lists every pair, up to 256 GPUs" "$tmp/err" || { echo "FAIL: Full above 256: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "pcie cards above 256" "$cs" platform a100-pcie-4gpu --gpus-per-node 300
+grep -q "300 GPUs: Full routing" "$tmp/err" || { echo "FAIL: 300 PCIe cards: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "dijkstra on pcie cards" "$cs" platform a100-pcie-4gpu --routing dijkstra
+grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || { echo "FAIL: dijkstra on pcie: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "--routing bogus" "$cs" platform dgx-a100 --routing floyd
+grep -q "routing takes full or dijkstra, not 'floyd'" "$tmp/err" || { echo "FAIL: --routing floyd: $(cat "$tmp/err")"; fail=$((fail + 1)); }
 
 expect 2 "unknown family" "$cs" platform a100-nope
 expect 2 "--nodes overflow" "$cs" platform ndv4 --nodes 99999999999
