@@ -119,14 +119,48 @@ if [ "$have_gen" -eq 1 ]; then
         --platform "$top/platforms/a100-hier-32x2.xml"
 fi
 
+# Large scale (BENCH_LARGE=1, minutes): the 512-GPU ring on 64 DGX nodes and the 1024-GPU
+# hierarchical 32 x 32 grid (Hopper's 132 SMs: 124 threadblocks per GPU do not fit an A100's 108).
+if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
+    "$cs" platform dgx-a100 --nodes 64 -o "$tmp/d512.xml"
+    "$cs" platform a100-hier --rows 32 --columns 32 --gpu h100 -o "$tmp/h1024.xml"
+    {
+        echo
+        echo "| large case | size | replay | status | calls | simgrid_run wall (s) | calls/s | max RSS (MiB) | command wall (s) |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+    } >>"$out"
+    for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,protocol=LL|$tmp/d512.xml" \
+        "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml"; do
+        name=${c%%|*}
+        rest=${c#*|}
+        spec=${rest%%|*}
+        plat=${rest#*|}
+        for size in 1M 1G; do
+            /usr/bin/time -v -o "$tmp/time" "$cs" predict --gen "$spec" --platform "$plat" \
+                -b $size -e $size --verbose >/dev/null 2>"$tmp/err"
+            line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
+            calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
+            wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
+            status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
+            mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
+            maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
+            cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
+            rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
+            echo "| $name | $size | ${mode:-full} | $status | $calls | $wall | $rate | $(awk -v r="$maxrss" 'BEGIN{printf "%.1f", r/1024}') | $cwall |" >>"$out"
+            echo "$name $size: $status, $calls calls in $wall s" >&2
+        done
+    done
+fi
+
 {
     echo
     echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The machine is shared: other jobs"
     echo "running at the same time slow the figures down (wall times vary by 2x or more)."
     echo
-    echo "Reproduce: build (\`./quickstart test\` or \`_build\`), then \`bench/replay.sh [_build/collsim] [../shared/data]\`."
+    echo "Reproduce: build (\`./quickstart test\` or \`_build\`), then \`bench/replay.sh [_build/collsim] [../shared/data]\`"
+    echo "(\`BENCH_LARGE=1\` adds the 512- and 1024-GPU cases, minutes each)."
     echo "For scale, the SimGrid prototype of \`reference/simgrid.md\` ran about 250k transfers/s with 64"
-    echo "actors and 35k/s with 4096 on a similar 2-core machine; collsim does more per call (credit"
-    echo "semaphores per slot, flags, clock reads, cost sleeps)."
+    echo "actors and 35k/s with 4096 on a similar 2-core machine; collsim drives every threadblock"
+    echo "from one actor and does more per call (credits per slot, flags, clock reads, cost timers)."
 } >>"$out"
 echo "wrote $out" >&2

@@ -75,20 +75,13 @@ struct platform_args {
 };
 
 static const struct option platform_opts[] = {
-    {"nodes", required_argument, NULL, 'n'},
-    {"gpus-per-node", required_argument, NULL, 'g'},
-    {"rows", required_argument, NULL, 'r'},
-    {"columns", required_argument, NULL, 'c'},
-    {"between", required_argument, NULL, 'b'},
-    {"params", required_argument, NULL, 'p'},
-    {"set", required_argument, NULL, 's'},
-    {"nic", required_argument, NULL, 'N'},
-    {"nic-socket", required_argument, NULL, 'S'},
-    {"gpu", required_argument, NULL, 'G'},
-    {"ranks", required_argument, NULL, 'R'},
-    {"sockets", required_argument, NULL, 'K'},
-    {"routing", required_argument, NULL, 'T'},
-    {NULL, 0, NULL, 0},
+    {"nodes", required_argument, NULL, 'n'},      {"gpus-per-node", required_argument, NULL, 'g'},
+    {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
+    {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
+    {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
+    {"nic-socket", required_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'G'},
+    {"ranks", required_argument, NULL, 'R'},      {"sockets", required_argument, NULL, 'K'},
+    {"routing", required_argument, NULL, 'T'},    {NULL, 0, NULL, 0},
 };
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
