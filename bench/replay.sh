@@ -63,6 +63,23 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 
+# measure PREDICT-ARGS...: one `collsim predict ... --verbose` under /usr/bin/time; sets calls,
+# xfers, wall (simgrid_run), rss (child), status, mode (extrap N or full), maxrss, cwall, rate.
+measure() {
+    /usr/bin/time -v -o "$tmp/time" "$cs" predict "$@" --verbose >/dev/null 2>"$tmp/err"
+    line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
+    calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
+    xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
+    wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
+    rss=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB peak RSS.*/\1/p')
+    status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
+    mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
+    mode=${mode:-full}
+    maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time" | awk '{ printf "%.1f", $1 / 1024 }')
+    cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
+    rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
+}
+
 printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
     [ -n "$name" ] || continue
     plat="$tmp/plat$g.xml"
@@ -70,19 +87,8 @@ printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
     for run in "1M" "1G" "1G --no-extrapolate"; do
         size=${run%% *}
         # shellcheck disable=SC2086
-        /usr/bin/time -v -o "$tmp/time" "$cs" predict $src --platform "$plat" --protocol "$proto" \
-            -b $run -e "$size" --verbose >/dev/null 2>"$tmp/err"
-        line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
-        calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
-        xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
-        wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
-        rss=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB peak RSS.*/\1/p')
-        status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
-        mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
-        maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
-        cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
-        rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
-        echo "| $name | $proto | $size | ${mode:-full} | $status | $calls | $xfers | $wall | $rate | $(awk -v r="$rss" 'BEGIN{printf "%.1f", r/1024}') | $(awk -v r="$maxrss" 'BEGIN{printf "%.1f", r/1024}') | $cwall |" >>"$out"
+        measure $src --platform "$plat" --protocol "$proto" -b $run -e "$size"
+        echo "| $name | $proto | $size | $mode | $status | $calls | $xfers | $wall | $rate | $(awk -v r="$rss" 'BEGIN{printf "%.1f", r/1024}') | $maxrss | $cwall |" >>"$out"
         echo "$name $proto $size: $status, $calls calls in $wall s" >&2
     done
 done
@@ -136,17 +142,8 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
         spec=${rest%%|*}
         plat=${rest#*|}
         for size in 1M 1G; do
-            /usr/bin/time -v -o "$tmp/time" "$cs" predict --gen "$spec" --platform "$plat" \
-                -b $size -e $size --verbose >/dev/null 2>"$tmp/err"
-            line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
-            calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
-            wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
-            status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
-            mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
-            maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
-            cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
-            rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
-            echo "| $name | $size | ${mode:-full} | $status | $calls | $wall | $rate | $(awk -v r="$maxrss" 'BEGIN{printf "%.1f", r/1024}') | $cwall |" >>"$out"
+            measure --gen "$spec" --platform "$plat" -b $size -e $size
+            echo "| $name | $size | $mode | $status | $calls | $wall | $rate | $maxrss | $cwall |" >>"$out"
             echo "$name $size: $status, $calls calls in $wall s" >&2
         done
     done
