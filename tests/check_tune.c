@@ -398,7 +398,7 @@ START_TEST(nominal_sizes)
     sw.obs[5].time_us = 10;
     ck_assert_int_eq(cs_tune_ranges(sw.obs, sw.nobs, &r, &nr, &err), 0);
     ck_assert_int_eq(nr, 1);
-    sw.obs[5] = (struct cs_tune_obs){1, 65536, 0, 0, 65536, 0};
+    sw.obs[5] = (struct cs_tune_obs){.variant = 1, .size_bytes = 65536, .nominal_bytes = 65536};
     ck_assert_int_eq(cs_tune_window_safe(&sw, r, 0, nr, 1, &lo, &hi), CS_TUNE_CAP_SWEEP);
     ck_assert(lo == 0 && hi == 65535);
     free(r);
