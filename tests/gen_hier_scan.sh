@@ -8,14 +8,7 @@
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
 src=${CS_SRCDIR:-..}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
+. "${CS_SRCDIR:-..}/tests/lib.sh"
 
 # scan GPUS PLATFORM PROTOCOL MIN MAX: predict MIN..MAX x4; every size must be ok
 scan() {

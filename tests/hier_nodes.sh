@@ -6,14 +6,7 @@
 # accepts the schedule (also under the executor).
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
+. "${CS_SRCDIR:-..}/tests/lib.sh"
 
 for nodes in 2 4; do
     g=$((nodes * 8))

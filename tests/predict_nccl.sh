@@ -8,14 +8,7 @@ builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
 plat="$srcdir/platforms/dgx-a100-2node.xml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
+. "${CS_SRCDIR:-..}/tests/lib.sh"
 
 # check_csv FILE WHAT: the header ends with NCCL's columns; every row has NCCL's protocol, its
 # channels and threads and a time (after nominal_bytes); an ok row speedup = nccl_time_us / time_us, a deadlocked one

@@ -6,14 +6,7 @@
 # written. About 20 s on a loaded 2-core machine.
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
+. "${CS_SRCDIR:-..}/tests/lib.sh"
 
 "$cs" gen ring --gpus 512 --protocol LL -o "$tmp/ring.xml" 2>"$tmp/err" || fail "gen: $(cat "$tmp/err")"
 grep -q "warning: gpu 0 tb 0 has 512 steps, over the runtimes' limits of 64 per threadblock" \
