@@ -8,8 +8,7 @@
 #include "util.h"
 
 enum inst {
-    I_START = 1,
-    I_SEND,
+    I_SEND = 1,
     I_RECV,
     I_COPY,
     I_REDUCE,
@@ -19,9 +18,9 @@ enum inst {
     I_RRCS,
 };
 
-/* What each instruction does: its XML step type (none for start, which is never emitted), whether
- * it sends to or receives from a peer, and whether it reads its source or writes its destination
- * locally. */
+/* What each instruction does: its XML step type (msccl-tools' start op is none: see dag_read),
+ * whether it sends to or receives from a peer, and whether it reads its source or writes its
+ * destination locally. */
 static const struct inst_class {
     enum cs_step_type type;
     int send, recv, local_src, local_dst;
@@ -32,10 +31,18 @@ static const struct inst_class {
     [I_RRS] = {CS_STEP_RRS, 1, 1, 0, 1},  [I_RRCS] = {CS_STEP_RRCS, 1, 1, 0, 1},
 };
 
+/* A vector of ints that keeps up to IVEC_INLINE of them in place (most hold one or two: an op's
+ * predecessors, a slot's readers) and the rest on the heap, which saves a block per vector at
+ * millions of ops. Zeroed is empty. IV(v) is its first entry. */
+#define IVEC_INLINE 2
 struct ivec {
-    int *v;
-    int n, cap;
+    int n, cap; /* cap <= IVEC_INLINE: the entries are in `in` */
+    union {
+        int *heap;
+        int in[IVEC_INLINE];
+    } u;
 };
+#define IV(x) ((x)->cap > IVEC_INLINE ? (x)->u.heap : (x)->u.in)
 
 struct op {
     enum inst inst;
@@ -52,9 +59,12 @@ struct op {
 };
 
 struct slot {
-    int last_writer; /* op index, -1 never written */
+    int last_writer; /* op index, NEVER_WRITTEN or INITIAL (an input chunk's own value) */
     struct ivec readers;
 };
+
+#define NEVER_WRITTEN (-1)
+#define INITIAL (-2)
 
 struct slots {
     struct slot *s;
@@ -84,30 +94,33 @@ struct cs_prog {
     struct prog_rank *ranks;
     int failed;
     struct cs_error err;
+    int started; /* the input chunks hold their initial values (add_starts) */
     int lowered;
 };
 
-/* Most vectors hold one or two entries (an op's predecessors, a slot's readers): they start at
- * 2 and double, not at cs_array_slot's 8. */
+/* Past IVEC_INLINE entries the vector moves to the heap and doubles. */
 static int ivec_push(struct ivec *v, int x)
 {
-    if (v->n == v->cap) {
-        int ncap = v->cap ? v->cap * 2 : 2;
-        int *p = realloc(v->v, (size_t)ncap * sizeof(*p));
+    if (v->n == (v->cap > IVEC_INLINE ? v->cap : IVEC_INLINE)) {
+        int ncap = v->cap > IVEC_INLINE ? v->cap * 2 : 2 * IVEC_INLINE;
+        int *p = v->cap > IVEC_INLINE ? realloc(v->u.heap, (size_t)ncap * sizeof(*p))
+                                      : malloc((size_t)ncap * sizeof(*p));
 
         if (p == NULL)
             return CS_ERR_NOMEM;
-        v->v = p;
+        if (v->cap <= IVEC_INLINE)
+            memcpy(p, v->u.in, sizeof(v->u.in));
+        v->u.heap = p;
         v->cap = ncap;
     }
-    v->v[v->n++] = x;
+    IV(v)[v->n++] = x;
     return 0;
 }
 
 static int ivec_has(const struct ivec *v, int x)
 {
     for (int i = 0; i < v->n; i++)
-        if (v->v[i] == x)
+        if (IV(v)[i] == x)
             return 1;
     return 0;
 }
@@ -119,9 +132,11 @@ static int ivec_add(struct ivec *v, int x)
 
 static void ivec_del(struct ivec *v, int x)
 {
+    int *e = IV(v);
+
     for (int i = 0; i < v->n; i++)
-        if (v->v[i] == x) {
-            memmove(v->v + i, v->v + i + 1, (size_t)(v->n - i - 1) * sizeof(int));
+        if (e[i] == x) {
+            memmove(e + i, e + i + 1, (size_t)(v->n - i - 1) * sizeof(int));
             v->n--;
             return;
         }
@@ -129,9 +144,9 @@ static void ivec_del(struct ivec *v, int x)
 
 static void ivec_free(struct ivec *v)
 {
-    free(v->v);
-    v->v = NULL;
-    v->n = v->cap = 0;
+    if (v->cap > IVEC_INLINE)
+        free(v->u.heap);
+    *v = (struct ivec){0};
 }
 
 /* Record the first failure (the message, then the chunk reference r if any); returns code. */
@@ -230,7 +245,7 @@ static struct slot *get_slot(struct cs_prog *p, int rank, enum cs_buf buf, int i
 
         if (sl == NULL)
             return NULL;
-        sl->last_writer = -1;
+        sl->last_writer = NEVER_WRITTEN;
         ss->n++;
     }
     return &ss->s[index];
@@ -270,15 +285,17 @@ static int link_ops(struct cs_prog *p, int from, int to)
     return 0;
 }
 
-/* A read depends on each slot's last writer (msccl-tools InstructionDAG._read). */
+/* A read depends on each slot's last writer (msccl-tools InstructionDAG._read). msccl-tools
+ * writes each input chunk's initial value with a start op; here the slot says INITIAL instead,
+ * which orders nothing: a start op has no predecessor and is always already done. */
 static int dag_read(struct cs_prog *p, const struct cs_ref *r, int op)
 {
     for (int i = r->index; i < r->index + r->size; i++) {
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
-        if (s->last_writer < 0)
+        if (s->last_writer == NEVER_WRITTEN)
             return fail(p, CS_ERR_USAGE, r, "a chunk is read before anything wrote it");
-        if (link_ops(p, s->last_writer, op) || ivec_push(&s->readers, op))
+        if ((s->last_writer >= 0 && link_ops(p, s->last_writer, op)) || ivec_push(&s->readers, op))
             return nomem(p);
     }
     return 0;
@@ -290,10 +307,10 @@ static int dag_write(struct cs_prog *p, const struct cs_ref *r, int op, int read
     for (int i = r->index; i < r->index + r->size; i++) {
         struct slot *s = get_slot(p, r->rank, r->buf, i);
 
-        if (reads && s->last_writer < 0)
+        if (reads && s->last_writer == NEVER_WRITTEN)
             return fail(p, CS_ERR_USAGE, r, "a reduction into a chunk nothing wrote before");
         for (int k = 0; k < s->readers.n; k++)
-            if (link_ops(p, s->readers.v[k], op))
+            if (link_ops(p, IV(&s->readers)[k], op))
                 return p->failed;
         if (s->readers.n == 0 && s->last_writer >= 0 && link_ops(p, s->last_writer, op))
             return p->failed;
@@ -312,26 +329,23 @@ static void alias(const struct cs_prog *p, struct cs_ref *r)
     }
 }
 
-/* The start ops: every input chunk of every rank holds its initial value. */
+/* Every input chunk of every rank holds its initial value. */
 static int add_starts(struct cs_prog *p)
 {
-    if (p->nops > 0)
+    if (p->started)
         return 0;
+    p->started = 1;
     for (int r = 0; r < p->o.ngpus; r++)
         for (int i = 0; i < p->o.in_chunks; i++) {
             struct cs_ref ref = {r, CS_BUF_INPUT, i, 1};
             struct slot *sl;
-            int op;
 
             alias(p, &ref);
             sl = get_slot(p, r, ref.buf, ref.index);
             if (sl == NULL)
                 return fail(p, CS_ERR_USAGE, &ref,
                             "the output buffer cannot hold the aliased input");
-            op = new_op(p, I_START, r, ref, ref, -1, -1);
-            if (op < 0)
-                return op;
-            sl->last_writer = op;
+            sl->last_writer = INITIAL;
         }
     return 0;
 }
@@ -404,15 +418,15 @@ static int remove_op(struct cs_prog *p, int x)
     struct op *o = &p->ops[x];
 
     for (int i = 0; i < o->prev.n; i++) {
-        struct op *pr = &p->ops[o->prev.v[i]];
+        struct op *pr = &p->ops[IV(&o->prev)[i]];
 
         ivec_del(&pr->next, x);
         for (int k = 0; k < o->next.n; k++)
-            if (link_ops(p, o->prev.v[i], o->next.v[k]))
+            if (link_ops(p, IV(&o->prev)[i], IV(&o->next)[k]))
                 return p->failed;
     }
     for (int k = 0; k < o->next.n; k++)
-        ivec_del(&p->ops[o->next.v[k]].prev, x);
+        ivec_del(&p->ops[IV(&o->next)[k]].prev, x);
     o->removed = 1;
     return 0;
 }
@@ -439,13 +453,13 @@ static int fuse(struct cs_prog *p)
 
         if (op->removed || op->inst != I_RRC || op->next.n != 1)
             continue;
-        nx = &p->ops[op->next.v[0]];
+        nx = &p->ops[IV(&op->next)[0]];
         if (nx->inst != I_SEND || !fuse_ok(op, nx))
             continue;
-        if (nx->next.n == 1 && p->ops[nx->next.v[0]].inst == I_RECV) {
-            if (fold_send(p, a, op->next.v[0], I_RRS))
+        if (nx->next.n == 1 && p->ops[IV(&nx->next)[0]].inst == I_RECV) {
+            if (fold_send(p, a, IV(&op->next)[0], I_RRS))
                 return p->failed;
-        } else if (fold_send(p, a, op->next.v[0], I_RRCS))
+        } else if (fold_send(p, a, IV(&op->next)[0], I_RRCS))
             return p->failed;
     }
     /* recv + send -> rcs */
@@ -455,10 +469,10 @@ static int fuse(struct cs_prog *p)
         if (op->removed || op->inst != I_RECV)
             continue;
         for (int k = 0; k < op->next.n; k++) {
-            struct op *nx = &p->ops[op->next.v[k]];
+            struct op *nx = &p->ops[IV(&op->next)[k]];
 
             if (nx->inst == I_SEND && fuse_ok(op, nx)) {
-                if (fold_send(p, a, op->next.v[k], I_RCS))
+                if (fold_send(p, a, IV(&op->next)[k], I_RCS))
                     return p->failed;
                 break;
             }
@@ -476,7 +490,7 @@ static int succ_count(const struct op *o)
 
 static int succ(const struct op *o, int k)
 {
-    return k < o->next.n ? o->next.v[k] : o->recv_match;
+    return k < o->next.n ? IV(&o->next)[k] : o->recv_match;
 }
 
 static int metadata(struct cs_prog *p)
@@ -517,9 +531,7 @@ static int metadata(struct cs_prog *p)
     for (int i = 0; i < tail; i++) {
         struct op *o = &p->ops[order[i]];
 
-        if (o->inst == I_START)
-            o->cs = -1;
-        else if (o->cs < 0)
+        if (o->cs < 0)
             o->cs = 0;
         for (int k = 0; k < succ_count(o); k++) {
             struct op *s = &p->ops[succ(o, k)];
@@ -563,32 +575,32 @@ static int heap_push(const struct cs_prog *p, struct ivec *h, int x)
     if (ivec_push(h, x))
         return CS_ERR_NOMEM;
     i = h->n - 1;
-    while (i > 0 && op_less(p, x, h->v[(i - 1) / 2])) {
-        h->v[i] = h->v[(i - 1) / 2];
+    while (i > 0 && op_less(p, x, IV(h)[(i - 1) / 2])) {
+        IV(h)[i] = IV(h)[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    h->v[i] = x;
+    IV(h)[i] = x;
     return 0;
 }
 
 static int heap_pop(const struct cs_prog *p, struct ivec *h)
 {
-    int top = h->v[0], x = h->v[--h->n], i = 0;
+    int top = IV(h)[0], x = IV(h)[--h->n], i = 0;
 
     for (;;) {
         int c = 2 * i + 1;
 
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && op_less(p, h->v[c + 1], h->v[c]))
+        if (c + 1 < h->n && op_less(p, IV(h)[c + 1], IV(h)[c]))
             c++;
-        if (!op_less(p, h->v[c], x))
+        if (!op_less(p, IV(h)[c], x))
             break;
-        h->v[i] = h->v[c];
+        IV(h)[i] = IV(h)[c];
         i = c;
     }
     if (h->n > 0)
-        h->v[i] = x;
+        IV(h)[i] = x;
     return top;
 }
 
@@ -597,31 +609,27 @@ static int all_prev_visited(const struct cs_prog *p, int x)
     const struct op *o = &p->ops[x];
 
     for (int k = 0; k < o->prev.n; k++)
-        if (!p->ops[o->prev.v[k]].visited)
+        if (!p->ops[IV(&o->prev)[k]].visited)
             return 0;
     return 1;
 }
 
 static int topo_sort(struct cs_prog *p, int **out, int *nout)
 {
-    struct ivec h = {NULL, 0, 0};
+    struct ivec h = {0};
     int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
     int n = 0, alive = 0;
 
     if (ord == NULL)
         return nomem(p);
-    for (int i = 0; i < p->nops; i++)
-        if (p->ops[i].inst == I_START)
-            p->ops[i].visited = 1;
     for (int i = 0; i < p->nops; i++) {
         struct op *o = &p->ops[i];
 
         if (o->removed)
             continue;
-        if (o->inst != I_START)
-            alive++;
-        /* seeds: sends and copies that only follow start ops */
-        if ((o->inst == I_SEND || o->inst == I_COPY) && o->prev.n > 0 && all_prev_visited(p, i))
+        alive++;
+        /* seeds: sends and copies that only read initial values */
+        if ((o->inst == I_SEND || o->inst == I_COPY) && o->prev.n == 0)
             if (heap_push(p, &h, i))
                 goto nomem;
     }
@@ -637,11 +645,11 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
             if (heap_push(p, &h, o->recv_match))
                 goto nomem;
         for (int k = 0; k < o->next.n; k++)
-            if (!p->ops[o->next.v[k]].visited && all_prev_visited(p, o->next.v[k]))
-                if (heap_push(p, &h, o->next.v[k]))
+            if (!p->ops[IV(&o->next)[k]].visited && all_prev_visited(p, IV(&o->next)[k]))
+                if (heap_push(p, &h, IV(&o->next)[k]))
                     goto nomem;
     }
-    free(h.v);
+    ivec_free(&h);
     if (n != alive) {
         free(ord);
         /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
@@ -653,7 +661,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
     *nout = n;
     return 0;
 nomem:
-    free(h.v);
+    ivec_free(&h);
     free(ord);
     return nomem(p);
 }
@@ -742,17 +750,15 @@ static int infer_deps(struct cs_prog *p, const int *ord, int n)
         struct op *o = &p->ops[ord[i]];
 
         for (int k = 0; k < o->prev.n; k++) {
-            int d = o->prev.v[k], placed = 0;
+            int d = IV(&o->prev)[k], placed = 0;
             struct op *dop = &p->ops[d];
 
-            if (dop->inst == I_START)
-                continue;
             for (int j = 0; j < o->deps.n; j++) {
-                struct op *e = &p->ops[o->deps.v[j]];
+                struct op *e = &p->ops[IV(&o->deps)[j]];
 
                 if (e->tbi == dop->tbi) {
                     if (dop->step > e->step)
-                        o->deps.v[j] = d;
+                        IV(&o->deps)[j] = d;
                     placed = 1;
                 }
             }
@@ -834,7 +840,7 @@ static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb 
 
         tbs[k].id = k;
         for (int s = 0; s < t->ops.n; s++)
-            e->iop_tbid[t->ops.v[s] * ni + tbs[k].inst] = k;
+            e->iop_tbid[IV(&t->ops)[s] * ni + tbs[k].inst] = k;
     }
 }
 
@@ -842,24 +848,24 @@ static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb 
  * already has; mark the ops that remain depended on. */
 static int prune_deps(struct emit *e, const struct ltb *t, const struct itb *tb)
 {
-    struct ivec running = {NULL, 0, 0};
+    struct ivec running = {0};
 
     for (int s = 0; s < t->ops.n; s++) {
-        struct ivec *d = &e->ideps[t->ops.v[s] * e->ni + tb->inst];
+        struct ivec *d = &e->ideps[IV(&t->ops)[s] * e->ni + tb->inst];
         int w = 0;
 
         for (int j = 0; j < d->n; j++) {
-            if (e->iop_tbid[d->v[j]] == tb->id || ivec_has(&running, d->v[j]))
+            if (e->iop_tbid[IV(d)[j]] == tb->id || ivec_has(&running, IV(d)[j]))
                 continue;
-            d->v[w++] = d->v[j];
+            IV(d)[w++] = IV(d)[j];
         }
         d->n = w;
         for (int j = 0; j < d->n; j++) {
-            if (ivec_push(&running, d->v[j])) {
+            if (ivec_push(&running, IV(d)[j])) {
                 ivec_free(&running);
                 return nomem(e->p);
             }
-            e->hasdep[d->v[j]] = 1;
+            e->hasdep[IV(d)[j]] = 1;
         }
     }
     ivec_free(&running);
@@ -875,15 +881,15 @@ static int split_entries(struct emit *e, const struct ltb *t, int inst, struct e
     int first_re = -1, first_dep = -1;
 
     for (int s = 0; s < t->ops.n; s++) {
-        int x = t->ops.v[s];
+        int x = IV(&t->ops)[s];
         struct ivec *d = &e->ideps[x * e->ni + inst];
 
         if (p->o.dependence_nop && p->ops[x].inst == I_REDUCE) {
             for (int j = 0; j < d->n; j++) {
                 if (first_dep < 0)
-                    first_dep = d->v[j];
+                    first_dep = IV(d)[j];
                 else
-                    pre[(*npre)++] = (struct ent){-1, d->v[j]};
+                    pre[(*npre)++] = (struct ent){-1, IV(d)[j]};
             }
             d->n = 0;
             if (first_re < 0)
@@ -953,7 +959,7 @@ static int add_step(const struct emit *e, struct cs_gpu *gpu, struct cs_tb *tb, 
                            .dstbuf = b.buf,
                            .dstoff = b.index,
                            .cnt = a.size,
-                           .depid = d->n > 0 ? d->v[0] : -1,
+                           .depid = d->n > 0 ? IV(d)[0] : -1,
                            .deps = d->n > 0 ? -2 : -1,
                            .hasdep = e->hasdep[en.op * e->ni + inst]};
     return 0;
@@ -968,7 +974,7 @@ static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, co
     struct ent *pre, *after;
 
     for (int s = 0; s < t->ops.n; s++)
-        cap += 1 + e->ideps[t->ops.v[s] * e->ni + inst].n;
+        cap += 1 + e->ideps[IV(&t->ops)[s] * e->ni + inst].n;
     pre = malloc((size_t)(cap + 1) * sizeof(*pre));
     after = malloc((size_t)(cap + 1) * sizeof(*after));
     rc = tb == NULL || pre == NULL || after == NULL
@@ -987,7 +993,7 @@ static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, co
             struct ivec *d = &e->ideps[en.op * e->ni + inst];
 
             for (int q = 1; rc == 0 && q < d->n; q++)
-                rc = add_step(e, gpu, tb, (struct ent){-1, d->v[q]}, inst);
+                rc = add_step(e, gpu, tb, (struct ent){-1, IV(d)[q]}, inst);
             e->iop_step[en.op * e->ni + inst] = tb->nsteps;
         }
         rc = rc ? rc : add_step(e, gpu, tb, en, inst);
@@ -1050,7 +1056,7 @@ static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
 
         for (int k = 0; k < ni; k++)
             for (int j = 0; j < o->deps.n; j++)
-                if (ivec_push(&e->ideps[ord[i] * ni + k], o->deps.v[j] * ni + k))
+                if (ivec_push(&e->ideps[ord[i] * ni + k], IV(&o->deps)[j] * ni + k))
                     return nomem(p);
     }
     return 0;
