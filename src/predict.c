@@ -7,6 +7,7 @@
 #include "fdio.h"
 #include "gen.h"
 #include "meas.h"
+#include "period.h"
 #include "predict.h"
 #include "util.h"
 #include "verify.h"
@@ -249,8 +250,10 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * Every loop iteration of a plan runs the same ops with the same calls (maxAllowedCount is fixed
  * per size); only the last one may carry fewer elements. So a replay of m iterations (m - 1 full
  * ones and the real last one) is the full replay cut short: both run the same events until the
- * short one's last iteration starts to differ. One short replay records its timeline, and its
- * events are grouped by threadblock and iteration. Once the pipeline and the FIFO credits settle,
+ * short one's last iteration starts to differ. One short replay compares each threadblock's
+ * iterations as its events stream in (period.c: each event with the same event of the tb's
+ * iterations up to the longest period before, keeping no more), and sends back how each pair of
+ * iterations compares. Once the pipeline and the FIFO credits settle,
  * the replay is periodic: for some period p, every event of every threadblock in iteration i + p
  * is the one of iteration i (same kind, op, call, bytes, the tb that ended a wait) shifted by the
  * same time step. The replay is a deterministic function of its state, and a window of periodic
@@ -290,109 +293,48 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
 #define CS_EXTRAP_REL_ERR 1e-7
 #define CS_EXTRAP_SHORT 5                      /* iterations of the first replay: p = 1 */
 #define CS_EXTRAP_LONG (2 * CS_NCCL_STEPS + 3) /* at least, of the second: p up to 8 */
-#define CS_EXTRAP_MAX_EVENTS 2000000LL         /* timeline cap (about 80 bytes an event) */
+/* The second replay runs only when the first recorded fewer than this many events for every
+ * CS_EXTRAP_SHORT of its iterations per iteration of the second (what the timeline it once
+ * recorded whole could hold). */
+#define CS_EXTRAP_MAX_EVENTS 2000000LL
+/* Events the comparison keeps at once (48 bytes each): the last iteration of every tb for the
+ * first replay, the last CS_NCCL_STEPS for the second. */
+#define CS_EXTRAP_MAX_LIVE 6000000LL
 
-/* The events of tl grouped by threadblock and iteration: group g = tb * m + iteration holds
- * idx[off[g] .. off[g + 1]), in the order they were recorded (each tb's program order). 0, -1
- * (an event outside ntbs x m: not a replay of this plan) or CS_ERR_NOMEM. */
-static int group_events(const struct cs_timeline *tl, int ntbs, int m, long long **off,
-                        long long **idx)
+/* When tb t's last event of iteration j ends minus when its last of iteration i does, for the
+ * first tb with events in both; 0 when there is none. */
+static double iter_gap(const struct cs_period *pd, int i, int j)
 {
-    long long ng = (long long)ntbs * m, *o = calloc((size_t)ng + 2, sizeof(*o));
-    long long *x = malloc(((size_t)tl->nevents + 1) * sizeof(*x));
+    for (int t = 0; t < pd->ntbs; t++) {
+        double a = pd->last_end[(size_t)t * pd->m + i], b = pd->last_end[(size_t)t * pd->m + j];
 
-    if (o == NULL || x == NULL) {
-        cs_free_each(2, o, x);
-        return CS_ERR_NOMEM;
-    }
-    for (long long e = 0; e < tl->nevents; e++) {
-        const struct cs_tl_event *ev = &tl->events[e];
-
-        if (ev->tb < 0 || ev->tb >= ntbs || ev->iter < 0 || ev->iter >= m) {
-            cs_free_each(2, o, x);
-            return -1;
-        }
-        o[(long long)ev->tb * m + ev->iter + 2]++;
-    }
-    for (long long g = 2; g <= ng + 1; g++)
-        o[g] += o[g - 1];
-    /* o[g + 1] is the next free place of group g while filling; afterwards o[g] its start */
-    for (long long e = 0; e < tl->nevents; e++)
-        x[o[(long long)tl->events[e].tb * m + tl->events[e].iter + 1]++] = e;
-    *off = o;
-    *idx = x;
-    return 0;
-}
-
-/* How far event b is from event a shifted by step_s (seconds), or HUGE_VAL when it is another
- * event. */
-static double shift_dev(const struct cs_tl_event *a, const struct cs_tl_event *b, double step_s)
-{
-    if (a->kind != b->kind || a->op != b->op || a->call != b->call || a->other != b->other ||
-        a->bytes != b->bytes)
-        return HUGE_VAL;
-    return fmax(fabs(b->start_s - a->start_s - step_s),
-                fmax(fabs(b->end_s - a->end_s - step_s), fabs(b->wire_s - a->wire_s)));
-}
-
-/* How far every tb's iteration i + p is from its iteration i shifted by step_s, at most. */
-static double pair_dev(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
-                       const long long *idx, int i, int p, double step_s)
-{
-    double dev = 0;
-
-    for (int t = 0; t < ntbs && dev < HUGE_VAL; t++) {
-        long long g = (long long)t * m + i, h = g + p, n = off[g + 1] - off[g];
-
-        if (off[h + 1] - off[h] != n)
-            return HUGE_VAL;
-        for (long long k = 0; k < n; k++)
-            dev = fmax(
-                dev, shift_dev(&tl->events[idx[off[g] + k]], &tl->events[idx[off[h] + k]], step_s));
-    }
-    return dev;
-}
-
-/* When the last event of the first tb with events in both iterations i and j ends in j minus
- * in i; 0 when there is none. */
-static double iter_gap(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
-                       const long long *idx, int i, int j)
-{
-    for (int t = 0; t < ntbs; t++) {
-        long long g = (long long)t * m + i, h = (long long)t * m + j;
-
-        if (off[g + 1] > off[g] && off[h + 1] > off[h])
-            return tl->events[idx[off[h + 1] - 1]].end_s - tl->events[idx[off[g + 1] - 1]].end_s;
+        if (!isnan(a) && !isnan(b))
+            return b - a;
     }
     return 0;
 }
 
 /* Calls and transfers of iterations [first, first + p), as the replay counts them: a CALL event
  * is a call (or a local op), a sending UNIT event with data a transfer. */
-static void period_counts(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
-                          const long long *idx, struct cs_predict_period *per)
+static void period_counts(const struct cs_period *pd, struct cs_predict_period *per)
 {
     per->ncalls = per->ntransfers = 0;
-    for (int t = 0; t < ntbs; t++)
-        for (int i = per->first; i < per->first + per->p; i++)
-            for (long long k = off[(long long)t * m + i]; k < off[(long long)t * m + i + 1]; k++) {
-                const struct cs_tl_event *ev = &tl->events[idx[k]];
-
-                per->ncalls += ev->kind == CS_TL_CALL;
-                per->ntransfers += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
-            }
+    for (int i = per->first; i < per->first + per->p; i++) {
+        per->ncalls += pd->ncalls[i];
+        per->ntransfers += pd->ntransfers[i];
+    }
 }
 
 /* The earliest iteration from which pairs (i, i + p) up to i = last agree with step0 closely
  * enough for q more periods (see cs_predict_find_period), or -1. */
-static int settled_from(const struct cs_timeline *tl, int ntbs, int m, const long long *off,
-                        const long long *idx, int p, long long q, double step0, double budget_s)
+static int settled_from(const struct cs_period *pd, int p, long long q, double step0,
+                        double budget_s)
 {
-    int last = m - 2 - p, first = -1;
+    int last = pd->m - 2 - p, first = -1;
     double dev = 0;
 
     for (int i = last; i >= 1; i--) {
-        double d = pair_dev(tl, ntbs, m, off, idx, i, p, step0);
+        double d = cs_period_dev(pd, i, p, step0);
         int k = (last + p - i) / p; /* whole periods from i to the last compared iteration */
 
         if (!(d <= budget_s))
@@ -405,48 +347,62 @@ static int settled_from(const struct cs_timeline *tl, int ntbs, int m, const lon
     return first;
 }
 
-int cs_predict_find_period(const struct cs_timeline *tl, int ntbs, int m, int n, int max_period,
-                           double rel_err, struct cs_predict_period *out)
+/* cs_predict_find_period on the comparisons of the replay: 1, or 0 (none, or pd is not a whole
+ * replay's). */
+static int find_period(const struct cs_period *pd, int n, int max_period, double rel_err,
+                       struct cs_predict_period *out)
 {
-    long long *off = NULL, *idx = NULL;
-    int rc = ntbs > 0 && m > 0 && n >= m ? group_events(tl, ntbs, m, &off, &idx) : -1, found = 0;
+    int m = pd->m;
 
-    if (rc != 0)
-        return rc == -1 ? 0 : rc;
-    for (int p = 1; p <= max_period && !found; p++) {
+    if (pd->invalid || pd->truncated || n < m)
+        return 0;
+    for (int p = 1; p <= max_period && p <= pd->maxp; p++) {
         int last = m - 2 - p, first, k;
         long long q = (n - m) / p;
-        double step = last >= 1 ? iter_gap(tl, ntbs, m, off, idx, last, last + p) : 0;
+        double step = last >= 1 ? iter_gap(pd, last, last + p) : 0;
 
         if (last - p < 1 || !(step > 0))
             continue;
-        first = settled_from(tl, ntbs, m, off, idx, p, q, step,
-                             rel_err * (tl->makespan_s + tl->offset_s + (double)q * step));
+        first = settled_from(pd, p, q, step,
+                             rel_err * (pd->makespan_s + pd->offset_s + (double)q * step));
         if (first < 0)
             continue;
         k = (last + p - first) / p;
         *out = (struct cs_predict_period){
-            .p = p,
-            .first = first,
-            .step_s = iter_gap(tl, ntbs, m, off, idx, first, first + k * p) / k};
-        period_counts(tl, ntbs, m, off, idx, out);
-        found = 1;
+            .p = p, .first = first, .step_s = iter_gap(pd, first, first + k * p) / k};
+        period_counts(pd, out);
+        return 1;
     }
-    cs_free_each(2, off, idx);
+    return 0;
+}
+
+int cs_predict_find_period(const struct cs_timeline *tl, int ntbs, int m, int n, int max_period,
+                           double rel_err, struct cs_predict_period *out)
+{
+    struct cs_period pd;
+    int found;
+
+    if (ntbs < 1 || m < 1 || max_period < 1 || n < m)
+        return 0;
+    if (cs_period_from_timeline(&pd, tl, ntbs, m, max_period) != 0)
+        return CS_ERR_NOMEM;
+    found = find_period(&pd, n, max_period, rel_err, out);
+    cs_period_cleanup(&pd);
     return found;
 }
 
-/* Replay plan cut to m iterations (the last one as in the full plan), recording into tl when
- * tl is non-NULL. */
+/* Replay plan cut to m iterations (the last one as in the full plan), comparing its iterations
+ * into pd (set up by the caller) when pd is non-NULL. */
 static int replay_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
-                        const struct cs_replay_opts *ropts, struct cs_timeline *tl,
+                        const struct cs_replay_opts *ropts, struct cs_period *pd,
                         struct cs_replay_result *res, struct cs_error *err)
 {
     struct cs_plan_sizing full = plan->sz;
     struct cs_replay_opts o = *ropts;
     int rc;
 
-    o.timeline = tl;
+    o.timeline = NULL;
+    o.period = pd;
     plan->sz.niter = m;
     plan->sz.chunk_elems = (long long)(m - 1) * full.loop_elems + full.last_elems;
     rc = cs_replay_run(plan, plat, &o, res, err);
@@ -462,7 +418,7 @@ struct extrap_rec {
     long long loop_elems, last_elems;
     int max_allowed, m; /* m 0: empty */
     struct cs_replay_result r;
-    struct cs_timeline tl;
+    struct cs_period pd;
 };
 
 /* One per stage of by_events. */
@@ -473,7 +429,7 @@ struct extrap_cache {
 static void rec_clear(struct extrap_rec *rec)
 {
     if (rec->m > 0)
-        cs_timeline_cleanup(&rec->tl);
+        cs_period_cleanup(&rec->pd);
     cs_replay_result_cleanup(&rec->r);
     memset(rec, 0, sizeof(*rec));
 }
@@ -484,11 +440,12 @@ static void cache_cleanup(struct extrap_cache *c)
         rec_clear(&c->rec[k]);
 }
 
-/* rec filled with a recorded replay of plan cut to m iterations, unless it holds one already.
- * 0 (rec->m 0 when the replay is not one to keep: it deadlocked, or its timeline is truncated or
- * misses calls), or a CS_ERR_*. *spent adds the simulation's wall and peak memory and takes its
- * status; *nevents is set to the events recorded (up to the cap). */
-static int record_iters(struct cs_plan *plan, int m, const struct cs_platform *plat,
+/* rec filled with the iterations of a replay of plan cut to m iterations compared for periods up
+ * to maxp, unless it holds them already. 0 (rec->m 0 when the replay is not one to keep: it
+ * deadlocked, or kept too many events, or its events miss calls), or a CS_ERR_*. *spent adds the
+ * simulation's wall and peak memory and takes its status; *nevents is set to the events the
+ * replay recorded. */
+static int record_iters(struct cs_plan *plan, int m, int maxp, const struct cs_platform *plat,
                         const struct cs_replay_opts *ropts, struct extrap_rec *rec,
                         struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
 {
@@ -501,29 +458,28 @@ static int record_iters(struct cs_plan *plan, int m, const struct cs_platform *p
         spent->maxrss_kb =
             rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
         spent->status = rec->r.status;
-        *nevents = rec->tl.nevents;
+        *nevents = rec->pd.nevents;
         return 0;
     }
     rec_clear(rec);
-    cs_timeline_init(&rec->tl, CS_EXTRAP_MAX_EVENTS);
-    if ((rc = replay_iters(plan, m, plat, ropts, &rec->tl, &rec->r, err)) != 0) {
-        cs_timeline_cleanup(&rec->tl);
+    if (cs_period_init(&rec->pd, plan->ntbs, m, maxp, CS_EXTRAP_MAX_LIVE) != 0)
+        return cs_error_fail(err, CS_ERR_NOMEM, "", 0, "out of memory");
+    rec->m = m; /* rec_clear frees pd from here on */
+    if ((rc = replay_iters(plan, m, plat, ropts, &rec->pd, &rec->r, err)) != 0) {
+        rec_clear(rec);
         return rc;
     }
     spent->wall_s += rec->r.wall_s;
     spent->maxrss_kb = rec->r.maxrss_kb > spent->maxrss_kb ? rec->r.maxrss_kb : spent->maxrss_kb;
     spent->status = rec->r.status;
-    *nevents = rec->tl.truncated ? CS_EXTRAP_MAX_EVENTS : rec->tl.nevents;
-    for (long long e = 0; e < rec->tl.nevents; e++) {
-        const struct cs_tl_event *ev = &rec->tl.events[e];
-
-        calls += ev->kind == CS_TL_CALL;
-        transfers += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
+    *nevents = rec->pd.nevents;
+    for (int i = 0; i < m; i++) {
+        calls += rec->pd.ncalls[i];
+        transfers += rec->pd.ntransfers[i];
     }
-    /* The timeline must account for every call and transfer the replay counted. */
-    rec->m = m;
-    if (rec->r.status == CS_REPLAY_OK && !rec->tl.truncated && calls == rec->r.ncalls &&
-        transfers == rec->r.ntransfers) {
+    /* The events must account for every call and transfer the replay counted. */
+    if (rec->r.status == CS_REPLAY_OK && !rec->pd.truncated && !rec->pd.invalid &&
+        calls == rec->r.ncalls && transfers == rec->r.ntransfers) {
         rec->loop_elems = plan->sz.loop_elems;
         rec->last_elems = plan->sz.last_elems;
         rec->max_allowed = plan->sz.max_allowed;
@@ -534,18 +490,17 @@ static int record_iters(struct cs_plan *plan, int m, const struct cs_platform *p
 
 /* A recorded replay of m iterations (rec's when it holds it) and its period up to max_period: 1
  * with *r (a copy of rec's, owning nothing) and *per filled, 0 when it did not settle (or
- * deadlocked, or recorded too much), or a CS_ERR_*. spent and nevents as record_iters. */
+ * deadlocked, or kept too many events), or a CS_ERR_*. spent and nevents as record_iters. */
 static int settle(struct cs_plan *plan, int m, int max_period, const struct cs_platform *plat,
                   const struct cs_replay_opts *ropts, struct extrap_rec *rec,
                   struct cs_replay_result *r, struct cs_predict_period *per,
                   struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
 {
-    int rc = record_iters(plan, m, plat, ropts, rec, spent, nevents, err);
+    int rc = record_iters(plan, m, max_period, plat, ropts, rec, spent, nevents, err);
 
     if (rc != 0 || rec->m == 0)
         return rc;
-    rc = cs_predict_find_period(&rec->tl, plan->ntbs, m, plan->sz.niter, max_period,
-                                CS_EXTRAP_REL_ERR, per);
+    rc = find_period(&rec->pd, plan->sz.niter, max_period, CS_EXTRAP_REL_ERR, per);
     if (rc == 1) {
         *r = rec->r;
         r->report = NULL;
@@ -669,7 +624,7 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
     for (int stage = 0; stage < 2 && rc == 0 && spent->status != CS_REPLAY_DEADLOCK; stage++) {
         /* the second replay's n - m a multiple of 8: periods 1, 2, 4 and 8 need no other */
         m = stage == 0 ? CS_EXTRAP_SHORT : CS_EXTRAP_LONG + ((n - CS_EXTRAP_LONG) % 8 + 8) % 8;
-        /* not worth it, or more events than the timeline keeps (about m / 5 times the first's) */
+        /* not worth it, or too many events (about m / 5 times the first's) */
         if (2 * (*cost + m) > n || nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS)
             return 0;
         *cost += m;

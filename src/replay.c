@@ -250,6 +250,8 @@ static struct sim {
     sg_host_t *hosts;
     long long ncalls, ntransfers;
     struct cs_timeline *tl; /* NULL: record nothing */
+    struct cs_period *pd;   /* non-NULL: tl holds one event at a time, passed on to pd */
+    struct cs_timeline one; /* that tl */
     /* The one actor's run queue (a ring of ntbs tbs), its tbs not done yet, and its wake-up
      * when it waits for a timer or a transfer (idle). */
     int *queue, qhead, qlen;
@@ -271,6 +273,12 @@ static struct cs_tl_event *add_event(const struct tbstate *ts, double start_s, e
 {
     struct cs_tl_event ev;
 
+    /* The event before is complete (its recorder filled it in at once): on to the comparison. */
+    if (S.pd != NULL && S.tl->nevents > 0) {
+        if (cs_period_add(S.pd, &S.tl->events[0]) != 0)
+            S.pd->invalid = 1;
+        S.tl->nevents = 0;
+    }
     memset(&ev, 0, sizeof(ev));
     ev.start_s = start_s;
     ev.end_s = simgrid_get_clock();
@@ -1095,6 +1103,15 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
         S.tl->offset_s = fixed_s;
         S.tl->complete = all;
     }
+    if (S.pd != NULL) {
+        if (S.tl->nevents > 0 && cs_period_add(S.pd, &S.tl->events[0]) != 0)
+            S.pd->invalid = 1;
+        cs_period_finish(S.pd);
+        S.pd->makespan_s = res->sim_s;
+        S.pd->offset_s = fixed_s;
+        S.pd->complete = all;
+        S.pd->truncated |= S.tl->truncated;
+    }
     if (!all) {
         res->status = CS_REPLAY_DEADLOCK;
         return deadlock_report(&res->nblocked);
@@ -1118,6 +1135,11 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     S.plan = plan;
     S.plat = plat;
     S.tl = opts->timeline;
+    if (S.tl == NULL && opts->period != NULL) {
+        S.pd = opts->period;
+        cs_timeline_init(&S.one, 2);
+        S.tl = &S.one;
+    }
     S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
     S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
     S.queue = calloc((size_t)plan->ntbs + 1, sizeof(*S.queue));
@@ -1131,7 +1153,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     if (!wr.error[0]) {
         zero_link_latencies();
         build_tbs(plan);
-        if (S.tl && timeline_routes() != 0)
+        if (opts->timeline && timeline_routes() != 0)
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     }
     if (!wr.error[0]) {
@@ -1146,7 +1168,8 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     wr.report_len = report ? (int)strlen(report) : 0;
     if (cs_fd_write_all(fd, &wr, sizeof(wr)) != 0 ||
         (wr.report_len > 0 && cs_fd_write_all(fd, report, (size_t)wr.report_len) != 0) ||
-        (S.tl && !wr.error[0] && cs_timeline_write(fd, S.tl) != 0))
+        (opts->timeline && !wr.error[0] && cs_timeline_write(fd, S.tl) != 0) ||
+        (S.pd && !wr.error[0] && cs_period_write(fd, S.pd) != 0))
         return 3;
     /* SimGrid objects and this process go away together; nothing else to release. */
     free(report);
@@ -1179,7 +1202,8 @@ static void child_stderr(FILE *f, char *buf, size_t len)
 }
 
 /* What the simulating child sends back through fd: its result, the deadlock report (a new string
- * in *report, or NULL) and the timeline when one was asked for. 0, or -1 when it is cut short. */
+ * in *report, or NULL) and the timeline, or else the comparisons, when asked for. 0, or -1 when it
+ * is cut short. */
 static int read_child(int fd, const struct cs_replay_opts *opts, struct wire_result *wr,
                       char **report)
 {
@@ -1193,6 +1217,9 @@ static int read_child(int fd, const struct cs_replay_opts *opts, struct wire_res
         (*report)[wr->report_len] = '\0';
     }
     if (opts->timeline != NULL && !wr->error[0] && cs_timeline_read(fd, opts->timeline) != 0)
+        return -1;
+    if (opts->timeline == NULL && opts->period != NULL && !wr->error[0] &&
+        cs_period_read(fd, opts->period) != 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "period.h"
 #include "plan.h"
 #include "platform.h"
 #include "timeline.h"
@@ -21,6 +22,10 @@ struct cs_replay_opts {
     /* When non-NULL (initialised by the caller), the replay records its events into it: the
      * simulating child sends them back with the result. NULL records nothing. */
     struct cs_timeline *timeline;
+    /* When non-NULL and timeline is NULL (set up by the caller with cs_period_init), the replay
+     * compares its loop iterations into it as the events stream in, keeping no timeline, and the
+     * child sends it back finished. */
+    struct cs_period *period;
 };
 
 struct cs_replay_result {
