@@ -9,15 +9,8 @@ src=${CS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${CS_BUILDDIR:-$(pwd)}
 collsim=$build/collsim
 dir=$src/tests/data/bad
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cs-bad.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
-fails=0
+. "$src/tests/lib.sh"
 n=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
 
 # check FILE LINE SUBSTRING: exit status 2, and a stderr line "FILE:LINE: ...SUBSTRING..."
 check() {
