@@ -741,33 +741,39 @@ static const char calibrate_opts[] = "link=l: proto=p: collective=c: ranks=n: si
                                      "min-sizes=m: robust=R intercept=i: set=S: only-fitted=F "
                                      "report=r:";
 
-/* --set KEY=VALUE on the prior. */
-static int take_set(struct opts *o, const char *v)
+/* --set KEY=VALUE (v) into p, KEY copied to key[len]; 0, or an exit code. */
+static int take_set(struct cs_params *p, const char *v, char *key, size_t len)
 {
     const char *eq = strchr(v, '=');
     struct cs_error err;
-    char key[256];
 
     if (eq == NULL)
         return cmd_usage_error("--set: '%s' is not KEY=VALUE", v);
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
+    snprintf(key, len, "%.*s", (int)(eq - v), v);
     cs_error_init(&err);
-    if (cs_params_set(&o->base, key, eq + 1, &err) != 0) {
+    if (cs_params_set(p, key, eq + 1, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
     return 0;
 }
 
+/* --link into *link; 0, or an exit code. */
+static int take_link(enum cs_link_class *link, const char *v)
+{
+    *link = cs_link_class_parse(v);
+    return *link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+}
+
 /* One option into o; 0, or an exit code. */
 static int take_option(void *ctx, int c, const char *v)
 {
     struct opts *o = ctx;
+    char key[256];
 
     switch (c) {
     case 'l':
-        o->link = cs_link_class_parse(v);
-        return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+        return take_link(&o->link, v);
     case 'p':
         o->proto = strcmp(v, "auto") == 0 ? 0 : cs_proto_parse(v);
         return o->proto || strcmp(v, "auto") == 0
@@ -801,7 +807,7 @@ static int take_option(void *ctx, int c, const char *v)
                    ? 0
                    : cmd_usage_error("--intercept: '%s' is not step or deploy", v);
     case 'S':
-        return take_set(o, v);
+        return take_set(&o->base, v, key, sizeof(key));
     case 'F':
         o->only_fitted = 1;
         return 0;
@@ -1036,7 +1042,7 @@ static int take_param(struct popts *o, int c, const char *v)
 {
     struct cs_error err;
     char key[256];
-    const char *eq = strchr(v, '=');
+    int rc;
 
     cs_error_init(&err);
     if (c == 'P') {
@@ -1050,13 +1056,8 @@ static int take_param(struct popts *o, int c, const char *v)
             note_given(o, o->notes.key[i]);
         return 0;
     }
-    if (eq == NULL)
-        return cmd_usage_error("--set: '%s' is not KEY=VALUE", v);
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
-    if (cs_params_set(&o->base, key, eq + 1, &err) != 0) {
-        cmd_print_error(&err);
-        return CS_EXIT_USAGE;
-    }
+    if ((rc = take_set(&o->base, v, key, sizeof(key))) != 0)
+        return rc;
     note_given(o, key);
     return cs_param_notes_put(&o->notes, key,
                               "set on the command line of collsim calibrate platform") == 0
@@ -1075,7 +1076,17 @@ static int take_range(const char *opt, const char *v, double *r, int *has)
 static int take_popt(void *ctx, int c, const char *v)
 {
     struct popts *o = ctx;
+    const char **path = c == 'x'   ? &o->sched
+                        : c == 'G' ? &o->gen
+                        : c == 'o' ? &o->out
+                        : c == 'q' ? &o->props
+                        : c == 'r' ? &o->report
+                                   : NULL;
 
+    if (path != NULL) {
+        *path = v;
+        return 0;
+    }
     switch (c) {
     case 'f':
         o->fam = cs_platform_family_parse(v);
@@ -1083,19 +1094,12 @@ static int take_popt(void *ctx, int c, const char *v)
     case 'N':
         return cmd_opt_int("--nodes", v, 1, 64, &o->nodes, "1 to 64");
     case 'l':
-        o->link = cs_link_class_parse(v);
-        return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+        return take_link(&o->link, v);
     case 'c':
         o->coll = cs_meas_coll_parse(v);
         return o->coll ? 0 : cmd_usage_error("--collective: unknown collective '%s'", v);
     case 'n':
         return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
-    case 'x':
-        o->sched = v;
-        return 0;
-    case 'G':
-        o->gen = v;
-        return 0;
     case 'p':
         return take_protocols(o, v);
     case 'P':
@@ -1111,15 +1115,6 @@ static int take_popt(void *ctx, int c, const char *v)
         if (cmd_opt_double("--tol", v, 1e-6, 100, &o->tol, "a percentage > 0") != 0)
             return CS_EXIT_USAGE;
         o->tol /= 100;
-        return 0;
-    case 'o':
-        o->out = v;
-        return 0;
-    case 'q':
-        o->props = v;
-        return 0;
-    case 'r':
-        o->report = v;
         return 0;
     case 'h':
         if (o->nheld == (int)(sizeof(o->held) / sizeof(o->held[0])))
