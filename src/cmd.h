@@ -74,7 +74,8 @@ int cmd_getopts(int argc, char **argv, const char *shortopts, const struct optio
 
 /* A getopt_long table built from a spec of space-separated NAME=V words, V the option's value (a
  * character outside the command's short options) followed by ':' when the option takes a value,
- * as in getopt's short options: "link=l: robust=R". opt ends with a row of zeros. */
+ * as in getopt's short options: "link=l: robust=R". opt ends with a row of zeros. (predict, sweep
+ * and regress, whose long-only options have named values above 255, keep struct option tables.) */
 #define CMD_MAX_OPTS 64
 struct cmd_opts {
     struct option opt[CMD_MAX_OPTS + 1];
