@@ -72,6 +72,18 @@ int cmd_getopt(int argc, char **argv, const char *shortopts, const struct option
 int cmd_getopts(int argc, char **argv, const char *shortopts, const struct option *longopts,
                 int (*take)(void *ctx, int c, const char *value), void *ctx);
 
+/* A getopt_long table built from a spec of space-separated NAME=V words, V the option's value (a
+ * character outside the command's short options) followed by ':' when the option takes a value,
+ * as in getopt's short options: "link=l: robust=R". opt ends with a row of zeros. (predict, sweep
+ * and regress, whose long-only options have named values above 255, keep struct option tables.) */
+#define CMD_MAX_OPTS 64
+struct cmd_opts {
+    struct option opt[CMD_MAX_OPTS + 1];
+    char names[1024]; /* the spec, cut into the options' names */
+};
+/* Fill t from spec (a literal in the command's code: a malformed one is an assert). */
+void cmd_opts_init(struct cmd_opts *t, const char *spec);
+
 /* The long name of the option whose getopt value is val, or NULL. */
 const char *cmd_opt_long_name(const struct option *longopts, int val);
 

@@ -737,49 +737,43 @@ static int fit_harness(struct state *st, const struct cs_csv *t)
 /* --- options ---------------------------------------------------------------------------- */
 
 /* Long options only: their values are letters outside the short options "o:". */
-static const struct option calibrate_opts[] = {
-    {"link", required_argument, NULL, 'l'},
-    {"proto", required_argument, NULL, 'p'},
-    {"collective", required_argument, NULL, 'c'},
-    {"ranks", required_argument, NULL, 'n'},
-    {"sizes", required_argument, NULL, 's'},
-    {"segments", required_argument, NULL, 'g'},
-    {"min-sizes", required_argument, NULL, 'm'},
-    {"robust", no_argument, NULL, 'R'},
-    {"intercept", required_argument, NULL, 'i'},
-    {"set", required_argument, NULL, 'S'},
-    {"only-fitted", no_argument, NULL, 'F'},
-    {"report", required_argument, NULL, 'r'},
-    {NULL, 0, NULL, 0},
-};
+static const char calibrate_opts[] = "link=l: proto=p: collective=c: ranks=n: sizes=s: segments=g: "
+                                     "min-sizes=m: robust=R intercept=i: set=S: only-fitted=F "
+                                     "report=r:";
 
-/* --set KEY=VALUE on the prior. */
-static int take_set(struct opts *o, const char *v)
+/* --set KEY=VALUE (v) into p, KEY copied to key[len]; 0, or an exit code. */
+static int take_set(struct cs_params *p, const char *v, char *key, size_t len)
 {
     const char *eq = strchr(v, '=');
     struct cs_error err;
-    char key[256];
 
     if (eq == NULL)
         return cmd_usage_error("--set: '%s' is not KEY=VALUE", v);
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
+    snprintf(key, len, "%.*s", (int)(eq - v), v);
     cs_error_init(&err);
-    if (cs_params_set(&o->base, key, eq + 1, &err) != 0) {
+    if (cs_params_set(p, key, eq + 1, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
     return 0;
 }
 
+/* --link into *link; 0, or an exit code. */
+static int take_link(enum cs_link_class *link, const char *v)
+{
+    *link = cs_link_class_parse(v);
+    return *link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+}
+
 /* One option into o; 0, or an exit code. */
 static int take_option(void *ctx, int c, const char *v)
 {
     struct opts *o = ctx;
+    char key[256];
 
     switch (c) {
     case 'l':
-        o->link = cs_link_class_parse(v);
-        return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+        return take_link(&o->link, v);
     case 'p':
         o->proto = strcmp(v, "auto") == 0 ? 0 : cs_proto_parse(v);
         return o->proto || strcmp(v, "auto") == 0
@@ -813,7 +807,7 @@ static int take_option(void *ctx, int c, const char *v)
                    ? 0
                    : cmd_usage_error("--intercept: '%s' is not step or deploy", v);
     case 'S':
-        return take_set(o, v);
+        return take_set(&o->base, v, key, sizeof(key));
     case 'F':
         o->only_fitted = 1;
         return 0;
@@ -830,11 +824,13 @@ static int take_option(void *ctx, int c, const char *v)
 /* argv of `calibrate fit` into o (o->files points into argv); 0, or an exit code. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+    struct cmd_opts t;
     int rc;
 
     cs_params_init(&o->base);
     o->size_max = INFINITY;
-    if ((rc = cmd_getopts(argc, argv, "o:", calibrate_opts, take_option, o)) != 0)
+    cmd_opts_init(&t, calibrate_opts);
+    if ((rc = cmd_getopts(argc, argv, "o:", t.opt, take_option, o)) != 0)
         return rc;
     o->prior = o->base;
     o->files = (const char **)argv + optind;
@@ -904,6 +900,18 @@ static void report_params(struct state *st)
     fflush(st->rep);
 }
 
+/* buf[0..len) into path through cs_outfile_open; 0, or an error in err. */
+static int write_buffer(const char *path, const char *buf, size_t len, struct cs_error *err)
+{
+    struct cs_outfile of;
+    int rc = cs_outfile_open(&of, path, err);
+
+    if (rc != 0)
+        return rc;
+    fwrite(buf, 1, len, of.fp);
+    return cs_outfile_close(&of, err); /* a failed write fails the close */
+}
+
 /* The parameters (-o) and the report (--report), each through cs_outfile_open ("-" or none:
  * stdout): an exit code. */
 static int write_outputs(struct state *st, const char *repbuf, size_t replen)
@@ -921,10 +929,8 @@ static int write_outputs(struct state *st, const char *repbuf, size_t replen)
         cs_calib_write_props(&st->cal, &st->o.base, st->o.only_fitted, files, of.fp);
         cs_outfile_close(&of, &err); /* a failed write fails the close */
     }
-    if (err.msg[0] == '\0' && report != NULL && cs_outfile_open(&of, report, &err) == 0) {
-        fwrite(repbuf, 1, replen, of.fp);
-        cs_outfile_close(&of, &err);
-    }
+    if (err.msg[0] == '\0' && report != NULL)
+        write_buffer(report, repbuf, replen, &err);
     if (err.msg[0] == '\0')
         return CS_EXIT_OK;
     cmd_print_error(&err);
@@ -1000,26 +1006,10 @@ struct ptable {
     enum cs_meas_coll coll;
 };
 
-static const struct option platform_opts[] = {
-    {"family", required_argument, NULL, 'f'},
-    {"nodes", required_argument, NULL, 'N'},
-    {"link", required_argument, NULL, 'l'},
-    {"collective", required_argument, NULL, 'c'},
-    {"ranks", required_argument, NULL, 'n'},
-    {"schedule", required_argument, NULL, 'x'},
-    {"gen", required_argument, NULL, 'G'},
-    {"protocols", required_argument, NULL, 'p'},
-    {"params", required_argument, NULL, 'P'},
-    {"set", required_argument, NULL, 'S'},
-    {"latency-sizes", required_argument, NULL, 'L'},
-    {"bandwidth-sizes", required_argument, NULL, 'B'},
-    {"max-iter", required_argument, NULL, 'i'},
-    {"tol", required_argument, NULL, 't'},
-    {"props", required_argument, NULL, 'q'},
-    {"report", required_argument, NULL, 'r'},
-    {"held-out", required_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static const char platform_opts[] = "family=f: nodes=N: link=l: collective=c: ranks=n: schedule=x: "
+                                    "gen=G: protocols=p: params=P: set=S: latency-sizes=L: "
+                                    "bandwidth-sizes=B: max-iter=i: tol=t: props=q: report=r: "
+                                    "held-out=h:";
 
 /* Remember key as given (--params, --set) for the props file. */
 static void note_given(struct popts *o, const char *key)
@@ -1052,7 +1042,7 @@ static int take_param(struct popts *o, int c, const char *v)
 {
     struct cs_error err;
     char key[256];
-    const char *eq = strchr(v, '=');
+    int rc;
 
     cs_error_init(&err);
     if (c == 'P') {
@@ -1066,13 +1056,8 @@ static int take_param(struct popts *o, int c, const char *v)
             note_given(o, o->notes.key[i]);
         return 0;
     }
-    if (eq == NULL)
-        return cmd_usage_error("--set: '%s' is not KEY=VALUE", v);
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
-    if (cs_params_set(&o->base, key, eq + 1, &err) != 0) {
-        cmd_print_error(&err);
-        return CS_EXIT_USAGE;
-    }
+    if ((rc = take_set(&o->base, v, key, sizeof(key))) != 0)
+        return rc;
     note_given(o, key);
     return cs_param_notes_put(&o->notes, key,
                               "set on the command line of collsim calibrate platform") == 0
@@ -1091,7 +1076,17 @@ static int take_range(const char *opt, const char *v, double *r, int *has)
 static int take_popt(void *ctx, int c, const char *v)
 {
     struct popts *o = ctx;
+    const char **path = c == 'x'   ? &o->sched
+                        : c == 'G' ? &o->gen
+                        : c == 'o' ? &o->out
+                        : c == 'q' ? &o->props
+                        : c == 'r' ? &o->report
+                                   : NULL;
 
+    if (path != NULL) {
+        *path = v;
+        return 0;
+    }
     switch (c) {
     case 'f':
         o->fam = cs_platform_family_parse(v);
@@ -1099,19 +1094,12 @@ static int take_popt(void *ctx, int c, const char *v)
     case 'N':
         return cmd_opt_int("--nodes", v, 1, 64, &o->nodes, "1 to 64");
     case 'l':
-        o->link = cs_link_class_parse(v);
-        return o->link ? 0 : cmd_usage_error("--link: '%s' is not nvlink, pcie or net", v);
+        return take_link(&o->link, v);
     case 'c':
         o->coll = cs_meas_coll_parse(v);
         return o->coll ? 0 : cmd_usage_error("--collective: unknown collective '%s'", v);
     case 'n':
         return cmd_opt_int("--ranks", v, 2, 1 << 20, &o->ranks, "an integer >= 2");
-    case 'x':
-        o->sched = v;
-        return 0;
-    case 'G':
-        o->gen = v;
-        return 0;
     case 'p':
         return take_protocols(o, v);
     case 'P':
@@ -1128,15 +1116,6 @@ static int take_popt(void *ctx, int c, const char *v)
             return CS_EXIT_USAGE;
         o->tol /= 100;
         return 0;
-    case 'o':
-        o->out = v;
-        return 0;
-    case 'q':
-        o->props = v;
-        return 0;
-    case 'r':
-        o->report = v;
-        return 0;
     case 'h':
         if (o->nheld == (int)(sizeof(o->held) / sizeof(o->held[0])))
             return cmd_usage_error("--held-out: at most 16 tables");
@@ -1148,16 +1127,18 @@ static int take_popt(void *ctx, int c, const char *v)
 
 static int platform_args(int argc, char **argv, struct popts *o)
 {
+    struct cmd_opts t;
     int rc;
 
     cs_params_init(&o->base);
+    cmd_opts_init(&t, platform_opts);
     o->max_iter = 8;
     o->tol = 1e-3;
     o->nprotos = 0;
     o->protos[o->nprotos++] = CS_PROTO_LL;
     o->protos[o->nprotos++] = CS_PROTO_LL128;
     o->protos[o->nprotos++] = CS_PROTO_SIMPLE;
-    if ((rc = cmd_getopts(argc, argv, "o:", platform_opts, take_popt, o)) != 0)
+    if ((rc = cmd_getopts(argc, argv, "o:", t.opt, take_popt, o)) != 0)
         return rc;
     o->files = (const char **)argv + optind;
     o->nfiles = argc - optind;
@@ -1495,58 +1476,59 @@ fail:
     return CS_EXIT_USAGE;
 }
 
+/* platform_fit with the model's platform in a temporary file and the report kept in memory,
+ * written to --report when the fit succeeds. */
+static int fit_reported(struct popts *o, struct ptable *pt, struct cs_refit_model *m)
+{
+    char tmp[] = "/tmp/collsim-calibrate-XXXXXX", *repbuf = NULL;
+    size_t replen = 0;
+    int fd = mkstemp(tmp);
+    FILE *rep = fd < 0 ? NULL : open_memstream(&repbuf, &replen);
+    struct cs_error err;
+    int rc;
+
+    m->plat_path = tmp;
+    cs_error_init(&err);
+    if (rep == NULL) {
+        rc = cmd_usage_error("cannot create a temporary file or buffer");
+    } else {
+        rc = platform_fit(o, pt, m, o->sched ? o->sched : m->gen_spec, rep);
+        fclose(rep);
+    }
+    if (rc == 0 && o->report && write_buffer(o->report, repbuf, replen, &err) != 0) {
+        cmd_print_error(&err);
+        rc = CS_EXIT_USAGE;
+    }
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(repbuf);
+    return rc;
+}
+
 static int calibrate_platform(int argc, char **argv)
 {
     struct popts *o = calloc(1, sizeof(*o));
     struct cs_platform_spec spec;
     struct cs_refit_model m = {0};
     struct ptable pt = {0};
-    char tmp[] = "/tmp/collsim-calibrate-XXXXXX", gen[256], *repbuf = NULL;
-    size_t replen = 0;
-    FILE *rep = NULL;
-    int rc, fd = -1;
+    char gen[256];
+    int rc;
 
     if (o == NULL)
         return cmd_usage_error("out of memory");
-    if ((rc = platform_args(argc, argv, o)) != 0 ||
-        (rc = ptable_read(&pt, o, o->files, o->nfiles)) != 0)
-        goto done;
-    snprintf(gen, sizeof(gen), "ring:gpus=%d,instances=1,protocol=Simple", pt.nranks);
-    cs_platform_spec_init(&spec, o->fam);
-    spec.nodes = o->nodes ? o->nodes : spec.nodes;
-    m = (struct cs_refit_model){&spec, o->sched,   o->sched ? NULL : o->gen ? o->gen : gen,
-                                {0},   o->nprotos, cs_dtype_bytes("float"),
-                                tmp};
-    memcpy(m.protos, o->protos, sizeof(m.protos));
-    if ((fd = mkstemp(tmp)) < 0 || (rep = open_memstream(&repbuf, &replen)) == NULL) {
-        rc = cmd_usage_error("cannot create a temporary file or buffer");
-        goto done;
+    if ((rc = platform_args(argc, argv, o)) == 0 &&
+        (rc = ptable_read(&pt, o, o->files, o->nfiles)) == 0) {
+        snprintf(gen, sizeof(gen), "ring:gpus=%d,instances=1,protocol=Simple", pt.nranks);
+        cs_platform_spec_init(&spec, o->fam);
+        spec.nodes = o->nodes ? o->nodes : spec.nodes;
+        m = (struct cs_refit_model){&spec, o->sched,   o->sched ? NULL : o->gen ? o->gen : gen,
+                                    {0},   o->nprotos, cs_dtype_bytes("float"),
+                                    NULL}; /* plat_path: fit_reported's temporary file */
+        memcpy(m.protos, o->protos, sizeof(m.protos));
+        rc = fit_reported(o, &pt, &m);
     }
-    rc = platform_fit(o, &pt, &m, o->sched ? o->sched : m.gen_spec, rep);
-    fclose(rep);
-    rep = NULL;
-    if (rc == 0 && o->report) {
-        struct cs_outfile of;
-        struct cs_error err;
-
-        cs_error_init(&err);
-        if (cs_outfile_open(&of, o->report, &err) == 0) {
-            fwrite(repbuf, 1, replen, of.fp);
-            cs_outfile_close(&of, &err);
-        }
-        if (err.msg[0]) {
-            cmd_print_error(&err);
-            rc = CS_EXIT_USAGE;
-        }
-    }
-done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    if (rep)
-        fclose(rep);
-    free(repbuf);
     ptable_free(&pt);
     free(o);
     return rc;

@@ -41,19 +41,16 @@ static void show_diff(void *ctx, const struct cs_sched_diff *d)
 
 int cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"ignore", required_argument, NULL, 'i'},
-        {"max-differences", required_argument, NULL, 'm'},
-        {NULL, 0, NULL, 0},
-    };
     const char *ignore[MAX_IGNORE];
     struct cs_diff_opts o = {ignore, 0};
     struct show show = {NULL, NULL, 0, 20};
     struct cs_sched *s[2] = {NULL, NULL};
     int c, started = 0, max = 20;
     long n;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "", longopts, &started)) != -1) {
+    cmd_opts_init(&t, "ignore=i: max-differences=m:");
+    while ((c = cmd_getopt(argc, argv, "", t.opt, &started)) != -1) {
         if (c == 'i' && o.nignore == MAX_IGNORE)
             return cmd_usage_error("diff: at most %d --ignore", MAX_IGNORE);
         if (c == 'i')

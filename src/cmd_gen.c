@@ -94,31 +94,14 @@ static int *count_field(struct cs_gen_opts *o, int c, int *min)
                       : NULL;
 }
 
-static const struct option gen_opts[] = {
-    {"gpus", required_argument, NULL, 'g'},
-    {"coll", required_argument, NULL, 'L'},
-    {"columns", required_argument, NULL, 'c'},
-    {"instances", required_argument, NULL, 'i'},
-    {"channels", required_argument, NULL, 'k'},
-    {"per-node", required_argument, NULL, 'n'},
-    {"protocol", required_argument, NULL, 'p'},
-    {"msccl-tools-compat", no_argument, NULL, 'C'},
-    {"dependence-nops", required_argument, NULL, 'N'},
-    {"variant", required_argument, NULL, 'V'},
-    {"sms", required_argument, NULL, 'S'},
-    {"min-bytes", required_argument, NULL, 'm'},
-    {"max-bytes", required_argument, NULL, 'M'},
-    {"size", required_argument, NULL, 'z'},
-    {"nodes", required_argument, NULL, 'd'},
-    {"nccl-version", required_argument, NULL, 'v'},
-    {"algo", required_argument, NULL, 'A'},
-    {NULL, 0, NULL, 0},
-};
+static const char gen_opts[] = "gpus=g: coll=L: columns=c: instances=i: channels=k: per-node=n: "
+                               "protocol=p: msccl-tools-compat=C dependence-nops=N: variant=V: "
+                               "sms=S: min-bytes=m: max-bytes=M: size=z: nodes=d: nccl-version=v: "
+                               "algo=A:";
 
-/* A count's value: an integer from min to 1000000. */
-static int count_arg(int c, const char *val, int min, int *out)
+/* A count's value (option --name): an integer from min to 1000000. */
+static int count_arg(const char *name, const char *val, int min, int *out)
 {
-    const char *name = cmd_opt_long_name(gen_opts, c);
     char opt[32];
 
     snprintf(opt, sizeof(opt), "gen --%s", name);
@@ -132,13 +115,15 @@ static int count_arg(int c, const char *val, int min, int *out)
 /* Parse the options into o and *path; the generator is left at optind. */
 static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char **path)
 {
+    struct cmd_opts t;
     int c, min, rc = 0, started = 0;
 
-    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", gen_opts, &started)) != -1) {
+    cmd_opts_init(&t, gen_opts);
+    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
         int *count = count_field(o, c, &min);
 
         if (count != NULL) {
-            rc = count_arg(c, optarg, min, count);
+            rc = count_arg(cmd_opt_long_name(t.opt, c), optarg, min, count);
         } else if (c == 'p') {
             o->proto = cs_proto_parse(optarg);
             if (o->proto == 0)

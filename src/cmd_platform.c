@@ -74,15 +74,9 @@ struct platform_args {
     const char *out;
 };
 
-static const struct option platform_opts[] = {
-    {"nodes", required_argument, NULL, 'n'},      {"gpus-per-node", required_argument, NULL, 'g'},
-    {"rows", required_argument, NULL, 'r'},       {"columns", required_argument, NULL, 'c'},
-    {"between", required_argument, NULL, 'b'},    {"params", required_argument, NULL, 'p'},
-    {"set", required_argument, NULL, 's'},        {"nic", required_argument, NULL, 'N'},
-    {"nic-socket", required_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'G'},
-    {"ranks", required_argument, NULL, 'R'},      {"sockets", required_argument, NULL, 'K'},
-    {"routing", required_argument, NULL, 'T'},    {NULL, 0, NULL, 0},
-};
+static const char platform_opts[] = "nodes=n: gpus-per-node=g: rows=r: columns=c: between=b: "
+                                    "params=p: set=s: nic=N: nic-socket=S: gpu=G: ranks=R: "
+                                    "sockets=K: routing=T:";
 
 /* --set KEY=VALUE: the parameter, noted as set on the command line. */
 static int set_param(struct platform_args *a, const char *kv)
@@ -166,10 +160,12 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
 /* Parse the options in order; the family is left at optind. */
 static int parse_args(int argc, char **argv, struct platform_args *a)
 {
+    struct cmd_opts t;
     int c, rc = 0, started = 0;
 
-    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", platform_opts, &started)) != -1) {
-        const char *name = cmd_opt_long_name(platform_opts, c);
+    cmd_opts_init(&t, platform_opts);
+    while (rc == 0 && (c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
+        const char *name = cmd_opt_long_name(t.opt, c);
         size_t used = strlen(a->origin);
 
         if (c == 'o') {

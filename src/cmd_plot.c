@@ -43,18 +43,11 @@ const char cmd_plot_usage[] =
 static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char **where,
                       const char **script)
 {
-    static const struct option longopts[] = {
-        {"best", required_argument, NULL, 'B'},
-        {"busbw-scale", required_argument, NULL, 'Y'},
-        {"metric", required_argument, NULL, 'M'},
-        {"script", required_argument, NULL, 'S'},
-        {"title", required_argument, NULL, 'T'},
-        {"where", required_argument, NULL, 'W'},
-        {NULL, 0, NULL, 0},
-    };
     int c, started = 0;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
+    cmd_opts_init(&t, "best=B: busbw-scale=Y: metric=M: script=S: title=T: where=W:");
+    while ((c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
         if (c == 'M' && strcmp(optarg, "time") && strcmp(optarg, "busbw") && strcmp(optarg, "both"))
             return cmd_usage_error("plot: --metric takes time, busbw or both");
         if (c == 'Y' && strcmp(optarg, "linear") && strcmp(optarg, "log"))

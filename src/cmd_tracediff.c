@@ -66,15 +66,12 @@ static int run(const char *a_path, const char *b_path, int top, const char *csv)
 
 int cmd_tracediff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"top", required_argument, NULL, 't'},
-        {"csv", required_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
-    };
     const char *csv = NULL;
     int c, started = 0, top = 10;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "", longopts, &started)) != -1) {
+    cmd_opts_init(&t, "top=t: csv=c:");
+    while ((c = cmd_getopt(argc, argv, "", t.opt, &started)) != -1) {
         if (c == 'c')
             csv = optarg;
         else if (c != 't' ||

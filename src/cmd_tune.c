@@ -63,14 +63,11 @@ struct tune_args {
 
 static int parse_args(int argc, char **argv, struct tune_args *a)
 {
-    static const struct option longopts[] = {
-        {"where", required_argument, NULL, 'w'},   {"schedule-dir", required_argument, NULL, 'd'},
-        {"extend", no_argument, NULL, 'x'},        {"plan", required_argument, NULL, 'p'},
-        {"runtime", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0},
-    };
     int c, started = 0;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "o:", longopts, &started)) != -1) {
+    cmd_opts_init(&t, "where=w: schedule-dir=d: extend=x plan=p: runtime=r:");
+    while ((c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
         if (c == 'w' && (a->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
             return cmd_usage_error("tune: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
         if (c == 'w')

@@ -916,13 +916,7 @@ static int run_cases(const struct vcase *cases, int ncases, const char *cases_pa
     return any_fail;
 }
 
-static const struct option validate_opts[] = {
-    {"baseline", required_argument, NULL, 'B'},
-    {"tolerance", required_argument, NULL, 't'},
-    {"before", required_argument, NULL, 'F'},
-    {"quiet", no_argument, NULL, 'q'},
-    {NULL, 0, NULL, 0},
-};
+static const char validate_opts[] = "baseline=B: tolerance=t: before=F: quiet=q";
 
 int cmd_validate(int argc, char **argv)
 {
@@ -933,8 +927,10 @@ int cmd_validate(int argc, char **argv)
     int ncases = 0, rc = CS_EXIT_OK, c, started = 0, r, quiet = 0;
     char dirbuf[1024], path[2200];
     struct cs_error err;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "o:", validate_opts, &started)) != -1) {
+    cmd_opts_init(&t, validate_opts);
+    while ((c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
         if (c == '?')
             return CS_EXIT_USAGE;
         if (c == 'o')

@@ -176,21 +176,14 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"max-errors", required_argument, NULL, 'm'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"runtime", required_argument, NULL, 'r'},
-        {"sms", required_argument, NULL, 's'},
-        {"platform", required_argument, NULL, 'p'},
-        {"channels", required_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
-    };
     struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
     struct cs_platform *plat = NULL;
     const char *plat_path = NULL;
     int quiet = 0, worst = CS_EXIT_OK, c, started = 0, sms = 0;
+    struct cmd_opts t;
 
-    while ((c = cmd_getopt(argc, argv, "q", longopts, &started)) != -1) {
+    cmd_opts_init(&t, "max-errors=m: quiet=q runtime=r: sms=s: platform=p: channels=c:");
+    while ((c = cmd_getopt(argc, argv, "q", t.opt, &started)) != -1) {
         if (c == 'q')
             quiet = 1;
         else if (c == '?')

@@ -1,4 +1,5 @@
 /* cmdutil.c: helpers shared by the subcommands: error printing, help, schedule loading. */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -126,6 +127,29 @@ int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sc
         }
     }
     return 0;
+}
+
+void cmd_opts_init(struct cmd_opts *t, const char *spec)
+{
+    char *p = t->names;
+    int n = 0;
+
+    assert(strlen(spec) < sizeof(t->names));
+    strcpy(t->names, spec);
+    while (*(p += strspn(p, " ")) != '\0') {
+        char *eq = strchr(p, '=');
+        int arg;
+
+        assert(eq != NULL && eq[1] != '\0' && n < CMD_MAX_OPTS);
+        *eq = '\0';
+        arg = eq[2] == ':';
+        t->opt[n++] = (struct option){p, arg ? required_argument : no_argument, NULL, eq[1]};
+        p = eq + 2 + arg;
+        assert(*p == ' ' || *p == '\0');
+        if (*p == ' ')
+            *p++ = '\0';
+    }
+    t->opt[n] = (struct option){NULL, 0, NULL, 0};
 }
 
 const char *cmd_opt_long_name(const struct option *longopts, int val)

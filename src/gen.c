@@ -12,16 +12,22 @@
 /* A generator refuses its options with CS_ERR_USAGE and a message naming the option. */
 #define usage(err, ...) cs_error_fail((err), CS_ERR_USAGE, "", 0, __VA_ARGS__)
 
-static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
-                       struct cs_error *err)
+/* in into o with the defaults every generator shares: the Simple protocol, an allreduce. */
+static void shared_defaults(const struct cs_gen_opts *in, struct cs_gen_opts *o)
 {
     *o = *in;
-    if (o->instances == 0)
-        o->instances = 1;
     if (o->proto == 0)
         o->proto = CS_PROTO_SIMPLE;
     if (o->coll == 0)
         o->coll = CS_COLL_ALLREDUCE;
+}
+
+static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int min_gpus,
+                       struct cs_error *err)
+{
+    shared_defaults(in, o);
+    if (o->instances == 0)
+        o->instances = 1;
     if (o->coll < CS_COLL_ALLREDUCE || o->coll > CS_COLL_ALLTOALL)
         return usage(err, "--coll must be allreduce, allgather, reducescatter or alltoall");
     if (o->gpus < min_gpus)
@@ -731,17 +737,13 @@ static int nccl_name(struct cs_sched *s, const struct cs_gen_opts *o, const stru
 /* nccl's own defaults and the options it refuses. */
 static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct cs_error *err)
 {
-    *o = *in;
+    shared_defaults(in, o);
     if (o->nccl_version == 0)
         o->nccl_version = CS_NCCL_DEFAULT_VERSION;
     if (o->channels == 0)
         o->channels = CS_NCCL_DEFAULT_CHANNELS;
     if (o->nodes == 0)
         o->nodes = 1;
-    if (o->proto == 0)
-        o->proto = CS_PROTO_SIMPLE;
-    if (o->coll == 0)
-        o->coll = CS_COLL_ALLREDUCE;
     if (o->instances > 1 || o->per_node || o->min_bytes || o->max_bytes)
         return usage(err, "nccl sets its own instances (1), ring order and size window");
     if (o->size_bytes < 1 || o->size_bytes > CS_GEN_MAX_WINDOW_BYTES)

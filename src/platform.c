@@ -666,7 +666,6 @@ static xmlEntityPtr on_get_pentity(void *ctx, const xmlChar *name)
 static int feed(void *ctx, char *out, int len)
 {
     struct guard *g = ctx;
-    size_t n = g->len - g->pos;
 
     if (g->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
         if (g->what[0] == '\0') {
@@ -677,11 +676,7 @@ static int feed(void *ctx, char *out, int len)
         }
         return -1;
     }
-    if (n > (size_t)len)
-        n = (size_t)len;
-    memcpy(out, g->buf + g->pos, n);
-    g->pos += n;
-    return (int)n;
+    return cs_xml_feed(g->buf, g->len, &g->pos, out, len);
 }
 
 /* Parse path into a document whose root is <platform>; NULL (err set) otherwise. A platform file

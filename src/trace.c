@@ -246,19 +246,18 @@ static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_ti
         fprintf(fp, "}}");
         break;
     case CS_TL_LATENCY:
-        slice(fp, "hop latency", "latency", tb, b0, b1);
-        if (other != NULL)
+    case CS_TL_OVERHEAD:
+    case CS_TL_LAUNCH: {
+        const char *name = e->kind == CS_TL_LATENCY    ? "hop latency"
+                           : e->kind == CS_TL_OVERHEAD ? "call overhead"
+                                                       : "later launch";
+
+        slice(fp, name, strchr(name, ' ') + 1, tb, b0, b1); /* the category: the name's last word */
+        if (e->kind == CS_TL_LATENCY && other != NULL)
             fprintf(fp, ",\"args\":{\"from\":\"gpu %d tb %d\"}", other->gpu, other->id);
         fprintf(fp, "}");
         break;
-    case CS_TL_OVERHEAD:
-        slice(fp, "call overhead", "overhead", tb, b0, b1);
-        fprintf(fp, "}");
-        break;
-    case CS_TL_LAUNCH:
-        slice(fp, "later launch", "launch", tb, b0, b1);
-        fprintf(fp, "}");
-        break;
+    }
     case CS_TL_UNIT:
         write_unit(fp, e, tb, p0, p1);
         break;

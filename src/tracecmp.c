@@ -296,40 +296,50 @@ static int number_member(struct jp *j, double *v, int *has, int bit)
     return jnumber(j, v);
 }
 
+/* A member an object's reader keeps: a string into buf[size], or (buf NULL) a number into *num,
+ * with bit set in the object's has. */
+struct member {
+    const char *key;
+    char *buf;
+    size_t size;
+    double *num;
+    int bit;
+};
+
+/* Read key's value into the member of ms[0..n) that it names, or skip it. */
+static int read_member(struct jp *j, const char *key, const struct member *ms, int n, int *has)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(key, ms[i].key) == 0)
+            return ms[i].buf != NULL ? jstring(j, ms[i].buf, ms[i].size)
+                                     : number_member(j, ms[i].num, has, ms[i].bit);
+    return jskip(j);
+}
+
 static int args_member(void *ctx, struct jp *j, const char *key)
 {
     struct event *e = ctx;
+    const struct member ms[] = {{"iteration", NULL, 0, &e->iter, HAS_ITER},
+                                {"step", NULL, 0, &e->step, HAS_STEP}};
 
-    if (strcmp(key, "iteration") == 0)
-        return number_member(j, &e->iter, &e->has, HAS_ITER);
-    if (strcmp(key, "step") == 0)
-        return number_member(j, &e->step, &e->has, HAS_STEP);
-    return jskip(j);
+    return read_member(j, key, ms, 2, &e->has);
 }
 
 static int event_member(void *ctx, struct jp *j, const char *key)
 {
     struct event *e = ctx;
+    const struct member ms[] = {
+        {"name", e->name, sizeof(e->name), NULL, 0}, {"cat", e->cat, sizeof(e->cat), NULL, 0},
+        {"ph", e->ph, sizeof(e->ph), NULL, 0},       {"pid", NULL, 0, &e->pid, HAS_PID},
+        {"tid", NULL, 0, &e->tid, HAS_TID},          {"ts", NULL, 0, &e->ts, HAS_TS},
+        {"dur", NULL, 0, &e->dur, HAS_DUR},
+    };
 
-    if (strcmp(key, "name") == 0)
-        return jstring(j, e->name, sizeof(e->name));
-    if (strcmp(key, "cat") == 0)
-        return jstring(j, e->cat, sizeof(e->cat));
-    if (strcmp(key, "ph") == 0)
-        return jstring(j, e->ph, sizeof(e->ph));
-    if (strcmp(key, "pid") == 0)
-        return number_member(j, &e->pid, &e->has, HAS_PID);
-    if (strcmp(key, "tid") == 0)
-        return number_member(j, &e->tid, &e->has, HAS_TID);
-    if (strcmp(key, "ts") == 0)
-        return number_member(j, &e->ts, &e->has, HAS_TS);
-    if (strcmp(key, "dur") == 0)
-        return number_member(j, &e->dur, &e->has, HAS_DUR);
     if (strcmp(key, "args") == 0) {
         ws(j);
         return j->p < j->end && *j->p == '{' ? jobject(j, args_member, e) : jskip(j);
     }
-    return jskip(j);
+    return read_member(j, key, ms, 7, &e->has);
 }
 
 /* A trace event: a step or wait slice with its iteration and step becomes a raw span. */
@@ -373,16 +383,13 @@ static int other_member(void *ctx, struct jp *j, const char *key)
     struct cs_step_trace *t = ctx;
     double v;
     int has = 0, rc;
+    const struct member ms[] = {{"collective", t->coll, sizeof(t->coll), NULL, 0},
+                                {"protocol", t->proto, sizeof(t->proto), NULL, 0},
+                                {"source", t->source, sizeof(t->source), NULL, 0}};
 
-    if (strcmp(key, "collective") == 0)
-        return jstring(j, t->coll, sizeof(t->coll));
-    if (strcmp(key, "protocol") == 0)
-        return jstring(j, t->proto, sizeof(t->proto));
-    if (strcmp(key, "source") == 0)
-        return jstring(j, t->source, sizeof(t->source));
     if (strcmp(key, "gpus") != 0 && strcmp(key, "size_bytes") != 0 &&
         strcmp(key, "iterations") != 0)
-        return jskip(j);
+        return read_member(j, key, ms, 3, &has);
     if ((rc = number_member(j, &v, &has, 1)) != 0 || !has)
         return rc;
     if (v < 0 || v > 1e18)

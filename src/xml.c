@@ -476,7 +476,6 @@ static int malformed(struct reader *rd)
 static int feed(void *ctx, char *out, int len)
 {
     struct reader *rd = ctx;
-    size_t n = rd->len - rd->pos;
 
     if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
         if (rd->rc == 0)
@@ -486,10 +485,17 @@ static int feed(void *ctx, char *out, int len)
         rd->crowded = 1;
         return -1;
     }
+    return cs_xml_feed(rd->buf, rd->len, &rd->pos, out, len);
+}
+
+int cs_xml_feed(const char *buf, size_t buflen, size_t *pos, char *out, int len)
+{
+    size_t n = buflen - *pos;
+
     if (n > (size_t)len)
         n = (size_t)len;
-    memcpy(out, rd->buf + rd->pos, n);
-    rd->pos += n;
+    memcpy(out, buf + *pos, n);
+    *pos += n;
     return (int)n;
 }
 

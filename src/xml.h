@@ -40,6 +40,10 @@ int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, stru
  * pairwise, so a flood of them would run for minutes (a schedule needs 10). */
 #define CS_XML_MAX_ATTRS 1024
 
+/* The work of a libxml2 read callback over an input held whole in buf[0..buflen): copy the next
+ * at most len bytes from *pos to out and advance *pos. The count copied, 0 at the end. */
+int cs_xml_feed(const char *buf, size_t buflen, size_t *pos, char *out, int len);
+
 /* Whether a libxml2 parser context (xmlParserCtxtPtr) stopped on a NUL byte it took for the end
  * of the text, before the end of the input (seen after decoding, so UTF-16 is covered too). */
 int cs_xml_stopped_at_nul(const void *parser_ctxt);

@@ -9,30 +9,29 @@ src=${CS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${CS_BUILDDIR:-$(pwd)}
 collsim=$build/collsim
 dir=$src/tests/data/bad
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cs-bad.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
-fails=0
+. "$src/tests/lib.sh"
 n=0
 
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
-
-# check FILE LINE SUBSTRING: exit status 2, and a stderr line "FILE:LINE: ...SUBSTRING..."
-check() {
-    "$collsim" verify "$1" >"$tmp/out" 2>"$tmp/err"
+# refused WHAT FILE LINE SUBSTRING CMD...: CMD exits 2 with a stderr line
+# "FILE:LINE: ...SUBSTRING..." (LINE 0: "FILE: ..."); a failure is named WHAT.
+refused() {
+    what=$1 file=$2 line=$3 want=$4
+    shift 4
+    "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     n=$((n + 1))
-    if [ "$2" = 0 ]; then prefix="$1: "; else prefix="$1:$2: "; fi
+    if [ "$line" = 0 ]; then prefix="$file: "; else prefix="$file:$line: "; fi
     if [ "$rc" -ne 2 ]; then
-        fail "$1: exit status $rc, expected 2"
+        fail "$what: exit status $rc, expected 2"
         sed 's/^/  /' "$tmp/err" >&2
-    elif ! grep -F -- "$prefix" "$tmp/err" | grep -q -F -- "$3"; then
-        fail "$1: stderr lacks '$prefix...$3...'"
+    elif ! grep -F -- "$prefix" "$tmp/err" | grep -q -F -- "$want"; then
+        fail "$what: stderr lacks '$prefix...$want...'"
         sed 's/^/  /' "$tmp/err" >&2
     fi
 }
+
+# check FILE LINE SUBSTRING: `collsim verify FILE` is refused so
+check() { refused "$1" "$@" "$collsim" verify "$1"; }
 
 [ -x "$collsim" ] || { echo "bad_input.sh: $collsim not built" >&2; exit 99; }
 [ -f "$dir/EXPECTED" ] || { echo "bad_input.sh: $dir/EXPECTED missing" >&2; exit 99; }
@@ -73,19 +72,7 @@ rm -f "$big"
 # NUL byte, encoding but UTF-8 or file over CS_XML_MAX_BYTES. Each exits 2 with FILE:LINE.
 plat=$src/platforms/a100-pcie-4gpu.xml
 ring4=$src/tests/data/msccl-xml/simple_allreduce_ring.4gpu.1inst.xml
-check_platform() {
-    "$collsim" predict "$ring4" --platform "$1" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    n=$((n + 1))
-    if [ "$2" = 0 ]; then prefix="$1: "; else prefix="$1:$2: "; fi
-    if [ "$rc" -ne 2 ]; then
-        fail "platform $1: exit status $rc, expected 2"
-        sed 's/^/  /' "$tmp/err" >&2
-    elif ! grep -F -- "$prefix" "$tmp/err" | grep -q -F -- "$3"; then
-        fail "platform $1: stderr lacks '$prefix...$3...'"
-        sed 's/^/  /' "$tmp/err" >&2
-    fi
-}
+check_platform() { refused "platform $1" "$@" "$collsim" predict "$ring4" --platform "$1" -b 1M -e 1M; }
 subset='SYSTEM "https://simgrid.org/simgrid.dtd" [<!ENTITY g "gpu">]>'
 no_subset="not declare anything: no internal subset"
 sed "s|^SYSTEM \"https://simgrid.org/simgrid.dtd\">|$subset|; s|id=\"gpu0\"|id=\"\&g;0\"|" "$plat" \

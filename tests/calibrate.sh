@@ -7,9 +7,7 @@ set -u
 : "${CS_BUILDDIR:=$(pwd)}"
 collsim="$CS_BUILDDIR/collsim"
 fixture="$CS_SRCDIR/tests/data/calibration/synthetic-harness.csv"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$CS_SRCDIR/tests/lib.sh"
 
 # value KEY FILE: the value of <prop id="KEY" .../> in FILE.
 value() {
@@ -21,16 +19,14 @@ near() {
     got=$(value "$1" "$4")
     if [ -z "$got" ] || ! awk -v g="$got" -v w="$2" -v t="$3" \
         'BEGIN { e = (g - w) / w; if (e < 0) e = -e; exit !(e <= t) }'; then
-        echo "FAIL: $1 = '${got}', want $2 within $3" >&2
-        fail=1
+        fail "$1 = '${got}', want $2 within $3"
     fi
 }
 
 # absent KEY FILE: no <prop id="KEY"> in FILE.
 absent() {
     if [ -n "$(value "$1" "$2")" ]; then
-        echo "FAIL: $1 = $(value "$1" "$2") in $2, want none" >&2
-        fail=1
+        fail "$1 = $(value "$1" "$2") in $2, want none"
     fi
 }
 
@@ -41,14 +37,13 @@ expect_error() {
     "$collsim" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if [ "$rc" -ne "$want" ] || ! grep -q -- "$pat" "$tmp/err"; then
-        echo "FAIL: collsim $* exited $rc (want $want), stderr:" >&2
+        fail "collsim $* exited $rc (want $want), stderr:"
         cat "$tmp/err" >&2
-        fail=1
     fi
 }
 
 "$collsim" calibrate fit "$fixture" --link nvlink --only-fitted -o "$tmp/p.xml" \
-    --report "$tmp/r.md" || { echo "FAIL: calibrate fit on the fixture" >&2; exit 1; }
+    --report "$tmp/r.md" || { fail "calibrate fit on the fixture"; exit 1; }
 # Its launch rows are back-to-back ones and its protocol series loopbacks of one call count:
 # neither cs.launch_s (the isolated launch) nor a link class's cs.call_s comes from them.
 absent cs.launch_s "$tmp/p.xml"
@@ -65,28 +60,27 @@ near cs.link_lat_s.nvlink 0.8e-6 0.02 "$tmp/p.xml"
 # Every line is a comment or a prop; every prop follows a comment naming the fit.
 if grep -v -e '^<!-- ' -e '^<prop id="cs\.[A-Za-z0-9_.]*" value="[0-9.e+-]*"/>$' "$tmp/p.xml" |
     grep -q .; then
-    echo "FAIL: unexpected lines in the parameters" >&2
-    fail=1
+    fail "unexpected lines in the parameters"
 fi
-[ "$(grep -c '^<prop' "$tmp/p.xml")" -eq 7 ] || { echo "FAIL: want 7 fitted props" >&2; fail=1; }
-grep -q '1 rows not ok skipped' "$tmp/r.md" || { echo "FAIL: report misses the skipped row" >&2; fail=1; }
-grep -q '| 16777216 |' "$tmp/r.md" || { echo "FAIL: report misses residuals" >&2; fail=1; }
+[ "$(grep -c '^<prop' "$tmp/p.xml")" -eq 7 ] || fail "want 7 fitted props"
+grep -q '1 rows not ok skipped' "$tmp/r.md" || fail "report misses the skipped row"
+grep -q '| 16777216 |' "$tmp/r.md" || fail "report misses residuals"
 # Without --only-fitted every key is written, the unfitted ones with their prior.
-"$collsim" calibrate fit "$fixture" -o "$tmp/all.xml" || fail=1
+"$collsim" calibrate fit "$fixture" -o "$tmp/all.xml" || fail "calibrate fit without --only-fitted"
 # ... and every key of src/params.h is there: without --link the 6 keys that need no link class
 # are fitted (three tb_Bps, copy, reduce), the rest keep their priors.
 total=$(grep -c '^<prop' "$tmp/all.xml")
 priors=$(grep -c 'not fitted; prior' "$tmp/all.xml")
 [ "$total" -ge 22 ] && [ $((total - priors)) -eq 5 ] ||
-    { echo "FAIL: $total props, $priors priors" >&2; fail=1; }
+    fail "$total props, $priors priors"
 
 # The harness's own format fixture (tests/data/calibration/README lists its parameters).
 "$collsim" calibrate fit "$CS_SRCDIR/tests/data/calibration/format-fixture.csv" --link nvlink \
-    --only-fitted -o "$tmp/ff.xml" --report "$tmp/ff.md" || { echo "FAIL: format fixture" >&2; fail=1; }
+    --only-fitted -o "$tmp/ff.xml" --report "$tmp/ff.md" || fail "format fixture"
 absent cs.launch_s "$tmp/ff.xml"             # back-to-back launches only
 absent cs.call_s.LL.nvlink "$tmp/ff.xml"      # loopback protocol series cross no link
 grep -q 'launch 0.000 us, per call 1.000 us, rate 15 GB/s' "$tmp/ff.md" ||
-    { echo "FAIL: format fixture's LL launch + calls fit" >&2; fail=1; }
+    fail "format fixture's LL launch + calls fit"
 near cs.tb_Bps.LL 1.5e10 0.02 "$tmp/ff.xml"
 near cs.tb_Bps.LL128 4e10 0.02 "$tmp/ff.xml"
 near cs.tb_Bps.Simple 6e10 0.02 "$tmp/ff.xml"
@@ -94,7 +88,7 @@ near cs.copy_Bps 1e11 0.02 "$tmp/ff.xml"          # 2 x 5e10 (read + write)
 near cs.reduce_Bps 1.05e11 0.02 "$tmp/ff.xml"     # 3 x 3.5e10 (two reads, one write)
 near cs.link_Bps.nvlink 2e11 0.02 "$tmp/ff.xml"
 near cs.link_lat_s.nvlink 0.8e-6 0.02 "$tmp/ff.xml"  # half of the 1.6 us round trip
-grep -q '1 rows not ok skipped' "$tmp/ff.md" || { echo "FAIL: bad_data row not skipped" >&2; fail=1; }
+grep -q '1 rows not ok skipped' "$tmp/ff.md" || fail "bad_data row not skipped"
 
 # Synthetic truth of issue 15 in the harness's CSV format (0.5% noise): a 5 us isolated launch of
 # one threadblock (the other launch rows differ); loopback protocol pairs of 1, 8 and 64 calls
@@ -138,7 +132,7 @@ BEGIN {
     proto("proto_link", "simple", 0, 1, 1, 6e-6, 6.0e-6, 20e9)
 }' >"$tmp/truth.csv"
 "$collsim" calibrate fit "$tmp/truth.csv" --link nvlink --only-fitted -o "$tmp/t.xml" \
-    --report "$tmp/t.md" || { echo "FAIL: calibrate fit on the synthetic truth" >&2; fail=1; }
+    --report "$tmp/t.md" || fail "calibrate fit on the synthetic truth"
 near cs.launch_s 5e-6 0.02 "$tmp/t.xml"               # the isolated launch of one threadblock
 near cs.tb_Bps.LL 10e9 0.02 "$tmp/t.xml"              # one loopback pair, not 16 or 66
 near cs.tb_Bps.LL128 18e9 0.02 "$tmp/t.xml"
@@ -147,21 +141,21 @@ near cs.call_s.LL128.nvlink 0.8e-6 0.02 "$tmp/t.xml"  # what LL128 adds to LL be
 near cs.call_s.Simple.nvlink 4.0e-6 0.02 "$tmp/t.xml"
 near cs.link_lat_s.nvlink 0.8e-6 0.02 "$tmp/t.xml"
 absent cs.call_s.LL.nvlink "$tmp/t.xml"               # LL's per-hop cost is cs.link_lat_s
-[ "$(grep -c '^<prop' "$tmp/t.xml")" -eq 7 ] || { echo "FAIL: want 7 fitted props" >&2; fail=1; }
+[ "$(grep -c '^<prop' "$tmp/t.xml")" -eq 7 ] || fail "want 7 fitted props"
 grep -q '^25 exec rows (whole schedules) left out of the fit' "$tmp/t.md" ||
-    { echo "FAIL: exec rows not reported apart" >&2; fail=1; }
+    fail "exec rows not reported apart"
 # The loopback LL pair's per-call cost and launch come back apart, and are only reported.
 grep -Eq 'launch (4\.9|5\.0)[0-9]* us, per call 1\.[45][0-9]* us, rate (9\.9|10\.0)[0-9]* GB/s' \
     "$tmp/t.md" && grep -Eq 'per-call cost 1\.[45][0-9]* us: a loopback on one GPU crosses no link' \
     "$tmp/t.md" ||
-    { echo "FAIL: loopback LL launch + calls fit not reported" >&2; fail=1; }
+    fail "loopback LL launch + calls fit not reported"
 # Without the LL series of the pair, what LL128 and Simple add to LL is not known.
 grep -v '^proto_link,ll,' "$tmp/truth.csv" >"$tmp/noll.csv"
 "$collsim" calibrate fit "$tmp/noll.csv" --link nvlink --only-fitted -o "$tmp/noll.xml" \
-    --report "$tmp/noll.md" || fail=1
+    --report "$tmp/noll.md" || fail "calibrate fit without the LL pair"
 absent cs.call_s.LL128.nvlink "$tmp/noll.xml"
 grep -q 'no LL series of the same pair: what LL128 adds to LL not known' "$tmp/noll.md" ||
-    { echo "FAIL: missing LL pair not reported" >&2; fail=1; }
+    fail "missing LL pair not reported"
 
 # Bad input: exit 2 with file:line.
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,10,0.1,0.2,in_place\n2048,abc,0.1,0.2,in_place\n' >"$tmp/bad1.csv"
@@ -199,10 +193,10 @@ awk -F, -v OFS=, '/^#/ || !n++ { print; next } !d++ { $10 = "4096.5" } { print }
 expect_error 2 "bad8.csv:[0-9]*: bytes '4096.5' is not a whole number" calibrate fit "$tmp/bad8.csv"
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps,placement\n1024,1e-308,,,in_place\n2048,11,,,in_place\n' >"$tmp/tiny.csv"
 "$collsim" calibrate fit "$tmp/tiny.csv" --ranks 4 -o "$tmp/tiny.xml" >/dev/null 2>"$tmp/err"
-! grep -q "not a finite number" "$tmp/err" || { echo "FAIL: 1e-308 is not a number: $(cat "$tmp/err")" >&2; fail=1; }
+! grep -q "not a finite number" "$tmp/err" || fail "1e-308 is not a number: $(cat "$tmp/err")"
 # Attached option values (--opt=value, -oFILE) read as the separate ones.
 "$collsim" calibrate fit "$fixture" --link=nvlink --only-fitted -o"$tmp/p2.xml" &&
-    cmp -s "$tmp/p.xml" "$tmp/p2.xml" || { echo "FAIL: attached option values" >&2; fail=1; }
+    cmp -s "$tmp/p.xml" "$tmp/p2.xml" || fail "attached option values"
 
 # The shared measurements, when present: sane values.
 # Raw nccl-tests output: the OCI table written as nccl-tests prints it fits exactly as the table
@@ -212,44 +206,44 @@ oci="$CS_SRCDIR/tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv"
 sh "$CS_SRCDIR/tests/data/nccl-tests/to-nccl-tests.sh" "$oci" >"$tmp/oci.out"
 "$collsim" calibrate fit "$oci" --link nvlink -o "$tmp/csv.props" >/dev/null 2>&1
 "$collsim" calibrate fit "$tmp/oci.out" --link nvlink -o "$tmp/raw.props" >"$tmp/out" 2>&1 ||
-    { echo "FAIL: calibrate fit on nccl-tests output: $(cat "$tmp/out")" >&2; fail=1; }
+    fail "calibrate fit on nccl-tests output: $(cat "$tmp/out")"
 grep -v '^<!--' "$tmp/csv.props" >"$tmp/a"
 grep -v '^<!--' "$tmp/raw.props" >"$tmp/b"
 [ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b" ||
-    { echo "FAIL: nccl-tests output and its table fit differently" >&2; diff "$tmp/a" "$tmp/b" >&2; fail=1; }
+    { fail "nccl-tests output and its table fit differently"; diff "$tmp/a" "$tmp/b" >&2; }
 line=$(grep -n '^ *1024 ' "$tmp/oci.out" | cut -d: -f1)
 sed "${line}s/      0 /      3 /" "$tmp/oci.out" >"$tmp/wrong.out"
 "$collsim" calibrate fit "$tmp/wrong.out" --link nvlink >"$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "wrong.out:$line: nccl-tests reports 3 wrong values" "$tmp/out" ||
-    { echo "FAIL: wrong values in nccl-tests output: $(cat "$tmp/out")" >&2; fail=1; }
+    fail "wrong values in nccl-tests output: $(cat "$tmp/out")"
 sed "${line}s/ sum / /" "$tmp/oci.out" >"$tmp/short.out"
 "$collsim" calibrate fit "$tmp/short.out" --link nvlink >"$tmp/out" 2>&1
 [ $? -eq 2 ] && grep -q "short.out:$line: an nccl-tests row of 12 fields under a header of 13" "$tmp/out" ||
-    { echo "FAIL: short nccl-tests row: $(cat "$tmp/out")" >&2; fail=1; }
+    fail "short nccl-tests row: $(cat "$tmp/out")"
 
 shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
 if [ -d "$shared" ]; then
     "$collsim" calibrate fit "$shared/nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv" \
         "$shared/oci-bmgpu48-a100sxm40-1node-8gpu.csv" --link nvlink --only-fitted \
-        -o "$tmp/oci.xml" --report "$tmp/oci.md" || fail=1
+        -o "$tmp/oci.xml" --report "$tmp/oci.md" || fail "calibrate fit oci.xml"
     near cs.launch_s 6.0e-6 0.1 "$tmp/oci.xml"          # 10 us at 2 steps, ~1.9 us per step
     near cs.link_Bps.nvlink 232e9 0.03 "$tmp/oci.xml"   # busbw 230-235 GB/s at >= 1 GiB
     "$collsim" calibrate fit "$shared/azure-aibench-ndv4-a100sxm80-1node-8gpu.csv" --ranks 8 \
-        --sizes 256M: --segments 1 --only-fitted -o "$tmp/az.xml" || fail=1
+        --sizes 256M: --segments 1 --only-fitted -o "$tmp/az.xml" || fail "calibrate fit az.xml"
     near cs.link_Bps.nvlink 231e9 0.03 "$tmp/az.xml"
     "$collsim" calibrate fit "$shared/sm02-a100pcie40-1node-4gpu-sys.csv" --link pcie \
-        --segments 2 --only-fitted -o "$tmp/sm02.xml" || fail=1
+        --segments 2 --only-fitted -o "$tmp/sm02.xml" || fail "calibrate fit sm02.xml"
     near cs.link_Bps.pcie 5.2e9 0.15 "$tmp/sm02.xml"    # busbw ~5 GB/s across sockets
     # The committed fits agree with fresh fits of the same data (tests/platforms.sh checks the
     # committed platforms against the committed fits: 234.0 GB/s x 1.0316 through the replay).
     (cd "$shared" && "$collsim" calibrate fit oci-bmgpu48-a100sxm40-1node-8gpu.csv --link nvlink \
-        --proto Simple --sizes 256M: --segments 1 --only-fitted -o "$tmp/ocibw.xml") || fail=1
+        --proto Simple --sizes 256M: --segments 1 --only-fitted -o "$tmp/ocibw.xml") || fail "calibrate fit ocibw.xml"
     committed="$CS_SRCDIR/results/validation/fit-oci-bandwidth.props"
     near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$committed")" 1e-6 "$tmp/ocibw.xml"
     (cd "$shared" && "$collsim" calibrate fit nccltests123-dgxa100-ring-1ch-smallmsg-latency.csv \
-        --link nvlink --proto LL --only-fitted -o "$tmp/lat.props") || fail=1
+        --link nvlink --proto LL --only-fitted -o "$tmp/lat.props") || fail "calibrate fit lat.props"
     cmp -s "$tmp/lat.props" "$CS_SRCDIR/results/validation/fit-ring-latency.props" ||
-        { echo "FAIL: results/validation/fit-ring-latency.props differs from a fresh fit"; fail=1; }
+        fail "results/validation/fit-ring-latency.props differs from a fresh fit"
     # cs.link_eff.LL.nvlink: the least-squares slope of NDv4's medians at 64-512 KiB against
     # NCCL's LL channels there (2, 4, 8, 16), per ring step, as a share of the port
     # (results/validation/fit-ndv4-ll-share.md).
@@ -264,6 +258,6 @@ if [ -d "$shared" ]; then
     near cs.link_Bps.nvlink "$want" 1e-5 "$CS_SRCDIR/platforms/dgx-a100.xml"
 else
     echo "calibrate.sh: SKIP: $shared absent; the fits of the shared measurements not run"
-    [ "$fail" -eq 0 ] && exit 77
+    [ "$fails" -eq 0 ] && exit 77
 fi
-exit $fail
+[ "$fails" -eq 0 ]

@@ -7,9 +7,7 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 collsim="$CS_BUILDDIR/collsim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$CS_SRCDIR/tests/lib.sh"
 
 value() { # KEY FILE: the value of <prop id="KEY" .../> in FILE
     sed -n "s/.*<prop id=\"$1\" value=\"\\([^\"]*\\)\".*/\\1/p" "$2" | tail -n 1
@@ -17,7 +15,7 @@ value() { # KEY FILE: the value of <prop id="KEY" .../> in FILE
 near() { # WHAT GOT WANT RELTOL
     awk -v g="$2" -v w="$3" -v t="$4" \
         'BEGIN { d = (g - w) / w; if (d < 0) d = -d; exit !(g != "" && d <= t) }' ||
-        { echo "FAIL: $1: got '$2', want $3 within $4" >&2; fail=1; }
+        fail "$1: got '$2', want $3 within $4"
 }
 
 # predicted SPEC PLATFORM MEAS OUT: per size of MEAS, the fastest of LL, LL128 and Simple at that
@@ -49,26 +47,26 @@ residuals() {
 # --- a table the model predicted: the fit finds the launch and bandwidth it was made with.
 spec=ring:gpus=8,channels=24,instances=1,protocol=Simple
 "$collsim" platform dgx-a100 --set cs.launch_s=7e-6 --set cs.link_Bps.nvlink=200e9 \
-    -o "$tmp/truth.xml" || fail=1
+    -o "$tmp/truth.xml" || fail "platform dgx-a100 for the predicted table"
 "$collsim" predict --gen "$spec" --platform "$tmp/truth.xml" --protocol Simple -b 1K -e 8G -f 8 \
-    --format csv >"$tmp/table.csv" 2>/dev/null || fail=1
+    --format csv >"$tmp/table.csv" 2>/dev/null || fail "predict the table to fit"
 "$collsim" calibrate platform --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
     --protocols Simple --tol 0.01 -o "$tmp/fit.xml" --props "$tmp/fit.props" \
     --report "$tmp/fit.md" ||
-    { echo "FAIL: calibrate platform on a predicted table" >&2; fail=1; }
+    fail "calibrate platform on a predicted table"
 near cs.launch_s "$(value cs.launch_s "$tmp/fit.xml")" 7e-6 1e-3
 near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$tmp/fit.xml")" 200e9 1e-3
 grep -q '^| `cs.launch_s` | [1-9][0-9]* | 46.200 us | 7.000 us |' "$tmp/fit.md" &&
     grep -q '^| `cs.link_Bps.nvlink` | [1-9][0-9]* | 194 GB/s | 200 GB/s |' "$tmp/fit.md" &&
     grep -q 'iterations\{0,1\} (one prediction of the bands each), converged' "$tmp/fit.md" ||
-    { echo "FAIL: the report's keys and iterations:" >&2; cat "$tmp/fit.md" >&2; fail=1; }
+    { fail "the report's keys and iterations:"; cat "$tmp/fit.md" >&2; }
 # The props file holds the two adjusted keys; the platform written from it has them too.
 [ "$(grep -c '^<prop' "$tmp/fit.props")" -eq 2 ] ||
-    { echo "FAIL: want 2 props:" >&2; cat "$tmp/fit.props" >&2; fail=1; }
-"$collsim" platform dgx-a100 --params "$tmp/fit.props" -o "$tmp/again.xml" || fail=1
+    { fail "want 2 props:"; cat "$tmp/fit.props" >&2; }
+"$collsim" platform dgx-a100 --params "$tmp/fit.props" -o "$tmp/again.xml" || fail "platform --params fit.props"
 for k in cs.launch_s cs.link_Bps.nvlink; do
     [ "$(value $k "$tmp/again.xml")" = "$(value $k "$tmp/fit.xml")" ] ||
-        { echo "FAIL: $k differs through --props" >&2; fail=1; }
+        fail "$k differs through --props"
 done
 
 # --- bad input: exit 2 with the reason (file:line where there is one).
@@ -78,7 +76,7 @@ expect_error() { # PATTERN ARGS...
     "$collsim" calibrate platform "$@" >/dev/null 2>"$tmp/err"
     rc=$?
     [ "$rc" -eq 2 ] && grep -q -- "$pat" "$tmp/err" ||
-        { echo "FAIL: calibrate platform $* exited $rc: $(cat "$tmp/err")" >&2; fail=1; }
+        fail "calibrate platform $* exited $rc: $(cat "$tmp/err")"
 }
 expect_error "needs --family" "$tmp/table.csv" -o "$tmp/x.xml"
 expect_error "needs MEASUREMENT" --family dgx-a100 "$tmp/table.csv"
@@ -95,19 +93,19 @@ expect_error "no measured size is dominated" --family dgx-a100 "$tmp/table.csv" 
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps\n1048576,100,10,15\n' >"$tmp/4ranks.csv"
 expect_error "4ranks.csv: allreduce over 4 ranks, unlike the fitted tables (allreduce over 8)" \
     --family dgx-a100 "$tmp/table.csv" --held-out "$tmp/4ranks.csv" -o "$tmp/x.xml"
-[ ! -e "$tmp/x.xml" ] || { echo "FAIL: a failed fit wrote its platform" >&2; fail=1; }
+[ ! -e "$tmp/x.xml" ] || fail "a failed fit wrote its platform"
 
 # --- the README's walk-through, run as written, on the shared measurements (not under
 # sanitizers, where its replays take minutes: the default and clang builds run it).
 if [ "${CS_SANITIZED:-0}" = 1 ]; then
     echo "calibrate_platform.sh: the README's walk-through is not run under sanitizers"
-    exit $fail
+    exit $((fails > 0))
 fi
 shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}/measurements"
 if [ ! -d "$shared" ]; then
     echo "calibrate_platform.sh: SKIP: $shared absent; the README's walk-through not run"
-    [ "$fail" -eq 0 ] && exit 77
-    exit $fail
+    [ "$fails" -eq 0 ] && exit 77
+    exit 1
 fi
 # The command: the README's lines from "    collsim calibrate platform" to the first without a
 # trailing backslash.
@@ -141,21 +139,20 @@ set -- $stated $got
 if [ "$#" -ne 5 ] || [ "$5" -ne 28 ] ||
     ! awk -v sm="$1" -v sx="$2" -v gm="$3" -v gx="$4" \
         'BEGIN { exit !(gm <= sm + 0.006 && gx <= sx + 0.006) }'; then
-    echo "FAIL: re-predicted: median/max |error| $3%/$4% over $5 sizes, the report states $1%/$2%" >&2
-    fail=1
+    fail "re-predicted: median/max |error| $3%/$4% over $5 sizes, the report states $1%/$2%"
 fi
 # The bands the keys were fitted on stay within the tolerance the report names.
 grep -q '^[0-9]* iterations\{0,1\} (one prediction of the bands each), converged' "$report" ||
-    { echo "FAIL: the walk-through did not converge" >&2; fail=1; }
+    fail "the walk-through did not converge"
 grep -q '^## Held out: `.*thanos-notes' "$report" ||
-    { echo "FAIL: the report has no held-out table" >&2; fail=1; }
+    fail "the report has no held-out table"
 # The committed outputs of this command (results/calibration/dgx-a100-fit.*) are current: the
 # same fitted values (their comments name the data by another path).
 props=$(ls "$tmp"/readme/*.props | head -n 1)
 [ "$(grep '^<prop' "$props")" = "$(grep '^<prop' "$CS_SRCDIR/results/calibration/dgx-a100-fit.props")" ] ||
-    { echo "FAIL: results/calibration/dgx-a100-fit.props is stale; rerun the README's calibrate platform command there" >&2; fail=1; }
+    fail "results/calibration/dgx-a100-fit.props is stale; rerun the README's calibrate platform command there"
 for k in cs.launch_s cs.link_Bps.nvlink; do
     [ "$(value $k "$plat")" = "$(value $k "$CS_SRCDIR/results/calibration/dgx-a100-fit.xml")" ] ||
-        { echo "FAIL: results/calibration/dgx-a100-fit.xml: $k is stale" >&2; fail=1; }
+        fail "results/calibration/dgx-a100-fit.xml: $k is stale"
 done
-exit $fail
+[ "$fails" -eq 0 ]

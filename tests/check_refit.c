@@ -45,17 +45,22 @@ static int measure(struct cs_refit_point *pts, double launch, double fixed, doub
     return n;
 }
 
-/* The first-guess fit of the points, as the command makes it. */
-static void first_fit(const struct cs_refit_point *pts, int n, struct cs_fit_result *R)
+/* The loop's start on the points of an 8-rank ring, as the command makes it: the first-guess fit,
+ * the first guess from it into p (defaults first), and the points' bands. */
+static void start(struct cs_refit_point *pts, int n, struct cs_params *p)
 {
-    struct cs_fit_pt p[64];
+    struct cs_fit_pt fp[64];
     struct cs_fit_opts fo = {0};
+    struct cs_fit_result R;
     struct cs_error err;
 
     for (int i = 0; i < n; i++)
-        p[i] = (struct cs_fit_pt){pts[i].size_bytes * 14 / 8, pts[i].meas_s};
+        fp[i] = (struct cs_fit_pt){pts[i].size_bytes * 14 / 8, pts[i].meas_s};
     cs_error_init(&err);
-    ck_assert_int_eq(cs_fit_segmented(p, n, &fo, R, &err), 0);
+    ck_assert_int_eq(cs_fit_segmented(fp, n, &fo, &R, &err), 0);
+    cs_params_init(p);
+    cs_refit_first_guess(p, CS_LINK_NVLINK, &R, 14, 8);
+    cs_refit_bands(pts, n, &R, 14, 8, NULL, NULL);
 }
 
 static void one_line(struct cs_fit_result *R, double alpha, double beta)
@@ -123,17 +128,13 @@ START_TEST(test_recovers)
     struct ring r = {9e-6, 0, 0, 0};
     struct cs_refit_opts o = {CS_LINK_NVLINK, 8, 1e-4};
     struct cs_refit_result res;
-    struct cs_fit_result R;
     struct cs_params p;
     struct cs_error err;
     double med, max;
     int n = measure(pts, 6e-6, 9e-6, 230e9), np;
 
-    cs_params_init(&p);
     cs_error_init(&err);
-    first_fit(pts, n, &R);
-    cs_refit_first_guess(&p, CS_LINK_NVLINK, &R, 14, 8);
-    cs_refit_bands(pts, n, &R, 14, 8, NULL, NULL);
+    start(pts, n, &p);
     ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, ring_predict, &r, &res, &err), 0);
     ck_assert_int_eq(res.converged, 1);
     ck_assert_int_le(res.iters, 4);
@@ -162,16 +163,12 @@ START_TEST(test_clamp_and_bound)
     struct ring r = {40e-6, 0, 0, 0};
     struct cs_refit_opts o = {CS_LINK_NVLINK, 3, 1e-3};
     struct cs_refit_result res;
-    struct cs_fit_result R;
     struct cs_params p;
     struct cs_error err;
     int n = measure(pts, 5e-6, 0, 230e9);
 
-    cs_params_init(&p);
     cs_error_init(&err);
-    first_fit(pts, n, &R);
-    cs_refit_first_guess(&p, CS_LINK_NVLINK, &R, 14, 8);
-    cs_refit_bands(pts, n, &R, 14, 8, NULL, NULL);
+    start(pts, n, &p);
     ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, ring_predict, &r, &res, &err), 0);
     ck_assert_int_eq(res.iters, 3);
     ck_assert_int_eq(res.converged, 0);

@@ -199,6 +199,17 @@ START_TEST(test_bad_plans)
 }
 END_TEST
 
+/* The schedule in xml[0..len), read as m.xml. */
+static struct cs_sched *load_mem(const char *xml, size_t len)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_sched_read_xml_mem(xml, len, "m.xml", &s, &err) == 0, "%s", err.msg);
+    return s;
+}
+
 /* A connection whose sender sends two chunks in one step and whose receiver takes them in two
  * steps matches at one call per chunk but not when two chunks fit one call. */
 START_TEST(test_call_count_mismatch)
@@ -211,14 +222,12 @@ START_TEST(test_call_count_mismatch)
                     "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0,
                                                                              1, -1, -1, 0)
                         STEP(1, "r", "i", 1, "o", 1, 1, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
-    struct cs_sched *s = NULL;
-    struct cs_xplan *p = NULL;
+    struct cs_sched *s = load_mem(xml, sizeof(xml) - 1);
+    struct cs_xplan *p = plan_of(s);
     struct cs_xplan_sizing sz;
     struct cs_error err;
 
     cs_error_init(&err);
-    ck_assert_int_eq(cs_sched_read_xml_mem(xml, sizeof(xml) - 1, "m.xml", &s, &err), 0);
-    ck_assert_int_eq(cs_xplan_build(s, &p, &err), 0);
     /* 2 x 32 KiB chunks: one chunk per call, 2 calls each side. */
     ck_assert_int_eq(cs_xplan_size(p, 2 * 32768, 4, 0, &sz, &err), 0);
     ck_assert_int_eq(sz.max_call_calls, 2);
@@ -245,14 +254,12 @@ START_TEST(test_call_size_mismatch)
                     "<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n" STEP(0, "r", "i", 0, "o", 0,
                                                                              1, -1, -1, 0)
                         STEP(1, "r", "i", 1, "o", 1, 2, -1, -1, 0) "</tb>\n</gpu>\n</algo>\n";
-    struct cs_sched *s = NULL;
-    struct cs_xplan *p = NULL;
+    struct cs_sched *s = load_mem(xml, sizeof(xml) - 1);
+    struct cs_xplan *p = plan_of(s);
     struct cs_xplan_sizing sz;
     struct cs_error err;
 
     cs_error_init(&err);
-    ck_assert_int_eq(cs_sched_read_xml_mem(xml, sizeof(xml) - 1, "m.xml", &s, &err), 0);
-    ck_assert_int_eq(cs_xplan_build(s, &p, &err), 0);
     /* 3 chunks of 16 KiB: two fit a 32 KiB LL call. */
     ck_assert_int_eq(cs_xplan_size(p, 3 * 16384, 4, 0, &sz, &err), CS_ERR_INVALID);
     ck_assert_msg(strstr(err.msg, "call 0 sends 2 chunks but receives 1") != NULL, "%s", err.msg);

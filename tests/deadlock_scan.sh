@@ -10,9 +10,7 @@ srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
 shared=${CS_SHARED_DATA:-$srcdir/../shared/data}
 max=${CS_SCAN_MAX:-16777216}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$srcdir/tests/lib.sh"
 n=0
 
 platform() { # GPUS -> path of an a100-hier platform with that many GPUs
@@ -42,10 +40,9 @@ check() { # FILE PROTO LAST_OK FIRST_DEADLOCK|none
     got=$(printf '%s\n' "$out" | sed -n '2,$p' | awk -F, '{print $7}' | tr '\n' ' ' | sed 's/ $//')
     n=$((n + 1))
     if [ "$got" != "$want" ]; then
-        echo "FAIL: $file $proto sizes $ok/$dead: want '$want', got '$got'"
+        fail "$file $proto sizes $ok/$dead: want '$want', got '$got'"
         printf '%s\n' "$out" | head -n 5
         head -n 5 "$tmp/err"
-        fail=$((fail + 1))
     fi
 }
 
@@ -64,8 +61,8 @@ else
         check "$srcdir/tests/data/msccl-xml/$f" LL128 4194304 none
     done
 fi
-echo "$n rows checked, $fail failed"
-[ "$fail" -eq 0 ] || exit 1
+echo "$n rows checked, $fails failed"
+[ "$fails" -eq 0 ] || exit 1
 if [ ! -f "$shared/msccl-xml/DEADLOCK_SCAN.tsv" ]; then
     echo "deadlock_scan.sh: SKIP: $shared/msccl-xml/DEADLOCK_SCAN.tsv absent"
     exit 77

@@ -7,24 +7,8 @@ set -u
 cs=${CS_BUILDDIR:-.}/collsim
 src=${CS_SRCDIR:-..}
 data=${CS_SHARED_DATA:-$src/../shared/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/lib.sh"
 skipped=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
-
-# expect RC CMD...: run CMD, compare its exit status; stderr goes to $tmp/err
-expect() {
-    want=$1
-    shift
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want: $(head -c 300 "$tmp/err")"
-}
 
 # stdout and -o agree, and the output reads back
 expect 0 "$cs" gen hierarchical --gpus 8 --protocol LL

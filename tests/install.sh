@@ -5,9 +5,7 @@
 set -u
 src=${CS_SRCDIR:?}
 b=${CS_BUILDDIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib.sh"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 root=$tmp/root
 
@@ -45,4 +43,5 @@ ${MAKE:-make} -s -C "$b" uninstall DESTDIR="$root" >"$tmp/log" 2>&1 || {
 }
 left=$(find "$root" -type f)
 [ -z "$left" ] || fail "uninstall left: $left"
+[ "$fails" -eq 0 ] || exit 1
 echo "install: ok"

@@ -7,9 +7,7 @@ src=${CS_SRCDIR:?}
 b=${CS_BUILDDIR:?}
 cs=$b/collsim
 page=$b/doc/collsim.1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib.sh"
 
 [ -f "$page" ] || fail "no $page (make builds it)"
 cmds=$("$cs" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p')
@@ -37,4 +35,5 @@ if sha=$(cd "$src" && git rev-parse --short HEAD 2>/dev/null) && [ -n "$sha" ]; 
     "$cs" --version | head -n 1 | grep -Eq "^collsim [0-9][0-9.]* \(git $sha(-dirty)?\)\$" ||
         fail "--version does not name the commit $sha: $("$cs" --version | head -n 1)"
 fi
+[ "$fails" -eq 0 ] || exit 1
 echo "man: ok"

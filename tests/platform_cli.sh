@@ -7,45 +7,31 @@ builddir=${CS_BUILDDIR:-.}
 srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
 data="$srcdir/tests/data/msccl-xml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-expect() { # WANT_RC DESCRIPTION CMD...
-    want=$1 what=$2
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: $what: exit $rc, want $want"
-        cat "$tmp/err"
-        fail=$((fail + 1))
-    fi
-}
+. "$srcdir/tests/lib.sh"
 
 ring4="$data/simple_allreduce_ring.4gpu.1inst.xml"
 a2a8="$data/alltoall_allpairs.8gpu.1inst.LL128.xml"
-expect 0 "a100-pcie-4gpu" "$cs" platform a100-pcie-4gpu -o "$tmp/p4.xml"
-expect 0 "predict on a100-pcie-4gpu" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 1M -e 1M
-expect 0 "a100-pcie-nvbridge" "$cs" platform a100-pcie-nvbridge -o "$tmp/nvb.xml"
-expect 0 "predict on nvbridge" "$cs" predict "$ring4" --platform "$tmp/nvb.xml" -b 1M -e 1M
-expect 0 "a100-hier 4x2 over net" "$cs" platform a100-hier --rows 4 --columns 2 --between net -o "$tmp/h.xml"
-expect 0 "predict on a100-hier net" "$cs" predict "$a2a8" --platform "$tmp/h.xml" -b 1M -e 1M
-expect 0 "ndv4 2 nodes" "$cs" platform ndv4 --nodes 2 -o "$tmp/dgx2.xml"
-expect 0 "predict on dgx 2 nodes" "$cs" predict "$a2a8" --platform "$tmp/dgx2.xml" -b 1M -e 1M
-grep -q 'cs.class" value="net"' "$tmp/dgx2.xml" || { echo "FAIL: dgx 2 nodes has no net link"; fail=$((fail + 1)); }
-expect 0 "predict on committed dgx-a100" "$cs" predict "$a2a8" --platform "$srcdir/platforms/dgx-a100.xml" -b 1M -e 1M
+expect 0 "$cs" platform a100-pcie-4gpu -o "$tmp/p4.xml"
+expect 0 "$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 1M -e 1M
+expect 0 "$cs" platform a100-pcie-nvbridge -o "$tmp/nvb.xml"
+expect 0 "$cs" predict "$ring4" --platform "$tmp/nvb.xml" -b 1M -e 1M
+expect 0 "$cs" platform a100-hier --rows 4 --columns 2 --between net -o "$tmp/h.xml"
+expect 0 "$cs" predict "$a2a8" --platform "$tmp/h.xml" -b 1M -e 1M
+expect 0 "$cs" platform ndv4 --nodes 2 -o "$tmp/dgx2.xml"
+expect 0 "$cs" predict "$a2a8" --platform "$tmp/dgx2.xml" -b 1M -e 1M
+grep -q 'cs.class" value="net"' "$tmp/dgx2.xml" || fail "dgx 2 nodes has no net link"
+expect 0 "$cs" predict "$a2a8" --platform "$srcdir/platforms/dgx-a100.xml" -b 1M -e 1M
 
 # --set reaches the file and slows the prediction down.
-expect 0 "--set" "$cs" platform a100-pcie-4gpu --set cs.link_Bps.pcie=1e9 -o "$tmp/slow.xml"
-grep -q 'bandwidth="1e+09Bps"' "$tmp/slow.xml" || { echo "FAIL: --set did not change the link"; fail=$((fail + 1)); }
-grep -q 'id="cs.link_Bps.pcie" value="1e+09"' "$tmp/slow.xml" || { echo "FAIL: --set did not change the prop"; fail=$((fail + 1)); }
+expect 0 "$cs" platform a100-pcie-4gpu --set cs.link_Bps.pcie=1e9 -o "$tmp/slow.xml"
+grep -q 'bandwidth="1e+09Bps"' "$tmp/slow.xml" || fail "--set did not change the link"
+grep -q 'id="cs.link_Bps.pcie" value="1e+09"' "$tmp/slow.xml" || fail "--set did not change the prop"
 fast=$("$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 4M -e 4M --format csv | sed -n 2p | cut -d, -f4)
 slow=$("$cs" predict "$ring4" --platform "$tmp/slow.xml" -b 4M -e 4M --format csv | sed -n 2p | cut -d, -f4)
-awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s > 2 * f) }' || { echo "FAIL: slower PCIe did not slow the ring ($fast vs $slow us)"; fail=$((fail + 1)); }
+awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s > 2 * f) }' || fail "slower PCIe did not slow the ring ($fast vs $slow us)"
 # predict --set does the same without a new file.
 slow2=$("$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 4M -e 4M --format csv --set cs.tb_Bps.Simple=1e9 | sed -n 2p | cut -d, -f4)
-awk -v f="$fast" -v s="$slow2" 'BEGIN { exit !(s > 2 * f) }' || { echo "FAIL: predict --set had no effect ($fast vs $slow2 us)"; fail=$((fail + 1)); }
+awk -v f="$fast" -v s="$slow2" 'BEGIN { exit !(s > 2 * f) }' || fail "predict --set had no effect ($fast vs $slow2 us)"
 
 # NIC types and the NIC on the other socket reach the prediction. A 2-GPU Simple ring allreduce
 # pushes the whole buffer through each GPU's path to its NIC once: with the crossing between
@@ -54,38 +40,38 @@ busbw() { # PLATFORM GEN-SPEC SIZE
     "$cs" predict --gen "$2" --platform "$1" -b "$3" -e "$3" --format csv | sed -n 2p | cut -d, -f6
 }
 ring2=ring:gpus=2,channels=2,instances=1,protocol=Simple
-expect 0 "a100-pcie-net other socket" "$cs" platform a100-pcie-net --nic-socket other --set cs.sys_Bps=2e9 -o "$tmp/pn-sys.xml"
-expect 0 "a100-pcie-net same socket" "$cs" platform a100-pcie-net -o "$tmp/pn.xml"
+expect 0 "$cs" platform a100-pcie-net --nic-socket other --set cs.sys_Bps=2e9 -o "$tmp/pn-sys.xml"
+expect 0 "$cs" platform a100-pcie-net -o "$tmp/pn.xml"
 sys=$(busbw "$tmp/pn-sys.xml" "$ring2" 64M)
 same=$(busbw "$tmp/pn.xml" "$ring2" 64M)
 awk -v s="$sys" -v f="$same" 'BEGIN { exit !(s > 1.6 && s <= 2.0 && f > 4 * s) }' ||
-    { echo "FAIL: NIC across sockets at 2 GB/s: busbw $sys GB/s (same socket $same)"; fail=$((fail + 1)); }
+    fail "NIC across sockets at 2 GB/s: busbw $sys GB/s (same socket $same)"
 committed=$(busbw "$srcdir/platforms/a100-pcie-net-2node-sys.xml" "$ring2" 64M)
 awk -v s="$committed" 'BEGIN { exit !(s > 0 && s <= 10.0) }' ||
-    { echo "FAIL: a100-pcie-net-2node-sys.xml: busbw $committed GB/s above its 10 GB/s socket crossing"; fail=$((fail + 1)); }
+    fail "a100-pcie-net-2node-sys.xml: busbw $committed GB/s above its 10 GB/s socket crossing"
 # 100 Gb/s RoCE NICs (12 GB/s) against HDR (24 GB/s) on a rail-aware 2-node ring
 ring16=ring:gpus=16,channels=16,instances=1,protocol=Simple,per_node=8
-expect 0 "dgx 2 nodes roce100" "$cs" platform dgx-a100 --nodes 2 --nic roce100 -o "$tmp/roce.xml"
+expect 0 "$cs" platform dgx-a100 --nodes 2 --nic roce100 -o "$tmp/roce.xml"
 roce=$(busbw "$tmp/roce.xml" "$ring16" 256M)
 hdr=$(busbw "$tmp/dgx2.xml" "$ring16" 256M)
 awk -v r="$roce" -v h="$hdr" 'BEGIN { exit !(r > 0 && r < 0.6 * h) }' ||
-    { echo "FAIL: roce100 busbw $roce GB/s is not about half of hdr $hdr"; fail=$((fail + 1)); }
+    fail "roce100 busbw $roce GB/s is not about half of hdr $hdr"
 
 # --sockets 1: no inter-socket link, so a pair across the NUMA nodes is bound by the GPUs' PCIe
 # links (24 GB/s), not cs.sys_Bps (here 2 GB/s): the 4-GPU AllGather ring 0-1-2-3 crosses PCIe
 # twice (1->2, 3->0) and its busbw stays under 24 GB/s, far above 2.
 ag4=nccl:gpus=4,channels=2,coll=allgather,size=32M
-expect 0 "nvbridge --sockets 1" "$cs" platform a100-pcie-nvbridge --sockets 1 --set cs.sys_Bps=2e9 -o "$tmp/nvb1.xml"
-expect 0 "nvbridge --sockets 2" "$cs" platform a100-pcie-nvbridge --sockets 2 --set cs.sys_Bps=2e9 -o "$tmp/nvb2.xml"
-grep -q xsocket "$tmp/nvb1.xml" && { echo "FAIL: --sockets 1 has an xsocket link"; fail=$((fail + 1)); }
+expect 0 "$cs" platform a100-pcie-nvbridge --sockets 1 --set cs.sys_Bps=2e9 -o "$tmp/nvb1.xml"
+expect 0 "$cs" platform a100-pcie-nvbridge --sockets 2 --set cs.sys_Bps=2e9 -o "$tmp/nvb2.xml"
+grep -q xsocket "$tmp/nvb1.xml" && fail "--sockets 1 has an xsocket link"
 one=$(busbw "$tmp/nvb1.xml" "$ag4" 32M)
 two=$(busbw "$tmp/nvb2.xml" "$ag4" 32M)
 awk -v o="$one" -v t="$two" 'BEGIN { exit !(o > 12 && o <= 24 && t <= 2.0 && t > 1) }' ||
-    { echo "FAIL: --sockets 1 busbw $one GB/s, --sockets 2 $two GB/s"; fail=$((fail + 1)); }
-expect 0 "a100-pcie-4gpu --sockets 1" "$cs" platform a100-pcie-4gpu --sockets 1 -o "$tmp/p41.xml"
-grep -q xsocket "$tmp/p41.xml" && { echo "FAIL: a100-pcie-4gpu --sockets 1 has xsocket"; fail=$((fail + 1)); }
-expect 2 "--sockets 3" "$cs" platform a100-pcie-nvbridge --sockets 3
-expect 2 "--sockets on dgx" "$cs" platform dgx-a100 --sockets 1
+    fail "--sockets 1 busbw $one GB/s, --sockets 2 $two GB/s"
+expect 0 "$cs" platform a100-pcie-4gpu --sockets 1 -o "$tmp/p41.xml"
+grep -q xsocket "$tmp/p41.xml" && fail "a100-pcie-4gpu --sockets 1 has xsocket"
+expect 2 "$cs" platform a100-pcie-nvbridge --sockets 3
+expect 2 "$cs" platform dgx-a100 --sockets 1
 # Routed through switches (Dijkstra, as every family above 256 GPUs is), a platform gives every
 # pair the links of the pair-by-pair routes (Full): the same predictions to the last digit, LL128
 # included (its check reads the routes), and on a100-hier the FATPIPE between columns changes
@@ -94,14 +80,14 @@ same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
     what=$1 spec=$2
     shift 2
     for r in full dijkstra; do
-        expect 0 "$what --routing $r" "$cs" platform "$@" --routing $r -o "$tmp/route-$r.xml"
+        expect 0 "$cs" platform "$@" --routing $r -o "$tmp/route-$r.xml"
         "$cs" predict --gen "$spec" --platform "$tmp/route-$r.xml" -b 64K -e 256M -f 64 \
             --format csv 2>&1 | grep -v '^#' >"$tmp/pred-$r.csv"
     done
-    grep -q 'routing="DijkstraCache"' "$tmp/route-dijkstra.xml" || { echo "FAIL: $what: not routed through switches"; fail=$((fail + 1)); }
-    grep -q ',ok,' "$tmp/pred-full.csv" || { echo "FAIL: $what: $(cat "$tmp/pred-full.csv")"; fail=$((fail + 1)); }
+    grep -q 'routing="DijkstraCache"' "$tmp/route-dijkstra.xml" || fail "$what: not routed through switches"
+    grep -q ',ok,' "$tmp/pred-full.csv" || fail "$what: $(cat "$tmp/pred-full.csv")"
     cmp -s "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" ||
-        { echo "FAIL: $what: Full and Dijkstra routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" | head -5; fail=$((fail + 1)); }
+        { fail "$what: Full and Dijkstra routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" | head -5; }
 }
 same_routes "dgx 2 nodes" ring:gpus=16,channels=2,per_node=8,protocol=LL128 dgx-a100 --nodes 2
 same_routes "dgx 2 nodes, NIC on the other socket" hierarchical:gpus=16,columns=2 dgx-a100 --nodes 2 --nic-socket other
@@ -109,46 +95,46 @@ same_routes "a100-hier 4x4 over net" allpairs:gpus=16,protocol=LL128 a100-hier -
 same_routes "a100-hier 4x4 over pcie" hierarchical:gpus=16,columns=4 a100-hier --rows 4 --columns 4
 same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-socket other
 # sizes: Full routing to 256 GPUs, through switches to 1024 (scale.sh writes those)
-expect 0 "dgx 256 GPUs, Full" "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
-grep -q 'routing="Full"' "$tmp/d256.xml" || { echo "FAIL: 256 GPUs not Full"; fail=$((fail + 1)); }
-expect 2 "dgx 1032 GPUs" "$cs" platform dgx-a100 --nodes 129
-grep -q "1032 GPUs: a platform has 1 to 1024 GPUs" "$tmp/err" || { echo "FAIL: 1032 GPUs: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "Full above 256" "$cs" platform dgx-a100 --nodes 33 --routing full
-grep -q "264 GPUs: Full routing lists every pair, up to 256 GPUs" "$tmp/err" || { echo "FAIL: Full above 256: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "pcie cards above 256" "$cs" platform a100-pcie-4gpu --gpus-per-node 300
-grep -q "300 GPUs: Full routing" "$tmp/err" || { echo "FAIL: 300 PCIe cards: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "dijkstra on pcie cards" "$cs" platform a100-pcie-4gpu --routing dijkstra
-grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || { echo "FAIL: dijkstra on pcie: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "--routing bogus" "$cs" platform dgx-a100 --routing floyd
-grep -q "routing takes full or dijkstra, not 'floyd'" "$tmp/err" || { echo "FAIL: --routing floyd: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 0 "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
+grep -q 'routing="Full"' "$tmp/d256.xml" || fail "256 GPUs not Full"
+expect 2 "$cs" platform dgx-a100 --nodes 129
+grep -q "1032 GPUs: a platform has 1 to 1024 GPUs" "$tmp/err" || fail "1032 GPUs: $(cat "$tmp/err")"
+expect 2 "$cs" platform dgx-a100 --nodes 33 --routing full
+grep -q "264 GPUs: Full routing lists every pair, up to 256 GPUs" "$tmp/err" || fail "Full above 256: $(cat "$tmp/err")"
+expect 2 "$cs" platform a100-pcie-4gpu --gpus-per-node 300
+grep -q "300 GPUs: Full routing" "$tmp/err" || fail "300 PCIe cards: $(cat "$tmp/err")"
+expect 2 "$cs" platform a100-pcie-4gpu --routing dijkstra
+grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || fail "dijkstra on pcie: $(cat "$tmp/err")"
+expect 2 "$cs" platform dgx-a100 --routing floyd
+grep -q "routing takes full or dijkstra, not 'floyd'" "$tmp/err" || fail "--routing floyd: $(cat "$tmp/err")"
 
-expect 2 "unknown family" "$cs" platform a100-nope
-expect 2 "--nodes overflow" "$cs" platform ndv4 --nodes 99999999999
-grep -q "out of range" "$tmp/err" || { echo "FAIL: --nodes overflow: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "--set without a value" "$cs" platform ndv4 --set
-grep -q "option '--set' needs a value" "$tmp/err" || { echo "FAIL: --set message: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+expect 2 "$cs" platform a100-nope
+expect 2 "$cs" platform ndv4 --nodes 99999999999
+grep -q "out of range" "$tmp/err" || fail "--nodes overflow: $(cat "$tmp/err")"
+expect 2 "$cs" platform ndv4 --set
+grep -q "option '--set' needs a value" "$tmp/err" || fail "--set message: $(cat "$tmp/err")"
 # attached values and options before the family write the same file
-expect 0 "attached values" "$cs" platform --nodes=2 ndv4 -o"$tmp/dgx2b.xml"
-cmp -s "$tmp/dgx2.xml" "$tmp/dgx2b.xml" || { echo "FAIL: --nodes=2 -oFILE differs"; fail=$((fail + 1)); }
-expect 2 "unknown --set key" "$cs" platform a100-hier --set cs.nope=1
-expect 2 "negative --set value" "$cs" platform a100-hier --set cs.launch_s=-1
-expect 2 "--rows on dgx" "$cs" platform dgx-a100 --rows 2
-expect 2 "odd nvbridge" "$cs" platform a100-pcie-nvbridge --gpus-per-node 3
-expect 2 "too few GPUs" "$cs" predict "$a2a8" --platform "$tmp/p4.xml"
-expect 2 "no platform" "$cs" predict "$ring4"
-expect 2 "bad size" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 1X
-expect 2 "bad datatype" "$cs" predict "$ring4" --platform "$tmp/p4.xml" -d int7
-expect 2 "platform not XML" "$cs" predict "$ring4" --platform "$ring4"
-expect 1 "deadlock exits 1" "$cs" predict "$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml" --platform "$tmp/p4.xml" --protocol Simple -b 16M -e 16M
-grep -q "wait-for cycle" "$tmp/out" || { echo "FAIL: no deadlock report"; fail=$((fail + 1)); }
+expect 0 "$cs" platform --nodes=2 ndv4 -o"$tmp/dgx2b.xml"
+cmp -s "$tmp/dgx2.xml" "$tmp/dgx2b.xml" || fail "--nodes=2 -oFILE differs"
+expect 2 "$cs" platform a100-hier --set cs.nope=1
+expect 2 "$cs" platform a100-hier --set cs.launch_s=-1
+expect 2 "$cs" platform dgx-a100 --rows 2
+expect 2 "$cs" platform a100-pcie-nvbridge --gpus-per-node 3
+expect 2 "$cs" predict "$a2a8" --platform "$tmp/p4.xml"
+expect 2 "$cs" predict "$ring4"
+expect 2 "$cs" predict "$ring4" --platform "$tmp/p4.xml" -b 1X
+expect 2 "$cs" predict "$ring4" --platform "$tmp/p4.xml" -d int7
+expect 2 "$cs" predict "$ring4" --platform "$ring4"
+expect 1 "$cs" predict "$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml" --platform "$tmp/p4.xml" --protocol Simple -b 16M -e 16M
+grep -q "wait-for cycle" "$tmp/out" || fail "no deadlock report"
 # Platforms are checked before SimGrid sees them: FILE:LINE and the value for a zero bandwidth,
 # a negative latency, a bad host speed; the GPU pair for a missing route (no abort, no silently
 # unchanged prediction).
 pcie4="$srcdir/platforms/a100-pcie-4gpu.xml"
 badplat() { # DESCRIPTION MESSAGE SED-EXPRESSION
     sed "$3" "$pcie4" >"$tmp/bad.xml"
-    expect 2 "$1" "$cs" predict --gen ring:gpus=4,channels=1 --platform "$tmp/bad.xml" -b 1M -e 1M
-    grep -qF -- "$2" "$tmp/err" || { echo "FAIL: $1: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+    expect 2 "$cs" predict --gen ring:gpus=4,channels=1 --platform "$tmp/bad.xml" -b 1M -e 1M
+    grep -qF -- "$2" "$tmp/err" || fail "$1: $(cat "$tmp/err")"
 }
 at() { grep -n "$1" "$pcie4" | head -n 1 | cut -d: -f1; } # the line of a pattern
 badplat "zero bandwidth" "bad.xml:$(at 'id="gpu0_pcie"'): link 'gpu0_pcie': bandwidth=\"0Bps\" must be a positive" \
@@ -159,7 +145,7 @@ badplat "host speed" "bad.xml:$(at '<host id="gpu1"'): host 'gpu1': speed=\"abc\
     's/<host id="gpu1" speed="[^"]*"/<host id="gpu1" speed="abc"/'
 badplat "no route" "bad.xml: no route from gpu2 to gpu3" \
     '/<route src="gpu2" dst="gpu3">/,/<\/route>/d'
-head -n 1 "$srcdir/platforms/a100-hier-4x2.xml" | grep -q '<?xml' || { echo "FAIL: committed platform"; fail=$((fail + 1)); }
+head -n 1 "$srcdir/platforms/a100-hier-4x2.xml" | grep -q '<?xml' || fail "committed platform"
 
 # Any SimGrid platform whose GPUs are hosts gpuN (tests/data/platforms): a flat <cluster> predicts
 # exactly what the same platform written out link by link predicts (split-duplex links of class
@@ -175,52 +161,52 @@ ptimes() { # PLATFORM [PREDICT-OPTION...]: the CSV's times at 1M, 2M and 4M, on 
 }
 c8=$(ptimes "$plats/cluster8.xml")
 f8=$(ptimes "$plats/flat8.xml")
-[ -n "$c8" ] && [ "$c8" = "$f8" ] || { echo "FAIL: cluster8 ($c8) and flat8 ($f8) differ"; fail=$((fail + 1)); }
+[ -n "$c8" ] && [ "$c8" = "$f8" ] || fail "cluster8 ($c8) and flat8 ($f8) differ"
 sed 's/value="net"/value="nvlink"/' "$plats/flat8.xml" >"$tmp/flat8-nvlink.xml"
 nv=$(ptimes "$tmp/flat8-nvlink.xml")
-[ -n "$nv" ] && [ "$nv" != "$f8" ] || { echo "FAIL: split-duplex nvlink ($nv) predicts as net ($f8)"; fail=$((fail + 1)); }
+[ -n "$nv" ] && [ "$nv" != "$f8" ] || fail "split-duplex nvlink ($nv) predicts as net ($f8)"
 for p in fattree8 nested8; do
-    expect 0 "predict on $p" "$cs" predict "$a2a8" --platform "$plats/$p.xml" -b 1M -e 1M
-    if grep -q "warning" "$tmp/err"; then echo "FAIL: $p (nvlink) warns: $(cat "$tmp/err")"; fail=$((fail + 1)); fi
+    expect 0 "$cs" predict "$a2a8" --platform "$plats/$p.xml" -b 1M -e 1M
+    if grep -q "warning" "$tmp/err"; then fail "$p (nvlink) warns: $(cat "$tmp/err")"; fi
 done
-expect 0 "predict on torus8" "$cs" predict "$a2a8" --platform "$plats/torus8.xml" -b 1M -e 1M
+expect 0 "$cs" predict "$a2a8" --platform "$plats/torus8.xml" -b 1M -e 1M
 grep -q "LL128 over a path that is not NVLink: .* crosses t_link_from_[0-9_to]*_\(UP\|DOWN\) (pcie)" "$tmp/err" ||
-    { echo "FAIL: torus8 (pcie) LL128 warning: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+    fail "torus8 (pcie) LL128 warning: $(cat "$tmp/err")"
 
 # --platform - reads the platform from stdin (a temporary copy, removed at exit), for predict and
 # verify; empty or invalid stdin exits 2 with a message, never SimGrid's C++ exception.
 mkdir "$tmp/t"
 stdin=$(TMPDIR="$tmp/t" ptimes - <"$plats/cluster8.xml")
-[ "$stdin" = "$c8" ] || { echo "FAIL: --platform - ($stdin) differs from the file ($c8)"; fail=$((fail + 1)); }
-TMPDIR="$tmp/t" expect 0 "verify --platform -" "$cs" verify --platform - "$a2a8" <"$plats/torus8.xml"
-grep -q "crosses t_link" "$tmp/out" "$tmp/err" || { echo "FAIL: verify --platform - saw no torus link"; fail=$((fail + 1)); }
-[ -z "$(ls "$tmp/t")" ] || { echo "FAIL: --platform - left $(ls "$tmp/t")"; fail=$((fail + 1)); }
-expect 2 "empty stdin" "$cs" predict "$a2a8" --platform - </dev/null
-grep -q "stdin is empty" "$tmp/err" || { echo "FAIL: empty stdin: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-expect 2 "schedule and platform both stdin" "$cs" predict - --platform - </dev/null
+[ "$stdin" = "$c8" ] || fail "--platform - ($stdin) differs from the file ($c8)"
+TMPDIR="$tmp/t" expect 0 "$cs" verify --platform - "$a2a8" <"$plats/torus8.xml"
+grep -q "crosses t_link" "$tmp/out" "$tmp/err" || fail "verify --platform - saw no torus link"
+[ -z "$(ls "$tmp/t")" ] || fail "--platform - left $(ls "$tmp/t")"
+expect 2 "$cs" predict "$a2a8" --platform - </dev/null
+grep -q "stdin is empty" "$tmp/err" || fail "empty stdin: $(cat "$tmp/err")"
+expect 2 "$cs" predict - --platform - </dev/null
 printf '<platform version="4.1">\n<zone id="z"\n' >"$tmp/cut.xml"
-expect 2 "invalid stdin" "$cs" predict "$a2a8" --platform - <"$tmp/cut.xml"
+expect 2 "$cs" predict "$a2a8" --platform - <"$tmp/cut.xml"
 grep -q "collsim-stdin-platform-.*\.xml:[0-9]*: cannot read platform" "$tmp/err" ||
-    { echo "FAIL: invalid stdin: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+    fail "invalid stdin: $(cat "$tmp/err")"
 # a platform collsim reads but SimGrid refuses (a route over an undeclared link): its message
 sed '0,/id="port7" direction="DOWN"/s//id="port9" direction="DOWN"/' "$plats/flat8.xml" >"$tmp/nolink.xml"
 for src in file stdin; do
     if [ $src = file ]; then
-        expect 2 "SimGrid refuses ($src)" "$cs" predict "$a2a8" --platform "$tmp/nolink.xml" -b 1M -e 1M
+        expect 2 "$cs" predict "$a2a8" --platform "$tmp/nolink.xml" -b 1M -e 1M
     else
-        expect 2 "SimGrid refuses ($src)" "$cs" predict "$a2a8" --platform - -b 1M -e 1M <"$tmp/nolink.xml"
+        expect 2 "$cs" predict "$a2a8" --platform - -b 1M -e 1M <"$tmp/nolink.xml"
     fi
     grep -q "\.xml: SimGrid cannot load the platform: Link not found: port9" "$tmp/err" ||
-        { echo "FAIL: SimGrid's refusal ($src): $(cat "$tmp/err")"; fail=$((fail + 1)); }
-    if grep -qi "exception\|terminate" "$tmp/err"; then echo "FAIL: an exception reached the user"; fail=$((fail + 1)); fi
+        fail "SimGrid's refusal ($src): $(cat "$tmp/err")"
+    if grep -qi "exception\|terminate" "$tmp/err"; then fail "an exception reached the user"; fi
 done
 sed 's/radical="0-7"/radical="0-7,x"/' "$plats/cluster8.xml" >"$tmp/radical.xml"
-expect 2 "bad radical" "$cs" predict "$a2a8" --platform "$tmp/radical.xml"
+expect 2 "$cs" predict "$a2a8" --platform "$tmp/radical.xml"
 grep -q "radical.xml:8: cluster 'c': radical=\"0-7,x\" is not a list" "$tmp/err" ||
-    { echo "FAIL: bad radical: $(cat "$tmp/err")"; fail=$((fail + 1)); }
+    fail "bad radical: $(cat "$tmp/err")"
 sed 's/<link id="port1"/<link id="port0"/' "$plats/flat8.xml" >"$tmp/twice.xml"
-expect 2 "link declared twice" "$cs" predict "$a2a8" --platform "$tmp/twice.xml"
+expect 2 "$cs" predict "$a2a8" --platform "$tmp/twice.xml"
 grep -q "twice.xml:[0-9]*: link 'port0' is declared twice" "$tmp/err" ||
-    { echo "FAIL: link declared twice: $(cat "$tmp/err")"; fail=$((fail + 1)); }
-echo "$fail failed"
-[ "$fail" -eq 0 ]
+    fail "link declared twice: $(cat "$tmp/err")"
+echo "$fails failed"
+[ "$fails" -eq 0 ]

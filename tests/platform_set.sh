@@ -8,9 +8,7 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 cs="$CS_BUILDDIR/collsim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$CS_SRCDIR/tests/lib.sh"
 cd "$CS_SRCDIR" || exit 1
 plat=platforms/dgx-a100.xml
 meas=tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv
@@ -19,7 +17,7 @@ case_line="x $meas gen:ring:gpus=8,channels=1,instances=1,protocol=Simple $plat 
 # WHAT WANT_RC FILE PATTERN: the last command's exit status and a fixed string in FILE.
 check() {
     [ "$rc" -eq "$2" ] && grep -qF -- "$4" "$3" ||
-        { echo "FAIL: $1: exit $rc, want $2 and '$4'" >&2; cat "$3" >&2; fail=$((fail + 1)); }
+        { fail "$1: exit $rc, want $2 and '$4'"; cat "$3" >&2; }
 }
 
 for kv in cs.link_Bps.pcie=1e9 cs.link_Bps.nvlink=1e9 cs.sys_Bps=1e9 cs.sys_lat_s=1e-6; do
@@ -32,7 +30,7 @@ for kv in cs.link_Bps.pcie=1e9 cs.link_Bps.nvlink=1e9 cs.sys_Bps=1e9 cs.sys_lat_
     rc=$?
     check "validate set=$kv" 2 "$tmp/err" \
         "cases.txt:2: set=$key is a link parameter: SimGrid reads bandwidths from the platform's <link>s, so set it when writing the platform (\`collsim platform FAMILY --set $key=VALUE\`"
-    [ -e "$tmp/v/summary.md" ] && { echo "FAIL: validate set=$kv predicted" >&2; fail=$((fail + 1)); }
+    [ -e "$tmp/v/summary.md" ] && fail "validate set=$kv predicted"
 done
 
 # cs.link_lat_s applies: one more microsecond per hop moves a 1 KiB 8-GPU ring by 14 hops.
@@ -42,7 +40,7 @@ done
 a=$(awk -F, 'NR == 2 { print $4 }' "$tmp/a")
 b=$(awk -F, 'NR == 2 { print $4 }' "$tmp/b")
 awk -v a="$a" -v b="$b" 'BEGIN { d = b - a - 14; exit !(a > 0 && d < 1e-3 && d > -1e-3) }' ||
-    { echo "FAIL: --set cs.link_lat_s.nvlink: $a -> $b us, want +14" >&2; fail=$((fail + 1)); }
+    fail "--set cs.link_lat_s.nvlink: $a -> $b us, want +14"
 
 # params=: a calibrate fit output with a link bandwidth is refused, naming the file and key;
 # without that prop the same file applies.
@@ -57,7 +55,7 @@ printf '%s params=%s\n' "$case_line" "$tmp/fit.props" >"$tmp/cases.txt"
 rc=$?
 check "validate params= with a link key" 2 "$tmp/err" \
     "cases.txt:1: params file $tmp/fit.props: cs.link_Bps.nvlink is a link parameter"
-grep -qF -- "--params FILE" "$tmp/err" || { echo "FAIL: params=: no --params" >&2; fail=$((fail + 1)); }
+grep -qF -- "--params FILE" "$tmp/err" || fail "params=: no --params"
 head -n 2 "$tmp/fit.props" >"$tmp/launch.props"
 printf '%s params=%s\n' "$case_line" "$tmp/launch.props" >"$tmp/cases.txt"
 "$cs" validate "$tmp/cases.txt" -o "$tmp/v" >"$tmp/out" 2>"$tmp/err"
@@ -65,12 +63,12 @@ rc=$?
 check "validate params= without a link key" 0 "$tmp/out" "wrote $tmp/v/summary.md"
 # the 0.5 s launch reached the prediction
 awk -F, 'NR > 1 && !($3 > 500000) { bad = 1 } NR > 1 { n++ } END { exit bad || !n }' \
-    "$tmp/v/x.csv" || { echo "FAIL: params= launch not applied" >&2; fail=$((fail + 1)); }
+    "$tmp/v/x.csv" || fail "params= launch not applied"
 # and set= of a key the replay reads still applies
 printf '%s set=cs.launch_s=0.25\n' "$case_line" >"$tmp/cases.txt"
 "$cs" validate "$tmp/cases.txt" -o "$tmp/w" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "validate set=cs.launch_s" 0 "$tmp/out" "wrote $tmp/w/summary.md"
 awk -F, 'NR > 1 && !($3 > 250000 && $3 < 500000) { bad = 1 } NR > 1 { n++ } END { exit bad || !n }' \
-    "$tmp/w/x.csv" || { echo "FAIL: set= launch not applied" >&2; fail=$((fail + 1)); }
-exit $fail
+    "$tmp/w/x.csv" || fail "set= launch not applied"
+[ "$fails" -eq 0 ]

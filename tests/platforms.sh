@@ -8,9 +8,7 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 collsim="$CS_BUILDDIR/collsim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$CS_SRCDIR/tests/lib.sh"
 cd "$CS_SRCDIR" || exit 1
 
 # Every line "  NAME.xml   collsim platform ARGS" of the README, run and compared byte for byte.
@@ -20,16 +18,14 @@ while read -r name _ _ args; do
     n=$((n + 1))
     # shellcheck disable=SC2086
     if ! "$collsim" platform $args -o "$tmp/$name"; then
-        echo "FAIL: collsim platform $args" >&2
-        fail=1
+        fail "collsim platform $args"
     elif ! cmp -s "$tmp/$name" "platforms/$name"; then
-        echo "FAIL: platforms/$name differs from \`collsim platform $args\`:" >&2
+        fail "platforms/$name differs from \`collsim platform $args\`:"
         diff "platforms/$name" "$tmp/$name" | head -20 >&2
-        fail=1
     fi
 done <"$tmp/lines"
 nxml=$(ls platforms/*.xml | wc -l)
-[ "$n" -eq "$nxml" ] || { echo "FAIL: README regenerates $n of $nxml platforms" >&2; fail=1; }
+[ "$n" -eq "$nxml" ] || fail "README regenerates $n of $nxml platforms"
 
 # dgx-a100.props against the fits it names (the steps are those its comments state).
 value() { # KEY FILE
@@ -38,7 +34,7 @@ value() { # KEY FILE
 near() { # WHAT GOT WANT RELTOL
     awk -v g="$2" -v w="$3" -v t="$4" \
         'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= t * w) }' ||
-        { echo "FAIL: $1: $2, want $3" >&2; fail=1; }
+        fail "$1: $2, want $3"
 }
 props=platforms/dgx-a100.props
 lat=results/validation/fit-ring-latency.props
@@ -47,43 +43,43 @@ near cs.launch_s "$(value cs.launch_s "$props")" "$(value cs.launch_s "$lat")" 1
 want=$(awk -v s="$(value cs.call_s.LL.nvlink "$lat")" 'BEGIN { printf "%.6g", 2 * (s - 0.6e-6) }')
 near cs.launch_gpu_s "$(value cs.launch_gpu_s "$props")" "$want" 1e-5
 grep -q '<prop id="cs.link_lat_s.nvlink" value="6e-07"/>' platforms/dgx-a100.xml ||
-    { echo "FAIL: dgx-a100.props assumes cs.link_lat_s.nvlink = 0.6 us" >&2; fail=1; }
+    fail "dgx-a100.props assumes cs.link_lat_s.nvlink = 0.6 us"
 want=$(awk -v b="$(value cs.link_Bps.nvlink "$bw")" 'BEGIN { printf "%.6g", b * 1.0316 }')
 near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$props")" "$want" 1e-5
 # Each fitted key of the props file is in both DGX platforms with its comment naming the fit.
 for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink cs.link_eff.LL.nvlink; do
     for p in platforms/dgx-a100.xml platforms/dgx-a100-2node.xml platforms/dgx-a100-2node-2x100.xml; do
         grep -B1 "<prop id=\"$k\"" "$p" | grep -q 'fit: results/validation/fit-' ||
-            { echo "FAIL: $p: $k does not name its fit" >&2; fail=1; }
+            fail "$p: $k does not name its fit"
     done
 done
 
 # A platform that disagrees with the fit is caught: change one fitted value and compare.
 "$collsim" platform dgx-a100 --params "$props" --set cs.launch_s=8.4e-6 -o "$tmp/moved.xml" &&
     ! cmp -s "$tmp/moved.xml" platforms/dgx-a100.xml ||
-    { echo "FAIL: a changed fitted value goes unnoticed" >&2; fail=1; }
+    fail "a changed fitted value goes unnoticed"
 
 # --params errors: file:line, exit 2.
 printf '<!-- x -->\n<prop id="cs.nope" value="1"/>\n' >"$tmp/bad.props"
 "$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.props:2: unknown platform parameter 'cs.nope'" "$tmp/err" ||
-    { echo "FAIL: bad key: $(cat "$tmp/err")" >&2; fail=1; }
+    fail "bad key: $(cat "$tmp/err")"
 printf '<prop id="cs.launch_s" value="-1"/>\n' >"$tmp/bad.props"
 "$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.props:1: .*not a non-negative number" "$tmp/err" ||
-    { echo "FAIL: bad value: $(cat "$tmp/err")" >&2; fail=1; }
+    fail "bad value: $(cat "$tmp/err")"
 printf 'launch 1\n' >"$tmp/bad.props"
 "$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.props:1: expected" "$tmp/err" ||
-    { echo "FAIL: bad line: $(cat "$tmp/err")" >&2; fail=1; }
+    fail "bad line: $(cat "$tmp/err")"
 "$collsim" platform dgx-a100 --params "$tmp/none.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "none.props" "$tmp/err" ||
-    { echo "FAIL: missing file: $(cat "$tmp/err")" >&2; fail=1; }
+    fail "missing file: $(cat "$tmp/err")"
 # The last setting wins, and --set names itself as the source.
 "$collsim" platform dgx-a100 --params "$props" --set cs.launch_s=7e-6 -o "$tmp/s.xml"
 [ "$(value cs.launch_s "$tmp/s.xml")" = "7e-06" ] &&
     grep -q 'set cs.launch_s=7e-6 on the command line' "$tmp/s.xml" ||
-    { echo "FAIL: --set after --params" >&2; fail=1; }
+    fail "--set after --params"
 
 # --- NIC types and the GPU-NIC path across CPU sockets ---
 route() { # FILE SRC DST: the route's link_ctn as "id:DIR ..."
@@ -102,12 +98,12 @@ links() { # FILE SUFFIX: "bandwidth latency class" of every link gpuN_SUFFIX, on
         END { for (k in v) print n, k }' "$1"
 }
 expect_eq() { # WHAT GOT WANT
-    [ "$2" = "$3" ] || { echo "FAIL: $1: got '$2', want '$3'" >&2; fail=1; }
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
 }
 gen() { # OUT ARGS...: collsim platform ARGS -o $tmp/OUT, which must succeed
     out=$1
     shift
-    "$collsim" platform "$@" -o "$tmp/$out" || { echo "FAIL: collsim platform $*" >&2; fail=1; }
+    "$collsim" platform "$@" -o "$tmp/$out" || fail "collsim platform $*"
 }
 # The body of a platform file without its first comment (the command line that wrote it).
 body() { grep -v 'written by `collsim platform' "$1"; }
@@ -121,15 +117,15 @@ expect_eq "roce100 NICs" "$(links "$tmp/roce.xml" nic)" "16 1.2e+10Bps 2.7e-06s 
 expect_eq "2x100 NICs" "$(links "$tmp/2x100.xml" nic)" "16 2.4e+10Bps 2.7e-06s net"
 expect_eq "roce100 prop" "$(value cs.link_Bps.net "$tmp/roce.xml")" "1.2e+10"
 grep -B1 '<prop id="cs.link_Bps.net"' "$tmp/roce.xml" | grep -qF 'NCCL NET_BW 12.0 GB/s "100Gbit" (topo.h' ||
-    { echo "FAIL: --nic roce100 does not name NET_BW" >&2; fail=1; }
+    fail "--nic roce100 does not name NET_BW"
 grep -B1 '<prop id="cs.link_Bps.net"' "$tmp/2x100.xml" | grep -qF 'OCI BM.GPU4.8: 16 x 100 Gb/s for 8 GPUs' ||
-    { echo "FAIL: --nic 2x100 does not name BM.GPU4.8" >&2; fail=1; }
+    fail "--nic 2x100 does not name BM.GPU4.8"
 grep -qF 'one 100 Gb/s RoCE NIC per GPU' "$tmp/roce.xml" ||
-    { echo "FAIL: --nic roce100 header" >&2; fail=1; }
+    fail "--nic roce100 header"
 # hdr and the same socket are the defaults: only the command line in the header differs
 body "$tmp/hdr.xml" >"$tmp/a"
 body "$tmp/hdr2.xml" >"$tmp/b"
-cmp -s "$tmp/a" "$tmp/b" || { echo "FAIL: --nic hdr --nic-socket same is not the default" >&2; fail=1; }
+cmp -s "$tmp/a" "$tmp/b" || fail "--nic hdr --nic-socket same is not the default"
 # the NIC changes nothing else: the RoCE file is the HDR one but for the NIC links' bandwidth,
 # cs.link_Bps.net and its source, and the header
 norm() {
@@ -139,7 +135,7 @@ norm() {
 norm "$tmp/hdr.xml" >"$tmp/a"
 norm "$tmp/roce.xml" >"$tmp/c"
 [ "$(wc -l <"$tmp/a")" -gt 100 ] && cmp -s "$tmp/a" "$tmp/c" ||
-    { echo "FAIL: --nic roce100 changed more than the NICs" >&2; diff "$tmp/a" "$tmp/c" | head >&2; fail=1; }
+    { fail "--nic roce100 changed more than the NICs"; diff "$tmp/a" "$tmp/c" | head >&2; }
 # --nic is a setting of cs.link_Bps.net: the last of --nic and --set wins
 gen s1.xml dgx-a100 --nodes 2 --nic roce100 --set cs.link_Bps.net=5e9
 gen s2.xml dgx-a100 --nodes 2 --set cs.link_Bps.net=5e9 --nic roce100
@@ -182,7 +178,7 @@ bad() { # MESSAGE ARGS...
     shift
     "$collsim" platform "$@" -o "$tmp/bad.xml" 2>"$tmp/err"
     [ $? -eq 2 ] && grep -qF -- "$msg" "$tmp/err" ||
-        { echo "FAIL: collsim platform $*: $(cat "$tmp/err")" >&2; fail=1; }
+        fail "collsim platform $*: $(cat "$tmp/err")"
 }
 bad "--nic takes hdr, roce100 or 2x100, not 'ndr'" dgx-a100 --nic ndr
 bad "--nic-socket takes same or other, not 'far'" dgx-a100 --nic-socket far
@@ -191,4 +187,4 @@ bad "--nic applies to platforms with NICs" a100-hier --nic roce100
 bad "--nic-socket applies to dgx-a100 / ndv4 and a100-pcie-net only" a100-hier --between net --nic-socket other
 bad "a100-pcie-net has one GPU per server" a100-pcie-net --gpus-per-node 2
 bad "--nodes applies to dgx-a100 / ndv4 and a100-pcie-net only" a100-pcie-4gpu --nodes 2
-exit $fail
+[ "$fails" -eq 0 ]

@@ -5,9 +5,7 @@ set -u
 src=${CS_SRCDIR:?}
 cs=${CS_BUILDDIR:?}/collsim
 csv=$src/tests/data/tune/sweep.csv
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib.sh"
 
 "$cs" plot "$csv" -o "$tmp/a.png" --script "$tmp/a.gp" || fail "plot --script"
 s=$tmp/a.gp
@@ -73,4 +71,5 @@ if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
 else
     echo "gnuplot not installed: scripts checked, images not drawn"
 fi
+[ "$fails" -eq 0 ] || exit 1
 echo "plot: ok"

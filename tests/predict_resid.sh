@@ -7,18 +7,15 @@ srcdir=${CS_SRCDIR:-..}
 cs="$builddir/collsim"
 dgx="$srcdir/platforms/dgx-a100.xml"
 hier="$srcdir/platforms/a100-hier-4x2.xml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$srcdir/tests/lib.sh"
 
 # check WHAT CONDITION...: count a failure, with the outputs, when the condition fails
 check() {
     what=$1
     shift
     if ! "$@"; then
-        echo "FAIL: $what"
+        fail "$what"
         sed 's/^/  /' "$tmp/out" "$tmp/err" | head -20
-        fail=$((fail + 1))
     fi
 }
 
@@ -76,5 +73,5 @@ check "--protocol LL128: the warning" grep -q -F "$warn" "$tmp/err"
 predict 0 --gen ring:gpus=8,channels=1,protocol=LL128 -p "$dgx" -b 64K -e 64K
 check "NVSwitch: no warning" [ ! -s "$tmp/err" ]
 
-[ "$fail" -eq 0 ] && echo "predict_resid: ok"
-exit "$fail"
+[ "$fails" -eq 0 ] && echo "predict_resid: ok"
+[ "$fails" -eq 0 ]

@@ -6,9 +6,7 @@
 set -u
 src=${CS_SRCDIR:?}
 cs=${CS_BUILDDIR:?}/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib.sh"
 
 # the fast subset that `make check` runs: 4 (schedule, platform, protocol) groups
 "$cs" regress "$src/results/regression/baseline.csv" --subset 4 >"$tmp/out" 2>&1 ||
@@ -125,4 +123,5 @@ printf '%s\ngen:ring:gpus=4,platforms/copy.xml,LL,1024,12.5,1,fine\n' "$h" >"$b"
 printf '%s\n' "$h" >"$b"
 "$cs" regress "$b" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "baseline.csv: no rows" "$tmp/err" || fail "header-only baseline: $(cat "$tmp/err")"
+[ "$fails" -eq 0 ] || exit 1
 echo "regress: ok"

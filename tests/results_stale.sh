@@ -12,9 +12,7 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 cs="$(cd "$CS_BUILDDIR" && pwd)/collsim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$CS_SRCDIR/tests/lib.sh"
 
 # 1. the example sweeps
 grep -E '^ +collsim sweep results/sweeps/[A-Za-z0-9_.-]+\.sweep -o [A-Za-z0-9_.-]+\.csv *$' \
@@ -24,20 +22,18 @@ while read -r spec csv; do
     name=$(basename "$csv" .csv)
     if ! (cd "$CS_SRCDIR" && "$cs" sweep "$spec" -j 2 --quiet --results "$tmp/$name.results" \
         -o "$tmp/$csv") 2>"$tmp/err"; then
-        echo "FAIL: collsim sweep $spec: $(cat "$tmp/err")" >&2
-        fail=1
+        fail "collsim sweep $spec: $(cat "$tmp/err")"
         continue
     fi
     if ! cmp -s "$tmp/$csv" "$CS_SRCDIR/results/sweeps/$csv"; then
         nd=$(diff "$tmp/$csv" "$CS_SRCDIR/results/sweeps/$csv" | grep -c '^>')
-        echo "FAIL: results/sweeps/$csv is stale: $nd of its $(wc -l <"$CS_SRCDIR/results/sweeps/$csv") lines differ from a rerun of $spec (scripts/refresh-results):" >&2
+        fail "results/sweeps/$csv is stale: $nd of its $(wc -l <"$CS_SRCDIR/results/sweeps/$csv") lines differ from a rerun of $spec (scripts/refresh-results):"
         diff "$tmp/$csv" "$CS_SRCDIR/results/sweeps/$csv" | head -6 >&2
-        fail=1
     fi
 done <"$tmp/cmds"
 for f in "$CS_SRCDIR"/results/sweeps/*.csv; do
     awk -v c="$(basename "$f")" '$2 == c { found = 1 } END { exit !found }' "$tmp/cmds" ||
-        { echo "FAIL: results/sweeps/$(basename "$f") has no command in results/sweeps/README" >&2; fail=1; }
+        fail "results/sweeps/$(basename "$f") has no command in results/sweeps/README"
 done
 
 # 2. measurements name what they measured
@@ -47,16 +43,15 @@ for m in perf.md fuzz.md predict-corpus.md; do
     f="$CS_SRCDIR/results/$m"
     shas=$(grep -oE '(commit|committed in|git) [0-9a-f]{7,40}' "$f" | awk '{ print $NF }')
     if [ -z "$shas" ]; then
-        echo "FAIL: results/$m names no commit (\"commit SHA\", \"git SHA\") it was made with" >&2
-        fail=1
+        fail "results/$m names no commit (\"commit SHA\", \"git SHA\") it was made with"
         continue
     fi
     [ "$have_git" -eq 1 ] || continue
     for s in $shas; do
         git -C "$CS_SRCDIR" cat-file -e "$s^{commit}" 2>/dev/null ||
-            { echo "FAIL: results/$m names commit $s, which this repository lacks" >&2; fail=1; }
+            fail "results/$m names commit $s, which this repository lacks"
     done
 done
 
-[ "$fail" -eq 0 ] && echo "results_stale: $(wc -l <"$tmp/cmds") sweeps and the measurements' versions current"
-exit "$fail"
+[ "$fails" -eq 0 ] && echo "results_stale: $(wc -l <"$tmp/cmds") sweeps and the measurements' versions current"
+[ "$fails" -eq 0 ]

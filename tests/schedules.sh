@@ -7,12 +7,7 @@ set -u
 dir=$CS_SRCDIR/schedules
 manifest=$CS_SRCDIR/tests/data/schedules.manifest
 tab=$(printf '\t')
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
+. "$CS_SRCDIR/tests/lib.sh"
 
 "$CS_SRCDIR/scripts/gen-schedules" "$CS_BUILDDIR/collsim" "$CS_SRCDIR" --check || fail "stale schedules"
 n=0

@@ -5,9 +5,7 @@
 set -u
 src=${CS_SRCDIR:?}
 cs=${CS_BUILDDIR:?}/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib.sh"
 
 "$cs" tune "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" \
     -o "$tmp/plan" >"$tmp/out" || fail "tune exited $?"
@@ -143,4 +141,5 @@ grep -q '00-allreduce_2gpu_io.xml (+out-of-place)' "$tmp/ioout" || fail "io plan
 head -1 "$tmp"/io/00-*.xml | grep -q 'inplace="1" outofplace="1"' || fail "io outofplace"
 "$cs" verify --runtime executor -q "$tmp"/io/00-*.xml >/dev/null || fail "io verify"
 head -1 "$tmp"/plan/00-*.xml | grep -q 'inplace="1" outofplace="0"' || fail "ncv4 made out-of-place"
+[ "$fails" -eq 0 ] || exit 1
 echo "tune: ok"

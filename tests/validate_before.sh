@@ -6,15 +6,8 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 cs=$CS_BUILDDIR/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$CS_SRCDIR/tests/lib.sh"
 cd "$CS_SRCDIR" || exit 1
-rc=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    rc=1
-}
 
 # Two small cases on the OCI table (its 6 sizes up to 2 KiB, all in the <= 64 KiB band); the earlier
 # summary knows only the first, and a band of it that this run does not have.
@@ -80,4 +73,4 @@ old,0,4,0.1,0.2,0"
     { fail "a missing --before file:"; cat "$tmp/out" >&2; }
 "$cs" validate "$tmp/cases.txt" -o "$tmp/x" --before >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "--before without a file does not exit 2"
-exit $rc
+[ "$fails" -eq 0 ]

@@ -9,17 +9,10 @@ set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
 cs=$CS_BUILDDIR/collsim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$CS_SRCDIR/tests/lib.sh"
 cd "$CS_SRCDIR" || exit 1
-rc=0
 plat=platforms/dgx-a100.xml
 ring='gen:ring:gpus=8,channels=24,instances=1,protocol=Simple'
-
-fail() {
-    echo "FAIL: $*" >&2
-    rc=1
-}
 
 # The predicted time (us) of `collsim predict` at one size: ring spec, protocol, size, sets...
 predict() {
@@ -160,4 +153,4 @@ bad "1: gen:nccl:gpus=8,algo=star: generator spec" "c m.csv gen:nccl:gpus=8,algo
 bad "1: gen:nccl:gpus=8,nccl=2.19: generator spec" "c m.csv gen:nccl:gpus=8,nccl=2.19 $plat LL"
 bad "1: gen:nccl:gpus=8,coll=allgather,algo=tree: NCCL's tree runs AllReduce only" \
     "c m.csv gen:nccl:gpus=8,coll=allgather,algo=tree $plat LL"
-exit $rc
+[ "$fails" -eq 0 ]

@@ -15,13 +15,11 @@ if [ "${CS_SANITIZED:-0}" = 1 ]; then
     echo "validation_full.sh: SKIP under sanitizers (the default and clang builds compare the outputs)"
     exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$CS_SRCDIR/tests/lib.sh"
 cd "$CS_SRCDIR" || exit 1
 "$CS_BUILDDIR/collsim" validate results/validation/cases.txt -o "$tmp" \
     --before results/validation/summary-before.csv >"$tmp/out" 2>&1
 [ $? -le 1 ] || { cat "$tmp/out" >&2; echo "FAIL: validate failed" >&2; exit 1; }
-fail=0
 for f in "$tmp"/*.csv "$tmp/summary.md"; do
     name=$(basename "$f")
     # summary.md names the folder it was written to; compare it as committed
@@ -30,9 +28,8 @@ for f in "$tmp"/*.csv "$tmp/summary.md"; do
         f="$tmp/summary.md.cmp"
     fi
     cmp -s "$f" "results/validation/$name" || {
-        echo "FAIL: results/validation/$name is stale; rerun the command above:" >&2
+        fail "results/validation/$name is stale; rerun the command above:"
         diff "results/validation/$name" "$f" | head -10 >&2
-        fail=1
     }
 done
-exit $fail
+[ "$fails" -eq 0 ]

@@ -11,9 +11,7 @@ seed=$data/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml
 fixed=$data/allreduce_a100_pcie_hierarchical_fixed.4gpu.1inst.LL.xml
 custom=$data/simple_custom_collective.prog1.xml
 bad=$src/tests/data/bad/dependency_cycle.xml
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cs-verify.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
-fails=0
+. "$src/tests/lib.sh"
 
 # run WANT_RC ARGS...: run collsim verify, check the exit status; output in $tmp/out, $tmp/err
 run() {
@@ -22,18 +20,16 @@ run() {
     "$collsim" verify "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: collsim verify $*: exit $rc, expected $want" >&2
+        fail "collsim verify $*: exit $rc, expected $want"
         sed 's/^/  /' "$tmp/err" "$tmp/out" | head -20 >&2
-        fails=$((fails + 1))
     fi
 }
 
 # has FILE STRING: FILE contains STRING
 has() {
     if ! grep -q -F -- "$2" "$1"; then
-        echo "FAIL: $(basename "$1") lacks '$2'" >&2
+        fail "$(basename "$1") lacks '$2'"
         sed 's/^/  /' "$1" | head -20 >&2
-        fails=$((fails + 1))
     fi
 }
 
@@ -54,7 +50,7 @@ has "$tmp/err" "... and 63 more problems"
 run 0 "$custom"
 has "$tmp/err" "note: coll=\"custom\" defines no result: structural checks only"
 run 0 -q "$custom"
-[ -s "$tmp/err" ] && { echo "FAIL: -q still prints notes" >&2; fails=$((fails + 1)); }
+[ -s "$tmp/err" ] && fail "-q still prints notes"
 
 # The worst verdict wins: one wrong file makes 1, one invalid file makes 2.
 run 1 "$fixed" "$seed"
@@ -77,7 +73,7 @@ has "$tmp/err" "option '--max-errors' needs a value"
 run 1 --max-errors=1 "$seed"
 has "$tmp/err" "... and 63 more problems"
 run 0 "$custom" -q
-[ -s "$tmp/err" ] && { echo "FAIL: -q after the file still prints notes" >&2; fails=$((fails + 1)); }
+[ -s "$tmp/err" ] && fail "-q after the file still prints notes"
 
 # --runtime: what the executor and the legacy runtime load. The fixed schedule with the executor's
 # three <algo> attributes passes both; without them the executor refuses it (the legacy runtime
@@ -110,7 +106,7 @@ has "$tmp/err" "has 65 steps: over the executor's default limit of 64"
 printf '\377\376<\000a\000\000\330\000\000' >"$tmp/enc.xml"
 run 2 "$tmp/enc.xml"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && has "$tmp/err" "enc.xml:1: malformed XML" ||
-    { echo "FAIL: an undecodable file: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+    fail "an undecodable file: $(cat "$tmp/err")"
 
 # Co-residency: 128 threadblocks per GPU (runtime-audit.md section 0 row 2) do not fit an A100's
 # 108 SMs at one CTA per SM: an error per GPU naming the count; --sms and a platform's
@@ -149,11 +145,11 @@ for args in "$tmp/r128.xml" "-q --platform $src/platforms/a100-hier-4x2.xml $tmp
     "--platform $src/platforms/dgx-a100.xml $tmp/r128.xml"; do
     # shellcheck disable=SC2086
     run 0 $args
-    [ -s "$tmp/err" ] && { echo "FAIL: verify $args: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+    [ -s "$tmp/err" ] && fail "verify $args: $(cat "$tmp/err")"
 done
 "$collsim" gen ring --gpus 16 --channels 1 --protocol LL128 -o "$tmp/r16.xml" || exit 99
 run 0 --platform "$src/platforms/dgx-a100-2node.xml" "$tmp/r16.xml"
-[ -s "$tmp/err" ] && { echo "FAIL: LL128 across nodes flagged: $(cat "$tmp/err")" >&2; fails=$((fails + 1)); }
+[ -s "$tmp/err" ] && fail "LL128 across nodes flagged: $(cat "$tmp/err")"
 run 2 --platform "$src/platforms/a100-hier-2x2.xml" "$tmp/r128.xml"
 has "$tmp/err" "r128.xml: the schedule needs 8 GPUs but $src/platforms/a100-hier-2x2.xml has 4"
 
@@ -165,7 +161,7 @@ has "$tmp/err" "$tmp/nthreads.xml:1: warning: <algo>: unknown attribute 'nthread
 has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
 has "$tmp/out" "nthreads.xml: ok: allreduce on 4 gpus"
 run 0 -q "$tmp/nthreads.xml"
-[ -s "$tmp/err" ] && { echo "FAIL: -q still prints reader warnings" >&2; fails=$((fails + 1)); }
+[ -s "$tmp/err" ] && fail "-q still prints reader warnings"
 
 # The communicator's channels: nchannels above --channels is an error of the executor's report,
 # at them none; --channels takes 1..32; a 48-channel file is over MAXCHANNELS (32).
@@ -180,7 +176,7 @@ has "$tmp/err" "--channels: '33' is out of range"
 run 2 --runtime executor "$src/tests/data/bad/nchannels_over_maxchannels.xml"
 has "$tmp/err" "nchannels_over_maxchannels.xml:1: <algo>: nchannels=\"48\" is outside 1..32"
 "$collsim" help verify >"$tmp/help" 2>&1
-grep -q "Not checked: nchannels" "$tmp/help" && { echo "FAIL: usage still says nchannels is not checked" >&2; fails=$((fails + 1)); }
+grep -q "Not checked: nchannels" "$tmp/help" && fail "usage still says nchannels is not checked"
 
 # LL128 off NVLink in the executor's report (gen writes the executor's attributes): an error (wrong data, exit 1) before the verdict;
 # without a platform a note says the routes were not checked.
@@ -228,30 +224,30 @@ run 0 "$tmp/norace.xml"
 b48=$src/tests/data/bad/nchannels_over_maxchannels.xml
 "$collsim" info "$b48" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" -eq 2 ] || { echo "FAIL: info on a 48-channel file: exit $rc, expected 2" >&2; fails=$((fails + 1)); }
+[ "$rc" -eq 2 ] || fail "info on a 48-channel file: exit $rc, expected 2"
 has "$tmp/out" "channels:        48"
 has "$tmp/out" "verdict:         invalid: 2 structural errors"
 has "$tmp/err" "$b48:1: <algo>: nchannels=\"48\" is outside 1..32"
 "$collsim" fmt "$b48" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$b48" ||
-    { echo "FAIL: fmt does not print a 48-channel file back" >&2; fails=$((fails + 1)); }
+    fail "fmt does not print a 48-channel file back"
 "$collsim" info "$seed" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" -eq 1 ] || { echo "FAIL: info on the seed: exit $rc, expected 1" >&2; fails=$((fails + 1)); }
+[ "$rc" -eq 1 ] || fail "info on the seed: exit $rc, expected 1"
 has "$tmp/out" "verdict:         wrong: 64 data errors (64 wrong output chunks); the first on stderr"
-"$collsim" info "$fixed" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: info on the fixed schedule" >&2; fails=$((fails + 1)); }
+"$collsim" info "$fixed" >"$tmp/out" 2>"$tmp/err" || fail "info on the fixed schedule"
 has "$tmp/out" "verdict:         ok (collsim verify)"
-"$collsim" info "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: info with nthreads" >&2; fails=$((fails + 1)); }
+"$collsim" info "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" || fail "info with nthreads"
 has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
 "$collsim" fmt "$tmp/nthreads.xml" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/out" "$fixed" ||
-    { echo "FAIL: fmt does not drop nthreads" >&2; fails=$((fails + 1)); }
+    fail "fmt does not drop nthreads"
 has "$tmp/err" "$tmp/nthreads.xml:1: warning: <algo>: unknown attribute 'nthreads'"
 # predict says so too, and predicts
 "$collsim" predict "$tmp/nthreads.xml" --platform "$src/platforms/a100-pcie-4gpu.xml" -b 1M -e 1M \
-    >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: predict with nthreads" >&2; fails=$((fails + 1)); }
+    >"$tmp/out" 2>"$tmp/err" || fail "predict with nthreads"
 has "$tmp/err" "$tmp/nthreads.xml:3: warning: <tb>: unknown attribute 'nthreads'"
 "$collsim" info "$src/tests/data/bad/truncated.xml" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] || { echo "FAIL: info on a truncated file: exit $rc" >&2; fails=$((fails + 1)); }
+[ "$rc" -eq 2 ] && [ ! -s "$tmp/out" ] || fail "info on a truncated file: exit $rc"
 has "$tmp/err" "truncated.xml:5: malformed XML"
 
 echo "verify_cli.sh: $fails failures"
