@@ -446,6 +446,21 @@ static int arrive(struct tbstate *ts, double t, enum phase next)
     return 1;
 }
 
+/* A receiving tb's unit: wait until the sender has started it (its first bytes on the way) or,
+ * with last, ended it, then until those bytes reach the tb; then phase next. A tb that does not
+ * receive goes on at once. 1 to go on, 0 when the tb waits. */
+static int receive(struct tbstate *ts, int recvs, int last, enum phase next)
+{
+    if (!recvs) {
+        ts->phase = next;
+        return 1;
+    }
+    if (!take(ts, last ? &ts->in->ended : &ts->in->ready, W_DATA, 1))
+        return 0;
+    return arrive(ts, (last ? ts->in->last_at : ts->in->first_at)[ts->in->taken % MAX_INFLIGHT],
+                  next);
+}
+
 /* A sender's unit starts now: streamed protocols put its first line on the way at once. */
 static void start_unit(struct conn *out, int streams)
 {
@@ -555,13 +570,7 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
 
     switch (ts->phase) {
     case PH_TAKE:
-        if (!recvs) {
-            ts->phase = PH_CREDIT;
-            return 1;
-        }
-        if (!take(ts, &ts->in->ready, W_DATA, 1))
-            return 0;
-        return arrive(ts, ts->in->first_at[ts->in->taken % MAX_INFLIGHT], PH_CREDIT);
+        return receive(ts, recvs, 0, PH_CREDIT);
     case PH_CREDIT:
         if (sends && !take(ts, &ts->out->credit, W_CREDIT, p->slots_per_call / p->units_per_call))
             return 0;
@@ -589,13 +598,7 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
             return nap(ts, unit_need(op, b) - ts->took, 0, -1, PH_FINISH);
         return 1;
     case PH_FINISH:
-        if (!recvs) {
-            ts->phase = PH_UNIT_END;
-            return 1;
-        }
-        if (!take(ts, &ts->in->ended, W_DATA, 1))
-            return 0;
-        return arrive(ts, ts->in->last_at[ts->in->taken % MAX_INFLIGHT], PH_UNIT_END);
+        return receive(ts, recvs, 1, PH_UNIT_END);
     default: /* PH_UNIT_END */
         unit_end(ts, op);
         return 1;
