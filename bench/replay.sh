@@ -125,17 +125,21 @@ if [ "$have_gen" -eq 1 ]; then
         --platform "$top/platforms/a100-hier-32x2.xml"
 fi
 
-# Large scale (BENCH_LARGE=1, minutes): the 512-GPU ring on 64 DGX nodes and the 1024-GPU
-# hierarchical 32 x 32 grid (Hopper's 132 SMs: 124 threadblocks per GPU do not fit an A100's 108).
+# Large scale (BENCH_LARGE=1, minutes): the 512-GPU ring on 64 DGX nodes, and the 256- and 1024-GPU
+# hierarchical grids (Hopper's 132 SMs: 124 threadblocks per GPU at 32 x 32 do not fit an A100's
+# 108).
 if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
     "$cs" platform dgx-a100 --nodes 64 -o "$tmp/d512.xml"
     "$cs" platform a100-hier --rows 32 --columns 32 --gpu h100 -o "$tmp/h1024.xml"
+    "$cs" platform a100-hier --rows 16 --columns 16 --gpu h100 -o "$tmp/h256.xml"
     {
         echo
         echo "| large case | size | replay | status | calls | simgrid_run wall (s) | calls/s | max RSS (MiB) | command wall (s) |"
         echo "|---|---|---|---|---|---|---|---|---|"
     } >>"$out"
     for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,protocol=LL|$tmp/d512.xml" \
+        "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
+        "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \
         "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml"; do
         name=${c%%|*}
         rest=${c#*|}
@@ -155,7 +159,7 @@ fi
     echo "running at the same time slow the figures down (wall times vary by 2x or more)."
     echo
     echo "Reproduce: build (\`./quickstart test\` or \`_build\`), then \`bench/replay.sh [_build/collsim] [../shared/data]\`"
-    echo "(\`BENCH_LARGE=1\` adds the 512- and 1024-GPU cases, minutes each)."
+    echo "(\`BENCH_LARGE=1\` adds the 256-, 512- and 1024-GPU cases, minutes each)."
     echo "For scale, the SimGrid prototype of \`reference/simgrid.md\` ran about 250k transfers/s with 64"
     echo "actors and 35k/s with 4096 on a similar 2-core machine; collsim drives every threadblock"
     echo "from one actor and does more per call (credits per slot, flags, clock reads, cost timers)."
