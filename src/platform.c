@@ -1046,9 +1046,11 @@ static int graph_groups(const struct cs_platform_spec *s)
  * nvswitchK of its column or node over its NVLink, and to router network over its links between
  * groups (gpu_ports). Every pair then gets route_pair's links: two GPUs of a group meet at their
  * switch (2 links, fewer than any path through the network), others at the network. The routes
- * between a100-hier's columns have a single link per GPU, which would tie with NVLink: each
- * column's GPUs also cross a FATPIPE link columnC_between at the link's bandwidth (zero latency),
- * which never binds, every transfer through it crossing a GPU link of that bandwidth too. */
+ * between a100-hier's columns have a single link per GPU, which would tie with NVLink: each GPU's
+ * way to the network also crosses a FATPIPE link gpuG_between of its own at the link's bandwidth
+ * (zero latency), which never binds, every transfer through it crossing a GPU link of that
+ * bandwidth too. One per GPU, not one per column: a link that many GPUs' transfers share ties
+ * them into one system for SimGrid's max-min solver, which then solves them all at every event. */
 static void graph_routes(struct w *w, const struct cs_platform_spec *s, int n)
 {
     const char *sfx[4];
@@ -1082,21 +1084,22 @@ static void graph_routes(struct w *w, const struct cs_platform_spec *s, int n)
         at(w, "dst", "network");
         for (int i = nvl; i < np; i++)
             gpu_ctn(w, g, sfx[i], 1);
-        if (s->family == CS_FAM_HIER) {
-            snprintf(id, sizeof(id), "column%d_between", g / group);
+        if (s->family == CS_FAM_HIER && s->columns > 1) {
+            snprintf(id, sizeof(id), "gpu%d_between", g);
             ctn(w, id, -1);
         }
         end(w);
     }
 }
 
-/* The FATPIPE links of graph_routes between a100-hier's columns. */
-static void graph_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p)
+/* The FATPIPE links of graph_routes between a100-hier's columns, one per GPU. */
+static void graph_links(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
+                        int n)
 {
     char id[64];
 
-    for (int c = 0; s->family == CS_FAM_HIER && s->columns > 1 && c < s->columns; c++) {
-        snprintf(id, sizeof(id), "column%d_between", c);
+    for (int g = 0; s->family == CS_FAM_HIER && s->columns > 1 && g < n; g++) {
+        snprintf(id, sizeof(id), "gpu%d_between", g);
         link_policy_el(w, id, p->link_Bps[s->between], 0, s->between, "FATPIPE");
     }
 }
@@ -1314,7 +1317,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
         link_policy_el(w, "hbm", p->link_Bps[CS_LINK_HBM], p->link_lat_s[CS_LINK_HBM], CS_LINK_HBM,
                        "SHARED");
     if (graph)
-        graph_links(w, s, p);
+        graph_links(w, s, p, n);
     if (graph)
         graph_routes(w, s, n);
     for (int a = 0; a < n && !graph; a++)

@@ -74,8 +74,8 @@ expect 2 "$cs" platform a100-pcie-nvbridge --sockets 3
 expect 2 "$cs" platform dgx-a100 --sockets 1
 # Routed through switches (Dijkstra, as every family above 256 GPUs is), a platform gives every
 # pair the links of the pair-by-pair routes (Full): the same predictions to the last digit, LL128
-# included (its check reads the routes), and on a100-hier the FATPIPE between columns changes
-# nothing.
+# included (its check reads the routes), and on a100-hier the FATPIPE on the way between columns
+# changes nothing.
 same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
     what=$1 spec=$2
     shift 2
@@ -93,6 +93,13 @@ same_routes "dgx 2 nodes" ring:gpus=16,channels=2,per_node=8,protocol=LL128 dgx-
 same_routes "dgx 2 nodes, NIC on the other socket" hierarchical:gpus=16,columns=2 dgx-a100 --nodes 2 --nic-socket other
 same_routes "a100-hier 4x4 over net" allpairs:gpus=16,protocol=LL128 a100-hier --rows 4 --columns 4 --between net
 same_routes "a100-hier 4x4 over pcie" hierarchical:gpus=16,columns=4 a100-hier --rows 4 --columns 4
+# The FATPIPE that keeps a100-hier's paths apart is each GPU's own: one that several GPUs'
+# transfers crossed would tie them all into one system of SimGrid's max-min solver.
+n=$(grep -c '<link id="gpu[0-9]*_between"' "$tmp/route-dijkstra.xml")
+[ "$n" -eq 16 ] || fail "a100-hier 4x4 through switches: $n gpuG_between links, not 16"
+grep -q '_between"' "$tmp/route-dijkstra.xml" &&
+    grep '<link id="[a-z]*[0-9]*_between"' "$tmp/route-dijkstra.xml" | grep -qv 'id="gpu' &&
+    fail "a100-hier 4x4 through switches: a between link shared by several GPUs"
 same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-socket other
 # sizes: Full routing to 256 GPUs, through switches to 1024 (scale.sh writes those)
 expect 0 "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
