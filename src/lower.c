@@ -561,10 +561,19 @@ static int metadata(struct cs_prog *p)
 static int op_less(const struct cs_prog *p, int a, int b)
 {
     const struct op *x = &p->ops[a], *y = &p->ops[b];
-    int xs[] = {x->cs, -x->prio, x->dst.index, x->src.index, x->rank, a};
-    int ys[] = {y->cs, -y->prio, y->dst.index, y->src.index, y->rank, b};
 
-    return cs_cmp_ints(xs, ys, 6) < 0;
+    /* the heap's inner loop: the keys compared in turn, not through an array */
+    if (x->cs != y->cs)
+        return x->cs < y->cs;
+    if (x->prio != y->prio)
+        return x->prio > y->prio;
+    if (x->dst.index != y->dst.index)
+        return x->dst.index < y->dst.index;
+    if (x->src.index != y->src.index)
+        return x->src.index < y->src.index;
+    if (x->rank != y->rank)
+        return x->rank < y->rank;
+    return a < b;
 }
 
 /* The heap lives in an ivec, sifted by op_less. */
