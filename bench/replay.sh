@@ -63,21 +63,25 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 
-# measure PREDICT-ARGS...: one `collsim predict ... --verbose` under /usr/bin/time; sets calls,
-# xfers, wall (simgrid_run), rss (child), status, mode (extrap N or full), maxrss, cwall, rate.
+# measure PREDICT-ARGS...: one `collsim predict ... --verbose` under /usr/bin/time (stopped after
+# $lim seconds when lim is set); sets calls, xfers, wall (simgrid_run), rss (child), status, mode
+# (extrap N or full), maxrss, cwall, rate.
 measure() {
-    /usr/bin/time -v -o "$tmp/time" "$cs" predict "$@" --verbose >/dev/null 2>"$tmp/err"
+    # shellcheck disable=SC2086
+    /usr/bin/time -v -o "$tmp/time" ${lim:+timeout $lim} "$cs" predict "$@" --verbose >/dev/null 2>"$tmp/err"
     line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
+    [ -n "$line" ] || line="collsim: - bytes: - calls, - transfers, - s wall, - KiB peak RSS, not finished in ${lim:-?} s"
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
     xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
     wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
     rss=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB peak RSS.*/\1/p')
-    status=$(echo "$line" | sed -n 's/.*RSS, \([a-z]*\).*/\1/p')
+    status=$(echo "$line" | sed -n 's/.*RSS, \(not finished in [0-9?]* s\).*/\1/p;t;s/.*RSS, \([a-z]*\).*/\1/p')
     mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
     mode=${mode:-full}
     maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time" | awk '{ printf "%.1f", $1 / 1024 }')
     cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
     rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
+    calls=${calls:--} xfers=${xfers:--} wall=${wall:--} rss=${rss:-0}
 }
 
 printf '%s\n' "$cases" | while IFS='|' read -r name g src proto; do
@@ -137,6 +141,7 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
         echo "| large case | size | replay | status | calls | simgrid_run wall (s) | calls/s | max RSS (MiB) | command wall (s) |"
         echo "|---|---|---|---|---|---|---|---|---|"
     } >>"$out"
+    lim=${BENCH_LIMIT:-1200} # seconds a large case may take
     for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,protocol=LL|$tmp/d512.xml" \
         "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
         "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \

@@ -105,16 +105,24 @@ static void compare(struct cs_period *pd, const struct cs_period_tb *tb, int t, 
 }
 
 /* Keep e as event k of the tb's iteration i (in ev[i % maxp]); prev: the tb's events in
- * iteration i - 1, which a settled replay repeats, so the room for them is taken at once. 0, or
- * -1 out of memory. */
+ * iteration i - 1, which a settled replay repeats, so the room for them is set at once (the
+ * first iteration grows by half as it goes). 0, or -1 out of memory. */
 static int keep(struct cs_period *pd, struct cs_period_tb *tb, int i, int k, int prev,
                 const struct pev *e)
 {
     int r = i % pd->maxp, ncap = tb->cap[r];
 
-    if (k == 0 && prev > ncap)
-        ncap = prev;
-    else if (k >= ncap)
+    if (k == 0 && prev > 0 && prev != ncap) {
+        /* the room of iteration i - maxp, as the tb's iterations now take: no more, no less */
+        struct pev *n = realloc(tb->ev[r], (size_t)prev * sizeof(*n));
+
+        if (n == NULL)
+            return -1;
+        pd->live += prev - tb->cap[r];
+        tb->ev[r] = n;
+        tb->cap[r] = ncap = prev;
+    }
+    if (k >= ncap)
         ncap = ncap + ncap / 2 > 16 ? ncap + ncap / 2 : 16;
     if (ncap > tb->cap[r]) {
         struct pev *n;

@@ -297,9 +297,11 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * CS_EXTRAP_SHORT of its iterations per iteration of the second (what the timeline it once
  * recorded whole could hold). */
 #define CS_EXTRAP_MAX_EVENTS 2000000LL
-/* Events the comparison keeps at once (48 bytes each): the last iteration of every tb for the
- * first replay, the last CS_NCCL_STEPS for the second. */
-#define CS_EXTRAP_MAX_LIVE 6000000LL
+/* Events the comparison keeps at once (48 bytes each, 1.1 GB in all): the last iteration of
+ * every tb for the first replay, the last CS_NCCL_STEPS for the second. The 1024-GPU hierarchical
+ * AllReduce in LL keeps about 21M at 1 GiB, and is then extrapolated from 5 iterations in about
+ * 2.5 minutes instead of a full replay of 32 in about 15. */
+#define CS_EXTRAP_MAX_LIVE 24000000LL
 
 /* When tb t's last event of iteration j ends minus when its last of iteration i does, for the
  * first tb with events in both; 0 when there is none. */
