@@ -112,8 +112,10 @@ static int keep(struct cs_period *pd, struct cs_period_tb *tb, int i, int k, int
 {
     int r = i % pd->maxp, ncap = tb->cap[r];
 
-    if (k == 0 && prev > 0 && prev != ncap) {
-        /* the room of iteration i - maxp, as the tb's iterations now take: no more, no less */
+    /* At its first event, iteration i gets the room iteration i - 1 took; the list still holds
+     * iteration i - maxp, whose events are compared until overwritten, so it shrinks only when
+     * that is iteration i - 1 itself. */
+    if (k == 0 && prev > 0 && (prev > ncap || (pd->maxp == 1 && prev < ncap))) {
         struct pev *n = realloc(tb->ev[r], (size_t)prev * sizeof(*n));
 
         if (n == NULL)

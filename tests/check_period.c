@@ -117,6 +117,29 @@ START_TEST(test_differ)
 }
 END_TEST
 
+/* Iterations of 3 and 2 events in turn: period 2, whose pairs keep every event of the iteration
+ * two back however many events the iteration between takes. */
+START_TEST(test_alternating)
+{
+    struct cs_period pd;
+
+    ck_assert_int_eq(cs_period_init(&pd, 1, 6, 2, 0), 0);
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < (i % 2 ? 2 : 3); k++) {
+            struct cs_tl_event e = ev(0, i, k > 1 ? 1 : k, 1e-5, 0);
+
+            e.call = k;
+            ck_assert_int_eq(cs_period_add(&pd, &e), 0);
+        }
+    cs_period_finish(&pd);
+    for (int i = 0; i + 2 < 6; i++) {
+        ck_assert(cs_period_dev(&pd, i, 1, 1e-5) == HUGE_VAL);
+        ck_assert(cs_period_dev(&pd, i, 2, 2e-5) < 1e-15);
+    }
+    cs_period_cleanup(&pd);
+}
+END_TEST
+
 /* Events outside ntbs x m, or a tb back in an earlier iteration: not this plan's replay. */
 START_TEST(test_invalid)
 {
@@ -267,8 +290,8 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_shift, 1}, {test_differ, 1},        {test_invalid, 1}, {test_cap, 1},
-        {test_pipe, 1},  {test_replay_stream, 1}, {NULL, 0},
+        {test_shift, 1}, {test_differ, 1}, {test_alternating, 1},   {test_invalid, 1},
+        {test_cap, 1},   {test_pipe, 1},   {test_replay_stream, 1}, {NULL, 0},
     };
 
     return test_run("period", 120, tests, NULL);
