@@ -82,6 +82,7 @@ struct prog_rank {
     struct slots buf[3]; /* by enum cs_buf - 1 */
     struct ltb *tbs;
     int ntbs, cap_tbs;
+    int *tbidx, ntbidx; /* the program's tb id -> 1 + its index in tbs (0: none yet) */
     int nchan;
     int scratch_size; /* scratch chunks of one instance */
 };
@@ -223,6 +224,7 @@ void cs_prog_free(struct cs_prog *p)
             for (int t = 0; t < pr->ntbs; t++)
                 ivec_free(&pr->tbs[t].ops);
             free(pr->tbs);
+            free(pr->tbidx);
         }
     }
     free(p->ranks);
@@ -717,6 +719,29 @@ static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
     return 0;
 }
 
+/* The index in pr->tbs of the program's tb id (0 .. MAX_TB_ID), added (with channel ch) on first
+ * use; -1 out of memory. Ids index a table (the generators number their tbs from 0). */
+#define MAX_TB_ID (1 << 20)
+static int rank_tb(struct prog_rank *pr, int id, int ch)
+{
+    if (id >= pr->ntbidx) {
+        int n = id + 1 > 2 * pr->ntbidx ? id + 1 : 2 * pr->ntbidx;
+        int *v = realloc(pr->tbidx, (size_t)n * sizeof(*v));
+
+        if (v == NULL)
+            return -1;
+        memset(v + pr->ntbidx, 0, (size_t)(n - pr->ntbidx) * sizeof(*v));
+        pr->tbidx = v;
+        pr->ntbidx = n;
+    }
+    if (pr->tbidx[id] == 0) {
+        if (rank_tb_add(pr, id, ch) == NULL)
+            return -1;
+        pr->tbidx[id] = pr->ntbs;
+    }
+    return pr->tbidx[id] - 1;
+}
+
 /* Each op to the tb the program gave it (msccl-tools manual_assign_tbs): a tb keeps one send peer,
  * one receive peer and one channel. */
 static int assign_tbs(struct cs_prog *p, const int *ord, int n)
@@ -724,20 +749,16 @@ static int assign_tbs(struct cs_prog *p, const int *ord, int n)
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
         struct prog_rank *pr = &p->ranks[o->rank];
-        int ti = -1, s = op_send_peer(o), r = op_recv_peer(o);
+        int ti, s = op_send_peer(o), r = op_recv_peer(o);
         struct ltb *t;
 
         if (o->tb < 0)
             return fail(p, CS_ERR_USAGE, &o->dst,
                         "an operation has no tb (each move names its tbs)");
-        for (int k = 0; k < pr->ntbs; k++)
-            if (pr->tbs[k].id == o->tb)
-                ti = k;
-        if (ti < 0) {
-            if (rank_tb_add(pr, o->tb, o->ch) == NULL)
-                return nomem(p);
-            ti = pr->ntbs - 1;
-        }
+        if (o->tb > MAX_TB_ID)
+            return fail(p, CS_ERR_USAGE, &o->dst, "tb %d: tb ids go up to %d", o->tb, MAX_TB_ID);
+        if ((ti = rank_tb(pr, o->tb, o->ch)) < 0)
+            return nomem(p);
         t = &pr->tbs[ti];
         if (!((t->send == s || s < 0 || t->send < 0) && (t->recv == r || r < 0 || t->recv < 0) &&
               (t->chan == o->ch || t->chan < 0 || o->ch < 0)))

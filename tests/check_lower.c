@@ -312,6 +312,11 @@ START_TEST(test_errors)
     cs_prog_copy(p, ref(0, CS_BUF_INPUT, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), -1, -1, -1);
     lower_fails(p, "no tb");
 
+    /* tb ids index a table: a huge one is refused, not allocated */
+    p = cs_prog_new(&o);
+    cs_prog_copy(p, ref(0, CS_BUF_INPUT, 0, 1), ref(1, CS_BUF_INPUT, 0, 1), 2000000000, 0, -1);
+    lower_fails(p, "tb ids go up to");
+
     /* msccl-tools would silently drop a reduce of two initial values */
     p = cs_prog_new(&o);
     cs_prog_reduce(p, ref(0, CS_BUF_INPUT, 0, 1), ref(0, CS_BUF_INPUT, 1, 1), 0, -1, -1);
