@@ -154,6 +154,10 @@ int cs_period_add(struct cs_period *pd, const struct cs_tl_event *ev)
     pd->nevents++;
     if (pd->invalid || pd->tbs == NULL)
         return 0;
+    /* A wait of no duration: the tb blocked and was woken at the same instant, which it records
+     * or not depending on which of the tbs going on at that instant ran first (period.h). */
+    if (ev->kind >= CS_TL_WAIT_DATA && ev->kind <= CS_TL_WAIT_FLAG && ev->end_s == ev->start_s)
+        return 0;
     if (ev->tb < 0 || ev->tb >= pd->ntbs || ev->iter < 0 || ev->iter >= pd->m ||
         ev->iter < pd->tbs[ev->tb].iter) {
         pd->invalid = 1;

@@ -20,7 +20,12 @@ struct cs_period_tb;
 
 /* The comparisons of a replay of m loop iterations of a plan with ntbs threadblocks, for periods
  * 1 .. maxp. Events are given in the order the replay records them; each tb keeps the events of
- * its last maxp iterations (about 48 bytes each) while it streams, at most max_live in all. */
+ * its last maxp iterations (about 48 bytes each) while it streams, at most max_live in all.
+ * Waits of no duration are left out: the replay records one when a tb found it had to wait and
+ * was woken at the same instant, which depends on the order in which the tbs that go on at one
+ * instant run, and that order changes no time (every counter a tb waits on has that tb as its
+ * only taker, flags are not consumed, and SimGrid shares links whatever the order transfers
+ * start in), so it may differ between iterations whose every other event repeats. */
 struct cs_period {
     int ntbs, m, maxp;
     int invalid;       /* an event outside ntbs x m, or a tb going back an iteration */

@@ -256,7 +256,7 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * iterations compares. Once the pipeline and the FIFO credits settle,
  * the replay is periodic: for some period p, every event of every threadblock in iteration i + p
  * is the one of iteration i (same kind, op, call, bytes, the tb that ended a wait) shifted by the
- * same time step. The replay is a deterministic function of its state, and a window of periodic
+ * same time step (waits of no duration aside: period.h says why they may come and go). The replay is a deterministic function of its state, and a window of periodic
  * events carries the whole state along (the credits taken and given over a period cancel, the
  * flows on the links and the units in flight repeat), so the full replay repeats it too until its
  * own last iteration, which starts in the same phase as the short one's when p divides n - m.

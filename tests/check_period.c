@@ -140,6 +140,38 @@ START_TEST(test_alternating)
 }
 END_TEST
 
+/* A wait of no duration in some iterations and not in others changes nothing; one that lasts
+ * does. */
+START_TEST(test_zero_waits)
+{
+    struct cs_period pd;
+
+    for (double len = 0; len <= 1e-9; len += 1e-9) {
+        ck_assert_int_eq(cs_period_init(&pd, 1, 5, 1, 0), 0);
+        for (int i = 0; i < 5; i++)
+            for (int k = 0; k < 2; k++) {
+                struct cs_tl_event e = ev(0, i, k, 1e-5, 0);
+
+                if (i % 2 == 1 && k == 1) {
+                    struct cs_tl_event w = e;
+
+                    w.kind = CS_TL_WAIT_FLAG;
+                    w.other = 3;
+                    w.end_s = w.start_s + len;
+                    ck_assert_int_eq(cs_period_add(&pd, &w), 0);
+                }
+                ck_assert_int_eq(cs_period_add(&pd, &e), 0);
+            }
+        cs_period_finish(&pd);
+        ck_assert_int_eq(pd.nevents, 12);
+        for (int i = 0; i < 4; i++)
+            ck_assert(len > 0 ? cs_period_dev(&pd, i, 1, 1e-5) == HUGE_VAL
+                              : cs_period_dev(&pd, i, 1, 1e-5) < 1e-15);
+        cs_period_cleanup(&pd);
+    }
+}
+END_TEST
+
 /* Events outside ntbs x m, or a tb back in an earlier iteration: not this plan's replay. */
 START_TEST(test_invalid)
 {
@@ -290,8 +322,9 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_shift, 1}, {test_differ, 1}, {test_alternating, 1},   {test_invalid, 1},
-        {test_cap, 1},   {test_pipe, 1},   {test_replay_stream, 1}, {NULL, 0},
+        {test_shift, 1},      {test_differ, 1},        {test_alternating, 1},
+        {test_zero_waits, 1}, {test_invalid, 1},       {test_cap, 1},
+        {test_pipe, 1},       {test_replay_stream, 1}, {NULL, 0},
     };
 
     return test_run("period", 120, tests, NULL);
