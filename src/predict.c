@@ -256,11 +256,12 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * iterations compares. Once the pipeline and the FIFO credits settle,
  * the replay is periodic: for some period p, every event of every threadblock in iteration i + p
  * is the one of iteration i (same kind, op, call, bytes, the tb that ended a wait) shifted by the
- * same time step (waits of no duration aside: period.h says why they may come and go). The replay is a deterministic function of its state, and a window of periodic
- * events carries the whole state along (the credits taken and given over a period cancel, the
- * flows on the links and the units in flight repeat), so the full replay repeats it too until its
- * own last iteration, which starts in the same phase as the short one's when p divides n - m.
- * The remaining periods are then added to the short replay's time, calls and transfers.
+ * same time step (waits of no duration aside: period.h says why they may come and go). The replay
+ * is a deterministic function of its state, and a window of periodic events carries the whole state
+ * along (the credits taken and given over a period cancel, the flows on the links and the units in
+ * flight repeat), so the full replay repeats it too until its own last iteration, which starts in
+ * the same phase as the short one's when p divides n - m. The remaining periods are then added to
+ * the short replay's time, calls and transfers.
  *
  * The check wants p + 1 consecutive periodic pairs of iterations, from iteration 1 (iteration 0
  * fills the pipeline) to the one before the last (which may feel the short replay's end). A first
@@ -269,7 +270,10 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * many iterations, each taking at least one) and for the credit stalls of the first window to show
  * tries again, with m chosen so that n - m is a multiple of 8 (periods 3, 5, 6 and 7 take one
  * more replay with the right residue). (A 16-GPU AllGather ring in Simple at 1 GiB settles only
- * from iteration 7, once its credit stalls have shifted into place.)
+ * from iteration 7, once its credit stalls have shifted into place.) When the first replay's
+ * events say the second would keep too many (CS_NCCL_STEPS iterations of them), a medium one of
+ * CS_EXTRAP_MEDIUM iterations tries p = 1 again, from a later iteration: a ring over 64 DGX
+ * nodes settles from iteration 2 or 3.
  *
  * Some schedules approach their steady state slowly: a ring whose one slower connection throttles
  * the threadblocks before it one by one, a slot at a time, while the makespan already grows by
@@ -293,6 +297,10 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
 #define CS_EXTRAP_REL_ERR 1e-7
 #define CS_EXTRAP_SHORT 5                      /* iterations of the first replay: p = 1 */
 #define CS_EXTRAP_LONG (2 * CS_NCCL_STEPS + 3) /* at least, of the second: p up to 8 */
+/* Of the second when the long one would keep too many events: p = 1 only, but room for the
+ * pipeline to settle over as many iterations as a connection has slots (a ring over many nodes,
+ * whose slower network connections throttle the threadblocks before them for a few iterations) */
+#define CS_EXTRAP_MEDIUM CS_NCCL_STEPS
 /* The second replay runs only when the first recorded fewer than this many events for every
  * CS_EXTRAP_SHORT of its iterations per iteration of the second (what the timeline it once
  * recorded whole could hold). */
@@ -618,7 +626,7 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
                      struct cs_replay_result *res, int *replayed, int *cost,
                      struct cs_replay_result *spent, struct cs_error *err)
 {
-    int n = plan->sz.niter, m = 0, rc = 0;
+    int n = plan->sz.niter, m = 0, maxp = 1, rc = 0;
     struct cs_replay_result r = {0};
     struct cs_predict_period per;
     long long q, nev = 0;
@@ -626,12 +634,18 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
     for (int stage = 0; stage < 2 && rc == 0 && spent->status != CS_REPLAY_DEADLOCK; stage++) {
         /* the second replay's n - m a multiple of 8: periods 1, 2, 4 and 8 need no other */
         m = stage == 0 ? CS_EXTRAP_SHORT : CS_EXTRAP_LONG + ((n - CS_EXTRAP_LONG) % 8 + 8) % 8;
-        /* not worth it, or too many events (about m / 5 times the first's) */
-        if (2 * (*cost + m) > n || nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS)
+        maxp = stage == 0 ? 1 : CS_NCCL_STEPS;
+        /* too many events (about m / 5 times the first's): the medium one, if they fit */
+        if (stage == 1 && nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS) {
+            if (nev / CS_EXTRAP_SHORT >= CS_EXTRAP_MAX_LIVE)
+                return 0;
+            m = CS_EXTRAP_MEDIUM;
+            maxp = 1;
+        }
+        if (2 * (*cost + m) > n) /* not worth it */
             return 0;
         *cost += m;
-        rc = settle(plan, m, stage == 0 ? 1 : CS_NCCL_STEPS, plat, ropts, &cache->rec[stage], &r,
-                    &per, spent, &nev, err);
+        rc = settle(plan, m, maxp, plat, ropts, &cache->rec[stage], &r, &per, spent, &nev, err);
     }
     if (rc != 1)
         return rc;
