@@ -25,6 +25,7 @@
 #include "platform.h"
 #include "predict.h"
 #include "progress.h"
+#include "spawn.h"
 #include "valid.h"
 
 const char cmd_validate_usage[] =
@@ -687,9 +688,26 @@ static int predict_case(const struct vcase *c, struct result *res)
 
 /* A gnuplot script per case, and the SVG when gnuplot is installed. Returns 0, 1 without
  * gnuplot, -1 on failure. */
+/* In a child: gnuplot on NAME.gp in the case's output folder (what gnuplot_in gets). */
+struct gp_job {
+    const char *dir, *script;
+};
+
+static int gnuplot_in(void *ctx)
+{
+    const struct gp_job *j = ctx;
+
+    if (chdir(j->dir) != 0)
+        return 127;
+    execl("/usr/bin/gnuplot", "gnuplot", j->script, (char *)NULL);
+    return 127;
+}
+
 static int write_plot(const char *dir, const struct vcase *c, int by_n)
 {
-    char path[2048], cmd[4400];
+    char path[2048], script[1100];
+    struct gp_job job = {dir, script};
+    pid_t pid;
     struct cs_outfile out;
     struct cs_error err;
 
@@ -722,10 +740,11 @@ static int write_plot(const char *dir, const struct vcase *c, int by_n)
     }
     if (access("/usr/bin/gnuplot", X_OK) != 0)
         return 1;
-    if (snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s.gp' 2>/dev/null", dir, c->vc.name) >=
-        (int)sizeof(cmd))
+    /* no shell between: a folder or case name may hold any character */
+    if (snprintf(script, sizeof(script), "%s.gp", c->vc.name) >= (int)sizeof(script))
         return -1;
-    return system(cmd) == 0 ? 0 : -1;
+    pid = cs_spawn_fn(gnuplot_in, &job, NULL, "/dev/null");
+    return pid > 0 && cs_spawn_wait(pid) == 0 ? 0 : -1;
 }
 
 /* A note for a case defined above: `#: NAME: text`. 0, or -1 after printing why. */

@@ -26,6 +26,12 @@ CSV
 
 "$cs" validate "$tmp/cases.txt" -o "$tmp/plain" >"$tmp/out" 2>&1 ||
     { fail "validate without --before:"; cat "$tmp/out" >&2; }
+# gnuplot draws each case's figure in the output folder, whatever characters its name holds
+if [ -x /usr/bin/gnuplot ]; then
+    "$cs" validate "$tmp/cases.txt" -o "$tmp/it's \$(x)" >"$tmp/out" 2>&1 ||
+        { fail "validate -o a folder named with a quote:"; cat "$tmp/out" >&2; }
+    [ -s "$tmp/it's \$(x)/old.svg" ] || fail "no old.svg in a folder named with a quote"
+fi
 "$cs" validate "$tmp/cases.txt" -o "$tmp/b" --before "$tmp/before.csv" >"$tmp/out" 2>&1 ||
     { fail "validate --before:"; cat "$tmp/out" >&2; }
 md=$tmp/b/summary.md
