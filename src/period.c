@@ -19,7 +19,7 @@ struct pev {
  * iteration i is compared with event k of iterations i - 1 .. i - maxp, then overwrites the one
  * of i - maxp, which nothing needs any more. */
 struct cs_period_tb {
-    int iter, k; /* the iteration it is in and the events it had there */
+    int iter; /* the iteration it is in (its events there: count[tb * m + iter]) */
     struct pev **ev;
     int *cap;
 };
@@ -164,13 +164,9 @@ int cs_period_add(struct cs_period *pd, const struct cs_tl_event *ev)
         return 0;
     }
     tb = &pd->tbs[ev->tb];
-    if (ev->iter > tb->iter) {
-        tb->iter = ev->iter;
-        tb->k = 0;
-    }
-    k = tb->k++;
+    tb->iter = ev->iter;
     c = (size_t)ev->tb * pd->m + ev->iter;
-    pd->count[c]++;
+    k = pd->count[c]++;
     pd->last_end[c] = ev->end_s;
     pd->ncalls[ev->iter] += ev->kind == CS_TL_CALL;
     pd->ntransfers[ev->iter] += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
