@@ -30,7 +30,7 @@
     "           [--link nvlink|pcie|net] [--schedule FILE | --gen SPEC]\n"                         \
     "           [--protocols LIST] [--collective C] [--ranks N] [--params FILE]...\n"              \
     "           [--set KEY=VALUE]... [--latency-sizes MIN:MAX] [--bandwidth-sizes MIN:MAX]\n"      \
-    "           [--max-iter N] [--tol PERCENT]\n"                                                  \
+    "           [--max-iter N] [--tol PERCENT] [--fit KEY=MIN:MAX]...\n"                           \
     "\n"                                                                                           \
     "Fit a family's platform through the model to measured tables (the forms `calibrate fit`\n"    \
     "reads, raw nccl-tests output included; several tables are pooled) and write it.\n"            \
@@ -46,7 +46,11 @@
     "by the median of predicted / measured over the bandwidth band, until each band's median\n"    \
     "error is within --tol (default 0.1%) or after --max-iter iterations (default 8). A key "      \
     "whose\n"                                                                                      \
-    "band has no size keeps its first guess. Every other key is the prior, --params or --set\n"    \
+    "band has no size keeps the value given (--latency-sizes 0:0 keeps --params' cs.launch_s).\n"  \
+    "--fit KEY=MIN:MAX (up to 4) fits any positive key on the sizes MIN..MAX (taken from the\n"    \
+    "other bands): each iteration moves it by a secant step in log(KEY) on that band's median\n"   \
+    "error (a 10% probe first, at most a factor 2 a step); it must move those sizes' times, or\n"  \
+    "the loop stops, not converged. Every other key is the prior, --params or --set\n"             \
     "(e.g. cs.gpus_per_process=8 for nccl-tests -g 8), written into the platform as given.\n"      \
     "\n"                                                                                           \
     "The schedule: --schedule FILE, --gen SPEC, or the ring NCCL runs,\n"                          \
@@ -983,6 +987,7 @@ struct popts {
     int nprotos;
     double lat[2], bw[2];
     int has_lat, has_bw;
+    struct cs_refit_opts ro; /* its --fit keys */
     int max_iter;
     double tol;
     struct cs_params base;
@@ -1009,7 +1014,7 @@ struct ptable {
 static const char platform_opts[] = "family=f: nodes=N: link=l: collective=c: ranks=n: schedule=x: "
                                     "gen=G: protocols=p: params=P: set=S: latency-sizes=L: "
                                     "bandwidth-sizes=B: max-iter=i: tol=t: props=q: report=r: "
-                                    "held-out=h:";
+                                    "held-out=h: fit=F:";
 
 /* Remember key as given (--params, --set) for the props file. */
 static void note_given(struct popts *o, const char *key)
@@ -1073,6 +1078,29 @@ static int take_range(const char *opt, const char *v, double *r, int *has)
     return 0;
 }
 
+/* --fit KEY=MIN:MAX */
+static int take_fit(struct popts *o, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    int j = o->ro.nextra, has = 0;
+    double r[2];
+
+    if (j == CS_REFIT_MAX_EXTRA)
+        return cmd_usage_error("--fit: at most %d keys", CS_REFIT_MAX_EXTRA);
+    if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(o->ro.extra[j].key))
+        return cmd_usage_error("--fit: '%s' is not KEY=MIN:MAX", v);
+    snprintf(o->ro.extra[j].key, sizeof(o->ro.extra[j].key), "%.*s", (int)(eq - v), v);
+    for (int k = 0; k < j; k++)
+        if (strcmp(o->ro.extra[k].key, o->ro.extra[j].key) == 0)
+            return cmd_usage_error("--fit: %s given twice", o->ro.extra[j].key);
+    if (take_range("--fit", eq + 1, r, &has) != 0)
+        return CS_EXIT_USAGE;
+    o->ro.extra[j].lo = r[0];
+    o->ro.extra[j].hi = r[1];
+    o->ro.nextra++;
+    return 0;
+}
+
 static int take_popt(void *ctx, int c, const char *v)
 {
     struct popts *o = ctx;
@@ -1116,6 +1144,8 @@ static int take_popt(void *ctx, int c, const char *v)
             return CS_EXIT_USAGE;
         o->tol /= 100;
         return 0;
+    case 'F':
+        return take_fit(o, v);
     case 'h':
         if (o->nheld == (int)(sizeof(o->held) / sizeof(o->held[0])))
             return cmd_usage_error("--held-out: at most 16 tables");
@@ -1142,6 +1172,16 @@ static int platform_args(int argc, char **argv, struct popts *o)
         return rc;
     o->files = (const char **)argv + optind;
     o->nfiles = argc - optind;
+    for (int j = 0; j < o->ro.nextra; j++) {
+        const char *k = o->ro.extra[j].key;
+
+        if (strcmp(k, "cs.launch_s") == 0)
+            return cmd_usage_error("--fit cs.launch_s: the latency band fits it "
+                                   "(--latency-sizes)");
+        if (strncmp(k, "cs.link_Bps.", 12) == 0 && o->link &&
+            strcmp(k + 12, cs_link_class_name(o->link)) == 0)
+            return cmd_usage_error("--fit %s: the bandwidth band fits it (--bandwidth-sizes)", k);
+    }
     if (o->fam == 0)
         return cmd_usage_error("calibrate platform needs --family; see 'collsim help calibrate'");
     if (o->nfiles == 0 || o->out == NULL)
@@ -1155,6 +1195,16 @@ static int platform_args(int argc, char **argv, struct popts *o)
     if (o->link == 0)
         return cmd_usage_error("calibrate platform: give --link for family %s",
                                cs_platform_family_name(o->fam));
+    for (int j = 0; j < o->ro.nextra; j++) {
+        const char *k = o->ro.extra[j].key;
+
+        if (strcmp(k, "cs.launch_s") == 0)
+            return cmd_usage_error("--fit cs.launch_s: the latency band fits it "
+                                   "(--latency-sizes)");
+        if (strncmp(k, "cs.link_Bps.", 12) == 0 && o->link &&
+            strcmp(k + 12, cs_link_class_name(o->link)) == 0)
+            return cmd_usage_error("--fit %s: the bandwidth band fits it (--bandwidth-sizes)", k);
+    }
     return 0;
 }
 
@@ -1257,7 +1307,8 @@ static int ptable_read(struct ptable *pt, const struct popts *o, const char *con
 /* The report's table of points and its statistics line. */
 static void report_points(FILE *rep, const struct cs_refit_point *pts, int n)
 {
-    static const char *const band[] = {"-", "latency", "bandwidth"};
+    static const char *const band[CS_REFIT_NBANDS] = {"-",     "latency", "bandwidth", "fit 1",
+                                                      "fit 2", "fit 3",   "fit 4"};
     char a[64], b[64];
     double med, max;
     int np;
@@ -1279,7 +1330,7 @@ static void report_points(FILE *rep, const struct cs_refit_point *pts, int n)
     cs_refit_stats(pts, n, -1, &med, &max, &np);
     fprintf(rep, "\nResidual over %d of %d sizes: median |error| %.2f%%, max |error| %.2f%%.\n", np,
             n, 100 * med, 100 * max);
-    for (int b2 = CS_REFIT_LATENCY; b2 <= CS_REFIT_BANDWIDTH; b2++) {
+    for (int b2 = CS_REFIT_LATENCY; b2 < CS_REFIT_NBANDS; b2++) {
         cs_refit_stats(pts, n, b2, &med, &max, &np);
         if (np > 0)
             fprintf(rep, "The %s band (%d sizes): median |error| %.2f%%, max |error| %.2f%%.\n",
@@ -1312,8 +1363,20 @@ static void report_first_guess(FILE *rep, const struct popts *o, const struct pt
             cs_calib_fmt_bw(R->seg[R->nseg - 1].beta_Bps, b, sizeof(b)));
 }
 
+/* A key's value as the report shows it. */
+static const char *fmt_key(const char *key, double v, char *buf, size_t n)
+{
+    if (strcmp(key, "cs.launch_s") == 0)
+        return cs_calib_fmt_time(v, buf, n);
+    if (strncmp(key, "cs.link_Bps.", 12) == 0)
+        return cs_calib_fmt_bw(v, buf, n);
+    snprintf(buf, n, "%.6g", v);
+    return buf;
+}
+
 /* The adjusted keys and the iterations, in the report. */
-static void report_keys(FILE *rep, const struct cs_refit_result *res, double tol)
+static void report_keys(FILE *rep, const struct cs_refit_opts *ro,
+                        const struct cs_refit_result *res)
 {
     char a[64], b[64];
 
@@ -1321,39 +1384,60 @@ static void report_keys(FILE *rep, const struct cs_refit_result *res, double tol
             "\n## Adjusted keys\n\n| key | sizes | first guess | final |\n|---|---|---|---|\n");
     for (int k = 0; k < res->nkeys; k++) {
         const struct cs_refit_key *K = &res->keys[k];
-        int t = strcmp(K->key, "cs.launch_s") == 0;
 
         fprintf(rep, "| `%s` | %d | %s | %s |\n", K->key, K->npoints,
-                t ? cs_calib_fmt_time(K->first, a, sizeof(a))
-                  : cs_calib_fmt_bw(K->first, a, sizeof(a)),
-                t ? cs_calib_fmt_time(K->final, b, sizeof(b))
-                  : cs_calib_fmt_bw(K->final, b, sizeof(b)));
+                fmt_key(K->key, K->first, a, sizeof(a)), fmt_key(K->key, K->final, b, sizeof(b)));
     }
+    for (int j = 0; j < ro->nextra; j++)
+        fprintf(rep, "\n`%s` was fitted on the sizes %.0f to %.0f B (--fit).", ro->extra[j].key,
+                ro->extra[j].lo, ro->extra[j].hi);
+    if (res->stuck >= 0)
+        fprintf(rep, "\n\nStopped: `%s` moved the predicted times of its sizes by nothing.",
+                ro->extra[res->stuck].key);
     fprintf(rep,
-            "\n%d iteration%s (one prediction of the bands each), %s (tolerance %.3g%% on "
+            "%s\n%d iteration%s (one prediction of the bands each), %s (tolerance %.3g%% on "
             "each band's median error):\n\n| iteration | cs.launch_s | link bandwidth | "
-            "latency band median error | bandwidth band median error |\n"
-            "|---|---|---|---|---|\n",
-            res->iters, res->iters == 1 ? "" : "s", res->converged ? "converged" : "NOT converged",
-            100 * tol);
-    for (int i = 0; i < res->iters; i++)
-        fprintf(rep, "| %d | %s | %s | %+.3f%% | %+.3f%% |\n", i + 1,
+            "latency band median error | bandwidth band median error |",
+            ro->nextra ? "\n\n" : "", res->iters, res->iters == 1 ? "" : "s",
+            res->converged ? "converged" : "NOT converged", 100 * ro->tol);
+    for (int j = 0; j < ro->nextra; j++)
+        fprintf(rep, " %s | its band's median error |", ro->extra[j].key);
+    fprintf(rep, "\n|---|---|---|---|---|");
+    for (int j = 0; j < ro->nextra; j++)
+        fprintf(rep, "---|---|");
+    fprintf(rep, "\n");
+    for (int i = 0; i < res->iters; i++) {
+        fprintf(rep, "| %d | %s | %s | %+.3f%% | %+.3f%% |", i + 1,
                 cs_calib_fmt_time(res->hist[i].launch_s, a, sizeof(a)),
                 cs_calib_fmt_bw(res->hist[i].link_Bps, b, sizeof(b)),
                 100 * res->hist[i].err[CS_REFIT_LATENCY],
                 100 * res->hist[i].err[CS_REFIT_BANDWIDTH]);
+        for (int j = 0; j < ro->nextra; j++)
+            fprintf(rep, " %.6g | %+.3f%% |", res->hist[i].extra[j],
+                    100 * res->hist[i].err[CS_REFIT_EXTRA + j]);
+        fprintf(rep, "\n");
+    }
 }
 
 /* The adjusted keys' sources, for the platform's comments and the props file. */
 static void note_keys(struct popts *o, const struct cs_refit_result *res, const char *files)
 {
+    int x0 = res->nkeys - o->ro.nextra;
+
     for (int k = 0; k < res->nkeys; k++) {
         char text[512];
 
-        snprintf(text, sizeof(text),
-                 "fit through the model: collsim calibrate platform on %.300s, first guess %.6g "
-                 "from the alpha-beta fit, final after %d iterations",
-                 files, res->keys[k].first, res->iters);
+        if (k < x0)
+            snprintf(text, sizeof(text),
+                     "fit through the model: collsim calibrate platform on %.300s, first guess "
+                     "%.6g from the alpha-beta fit, final after %d iterations",
+                     files, res->keys[k].first, res->iters);
+        else
+            snprintf(text, sizeof(text),
+                     "fit through the model: collsim calibrate platform on %.300s, --fit on the "
+                     "sizes %.0f to %.0f B from %.6g, final after %d iterations",
+                     files, o->ro.extra[k - x0].lo, o->ro.extra[k - x0].hi, res->keys[k].first,
+                     res->iters);
         cs_param_notes_put(&o->notes, res->keys[k].key, text);
     }
 }
@@ -1421,13 +1505,30 @@ static int held_out(struct popts *o, const char *path, const struct ptable *pt,
     return rc;
 }
 
+/* The first guesses of the keys whose band has sizes; a key whose band has none keeps the value
+ * given (--params, --set, or the prior). */
+static void first_guess(struct cs_params *p, enum cs_link_class link, const struct cs_fit_result *R,
+                        const struct ptable *pt)
+{
+    double launch = p->launch_s, bw = p->link_Bps[link];
+    int nb[CS_REFIT_NBANDS] = {0};
+
+    for (int i = 0; i < pt->npts; i++)
+        nb[pt->pts[i].band]++;
+    cs_refit_first_guess(p, link, R, pt->nsteps, pt->nranks);
+    if (nb[CS_REFIT_LATENCY] == 0)
+        p->launch_s = launch;
+    if (nb[CS_REFIT_BANDWIDTH] == 0)
+        p->link_Bps[link] = bw;
+}
+
 /* The fit itself, on pt: first guess, bands, the loop, the outputs. 0, or an exit code. */
 static int platform_fit(struct popts *o, struct ptable *pt, struct cs_refit_model *m,
                         const char *sched, FILE *rep)
 {
     struct cs_platform_spec spec;
     struct cs_fit_opts fo = {0};
-    struct cs_refit_opts ro = {o->link, o->max_iter, o->tol};
+    struct cs_refit_opts ro = o->ro;
     struct cs_refit_result res;
     struct cs_fit_result R;
     struct cs_params p = o->base;
@@ -1449,13 +1550,17 @@ static int platform_fit(struct popts *o, struct ptable *pt, struct cs_refit_mode
     }
     if ((rc = cs_fit_segmented(pt->rows, pt->nrows, &fo, &R, &err)) != 0)
         goto fail;
-    cs_refit_first_guess(&p, o->link, &R, pt->nsteps, pt->nranks);
+    ro.link = o->link;
+    ro.max_iter = o->max_iter;
+    ro.tol = o->tol;
     cs_refit_bands(pt->pts, pt->npts, &R, pt->nsteps, pt->nranks, o->has_lat ? o->lat : NULL,
                    o->has_bw ? o->bw : NULL);
+    cs_refit_extra_bands(pt->pts, pt->npts, &ro);
+    first_guess(&p, o->link, &R, pt);
     report_first_guess(rep, o, pt, &R, sched);
     if ((rc = cs_refit_run(&p, pt->pts, pt->npts, &ro, cs_refit_model_predict, m, &res, &err)))
         goto fail;
-    report_keys(rep, &res, o->tol);
+    report_keys(rep, &ro, &res);
     fprintf(rep, "\n## Fitted tables, predicted with the written platform\n\n");
     report_points(rep, pt->pts, pt->npts);
     for (int h = 0; h < o->nheld && rc == 0; h++)

@@ -120,7 +120,12 @@ void cs_params_init(struct cs_params *p)
  * protocol, a link class or both, in that order) and the source of its default. Listed in the
  * order cs_params_each reports them. */
 #define FIELD(f) #f, offsetof(struct cs_params, f)
-enum { BY_PROTO = 1, BY_LINK = 2, WHOLE = 4 /* a whole number, at least 1 */ };
+enum {
+    BY_PROTO = 1,
+    BY_LINK = 2,
+    WHOLE = 4 /* a whole number, at least 1 */,
+    SHARE = 8 /* (0, 1] */
+};
 static const struct param {
     const char *name;
     size_t offset;
@@ -144,7 +149,7 @@ static const struct param {
     {FIELD(link_Bps), BY_LINK, NULL},
     {FIELD(link_lat_s), BY_LINK,
      "per hop: NCCL Ring hwLat LL (tuning.cc); hbm, no link: NVLink's as a bound, unmeasured"},
-    {FIELD(link_eff), BY_PROTO | BY_LINK,
+    {FIELD(link_eff), BY_PROTO | BY_LINK | SHARE,
      "NCCL 2.12 ring bandwidth factor over the line layout: LL 1/4 / 1/2, LL128 0.92 / 0.9375"},
     {FIELD(sys_Bps), 0,
      "A100 PCIe P2P write across CPU sockets 7.7-10.3 GB/s (p2pBandwidthLatencyTest, sm02)"},
@@ -216,6 +221,10 @@ int cs_params_set(struct cs_params *p, const char *key, const char *value, struc
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "platform parameter %s=\"%s\" is not a whole number from 1 to %d", key,
                              value, 1 << 20);
+    if (def->by & SHARE && !(v > 0 && v <= 1))
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "platform parameter %s=\"%s\" is not a share (above 0, at most 1)",
+                             key, value);
     *d = v;
     return 0;
 }

@@ -24,6 +24,14 @@ void cs_refit_bands(struct cs_refit_point *pts, int n, const struct cs_fit_resul
     }
 }
 
+void cs_refit_extra_bands(struct cs_refit_point *pts, int n, const struct cs_refit_opts *o)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < o->nextra; j++)
+            if (pts[i].size_bytes >= o->extra[j].lo && pts[i].size_bytes <= o->extra[j].hi)
+                pts[i].band = CS_REFIT_EXTRA + j;
+}
+
 void cs_refit_first_guess(struct cs_params *p, enum cs_link_class link,
                           const struct cs_fit_result *R, int nsteps, int nranks)
 {
@@ -107,13 +115,16 @@ static int predict_bands(const struct cs_params *p, struct cs_refit_point *pts, 
     return 0;
 }
 
-/* The keys the bands fit, with their first guesses; CS_ERR_INVALID when neither has sizes. */
+/* The keys the bands fit, with their first guesses; CS_ERR_INVALID when no band has sizes or an
+ * extra key has none, is unknown or not positive. */
 static int init_keys(const struct cs_params *p, const struct cs_refit_point *pts, int n,
-                     enum cs_link_class link, struct cs_refit_result *out, struct cs_error *err)
+                     const struct cs_refit_opts *o, struct cs_refit_result *out,
+                     struct cs_error *err)
 {
-    int nb[3] = {0, 0, 0};
+    int nb[CS_REFIT_NBANDS] = {0};
 
     memset(out, 0, sizeof(*out));
+    out->stuck = -1;
     for (int i = 0; i < n; i++)
         nb[pts[i].band]++;
     if (nb[CS_REFIT_LATENCY] > 0)
@@ -122,9 +133,23 @@ static int init_keys(const struct cs_params *p, const struct cs_refit_point *pts
     if (nb[CS_REFIT_BANDWIDTH] > 0) {
         struct cs_refit_key *k = &out->keys[out->nkeys++];
 
-        snprintf(k->key, sizeof(k->key), "cs.link_Bps.%s", cs_link_class_name(link));
-        k->first = k->final = p->link_Bps[link];
+        snprintf(k->key, sizeof(k->key), "cs.link_Bps.%s", cs_link_class_name(o->link));
+        k->first = k->final = p->link_Bps[o->link];
         k->npoints = nb[CS_REFIT_BANDWIDTH];
+    }
+    for (int j = 0; j < o->nextra; j++) {
+        struct cs_refit_key *k = &out->keys[out->nkeys++];
+
+        snprintf(k->key, sizeof(k->key), "%s", o->extra[j].key);
+        k->npoints = nb[CS_REFIT_EXTRA + j];
+        if (cs_params_get(p, k->key, &k->first) != 0 || !(k->first > 0))
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "--fit %s: not a parameter with a positive value", k->key);
+        if (k->npoints == 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "--fit %s: no measured size from %.0f to %.0f B", k->key,
+                                 o->extra[j].lo, o->extra[j].hi);
+        k->final = k->first;
     }
     if (out->nkeys == 0)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
@@ -132,15 +157,40 @@ static int init_keys(const struct cs_params *p, const struct cs_refit_point *pts
     return 0;
 }
 
-/* One step of each key from the band medians; 1 when both bands are within tol. */
+/* The secant state of the extra keys, in log(value). */
+struct secant {
+    double lv[CS_REFIT_MAX_EXTRA], prev_lv[CS_REFIT_MAX_EXTRA], prev_e[CS_REFIT_MAX_EXTRA];
+    int has_prev[CS_REFIT_MAX_EXTRA];
+};
+
+/* Move extra key j of error e by a secant step (refit.h); 1 when its band did not move. */
+static int step_extra(struct secant *s, int j, double e)
+{
+    double d = 0.1, slope;
+
+    if (s->has_prev[j]) {
+        slope = (e - s->prev_e[j]) / (s->lv[j] - s->prev_lv[j]);
+        if (!isfinite(slope) || fabs(slope) < 1e-9)
+            return 1;
+        d = -e / slope;
+        d = fmin(fmax(d, -log(2.0)), log(2.0));
+    }
+    s->prev_lv[j] = s->lv[j];
+    s->prev_e[j] = e;
+    s->has_prev[j] = 1;
+    s->lv[j] += d;
+    return 0;
+}
+
+/* One step of each key from the band medians; 1 when every band is within tol. */
 static int step_keys(struct cs_params *p, const struct cs_refit_point *pts, int n,
-                     const struct cs_refit_opts *o, struct cs_refit_result *out)
+                     const struct cs_refit_opts *o, struct secant *sc, struct cs_refit_result *out)
 {
     double d = band_median(pts, n, CS_REFIT_LATENCY, 0);
     double r = band_median(pts, n, CS_REFIT_BANDWIDTH, 1);
     int done = 1;
 
-    for (int b = CS_REFIT_LATENCY; b <= CS_REFIT_BANDWIDTH; b++) {
+    for (int b = CS_REFIT_LATENCY; b < CS_REFIT_EXTRA + o->nextra; b++) {
         out->band_err[b] = band_median(pts, n, b, 2);
         if (isfinite(out->band_err[b]) && fabs(out->band_err[b]) > o->tol)
             done = 0;
@@ -151,15 +201,48 @@ static int step_keys(struct cs_params *p, const struct cs_refit_point *pts, int 
         p->launch_s = p->launch_s + d > 0 ? p->launch_s + d : 0;
     if (isfinite(r) && r > 0)
         p->link_Bps[o->link] *= r;
+    for (int j = 0; j < o->nextra; j++) {
+        double e = out->band_err[CS_REFIT_EXTRA + j];
+
+        if (isfinite(e) && fabs(e) > o->tol && step_extra(sc, j, e) && out->stuck < 0)
+            out->stuck = j;
+    }
+    return 0;
+}
+
+/* Set the extra keys in p from the secant state; a value out of the key's range is brought back
+ * toward the last one by halving the step (at most 30 times); CS_ERR_INVALID when it stays out. */
+static int set_extra(struct cs_params *p, const struct cs_refit_opts *o, struct secant *sc,
+                     struct cs_error *err)
+{
+    for (int j = 0; j < o->nextra; j++) {
+        char v[64], why[sizeof(err->msg)];
+        int tries = 0, rc;
+
+        for (;;) {
+            snprintf(v, sizeof(v), "%.9g", exp(sc->lv[j]));
+            if ((rc = cs_params_set(p, o->extra[j].key, v, err)) == 0 || ++tries > 30)
+                break;
+            cs_error_init(err); /* brought back: not an error yet */
+            sc->lv[j] = 0.5 * (sc->lv[j] + sc->prev_lv[j]);
+        }
+        if (rc != 0) {
+            snprintf(why, sizeof(why), "%s", err->msg);
+            cs_error_init(err);
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "--fit %s: the fit moved it to %s, out of its range (%.900s)",
+                                 o->extra[j].key, v, why);
+        }
+    }
     return 0;
 }
 
 /* CS_ERR_INVALID when a band with sizes has no prediction at any of them. */
 static int check_predicted(const struct cs_refit_point *pts, int n, struct cs_error *err)
 {
-    static const char *const name[] = {"", "latency", "bandwidth"};
+    static const char *const name[] = {"", "latency", "bandwidth", "--fit"};
 
-    for (int b = CS_REFIT_LATENCY; b <= CS_REFIT_BANDWIDTH; b++) {
+    for (int b = CS_REFIT_LATENCY; b < CS_REFIT_NBANDS; b++) {
         int has = 0, pred = 0;
 
         for (int i = 0; i < n; i++)
@@ -170,7 +253,7 @@ static int check_predicted(const struct cs_refit_point *pts, int n, struct cs_er
         if (has > 0 && pred == 0)
             return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                                  "the model predicts none of the %d sizes of the %s band", has,
-                                 name[b]);
+                                 name[b < CS_REFIT_EXTRA ? b : CS_REFIT_EXTRA]);
     }
     return 0;
 }
@@ -180,31 +263,41 @@ int cs_refit_run(struct cs_params *p, struct cs_refit_point *pts, int n,
                  struct cs_refit_result *out, struct cs_error *err)
 {
     struct cs_refit_point *sub;
+    struct secant sc;
     int max_iter = o->max_iter < CS_REFIT_MAX_ITER ? o->max_iter : CS_REFIT_MAX_ITER, rc;
 
-    if ((rc = init_keys(p, pts, n, o->link, out, err)) != 0)
+    cs_refit_extra_bands(pts, n, o);
+    if ((rc = init_keys(p, pts, n, o, out, err)) != 0)
         return rc;
+    memset(&sc, 0, sizeof(sc));
+    for (int j = 0; j < o->nextra; j++)
+        sc.lv[j] = log(out->keys[out->nkeys - o->nextra + j].first);
     if ((sub = malloc((size_t)n * sizeof(*sub))) == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
-    out->band_err[0] = out->band_err[1] = out->band_err[2] = NAN;
-    while (rc == 0 && out->iters < max_iter && !out->converged) {
+    for (int b = 0; b < CS_REFIT_NBANDS; b++)
+        out->band_err[b] = NAN;
+    while (rc == 0 && out->iters < max_iter && !out->converged && out->stuck < 0) {
         if ((rc = predict_bands(p, pts, n, sub, fn, ctx, err)) == 0 &&
             (rc = check_predicted(pts, n, err)) == 0) {
             double launch = p->launch_s, bw = p->link_Bps[o->link];
 
-            out->converged = step_keys(p, pts, n, o, out);
+            for (int j = 0; j < o->nextra; j++)
+                out->hist[out->iters].extra[j] = exp(sc.lv[j]);
+            out->converged = step_keys(p, pts, n, o, &sc, out);
             out->hist[out->iters].launch_s = launch;
             out->hist[out->iters].link_Bps = bw;
             memcpy(out->hist[out->iters].err, out->band_err, sizeof(out->band_err));
             out->iters++;
+            if (!out->converged && out->stuck < 0)
+                rc = set_extra(p, o, &sc, err);
         }
     }
     free(sub);
     if (rc == 0)
         rc = fn(ctx, p, pts, n, err);
     for (int k = 0; k < out->nkeys; k++)
-        out->keys[k].final =
-            strcmp(out->keys[k].key, "cs.launch_s") == 0 ? p->launch_s : p->link_Bps[o->link];
+        if (cs_params_get(p, out->keys[k].key, &out->keys[k].final) != 0)
+            out->keys[k].final = NAN;
     return rc;
 }
 

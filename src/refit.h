@@ -31,7 +31,16 @@ enum cs_refit_band {
     CS_REFIT_NONE = 0, /* reported only */
     CS_REFIT_LATENCY,
     CS_REFIT_BANDWIDTH,
+    CS_REFIT_EXTRA, /* CS_REFIT_EXTRA + j: the sizes of extra key j (cs_refit_opts.extra) */
 };
+
+/* Extra keys (`calibrate platform --fit KEY=MIN:MAX`): any positive parameter, fitted over the
+ * measured sizes MIN..MAX (those sizes leave the other bands). Each iteration moves it by a
+ * secant step in log(value) on its band's median relative error (the first step a 10% probe, a
+ * step at most a factor 2), from the same prediction as the other keys: the key must move its
+ * band's times monotonically, and it stops (not converged) when it moves them by nothing. */
+#define CS_REFIT_MAX_EXTRA 4
+#define CS_REFIT_NBANDS (CS_REFIT_EXTRA + CS_REFIT_MAX_EXTRA)
 
 /* One measured size and what the model predicts there. */
 struct cs_refit_point {
@@ -58,19 +67,27 @@ struct cs_refit_opts {
     enum cs_link_class link; /* whose cs.link_Bps is fitted */
     int max_iter;            /* 1 .. CS_REFIT_MAX_ITER */
     double tol;              /* median relative error of a band to stop at, > 0 */
+    int nextra;
+    struct {
+        char key[64];
+        double lo, hi; /* sizes (bytes), inclusive */
+    } extra[CS_REFIT_MAX_EXTRA];
 };
 
 #define CS_REFIT_MAX_ITER 32
 
 struct cs_refit_result {
-    struct cs_refit_key keys[2]; /* launch, then bandwidth; only those whose band has sizes */
+    /* launch, then bandwidth (only those whose band has sizes), then the extra keys */
+    struct cs_refit_key keys[2 + CS_REFIT_MAX_EXTRA];
     int nkeys;
-    int iters;          /* iterations run (predictions of the bands) */
-    int converged;      /* every band within tol at the last prediction */
-    double band_err[3]; /* the last median relative error per band (NAN: no sizes) */
+    int iters;                        /* iterations run (predictions of the bands) */
+    int converged;                    /* every band within tol at the last prediction */
+    int stuck;                        /* an extra key whose band did not move (-1: none) */
+    double band_err[CS_REFIT_NBANDS]; /* the last median relative error per band (NAN: none) */
     struct {
-        double launch_s, link_Bps; /* predicted with */
-        double err[3];             /* median relative error per band (NAN: no sizes) */
+        double launch_s, link_Bps;        /* predicted with */
+        double extra[CS_REFIT_MAX_EXTRA]; /* the extra keys, predicted with */
+        double err[CS_REFIT_NBANDS];      /* median relative error per band (NAN: none) */
     } hist[CS_REFIT_MAX_ITER];
 };
 
@@ -80,6 +97,12 @@ struct cs_refit_result {
 void cs_refit_bands(struct cs_refit_point *pts, int n, const struct cs_fit_result *R, double nsteps,
                     double nranks, const double *lat_range, const double *bw_range);
 
+struct cs_refit_opts;
+
+/* The points in extra key j's range (the last such key's, when ranges overlap) take band
+ * CS_REFIT_EXTRA + j. */
+void cs_refit_extra_bands(struct cs_refit_point *pts, int n, const struct cs_refit_opts *o);
+
 /* The first guesses from the fit R of a ring of nsteps steps over nranks GPUs:
  * cs.launch_s = the first intercept less nsteps hop latencies (p's cs.link_lat_s.CLASS) and
  * the later launches of the GPUs one process drives (min(cs.gpus_per_process, nranks) - 1 of
@@ -88,10 +111,11 @@ void cs_refit_bands(struct cs_refit_point *pts, int n, const struct cs_fit_resul
 void cs_refit_first_guess(struct cs_params *p, enum cs_link_class link,
                           const struct cs_fit_result *R, int nsteps, int nranks);
 
-/* Run the loop on p (first guesses already in it) with the predictor fn. At the end every
- * point holds the prediction under the final p (one more prediction of every size after the
- * loop). 0 and *out, or a CS_ERR_* from fn; CS_ERR_INVALID when no point lies in either band,
- * or a band predicts nothing. */
+/* Run the loop on p (first guesses already in it) with the predictor fn. The points in an extra
+ * key's range take its band first. At the end every point holds the prediction under the final
+ * p (one more prediction of every size after the loop). 0 and *out, or a CS_ERR_* from fn;
+ * CS_ERR_INVALID when no point lies in any band, an extra key has no size, is unknown or not
+ * positive, or leaves its range, or a band predicts nothing. */
 int cs_refit_run(struct cs_params *p, struct cs_refit_point *pts, int n,
                  const struct cs_refit_opts *o, cs_refit_predict_fn fn, void *ctx,
                  struct cs_refit_result *out, struct cs_error *err);

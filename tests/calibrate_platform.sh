@@ -69,6 +69,27 @@ for k in cs.launch_s cs.link_Bps.nvlink; do
         fail "$k differs through --props"
 done
 
+# --- --fit: a per-step cost fitted on the middle sizes, with the launch kept as given (its band
+# empty) and the bandwidth from the large sizes, recovers the values the table was made with.
+"$collsim" platform dgx-a100 --set cs.launch_s=7e-6 --set cs.link_Bps.nvlink=200e9 \
+    --set cs.call_s.Simple.nvlink=10e-6 -o "$tmp/truth2.xml" || fail "platform with a step cost"
+"$collsim" predict --gen "$spec" --platform "$tmp/truth2.xml" --protocol Simple -b 1K -e 8G -f 8 \
+    --format csv >"$tmp/table2.csv" 2>/dev/null || fail "predict the table with a step cost"
+"$collsim" calibrate platform --family dgx-a100 "$tmp/table2.csv" --gen "$spec" \
+    --protocols Simple --tol 0.01 --set cs.launch_s=7e-6 --latency-sizes 0:0 \
+    --fit cs.call_s.Simple.nvlink=1M:64M --max-iter 32 -o "$tmp/fit2.xml" \
+    --props "$tmp/fit2.props" --report "$tmp/fit2.md" ||
+    fail "calibrate platform --fit on a predicted table"
+near cs.launch_s "$(value cs.launch_s "$tmp/fit2.xml")" 7e-6 1e-9
+near cs.call_s.Simple.nvlink "$(value cs.call_s.Simple.nvlink "$tmp/fit2.xml")" 10e-6 2e-3
+near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$tmp/fit2.xml")" 200e9 2e-3
+grep -q '^| `cs.call_s.Simple.nvlink` | [1-9][0-9]* | 2.8e-06 | ' "$tmp/fit2.md" &&
+    grep -q 'fitted on the sizes 1048576 to 67108864 B (--fit)' "$tmp/fit2.md" &&
+    grep -q 'converged' "$tmp/fit2.md" ||
+    { fail "the --fit report:"; cat "$tmp/fit2.md" >&2; }
+grep -q '<prop id="cs.call_s.Simple.nvlink"' "$tmp/fit2.props" ||
+    fail "the props file lacks the --fit key"
+
 # --- bad input: exit 2 with the reason (file:line where there is one).
 expect_error() { # PATTERN ARGS...
     pat=$1
@@ -93,6 +114,20 @@ expect_error "no measured size is dominated" --family dgx-a100 "$tmp/table.csv" 
 printf 'size_bytes,time_us,algbw_GBps,busbw_GBps\n1048576,100,10,15\n' >"$tmp/4ranks.csv"
 expect_error "4ranks.csv: allreduce over 4 ranks, unlike the fitted tables (allreduce over 8)" \
     --family dgx-a100 "$tmp/table.csv" --held-out "$tmp/4ranks.csv" -o "$tmp/x.xml"
+expect_error "--fit: 'cs.launch_s' is not KEY=MIN:MAX" --family dgx-a100 "$tmp/table.csv" \
+    --fit cs.launch_s -o "$tmp/x.xml"
+expect_error "--fit: '1M' is not MIN:MAX" --family dgx-a100 "$tmp/table.csv" \
+    --fit cs.launch_s=1M -o "$tmp/x.xml"
+expect_error "--fit cs.nope: not a parameter" --family dgx-a100 "$tmp/table.csv" --gen "$spec" \
+    --fit cs.nope=1M:2M -o "$tmp/x.xml"
+expect_error "--fit cs.call_s.LL128.nvlink: no measured size from 3 to 3 B" --family dgx-a100 \
+    "$tmp/table.csv" --gen "$spec" --fit cs.call_s.LL128.nvlink=3:3 -o "$tmp/x.xml"
+expect_error "--fit cs.launch_s: the latency band fits it" --family dgx-a100 "$tmp/table.csv" \
+    --fit cs.launch_s=1M:2M -o "$tmp/x.xml"
+expect_error "--fit cs.link_Bps.nvlink: the bandwidth band fits it" --family dgx-a100 \
+    "$tmp/table.csv" --fit cs.link_Bps.nvlink=1M:2M -o "$tmp/x.xml"
+expect_error "--fit: cs.dep_s given twice" --family dgx-a100 "$tmp/table.csv" \
+    --fit cs.dep_s=1M:2M --fit cs.dep_s=4M:8M -o "$tmp/x.xml"
 [ ! -e "$tmp/x.xml" ] || fail "a failed fit wrote its platform"
 
 # --- the README's walk-through, run as written, on the shared measurements (not under

@@ -173,10 +173,12 @@ START_TEST(platform_props_round_trip)
     close(fd);
     cs_params_init(&p);
     cs_params_each(&p, add_key, &k);
-    for (int i = 0; i < k.n; i++) {
+    for (int i = 0; i < k.n; i++) { /* i + 1, or a 64th for a share */
         char val[32];
 
         snprintf(val, sizeof(val), "%d", i + 1);
+        if (strncmp(k.key[i], "cs.link_eff.", 12) == 0)
+            snprintf(val, sizeof(val), "%.17g", (i % 64 + 1) / 64.0);
         ck_assert_int_eq(cs_params_set(&p, k.key[i], val, NULL), 0);
     }
     cs_platform_spec_init(&spec, CS_FAM_DGX);
@@ -188,7 +190,9 @@ START_TEST(platform_props_round_trip)
         double v;
 
         ck_assert_int_eq(cs_params_get(&plat->params, k.key[i], &v), 0);
-        ck_assert_msg(v == i + 1, "%s = %g", k.key[i], v);
+        ck_assert_msg(
+            v == (strncmp(k.key[i], "cs.link_eff.", 12) == 0 ? (i % 64 + 1) / 64.0 : i + 1),
+            "%s = %g", k.key[i], v);
     }
     ck_assert_int_eq(cs_platform_link_class(plat, "gpu3_nic"), CS_LINK_NET);
     ck_assert_int_eq(cs_platform_link_class(plat, "gpu3_pcie"), CS_LINK_PCIE);

@@ -126,7 +126,7 @@ START_TEST(test_recovers)
 {
     struct cs_refit_point pts[64];
     struct ring r = {9e-6, 0, 0, 0};
-    struct cs_refit_opts o = {CS_LINK_NVLINK, 8, 1e-4};
+    struct cs_refit_opts o = {.link = CS_LINK_NVLINK, .max_iter = 8, .tol = 1e-4};
     struct cs_refit_result res;
     struct cs_params p;
     struct cs_error err;
@@ -161,7 +161,7 @@ START_TEST(test_clamp_and_bound)
 {
     struct cs_refit_point pts[64];
     struct ring r = {40e-6, 0, 0, 0};
-    struct cs_refit_opts o = {CS_LINK_NVLINK, 3, 1e-3};
+    struct cs_refit_opts o = {.link = CS_LINK_NVLINK, .max_iter = 3, .tol = 1e-3};
     struct cs_refit_result res;
     struct cs_params p;
     struct cs_error err;
@@ -177,11 +177,152 @@ START_TEST(test_clamp_and_bound)
 }
 END_TEST
 
+/* t = launch + S * 14 / 8 / (link_Bps x link_eff.LL128.nvlink). */
+static int ring_eff_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
+                            struct cs_error *err)
+{
+    int *calls = ctx;
+
+    (void)err;
+    ++*calls;
+    for (int i = 0; i < n; i++) {
+        pts[i].pred_s = p->launch_s + pts[i].size_bytes * 14 / 8 /
+                                          (p->link_Bps[CS_LINK_NVLINK] *
+                                           p->link_eff[CS_PROTO_LL128][CS_LINK_NVLINK]);
+        snprintf(pts[i].proto, sizeof(pts[i].proto), "LL128");
+    }
+    return 0;
+}
+
+/* An analytic ring whose sizes from 1 MiB pay a per-step cost (as if another protocol ran them):
+ * t = launch + [S >= 1 MiB] 14 call + S * 14 / 8 / link_Bps, call cs.call_s.Simple.nvlink;
+ * link_eff.LL128.nvlink moves nothing. */
+static int step_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
+                        struct cs_error *err)
+{
+    int *calls = ctx;
+
+    (void)err;
+    ++*calls;
+    for (int i = 0; i < n; i++) {
+        pts[i].pred_s =
+            p->launch_s +
+            (pts[i].size_bytes >= 1 << 20) * 14 * p->call_s[CS_PROTO_SIMPLE][CS_LINK_NVLINK] +
+            pts[i].size_bytes * 14 / 8 / p->link_Bps[CS_LINK_NVLINK];
+        snprintf(pts[i].proto, sizeof(pts[i].proto), "Simple");
+    }
+    return 0;
+}
+
+/* --fit: a per-step cost that only the middle sizes show is recovered with the launch (latency
+ * band) and the bandwidth, its band taken from the others. */
+START_TEST(test_extra_key)
+{
+    struct cs_refit_point pts[64];
+    struct cs_refit_opts o = {.link = CS_LINK_NVLINK, .max_iter = 32, .tol = 1e-5, .nextra = 1};
+    struct cs_refit_result res;
+    struct cs_params p;
+    struct cs_error err;
+    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9), calls = 0, nmid = 0;
+
+    snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.call_s.Simple.nvlink");
+    o.extra[0].lo = 4 << 20;
+    o.extra[0].hi = 64 << 20;
+    cs_error_init(&err);
+    for (int i = 0; i < n; i++) /* the per-step cost from 1 MiB only */
+        pts[i].meas_s -= (pts[i].size_bytes < 1 << 20) * 14 * 9e-6;
+    start(pts, n, &p);
+    for (int i = 0; i < n; i++) {
+        pts[i].band = pts[i].size_bytes <= 4096  ? CS_REFIT_LATENCY
+                      : pts[i].size_bytes >= 1e9 ? CS_REFIT_BANDWIDTH
+                                                 : CS_REFIT_NONE;
+        nmid += pts[i].size_bytes >= 4 << 20 && pts[i].size_bytes <= 64 << 20;
+    }
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err), 0);
+    ck_assert_int_eq(res.converged, 1);
+    ck_assert_int_eq(res.stuck, -1);
+    ck_assert_int_eq(res.nkeys, 3);
+    ck_assert_str_eq(res.keys[2].key, "cs.call_s.Simple.nvlink");
+    ck_assert_int_eq(res.keys[2].npoints, nmid);
+    ck_assert_double_eq(res.keys[2].first, 2.8e-6);
+    ck_assert_double_eq_tol(res.hist[0].extra[0], 2.8e-6, 1e-18);
+    ck_assert_double_eq(res.keys[2].final, p.call_s[CS_PROTO_SIMPLE][CS_LINK_NVLINK]);
+    ck_assert_double_eq_tol(p.launch_s, 6e-6, 6e-6 * 1e-3);
+    ck_assert_double_eq_tol(res.keys[2].final, 9e-6, 9e-6 * 1e-3);
+    ck_assert_double_eq_tol(res.keys[1].final, 230e9, 230e9 * 1e-3);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(pts[i].band, pts[i].size_bytes >= 4 << 20 && pts[i].size_bytes <= 64 << 20
+                                          ? CS_REFIT_EXTRA
+                                      : pts[i].size_bytes <= 4096 ? CS_REFIT_LATENCY
+                                      : pts[i].size_bytes >= 1e9  ? CS_REFIT_BANDWIDTH
+                                                                  : CS_REFIT_NONE);
+}
+END_TEST
+
+/* --fit: a key that moves nothing stops the loop, not converged; an unknown key, a key with no
+ * size and a key moved out of its range are errors. */
+START_TEST(test_extra_errors)
+{
+    struct cs_refit_point pts[64];
+    struct cs_refit_opts o = {.link = CS_LINK_NVLINK, .max_iter = 32, .tol = 1e-5, .nextra = 1};
+    struct cs_refit_result res;
+    struct cs_params p;
+    struct cs_error err;
+    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9), calls = 0;
+
+    snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.link_eff.LL128.nvlink");
+    o.extra[0].lo = 4 << 20;
+    o.extra[0].hi = 64 << 20;
+    cs_error_init(&err);
+    start(pts, n, &p);
+    for (int i = 0; i < n; i++) /* the middle sizes 20% slower than the other bands say */
+        if (pts[i].size_bytes >= 4 << 20 && pts[i].size_bytes <= 64 << 20)
+            pts[i].meas_s *= 1.2;
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err), 0);
+    ck_assert_int_eq(res.converged, 0);
+    ck_assert_int_eq(res.stuck, 0);
+    ck_assert_int_lt(res.iters, 32);
+
+    snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.nope");
+    start(pts, n, &p);
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err),
+                     CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "--fit cs.nope: not a parameter") != NULL, "%s", err.msg);
+
+    snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.call_s.Simple.nvlink");
+    o.extra[0].lo = o.extra[0].hi = 3;
+    start(pts, n, &p);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err),
+                     CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no measured size from 3 to 3 B"));
+
+    /* A share can not pass 1: the middle sizes want LL128 4x faster than the link the other
+     * bands fit; the share stays at most 1 and the fit ends not converged. */
+    snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.link_eff.LL128.nvlink");
+    o.extra[0].lo = 4 << 20;
+    o.extra[0].hi = 64 << 20;
+    start(pts, n, &p);
+    cs_error_init(&err);
+    {
+        struct cs_refit_point q[64];
+
+        memcpy(q, pts, sizeof(q));
+        for (int i = 0; i < n; i++)
+            if (q[i].size_bytes >= 4 << 20 && q[i].size_bytes <= 64 << 20)
+                q[i].meas_s /= 4;
+        ck_assert_int_eq(cs_refit_run(&p, q, n, &o, ring_eff_predict, &calls, &res, &err), 0);
+    }
+    ck_assert_int_eq(res.converged, 0);
+    ck_assert(p.link_eff[CS_PROTO_LL128][CS_LINK_NVLINK] <= 1);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     struct cs_refit_point pts[64];
     struct ring r = {0, 0, 0, 0};
-    struct cs_refit_opts o = {CS_LINK_NVLINK, 4, 1e-3};
+    struct cs_refit_opts o = {.link = CS_LINK_NVLINK, .max_iter = 4, .tol = 1e-3};
     struct cs_refit_result res;
     struct cs_params p;
     struct cs_error err;
@@ -249,8 +390,9 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_bands, 1},  {test_first_guess, 1}, {test_recovers, 1}, {test_clamp_and_bound, 1},
-        {test_errors, 1}, {test_model, 1},       {NULL, 0},
+        {test_bands, 1},           {test_first_guess, 1},  {test_recovers, 1},
+        {test_clamp_and_bound, 1}, {test_errors, 1},       {test_model, 1},
+        {test_extra_key, 1},       {test_extra_errors, 1}, {NULL, 0},
     };
 
     return test_run("refit", 120, tests, NULL);

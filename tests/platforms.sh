@@ -68,6 +68,10 @@ printf '<prop id="cs.launch_s" value="-1"/>\n' >"$tmp/bad.props"
 "$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.props:1: .*not a non-negative number" "$tmp/err" ||
     fail "bad value: $(cat "$tmp/err")"
+printf '<prop id="cs.link_eff.LL.nvlink" value="1.5"/>\n' >"$tmp/bad.props"
+"$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "bad.props:1: .*not a share (above 0, at most 1)" "$tmp/err" ||
+    fail "a share above 1: $(cat "$tmp/err")"
 printf 'launch 1\n' >"$tmp/bad.props"
 "$collsim" platform dgx-a100 --params "$tmp/bad.props" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.props:1: expected" "$tmp/err" ||
