@@ -190,4 +190,19 @@ for k in cs.launch_s cs.link_Bps.nvlink; do
     [ "$(value $k "$plat")" = "$(value $k "$CS_SRCDIR/results/calibration/dgx-a100-fit.xml")" ] ||
         fail "results/calibration/dgx-a100-fit.xml: $k is stale"
 done
+# The committed model fit of the DGX platforms (results/validation/fit-thanos-model.*) is what
+# the command in results/validation/README writes today (its outputs redirected here).
+cmd=$(awk '/^    collsim calibrate platform --family dgx-a100 \$m\/thanos-notes/ { on = 1 }
+           on { sub(/^ +/, ""); if (sub(/\\$/, "")) printf "%s", $0; else { print; exit } }' \
+    "$CS_SRCDIR/results/validation/README")
+case "$cmd" in
+*'--fit cs.call_s.Simple.nvlink='*'--props results/validation/fit-thanos-model.props'*) ;;
+*) echo "FAIL: results/validation/README's model fit command: '$cmd'" >&2; exit 1 ;;
+esac
+mkdir -p "$tmp/model/results/validation"
+(cd "$tmp/model" && m=$shared && eval "\"\$collsim\" ${cmd#collsim }") >"$tmp/out" 2>&1 ||
+    { echo "FAIL: the model fit command: $(cat "$tmp/out")" >&2; exit 1; }
+[ "$(grep '^<prop' "$tmp/model/results/validation/fit-thanos-model.props")" = \
+    "$(grep '^<prop' "$CS_SRCDIR/results/validation/fit-thanos-model.props")" ] ||
+    fail "results/validation/fit-thanos-model.props is stale; rerun the command of results/validation/README"
 [ "$fails" -eq 0 ]

@@ -38,16 +38,18 @@ near() { # WHAT GOT WANT RELTOL
 }
 props=platforms/dgx-a100.props
 lat=results/validation/fit-ring-latency.props
-bw=results/validation/fit-oci-bandwidth.props
+model=results/validation/fit-thanos-model.props
 near cs.launch_s "$(value cs.launch_s "$props")" "$(value cs.launch_s "$lat")" 1e-8
 want=$(awk -v s="$(value cs.call_s.LL.nvlink "$lat")" 'BEGIN { printf "%.6g", 2 * (s - 0.6e-6) }')
 near cs.launch_gpu_s "$(value cs.launch_gpu_s "$props")" "$want" 1e-5
 grep -q '<prop id="cs.link_lat_s.nvlink" value="6e-07"/>' platforms/dgx-a100.xml ||
     fail "dgx-a100.props assumes cs.link_lat_s.nvlink = 0.6 us"
-want=$(awk -v b="$(value cs.link_Bps.nvlink "$bw")" 'BEGIN { printf "%.6g", b * 1.0316 }')
-near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$props")" "$want" 1e-5
+for k in cs.link_Bps.nvlink cs.call_s.Simple.nvlink cs.link_eff.LL128.nvlink; do
+    near $k "$(value $k "$props")" "$(value $k "$model")" 1e-5
+done
 # Each fitted key of the props file is in both DGX platforms with its comment naming the fit.
-for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink cs.link_eff.LL.nvlink; do
+for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink cs.call_s.Simple.nvlink \
+    cs.link_eff.LL128.nvlink cs.link_eff.LL.nvlink; do
     for p in platforms/dgx-a100.xml platforms/dgx-a100-2node.xml platforms/dgx-a100-2node-2x100.xml; do
         grep -B1 "<prop id=\"$k\"" "$p" | grep -q 'fit: results/validation/fit-' ||
             fail "$p: $k does not name its fit"
