@@ -528,8 +528,10 @@ static int load_and_predict(const struct vcase *c, const char *sched_s, const ch
     if (rc != 0)
         return rc;
     rc = apply_params(c, &plat->params, err);
-    if (only >= 0)
+    if (only >= 0) { /* fewer threads: a lower rate and a smaller pass, in proportion */
         plat->params.tb_Bps[cs_proto_parse(c->proto[only])] *= tb_scale;
+        plat->params.pass_bytes[cs_proto_parse(c->proto[only])] *= tb_scale;
+    }
     for (int q = 0; q < c->nprotos && rc == 0; q++)
         if (only < 0 || q == only)
             rc = predict_proto(c, q, sched, plat, sp, res, err);

@@ -69,6 +69,11 @@ void cs_params_init(struct cs_params *p)
     p->tb_Bps[CS_PROTO_LL] = 12e9;
     p->tb_Bps[CS_PROTO_LL128] = 20e9;
     p->tb_Bps[CS_PROTO_SIMPLE] = 24e9;
+    /* LL: each of NCCL's 512 LL threads polls, reduces and forwards one 16-B line (8 B of data)
+     * per pass (prims_ll.h's loop over the lines, offset += nthreads; a warp goes on when all its
+     * threads have their line), so a unit streams to the next hop a pass of 4 KiB at a time.
+     * LL128 and Simple: 0 (LL128 line by line, unmeasured; Simple posts whole slices). */
+    p->pass_bytes[CS_PROTO_LL] = 512 * 8;
     /* One CTA streaming HBM on A100: about 100 GB/s of combined read+write traffic per SM-sized
      * block (1555 GB/s HBM2 over 108 SMs, with a single block reaching ~7x its fair share). */
     p->copy_Bps = 100e9;
@@ -144,6 +149,9 @@ static const struct param {
     {FIELD(flag_s), 0,
      "unmeasured: __threadfence and flag store (msccl_kernel.cu:313-318), no A100 figure"},
     {FIELD(tb_Bps), BY_PROTO, "NCCL Ampere per-channel bandwidth (tuning.cc)"},
+    {FIELD(pass_bytes), BY_PROTO,
+     "LL: 512 threads x one 16-B line of 8 data bytes per pass (prims_ll.h, NCCL_LL_MAX_NTHREADS); "
+     "LL128, Simple: 0 (line by line; whole slices)"},
     {FIELD(copy_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(link_Bps), BY_LINK, NULL},

@@ -17,6 +17,9 @@
  *   cs.flag_s                      publishing a flag after a hasdep step: the fence and the store,
  *                                  before other threadblocks can see it (s)
  *   cs.tb_Bps.PROTO                one threadblock's data throughput through a FIFO (B/s of data)
+ *   cs.pass_bytes.PROTO            the data a threadblock's threads move in one pass over their
+ *                                  lines (B): a streamed unit reaches the next hop a pass at a
+ *                                  time (0: line by line)
  *   cs.copy_Bps                    one threadblock's local copy throughput (B/s read+write)
  *   cs.reduce_Bps                  one threadblock's local reduce throughput (B/s of HBM traffic)
  *   cs.link_Bps.CLASS              bandwidth of one link of class CLASS (B/s), used by `platform`
@@ -63,6 +66,7 @@ struct cs_params {
     double dep_s;
     double flag_s;
     double tb_Bps[CS_NPROTO];
+    double pass_bytes[CS_NPROTO];
     double copy_Bps;
     double reduce_Bps;
     double link_Bps[CS_NLINK];

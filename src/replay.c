@@ -17,10 +17,14 @@
  *    also takes at least its local memory traffic / cs.copy_Bps or cs.reduce_Bps;
  *  - each hop costs its latency once: cs.link_lat_s.CLASS of the route's class (NCCL's hwLat is a
  *    whole hop), however many links the route crosses (SimGrid's link latencies are set to 0);
- *  - LL and LL128 stream: the receiver polls each line's flag, so it starts on a unit a hop
- *    latency after the sender started it and is done no earlier than a hop latency after the
- *    sender finished it (a forwarding chain costs a hop latency per hop plus one pass); Simple
- *    posts whole slices, so its receiver starts a hop latency after the slice was posted;
+ *  - LL and LL128 stream: the receiver polls each line's flag, a pass of its threads' lines at a
+ *    time (cs.pass_bytes.PROTO of data, 0: line by line; prims_ll.h loops over the lines with
+ *    offset += nthreads and a warp goes on when all its threads have their line), so it starts
+ *    on a unit a hop latency and one pass (min(unit, pass_bytes) at the CTA's rate) after the
+ *    sender started it and is done no earlier than that after the sender finished it (a
+ *    forwarding chain costs a hop latency and a pass per hop plus the unit once; a unit within
+ *    one pass is store-and-forward); Simple posts whole slices, so its receiver starts a hop
+ *    latency after the slice was posted;
  *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
  *    by a unit in flight, only by its slots and its own rate;
  *  - a transmission that waited on dependency flags pays cs.dep_s (the last poll and the block
@@ -462,20 +466,32 @@ static int receive(struct tbstate *ts, int recvs, int last, enum phase next)
                   next);
 }
 
-/* A sender's unit starts now: streamed protocols put its first line on the way at once. */
-static void start_unit(struct conn *out, int streams)
+/* The time a streamed unit of b data bytes takes to fill one pass of the CTA's threads over
+ * their lines (cs.pass_bytes at cs.tb_Bps): its receiver works a pass at a time. */
+static double pass_time(double b)
+{
+    const struct cs_params *par = &S.plat->params;
+    double pb = par->pass_bytes[S.plan->proto];
+
+    return pb > 0 ? rate_time(b < pb ? b : pb, par->tb_Bps[S.plan->proto]) : 0;
+}
+
+/* A sender's unit of b bytes starts now: streamed protocols put its first pass on the way, so
+ * the receiver can start on it a pass and a hop latency later. */
+static void start_unit(struct conn *out, int streams, double b)
 {
     if (!streams)
         return;
-    out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s;
+    out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s + pass_time(b);
     give(&out->ready, 1, out->receiver, W_DATA);
 }
 
-/* The sender's unit ends now: its last byte reaches the receiver a hop latency later; a
- * store-and-forward unit (Simple) is posted whole only now. */
-static void end_unit(struct conn *out, int streams)
+/* The sender's unit of b bytes ends now: its last byte reaches the receiver a hop latency later,
+ * which is done with it a pass after that (streamed); a store-and-forward unit (Simple) is
+ * posted whole only now. */
+static void end_unit(struct conn *out, int streams, double b)
 {
-    double at = simgrid_get_clock() + out->lat_s;
+    double at = simgrid_get_clock() + out->lat_s + (streams ? pass_time(b) : 0);
 
     if (!streams) {
         out->first_at[out->posted++ % MAX_INFLIGHT] = at;
@@ -548,7 +564,7 @@ static void unit_end(struct tbstate *ts, const struct cs_plan_op *op)
     if (recvs)
         give(&ts->in->credit, slots, ts->in->sender, W_CREDIT);
     if (sends)
-        end_unit(ts->out, p->proto != CS_PROTO_SIMPLE);
+        end_unit(ts->out, p->proto != CS_PROTO_SIMPLE, (double)ts->units[ts->unit]);
     ts->phase = PH_TAKE;
     if (++ts->unit < p->units_per_call)
         return;
@@ -584,7 +600,7 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
         ts->t0 = now;
         ts->phase = PH_SENT;
         if (sends)
-            start_unit(ts->out, p->proto != CS_PROTO_SIMPLE);
+            start_unit(ts->out, p->proto != CS_PROTO_SIMPLE, b);
         if (sends && b > 0) {
             send_unit(ts, ts->units[ts->unit]);
             return 0;

@@ -234,10 +234,12 @@ START_TEST(test_one_transfer)
 END_TEST
 
 /* A forwarding chain of G GPUs (s, G-2 x rcs, r), one call of S bytes, each tb bounded by a
- * rate R below its links' (per-tb cap), and the receivers' local memory free. LL and LL128 stream
- * lines: a tb forwards each line as it lands, so the chain takes (G-1) hop latencies plus one
- * pass, (G-1) x HOP + S / R. Simple posts whole slices, so each hop waits for the previous
- * pass: (G-1) x (HOP + S / R) + S / R (the last receiver's own pass). */
+ * rate R below its links' (per-tb cap), and the receivers' local memory free. LL and LL128 stream:
+ * a tb forwards what lands a pass of its threads at a time (cs.pass_bytes P; 0: line by line), so
+ * each hop costs its latency and one pass, and the chain takes (G-1) x (HOP + min(S, P) / R) +
+ * S / R: one pass of store-and-forward per hop, the rest streamed (at S <= P, store-and-forward).
+ * Simple posts whole slices, so each hop waits for the previous one: (G-1) x (HOP + S / R) +
+ * S / R (the last receiver's own pass). */
 START_TEST(test_chain_streams)
 {
     enum { G = 8 };
@@ -247,11 +249,13 @@ START_TEST(test_chain_streams)
     struct {
         enum cs_proto proto;
         long long size;
+        double pass_bytes; /* cs.pass_bytes of the protocol */
         int streams;
     } cases[] = {
-        {CS_PROTO_LL, 32768, 1},
-        {CS_PROTO_LL128, 512 * 1024, 1},
-        {CS_PROTO_SIMPLE, 32768, 0},
+        {CS_PROTO_LL, 32768, 4096, 1}, /* 8 passes: each hop waits for the first */
+        {CS_PROTO_LL, 2048, 4096, 1},  /* one pass: store-and-forward */
+        {CS_PROTO_LL, 32768, 0, 1},    /* line by line */
+        {CS_PROTO_LL128, 512 * 1024, 0, 1}, {CS_PROTO_SIMPLE, 32768, 0, 0},
     };
 
     add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, 1, -1, -1, 0);
@@ -259,12 +263,15 @@ START_TEST(test_chain_streams)
         add_step(add_tb(&s->gpus[g], g + 1, g - 1), CS_STEP_RCS, 1, -1, -1, 0);
     add_step(add_tb(&s->gpus[G - 1], -1, G - 2), CS_STEP_R, 1, -1, -1, 0);
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        double pass = cases[i].size / rate, want;
+        double whole = cases[i].size / rate, want;
+        double first = (cases[i].pass_bytes < cases[i].size ? cases[i].pass_bytes : cases[i].size) /
+                       rate; /* a pass */
         struct cs_replay_result r;
 
         plat->params.tb_Bps[cases[i].proto] = rate;
+        plat->params.pass_bytes[cases[i].proto] = cases[i].pass_bytes;
         r = run(s, plat, cases[i].size, cases[i].proto);
-        want = cases[i].streams ? (G - 1) * HOP + pass : (G - 1) * (HOP + pass) + pass;
+        want = cases[i].streams ? (G - 1) * (HOP + first) + whole : (G - 1) * (HOP + whole) + whole;
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         assert_rel(r.time_s, want);
     }
@@ -365,6 +372,7 @@ START_TEST(test_rate_cap)
         int nunits = 0;
 
         plat->params.tb_Bps[CS_PROTO_LL] = caps[k] * BW / 2; /* data: LL lines are half data */
+        plat->params.pass_bytes[CS_PROTO_LL] = 0;            /* line by line: the cap alone */
         ck_assert_int_eq(cs_plan_build(in, (long long)S, 4, CS_PROTO_LL, &plan, NULL), 0);
         cs_timeline_init(&tl, 0);
         opts.timeline = &tl;
