@@ -263,8 +263,8 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
                 "NCCL 2.8-2.18; nccl-a100.md 1.6b): from the ring's channels and the protocol's "
                 "threads, one channel fewer, then half the threads, while the size is below "
                 "channels x threads x threshold (LL 8 B x ranks, LL128 8 B, Simple 64 B); each "
-                "protocol's per-threadblock rate (cs.tb_Bps) scaled by threads / maximum "
-                "threads.",
+                "protocol's per-threadblock rate (cs.tb_Bps) and pass (cs.pass_bytes) scaled by "
+                "threads / maximum threads.",
                 c->nccl);
     if (strncmp(c->sched, "gen:nccl", 8) == 0)
         fprintf(md, " The schedule at each size and protocol is what `collsim gen nccl` writes "
