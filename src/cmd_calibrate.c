@@ -54,7 +54,10 @@
     "(e.g. cs.gpus_per_process=8 for nccl-tests -g 8), written into the platform as given.\n"      \
     "\n"                                                                                           \
     "The schedule: --schedule FILE, --gen SPEC, or the ring NCCL runs,\n"                          \
-    "ring:gpus=N,instances=1,protocol=Simple with N the table's ranks. Each size is predicted\n"   \
+    "ring:gpus=N,instances=1,protocol=Simple with N the table's ranks; --gen nccl:... without\n"   \
+    "size= predicts each size on what `gen nccl` writes there, NCCL's channels and threads (the\n" \
+    "protocol's cs.tb_Bps and cs.pass_bytes scaled by threads / maximum threads, as validate's\n"  \
+    "gen:nccl). Each size is predicted\n"                                                          \
     "with each of --protocols (default LL,LL128,Simple) and the fastest kept; a protocol whose\n"  \
     "prediction carries a warning (LL128 on a route NCCL runs without it) does not count.\n"       \
     "--link is the class whose bandwidth is fitted (default nvlink for dgx-a100 / ndv4, pcie "     \

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "plan.h"
 #include "predict.h"
 #include "refit.h"
@@ -359,6 +360,78 @@ static void round_sizes(const struct cs_sched *sched, int type_bytes,
     }
 }
 
+/* A gen spec "nccl:..." with no size: NCCL's width changes with the size, so each size is
+ * predicted on what `gen nccl` writes there (validate's gen:nccl). */
+static int is_nccl_by_size(const char *gen)
+{
+    return gen != NULL && strncmp(gen, "nccl", 4) == 0 && (gen[4] == '\0' || gen[4] == ':') &&
+           strstr(gen, "size=") == NULL && strstr(gen, "protocol=") == NULL;
+}
+
+/* The spec of what NCCL runs with protocol q at size bytes. */
+static void nccl_spec(char *buf, size_t len, const char *gen, enum cs_proto q, double size)
+{
+    snprintf(buf, len, "%s%cprotocol=%s,size=%.0f", gen, strchr(gen, ':') ? ',' : ':',
+             cs_proto_name(q), size);
+}
+
+/* Predict points pts[0..n) (ascending sizes) with protocol q on the schedule `gen` writes at the
+ * first's size, its NCCL width w: the protocol's cs.tb_Bps and cs.pass_bytes scaled by threads /
+ * maximum threads (validate's rule). */
+static int model_nccl_run(const struct cs_refit_model *m, enum cs_proto q, const char *spec,
+                          const struct cs_nccl_width *w, struct cs_refit_point *pts, int n,
+                          long long *sizes, int *at, struct cs_error *err)
+{
+    struct cs_predict_input in = {NULL, spec, m->plat_path, NULL, 0};
+    struct cs_sched *sched = NULL;
+    struct cs_platform *plat = NULL;
+    int ns = 0, rc = cs_predict_load(&in, &sched, &plat, err);
+
+    if (rc == 0) {
+        double f = w->max_threads > 0 ? (double)w->threads / w->max_threads : 1;
+
+        plat->params.tb_Bps[q] *= f;
+        plat->params.pass_bytes[q] *= f;
+        round_sizes(sched, m->type_bytes, pts, n, sizes, at, &ns);
+        rc = model_proto(m, q, sched, plat, pts, n, sizes, at, ns, err);
+    }
+    cs_platform_free(plat);
+    cs_sched_free(sched);
+    return rc;
+}
+
+/* gen nccl by size: per protocol, runs of points over which NCCL keeps its algorithm, channels
+ * and threads. */
+static int model_nccl(const struct cs_refit_model *m, struct cs_refit_point *pts, int n,
+                      long long *sizes, int *at, struct cs_error *err)
+{
+    int rc = 0;
+
+    for (int k = 0; k < m->nprotos && rc == 0; k++) {
+        enum cs_proto q = m->protos[k];
+
+        for (int j = 0, e; j < n && rc == 0; j = e) {
+            struct cs_nccl_width w, wj;
+            char spec[1300];
+
+            nccl_spec(spec, sizeof(spec), m->gen_spec, q, pts[j].size_bytes);
+            if ((rc = cs_gen_nccl_spec_width(spec, &w, err)) != 0)
+                break;
+            for (e = j + 1; e < n; e++) {
+                char sj[1300];
+
+                nccl_spec(sj, sizeof(sj), m->gen_spec, q, pts[e].size_bytes);
+                if ((rc = cs_gen_nccl_spec_width(sj, &wj, err)) != 0 || wj.algo != w.algo ||
+                    wj.channels != w.channels || wj.threads != w.threads)
+                    break;
+            }
+            if (rc == 0)
+                rc = model_nccl_run(m, q, spec, &w, pts + j, e - j, sizes, at, err);
+        }
+    }
+    return rc;
+}
+
 int cs_refit_model_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
                            struct cs_error *err)
 {
@@ -369,16 +442,17 @@ int cs_refit_model_predict(void *ctx, const struct cs_params *p, struct cs_refit
     long long *sizes = malloc((size_t)(n > 0 ? n : 1) * sizeof(*sizes));
     int *at = malloc((size_t)(n > 0 ? n : 1) * sizeof(*at)), ns = 0, rc;
 
+    for (int i = 0; i < n; i++) {
+        pts[i].pred_s = NAN;
+        pts[i].proto[0] = '\0';
+    }
     if (sizes == NULL || at == NULL)
         rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
-    else if ((rc = cs_platform_write(m->spec, p, m->plat_path, err)) == 0)
-        rc = cs_predict_load(&in, &sched, &plat, err);
-    if (rc == 0) {
+    else if ((rc = cs_platform_write(m->spec, p, m->plat_path, err)) == 0 &&
+             is_nccl_by_size(m->gen_spec))
+        rc = model_nccl(m, pts, n, sizes, at, err);
+    else if (rc == 0 && (rc = cs_predict_load(&in, &sched, &plat, err)) == 0) {
         round_sizes(sched, m->type_bytes, pts, n, sizes, at, &ns);
-        for (int i = 0; i < n; i++) {
-            pts[i].pred_s = NAN;
-            pts[i].proto[0] = '\0';
-        }
         for (int q = 0; q < m->nprotos && rc == 0; q++)
             rc = model_proto(m, m->protos[q], sched, plat, pts, n, sizes, at, ns, err);
     }

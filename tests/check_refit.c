@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen.h"
 #include "plan.h"
 #include "refit.h"
 #include "runner.h"
@@ -387,12 +388,60 @@ START_TEST(test_model)
 }
 END_TEST
 
+/* A gen spec "nccl:..." without a size: each size is predicted on what `gen nccl` writes there
+ * (its channels and threads), the protocol's rate and pass scaled by threads / maximum threads:
+ * the same times as that schedule predicted alone with the scaled parameters. */
+START_TEST(test_model_nccl)
+{
+    static const char gen[] = "nccl:gpus=8,channels=24,nccl=2.18.5";
+    static const double sizes[] = {4096, 65536, 1 << 20};
+    char path[] = "/tmp/check_refit-XXXXXX";
+    int fd = mkstemp(path);
+    struct cs_platform_spec spec;
+    struct cs_refit_model m = {
+        &spec, NULL, gen, {CS_PROTO_LL}, 1, 4, path,
+    };
+    struct cs_refit_point a[3];
+    struct cs_params p;
+    struct cs_error err;
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    cs_platform_spec_init(&spec, CS_FAM_DGX);
+    cs_params_init(&p);
+    cs_error_init(&err);
+    for (int i = 0; i < 3; i++)
+        a[i] = (struct cs_refit_point){sizes[i], 1, NAN, "", 0};
+    ck_assert_int_eq(cs_refit_model_predict(&m, &p, a, 3, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        char one[256];
+        struct cs_refit_model m1 = m;
+        struct cs_refit_point b = {sizes[i], 1, NAN, "", 0};
+        struct cs_nccl_width w;
+        struct cs_params q = p;
+
+        snprintf(one, sizeof(one), "%s,protocol=LL,size=%.0f", gen, sizes[i]);
+        ck_assert_int_eq(cs_gen_nccl_spec_width(one, &w, &err), 0);
+        ck_assert_int_eq(w.channels, i == 0 ? 1 : i == 1 ? 2 : 24);
+        q.tb_Bps[CS_PROTO_LL] *= (double)w.threads / w.max_threads;
+        q.pass_bytes[CS_PROTO_LL] *= (double)w.threads / w.max_threads;
+        m1.gen_spec = one;
+        ck_assert_int_eq(cs_refit_model_predict(&m1, &q, &b, 1, &err), 0);
+        ck_assert_double_eq(a[i].pred_s, b.pred_s);
+        ck_assert_str_eq(a[i].proto, "LL");
+    }
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_bands, 1},           {test_first_guess, 1},  {test_recovers, 1},
-        {test_clamp_and_bound, 1}, {test_errors, 1},       {test_model, 1},
-        {test_extra_key, 1},       {test_extra_errors, 1}, {NULL, 0},
+        {test_bands, 1},      {test_first_guess, 1},
+        {test_recovers, 1},   {test_clamp_and_bound, 1},
+        {test_errors, 1},     {test_model, 1},
+        {test_extra_key, 1},  {test_extra_errors, 1},
+        {test_model_nccl, 1}, {NULL, 0},
     };
 
     return test_run("refit", 120, tests, NULL);
