@@ -1175,16 +1175,6 @@ static int platform_args(int argc, char **argv, struct popts *o)
         return rc;
     o->files = (const char **)argv + optind;
     o->nfiles = argc - optind;
-    for (int j = 0; j < o->ro.nextra; j++) {
-        const char *k = o->ro.extra[j].key;
-
-        if (strcmp(k, "cs.launch_s") == 0)
-            return cmd_usage_error("--fit cs.launch_s: the latency band fits it "
-                                   "(--latency-sizes)");
-        if (strncmp(k, "cs.link_Bps.", 12) == 0 && o->link &&
-            strcmp(k + 12, cs_link_class_name(o->link)) == 0)
-            return cmd_usage_error("--fit %s: the bandwidth band fits it (--bandwidth-sizes)", k);
-    }
     if (o->fam == 0)
         return cmd_usage_error("calibrate platform needs --family; see 'collsim help calibrate'");
     if (o->nfiles == 0 || o->out == NULL)

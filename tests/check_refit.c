@@ -178,39 +178,29 @@ START_TEST(test_clamp_and_bound)
 }
 END_TEST
 
-/* t = launch + S * 14 / 8 / (link_Bps x link_eff.LL128.nvlink). */
-static int ring_eff_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
+/* Analytic rings, ctx a struct analytic: with by_eff (LL128), t = launch + S * 14 / 8 /
+ * (link_Bps x link_eff.LL128.nvlink); else (Simple) sizes from 1 MiB pay a per-step cost, as if
+ * another protocol ran them: t = launch + [S >= 1 MiB] 14 call + S * 14 / 8 / link_Bps, call
+ * cs.call_s.Simple.nvlink, and link_eff.LL128.nvlink moves nothing. */
+struct analytic {
+    int calls, by_eff;
+};
+
+static int analytic_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
                             struct cs_error *err)
 {
-    int *calls = ctx;
+    struct analytic *a = ctx;
+    double call = p->call_s[CS_PROTO_SIMPLE][CS_LINK_NVLINK];
+    double bw =
+        p->link_Bps[CS_LINK_NVLINK] * (a->by_eff ? p->link_eff[CS_PROTO_LL128][CS_LINK_NVLINK] : 1);
 
     (void)err;
-    ++*calls;
+    a->calls++;
     for (int i = 0; i < n; i++) {
-        pts[i].pred_s = p->launch_s + pts[i].size_bytes * 14 / 8 /
-                                          (p->link_Bps[CS_LINK_NVLINK] *
-                                           p->link_eff[CS_PROTO_LL128][CS_LINK_NVLINK]);
-        snprintf(pts[i].proto, sizeof(pts[i].proto), "LL128");
-    }
-    return 0;
-}
+        double S = pts[i].size_bytes;
 
-/* An analytic ring whose sizes from 1 MiB pay a per-step cost (as if another protocol ran them):
- * t = launch + [S >= 1 MiB] 14 call + S * 14 / 8 / link_Bps, call cs.call_s.Simple.nvlink;
- * link_eff.LL128.nvlink moves nothing. */
-static int step_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
-                        struct cs_error *err)
-{
-    int *calls = ctx;
-
-    (void)err;
-    ++*calls;
-    for (int i = 0; i < n; i++) {
-        pts[i].pred_s =
-            p->launch_s +
-            (pts[i].size_bytes >= 1 << 20) * 14 * p->call_s[CS_PROTO_SIMPLE][CS_LINK_NVLINK] +
-            pts[i].size_bytes * 14 / 8 / p->link_Bps[CS_LINK_NVLINK];
-        snprintf(pts[i].proto, sizeof(pts[i].proto), "Simple");
+        pts[i].pred_s = p->launch_s + (!a->by_eff && S >= 1 << 20) * 14 * call + S * 14 / 8 / bw;
+        snprintf(pts[i].proto, sizeof(pts[i].proto), "%s", a->by_eff ? "LL128" : "Simple");
     }
     return 0;
 }
@@ -224,7 +214,8 @@ START_TEST(test_extra_key)
     struct cs_refit_result res;
     struct cs_params p;
     struct cs_error err;
-    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9), calls = 0, nmid = 0;
+    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9), nmid = 0;
+    struct analytic an = {0, 0};
 
     snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.call_s.Simple.nvlink");
     o.extra[0].lo = 4 << 20;
@@ -239,7 +230,7 @@ START_TEST(test_extra_key)
                                                  : CS_REFIT_NONE;
         nmid += pts[i].size_bytes >= 4 << 20 && pts[i].size_bytes <= 64 << 20;
     }
-    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err), 0);
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, analytic_predict, &an, &res, &err), 0);
     ck_assert_int_eq(res.converged, 1);
     ck_assert_int_eq(res.stuck, -1);
     ck_assert_int_eq(res.nkeys, 3);
@@ -269,7 +260,8 @@ START_TEST(test_extra_errors)
     struct cs_refit_result res;
     struct cs_params p;
     struct cs_error err;
-    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9), calls = 0;
+    int n = measure(pts, 6e-6, 14 * 9e-6, 230e9);
+    struct analytic an = {0, 0}, eff = {0, 1};
 
     snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.link_eff.LL128.nvlink");
     o.extra[0].lo = 4 << 20;
@@ -279,14 +271,14 @@ START_TEST(test_extra_errors)
     for (int i = 0; i < n; i++) /* the middle sizes 20% slower than the other bands say */
         if (pts[i].size_bytes >= 4 << 20 && pts[i].size_bytes <= 64 << 20)
             pts[i].meas_s *= 1.2;
-    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err), 0);
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, analytic_predict, &an, &res, &err), 0);
     ck_assert_int_eq(res.converged, 0);
     ck_assert_int_eq(res.stuck, 0);
     ck_assert_int_lt(res.iters, 32);
 
     snprintf(o.extra[0].key, sizeof(o.extra[0].key), "cs.nope");
     start(pts, n, &p);
-    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err),
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, analytic_predict, &an, &res, &err),
                      CS_ERR_INVALID);
     ck_assert_msg(strstr(err.msg, "--fit cs.nope: not a parameter") != NULL, "%s", err.msg);
 
@@ -294,7 +286,7 @@ START_TEST(test_extra_errors)
     o.extra[0].lo = o.extra[0].hi = 3;
     start(pts, n, &p);
     cs_error_init(&err);
-    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, step_predict, &calls, &res, &err),
+    ck_assert_int_eq(cs_refit_run(&p, pts, n, &o, analytic_predict, &an, &res, &err),
                      CS_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "no measured size from 3 to 3 B"));
 
@@ -312,7 +304,7 @@ START_TEST(test_extra_errors)
         for (int i = 0; i < n; i++)
             if (q[i].size_bytes >= 4 << 20 && q[i].size_bytes <= 64 << 20)
                 q[i].meas_s /= 4;
-        ck_assert_int_eq(cs_refit_run(&p, q, n, &o, ring_eff_predict, &calls, &res, &err), 0);
+        ck_assert_int_eq(cs_refit_run(&p, q, n, &o, analytic_predict, &eff, &res, &err), 0);
     }
     ck_assert_int_eq(res.converged, 0);
     ck_assert(p.link_eff[CS_PROTO_LL128][CS_LINK_NVLINK] <= 1);
@@ -351,12 +343,25 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* The replay predictor's setup: a temporary platform path, the DGX family, default
+ * parameters. */
+static void model_setup(char *path, struct cs_platform_spec *spec, struct cs_params *p,
+                        struct cs_error *err)
+{
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    cs_platform_spec_init(spec, CS_FAM_DGX);
+    cs_params_init(p);
+    cs_error_init(err);
+}
+
 /* The replay as the predictor: an 8-GPU ring on the DGX family, the fastest protocol per size;
  * a faster link moves the large size and not the small one, a slower launch the small one. */
 START_TEST(test_model)
 {
     char path[] = "/tmp/check_refit-XXXXXX";
-    int fd = mkstemp(path);
     struct cs_platform_spec spec;
     struct cs_refit_model m = {&spec,
                                NULL,
@@ -369,11 +374,7 @@ START_TEST(test_model)
     struct cs_params p;
     struct cs_error err;
 
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    cs_platform_spec_init(&spec, CS_FAM_DGX);
-    cs_params_init(&p);
-    cs_error_init(&err);
+    model_setup(path, &spec, &p, &err);
     memcpy(b, a, sizeof(a));
     ck_assert_int_eq(cs_refit_model_predict(&m, &p, a, 2, &err), 0);
     ck_assert(a[0].pred_s > p.launch_s && a[1].pred_s > a[0].pred_s);
@@ -396,7 +397,6 @@ START_TEST(test_model_nccl)
     static const char gen[] = "nccl:gpus=8,channels=24,nccl=2.18.5";
     static const double sizes[] = {4096, 65536, 1 << 20};
     char path[] = "/tmp/check_refit-XXXXXX";
-    int fd = mkstemp(path);
     struct cs_platform_spec spec;
     struct cs_refit_model m = {
         &spec, NULL, gen, {CS_PROTO_LL}, 1, 4, path,
@@ -405,11 +405,7 @@ START_TEST(test_model_nccl)
     struct cs_params p;
     struct cs_error err;
 
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    cs_platform_spec_init(&spec, CS_FAM_DGX);
-    cs_params_init(&p);
-    cs_error_init(&err);
+    model_setup(path, &spec, &p, &err);
     for (int i = 0; i < 3; i++)
         a[i] = (struct cs_refit_point){sizes[i], 1, NAN, "", 0};
     ck_assert_int_eq(cs_refit_model_predict(&m, &p, a, 3, &err), 0);
