@@ -57,9 +57,9 @@
     "ring:gpus=N,instances=1,protocol=Simple with N the table's ranks; --gen nccl:... without\n"   \
     "size= predicts each size on what `gen nccl` writes there, NCCL's channels and threads (the\n" \
     "protocol's cs.tb_Bps and cs.pass_bytes scaled by threads / maximum threads, as validate's\n"  \
-    "gen:nccl). Each size is predicted\n"                                                          \
-    "with each of --protocols (default LL,LL128,Simple) and the fastest kept; a protocol whose\n"  \
-    "prediction carries a warning (LL128 on a route NCCL runs without it) does not count.\n"       \
+    "gen:nccl). Each size is predicted with each of --protocols (default LL,LL128,Simple) and\n"   \
+    "the fastest kept; a protocol whose prediction carries a warning (LL128 on a route NCCL\n"     \
+    "runs without it) does not count.\n"                                                           \
     "--link is the class whose bandwidth is fitted (default nvlink for dgx-a100 / ndv4, pcie "     \
     "for\n"                                                                                        \
     "a100-pcie-4gpu; required otherwise).\n"                                                       \
