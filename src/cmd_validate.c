@@ -508,11 +508,11 @@ static int predict_proto(const struct vcase *c, int q, const struct cs_sched *sc
 }
 
 /* Load sched_s (a path or gen:SPEC) and plat_s, apply the case's parameters, and predict the
- * span with protocol `only` (an index of c->proto; -1: every protocol of the case). With
- * tb_scale < 1 the protocol's per-threadblock rate is scaled by it (NCCL's fewer threads). */
+ * span with protocol `only` (an index of c->proto; -1: every protocol of the case). With a
+ * width w, the protocol's threadblock is narrowed to w's threads (cs_params_narrow). */
 static int load_and_predict(const struct vcase *c, const char *sched_s, const char *plat_s,
-                            int only, double tb_scale, const struct span *sp, struct result *res,
-                            struct cs_error *err)
+                            int only, const struct cs_nccl_width *w, const struct span *sp,
+                            struct result *res, struct cs_error *err)
 {
     struct cs_predict_input in = {0};
     struct cs_sched *sched = NULL;
@@ -528,10 +528,8 @@ static int load_and_predict(const struct vcase *c, const char *sched_s, const ch
     if (rc != 0)
         return rc;
     rc = apply_params(c, &plat->params, err);
-    if (only >= 0) { /* fewer threads: a lower rate and a smaller pass, in proportion */
-        plat->params.tb_Bps[cs_proto_parse(c->proto[only])] *= tb_scale;
-        plat->params.pass_bytes[cs_proto_parse(c->proto[only])] *= tb_scale;
-    }
+    if (only >= 0 && w != NULL)
+        cs_params_narrow(&plat->params, cs_proto_parse(c->proto[only]), w->threads, w->max_threads);
     for (int q = 0; q < c->nprotos && rc == 0; q++)
         if (only < 0 || q == only)
             rc = predict_proto(c, q, sched, plat, sp, res, err);
@@ -590,8 +588,7 @@ static int predict_nccl(const struct vcase *c, const char *ring, const char *pla
                 break;
             run.hi = point_size(sp, res, run.to - 1);
             ring_with_channels(spec, sizeof(spec), ring, w.channels);
-            rc = load_and_predict(c, spec, plat_s, q, (double)w.threads / w.max_threads, &run, res,
-                                  err);
+            rc = load_and_predict(c, spec, plat_s, q, &w, &run, res, err);
             j = run.to;
         }
     }
@@ -635,8 +632,7 @@ static int predict_gen_nccl(const struct vcase *c, const char *sched_s, const ch
             run.hi = point_size(sp, res, run.to - 1);
             snprintf(spec, sizeof(spec), "gen:");
             nccl_spec_at(spec + 4, sizeof(spec) - 4, sched_s, c->proto[q], run.lo);
-            rc = load_and_predict(c, spec, plat_s, q, (double)w.threads / w.max_threads, &run, res,
-                                  err);
+            rc = load_and_predict(c, spec, plat_s, q, &w, &run, res, err);
             j = run.to;
         }
     }
@@ -660,7 +656,7 @@ static int predict_span(const struct vcase *c, int n, const struct span *sp, str
     else if (c->nccl)
         rc = predict_nccl(c, sched_s, plat_s, sp, res, &err);
     else
-        rc = load_and_predict(c, sched_s, plat_s, -1, 1, sp, res, &err);
+        rc = load_and_predict(c, sched_s, plat_s, -1, NULL, sp, res, &err);
     if (rc != 0) {
         cmd_print_error(&err);
         fprintf(stderr, "collsim: case %s: the prediction failed\n", c->vc.name);

@@ -121,6 +121,14 @@ void cs_params_init(struct cs_params *p)
     p->ctas_per_sm = CS_VERIFY_CTAS_PER_SM;
 }
 
+void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max_threads)
+{
+    double f = threads > 0 && max_threads > 0 ? (double)threads / max_threads : 1;
+
+    p->tb_Bps[q] *= f;
+    p->pass_bytes[q] *= f;
+}
+
 /* Each parameter: its key after "cs." and where it sits, which indices its key carries (a
  * protocol, a link class or both, in that order) and the source of its default. Listed in the
  * order cs_params_each reports them. */

@@ -82,6 +82,10 @@ struct cs_params {
 /* The defaults: NCCL's published constants and A100 datasheet figures (sources in params.c). */
 void cs_params_init(struct cs_params *p);
 
+/* Protocol q's threadblock narrowed to threads of its max_threads (NCCL's fewer threads at small
+ * sizes): its rate (cs.tb_Bps) and its pass (cs.pass_bytes) in proportion to the threads. */
+void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max_threads);
+
 /* Set one parameter by key from a decimal string. Unknown keys, non-numbers, negative values and
  * non-finite values are CS_ERR_INVALID (err names the key). */
 int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err);

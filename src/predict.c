@@ -1013,8 +1013,7 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
                              cs_coll_name(sched->coll), cs_proto_name(proto), e.msg);
     /* NCCL's fewer threads per channel stream proportionally less, a smaller pass at a time
      * (validate's nccl= rule) */
-    p.params.tb_Bps[proto] *= (double)w->threads / w->max_threads;
-    p.params.pass_bytes[proto] *= (double)w->threads / w->max_threads;
+    cs_params_narrow(&p.params, proto, w->threads, w->max_threads);
     o.replay.timeline = NULL;
     /* aligned down as predict aligns its sizes; up only where that leaves nothing */
     *rsize = cs_predict_align(ring, opts->type_bytes, size);

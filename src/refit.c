@@ -388,10 +388,7 @@ static int model_nccl_run(const struct cs_refit_model *m, enum cs_proto q, const
     int ns = 0, rc = cs_predict_load(&in, &sched, &plat, err);
 
     if (rc == 0) {
-        double f = w->max_threads > 0 ? (double)w->threads / w->max_threads : 1;
-
-        plat->params.tb_Bps[q] *= f;
-        plat->params.pass_bytes[q] *= f;
+        cs_params_narrow(&plat->params, q, w->threads, w->max_threads);
         round_sizes(sched, m->type_bytes, pts, n, sizes, at, &ns);
         rc = model_proto(m, q, sched, plat, pts, n, sizes, at, ns, err);
     }

@@ -253,11 +253,34 @@ START_TEST(platform_read_errors)
 }
 END_TEST
 
+/* NCCL's fewer threads narrow a protocol's threadblock: its rate and its pass in proportion,
+ * the other protocols untouched; a width with no threads leaves it as it is. */
+START_TEST(narrow_width)
+{
+    struct cs_params p, q;
+
+    cs_params_init(&p);
+    q = p;
+    cs_params_narrow(&q, CS_PROTO_LL, 64, 512);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL], p.tb_Bps[CS_PROTO_LL] / 8);
+    ck_assert_double_eq(q.pass_bytes[CS_PROTO_LL], 512);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_SIMPLE], p.tb_Bps[CS_PROTO_SIMPLE]);
+    ck_assert_double_eq(q.pass_bytes[CS_PROTO_SIMPLE], 0);
+    cs_params_narrow(&q, CS_PROTO_LL128, 0, 640);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL128], p.tb_Bps[CS_PROTO_LL128]);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {notes_hold_every_key, 1},      {set_values, 1},           {read_props_file, 1},
-        {platform_props_round_trip, 1}, {platform_read_errors, 1}, {NULL, 0},
+        {notes_hold_every_key, 1},
+        {set_values, 1},
+        {read_props_file, 1},
+        {platform_props_round_trip, 1},
+        {platform_read_errors, 1},
+        {narrow_width, 1},
+        {NULL, 0},
     };
 
     return test_run("params", 0, tests, NULL);

@@ -419,7 +419,7 @@ START_TEST(test_model_nccl)
         snprintf(one, sizeof(one), "%s,protocol=LL,size=%.0f", gen, sizes[i]);
         ck_assert_int_eq(cs_gen_nccl_spec_width(one, &w, &err), 0);
         ck_assert_int_eq(w.channels, i == 0 ? 1 : i == 1 ? 2 : 24);
-        q.tb_Bps[CS_PROTO_LL] *= (double)w.threads / w.max_threads;
+        q.tb_Bps[CS_PROTO_LL] *= (double)w.threads / w.max_threads; /* by hand, not narrow */
         q.pass_bytes[CS_PROTO_LL] *= (double)w.threads / w.max_threads;
         m1.gen_spec = one;
         ck_assert_int_eq(cs_refit_model_predict(&m1, &q, &b, 1, &err), 0);
