@@ -82,7 +82,7 @@ static void print_summary(const struct cs_sched *sched)
 /* verify's verdict on stdout, its errors and warnings on stderr; returns verify's exit code. */
 static int print_verdict(const char *name, const struct cs_sched *sched)
 {
-    struct cs_verify_opts o = {INFO_MAX_PROBLEMS, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
+    struct cs_verify_opts o = {.max_diags = INFO_MAX_PROBLEMS, .runtime = CS_VERIFY_ANY};
     struct cs_verify_result *res = NULL;
     char buf[512];
     long shown = 0;

@@ -120,6 +120,12 @@ static int check_ll128(const char *name, const struct cs_sched *sched,
     return rc == 0 ? 0 : CS_EXIT_USAGE;
 }
 
+/* The reader's tap: the file's bytes through the runtime's tokenizer rules. */
+static void tap_tokens(void *ctx, const char *piece, size_t n)
+{
+    cs_verify_tokens_feed(ctx, piece, n);
+}
+
 /* Verify one file (against plat's routes when not NULL); returns its exit code. */
 static int verify_file(const char *path, struct cs_verify_opts o, const struct cs_platform *plat,
                        int quiet)
@@ -127,23 +133,20 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
     struct cs_sched *sched = NULL;
     struct cs_verify_result *res = NULL;
+    struct cs_verify_tokens tokens;
     struct cs_error err;
-    char buf[2048], *text = NULL;
-    size_t len = 0;
+    char buf[2048];
     int rc, lrc;
 
     cs_error_init(&err);
-    if (cs_file_read(path, CS_XML_MAX_BYTES, &text, &len, &err) != 0 ||
-        cs_sched_read_xml_mem(text, len, name, &sched, &err) != 0) {
+    cs_verify_tokens_init(&tokens);
+    if (cs_sched_read_xml_tap(path, tap_tokens, &tokens, &sched, &err) != 0) {
         fprintf(stderr, "%s\n", cs_error_format(&err, buf, sizeof(buf)));
         printf("%s: invalid: unreadable schedule\n", name);
-        free(text);
         return CS_EXIT_USAGE;
     }
-    o.text = text;
-    o.len = len;
+    o.tokens = &tokens;
     rc = cs_verify_check_opts(sched, &o, &res);
-    free(text);
     if (rc != 0) {
         fprintf(stderr, "%s: out of memory while verifying\n", name);
         printf("%s: invalid: could not be checked\n", name);
@@ -176,7 +179,7 @@ static int verify_file(const char *path, struct cs_verify_opts o, const struct c
 
 int cmd_verify(int argc, char **argv)
 {
-    struct cs_verify_opts o = {CS_VERIFY_MAX_DIAGS, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
+    struct cs_verify_opts o = {.max_diags = CS_VERIFY_MAX_DIAGS, .runtime = CS_VERIFY_ANY};
     struct cs_platform *plat = NULL;
     const char *plat_path = NULL;
     int quiet = 0, worst = CS_EXIT_OK, c, started = 0, sms = 0;

@@ -561,7 +561,7 @@ static int runtime_loads(const struct cs_sched *s, const char *desc, enum cs_ver
                          struct cs_error *err)
 {
     /* Co-residency depends on the platform: the prediction reports it (status hang). */
-    struct cs_verify_opts o = {1000, rt, NULL, 0, -1, 0, 0};
+    struct cs_verify_opts o = {.max_diags = 1000, .runtime = rt, .gpu_sms = -1};
     struct cs_verify_result *vr = NULL;
     int rc = 0;
 

@@ -1492,48 +1492,78 @@ enum cs_verify_runtime cs_verify_runtime_parse(const char *name)
                                          : CS_VERIFY_ANY;
 }
 
-/* The executor's tokenizer (msccl_parser.h) reads double-quoted values separated by spaces and no
- * <?xml?> declaration: report the first place that breaks each rule. */
+void cs_verify_tokens_init(struct cs_verify_tokens *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->line = 1;
+}
+
+static void token_rule(struct cs_verify_tokens *t, int rule, int line)
+{
+    if (t->seen[rule]++)
+        return;
+    t->rule[t->n] = rule;
+    t->at[t->n++] = line;
+}
+
+void cs_verify_tokens_feed(struct cs_verify_tokens *t, const char *piece, size_t n)
+{
+    static const char open[] = "<!--";
+
+    for (size_t i = 0; i < n; i++) {
+        char c = piece[i];
+
+        if (c == '\n')
+            t->line++;
+        if (t->in_comment) { /* until "-->" */
+            if (c == '>' && t->dashes >= 2)
+                t->in_comment = 0;
+            t->dashes = c == '-' ? t->dashes + 1 : 0;
+            continue;
+        }
+        if (t->after_lt && c == '?')
+            token_rule(t, 0, t->line);
+        t->after_lt = 0;
+        if (t->eq_line > 0 && c != ' ') {
+            if (c == '\'')
+                token_rule(t, 2, t->eq_line);
+            t->eq_line = 0;
+        }
+        if (t->open > 0) { /* "<!--" opens a comment, not a tag */
+            t->open = c == open[t->open] ? t->open + 1 : 0;
+            if (t->open == 4) {
+                t->open = t->in_tag = 0;
+                t->in_comment = 1;
+                t->dashes = 0;
+                continue;
+            }
+        }
+        if (c == '<' && !t->in_tag) {
+            t->in_tag = t->after_lt = t->open = 1;
+        } else if (c == '>') {
+            t->in_tag = 0;
+        } else if (t->in_tag && c == '\t') {
+            token_rule(t, 1, t->line);
+        } else if (t->in_tag && c == '=') {
+            t->eq_line = t->line;
+        }
+    }
+}
+
+/* The tokenizer rules the file broke, in the order found. */
 static void check_tokens(struct vctx *v)
 {
-    const char *t = v->opts->text, *end = t + v->opts->len;
-    int line = 1, in_tag = 0, seen[3] = {0};
+    const struct cs_verify_tokens *t = v->opts->tokens;
 
-    for (const char *p = t; p < end; p++) {
-        int rule = -1;
-
-        if (*p == '\n')
-            line++;
-        if (!in_tag && end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
-            for (p += 4; p + 2 < end && strncmp(p, "-->", 3) != 0; p++)
-                line += *p == '\n';
-            p += 2;
-            continue;
-        }
-        if (*p == '<' && !in_tag) {
-            in_tag = 1;
-            rule = p + 1 < end && p[1] == '?' ? 0 : -1;
-        } else if (*p == '>') {
-            in_tag = 0;
-        } else if (in_tag && *p == '\t') {
-            rule = 1;
-        } else if (in_tag && *p == '=') {
-            const char *q = p + 1;
-
-            while (q < end && *q == ' ')
-                q++;
-            rule = q < end && *q == '\'' ? 2 : -1;
-        }
-        if (rule < 0 || seen[rule]++)
-            continue;
-        diag(v, SERROR, line, "%s",
-             rule == 0   ? "an <?xml ... ?> declaration: the executor's parser (msccl_parser.h) "
-                           "fails on it; remove the line"
-             : rule == 1 ? "a tab inside a tag: the executor's parser separates attributes by "
-                           "spaces only"
-                         : "a single-quoted attribute value: the executor's parser reads "
-                           "double-quoted values only");
-    }
+    for (int k = 0; k < t->n; k++)
+        diag(v, SERROR, t->at[k], "%s",
+             t->rule[k] == 0
+                 ? "an <?xml ... ?> declaration: the executor's parser (msccl_parser.h) "
+                   "fails on it; remove the line"
+             : t->rule[k] == 1 ? "a tab inside a tag: the executor's parser separates attributes "
+                                 "by spaces only"
+                               : "a single-quoted attribute value: the executor's parser reads "
+                                 "double-quoted values only");
 }
 
 /* Required <algo> attributes, collective names and limits of the chosen runtime. */
@@ -1573,7 +1603,7 @@ static void check_runtime(struct vctx *v)
             diag(v, SERROR, gpu->line, "rank %d has %d tbs: the legacy runtime allows %d", g,
                  gpu->ntbs, LEGACY_MAX_TBS);
     }
-    if (exec && v->opts->text != NULL)
+    if (exec && v->opts->tokens != NULL)
         check_tokens(v);
 }
 
@@ -1624,7 +1654,7 @@ static void vctx_cleanup(struct vctx *v)
 
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out)
 {
-    struct cs_verify_opts o = {max_diags, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
+    struct cs_verify_opts o = {.max_diags = max_diags, .runtime = CS_VERIFY_ANY};
 
     return cs_verify_check_opts(sched, &o, out);
 }
@@ -1780,7 +1810,7 @@ int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, i
     int rc = 0;
 
     /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
-    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
+    struct cs_verify_opts o = {.runtime = CS_VERIFY_ANY, .gpu_sms = -1};
 
     if (check_all(s, &o, what_if, &vr) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);

@@ -71,11 +71,28 @@ enum cs_verify_runtime {
 #define CS_VERIFY_GPU_SMS 108
 #define CS_VERIFY_CTAS_PER_SM 1
 
+/* The executor's tokenizer (msccl_parser.h) reads double-quoted values separated by spaces and no
+ * <?xml?> declaration: the first line that breaks each rule, found as the file's bytes stream
+ * past (cs_verify_tokens_feed), outside comments. */
+struct cs_verify_tokens {
+    int line, in_tag, in_comment;
+    int open;     /* characters of "<!--" matched at the start of a tag */
+    int dashes;   /* '-' in a row inside a comment */
+    int after_lt; /* the last character was a '<' that opened a tag */
+    int eq_line;  /* > 0: inside a tag after '=' and spaces, on this line */
+    int seen[3];  /* rules broken: <?xml?>, a tab in a tag, a single-quoted value */
+    int n;        /* rules broken, in the order found: */
+    int rule[3], at[3];
+};
+
+void cs_verify_tokens_init(struct cs_verify_tokens *t);
+void cs_verify_tokens_feed(struct cs_verify_tokens *t, const char *piece, size_t n);
+
 struct cs_verify_opts {
     int max_diags; /* <= 0: CS_VERIFY_MAX_DIAGS */
     enum cs_verify_runtime runtime;
-    const char *text; /* the file as read, for the runtime's tokenizer rules; NULL: not checked */
-    size_t len;
+    const struct cs_verify_tokens *tokens; /* the file's, for the runtime's tokenizer rules; NULL:
+                                            * not checked */
     int gpu_sms;     /* SMs per GPU; 0: CS_VERIFY_GPU_SMS; < 0: co-residency not checked */
     int ctas_per_sm; /* threadblocks co-resident per SM; <= 0: CS_VERIFY_CTAS_PER_SM */
     /* The communicator's channels (comm->nChannels), 1..32; 0: not checked. The executor's
@@ -88,7 +105,7 @@ struct cs_verify_opts {
 enum cs_verify_runtime cs_verify_runtime_parse(const char *name);
 
 /* cs_verify_check, plus what the chosen runtime loads and refuses: required <algo> attributes,
- * collective names, steps and threadblocks against its limits, nodes per rank, and (with text)
+ * collective names, steps and threadblocks against its limits, nodes per rank, and (with tokens)
  * its tokenizer's rules. Those are structural errors, and so is a GPU with more threadblocks than
  * opts' SMs x CTAs per SM keep resident (cs_verify_find_overfull), whatever the runtime. */
 int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_opts *opts,

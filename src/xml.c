@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
@@ -53,8 +54,14 @@ struct reader {
     int rc;          /* the first failure: the rest of the document is only checked for syntax */
     int refused;     /* a DTD was refused and the parser stopped there */
     int crowded;     /* a start tag with over CS_XML_MAX_ATTRS attributes: its input was cut off */
-    const char *buf; /* the input, fed to the parser from pos as it asks */
+    const char *buf; /* the input in memory, fed to the parser from pos as it asks */
     size_t len, pos;
+    FILE *fp;                /* else the input stream, fed as the parser asks */
+    size_t nread, max_bytes; /* bytes read from fp, and the most it may give */
+    int io_errno;            /* fp's read error, 0 if none */
+    int too_big;             /* fp gave more than max_bytes */
+    void (*tap)(void *ctx, const char *piece, size_t n); /* sees every piece fed, or NULL */
+    void *tap_ctx;
     int depth; /* open elements */
     struct level lv[DEPTH_STEP + 1];
     struct cs_error first; /* the message of rc, reported unless the XML is malformed */
@@ -476,6 +483,7 @@ static int malformed(struct reader *rd)
 static int feed(void *ctx, char *out, int len)
 {
     struct reader *rd = ctx;
+    int n;
 
     if (rd->ctxt != NULL && rd->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
         if (rd->rc == 0)
@@ -485,7 +493,25 @@ static int feed(void *ctx, char *out, int len)
         rd->crowded = 1;
         return -1;
     }
-    return cs_xml_feed(rd->buf, rd->len, &rd->pos, out, len);
+    if (rd->fp == NULL) {
+        n = cs_xml_feed(rd->buf, rd->len, &rd->pos, out, len);
+    } else {
+        size_t got = fread(out, 1, (size_t)len, rd->fp);
+
+        if (got == 0 && ferror(rd->fp)) {
+            rd->io_errno = errno ? errno : EIO;
+            return -1;
+        }
+        rd->nread += got;
+        if (rd->nread > rd->max_bytes) {
+            rd->too_big = 1;
+            return -1;
+        }
+        n = (int)got;
+    }
+    if (rd->tap != NULL && n > 0)
+        rd->tap(rd->tap_ctx, out, (size_t)n);
+    return n;
 }
 
 int cs_xml_feed(const char *buf, size_t buflen, size_t *pos, char *out, int len)
@@ -535,8 +561,15 @@ static int parse(struct reader *rd)
         return cs_error_fail(rd->err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
     xmlCtxtUseOptions(rd->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                     XML_PARSE_BIG_LINES);
+    errno = 0;
     xmlParseDocument(rd->ctxt);
-    if (rd->refused || rd->crowded)
+    if (rd->io_errno != 0)
+        rc = cs_error_fail(rd->err, CS_ERR_IO, rd->name, 0, "read error: %s",
+                           strerror(rd->io_errno));
+    else if (rd->too_big)
+        rc = cs_error_fail(rd->err, CS_ERR_INVALID, rd->name, 0, "file is larger than %zu bytes",
+                           rd->max_bytes);
+    else if (rd->refused || rd->crowded)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
     else if (cs_xml_stopped_at_nul(rd->ctxt))
         rc = cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, rd->ctxt->input->line,
@@ -557,48 +590,82 @@ static int parse(struct reader *rd)
     return rc;
 }
 
+/* Parse rd's input (set by the caller) into a new schedule in *out. */
+static int read_into(struct reader *rd, const char *name, struct cs_sched **out,
+                     struct cs_error *err)
+{
+    int rc;
+
+    rd->name = name ? name : "<memory>";
+    rd->err = err;
+    rd->lv[0].name = "document";
+    cs_error_init(&rd->first);
+    if ((rd->sched = cs_sched_new()) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
+    rc = parse(rd);
+    if (rc == 0 && name != NULL && (rd->sched->path = strdup(name)) == NULL)
+        rc = cs_error_fail(err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
+    if (rc == 0)
+        *out = rd->sched;
+    else
+        cs_sched_free(rd->sched);
+    return rc;
+}
+
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,
                           struct cs_error *err)
 {
     struct reader rd;
-    int rc;
 
     memset(&rd, 0, sizeof(rd));
-    rd.name = name ? name : "<memory>";
-    rd.err = err;
-    rd.lv[0].name = "document";
-    cs_error_init(&rd.first);
-    if (len > (size_t)CS_XML_MAX_BYTES)
-        return cs_error_fail(err, CS_ERR_INVALID, rd.name, 0, "file is larger than %ld bytes",
-                             CS_XML_MAX_BYTES);
-    if ((rd.sched = cs_sched_new()) == NULL)
-        return cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
+    if (len > (size_t)CS_SCHED_MAX_BYTES)
+        return cs_error_fail(err, CS_ERR_INVALID, name ? name : "<memory>", 0,
+                             "file is larger than %ld bytes", CS_SCHED_MAX_BYTES);
     rd.buf = buf;
     rd.len = len;
-    rc = parse(&rd);
-    if (rc == 0 && name != NULL && (rd.sched->path = strdup(name)) == NULL)
-        rc = cs_error_fail(err, CS_ERR_NOMEM, rd.name, 0, "out of memory");
-    if (rc == 0)
-        *out = rd.sched;
+    return read_into(&rd, name, out, err);
+}
+
+int cs_sched_read_xml_stream(FILE *fp, const char *name, long max_bytes,
+                             void (*tap)(void *ctx, const char *piece, size_t n), void *ctx,
+                             struct cs_sched **out, struct cs_error *err)
+{
+    struct reader rd;
+
+    memset(&rd, 0, sizeof(rd));
+    rd.fp = fp;
+    rd.max_bytes = max_bytes < 0 ? 0 : (size_t)max_bytes;
+    rd.tap = tap;
+    rd.tap_ctx = ctx;
+    return read_into(&rd, name, out, err);
+}
+
+int cs_sched_read_xml_tap(const char *path, void (*tap)(void *ctx, const char *piece, size_t n),
+                          void *ctx, struct cs_sched **out, struct cs_error *err)
+{
+    int is_stdin = strcmp(path, "-") == 0, rc;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    struct stat st;
+
+    if (fp == NULL)
+        return cs_error_fail(err, CS_ERR_IO, name, 0, "cannot open: %s", strerror(errno));
+    if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size > (off_t)CS_SCHED_MAX_BYTES)
+        rc = cs_error_fail(err, CS_ERR_INVALID, name, 0, "file is larger than %ld bytes",
+                           CS_SCHED_MAX_BYTES);
     else
-        cs_sched_free(rd.sched);
+        rc = cs_sched_read_xml_stream(fp, name, CS_SCHED_MAX_BYTES, tap, ctx, out, err);
+    if (!is_stdin)
+        fclose(fp);
     return rc;
 }
 
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err)
 {
-    char *buf;
-    size_t len;
-    int rc = cs_file_read(path, CS_XML_MAX_BYTES, &buf, &len, err);
-
-    if (rc != 0)
-        return rc;
-    rc = cs_sched_read_xml_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
-    free(buf);
-    return rc;
+    return cs_sched_read_xml_tap(path, NULL, NULL, out, err);
 }
 
-/* Write s with XML escaping for an attribute value. */
 static void put_escaped(FILE *fp, const char *s)
 {
     static const char *const entity[256] = {

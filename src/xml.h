@@ -8,8 +8,12 @@
 #include "error.h"
 #include "sched.h"
 
-/* Largest schedule file accepted, in bytes (the biggest generated corpus file is 2.3 MB). */
+/* Largest platform file accepted, in bytes (read whole: SimGrid loads it by its path after). */
 #define CS_XML_MAX_BYTES (64L * 1024 * 1024)
+
+/* Largest schedule file accepted, in bytes. The schedule reader streams its input, so its memory
+ * grows with the steps, not with the bytes: `gen ring --gpus 1024` writes 253 MB. */
+#define CS_SCHED_MAX_BYTES (1L << 30)
 
 /* Read a schedule from `path` ("-" reads stdin). Checks what makes a file readable: the syntax,
  * the element structure, every required attribute's presence, type (integer, step type, buffer,
@@ -23,6 +27,18 @@
  * frees) and returns 0; otherwise returns a CS_ERR_* code and describes the problem, with file and
  * line, in err (may be NULL). */
 int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *err);
+
+/* cs_sched_read_xml that also hands every piece of the file, in order, to tap(ctx, piece, n) as
+ * it streams (verify's tokenizer rules look at the bytes). A regular file over
+ * CS_SCHED_MAX_BYTES is refused before parsing, any other input once it passes the limit. */
+int cs_sched_read_xml_tap(const char *path, void (*tap)(void *ctx, const char *piece, size_t n),
+                          void *ctx, struct cs_sched **out, struct cs_error *err);
+
+/* The reader over an open stream (name for messages), refusing it once it gives more than
+ * max_bytes. */
+int cs_sched_read_xml_stream(FILE *fp, const char *name, long max_bytes,
+                             void (*tap)(void *ctx, const char *piece, size_t n), void *ctx,
+                             struct cs_sched **out, struct cs_error *err);
 
 /* The same for a buffer in memory; `name` is used in messages. */
 int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct cs_sched **out,

@@ -141,7 +141,7 @@ END_TEST
  * tests that error); they are correct schedules for a GPU of that many SMs. */
 static enum cs_verify_verdict verdict(const struct cs_sched *s, char *first, size_t len)
 {
-    struct cs_verify_opts o = {4, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
+    struct cs_verify_opts o = {.max_diags = 4, .runtime = CS_VERIFY_ANY, .gpu_sms = -1};
     struct cs_verify_result *res = NULL;
     enum cs_verify_verdict v;
 
@@ -354,7 +354,7 @@ END_TEST
 /* verify's first error under the executor, with its verdict. */
 static enum cs_verify_verdict executor_verdict(const struct cs_sched *s, char *first, size_t len)
 {
-    struct cs_verify_opts o = {4, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0, 0};
+    struct cs_verify_opts o = {.max_diags = 4, .runtime = CS_VERIFY_EXECUTOR, .gpu_sms = -1};
     struct cs_verify_result *res = NULL;
     enum cs_verify_verdict v;
 

@@ -312,7 +312,8 @@ START_TEST(test_nccl_gen_tree)
                                         .size_bytes = 1LL << 30,
                                         .proto = (enum cs_proto)(1 + ch % 3),
                                         .nccl_algo = CS_NCCL_ALGO_TREE};
-                struct cs_verify_opts vo = {4, CS_VERIFY_ANY, NULL, 0, -1, 0, 0};
+                struct cs_verify_opts vo = {
+                    .max_diags = 4, .runtime = CS_VERIFY_ANY, .gpu_sms = -1};
                 struct cs_verify_result *res = NULL;
                 struct cs_sched *s = NULL;
                 struct cs_nccl_width w;

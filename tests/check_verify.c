@@ -752,7 +752,7 @@ START_TEST(test_residency)
 {
     struct cs_sched *s = NULL;
     struct cs_verify_result *res;
-    struct cs_verify_opts o = {0, CS_VERIFY_ANY, NULL, 0, 0, 0, 0};
+    struct cs_verify_opts o = {.runtime = CS_VERIFY_ANY};
     char msg[256];
 
     ck_assert_int_eq(
@@ -840,7 +840,7 @@ START_TEST(test_comm_channels)
 {
     struct cs_sched *s = NULL;
     struct cs_verify_result *res;
-    struct cs_verify_opts o = {0, CS_VERIFY_EXECUTOR, NULL, 0, -1, 0, 0};
+    struct cs_verify_opts o = {.runtime = CS_VERIFY_EXECUTOR, .gpu_sms = -1};
     struct cs_error err;
 
     cs_error_init(&err);
@@ -898,10 +898,44 @@ START_TEST(test_result_add)
 }
 END_TEST
 
+/* The executor's tokenizer rules over a file's bytes: the first line of each rule broken, in the
+ * order found, outside comments, whatever pieces the bytes come in. */
+START_TEST(test_tokens)
+{
+    static const char text[] = "<?xml version=\"1.0\"?>\n"
+                               "<!-- a comment: <a\tb='c'> is not a tag -->\n"
+                               "<!---><y\tz='1'> still the comment -->\n"
+                               "<algo a = 'x'>\n"
+                               "<gpu\tid=\"0\"/>\n"
+                               "<tb x='1'\t/>\n"
+                               "</algo>\n";
+    size_t n = sizeof(text) - 1, steps[] = {1, 2, 3, 4, 5, 7, sizeof(text) - 1};
+
+    for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        size_t step = steps[k];
+        struct cs_verify_tokens t;
+
+        cs_verify_tokens_init(&t);
+        for (size_t i = 0; i < n; i += step)
+            cs_verify_tokens_feed(&t, text + i, i + step <= n ? step : n - i);
+        ck_assert_int_eq(t.n, 3);
+        ck_assert_int_eq(t.rule[0], 0);
+        ck_assert_int_eq(t.at[0], 1);
+        ck_assert_int_eq(t.rule[1], 2); /* the single quote after "a = " */
+        ck_assert_int_eq(t.at[1], 4);
+        ck_assert_int_eq(t.rule[2], 1); /* the tab of <gpu> */
+        ck_assert_int_eq(t.at[2], 5);
+        ck_assert_int_eq(t.line, 8);
+        ck_assert_int_eq(t.in_tag, 0);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
         {test_local_corpus, 1},
+        {test_tokens, 1},
         {test_seed_bug_explained, 1},
         {test_allreduce_small, 1},
         {test_rrs_does_not_store, 1},

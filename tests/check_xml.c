@@ -282,13 +282,85 @@ START_TEST(test_unknown_attribute_warns)
 }
 END_TEST
 
+/* The stream reader: the tap sees every byte once, in order; the schedule is the one read from
+ * memory; a stream that gives more than its limit is refused as too large. */
+struct tapped {
+    char *buf;
+    size_t n, cap, pieces;
+};
+
+static void tap_copy(void *ctx, const char *piece, size_t n)
+{
+    struct tapped *t = ctx;
+
+    if (t->n + n > t->cap) {
+        t->cap = 2 * (t->n + n);
+        t->buf = realloc(t->buf, t->cap);
+        ck_assert_ptr_nonnull(t->buf);
+    }
+    memcpy(t->buf + t->n, piece, n);
+    t->n += n;
+    t->pieces++;
+}
+
+START_TEST(test_stream)
+{
+    char path[8192], *in, *a = NULL, *b = NULL;
+    size_t len, alen, blen;
+    struct cs_sched *s = NULL, *m = NULL;
+    struct tapped t = {0};
+    struct cs_error err;
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/tests/data/msccl-xml/alltoall_allpairs.8gpu.1inst.LL128.xml",
+             test_srcdir());
+    ck_assert_ptr_nonnull(in = read_file(path, &len));
+    ck_assert_uint_gt(len, 16384); /* more than one piece */
+    cs_error_init(&err);
+    ck_assert_ptr_nonnull(fp = fmemopen(in, len, "rb"));
+    ck_assert_msg(cs_sched_read_xml_stream(fp, "f.xml", (long)len, tap_copy, &t, &s, &err) == 0,
+                  "%s", err.msg);
+    fclose(fp);
+    ck_assert_uint_eq(t.n, len);
+    ck_assert_uint_gt(t.pieces, 1);
+    ck_assert(memcmp(t.buf, in, len) == 0);
+    ck_assert_int_eq(cs_sched_read_xml_mem(in, len, "f.xml", &m, &err), 0);
+    ck_assert_ptr_nonnull(fp = open_memstream(&a, &alen));
+    ck_assert_int_eq(cs_sched_write_xml(s, fp), 0);
+    fclose(fp);
+    ck_assert_ptr_nonnull(fp = open_memstream(&b, &blen));
+    ck_assert_int_eq(cs_sched_write_xml(m, fp), 0);
+    fclose(fp);
+    ck_assert_uint_eq(alen, blen);
+    ck_assert(memcmp(a, b, alen) == 0);
+    cs_sched_free(s);
+    cs_sched_free(m);
+    s = NULL;
+    ck_assert_ptr_nonnull(fp = fmemopen(in, len, "rb"));
+    ck_assert_int_eq(cs_sched_read_xml_stream(fp, "f.xml", (long)len - 1, NULL, NULL, &s, &err),
+                     CS_ERR_INVALID);
+    fclose(fp);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(err.msg, "file is larger than") != NULL, "%s", err.msg);
+    free(t.buf);
+    free(a);
+    free(b);
+    free(in);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_round_trip_local, 1},        {test_errors_have_lines, 1},
-        {test_integer_attributes, 1},      {test_attribute_references, 1},
-        {test_doctype_and_nul, 1},         {test_validity_left_to_verify, 1},
-        {test_unknown_attribute_warns, 1}, {NULL, 0},
+        {test_round_trip_local, 1},
+        {test_errors_have_lines, 1},
+        {test_integer_attributes, 1},
+        {test_attribute_references, 1},
+        {test_doctype_and_nul, 1},
+        {test_validity_left_to_verify, 1},
+        {test_unknown_attribute_warns, 1},
+        {test_stream, 1},
+        {NULL, 0},
     };
     const struct test_case shared[] = {
         {test_round_trip_shared, 1},
