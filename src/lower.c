@@ -1028,6 +1028,8 @@ static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, co
         }
         rc = rc ? rc : add_step(e, gpu, tb, en, inst);
     }
+    if (rc == 0)
+        cs_tb_shrink(tb);
     cs_free_each(2, pre, after);
     return rc;
 }
@@ -1154,6 +1156,7 @@ static int emit(struct emit *e, struct cs_prog *p, struct cs_sched **out)
     }
     sched->ngpus_alloc = p->o.ngpus;
     resolve_deps(sched, e);
+    cs_sched_shrink(sched);
     *out = sched;
     return 0;
 }

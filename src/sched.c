@@ -101,6 +101,36 @@ struct cs_step *cs_tb_add_step(struct cs_tb *tb)
     return st;
 }
 
+/* Shrink *arr of n elements of `size` bytes, capacity *cap, to n (kept as it is when realloc
+ * fails: it only gives memory back). */
+static void shrink(void **arr, int n, int *cap, size_t size)
+{
+    void *p;
+
+    if (n >= *cap || n == 0)
+        return;
+    if ((p = realloc(*arr, (size_t)n * size)) != NULL) {
+        *arr = p;
+        *cap = n;
+    }
+}
+
+void cs_tb_shrink(struct cs_tb *tb)
+{
+    shrink((void **)&tb->steps, tb->nsteps, &tb->cap_steps, sizeof(struct cs_step));
+}
+
+void cs_sched_shrink(struct cs_sched *sched)
+{
+    for (int g = 0; g < sched->ngpus_alloc; g++) {
+        struct cs_gpu *gpu = &sched->gpus[g];
+
+        for (int t = 0; t < gpu->ntbs; t++)
+            cs_tb_shrink(&gpu->tbs[t]);
+        shrink((void **)&gpu->tbs, gpu->ntbs, &gpu->cap_tbs, sizeof(struct cs_tb));
+    }
+}
+
 /* Both finds try index id first (ids are dense once a schedule is checked), then scan from 0. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id)
 {

@@ -139,6 +139,13 @@ struct cs_gpu *cs_sched_add_gpu(struct cs_sched *sched);
 struct cs_tb *cs_gpu_add_tb(struct cs_gpu *gpu);
 struct cs_step *cs_tb_add_step(struct cs_tb *tb);
 
+/* Give back the room the add functions kept for growth (their arrays double): a schedule read
+ * whole holds its steps exactly. */
+void cs_sched_shrink(struct cs_sched *sched);
+
+/* The same for one tb's steps, once they are all added. */
+void cs_tb_shrink(struct cs_tb *tb);
+
 /* The gpu with this id, or NULL. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id);
 /* The tb with this id, or NULL. */

@@ -380,6 +380,8 @@ static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, c
     (void)localname, (void)prefix, (void)uri;
     if (rd->rc != 0)
         return;
+    if (rd->depth == DEPTH_STEP - 1) /* a </tb>: its steps are all read */
+        cs_tb_shrink(cur_tb(rd));
     rd->depth--;
     rd->lv[rd->depth].text_nl = 0;
 }
@@ -605,10 +607,12 @@ static int read_into(struct reader *rd, const char *name, struct cs_sched **out,
     rc = parse(rd);
     if (rc == 0 && name != NULL && (rd->sched->path = strdup(name)) == NULL)
         rc = cs_error_fail(err, CS_ERR_NOMEM, rd->name, 0, "out of memory");
-    if (rc == 0)
+    if (rc == 0) {
+        cs_sched_shrink(rd->sched);
         *out = rd->sched;
-    else
+    } else {
         cs_sched_free(rd->sched);
+    }
     return rc;
 }
 

@@ -91,11 +91,42 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Shrinking gives back the room kept for growth and keeps every step; an empty tb stays as it
+ * is. */
+START_TEST(test_shrink)
+{
+    struct cs_sched *s = two_tb();
+    struct cs_gpu *g = &s->gpus[0];
+    struct cs_tb *tb;
+
+    ck_assert_int_gt(g->tbs[1].cap_steps, 3);
+    ck_assert_int_gt(g->cap_tbs, 2);
+    tb = cs_gpu_add_tb(g);
+    tb->id = 2;
+    for (int i = 0; i < 9; i++)
+        cs_tb_add_step(tb)->s = i;
+    cs_tb_shrink(tb);
+    ck_assert_int_eq(tb->cap_steps, 9);
+    s->ngpus = 3; /* what an <algo> may claim with one <gpu>: only gpus[0] exists */
+    cs_sched_shrink(s);
+    ck_assert_int_eq(g->cap_tbs, 3);
+    ck_assert_int_eq(g->tbs[0].cap_steps, 1);
+    ck_assert_int_eq(g->tbs[1].cap_steps, 3);
+    ck_assert_int_eq(g->tbs[1].steps[2].type, CS_STEP_RE);
+    ck_assert_int_eq(g->tbs[2].steps[8].s, 8);
+    cs_tb_add_step(&g->tbs[1])->s = 3; /* it grows again */
+    ck_assert_int_eq(g->tbs[1].nsteps, 4);
+    ck_assert_int_eq(g->tbs[1].steps[3].s, 3);
+    ck_assert_int_eq(cs_sched_count_steps(s), 14);
+    cs_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
     const struct test_case tests[] = {
         {test_build_and_free, 1}, {test_step_deps, 1}, {test_find_tb, 1},
-        {test_names, 1},          {NULL, 0},
+        {test_names, 1},          {test_shrink, 1},    {NULL, 0},
     };
 
     return test_run("sched", 0, tests, NULL);
