@@ -159,6 +159,32 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
     done
 fi
 
+# Reading large schedules (BENCH_LARGE=1): the 1024-GPU ring and 32 x 32 hierarchical AllReduce
+# written by gen, read by `collsim fmt` (the reader alone: the schedule is printed back) and by
+# `collsim verify` (the reader, then every check), each under /usr/bin/time.
+if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
+    "$cs" gen ring --gpus 1024 --protocol LL -o "$tmp/r1024.xml" 2>/dev/null
+    "$cs" gen hierarchical --gpus 1024 --columns 32 --sms 132 --protocol LL -o "$tmp/h1024.xml" 2>/dev/null
+    {
+        echo
+        echo "| schedule read | file (MB) | steps | command | wall (s) | max RSS (MiB) |"
+        echo "|---|---|---|---|---|---|"
+    } >>"$out"
+    for c in "1024-GPU ring LL|$tmp/r1024.xml" "1024-GPU hierarchical LL, 32 x 32|$tmp/h1024.xml"; do
+        name=${c%%|*}
+        f=${c#*|}
+        mb=$(awk -v b="$(wc -c <"$f")" 'BEGIN { printf "%.0f", b / 1e6 }')
+        steps=$(grep -c '<step ' "$f")
+        for cmd in fmt verify; do
+            /usr/bin/time -v -o "$tmp/time" "$cs" $cmd "$f" >/dev/null 2>&1
+            maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time" | awk '{ printf "%.1f", $1 / 1024 }')
+            cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
+            echo "| $name | $mb | $steps | $cmd | $cwall | $maxrss |" >>"$out"
+            echo "$name $cmd: $cwall, $maxrss MiB" >&2
+        done
+    done
+fi
+
 {
     echo
     echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The machine is shared: other jobs"
