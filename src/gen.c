@@ -753,6 +753,8 @@ static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct
         return usage(err, "--gpus must be at least 2 (got %d)", o->gpus);
     if (o->nodes < 1 || o->nodes > o->gpus || o->gpus % o->nodes != 0)
         return usage(err, "--nodes %d does not divide --gpus %d", o->nodes, o->gpus);
+    if (o->machine_set && o->machine.inter_GBps == 0) /* one HDR NIC's 24 GB/s per GPU */
+        o->machine.inter_GBps = 24.0 * o->gpus / o->nodes;
     if (o->coll == CS_COLL_ALLTOALL && o->proto != CS_PROTO_SIMPLE)
         return usage(err, "NCCL runs AllToAll as point-to-point sends in Simple, not %s",
                      cs_proto_name(o->proto));
@@ -777,7 +779,7 @@ static int nccl_algo_width(struct cs_gen_opts *o, struct cs_nccl_width *w, struc
 
     if (m == NULL) {
         cs_nccl_machine_default(&def, G / o->nodes);
-        m = &def;
+        m = o->machine_set ? &o->machine : &def;
     }
     if (o->nccl_algo == 0 && cs_nccl_pick_algo(o->nccl_version, m, o->coll, o->proto, o->size_bytes,
                                                G, o->nodes, o->channels, &o->nccl_algo, err) != 0)
@@ -830,6 +832,9 @@ int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_n
         cs_sched_free(s);
     if (rc != 0)
         return rc;
+    s->nccl_kernel = 1;
+    s->nccl_threads = w.threads;
+    s->nccl_max_threads = w.max_threads;
     if (wout != NULL)
         *wout = w;
     *out = s;
@@ -858,6 +863,45 @@ static const struct {
     {"sms", offsetof(struct cs_gen_opts, sms)},
     {"nodes", offsetof(struct cs_gen_opts, nodes)},
 };
+
+/* The machine NCCL's tuning model sees, from a nccl spec's keys: bus=GBPS (nChannels x bwIntra of
+ * its graph within a node), netbus=GBPS (between nodes), pci=1 (paths within a node are PCIe),
+ * ll128=0 (NCCL keeps LL128 off), cpu=intel|amd; each starts from cs_nccl_machine_default. */
+static int machine_option(const char *spec, const char *kv, const char *v, struct cs_gen_opts *o,
+                          struct cs_error *err)
+{
+    double x;
+    int b;
+
+    if (!o->machine_set) {
+        cs_nccl_machine_default(&o->machine, 8);
+        o->machine.inter_GBps = 0; /* from the GPUs per node once they are known (nccl_opts) */
+        o->machine_set = 1;
+    }
+    if (strcmp(kv, "cpu") == 0) {
+        if (strcmp(v, "intel") != 0 && strcmp(v, "amd") != 0)
+            return usage(err, "generator spec '%s': cpu=%s is not intel or amd", spec, v);
+        o->machine.intel = strcmp(v, "intel") == 0;
+        return 0;
+    }
+    if (strcmp(kv, "pci") == 0 || strcmp(kv, "ll128") == 0) {
+        if (cs_parse_int(v, 0, 1, &b) != 0)
+            return usage(err, "generator spec '%s': %s=%s is not 0 or 1", spec, kv, v);
+        if (strcmp(kv, "pci") == 0)
+            o->machine.intra_pci = b;
+        else
+            o->machine.no_ll128 = !b;
+        return 0;
+    }
+    if (cs_parse_double(v, 0.001, 1e5, &x) != 0)
+        return usage(err, "generator spec '%s': %s=%s is not a bandwidth in GB/s (0.001 to 1e5)",
+                     spec, kv, v);
+    if (strcmp(kv, "bus") == 0)
+        o->machine.intra_GBps = x;
+    else
+        o->machine.inter_GBps = x;
+    return 0;
+}
 
 /* Set one key=value of spec (kv, v: the key and value, split) in o. */
 static int spec_option(const char *spec, const char *kv, const char *v, struct cs_gen_opts *o,
@@ -899,6 +943,9 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
             return usage(err, "generator spec '%s': algo=%s is not ring or tree", spec, v);
         return 0;
     }
+    if (strcmp(kv, "bus") == 0 || strcmp(kv, "netbus") == 0 || strcmp(kv, "pci") == 0 ||
+        strcmp(kv, "ll128") == 0 || strcmp(kv, "cpu") == 0)
+        return machine_option(spec, kv, v, o, err);
     if (strcmp(kv, "size") == 0) {
         if (cs_parse_size(v, 1, CS_GEN_MAX_WINDOW_BYTES, &o->size_bytes) != 0)
             return usage(err, "generator spec '%s': size=%s is not a size from 1 to 1T", spec, v);
@@ -937,8 +984,12 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                      "generator spec '%s': channels and per_node are for ring (channels also "
                      "for nccl)",
                      spec);
-    if (strcmp(name, "nccl") != 0 && (o->size_bytes || o->nccl_version || o->nodes || o->nccl_algo))
-        return usage(err, "generator spec '%s': size, nccl, nodes and algo are for nccl", spec);
+    if (strcmp(name, "nccl") != 0 &&
+        (o->size_bytes || o->nccl_version || o->nodes || o->nccl_algo || o->machine_set))
+        return usage(err,
+                     "generator spec '%s': size, nccl, nodes, algo, bus, netbus, pci, ll128 and "
+                     "cpu are for nccl",
+                     spec);
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
     if (strcmp(name, "hierarchical") == 0)
@@ -1002,4 +1053,31 @@ int cs_gen_nccl_spec_width(const char *spec, struct cs_nccl_width *w, struct cs_
         return 0;
     }
     return rc != 0 ? rc : nccl_algo_width(&n, w, err);
+}
+
+int cs_gen_nccl_spec_pick(const char *spec, enum cs_proto *proto, struct cs_error *err)
+{
+    struct cs_gen_opts o, n;
+    struct cs_nccl_machine def;
+    const struct cs_nccl_machine *m;
+    enum cs_nccl_algo algo;
+    char buf[512];
+    int rc = spec_parse(spec, buf, &o, err);
+
+    if (rc == 0 && strcmp(buf, "nccl") != 0)
+        return usage(err, "generator spec '%s' is not nccl", spec);
+    if (rc == 0)
+        rc = nccl_opts(&o, &n, err);
+    if (rc != 0)
+        return rc;
+    if (n.coll == CS_COLL_ALLTOALL) {
+        *proto = CS_PROTO_SIMPLE;
+        return 0;
+    }
+    cs_nccl_machine_default(&def, n.gpus / n.nodes);
+    m = n.machine_set ? &n.machine : &def;
+    if (cs_nccl_pick(n.nccl_version, m, n.coll, n.size_bytes, n.gpus, n.nodes, n.channels,
+                     n.nccl_algo, &algo, proto, err) != 0)
+        return CS_ERR_USAGE;
+    return 0;
 }

@@ -38,6 +38,10 @@ struct cs_gen_opts {
      * (NULL: cs_nccl_machine_default) */
     enum cs_nccl_algo nccl_algo;
     const struct cs_nccl_machine *nccl_machine;
+    /* nccl: the machine from the spec's keys (bus, netbus, pci, ll128, cpu), used when
+     * nccl_machine is NULL and machine_set is 1 */
+    struct cs_nccl_machine machine;
+    int machine_set;
 };
 
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
@@ -97,5 +101,10 @@ int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *e
 /* What `nccl:...` spec's schedule runs (cs_gen_nccl's algorithm and width, without writing it):
  * 0 and *w, or CS_ERR_USAGE with err set. */
 int cs_gen_nccl_spec_width(const char *spec, struct cs_nccl_width *w, struct cs_error *err);
+
+/* The protocol NCCL's tuning model picks for `nccl:...` spec's collective at its size, with no
+ * NCCL_PROTO (cs_nccl_pick on the spec's machine, its algo= when forced; the spec's protocol is
+ * ignored): 0 and *proto, or CS_ERR_USAGE with err set. */
+int cs_gen_nccl_spec_pick(const char *spec, enum cs_proto *proto, struct cs_error *err);
 
 #endif

@@ -115,7 +115,7 @@ int cs_meas_infer_ranks(const struct cs_csv *t, enum cs_meas_coll c)
 
 /* Columns of a measurement table; -1 when absent. */
 struct cols {
-    int size, time, busbw, ngpus;
+    int size, time, busbw, ngpus, placement;
 };
 
 /* Row r's size, or its GPU count in a table of time against GPU count. */
@@ -162,7 +162,8 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
                       int *n, int *derived, struct cs_error *err)
 {
     struct cols c = {cs_csv_col_find(t, "size_bytes"), cs_csv_col_find(t, "time_us"),
-                     cs_csv_col_find(t, "busbw_GBps"), cs_csv_col_find(t, "n_gpus")};
+                     cs_csv_col_find(t, "busbw_GBps"), cs_csv_col_find(t, "n_gpus"),
+                     cs_csv_col_find(t, "placement")};
     struct cs_meas_row *v;
     int any = 0, rc = 0;
 
@@ -182,6 +183,13 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
             rc = cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
                                "size %g B, time %g us: both must be positive", v[r].size_bytes, us);
         v[r].time_s = us * 1e-6;
+        if (c.placement >= 0) {
+            const char *pl = cs_csv_cell(t, r, c.placement);
+
+            v[r].placement = strcmp(pl, "out_of_place") == 0 ? CS_MEAS_OUT_OF_PLACE
+                             : strcmp(pl, "in_place") == 0   ? CS_MEAS_IN_PLACE
+                                                             : 0;
+        }
     }
     if (rc != 0) {
         free(v);
@@ -410,4 +418,31 @@ int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
     rc = cs_csv_read_mem(text, len, name, out, err);
     free(text);
     return rc;
+}
+
+int cs_meas_gpus_per_thread(const char *path)
+{
+    char *text;
+    size_t len;
+    int n = 0;
+
+    if (cs_file_read(path, CS_CSV_MAX_BYTES, &text, &len, NULL) != 0)
+        return 0;
+    /* nccl-tests' header: "# nThread 1 nGpus 8 minBytes ..." */
+    for (size_t i = 0; i < len && n == 0;) {
+        const char *nl = memchr(text + i, '\n', len - i), *at;
+        size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
+        char line[512];
+
+        snprintf(line, sizeof(line), "%.*s", (int)(l < 511 ? l : 511), text + i);
+        if (line[0] == '#' && strstr(line, "nThread") != NULL &&
+            (at = strstr(line, " nGpus ")) != NULL) {
+            int g = atoi(at + 7);
+
+            n = g >= 1 && g <= 1024 ? g : 0;
+        }
+        i += l + 1;
+    }
+    free(text);
+    return n;
 }

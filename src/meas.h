@@ -48,8 +48,12 @@ struct cs_meas_row {
     double size_bytes;
     int ngpus; /* 0 for a size row */
     double time_s;
-    int line; /* in the file */
+    int line;      /* in the file */
+    int placement; /* CS_MEAS_OUT_OF_PLACE, CS_MEAS_IN_PLACE, or 0 (no placement column, or
+                    * "unspecified") */
 };
+
+enum { CS_MEAS_OUT_OF_PLACE = 1, CS_MEAS_IN_PLACE };
 
 /* Read a measurement table: a CSV of the shared schema (cs_csv_read), or the raw output of an
  * nccl-tests binary (found by its `#` header naming size ... time algbw busbw for both
@@ -63,7 +67,8 @@ struct cs_meas_row {
  * "Out of bounds values" line that is not 0; otherwise as cs_csv_read. */
 int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err);
 
-/* The rows of a measurement table, in file order. A row without time_us takes it from busbw:
+/* The rows of a measurement table, in file order, each with its placement (a placement column's
+ * out_of_place or in_place; any other value, or none, is 0). A row without time_us takes it from busbw:
  * t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may be
  * NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
  * column, a cell that is not a number) or CS_ERR_INVALID (an empty size outside a GPU-count
@@ -71,5 +76,10 @@ int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err);
  * time, a size or time not positive), with file:line; CS_ERR_NOMEM. */
 int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_meas_row **rows,
                       int *n, int *derived, struct cs_error *err);
+
+/* The GPUs each thread of an nccl-tests run drives, from its raw output's header ("# nThread 1
+ * nGpus 8 ..."): 8 for -g 8, whose launches one thread issues in turn; 0 when the file is not
+ * raw output or does not say. */
+int cs_meas_gpus_per_thread(const char *path);
 
 #endif

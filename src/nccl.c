@@ -210,7 +210,7 @@ void cs_nccl_dtree(int n, int node, int t, int *up, int down[2])
 
 void cs_nccl_machine_default(struct cs_nccl_machine *m, int gpus_per_node)
 {
-    *m = (struct cs_nccl_machine){240.0, 24.0 * gpus_per_node, 0, 0};
+    *m = (struct cs_nccl_machine){240.0, 24.0 * gpus_per_node, 0, 0, 0};
 }
 
 /* The model's constants, [tree 0, ring 1][LL, LL128, Simple] as NCCL indexes them (tuning.cc of
@@ -337,5 +337,39 @@ int cs_nccl_pick_algo(int version, const struct cs_nccl_machine *m, enum cs_coll
     if (rc != 0)
         return rc;
     *algo = tree >= 0 && tree <= ring ? CS_NCCL_ALGO_TREE : CS_NCCL_ALGO_RING;
+    return 0;
+}
+
+int cs_nccl_pick(int version, const struct cs_nccl_machine *m, enum cs_coll coll, long long nbytes,
+                 int nranks, int nnodes, int comm_channels, enum cs_nccl_algo only,
+                 enum cs_nccl_algo *algo, enum cs_proto *proto, struct cs_error *err)
+{
+    static const enum cs_nccl_algo algos[] = {CS_NCCL_ALGO_TREE, CS_NCCL_ALGO_RING};
+    double best = -1;
+
+    for (int a = 0; a < 2; a++) {
+        if ((only != 0 && algos[a] != only) ||
+            (algos[a] == CS_NCCL_ALGO_TREE && (coll != CS_COLL_ALLREDUCE || nnodes < 2)))
+            continue;
+        for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q++) {
+            double t;
+            int rc;
+
+            if (q == CS_PROTO_LL128 && m != NULL && m->no_ll128)
+                continue;
+            rc = cs_nccl_model_time(version, m, coll, algos[a], (enum cs_proto)q, nbytes, nranks,
+                                    nnodes, comm_channels, &t, err);
+            if (rc != 0)
+                return rc;
+            if (t >= 0 && (best < 0 || t < best)) {
+                best = t;
+                *algo = algos[a];
+                *proto = (enum cs_proto)q;
+            }
+        }
+    }
+    if (best < 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL's model: no algorithm and protocol for this collective");
     return 0;
 }

@@ -88,6 +88,9 @@ struct cs_nccl_machine {
     double inter_GBps; /* nChannels x bwInter (nodes > 2 use it) */
     int intra_pci;     /* 1: paths within a node are PCIe (hwLat PCI), else NVLink */
     int intel;         /* 1: Intel CPUs, else AMD (llMaxBws between nodes) */
+    int no_ll128;      /* 1: NCCL keeps LL128 off (tuning.cc enables it by default only where the
+                        * paths within a node are NVLink and each GPU's NIC is behind its PCIe
+                        * switch, PATH_PXB at most; nccl-a100.md 1.5) */
 };
 
 /* An HGX A100 node of 8 GPUs joined by NVSwitch (12 NVLink x SM80_NVLINK_BW 20 GB/s = 240 GB/s,
@@ -113,5 +116,14 @@ int cs_nccl_model_time(int version, const struct cs_nccl_machine *m, enum cs_col
 int cs_nccl_pick_algo(int version, const struct cs_nccl_machine *m, enum cs_coll coll,
                       enum cs_proto proto, long long nbytes, int nranks, int nnodes,
                       int comm_channels, enum cs_nccl_algo *algo, struct cs_error *err);
+
+/* NCCL's algorithm and protocol for the collective at nbytes (no NCCL_ALGO or NCCL_PROTO set):
+ * the pair of least cs_nccl_model_time over the algorithms cs_nccl_pick_algo weighs (only `only`
+ * when it is not 0) and the protocols NCCL enables (LL128 unless m->no_ll128), the first of equal
+ * times in getAlgoInfo's order (tree before ring, LL before LL128 before Simple). 0 and *algo,
+ * *proto, or CS_ERR_INVALID with err set. */
+int cs_nccl_pick(int version, const struct cs_nccl_machine *m, enum cs_coll coll, long long nbytes,
+                 int nranks, int nnodes, int comm_channels, enum cs_nccl_algo only,
+                 enum cs_nccl_algo *algo, enum cs_proto *proto, struct cs_error *err);
 
 #endif

@@ -74,6 +74,25 @@ void cs_params_init(struct cs_params *p)
      * threads have their line), so a unit streams to the next hop a pass of 4 KiB at a time.
      * LL128 and Simple: 0 (LL128 line by line, unmeasured; Simple posts whole slices). */
     p->pass_bytes[CS_PROTO_LL] = 512 * 8;
+    /* The fixed part of an LL pass: each thread's poll of its line's flags until they match
+     * (readLL: a volatile 16-B load, again until the line has landed), a round trip to memory
+     * however many threads poll. From the NDv4 table (NCCL 2.8.4, mpirun) one-channel LL ring
+     * steps: a pass of 64 threads about 0.42 us, of 512 about 1.2 us, so about 0.3 us fixed and
+     * the rest at the line rate; LL128 and Simple: none (their rate in proportion to their
+     * threads). */
+    p->pass_s[CS_PROTO_LL] = 0.3e-6;
+    /* The MSCCL executor's own costs (msccl_kernel.cu, runtime-audit.md 3; msccl.md 2.3).
+     * Estimates of the order of the GPU's memory round trips, not measured: an MSCCL table
+     * decides them (calibrate platform). The prologue: each threadblock copies its 5,384-B
+     * mscclThreadBlock into shared memory (a few dependent global loads per thread, then a
+     * barrier), about 1 us. A dependency wait ends with a poll of another CTA's flag in global
+     * memory, seen one round trip after its store: about 0.5 us. bar.sync of 640 threads: about
+     * 0.05 us. Publishing: the store of the flag (and __threadfence where NET or SHM transports
+     * are in use), about 0.3 us before a poller can see it. */
+    p->prologue_s = 1e-6;
+    p->dep_s = 0.5e-6;
+    p->barrier_s = 0.05e-6;
+    p->flag_s = 0.3e-6;
     /* One CTA streaming HBM on A100: about 100 GB/s of combined read+write traffic per SM-sized
      * block (1555 GB/s HBM2 over 108 SMs, with a single block reaching ~7x its fair share). */
     p->copy_Bps = 100e9;
@@ -121,12 +140,44 @@ void cs_params_init(struct cs_params *p)
     p->ctas_per_sm = CS_VERIFY_CTAS_PER_SM;
 }
 
+/* The share of an SM's issue rate a CTA of `threads` gets: an A100 or Hopper SM is four
+ * processing blocks, each with its own warp scheduler and load/store units (NVIDIA A100 Tensor
+ * Core GPU Architecture whitepaper, "four processing blocks per SM"; the same in H100's), and a
+ * warp runs on one: fewer than four warps leave blocks idle. */
+static double warp_share(int threads)
+{
+    double w = threads / 32.0;
+
+    return w < 4 ? w / 4 : 1;
+}
+
 void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max_threads)
 {
     double f = threads > 0 && max_threads > 0 ? (double)threads / max_threads : 1;
 
-    p->tb_Bps[q] *= f;
+    if (!(p->pass_s[q] > 0))
+        p->tb_Bps[q] *= f;
+    else if (threads > 0 && max_threads > 0)
+        p->tb_Bps[q] *= warp_share(threads) / warp_share(max_threads);
     p->pass_bytes[q] *= f;
+}
+
+double cs_params_cta_Bps(const struct cs_params *p, enum cs_proto q)
+{
+    double tb = p->tb_Bps[q], pb = p->pass_bytes[q], ps = p->pass_s[q];
+
+    if (!(tb > 0))
+        return 0;
+    return pb > 0 && ps > 0 ? 1 / (1 / tb + ps / pb) : tb;
+}
+
+double cs_params_pass_time(const struct cs_params *p, enum cs_proto q, double b)
+{
+    double pb = p->pass_bytes[q], tb = p->tb_Bps[q];
+
+    if (!(pb > 0))
+        return 0;
+    return p->pass_s[q] + (tb > 0 ? (b < pb ? b : pb) / tb : 0);
 }
 
 /* Each parameter: its key after "cs." and where it sits, which indices its key carries (a
@@ -152,14 +203,20 @@ static const struct param {
     {FIELD(gpus_per_process), 0, "deployment: GPUs one process drives (nccl-tests -g); 1"},
     {FIELD(call_s), BY_PROTO | BY_LINK,
      "NCCL Ring hwLat of the protocol less that of LL (tuning.cc hwLatencies); hbm: NVLink's"},
+    {FIELD(prologue_s), 0,
+     "estimate: a tb copies its 5,384-B step table to shared memory (msccl_kernel.cu:92-95)"},
     {FIELD(dep_s), 0,
-     "unmeasured: flag poll and bar.sync (msccl_kernel.cu:226-239), sub-us, no A100 figure"},
+     "estimate: the last poll of another CTA's flag, a memory round trip (msccl_kernel.cu:226-239)"},
+    {FIELD(barrier_s), 0, "estimate: bar.sync of the CTA after a wait and before a publish"},
     {FIELD(flag_s), 0,
-     "unmeasured: __threadfence and flag store (msccl_kernel.cu:313-318), no A100 figure"},
+     "estimate: flag store (+ __threadfence on NET/SHM) until seen (msccl_kernel.cu:313-318)"},
     {FIELD(tb_Bps), BY_PROTO, "NCCL Ampere per-channel bandwidth (tuning.cc)"},
     {FIELD(pass_bytes), BY_PROTO,
      "LL: 512 threads x one 16-B line of 8 data bytes per pass (prims_ll.h, NCCL_LL_MAX_NTHREADS); "
      "LL128, Simple: 0 (line by line; whole slices)"},
+    {FIELD(pass_s), BY_PROTO,
+     "LL: the poll round trip of a pass, 0.3 us (NDv4 one-channel LL steps: 0.42 us at 64 threads, "
+     "1.2 us at 512); LL128, Simple: 0"},
     {FIELD(copy_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(reduce_Bps), 0, "one CTA streaming A100 HBM2"},
     {FIELD(link_Bps), BY_LINK, NULL},

@@ -12,14 +12,25 @@
  *   cs.call_s.PROTO.CLASS          what a call of protocol PROTO costs on a hop of class CLASS
  *                                  beyond the hop latency (LL128 lines, Simple's fence and
  *                                  head/tail handshake), once per sending call (s)
- *   cs.dep_s                       a transmission that waited on dependency flags: the last poll
- *                                  and the block barrier after it (s)
- *   cs.flag_s                      publishing a flag after a hasdep step: the fence and the store,
- *                                  before other threadblocks can see it (s)
+ *   cs.prologue_s                  an MSCCL executor threadblock's start: loading its step table
+ *                                  (mscclThreadBlock) into shared memory before its first step (s)
+ *   cs.dep_s                       a transmission that waited on dependency flags: the last poll of
+ *                                  another threadblock's flag, a round trip within the GPU (s)
+ *   cs.barrier_s                   the block barrier (bar.sync of the CTA's threads) after such a
+ *                                  wait and before a flag is published (s)
+ *   cs.flag_s                      publishing a flag after a hasdep step: the store (with the
+ *                                  fence the executor issues), before other threadblocks see it (s)
+ *                                  (prologue, dependency, barrier and flag: the MSCCL executor's
+ *                                  own costs, not charged to NCCL's kernels, gen nccl)
  *   cs.tb_Bps.PROTO                one threadblock's data throughput through a FIFO (B/s of data)
  *   cs.pass_bytes.PROTO            the data a threadblock's threads move in one pass over their
- *                                  lines (B): a streamed unit reaches the next hop a pass at a
- *                                  time (0: line by line)
+ *                                  lines at the protocol's full threads (B): a streamed unit
+ *                                  reaches the next hop a pass at a time (0: line by line)
+ *   cs.pass_s.PROTO                the fixed part of one pass (the poll of a line's flag, a round
+ *                                  trip to memory), whatever its threads (s): with it, a CTA of
+ *                                  fewer threads makes smaller passes at the same line rate
+ *                                  (cs.tb_Bps), so its rate is 1 / (1/tb_Bps + pass_s /
+ *                                  pass_bytes); 0: its rate is in proportion to its threads
  *   cs.copy_Bps                    one threadblock's local copy throughput (B/s read+write)
  *   cs.reduce_Bps                  one threadblock's local reduce throughput (B/s of HBM traffic)
  *   cs.link_Bps.CLASS              bandwidth of one link of class CLASS (B/s), used by `platform`
@@ -63,10 +74,13 @@ struct cs_params {
     double launch_gpu_s;
     double gpus_per_process;
     double call_s[CS_NPROTO][CS_NLINK];
+    double prologue_s;
     double dep_s;
+    double barrier_s;
     double flag_s;
     double tb_Bps[CS_NPROTO];
     double pass_bytes[CS_NPROTO];
+    double pass_s[CS_NPROTO];
     double copy_Bps;
     double reduce_Bps;
     double link_Bps[CS_NLINK];
@@ -82,9 +96,20 @@ struct cs_params {
 /* The defaults: NCCL's published constants and A100 datasheet figures (sources in params.c). */
 void cs_params_init(struct cs_params *p);
 
-/* Protocol q's threadblock narrowed to threads of its max_threads (NCCL's fewer threads at small
- * sizes): its rate (cs.tb_Bps) and its pass (cs.pass_bytes) in proportion to the threads. */
+/* Protocol q's threadblock narrowed (or widened) to threads of its max_threads (NCCL's fewer
+ * threads at small sizes; the MSCCL executor's 640 LL threads against NCCL's 512): its pass
+ * (cs.pass_bytes) in proportion to the threads; its line rate (cs.tb_Bps) too when its pass has
+ * no fixed part (cs.pass_s 0), else in proportion to its warps up to four (an SM's processing
+ * blocks: fewer warps leave some idle), the passes' latency setting the rest of the rate. */
 void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max_threads);
+
+/* A CTA's data rate with protocol q (B/s): 1 / (1/tb_Bps + pass_s / pass_bytes), tb_Bps when
+ * the pass has no fixed part or no size; 0 when tb_Bps is 0 (unlimited). */
+double cs_params_cta_Bps(const struct cs_params *p, enum cs_proto q);
+
+/* The time one pass of b data bytes takes to reach the next hop with protocol q (s): pass_s +
+ * min(b, pass_bytes) / tb_Bps; 0 when q has no pass (pass_bytes 0). */
+double cs_params_pass_time(const struct cs_params *p, enum cs_proto q, double b);
 
 /* Set one parameter by key from a decimal string. Unknown keys, non-numbers, negative values and
  * non-finite values are CS_ERR_INVALID (err names the key). */

@@ -232,6 +232,9 @@ int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs
     p->ngpus = sched->ngpus;
     p->nchannels = sched->nchannels;
     p->nchunksperloop = sched->nchunksperloop;
+    p->nccl_kernel = sched->nccl_kernel;
+    p->nccl_threads = sched->nccl_threads;
+    p->nccl_max_threads = sched->nccl_max_threads;
     p->slots_per_call = cs_proto_slots_per_call(p->proto);
     p->units_per_call = cs_proto_units_per_call(p->proto);
     p->wire_factor = cs_proto_wire_factor(p->proto);

@@ -888,7 +888,9 @@ static void set_nominal_measured(const struct cs_predict_opts *opts, int k,
     if (p == NULL)
         p = cs_predict_meas_find(opts->measured, row->nominal_bytes);
     if (p != NULL) {
-        row->measured_us = p->oop_us;
+        /* the out-of-place rows, or the in-place ones of a size measured only in place (an
+         * MSCCL run registers its schedules for in-place calls only) */
+        row->measured_us = p->oop_us > 0 ? p->oop_us : p->ip_us;
         row->measured_ip_us = p->ip_us;
     }
 }
@@ -974,6 +976,7 @@ static void nccl_machine(const struct cs_platform *plat, int G, int nodes,
     }
     cs_nccl_machine_default(m, G / nodes);
     m->intra_pci = !nvlink;
+    m->no_ll128 = !nvlink;
     m->intra_GBps = plat->params.link_Bps[nvlink ? CS_LINK_NVLINK : CS_LINK_PCIE] / 1e9;
     m->inter_GBps =
         net ? (double)G / nodes * plat->params.link_Bps[CS_LINK_NET] / 1e9 : m->intra_GBps;
@@ -1011,9 +1014,6 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
     if (cs_gen_nccl(&g, &ring, w, &e) != 0)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "--vs-nccl: NCCL's %s %s: %s",
                              cs_coll_name(sched->coll), cs_proto_name(proto), e.msg);
-    /* NCCL's fewer threads per channel stream proportionally less, a smaller pass at a time
-     * (validate's nccl= rule) */
-    cs_params_narrow(&p.params, proto, w->threads, w->max_threads);
     o.replay.timeline = NULL;
     /* aligned down as predict aligns its sizes; up only where that leaves nothing */
     *rsize = cs_predict_align(ring, opts->type_bytes, size);
@@ -1029,29 +1029,33 @@ int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *p
                        struct cs_predict_nccl *out, struct cs_error *err)
 {
     struct cs_predict_nccl best = {0};
+    struct cs_predict_row row = {0};
+    struct cs_nccl_machine m;
+    struct cs_nccl_width w;
+    enum cs_nccl_algo algo;
+    enum cs_proto q = CS_PROTO_SIMPLE;
+    const struct cs_predict_vs_nccl *vs = opts->vs_nccl;
+    int nodes = vs->nodes ? vs->nodes : 1, rc;
+    long long rsize;
 
     if (sched->coll < CS_COLL_ALLREDUCE || sched->coll > CS_COLL_ALLTOALL)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "--vs-nccl: a %s schedule has no NCCL collective to compare with "
                              "(allreduce, allgather, reducescatter, alltoall)",
                              cs_coll_name(sched->coll));
-    for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q++) {
-        struct cs_predict_row row = {0};
-        struct cs_nccl_width w;
-        long long rsize;
-        int rc;
-
-        if (sched->coll == CS_COLL_ALLTOALL && q != CS_PROTO_SIMPLE)
-            continue;
-        if ((rc = nccl_proto_at(sched, plat, opts, q, size_bytes, &w, &rsize, &row, err)) != 0)
-            return rc;
-        /* NCCL enables LL128 on NVLink paths only: a warning is a route it would not take */
-        if (row.refused == NULL && row.hang == NULL && row.res.status == CS_REPLAY_OK &&
-            (q != CS_PROTO_LL128 || row.warning == NULL) &&
-            (best.proto == 0 || row.time_us < best.time_us))
-            best = (struct cs_predict_nccl){q, w.channels, w.threads, rsize, row.time_us, w.algo};
-        cs_predict_row_cleanup(&row);
-    }
+    /* the protocol NCCL's own tuning model picks there (AllToAll: point-to-point, Simple) */
+    nccl_machine(plat, sched->ngpus, nodes, &m);
+    if (sched->coll != CS_COLL_ALLTOALL &&
+        cs_nccl_pick(vs->version ? vs->version : CS_NCCL_DEFAULT_VERSION, &m, sched->coll,
+                     size_bytes, sched->ngpus, nodes,
+                     vs->channels ? vs->channels : CS_NCCL_DEFAULT_CHANNELS, vs->algo, &algo, &q,
+                     err) != 0)
+        return CS_ERR_USAGE;
+    if ((rc = nccl_proto_at(sched, plat, opts, q, size_bytes, &w, &rsize, &row, err)) != 0)
+        return rc;
+    if (row.refused == NULL && row.hang == NULL && row.res.status == CS_REPLAY_OK)
+        best = (struct cs_predict_nccl){q, w.channels, w.threads, rsize, row.time_us, w.algo};
+    cs_predict_row_cleanup(&row);
     *out = best;
     return 0;
 }

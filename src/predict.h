@@ -176,15 +176,15 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    struct cs_predict_row *rows, struct cs_error *err);
 void cs_predict_row_cleanup(struct cs_predict_row *row);
 
-/* NCCL's baseline for sched's collective at size_bytes on plat: for each protocol NCCL enables
- * (LL, LL128 where the ring's routes are NVLink, Simple; AllToAll Simple only), the schedule
- * NCCL runs (cs_gen_nccl, on the schedule's GPUs in rank order, node by node) with the protocol's
- * per-threadblock rate scaled by NCCL's threads over the full count (as validate's nccl=),
- * predicted as cs_predict_run does at the size rounded up to one the ring takes; the fastest is
- * kept (NCCL picks its protocol with its own cost model, which aims at the same). The type, the
- * replay and extrapolation options come from opts. 0 and *out (proto 0 when no protocol
- * finished), or a CS_ERR_* with err set: CS_ERR_USAGE for a collective NCCL has no counterpart
- * for (custom) or a ring the runtime cannot run. */
+/* NCCL's baseline for sched's collective at size_bytes on plat: the protocol NCCL's own tuning
+ * model picks there (cs_nccl_pick on the machine the platform describes: its NVLink port within a
+ * node, else PCIe and no LL128, one NIC per GPU between nodes; AllToAll Simple only) and the
+ * schedule NCCL runs with it (cs_gen_nccl, on the schedule's GPUs in rank order, node by node)
+ * with the protocol's threadblock narrowed to NCCL's threads (as validate's nccl=), predicted as
+ * cs_predict_run does at the size rounded up to one the ring takes. The type, the replay and
+ * extrapolation options come from opts. 0 and *out (proto 0 when it did not finish), or a
+ * CS_ERR_* with err set: CS_ERR_USAGE for a collective NCCL has no counterpart for (custom) or a
+ * ring the runtime cannot run. */
 int cs_predict_nccl_at(const struct cs_sched *sched, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, long long size_bytes,
                        struct cs_predict_nccl *out, struct cs_error *err);

@@ -61,6 +61,12 @@ static inline CS_HOST_DEVICE unsigned long long cs_proto_flag(unsigned work, int
 #define CS_BUFF_BYTES_LL (8L * 512 * CS_NCCL_STEPS * CS_LL_LINE_BYTES)
 #define CS_BUFF_BYTES_LL128 (120L * 640 * CS_NCCL_STEPS * 8)
 
+/* Threads of a CTA: NCCL's LL kernels run NCCL_LL_MAX_NTHREADS (512, device.h), the MSCCL
+ * executor launches 640 for LL and LL128 and 544 for Simple, 512 of them moving data
+ * (msccl_setup.cc:457-465; runtime-audit.md 3). */
+#define CS_NCCL_LL_THREADS 512
+#define CS_MSCCL_LL_THREADS 640
+
 /* Simple calls: ProtoSimple<2,2>, 2 slices of 2 steps each (executor msccl_kernel.cu:332); a loop
  * chunk is MSCCL_CHUNKSTEPS steps (:181); slices are multiples of 16 elements and at least
  * stepSize x SLICESTEPS / 32 (prims_simple.h:211-212). */

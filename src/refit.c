@@ -1,461 +1,456 @@
-/* refit.c: cs.launch_s and cs.link_Bps fitted through the model (refit.h says how). */
+/* refit.c: a platform fitted through the model (refit.h says how). */
+#include "refit.h"
+
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "gen.h"
-#include "plan.h"
-#include "predict.h"
-#include "refit.h"
-#include "util.h"
+#include "fdio.h"
+#include "fit.h"
 
-void cs_refit_bands(struct cs_refit_point *pts, int n, const struct cs_fit_result *R, double nsteps,
-                    double nranks, const double *lat_range, const double *bw_range)
-{
-    double A = R->seg[0].alpha_s, B = R->seg[R->nseg - 1].beta_Bps;
-
-    for (int i = 0; i < n; i++) {
-        double S = pts[i].size_bytes, bw_s = isfinite(B) ? S * nsteps / nranks / B : 0;
-
-        pts[i].band = CS_REFIT_NONE;
-        if (lat_range ? S >= lat_range[0] && S <= lat_range[1] : bw_s <= CS_REFIT_DOMINANT * A)
-            pts[i].band = CS_REFIT_LATENCY;
-        else if (bw_range ? S >= bw_range[0] && S <= bw_range[1] : A <= CS_REFIT_DOMINANT * bw_s)
-            pts[i].band = CS_REFIT_BANDWIDTH;
-    }
-}
-
-void cs_refit_extra_bands(struct cs_refit_point *pts, int n, const struct cs_refit_opts *o)
-{
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < o->nextra; j++)
-            if (pts[i].size_bytes >= o->extra[j].lo && pts[i].size_bytes <= o->extra[j].hi)
-                pts[i].band = CS_REFIT_EXTRA + j;
-}
-
-void cs_refit_first_guess(struct cs_params *p, enum cs_link_class link,
-                          const struct cs_fit_result *R, int nsteps, int nranks)
-{
-    double later = p->gpus_per_process < nranks ? p->gpus_per_process : nranks;
-    double launch = R->seg[0].alpha_s - nsteps * p->link_lat_s[link] -
-                    (later > 1 ? later - 1 : 0) * p->launch_gpu_s;
-
-    p->launch_s = launch > 0 ? launch : 0;
-    if (isfinite(R->seg[R->nseg - 1].beta_Bps))
-        p->link_Bps[link] = R->seg[R->nseg - 1].beta_Bps;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* The median of f(point) over the points of band with a prediction; NAN when none. f: 0 gives
- * measured - predicted (s), 1 predicted / measured, 2 (predicted - measured) / measured. */
-static double band_median(const struct cs_refit_point *pts, int n, int band, int f)
-{
-    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(*v)), m = NAN;
-    int k = 0;
-
-    if (v == NULL)
-        return NAN;
-    for (int i = 0; i < n; i++) {
-        const struct cs_refit_point *q = &pts[i];
-
-        if ((band >= 0 && q->band != band) || !isfinite(q->pred_s))
-            continue;
-        v[k++] = f == 0   ? q->meas_s - q->pred_s
-                 : f == 1 ? q->pred_s / q->meas_s
-                 : f == 2 ? (q->pred_s - q->meas_s) / q->meas_s
-                          : fabs(q->pred_s - q->meas_s) / q->meas_s;
-    }
-    if (k > 0) {
-        qsort(v, (size_t)k, sizeof(*v), cmp_double);
-        m = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-    }
-    free(v);
-    return m;
-}
-
-void cs_refit_stats(const struct cs_refit_point *pts, int n, int band, double *median_abs,
-                    double *max_abs, int *npred)
-{
-    int k = 0;
-
-    *max_abs = NAN;
-    for (int i = 0; i < n; i++) {
-        double e;
-
-        if ((band >= 0 && pts[i].band != band) || !isfinite(pts[i].pred_s))
-            continue;
-        e = fabs(pts[i].pred_s - pts[i].meas_s) / pts[i].meas_s;
-        *max_abs = k++ == 0 || e > *max_abs ? e : *max_abs;
-    }
-    *npred = k;
-    *median_abs = band_median(pts, n, band, 3);
-}
-
-/* Predict the points of the two bands (copied into sub, then back). */
-static int predict_bands(const struct cs_params *p, struct cs_refit_point *pts, int n,
-                         struct cs_refit_point *sub, cs_refit_predict_fn fn, void *ctx,
-                         struct cs_error *err)
-{
-    int k = 0, rc;
-
-    for (int i = 0; i < n; i++)
-        if (pts[i].band != CS_REFIT_NONE)
-            sub[k++] = pts[i];
-    if ((rc = fn(ctx, p, sub, k, err)) != 0)
-        return rc;
-    k = 0;
-    for (int i = 0; i < n; i++)
-        if (pts[i].band != CS_REFIT_NONE)
-            pts[i] = sub[k++];
-    return 0;
-}
-
-/* The keys the bands fit, with their first guesses; CS_ERR_INVALID when no band has sizes or an
- * extra key has none, is unknown or not positive. */
-static int init_keys(const struct cs_params *p, const struct cs_refit_point *pts, int n,
-                     const struct cs_refit_opts *o, struct cs_refit_result *out,
-                     struct cs_error *err)
-{
-    int nb[CS_REFIT_NBANDS] = {0};
-
-    memset(out, 0, sizeof(*out));
-    out->stuck = -1;
-    for (int i = 0; i < n; i++)
-        nb[pts[i].band]++;
-    if (nb[CS_REFIT_LATENCY] > 0)
-        out->keys[out->nkeys++] =
-            (struct cs_refit_key){"cs.launch_s", p->launch_s, p->launch_s, nb[CS_REFIT_LATENCY]};
-    if (nb[CS_REFIT_BANDWIDTH] > 0) {
-        struct cs_refit_key *k = &out->keys[out->nkeys++];
-
-        snprintf(k->key, sizeof(k->key), "cs.link_Bps.%s", cs_link_class_name(o->link));
-        k->first = k->final = p->link_Bps[o->link];
-        k->npoints = nb[CS_REFIT_BANDWIDTH];
-    }
-    for (int j = 0; j < o->nextra; j++) {
-        struct cs_refit_key *k = &out->keys[out->nkeys++];
-
-        snprintf(k->key, sizeof(k->key), "%s", o->extra[j].key);
-        k->npoints = nb[CS_REFIT_EXTRA + j];
-        if (cs_params_get(p, k->key, &k->first) != 0 || !(k->first > 0))
-            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                                 "--fit %s: not a parameter with a positive value", k->key);
-        if (k->npoints == 0)
-            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                                 "--fit %s: no measured size from %.0f to %.0f B", k->key,
-                                 o->extra[j].lo, o->extra[j].hi);
-        k->final = k->first;
-    }
-    if (out->nkeys == 0)
-        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                             "no measured size is dominated by the latency or the bandwidth");
-    return 0;
-}
-
-/* The secant state of the extra keys, in log(value). */
-struct secant {
-    double lv[CS_REFIT_MAX_EXTRA], prev_lv[CS_REFIT_MAX_EXTRA], prev_e[CS_REFIT_MAX_EXTRA];
-    int has_prev[CS_REFIT_MAX_EXTRA];
+/* The fit's ranges and prior widths, by key pattern (PROTO and CLASS stand for any protocol and
+ * link class; the first match wins). Ranges are what the hardware allows, wide on purpose: a
+ * fitted value at an edge is reported as such. Widths say how far from the prior the data must
+ * pull a key: ln 4 (a factor 4 for one standard deviation) for the NCCL priors, which are a
+ * tuner's round figures; ln 2 for datasheet link rates and for a hop's latency within a node
+ * (a store's flight through NVLink or PCIe and the poll that sees it: NCCL's hwLat, and the
+ * nccltests123 DGX table's 1.9 us ring step less a later launch; across a network it varies
+ * with the NIC, ln 4); ln 8 for the MSCCL executor's start, estimated, not measured. A table of
+ * one GPU count cannot tell the launch from 2(n-1) hop latencies, nor an MSCCL table's extra
+ * start from either: the widths decide how it is shared. */
+static const struct keydef {
+    const char *pattern;
+    double lo, hi, width;
+} keydefs[] = {
+    {"cs.launch_s", 0.2e-6, 500e-6, 1.386},
+    {"cs.launch_gpu_s", 0.05e-6, 100e-6, 1.386},
+    {"cs.link_lat_s.net", 0.02e-6, 100e-6, 1.386},
+    {"cs.link_lat_s.CLASS", 0.02e-6, 100e-6, 0.693},
+    {"cs.link_Bps.CLASS", 0.05e9, 5000e9, 0.693},
+    {"cs.sys_Bps", 0.05e9, 500e9, 0.693},
+    {"cs.call_s.PROTO.CLASS", 0.005e-6, 200e-6, 1.386},
+    {"cs.tb_Bps.PROTO", 0.05e9, 2000e9, 1.386},
+    {"cs.pass_bytes.PROTO", 64, 1 << 20, 1.386},
+    {"cs.pass_s.PROTO", 0.005e-6, 20e-6, 1.386},
+    {"cs.link_eff.PROTO.CLASS", 0.002, 1, 1.386},
+    {"cs.copy_Bps", 1e9, 20000e9, 1.386},
+    {"cs.reduce_Bps", 1e9, 20000e9, 1.386},
+    {"cs.prologue_s", 0.005e-6, 100e-6, 2.079},
+    {"cs.dep_s", 0.005e-6, 50e-6, 1.386},
+    {"cs.barrier_s", 0.001e-6, 20e-6, 1.386},
+    {"cs.flag_s", 0.005e-6, 50e-6, 1.386},
 };
 
-/* Move extra key j of error e by a secant step (refit.h); 1 when its band did not move. */
-static int step_extra(struct secant *s, int j, double e)
+/* Whether key matches pattern, PROTO and CLASS matching any one dotted part. */
+static int matches(const char *pattern, const char *key)
 {
-    double d = 0.1, slope;
-
-    if (s->has_prev[j]) {
-        slope = (e - s->prev_e[j]) / (s->lv[j] - s->prev_lv[j]);
-        if (!isfinite(slope) || fabs(slope) < 1e-9)
-            return 1;
-        d = -e / slope;
-        d = fmin(fmax(d, -log(2.0)), log(2.0));
+    while (*pattern && *key) {
+        if (strncmp(pattern, "PROTO", 5) == 0 || strncmp(pattern, "CLASS", 5) == 0) {
+            pattern += 5;
+            key += strcspn(key, ".");
+            continue;
+        }
+        if (*pattern++ != *key++)
+            return 0;
     }
-    s->prev_lv[j] = s->lv[j];
-    s->prev_e[j] = e;
-    s->has_prev[j] = 1;
-    s->lv[j] += d;
-    return 0;
+    return *pattern == '\0' && *key == '\0';
 }
 
-/* One step of each key from the band medians; 1 when every band is within tol. */
-static int step_keys(struct cs_params *p, const struct cs_refit_point *pts, int n,
-                     const struct cs_refit_opts *o, struct secant *sc, struct cs_refit_result *out)
+int cs_refit_key_limits(const char *key, double *lo, double *hi, double *width)
 {
-    double d = band_median(pts, n, CS_REFIT_LATENCY, 0);
-    double r = band_median(pts, n, CS_REFIT_BANDWIDTH, 1);
-    int done = 1;
-
-    for (int b = CS_REFIT_LATENCY; b < CS_REFIT_EXTRA + o->nextra; b++) {
-        out->band_err[b] = band_median(pts, n, b, 2);
-        if (isfinite(out->band_err[b]) && fabs(out->band_err[b]) > o->tol)
-            done = 0;
-    }
-    if (done)
-        return 1;
-    if (isfinite(d))
-        p->launch_s = p->launch_s + d > 0 ? p->launch_s + d : 0;
-    if (isfinite(r) && r > 0)
-        p->link_Bps[o->link] *= r;
-    for (int j = 0; j < o->nextra; j++) {
-        double e = out->band_err[CS_REFIT_EXTRA + j];
-
-        if (isfinite(e) && fabs(e) > o->tol && step_extra(sc, j, e) && out->stuck < 0)
-            out->stuck = j;
-    }
-    return 0;
+    for (size_t i = 0; i < sizeof(keydefs) / sizeof(keydefs[0]); i++)
+        if (matches(keydefs[i].pattern, key)) {
+            *lo = keydefs[i].lo;
+            *hi = keydefs[i].hi;
+            *width = keydefs[i].width;
+            return 0;
+        }
+    return -1;
 }
 
-/* Set the extra keys in p from the secant state; a value out of the key's range is brought back
- * toward the last one by halving the step (at most 30 times); CS_ERR_INVALID when it stays out. */
-static int set_extra(struct cs_params *p, const struct cs_refit_opts *o, struct secant *sc,
+/* Add key to keys unless it is there, has no positive value in p or no limits, or a table sets
+ * it (set=). */
+static void add_key(const struct cs_refit *r, const char *key, char (*keys)[64], int max, int *n)
+{
+    double v, lo, hi, w;
+
+    if (*n >= max || cs_params_get(&r->base, key, &v) != 0 || !(v > 0) ||
+        cs_refit_key_limits(key, &lo, &hi, &w) != 0)
+        return;
+    for (int i = 0; i < *n; i++)
+        if (strcmp(keys[i], key) == 0)
+            return;
+    for (int t = 0; t < r->ntables; t++)
+        for (int k = 0; k < r->tables[t].c.nops; k++) {
+            const char *arg = r->tables[t].c.ops[k].arg;
+
+            if (!r->tables[t].c.ops[k].is_file && strncmp(arg, key, strlen(key)) == 0 &&
+                arg[strlen(key)] == '=')
+                return;
+        }
+    snprintf(keys[(*n)++], 64, "%s", key);
+}
+
+/* The link classes a family's platform has. */
+static int family_classes(const struct cs_platform_spec *s, enum cs_link_class *cls, int *sys)
+{
+    int n = 0;
+
+    *sys = 0;
+    switch (s->family) {
+    case CS_FAM_DGX:
+        cls[n++] = CS_LINK_NVLINK;
+        if (s->nodes > 1)
+            cls[n++] = CS_LINK_NET;
+        *sys = s->nic_other_socket && s->nodes > 1;
+        break;
+    case CS_FAM_PCIE_4GPU:
+        cls[n++] = CS_LINK_PCIE;
+        *sys = !s->one_socket;
+        break;
+    case CS_FAM_NVBRIDGE:
+        cls[n++] = CS_LINK_NVLINK;
+        cls[n++] = CS_LINK_PCIE;
+        *sys = !s->one_socket;
+        break;
+    case CS_FAM_HIER:
+        cls[n++] = CS_LINK_NVLINK;
+        cls[n++] = s->between == CS_LINK_NET ? CS_LINK_NET : CS_LINK_PCIE;
+        break;
+    case CS_FAM_PCIE_NET:
+        cls[n++] = CS_LINK_NET;
+        if (s->gpus_per_node > 1)
+            cls[n++] = CS_LINK_PCIE;
+        *sys = s->nic_other_socket;
+        break;
+    case CS_FAM_VIRTUAL:
+        cls[n++] = CS_LINK_HBM;
+        break;
+    }
+    return n;
+}
+
+void cs_refit_candidates(const struct cs_refit *r, char (*keys)[64], int max, int *n)
+{
+    enum cs_link_class cls[4];
+    int protos[CS_NPROTO] = {0}, ncls, sys, later = 0, locals = 0;
+    char k[64];
+
+    *n = 0;
+    ncls = family_classes(r->spec, cls, &sys);
+    for (int t = 0; t < r->ntables; t++) {
+        const struct cs_case *c = &r->tables[t].c;
+        struct cs_params p = r->base;
+
+        if (r->tables[t].held_out)
+            continue;
+        for (int q = 0; q < c->nprotos; q++)
+            protos[cs_proto_parse(c->proto[q])] = 1;
+        if (cs_case_apply_params(c, &p, NULL) == 0 && p.gpus_per_process > 1)
+            later = 1;
+        /* a schedule of its own (MSCCL XML) runs local copies and reductions, dependency
+         * flags and the runtime's own costs */
+        locals |= !c->gen_nccl && !c->nccl;
+    }
+    add_key(r, "cs.launch_s", keys, max, n);
+    if (later)
+        add_key(r, "cs.launch_gpu_s", keys, max, n);
+    for (int i = 0; i < ncls; i++) {
+        const char *cn = cs_link_class_name(cls[i]);
+
+        snprintf(k, sizeof(k), "cs.link_lat_s.%s", cn);
+        add_key(r, k, keys, max, n);
+        snprintf(k, sizeof(k), "cs.link_Bps.%s", cn);
+        add_key(r, k, keys, max, n);
+    }
+    if (sys)
+        add_key(r, "cs.sys_Bps", keys, max, n);
+    for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q++) {
+        const char *pn = cs_proto_name((enum cs_proto)q);
+
+        if (!protos[q])
+            continue;
+        snprintf(k, sizeof(k), "cs.tb_Bps.%s", pn);
+        add_key(r, k, keys, max, n);
+        /* a pass is one line per thread (the code's, not a fitted quantity): its fixed time */
+        snprintf(k, sizeof(k), "cs.pass_s.%s", pn);
+        add_key(r, k, keys, max, n);
+        for (int i = 0; i < ncls; i++) {
+            const char *cn = cs_link_class_name(cls[i]);
+
+            snprintf(k, sizeof(k), "cs.call_s.%s.%s", pn, cn);
+            add_key(r, k, keys, max, n);
+            if (q != CS_PROTO_SIMPLE) {
+                snprintf(k, sizeof(k), "cs.link_eff.%s.%s", pn, cn);
+                add_key(r, k, keys, max, n);
+            }
+        }
+    }
+    if (locals) {
+        add_key(r, "cs.reduce_Bps", keys, max, n);
+        add_key(r, "cs.copy_Bps", keys, max, n);
+        add_key(r, "cs.prologue_s", keys, max, n);
+        add_key(r, "cs.dep_s", keys, max, n);
+        add_key(r, "cs.barrier_s", keys, max, n);
+        add_key(r, "cs.flag_s", keys, max, n);
+    }
+}
+
+int cs_refit_predict(const struct cs_refit *r, const struct cs_params *p, int held_out,
                      struct cs_error *err)
 {
-    for (int j = 0; j < o->nextra; j++) {
-        char v[64], why[sizeof(err->msg)];
-        int tries = 0, rc;
+    int rc = cs_platform_write(r->spec, p, r->plat_path, err);
 
-        for (;;) {
-            snprintf(v, sizeof(v), "%.9g", exp(sc->lv[j]));
-            if ((rc = cs_params_set(p, o->extra[j].key, v, err)) == 0 || ++tries > 30)
-                break;
-            cs_error_init(err); /* brought back: not an error yet */
-            sc->lv[j] = 0.5 * (sc->lv[j] + sc->prev_lv[j]);
-        }
-        if (rc != 0) {
-            snprintf(why, sizeof(why), "%s", err->msg);
-            cs_error_init(err);
-            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                                 "--fit %s: the fit moved it to %s, out of its range (%.900s)",
-                                 o->extra[j].key, v, why);
-        }
+    for (int t = 0; t < r->ntables && rc == 0; t++) {
+        struct cs_refit_table *T = &r->tables[t];
+
+        if (T->held_out && !held_out)
+            continue;
+        rc = cs_case_predict(&T->c, r->plat_path, 1, T->p, T->n, err);
     }
-    return 0;
-}
-
-/* CS_ERR_INVALID when a band with sizes has no prediction at any of them. */
-static int check_predicted(const struct cs_refit_point *pts, int n, struct cs_error *err)
-{
-    static const char *const name[] = {"", "latency", "bandwidth", "--fit"};
-
-    for (int b = CS_REFIT_LATENCY; b < CS_REFIT_NBANDS; b++) {
-        int has = 0, pred = 0;
-
-        for (int i = 0; i < n; i++)
-            if (pts[i].band == b) {
-                has++;
-                pred += isfinite(pts[i].pred_s) != 0;
-            }
-        if (has > 0 && pred == 0)
-            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                                 "the model predicts none of the %d sizes of the %s band", has,
-                                 name[b < CS_REFIT_EXTRA ? b : CS_REFIT_EXTRA]);
-    }
-    return 0;
-}
-
-int cs_refit_run(struct cs_params *p, struct cs_refit_point *pts, int n,
-                 const struct cs_refit_opts *o, cs_refit_predict_fn fn, void *ctx,
-                 struct cs_refit_result *out, struct cs_error *err)
-{
-    struct cs_refit_point *sub;
-    struct secant sc;
-    int max_iter = o->max_iter < CS_REFIT_MAX_ITER ? o->max_iter : CS_REFIT_MAX_ITER, rc;
-
-    cs_refit_extra_bands(pts, n, o);
-    if ((rc = init_keys(p, pts, n, o, out, err)) != 0)
-        return rc;
-    memset(&sc, 0, sizeof(sc));
-    for (int j = 0; j < o->nextra; j++)
-        sc.lv[j] = log(out->keys[out->nkeys - o->nextra + j].first);
-    if ((sub = malloc((size_t)n * sizeof(*sub))) == NULL)
-        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
-    for (int b = 0; b < CS_REFIT_NBANDS; b++)
-        out->band_err[b] = NAN;
-    while (rc == 0 && out->iters < max_iter && !out->converged && out->stuck < 0) {
-        if ((rc = predict_bands(p, pts, n, sub, fn, ctx, err)) == 0 &&
-            (rc = check_predicted(pts, n, err)) == 0) {
-            double launch = p->launch_s, bw = p->link_Bps[o->link];
-
-            for (int j = 0; j < o->nextra; j++)
-                out->hist[out->iters].extra[j] = exp(sc.lv[j]);
-            out->converged = step_keys(p, pts, n, o, &sc, out);
-            out->hist[out->iters].launch_s = launch;
-            out->hist[out->iters].link_Bps = bw;
-            memcpy(out->hist[out->iters].err, out->band_err, sizeof(out->band_err));
-            out->iters++;
-            if (!out->converged && out->stuck < 0)
-                rc = set_extra(p, o, &sc, err);
-        }
-    }
-    free(sub);
-    if (rc == 0)
-        rc = fn(ctx, p, pts, n, err);
-    for (int k = 0; k < out->nkeys; k++)
-        if (cs_params_get(p, out->keys[k].key, &out->keys[k].final) != 0)
-            out->keys[k].final = NAN;
     return rc;
 }
 
-/* Predict the rounded sizes with protocol q and keep, per point, the fastest so far. */
-static int model_proto(const struct cs_refit_model *m, enum cs_proto q,
-                       const struct cs_sched *sched, const struct cs_platform *plat,
-                       struct cs_refit_point *pts, int n, const long long *sizes, const int *at,
-                       int ns, struct cs_error *err)
+/* The model of cs_mfit_run: keys set in a copy of the base parameters, every fitted table
+ * predicted, its points in order. */
+struct model {
+    struct cs_refit *r;
+    const struct cs_mfit_key *keys;
+    int nkeys;
+};
+
+/* The parameters under keys theta: the base with each key set. */
+static int params_at(const struct model *m, const double *theta, struct cs_params *p,
+                     struct cs_error *err)
 {
-    struct cs_predict_opts o = {0};
-    struct cs_predict_row *rows = calloc((size_t)ns, sizeof(*rows));
+    *p = m->r->base;
+    for (int k = 0; k < m->nkeys; k++) {
+        char v[64];
+        int rc;
+
+        snprintf(v, sizeof(v), "%.17g", theta[k]);
+        if ((rc = cs_params_set(p, m->keys[k].key, v, err)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Every fitted table predicted under theta, the points' predictions in order into pred[0..n). */
+static int predict_at(const struct model *m, const struct cs_refit *r, const double *theta,
+                      double *pred, int n, struct cs_error *err)
+{
+    struct cs_params p;
+    int rc, i = 0;
+
+    if ((rc = params_at(m, theta, &p, err)) != 0 || (rc = cs_refit_predict(r, &p, 0, err)) != 0)
+        return rc;
+    for (int t = 0; t < r->ntables; t++)
+        for (int j = 0; j < r->tables[t].n && !r->tables[t].held_out && i < n; j++)
+            pred[i++] = r->tables[t].p[j].pred_s;
+    return 0;
+}
+
+static int model_fn(void *ctx, const double *theta, struct cs_mfit_point *pts, int n,
+                    struct cs_error *err)
+{
+    const struct model *m = ctx;
+    double *pred = malloc((size_t)n * sizeof(*pred));
     int rc;
 
-    if (rows == NULL)
+    if (pred == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
-    o.proto = q;
-    o.type_bytes = m->type_bytes;
-    o.keep_going = 1;
-    if ((rc = cs_predict_run(sched, plat, &o, sizes, ns, rows, err)) == 0) {
-        for (int i = 0; i < n; i++) {
-            const struct cs_predict_row *r = &rows[at[i]];
-            double t = r->time_us * 1e-6;
-
-            if (r->refused || r->hang || r->warning || r->res.status != CS_REPLAY_OK)
-                continue;
-            if (!(t >= pts[i].pred_s)) {
-                pts[i].pred_s = t;
-                snprintf(pts[i].proto, sizeof(pts[i].proto), "%s", cs_proto_name(q));
-            }
-        }
-        for (int k = 0; k < ns; k++)
-            cs_predict_row_cleanup(&rows[k]);
-    }
-    free(rows);
+    if ((rc = predict_at(m, m->r, theta, pred, n, err)) == 0)
+        for (int i = 0; i < n; i++)
+            pts[i].pred = pred[i];
+    free(pred);
     return rc;
 }
 
-/* The points' sizes rounded for sched, distinct and ascending, into sizes[0..*ns); at[i] is
- * point i's index there. */
-static void round_sizes(const struct cs_sched *sched, int type_bytes,
-                        const struct cs_refit_point *pts, int n, long long *sizes, int *at, int *ns)
-{
-    *ns = 0;
-    for (int i = 0; i < n; i++) {
-        long long r = cs_plan_round_size(sched, (long long)llround(pts[i].size_bytes), type_bytes);
-        int k = 0, j;
+/* A worker's answer: its status and error, then n predictions. */
+struct answer {
+    int rc;
+    struct cs_error err;
+};
 
-        while (k < *ns && sizes[k] < r)
-            k++;
-        if (k == *ns || sizes[k] != r) {
-            for (j = *ns; j > k; j--)
-                sizes[j] = sizes[j - 1];
-            sizes[k] = r;
-            ++*ns;
-            for (j = 0; j < i; j++)
-                at[j] += at[j] >= k;
-        }
-        at[i] = k;
-    }
+/* In a child: theta's predictions (on a platform file of its own) down fd. */
+static void worker(const struct model *m, const double *theta, int n, int k, int fd)
+{
+    struct cs_refit r = *m->r;
+    char path[1100];
+    struct answer a;
+    double *pred = calloc((size_t)n, sizeof(*pred));
+
+    snprintf(path, sizeof(path), "%s.w%d", m->r->plat_path, k);
+    r.plat_path = path;
+    cs_error_init(&a.err);
+    a.rc = pred == NULL ? CS_ERR_NOMEM : predict_at(m, &r, theta, pred, n, &a.err);
+    unlink(path);
+    if (cs_fd_write_all(fd, &a, sizeof(a)) != 0 ||
+        (a.rc == 0 && cs_fd_write_all(fd, pred, (size_t)n * sizeof(*pred)) != 0))
+        _exit(3);
+    _exit(0);
 }
 
-/* A gen spec "nccl:..." with no size: NCCL's width changes with the size, so each size is
- * predicted on what `gen nccl` writes there (validate's gen:nccl). */
-static int is_nccl_by_size(const char *gen)
+/* The Jacobian's columns predicted by up to r->workers forked children at a time (each replay
+ * forks its own simulating child as well). */
+static int batch_fn(void *ctx, const double *thetas, int mcount, int nkeys, double *preds, int n,
+                    struct cs_error *err)
 {
-    return gen != NULL && strncmp(gen, "nccl", 4) == 0 && (gen[4] == '\0' || gen[4] == ':') &&
-           strstr(gen, "size=") == NULL && strstr(gen, "protocol=") == NULL;
-}
+    const struct model *m = ctx;
+    int w = m->r->workers > 1 ? m->r->workers : 1, rc = 0;
 
-/* The spec of what NCCL runs with protocol q at size bytes. */
-static void nccl_spec(char *buf, size_t len, const char *gen, enum cs_proto q, double size)
-{
-    snprintf(buf, len, "%s%cprotocol=%s,size=%.0f", gen, strchr(gen, ':') ? ',' : ':',
-             cs_proto_name(q), size);
-}
+    for (int j0 = 0; j0 < mcount && rc == 0; j0 += w) {
+        int nj = mcount - j0 < w ? mcount - j0 : w, fds[64];
+        pid_t pids[64];
 
-/* Predict points pts[0..n) (ascending sizes) with protocol q on the schedule `gen` writes at the
- * first's size, its NCCL width w: the protocol's cs.tb_Bps and cs.pass_bytes scaled by threads /
- * maximum threads (validate's rule). */
-static int model_nccl_run(const struct cs_refit_model *m, enum cs_proto q, const char *spec,
-                          const struct cs_nccl_width *w, struct cs_refit_point *pts, int n,
-                          long long *sizes, int *at, struct cs_error *err)
-{
-    struct cs_predict_input in = {NULL, spec, m->plat_path, NULL, 0};
-    struct cs_sched *sched = NULL;
-    struct cs_platform *plat = NULL;
-    int ns = 0, rc = cs_predict_load(&in, &sched, &plat, err);
+        for (int j = 0; j < nj; j++) {
+            int pfd[2];
 
-    if (rc == 0) {
-        cs_params_narrow(&plat->params, q, w->threads, w->max_threads);
-        round_sizes(sched, m->type_bytes, pts, n, sizes, at, &ns);
-        rc = model_proto(m, q, sched, plat, pts, n, sizes, at, ns, err);
-    }
-    cs_platform_free(plat);
-    cs_sched_free(sched);
-    return rc;
-}
-
-/* gen nccl by size: per protocol, runs of points over which NCCL keeps its algorithm, channels
- * and threads. */
-static int model_nccl(const struct cs_refit_model *m, struct cs_refit_point *pts, int n,
-                      long long *sizes, int *at, struct cs_error *err)
-{
-    int rc = 0;
-
-    for (int k = 0; k < m->nprotos && rc == 0; k++) {
-        enum cs_proto q = m->protos[k];
-
-        for (int j = 0, e; j < n && rc == 0; j = e) {
-            struct cs_nccl_width w, wj;
-            char spec[1300];
-
-            nccl_spec(spec, sizeof(spec), m->gen_spec, q, pts[j].size_bytes);
-            if ((rc = cs_gen_nccl_spec_width(spec, &w, err)) != 0)
+            pids[j] = -1;
+            fds[j] = -1;
+            if (pipe(pfd) != 0) {
+                rc = cs_error_fail(err, CS_ERR_SIM, NULL, 0, "cannot make a pipe");
                 break;
-            for (e = j + 1; e < n; e++) {
-                char sj[1300];
-
-                nccl_spec(sj, sizeof(sj), m->gen_spec, q, pts[e].size_bytes);
-                if ((rc = cs_gen_nccl_spec_width(sj, &wj, err)) != 0 || wj.algo != w.algo ||
-                    wj.channels != w.channels || wj.threads != w.threads)
-                    break;
             }
-            if (rc == 0)
-                rc = model_nccl_run(m, q, spec, &w, pts + j, e - j, sizes, at, err);
+            fflush(NULL);
+            pids[j] = fork();
+            if (pids[j] == 0) {
+                close(pfd[0]);
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                worker(m, thetas + (size_t)(j0 + j) * nkeys, n, j0 + j, pfd[1]);
+            }
+            close(pfd[1]);
+            fds[j] = pfd[0];
+            if (pids[j] < 0) {
+                close(pfd[0]);
+                fds[j] = -1;
+                rc = cs_error_fail(err, CS_ERR_SIM, NULL, 0, "cannot fork a worker");
+                break;
+            }
+        }
+        for (int j = 0; j < nj; j++) {
+            struct answer a;
+
+            if (fds[j] >= 0) {
+                if (rc == 0 && cs_fd_read_all(fds[j], &a, sizeof(a)) != 0)
+                    rc = cs_error_fail(err, CS_ERR_SIM, NULL, 0, "a worker of the fit died");
+                else if (rc == 0 && a.rc != 0) {
+                    *err = a.err;
+                    rc = a.rc;
+                } else if (rc == 0 && cs_fd_read_all(fds[j], preds + (size_t)(j0 + j) * n,
+                                                     (size_t)n * sizeof(*preds)) != 0)
+                    rc = cs_error_fail(err, CS_ERR_SIM, NULL, 0, "a worker of the fit died");
+                close(fds[j]);
+            }
+            if (pids[j] > 0)
+                waitpid(pids[j], NULL, 0);
         }
     }
     return rc;
 }
 
-int cs_refit_model_predict(void *ctx, const struct cs_params *p, struct cs_refit_point *pts, int n,
-                           struct cs_error *err)
+int cs_refit_run(struct cs_refit *r, struct cs_mfit_key *keys, int nkeys, int *insensitive,
+                 const struct cs_mfit_opts *o, struct cs_mfit_result *res, struct cs_params *out,
+                 struct cs_error *err)
 {
-    const struct cs_refit_model *m = ctx;
-    struct cs_predict_input in = {m->sched_path, m->gen_spec, m->plat_path, NULL, 0};
-    struct cs_sched *sched = NULL;
-    struct cs_platform *plat = NULL;
-    long long *sizes = malloc((size_t)(n > 0 ? n : 1) * sizeof(*sizes));
-    int *at = malloc((size_t)(n > 0 ? n : 1) * sizeof(*at)), ns = 0, rc;
+    struct model m = {r, keys, nkeys};
+    struct cs_mfit_point *pts;
+    struct cs_mfit_opts mo = *o;
+    struct cs_params p = r->base;
+    int n = 0, i = 0, rc;
 
-    for (int i = 0; i < n; i++) {
-        pts[i].pred_s = NAN;
-        pts[i].proto[0] = '\0';
+    for (int t = 0; t < r->ntables; t++)
+        n += r->tables[t].held_out ? 0 : r->tables[t].n;
+    if (n == 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "no measured size to fit");
+    for (int k = 0; k < nkeys; k++) {
+        struct cs_mfit_key *K = &keys[k];
+        double lo, hi, w;
+
+        if (cs_params_get(&r->base, K->key, &K->prior) != 0 || !(K->prior > 0))
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "--fit %s: not a parameter with a positive value", K->key);
+        if (cs_refit_key_limits(K->key, &lo, &hi, &w) != 0)
+            return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                                 "--fit %s: not a parameter the fit moves (a count, a "
+                                 "deployment choice)",
+                                 K->key);
+        K->lo = fmin(lo, K->prior);
+        K->hi = fmax(hi, K->prior);
+        if (!(K->width > 0))
+            K->width = w;
     }
-    if (sizes == NULL || at == NULL)
-        rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
-    else if ((rc = cs_platform_write(m->spec, p, m->plat_path, err)) == 0 &&
-             is_nccl_by_size(m->gen_spec))
-        rc = model_nccl(m, pts, n, sizes, at, err);
-    else if (rc == 0 && (rc = cs_predict_load(&in, &sched, &plat, err)) == 0) {
-        round_sizes(sched, m->type_bytes, pts, n, sizes, at, &ns);
-        for (int q = 0; q < m->nprotos && rc == 0; q++)
-            rc = model_proto(m, m->protos[q], sched, plat, pts, n, sizes, at, ns, err);
+    if ((pts = calloc((size_t)n, sizeof(*pts))) == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int t = 0; t < r->ntables; t++)
+        for (int j = 0; j < r->tables[t].n && !r->tables[t].held_out; j++, i++)
+            pts[i] = (struct cs_mfit_point){r->tables[t].p[j].meas_s, 1, NAN, t,
+                                            r->tables[t].p[j].contra != 0};
+    mo.screen = mo.screen > 0 ? mo.screen : CS_REFIT_SCREEN;
+    if (r->workers > 1)
+        mo.batch = batch_fn;
+    rc = cs_mfit_run(keys, nkeys, pts, n, model_fn, &m, &mo, res, err);
+    free(pts);
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < nkeys; k++) {
+        char v[64];
+
+        snprintf(v, sizeof(v), "%.17g", keys[k].value);
+        if ((rc = cs_params_set(&p, keys[k].key, v, err)) != 0)
+            return rc;
+        if (insensitive != NULL)
+            insensitive[k] = keys[k].insensitive;
     }
-    cs_platform_free(plat);
-    cs_sched_free(sched);
-    free(sizes);
-    free(at);
-    return rc;
+    if ((rc = cs_refit_predict(r, &p, 1, err)) != 0)
+        return rc;
+    *out = p;
+    return 0;
+}
+
+void cs_refit_stats(const struct cs_refit *r, int held_out, struct cs_refit_stats *out)
+{
+    int total = 0, k = 0;
+    double *e;
+
+    memset(out, 0, sizeof(*out));
+    out->median = out->max = out->max_kept = out->max_kept_size = NAN;
+    out->max_kept_table = -1;
+    for (int t = 0; t < r->ntables; t++)
+        total += r->tables[t].n;
+    if ((e = malloc((size_t)(total ? total : 1) * sizeof(*e))) == NULL)
+        return;
+    for (int t = 0; t < r->ntables; t++) {
+        const struct cs_refit_table *T = &r->tables[t];
+
+        if (held_out >= 0 && T->held_out != held_out)
+            continue;
+        for (int j = 0; j < T->n; j++) {
+            const struct cs_valid_point *q = &T->p[j];
+            double a;
+
+            out->n++;
+            if (!isfinite(q->pred_s))
+                continue;
+            a = fabs(q->pred_s - q->meas_s) / q->meas_s;
+            e[k++] = a;
+            out->max = k == 1 ? a : fmax(out->max, a);
+            if (q->contra)
+                out->ncontra++;
+            else if (!(a <= out->max_kept)) {
+                out->max_kept = a;
+                out->max_kept_size = q->size_bytes;
+                out->max_kept_table = t;
+            }
+        }
+    }
+    out->npred = k;
+    if (k > 0)
+        out->median = cs_fit_median(e, k);
+    free(e);
 }

@@ -27,8 +27,14 @@
  *    latency after the slice was posted;
  *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
  *    by a unit in flight, only by its slots and its own rate;
- *  - a transmission that waited on dependency flags pays cs.dep_s (the last poll and the block
- *    barrier), a hasdep step cs.flag_s before its flag is seen (fence and store);
+ *  - on the MSCCL executor (not NCCL's own kernels, gen nccl): each threadblock pays
+ *    cs.prologue_s before its first step (its step table into shared memory), a transmission
+ *    that waited on dependency flags cs.dep_s (the last poll) and cs.barrier_s (the block
+ *    barrier), a hasdep step cs.barrier_s and cs.flag_s before its flag is seen (fence and
+ *    store); its LL CTAs have 640 threads (NCCL's 512: a pass of 640 lines);
+ *  - a CTA's rate is 1 / (1/cs.tb_Bps + cs.pass_s / cs.pass_bytes): its lines at the SM's rate
+ *    and a fixed cost per pass (the poll round trip), which is also part of each hop's first
+ *    pass;
  *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
  *  - a throughput parameter of 0 means unlimited (no cost);
  *  - the collective adds cs.launch_s + cs.deploy_s; a process driving cs.gpus_per_process GPUs
@@ -209,7 +215,8 @@ enum phase {
     PH_CALL,      /* call `call` begins */
     PH_TAKE,      /* unit `unit`: a receiver waits for its data */
     PH_CREDIT,    /* its first bytes are in: a sender waits for slots */
-    PH_SEND,      /* the issue cost is paid: the unit goes on the wire */
+    PH_SEND,      /* the issue cost is paid: the CTA works on its unit */
+    PH_XFER,      /* a unit of one pass has been worked (staged): it goes on the wire */
     PH_SENT,      /* its transfer has ended */
     PH_FINISH,    /* its tb-throughput time is over: a receiver waits for its end */
     PH_UNIT_END,  /* its last bytes are in */
@@ -249,6 +256,7 @@ struct tbstate {
 static struct sim {
     const struct cs_plan *plan;
     const struct cs_platform *plat;
+    struct cs_params par; /* plat's, for this plan's runtime (MSCCL's LL threads) */
     struct tbstate *tbs;
     struct conn *conns;
     int nconns;
@@ -470,29 +478,42 @@ static int receive(struct tbstate *ts, int recvs, int last, enum phase next)
  * their lines (cs.pass_bytes at cs.tb_Bps): its receiver works a pass at a time. */
 static double pass_time(double b)
 {
-    const struct cs_params *par = &S.plat->params;
-    double pb = par->pass_bytes[S.plan->proto];
+    return cs_params_pass_time(&S.par, S.plan->proto, b);
+}
 
-    return pb > 0 ? rate_time(b < pb ? b : pb, par->tb_Bps[S.plan->proto]) : 0;
+/* Whether a streamed unit of b data bytes fits one pass of the CTA's threads: it is then posted
+ * whole, as its receiver's pass takes its lines together. */
+static int one_pass(double b)
+{
+    double pb = S.par.pass_bytes[S.plan->proto];
+
+    return pb > 0 && b <= pb;
 }
 
 /* A sender's unit of b bytes starts now: streamed protocols put its first pass on the way, so
- * the receiver can start on it a pass and a hop latency later. */
+ * the receiver can start on it a pass and a hop latency later (a unit of one pass waits for its
+ * end). */
 static void start_unit(struct conn *out, int streams, double b)
 {
-    if (!streams)
+    if (!streams || one_pass(b))
         return;
     out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s + pass_time(b);
     give(&out->ready, 1, out->receiver, W_DATA);
 }
 
-/* The sender's unit of b bytes ends now: its last byte reaches the receiver a hop latency later,
- * which is done with it a pass after that (streamed); a store-and-forward unit (Simple) is
- * posted whole only now. */
-static void end_unit(struct conn *out, int streams, double b)
+/* The sender's unit of b bytes, started at t0, ends now: its last byte reaches the receiver a hop
+ * latency later, which is done with it a pass after that (streamed); a store-and-forward unit
+ * (Simple) is posted whole only now, and so is a streamed unit of one pass: its receiver starts
+ * on it a hop latency after the later of its transfer's end (the link it shares may have slowed
+ * it) and its pass. */
+static void end_unit(struct conn *out, int streams, double b, double t0)
 {
-    double at = simgrid_get_clock() + out->lat_s + (streams ? pass_time(b) : 0);
+    double now = simgrid_get_clock(), at = now + out->lat_s + (streams ? pass_time(b) : 0);
 
+    if (streams && one_pass(b)) {
+        at = (now > t0 + pass_time(b) ? now : t0 + pass_time(b)) + out->lat_s;
+        streams = 0;
+    }
     if (!streams) {
         out->first_at[out->posted++ % MAX_INFLIGHT] = at;
         give(&out->ready, 1, out->receiver, W_DATA);
@@ -523,26 +544,28 @@ static void record_unit(struct tbstate *ts, long long bytes, double wire_s, int 
 }
 
 /* The unit's wire bytes take 1 / link_eff of the links (the protocol's stores get that share of
- * a link). One CTA moves at most tb_Bps of data: a bound on the transfer's rate, so a CTA-bound
- * flow leaves the rest of its links to the others. */
-static void send_unit(struct tbstate *ts, long long bytes)
+ * a link). One CTA moves at most its rate of data: a bound on the transfer's rate, so a CTA-bound
+ * flow leaves the rest of its links to the others; a staged unit (one pass, already worked) has
+ * no bound of its own. */
+static void send_unit(struct tbstate *ts, long long bytes, int staged)
 {
     const struct cs_plan *p = S.plan;
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     double eff = par->link_eff[p->proto][ts->out->cls];
     double wire = (double)cs_plan_wire_bytes(p, bytes) / (eff > 0 ? eff : 1);
 
     ts->xfer = cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
-                                    par->tb_Bps[p->proto] * wire / (double)bytes, ts->index);
+                                    staged ? 0 : cs_params_cta_Bps(par, p->proto) * wire / bytes,
+                                    ts->index);
     S.ntransfers++;
 }
 
 /* The time a unit of b data bytes of op takes at least: one CTA's rate, local memory traffic. */
 static double unit_need(const struct cs_plan_op *op, double b)
 {
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
-    double need = rate_time(b, par->tb_Bps[S.plan->proto]);
+    double need = rate_time(b, cs_params_cta_Bps(par, S.plan->proto));
 
     if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
         need = rate_time(b * mem_factor(op->type), mem_Bps);
@@ -564,7 +587,7 @@ static void unit_end(struct tbstate *ts, const struct cs_plan_op *op)
     if (recvs)
         give(&ts->in->credit, slots, ts->in->sender, W_CREDIT);
     if (sends)
-        end_unit(ts->out, p->proto != CS_PROTO_SIMPLE, (double)ts->units[ts->unit]);
+        end_unit(ts->out, p->proto != CS_PROTO_SIMPLE, (double)ts->units[ts->unit], ts->t0);
     ts->phase = PH_TAKE;
     if (++ts->unit < p->units_per_call)
         return;
@@ -576,12 +599,18 @@ static void unit_end(struct tbstate *ts, const struct cs_plan_op *op)
         ts->phase = PH_OP_END;
 }
 
+/* Whether op's unit of b bytes is staged: a streamed unit of one pass that is sent. */
+static int staged(const struct cs_plan_op *op, double b)
+{
+    return cs_step_sends(op->type) && S.plan->proto != CS_PROTO_SIMPLE && one_pass(b);
+}
+
 /* One phase of a unit of a primitive call (DESIGN.md's timing model, above): 1 to go on, 0 when
  * the tb waits. */
 static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
 {
     const struct cs_plan *p = S.plan;
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
     double b = (double)ts->units[ts->unit], now = simgrid_get_clock();
 
@@ -597,21 +626,28 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
         ts->phase = PH_SEND;
         return 1;
     case PH_SEND:
+        /* A streamed unit of one pass is staged: the CTA's threads work its lines (load,
+         * reduce, store), then the lines cross the links; nothing within one pass overlaps. */
         ts->t0 = now;
+        ts->phase = PH_XFER;
+        if (staged(op, b) && unit_need(op, b) > 0)
+            return nap(ts, unit_need(op, b), 0, -1, PH_XFER);
+        return 1;
+    case PH_XFER:
         ts->phase = PH_SENT;
         if (sends)
             start_unit(ts->out, p->proto != CS_PROTO_SIMPLE, b);
         if (sends && b > 0) {
-            send_unit(ts, ts->units[ts->unit]);
+            send_unit(ts, ts->units[ts->unit], staged(op, b));
             return 0;
         }
         return 1;
     case PH_SENT:
         cs_sg_transfer_free(ts->xfer);
         ts->xfer = NULL;
-        ts->took = now - ts->t0;
+        ts->took = now - ts->t0 - (staged(op, b) ? unit_need(op, b) : 0);
         ts->phase = PH_FINISH;
-        if (unit_need(op, b) > ts->took)
+        if (!staged(op, b) && unit_need(op, b) > ts->took)
             return nap(ts, unit_need(op, b) - ts->took, 0, -1, PH_FINISH);
         return 1;
     case PH_FINISH:
@@ -625,7 +661,7 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
 /* The op's local work (cpy, or a fused re of nsrc sources): 1 to go on, 0 when the tb sleeps. */
 static int local_begin(struct tbstate *ts, const struct cs_plan_op *op)
 {
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     double b;
 
     ts->elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, ts->iter);
@@ -684,7 +720,7 @@ static void next_op(struct tbstate *ts)
  * waits or is done. */
 static int op_phase(struct tbstate *ts)
 {
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     const struct cs_plan_op *op = &ts->tb->ops[ts->op];
     double now = simgrid_get_clock();
 
@@ -693,8 +729,8 @@ static int op_phase(struct tbstate *ts)
         for (; ts->dep < op->ndeps; ts->dep++)
             if (!flag_up(ts, ts->iter, &op->deps[ts->dep]))
                 return 0;
-        if (op->ndeps > 0 && par->dep_s > 0)
-            return nap(ts, par->dep_s, CS_TL_OVERHEAD, -1, PH_BODY);
+        if (op->ndeps > 0 && !S.plan->nccl_kernel && par->dep_s + par->barrier_s > 0)
+            return nap(ts, par->dep_s + par->barrier_s, CS_TL_OVERHEAD, -1, PH_BODY);
         ts->phase = PH_BODY;
         return 1;
     case PH_BODY:
@@ -714,8 +750,8 @@ static int op_phase(struct tbstate *ts)
         ts->phase = PH_TAKE;
         return 1;
     case PH_OP_END:
-        if (op->hasdep && par->flag_s > 0)
-            return nap(ts, par->flag_s, CS_TL_OVERHEAD, -1, PH_PUBLISH);
+        if (op->hasdep && !S.plan->nccl_kernel && par->barrier_s + par->flag_s > 0)
+            return nap(ts, par->barrier_s + par->flag_s, CS_TL_OVERHEAD, -1, PH_PUBLISH);
         ts->phase = PH_PUBLISH;
         return 1;
     case PH_PUBLISH:
@@ -731,7 +767,7 @@ static int op_phase(struct tbstate *ts)
 /* Run tb ts from where it stopped until it waits or is done. */
 static void run_tb(struct tbstate *ts)
 {
-    const struct cs_params *par = &S.plat->params;
+    const struct cs_params *par = &S.par;
     int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1;
 
     if (ts->napping) {
@@ -740,10 +776,14 @@ static void run_tb(struct tbstate *ts)
             record(ts, ts->nap_kind, ts->nap_other);
     }
     if (ts->phase == PH_START) {
+        /* A process driving several GPUs launches their kernels in turn; an MSCCL threadblock
+         * then loads its step table. */
+        double late = ts->tb->gpu % per * par->launch_gpu_s;
+        double pro = S.plan->nccl_kernel ? 0 : par->prologue_s;
+
         ts->phase = PH_OP;
-        /* A process driving several GPUs launches their kernels in turn. */
-        if (ts->tb->gpu % per > 0 && par->launch_gpu_s > 0) {
-            nap(ts, ts->tb->gpu % per * par->launch_gpu_s, CS_TL_LAUNCH, -1, PH_OP);
+        if (late + pro > 0) {
+            nap(ts, late + pro, CS_TL_LAUNCH, -1, PH_OP);
             return;
         }
     }
@@ -1160,6 +1200,14 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     memset(&S, 0, sizeof(S));
     S.plan = plan;
     S.plat = plat;
+    S.par = plat->params;
+    /* the CTA's threads against the ones the protocol's rates are given for: the MSCCL
+     * executor's LL runs more than NCCL's; NCCL runs fewer at small sizes (gen nccl) */
+    if (!plan->nccl_kernel && plan->proto == CS_PROTO_LL)
+        cs_params_narrow(&S.par, CS_PROTO_LL, CS_MSCCL_LL_THREADS, CS_NCCL_LL_THREADS);
+    else if (plan->nccl_kernel && plan->nccl_threads > 0 &&
+             plan->nccl_threads != plan->nccl_max_threads)
+        cs_params_narrow(&S.par, plan->proto, plan->nccl_threads, plan->nccl_max_threads);
     S.tl = opts->timeline;
     if (S.tl == NULL && opts->period != NULL) {
         S.pd = opts->period;

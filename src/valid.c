@@ -38,6 +38,19 @@ static int cmp_row(const void *a, const void *b)
     return d ? d : (p->time_s > q->time_s) - (p->time_s < q->time_s);
 }
 
+/* The median time of the rows k..e-1 (sorted by time) of one placement (0: every row); NAN when
+ * none is of it. */
+static double median_of(const struct cs_meas_row *rows, int k, int e, int placement)
+{
+    double v[64];
+    int m = 0;
+
+    for (int i = k; i < e && m < 64; i++)
+        if (placement == 0 || rows[i].placement == placement)
+            v[m++] = rows[i].time_s;
+    return m == 0 ? NAN : m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 /* One point per run of equal sizes (or counts) of the sorted rows: the median time. */
 static int points_of(const struct cs_meas_row *rows, int n, struct cs_valid_point *pts)
 {
@@ -54,10 +67,53 @@ static int points_of(const struct cs_meas_row *rows, int n, struct cs_valid_poin
             .meas_s = (e - k) % 2 ? rows[h].time_s : 0.5 * (rows[h - 1].time_s + rows[h].time_s),
             .pred_s = NAN,
             .held_out = 1,
-            .ranks = rows[k].ngpus};
+            .ranks = rows[k].ngpus,
+            .oop_s = median_of(rows, k, e, CS_MEAS_OUT_OF_PLACE),
+            .ip_s = median_of(rows, k, e, CS_MEAS_IN_PLACE)};
         k = e;
     }
     return np;
+}
+
+void cs_valid_mark_contradictions(struct cs_valid_point *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        double a = p[i].oop_s, b = p[i].ip_s;
+
+        if (isfinite(a) && isfinite(b) && fabs(a - b) > CS_VALID_CONTRA_SHARE * fmin(a, b))
+            p[i].contra |= CS_VALID_SPLIT;
+        for (int j = i + 1; j < n && p[i].ranks == 0; j++)
+            if (p[j].size_bytes == 2 * p[i].size_bytes &&
+                p[i].meas_s - p[j].meas_s > CS_VALID_CONTRA_SHARE * p[i].meas_s) {
+                p[i].contra |= CS_VALID_FALLS;
+                p[j].contra |= CS_VALID_FALLS;
+            }
+    }
+}
+
+void cs_valid_contradiction_text(const struct cs_valid_point *p, int n, int i, char *buf,
+                                 size_t len)
+{
+    size_t k = 0;
+
+    buf[0] = '\0';
+    if (p[i].contra & CS_VALID_SPLIT)
+        k += (size_t)snprintf(buf, len, "in place %.4g us, out of place %.4g us (%.0f%% apart)",
+                              p[i].ip_s * 1e6, p[i].oop_s * 1e6,
+                              100 * fabs(p[i].ip_s - p[i].oop_s) / fmin(p[i].ip_s, p[i].oop_s));
+    for (int j = 0; j < n && (p[i].contra & CS_VALID_FALLS) && k < len; j++) {
+        const struct cs_valid_point *a = NULL, *b = NULL;
+
+        if (p[j].size_bytes == 2 * p[i].size_bytes)
+            a = &p[i], b = &p[j];
+        else if (2 * p[j].size_bytes == p[i].size_bytes)
+            a = &p[j], b = &p[i];
+        if (a == NULL || !(a->meas_s - b->meas_s > CS_VALID_CONTRA_SHARE * a->meas_s))
+            continue;
+        k += (size_t)snprintf(buf + k, len - k, "%sthe time falls by %.0f%% from %.0f B to %.0f B",
+                              k ? "; " : "", 100 * (a->meas_s - b->meas_s) / a->meas_s,
+                              a->size_bytes, b->size_bytes);
+    }
 }
 
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
@@ -101,7 +157,7 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
     int k = 0;
 
     memset(out, 0, sizeof(*out));
-    out->median_abs = out->max_abs = out->max_size = NAN;
+    out->median_abs = out->max_abs = out->max_size = out->max_kept = out->max_kept_size = NAN;
     if (e == NULL)
         return;
     for (int i = 0; i < n; i++) {
@@ -120,6 +176,12 @@ void cs_valid_stats(const struct cs_valid_point *p, int n, enum cs_band b, int h
             out->max_abs = a;
             out->max_size = p[i].size_bytes;
             out->max_ranks = p[i].ranks;
+        }
+        if (p[i].contra)
+            out->ncontra++;
+        else if (!(a <= out->max_kept)) {
+            out->max_kept = a;
+            out->max_kept_size = p[i].size_bytes;
         }
         e[k++] = a;
     }

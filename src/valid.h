@@ -28,7 +28,25 @@ struct cs_valid_point {
     int held_out;  /* 1 when the size was not used to fit the platform */
     int ranks;     /* tables of time against GPU count (n_gpus column, no size): the count */
     char proto[8]; /* the protocol of the prediction kept (the fastest), "" when none */
+    double oop_s, ip_s; /* the medians of its out-of-place and in-place rows; NAN where none */
+    int contra;         /* CS_VALID_SPLIT | CS_VALID_FALLS: the table contradicts itself here */
 };
+
+/* Where a table contradicts itself, a size may be left out of a largest |error| (never out of a
+ * median): its in-place and out-of-place times differ by more than CS_VALID_CONTRA_SHARE of the
+ * smaller (SPLIT), or its time and that of the size twice as large differ the wrong way, the
+ * larger size faster by more than CS_VALID_CONTRA_SHARE of the smaller's time (FALLS: both sizes
+ * of the pair). */
+enum { CS_VALID_SPLIT = 1, CS_VALID_FALLS = 2 };
+#define CS_VALID_CONTRA_SHARE 0.15
+
+/* Mark p[0..n) (ascending sizes) with the contradictions above. */
+void cs_valid_mark_contradictions(struct cs_valid_point *p, int n);
+
+/* The rule behind contra flags, in words, into buf: "in-place and out-of-place differ by 21%",
+ * "the time falls by 89% from 1048576 B to 2097152 B"; "" when none. */
+void cs_valid_contradiction_text(const struct cs_valid_point *p, int n, int i, char *buf,
+                                 size_t len);
 
 /* Statistics of |error| = |pred - meas| / meas over a set of points. */
 struct cs_valid_stats {
@@ -38,6 +56,10 @@ struct cs_valid_stats {
     double max_abs;
     double max_size; /* size of the largest |error| */
     int max_ranks;   /* its GPU count, for tables of time against GPU count */
+    double max_kept; /* the largest |error| over the sizes where the table does not contradict
+                      * itself (contra 0), its size, and how many sizes were left out of it */
+    double max_kept_size;
+    int ncontra;
 };
 
 /* Read a measurement table (the shared measurements schema): the median time per size, sorted

@@ -297,6 +297,60 @@ START_TEST(test_nccl_pick_algo)
 }
 END_TEST
 
+/* NCCL's own protocol per size (no NCCL_PROTO): on one HGX A100 node, NCCL 2.12's model has
+ * LL at 10.18 us + S / 33.57 GB/s, LL128 at 36.6 us + S / 123.54 GB/s and Simple at 56 us +
+ * S / 134.29 GB/s (nccl-a100.md 1.6), so LL up to 1.218 MB, LL128 up to 29.96 MB, then Simple;
+ * with LL128 off (PCIe paths, pci=1 ll128=0 on a 24 GB/s bus of 4 GPUs: LL 9.6 us + S / 4 GB/s,
+ * Simple 42.6 us + S / 16 GB/s) LL up to 176 KB. */
+START_TEST(test_nccl_pick)
+{
+    struct cs_nccl_machine m, pci;
+    const double ll128_at = 26.42e3 / (1 / (58.75 * 8 / 14) - 1 / (216.2 * 8 / 14));
+    const double simple_at = 19.4e3 / (1 / (216.2 * 8 / 14) - 1 / (235.0 * 8 / 14));
+    const double pci_at = 33.0e3 / (1 / (24.0 / 4 * 4 / 6) - 1 / (24.0 * 4 / 6));
+    struct {
+        double size;
+        enum cs_proto want;
+        int pci;
+    } cases[] = {
+        {0.99 * ll128_at, CS_PROTO_LL, 0},      {1.01 * ll128_at, CS_PROTO_LL128, 0},
+        {0.99 * simple_at, CS_PROTO_LL128, 0},  {1.01 * simple_at, CS_PROTO_SIMPLE, 0},
+        {128, CS_PROTO_LL, 0},                  {1LL << 30, CS_PROTO_SIMPLE, 0},
+        {0.99 * pci_at, CS_PROTO_LL, 1},        {1.01 * pci_at, CS_PROTO_SIMPLE, 1},
+    };
+    enum cs_nccl_algo a;
+    enum cs_proto q;
+    char spec[256];
+
+    cs_nccl_machine_default(&m, 8);
+    pci = (struct cs_nccl_machine){24, 24 * 4, 1, 0, 1};
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int G = cases[i].pci ? 4 : 8;
+
+        ck_assert_int_eq(cs_nccl_pick(21212, cases[i].pci ? &pci : &m, CS_COLL_ALLREDUCE,
+                                      (long long)cases[i].size, G, 1, 24, 0, &a, &q, NULL),
+                         0);
+        ck_assert_msg(q == cases[i].want, "%.0f B on %d GPUs: %s, not %s", cases[i].size, G,
+                      cs_proto_name(q), cs_proto_name(cases[i].want));
+        ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
+        /* the same through gen nccl's spec, whose machine keys tell the model what it sees */
+        snprintf(spec, sizeof(spec), "nccl:gpus=%d,channels=24,nccl=2.12.12,size=%.0f%s", G,
+                 cases[i].size, cases[i].pci ? ",pci=1,ll128=0,bus=24" : "");
+        ck_assert_int_eq(cs_gen_nccl_spec_pick(spec, &q, NULL), 0);
+        ck_assert_int_eq(q, cases[i].want);
+    }
+    ck_assert(ll128_at > 1.2e6 && ll128_at < 1.23e6 && simple_at > 29.9e6 && simple_at < 30e6);
+    /* across nodes the tree comes in for small sizes (and an algo= forces the ring) */
+    ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, 65536, 16, 2, 24, 0, &a, &q, NULL),
+                     0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_TREE);
+    ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, 65536, 16, 2, 24,
+                                  CS_NCCL_ALGO_RING, &a, &q, NULL),
+                     0);
+    ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
+}
+END_TEST
+
 /* gen nccl's tree: every shape of 1 to 5 nodes of 1 to 8 GPUs, 1 to 4 channels, each protocol,
  * is within the runtime's limits and correct under verify (structure, deadlock, data). */
 START_TEST(test_nccl_gen_tree)
@@ -368,7 +422,8 @@ int main(void)
         {test_nccl_version_name, 1}, {test_nccl_tree_width, 1},
         {test_nccl_dtree, 1},        {test_nccl_model_worked_example, 1},
         {test_nccl_pick_algo, 1},    {test_nccl_gen_tree, 1},
-        {test_nccl_gen_choice, 1},   {NULL, 0},
+        {test_nccl_gen_choice, 1},   {test_nccl_pick, 1},
+        {NULL, 0},
     };
 
     return test_run("nccl", 0, tests, NULL);

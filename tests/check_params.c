@@ -253,21 +253,57 @@ START_TEST(platform_read_errors)
 }
 END_TEST
 
-/* NCCL's fewer threads narrow a protocol's threadblock: its rate and its pass in proportion,
- * the other protocols untouched; a width with no threads leaves it as it is. */
+/* NCCL's fewer threads narrow a protocol's threadblock: its pass in proportion; a protocol whose
+ * pass has a fixed part (LL) keeps its line rate down to four warps and halves it at two (an SM's
+ * processing blocks), one without (LL128, Simple) has its rate in proportion; the other
+ * protocols untouched; a width with no threads leaves it as it is. */
 START_TEST(narrow_width)
 {
     struct cs_params p, q;
 
     cs_params_init(&p);
+    ck_assert(p.pass_s[CS_PROTO_LL] > 0 && p.pass_s[CS_PROTO_LL128] == 0);
     q = p;
     cs_params_narrow(&q, CS_PROTO_LL, 64, 512);
-    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL], p.tb_Bps[CS_PROTO_LL] / 8);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL], p.tb_Bps[CS_PROTO_LL] / 2);
     ck_assert_double_eq(q.pass_bytes[CS_PROTO_LL], 512);
+    ck_assert_double_eq(q.pass_s[CS_PROTO_LL], p.pass_s[CS_PROTO_LL]);
     ck_assert_double_eq(q.tb_Bps[CS_PROTO_SIMPLE], p.tb_Bps[CS_PROTO_SIMPLE]);
     ck_assert_double_eq(q.pass_bytes[CS_PROTO_SIMPLE], 0);
+    q = p;
+    cs_params_narrow(&q, CS_PROTO_LL, 128, 512);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL], p.tb_Bps[CS_PROTO_LL]);
+    ck_assert_double_eq(q.pass_bytes[CS_PROTO_LL], 1024);
+    cs_params_narrow(&q, CS_PROTO_LL128, 320, 640);
+    ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL128], p.tb_Bps[CS_PROTO_LL128] / 2);
+    q = p;
     cs_params_narrow(&q, CS_PROTO_LL128, 0, 640);
     ck_assert_double_eq(q.tb_Bps[CS_PROTO_LL128], p.tb_Bps[CS_PROTO_LL128]);
+}
+END_TEST
+
+/* A CTA's rate with a fixed cost per pass: 1 / (1/tb_Bps + pass_s / pass_bytes); one pass of b
+ * bytes reaches the next hop pass_s + min(b, pass_bytes) / tb_Bps after it starts. */
+START_TEST(cta_rate)
+{
+    struct cs_params p;
+
+    cs_params_init(&p);
+    p.tb_Bps[CS_PROTO_LL] = 8e9;
+    p.pass_bytes[CS_PROTO_LL] = 4096;
+    p.pass_s[CS_PROTO_LL] = 0.256e-6;
+    ck_assert_double_eq_tol(cs_params_cta_Bps(&p, CS_PROTO_LL), 1 / (1 / 8e9 + 0.256e-6 / 4096),
+                            1);
+    ck_assert_double_eq_tol(cs_params_pass_time(&p, CS_PROTO_LL, 1024), 0.256e-6 + 1024 / 8e9,
+                            1e-15);
+    ck_assert_double_eq_tol(cs_params_pass_time(&p, CS_PROTO_LL, 65536), 0.256e-6 + 4096 / 8e9,
+                            1e-15);
+    p.pass_s[CS_PROTO_LL] = 0;
+    ck_assert_double_eq(cs_params_cta_Bps(&p, CS_PROTO_LL), 8e9);
+    p.pass_bytes[CS_PROTO_LL] = 0; /* line by line: no pass */
+    ck_assert_double_eq(cs_params_pass_time(&p, CS_PROTO_LL, 1024), 0);
+    p.tb_Bps[CS_PROTO_LL] = 0; /* unlimited */
+    ck_assert_double_eq(cs_params_cta_Bps(&p, CS_PROTO_LL), 0);
 }
 END_TEST
 
@@ -280,6 +316,7 @@ int main(void)
         {platform_props_round_trip, 1},
         {platform_read_errors, 1},
         {narrow_width, 1},
+        {cta_rate, 1},
         {NULL, 0},
     };
 

@@ -833,9 +833,9 @@ START_TEST(test_report_vs_nccl)
 }
 END_TEST
 
-/* The time of gen nccl's schedule for proto at size on plat, its rate scaled by scale. */
+/* The time of gen nccl's schedule for proto at size on plat (NCCL's width there: w). */
 static double nccl_sched_time(const struct cs_platform *plat, enum cs_proto proto, long long size,
-                              double scale)
+                              const struct cs_nccl_width *w)
 {
     struct cs_platform p = *plat;
     struct cs_predict_opts o = {.type_bytes = 4};
@@ -846,7 +846,9 @@ static double nccl_sched_time(const struct cs_platform *plat, enum cs_proto prot
 
     snprintf(spec, sizeof(spec), "nccl:gpus=4,size=%lld,protocol=%s", size, cs_proto_name(proto));
     ck_assert_int_eq(cs_gen_from_spec(spec, &s, NULL), 0);
-    p.params.tb_Bps[proto] *= scale;
+    /* the schedule carries NCCL's threads there; the replay narrows the CTA to them */
+    ck_assert_int_eq(s->nccl_threads, w->threads);
+    ck_assert_int_eq(s->nccl_max_threads, w->max_threads);
     ck_assert_int_eq(cs_predict_run(s, &p, &o, &size, 1, &row, NULL), 0);
     ck_assert_str_eq(cs_predict_status_name(&row), "ok");
     t = row.time_us;
@@ -855,9 +857,10 @@ static double nccl_sched_time(const struct cs_platform *plat, enum cs_proto prot
     return t;
 }
 
-/* cs_predict_nccl_at: NCCL's width for the protocol it keeps; its time is gen nccl's schedule
- * replayed with the rate scaled by threads over the full count (none at full width); neither LL
- * nor Simple is faster there; a custom collective is refused. */
+/* cs_predict_nccl_at: the protocol NCCL's own tuning model picks on the platform's machine, its
+ * width there; its time is gen nccl's schedule at that size replayed (the schedule carries NCCL's
+ * threads, to which the replay narrows the threadblock; none at full width); a custom collective
+ * is refused. */
 START_TEST(test_nccl_at)
 {
     static const long long sizes[] = {4096, 65536, 64LL << 20};
@@ -884,15 +887,22 @@ START_TEST(test_nccl_at)
         ck_assert_int_eq(cs_nccl_width(21212, n.proto, sizes[k], 4, 24, &w, NULL), 0);
         ck_assert_int_eq(n.channels, w.channels);
         ck_assert_int_eq(n.threads, w.threads);
-        ck_assert(fabs(n.time_us - nccl_sched_time(plat, n.proto, n.size_bytes,
-                                                   (double)w.threads / w.max_threads)) < 1e-9);
+        ck_assert(fabs(n.time_us - nccl_sched_time(plat, n.proto, n.size_bytes, &w)) < 1e-9);
         if (k == 2)
             ck_assert(n.threads == w.max_threads && n.channels == 24);
-        for (int q = CS_PROTO_LL; q <= CS_PROTO_SIMPLE; q += 2) { /* LL128 may be off here */
-            ck_assert_int_eq(cs_nccl_width(21212, q, sizes[k], 4, 24, &w, NULL), 0);
-            ck_assert(n.time_us <=
-                      nccl_sched_time(plat, q, n.size_bytes, (double)w.threads / w.max_threads) +
-                          1e-9);
+        {
+            /* the platform's machine: an NVLink column, 4 GPUs on one node */
+            struct cs_nccl_machine m;
+            enum cs_nccl_algo a;
+            enum cs_proto q;
+
+            cs_nccl_machine_default(&m, 4);
+            m.intra_GBps = plat->params.link_Bps[CS_LINK_NVLINK] / 1e9;
+            m.inter_GBps = m.intra_GBps;
+            ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, sizes[k], 4, 1, 24, 0, &a,
+                                          &q, NULL),
+                             0);
+            ck_assert_int_eq(n.proto, q);
         }
     }
     s->coll = CS_COLL_CUSTOM;

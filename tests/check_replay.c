@@ -244,16 +244,19 @@ START_TEST(test_chain_streams)
 {
     enum { G = 8 };
     const double rate = 5e9;
+    /* the MSCCL executor runs LL on 640 threads, NCCL's cs.tb_Bps and cs.pass_bytes are for 512:
+     * with no fixed part in a pass, the rate and the pass grow with the threads */
+    const double wide = (double)CS_MSCCL_LL_THREADS / CS_NCCL_LL_THREADS;
     struct cs_platform *plat = column(G, 1);
     struct cs_sched *s = new_sched(G, 1);
     struct {
         enum cs_proto proto;
         long long size;
         double pass_bytes; /* cs.pass_bytes of the protocol */
-        int streams;
+        int streams;       /* 1 streams, 0 store-and-forward, 2 staged (one pass) */
     } cases[] = {
-        {CS_PROTO_LL, 32768, 4096, 1}, /* 8 passes: each hop waits for the first */
-        {CS_PROTO_LL, 2048, 4096, 1},  /* one pass: store-and-forward */
+        {CS_PROTO_LL, 32768, 4096, 1}, /* 7 passes of 640 lines: each hop waits for the first */
+        {CS_PROTO_LL, 2048, 4096, 2},  /* one pass: staged, worked then sent */
         {CS_PROTO_LL, 32768, 0, 1},    /* line by line */
         {CS_PROTO_LL128, 512 * 1024, 0, 1}, {CS_PROTO_SIMPLE, 32768, 0, 0},
     };
@@ -263,19 +266,77 @@ START_TEST(test_chain_streams)
         add_step(add_tb(&s->gpus[g], g + 1, g - 1), CS_STEP_RCS, 1, -1, -1, 0);
     add_step(add_tb(&s->gpus[G - 1], -1, G - 2), CS_STEP_R, 1, -1, -1, 0);
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        double whole = cases[i].size / rate, want;
-        double first = (cases[i].pass_bytes < cases[i].size ? cases[i].pass_bytes : cases[i].size) /
-                       rate; /* a pass */
+        double f = cases[i].proto == CS_PROTO_LL ? wide : 1, pass = cases[i].pass_bytes * f;
+        double whole = cases[i].size / (rate * f), want;
+        double first = (pass < cases[i].size ? pass : cases[i].size) / (rate * f); /* a pass */
+        double transit = cases[i].size * 2 / BW; /* LL lines over the link */
         struct cs_replay_result r;
 
         plat->params.tb_Bps[cases[i].proto] = rate;
         plat->params.pass_bytes[cases[i].proto] = cases[i].pass_bytes;
         r = run(s, plat, cases[i].size, cases[i].proto);
-        want = cases[i].streams ? (G - 1) * (HOP + first) + whole : (G - 1) * (HOP + whole) + whole;
+        want = cases[i].streams == 1   ? (G - 1) * (HOP + first) + whole
+               : cases[i].streams == 2 ? (G - 1) * (whole + transit + HOP) + whole
+                                       : (G - 1) * (HOP + whole) + whole;
         ck_assert_int_eq(r.status, CS_REPLAY_OK);
         assert_rel(r.time_s, want);
     }
     cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
+/* The same chain with a fixed part in each LL pass (cs.pass_s): a CTA moves data at
+ * R = 1 / (1/tb_Bps + pass_s / pass_bytes), a pass reaches the next hop pass_s + pass / tb_Bps
+ * after it started; many passes stream (each hop waits for the first pass), a unit of one pass
+ * is staged (worked at R, then its lines cross the link, posted no earlier than its pass). The
+ * MSCCL executor's 640 threads make a pass of 640 lines; the line rate stays (four warps or more
+ * use every processing block of the SM). Two chains side by side on channels 0 and 1 share every
+ * link: a staged unit's transit takes twice as long. */
+START_TEST(test_pass_model)
+{
+    enum { G = 6 };
+    const double tb = 40e9, ps = 0.02e-6, pb = 4096 * (double)CS_MSCCL_LL_THREADS / 512;
+    const double R = 1 / (1 / tb + ps / pb);
+    struct cs_platform *plat = column(G, 1);
+    long long sizes[] = {65536, 2048};
+
+    plat->params.tb_Bps[CS_PROTO_LL] = tb;
+    plat->params.pass_bytes[CS_PROTO_LL] = 4096;
+    plat->params.pass_s[CS_PROTO_LL] = ps;
+    for (int chans = 1; chans <= 2; chans++) {
+        struct cs_sched *s = new_sched(G, chans);
+
+        s->nchannels = chans;
+        for (int c = 0; c < chans; c++) {
+            struct cs_tb *t = add_tb(&s->gpus[0], 1, -1);
+
+            t->chan = c;
+            add_step(t, CS_STEP_S, 1, -1, -1, 0);
+            for (int g = 1; g < G - 1; g++) {
+                t = add_tb(&s->gpus[g], g + 1, g - 1);
+                t->chan = c;
+                add_step(t, CS_STEP_RCS, 1, -1, -1, 0);
+            }
+            t = add_tb(&s->gpus[G - 1], -1, G - 2);
+            t->chan = c;
+            add_step(t, CS_STEP_R, 1, -1, -1, 0);
+        }
+        for (int i = chans - 1; i < 2; i++) { /* two chains: the staged size only */
+            double b = sizes[i] / chans, whole = b / R, first = ps + (b < pb ? b : pb) / tb;
+            double transit = 2 * b * chans / BW, want;
+            struct cs_replay_result r = run(s, plat, sizes[i], CS_PROTO_LL);
+
+            if (b > pb) /* streams, the CTA's rate below the link's */
+                want = (G - 1) * (HOP + first) + whole;
+            else /* staged: worked, sent over the shared links, posted after its pass */
+                want = (G - 1) * (fmax(whole + transit, first) + HOP) + whole;
+            ck_assert(b > pb || whole + transit > first); /* the links' time shows */
+            ck_assert_int_eq(r.status, CS_REPLAY_OK);
+            assert_rel(r.time_s, want);
+        }
+        cs_sched_free(s);
+    }
     drop(plat);
 }
 END_TEST
@@ -368,7 +429,10 @@ START_TEST(test_rate_cap)
         struct cs_replay_opts opts = {0};
         struct cs_replay_result r;
         struct cs_timeline tl;
-        double rate = caps[k] < 0.5 ? caps[k] * BW : BW / 2; /* wire bytes per second */
+        /* the cap in wire bytes per second; the MSCCL executor's 640 LL threads raise NCCL's
+         * cs.tb_Bps of 512 in proportion (no fixed part in a pass) */
+        double cap = caps[k] * (double)CS_MSCCL_LL_THREADS / CS_NCCL_LL_THREADS;
+        double rate = cap < 0.5 ? cap * BW : BW / 2;
         int nunits = 0;
 
         plat->params.tb_Bps[CS_PROTO_LL] = caps[k] * BW / 2; /* data: LL lines are half data */
@@ -534,13 +598,22 @@ START_TEST(test_credits_block)
         ck_assert_int_eq(r.ntransfers, cnt);
         assert_rel(r.time_s, cnt == 8 ? D : D + 8 * T + HOP);
         if (cnt == 8) {
-            /* The runtime's own costs: the reduce's flag shows cs.flag_s late, and the receive
-             * that waited on it pays cs.dep_s before its calls. */
+            /* The executor's own costs: every tb loads its step table first (cs.prologue_s);
+             * the reduce's flag shows a barrier and cs.flag_s late, and the receive that
+             * waited on it pays cs.dep_s and a barrier before its calls. */
+            plat->params.prologue_s = 1.5e-6;
             plat->params.flag_s = 0.5e-6;
             plat->params.dep_s = 0.25e-6;
+            plat->params.barrier_s = 0.0625e-6;
             r = run(s, plat, 16 * 32768, CS_PROTO_LL);
-            assert_rel(r.time_s, D + 0.75e-6);
-            plat->params.flag_s = plat->params.dep_s = 0;
+            assert_rel(r.time_s, 1.5e-6 + D + 0.5e-6 + 0.25e-6 + 2 * 0.0625e-6);
+            /* NCCL's own kernels (gen nccl) run no interpreter: none of these */
+            s->nccl_kernel = 1;
+            r = run(s, plat, 16 * 32768, CS_PROTO_LL);
+            assert_rel(r.time_s, D);
+            s->nccl_kernel = 0;
+            plat->params.flag_s = plat->params.dep_s = plat->params.barrier_s = 0;
+            plat->params.prologue_s = 0;
         }
         cs_sched_free(s);
     }
@@ -800,6 +873,7 @@ int main(void)
     const struct test_case tests[] = {
         {test_one_transfer, 1},
         {test_chain_streams, 1},
+        {test_pass_model, 1},
         {test_ring_hop_once, 1},
         {test_sharing, 1},
         {test_rate_cap, 1},

@@ -39,8 +39,12 @@ static inline struct cs_platform *test_platform_hier(int rows, int columns,
 static inline void test_platform_bare(struct cs_platform *plat)
 {
     plat->params.deploy_s = 0;
+    plat->params.prologue_s = plat->params.dep_s = plat->params.barrier_s = 0;
+    plat->params.flag_s = 0;
     for (int q = 0; q < CS_NPROTO; q++) {
         plat->params.tb_Bps[q] = 0;
+        plat->params.pass_bytes[q] = 0; /* line by line */
+        plat->params.pass_s[q] = 0;
         for (int c = 0; c < CS_NLINK; c++) {
             plat->params.call_s[q][c] = 0;
             plat->params.link_eff[q][c] = 1;

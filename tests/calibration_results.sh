@@ -1,0 +1,63 @@
+#!/bin/sh
+# calibration_results.sh: the committed calibrations of the shared tables (results/calibration,
+# written by scripts/calibrate-shared) are current: each fit's tables, re-predicted on the
+# platform it wrote (its NAME.validate case file, which `calibrate platform --validate` wrote),
+# give the residuals its report states; and every fit of the summary meets the calibration
+# targets it is committed with (median |error| at most 5%, max at most 15% over the sizes where
+# the table does not contradict itself), or the summary says why not. SKIP (77) without
+# ../shared/data.
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+collsim="$CS_BUILDDIR/collsim"
+. "$CS_SRCDIR/tests/lib.sh"
+
+res="$CS_SRCDIR/results/calibration"
+shared="${CS_SHARED_DATA:-$CS_SRCDIR/../shared/data}"
+if [ ! -d "$shared/measurements" ]; then
+    echo "calibration_results.sh: SKIP: $shared/measurements absent"
+    exit 77
+fi
+if [ "${CS_SANITIZED:-0}" = 1 ]; then
+    echo "calibration_results.sh: SKIP: re-predicting every fit takes too long under sanitizers"
+    exit 77
+fi
+n=0
+for v in "$res"/*.validate; do
+    [ -f "$v" ] || continue
+    name=$(basename "$v" .validate)
+    report="$res/$name.md"
+    [ -f "$report" ] || { fail "$name: no report beside $v"; continue; }
+    mkdir -p "$tmp/$name"
+    # the case file names the platform and schedules from the repository root
+    (cd "$CS_SRCDIR" && CS_SHARED_DATA="$shared" "$collsim" validate "$v" -o "$tmp/$name" --quiet) \
+        >"$tmp/$name.out" 2>&1 ||
+        { [ $? -eq 1 ] || { fail "$name: validate: $(cat "$tmp/$name.out")"; continue; }; }
+    # each case's "all sizes" band against the report's Residual line of that table
+    for c in $(awk -F, 'NR > 1 && $2 == 0 { print $1 }' "$tmp/$name/summary.csv"); do
+        got=$(awk -F, -v c="$c" '$1 == c && $2 == 0 { printf "%.2f %.2f", 100 * $4, 100 * $5 }' \
+            "$tmp/$name/summary.csv")
+        stated=$(awk -v c="$c" '/^### / { on = ($2 == c) } on && /^Residual over/ {
+                     m = $9; x = $12; sub(/%,/, "", m); sub(/%\.$/, "", x); print m, x; exit }' \
+            "$report")
+        [ -n "$stated" ] || { fail "$name: case $c: no residual line in $report"; continue; }
+        set -- $got $stated
+        awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" \
+            'BEGIN { exit !((a - c < 0.015 && c - a < 0.015) && (b - d < 0.015 && d - b < 0.015)) }' ||
+            fail "$name: case $c re-predicted at median/max $1%/$2%, its report states $3%/$4%: rerun scripts/calibrate-shared $name"
+        n=$((n + 1))
+    done
+done
+[ "$n" -gt 0 ] || fail "no committed calibration found in $res"
+# The summary's rows against the targets: median <= 5% and max kept <= 15%, unless the row's
+# fit is named in the summary's list of misses with the reason.
+awk -F'|' '/^\| [a-z0-9-]+ \| / && $3 !~ /table/ {
+        fit = $2; tab = $3; med = $6; kept = $8; gsub(/[ %]/, "", med); gsub(/[ %]/, "", kept)
+        gsub(/ /, "", fit); gsub(/ /, "", tab)
+        if (med + 0 > 5 || kept + 0 > 15) print fit "/" tab, med, kept }' "$res/summary.md" \
+    >"$tmp/over"
+while read -r row med kept; do
+    grep -q "^- \`$row\`: " "$res/summary.md" ||
+        fail "$row: median $med%, max kept $kept%: over the targets, and the summary does not say why"
+done <"$tmp/over"
+[ "$fails" -eq 0 ]
