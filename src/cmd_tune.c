@@ -8,11 +8,15 @@
 #include "cmd.h"
 #include "fdio.h"
 #include "table.h"
+#include "nccl.h"
+#include "predict.h"
 #include "tune.h"
 
 const char cmd_tune_usage[] =
     "usage: collsim tune SWEEP.csv [--where KEY=VALUE]... [-o DIR [--plan FILE]]\n"
     "                    [--schedule-dir DIR] [--extend] [--runtime executor|legacy]\n"
+    "                    [--nccl-platform P.xml] [--nccl VERSION] [--nccl-channels N]\n"
+    "                    [--nccl-nodes N] [--margin PERCENT] [--no-nccl]\n"
     "\n"
     "From the predictions of a sweep (a CSV of 'collsim sweep'), pick for every size the\n"
     "fastest variant (the schedule columns: schedule or gen.*, and protocol) that does not\n"
@@ -29,7 +33,16 @@ const char cmd_tune_usage[] =
     "that is not all NVLink (where NCCL refuses LL128; MSCCL runs it unchecked) competes on\n"
     "no size: the plan names it and the path.\n"
     "\n"
-    "Prints the plan: each range's byte window, the sizes measured in it and its variant.\n"
+    "NCCL's own choice is the baseline: at every size, what NCCL runs on the sweep's platform\n"
+    "(its platform file, or the one its family keys describe; --nccl-platform P.xml another),\n"
+    "as `predict --vs-nccl` computes it (--nccl VERSION, --nccl-channels, --nccl-nodes as\n"
+    "there), for the collective and GPUs of the variants. A size is left to NCCL, in no window,\n"
+    "unless the fastest variant beats NCCL's time by --margin (default 5%, about what a\n"
+    "calibrated prediction is off); the plan lists those sizes with both times. --no-nccl\n"
+    "compares the variants with each other only.\n"
+    "\n"
+    "Prints the plan: each range's byte window, the sizes measured in it, its variant and its\n"
+    "speed-up over NCCL there (NCCL's time over the variant's, smallest and largest).\n"
     "  -o DIR          also write, per range, DIR/NN-VARIANT.xml: the schedule with\n"
     "                  minBytes/maxBytes set to the window, outofplace=1 when an out-of-place\n"
     "                  call computes the right result without writing its input (verify's\n"
@@ -59,6 +72,10 @@ struct tune_args {
     const char *where[MAX_WHERE];
     int nwhere, extend;
     enum cs_verify_runtime runtime;
+    int no_nccl;
+    const char *nccl_platform;
+    struct cs_predict_vs_nccl vs;
+    double margin;
 };
 
 static int parse_args(int argc, char **argv, struct tune_args *a)
@@ -66,7 +83,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
     int c, started = 0;
     struct cmd_opts t;
 
-    cmd_opts_init(&t, "where=w: schedule-dir=d: extend=x plan=p: runtime=r:");
+    cmd_opts_init(&t, "where=w: schedule-dir=d: extend=x plan=p: runtime=r: no-nccl=N "
+                      "nccl-platform=P: nccl=v: nccl-channels=c: nccl-nodes=n: margin=m:");
     while ((c = cmd_getopt(argc, argv, "o:", t.opt, &started)) != -1) {
         if (c == 'w' && (a->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
             return cmd_usage_error("tune: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
@@ -80,7 +98,27 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
             a->extend = 1;
         else if (c == 'p')
             a->plan = optarg;
-        else if (c == 'r' && (a->runtime = cs_verify_runtime_parse(optarg)) == CS_VERIFY_ANY)
+        else if (c == 'N')
+            a->no_nccl = 1;
+        else if (c == 'P')
+            a->nccl_platform = optarg;
+        else if (c == 'v') {
+            struct cs_error e;
+
+            cs_error_init(&e);
+            if (cs_nccl_version_parse(optarg, &a->vs.version, &e) != 0)
+                return cmd_usage_error("tune: --nccl: %s", e.msg);
+        } else if (c == 'c') {
+            if (cmd_opt_int("--nccl-channels", optarg, 1, 32, &a->vs.channels, "1 to 32"))
+                return CS_EXIT_USAGE;
+        } else if (c == 'n') {
+            if (cmd_opt_int("--nccl-nodes", optarg, 1, 1024, &a->vs.nodes, "1 to 1024"))
+                return CS_EXIT_USAGE;
+        } else if (c == 'm') {
+            if (cmd_opt_double("--margin", optarg, 0, 90, &a->margin, "a percentage, 0 to 90"))
+                return CS_EXIT_USAGE;
+            a->margin /= 100;
+        } else if (c == 'r' && (a->runtime = cs_verify_runtime_parse(optarg)) == CS_VERIFY_ANY)
             return cmd_usage_error("tune: --runtime takes executor or legacy, not '%s'", optarg);
         else if (c != 'r')
             return CS_EXIT_USAGE;
@@ -92,6 +130,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
     a->csv = argv[optind];
     if (a->plan != NULL && a->outdir == NULL)
         return cmd_usage_error("tune: --plan goes with -o DIR");
+    if (a->no_nccl && (a->nccl_platform || a->vs.version || a->vs.channels || a->vs.nodes))
+        return cmd_usage_error("tune: --no-nccl excludes the NCCL baseline's options");
     return 0;
 }
 
@@ -164,7 +204,7 @@ static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
 
 int cmd_tune(int argc, char **argv)
 {
-    struct tune_args a = {.sched_dir = ".", .runtime = CS_VERIFY_EXECUTOR};
+    struct tune_args a = {.sched_dir = ".", .runtime = CS_VERIFY_EXECUTOR, .margin = 0.05};
     struct cs_table *t = NULL;
     struct cs_tune_sweep sw = {0};
     struct cs_tune_range *ranges = NULL;
@@ -179,7 +219,9 @@ int cmd_tune(int argc, char **argv)
     if (cs_table_read(a.csv, &t, &err) != 0 ||
         cs_tune_read(t, a.csv, a.where, a.nwhere, &sw, &err) != 0 ||
         cs_tune_check_credits(&sw, a.sched_dir, a.outdir != NULL, &err) != 0 ||
-        cs_tune_check_ll128(&sw, a.sched_dir, &err) != 0) {
+        cs_tune_check_ll128(&sw, a.sched_dir, &err) != 0 ||
+        (!a.no_nccl &&
+         cs_tune_nccl_baseline(&sw, a.sched_dir, a.nccl_platform, &a.vs, a.margin, &err) != 0)) {
         cmd_print_error(&err);
         cs_table_free(t);
         return CS_EXIT_USAGE;

@@ -294,6 +294,7 @@ void cs_tune_cleanup(struct cs_tune_sweep *sw)
 {
     free(sw->var);
     free(sw->obs);
+    free(sw->nccl);
     memset(sw, 0, sizeof(*sw));
 }
 
@@ -464,6 +465,98 @@ int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct 
     return rc;
 }
 
+/* ---- NCCL's own choice as the baseline ----------------------------------------------------- */
+
+static int cmp_ll(const void *a, const void *b)
+{
+    return cs_cmp_ll(*(const long long *)a, *(const long long *)b);
+}
+
+/* The sweep's distinct (nominal) sizes, ascending, into *out (new) and *n. */
+static int sweep_sizes(const struct cs_tune_sweep *sw, long long **out, long *n)
+{
+    long long *v = malloc((size_t)(sw->nobs ? sw->nobs : 1) * sizeof(*v));
+    long k = 0;
+
+    if (v == NULL)
+        return CS_ERR_NOMEM;
+    for (long i = 0; i < sw->nobs; i++)
+        v[k++] = key(&sw->obs[i]);
+    qsort(v, (size_t)k, sizeof(*v), cmp_ll);
+    *n = 0;
+    for (long i = 0; i < k; i++)
+        if (*n == 0 || v[*n - 1] != v[i])
+            v[(*n)++] = v[i];
+    *out = v;
+    return 0;
+}
+
+int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const char *plat,
+                          const struct cs_predict_vs_nccl *vs, double margin, struct cs_error *err)
+{
+    struct cs_platform *p = NULL;
+    struct cs_sched *s = NULL;
+    struct cs_predict_opts o = {.type_bytes = 4, .vs_nccl = vs};
+    char tmp[] = "/tmp/collsim-tune-XXXXXX";
+    long long *sizes = NULL;
+    long n = 0;
+    int v = 0, rc;
+
+    if (plat == NULL && cs_table_find_col(sw->t, "platform") < 0 &&
+        cs_table_find_col(sw->t, "platform.family") < 0) {
+        snprintf(sw->no_nccl, sizeof(sw->no_nccl),
+                 "the sweep names no platform (--nccl-platform P.xml names one)");
+        return 0;
+    }
+    while (v < sw->nvar && sw->var[v].unchecked)
+        v++;
+    if (v == sw->nvar)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL's baseline needs a variant's schedule (--schedule-dir), or "
+                             "--no-nccl");
+    if ((rc = plat ? cs_platform_read(plat, &p, err) : sweep_platform(sw, sched_dir, tmp, &p, err)) ||
+        (rc = cs_tune_variant_sched(sw, v, sched_dir, &s, err)) ||
+        (rc = sweep_sizes(sw, &sizes, &n)) ||
+        ((sw->nccl = calloc((size_t)n, sizeof(*sw->nccl))) == NULL && (rc = CS_ERR_NOMEM)))
+        goto done;
+    sw->nnccl = n;
+    sw->margin = margin;
+    for (long i = 0; i < n && rc == 0; i++) {
+        struct cs_predict_nccl b;
+        double best = 0;
+
+        if ((rc = cs_predict_nccl_at(s, p, &o, sizes[i], &b, err)) != 0)
+            break;
+        sw->nccl[i] = (struct cs_tune_nccl){sizes[i], b.time_us, "", b.channels};
+        snprintf(sw->nccl[i].proto, sizeof(sw->nccl[i].proto), "%s",
+                 b.proto ? cs_proto_name(b.proto) : "-");
+        for (long k = 0; k < sw->nobs; k++)
+            if (key(&sw->obs[k]) == sizes[i] && sw->obs[k].ok &&
+                (best == 0 || sw->obs[k].time_us < best))
+                best = sw->obs[k].time_us;
+        if (b.time_us > 0 && best > 0 && !(best < b.time_us * (1 - margin)))
+            for (long k = 0; k < sw->nobs; k++)
+                if (key(&sw->obs[k]) == sizes[i] && sw->obs[k].ok)
+                    sw->obs[k].ok = 0, sw->obs[k].to_nccl = 1;
+    }
+done:
+    free(sizes);
+    cs_sched_free(s);
+    cs_platform_free(p);
+    if (strchr(tmp, 'X') == NULL && tmp[0] != '\0')
+        unlink(tmp);
+    return rc == CS_ERR_NOMEM ? cs_error_fail(err, rc, NULL, 0, "out of memory") : rc;
+}
+
+/* NCCL's baseline at a size, or NULL. */
+static const struct cs_tune_nccl *nccl_at(const struct cs_tune_sweep *sw, long long size)
+{
+    for (long i = 0; i < sw->nnccl; i++)
+        if (sw->nccl[i].size_bytes == size)
+            return &sw->nccl[i];
+    return NULL;
+}
+
 void cs_tune_window(const struct cs_tune_range *r, int i, int nr, int extend, long long *min_bytes,
                     long long *max_bytes)
 {
@@ -486,7 +579,8 @@ int cs_tune_window_safe(const struct cs_tune_sweep *sw, const struct cs_tune_ran
     for (long k = 0; k < sw->nobs; k++) {
         const struct cs_tune_obs *o = &sw->obs[k];
 
-        if (o->variant != v || o->ok || o->capped || o->size_bytes < lo || o->size_bytes > hi)
+        if (o->variant != v || o->ok || o->capped || o->to_nccl || o->off_nvlink ||
+            o->size_bytes < lo || o->size_bytes > hi)
             continue;
         if (key(o) > r[i].last_size)
             hi = o->size_bytes - 1;
@@ -699,6 +793,61 @@ static void capped_notes(FILE *fp, const struct cs_tune_sweep *sw)
     }
 }
 
+/* The time of range i's variant at each of its sizes against NCCL's there: "1.23x-1.56x" (NCCL's
+ * time over the variant's), into buf; "-" without a baseline. */
+static void speedup(const struct cs_tune_sweep *sw, const struct cs_tune_range *r, char *buf,
+                    size_t len)
+{
+    double lo = 0, hi = 0;
+
+    snprintf(buf, len, "-");
+    for (long k = 0; k < sw->nobs && sw->nccl; k++) {
+        const struct cs_tune_obs *o = &sw->obs[k];
+        const struct cs_tune_nccl *b = nccl_at(sw, key(o));
+        double x;
+
+        if (o->variant != r->variant || !o->ok || key(o) < r->first_size ||
+            key(o) > r->last_size || b == NULL || !(b->time_us > 0))
+            continue;
+        x = b->time_us / o->time_us;
+        lo = lo == 0 || x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (lo > 0)
+        snprintf(buf, len, "%.2fx-%.2fx", lo, hi);
+}
+
+/* The sizes left to NCCL, each with NCCL's choice and time and the fastest variant's. */
+static void nccl_notes(FILE *fp, const struct cs_tune_sweep *sw)
+{
+    int head = 0;
+
+    for (long i = 0; i < sw->nnccl; i++) {
+        const struct cs_tune_nccl *b = &sw->nccl[i];
+        double best = 0;
+        int v = -1, left = 0;
+
+        for (long k = 0; k < sw->nobs; k++) {
+            const struct cs_tune_obs *o = &sw->obs[k];
+
+            if (key(o) != b->size_bytes || !o->to_nccl)
+                continue;
+            left = 1;
+            if (best == 0 || o->time_us < best)
+                best = o->time_us, v = o->variant;
+        }
+        if (!left)
+            continue;
+        if (!head++)
+            fprintf(fp,
+                    "# left to NCCL (its own choice on this platform is faster, or within %.0f%% "
+                    "of the fastest variant; no window covers these sizes):\n",
+                    100 * sw->margin);
+        fprintf(fp, "#   %lld bytes: NCCL %s on %d channels %.2f us, best variant %s %.2f us\n",
+                b->size_bytes, b->proto, b->channels, b->time_us, sw->var[v].desc, best);
+    }
+}
+
 void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *sw,
                         const struct cs_tune_range *r, int nr, const struct cs_tune_file *files,
                         int extend, enum cs_verify_runtime rt)
@@ -713,10 +862,15 @@ void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *s
     else
         fprintf(fp, "# min_bytes/max_bytes: the window written into each schedule (inclusive; 0 "
                     "as max_bytes: no limit)\n");
-    fprintf(fp, "%12s %12s  %-25s  %-40s %s\n", "min_bytes", "max_bytes", "measured sizes",
-            "variant", "file");
+    if (sw->nccl)
+        fprintf(fp, "# vs NCCL: NCCL's time over the variant's at the sizes of the window (its own "
+                    "choice on this platform)\n");
+    else
+        fprintf(fp, "# no NCCL baseline compared (%s)\n", sw->no_nccl[0] ? sw->no_nccl : "--no-nccl");
+    fprintf(fp, "%12s %12s  %-25s  %-40s %-13s %s\n", "min_bytes", "max_bytes", "measured sizes",
+            "variant", "vs NCCL", "file");
     for (int i = 0; i < nr; i++) {
-        char meas[64], file[CS_TUNE_DESC_LEN + 32];
+        char meas[64], file[CS_TUNE_DESC_LEN + 32], sp[64];
         long long lo, hi, wlo, whi;
         int cap = cs_tune_window_safe(sw, r, i, nr, extend, &lo, &hi);
 
@@ -727,14 +881,16 @@ void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *s
         snprintf(meas, sizeof(meas), "%lld..%lld", r[i].first_size, r[i].last_size);
         snprintf(file, sizeof(file), "%s%s", files ? files[i].name : "-",
                  files && files[i].outofplace ? " (+out-of-place)" : "");
-        fprintf(fp, "%12lld %12lld  %-25s  %-40s %s\n", wlo, whi, meas, sw->var[r[i].variant].desc,
-                file);
+        speedup(sw, &r[i], sp, sizeof(sp));
+        fprintf(fp, "%12lld %12lld  %-25s  %-40s %-13s %s\n", wlo, whi, meas,
+                sw->var[r[i].variant].desc, sp, file);
     }
     if (any)
         fprintf(fp, "# windows cut short:\n");
     for (int i = 0; i < nr && caps; i++)
         plan_notes(fp, sw, r, i, caps[i]);
     capped_notes(fp, sw);
+    nccl_notes(fp, sw);
     for (int v = 0; v < sw->nvar; v++)
         if (sw->var[v].off_nvlink[0] != '\0')
             fprintf(fp, "# %s left out: LL128 where NCCL refuses it (%s)\n", sw->var[v].desc,

@@ -22,6 +22,7 @@ struct cs_tune_obs {
     long long nominal_bytes;
     int capped;     /* not ok because of the variant's FIFO credit limit, not the sweep */
     int off_nvlink; /* not ok because the variant runs LL128 where NCCL refuses it */
+    int to_nccl;    /* not ok because NCCL's own choice is faster at its size (the baseline) */
 };
 
 /* A size window [min_bytes, max_bytes] (both inclusive, as the MSCCL executor tests them) and the
@@ -79,6 +80,14 @@ struct cs_tune_variant {
 };
 
 /* A sweep's predictions on one platform, read for tuning. */
+/* NCCL's own choice at one size of the sweep (the baseline, cs_tune_nccl_baseline). */
+struct cs_tune_nccl {
+    long long size_bytes; /* the nominal size */
+    double time_us;       /* 0: NCCL's schedule finished nowhere */
+    char proto[8];
+    int channels;
+};
+
 struct cs_tune_sweep {
     const struct cs_table *t; /* the sweep table (borrowed) */
     int naxes;                /* columns 1..naxes-1 are the axes; the predict columns follow */
@@ -87,6 +96,10 @@ struct cs_tune_sweep {
     struct cs_tune_obs *obs; /* one per row kept, obs[i].variant indexes var */
     long nobs;
     char platform[2048]; /* the platform columns as "KEY=VALUE ..." */
+    struct cs_tune_nccl *nccl; /* the baseline per size, or NULL (none compared) */
+    long nnccl;
+    double margin; /* a variant wins a size only under NCCL's time x (1 - margin) */
+    char no_nccl[256]; /* why no baseline was compared ("" when one was, or --no-nccl) */
 };
 
 /* Read a sweep table (a CSV of `collsim sweep`: point, axis columns, then the predict columns,
@@ -122,6 +135,18 @@ int cs_tune_check_credits(struct cs_tune_sweep *sw, const char *sched_dir, int n
  * cs_tune_check_credits (variants whose schedule was not read are skipped). 0 or CS_ERR_* with
  * err set (the platform cannot be built or read). */
 int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct cs_error *err);
+
+/* NCCL's own choice as the baseline: at each size of the sweep, what NCCL runs on the sweep's
+ * platform (cs_predict_nccl_at on the platform file plat, or NULL: the sweep's own, its file or
+ * the one its family keys describe), for the collective and GPUs of the variants' schedules;
+ * every observation at a size where the fastest variant does not beat NCCL's time by the share
+ * margin (0 <= margin < 1) is taken out (to_nccl), so no window covers it and NCCL runs there.
+ * A sweep that names no platform (no platform or platform.family column) and no plat: no
+ * baseline, sw->no_nccl says so. After cs_tune_check_credits. 0 or CS_ERR_* with err set. */
+struct cs_predict_vs_nccl;
+int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const char *plat,
+                          const struct cs_predict_vs_nccl *vs, double margin,
+                          struct cs_error *err);
 
 /* The byte window of range i of nr: the range's own, or with extend the first from 0 and the last
  * without an upper limit (max 0), unless the sweep saw every variant deadlock beyond them (then up
