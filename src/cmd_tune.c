@@ -7,9 +7,9 @@
 
 #include "cmd.h"
 #include "fdio.h"
-#include "table.h"
 #include "nccl.h"
 #include "predict.h"
+#include "table.h"
 #include "tune.h"
 
 const char cmd_tune_usage[] =

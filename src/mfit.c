@@ -65,13 +65,13 @@ struct lm {
     cs_mfit_model_fn fn;
     void *ctx;
     const struct cs_mfit_opts *o;
-    int *free_k;  /* indices of the keys that move */
-    int nf;       /* their count */
-    char *skip;   /* points missing at the start: left out of every cost */
-    double *u;    /* ln theta, every key */
-    double *r;    /* data residuals at u */
-    double *J;    /* n x nf */
-    double *tmp;  /* scratch residuals */
+    int *free_k; /* indices of the keys that move */
+    int nf;      /* their count */
+    char *skip;  /* points missing at the start: left out of every cost */
+    double *u;   /* ln theta, every key */
+    double *r;   /* data residuals at u */
+    double *J;   /* n x nf */
+    double *tmp; /* scratch residuals */
     double *theta;
     double noise; /* nu */
     int evals;
@@ -92,8 +92,8 @@ static int eval(struct lm *L, const double *u, double *res, struct cs_error *err
     for (int i = 0; i < L->n; i++) {
         const struct cs_mfit_point *p = &L->pts[i];
 
-        res[i] = p->pred > 0 && isfinite(p->pred) ? p->weight * log(p->pred / p->meas) / L->noise
-                                                  : NAN;
+        res[i] =
+            p->pred > 0 && isfinite(p->pred) ? p->weight * log(p->pred / p->meas) / L->noise : NAN;
     }
     return 0;
 }
@@ -406,8 +406,8 @@ static int verdicts(struct lm *L, struct cs_mfit_result *out, struct cs_error *e
         K->ci_lo = K->ci_hi = K->value;
         K->info_data = 0;
         K->identified = 0;
-        K->at_bound = K->width > 0 && (fabs(L->u[k] - log(K->lo)) < 1e-9 ||
-                                       fabs(L->u[k] - log(K->hi)) < 1e-9);
+        K->at_bound = K->width > 0 &&
+                      (fabs(L->u[k] - log(K->lo)) < 1e-9 || fabs(L->u[k] - log(K->hi)) < 1e-9);
     }
     for (int a = 0; a < nf; a++) {
         struct cs_mfit_key *K = &L->keys[L->free_k[a]];
@@ -451,7 +451,13 @@ int cs_mfit_run(struct cs_mfit_key *keys, int nkeys, struct cs_mfit_point *pts, 
                 cs_mfit_model_fn fn, void *ctx, const struct cs_mfit_opts *o,
                 struct cs_mfit_result *out, struct cs_error *err)
 {
-    struct lm L = {.keys = keys, .nk = nkeys, .n = n, .pts = pts, .fn = fn, .ctx = ctx, .o = o,
+    struct lm L = {.keys = keys,
+                   .nk = nkeys,
+                   .n = n,
+                   .pts = pts,
+                   .fn = fn,
+                   .ctx = ctx,
+                   .o = o,
                    .noise = o->noise > 0 ? o->noise : CS_MFIT_NOISE};
     double cost, best_max = 0, best_score = 0;
     int rc;

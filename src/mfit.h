@@ -71,17 +71,17 @@ typedef int (*cs_mfit_batch_fn)(void *ctx, const double *thetas, int m, int nkey
 typedef void (*cs_mfit_progress_fn)(void *ctx, int iter, double cost, double lambda, int evals);
 
 struct cs_mfit_opts {
-    int max_iter;   /* Levenberg-Marquardt iterations, >= 1 (0: 30) */
-    double noise;   /* nu, the measurements' relative noise (0: CS_MFIT_NOISE) */
-    double ftol;    /* stop when a step lowers the cost by less than this share (0: 1e-3) */
-    double max_rel; /* > 0: then refit with weights that grow with |error| beyond this (IRLS
-                     * towards the largest errors), up to 4 rounds; the round kept is the one
-                     * with the smallest score max(median |error| / target_median,
-                     * max |error| / target_max) over the points not aside */
+    int max_iter;         /* Levenberg-Marquardt iterations, >= 1 (0: 30) */
+    double noise;         /* nu, the measurements' relative noise (0: CS_MFIT_NOISE) */
+    double ftol;          /* stop when a step lowers the cost by less than this share (0: 1e-3) */
+    double max_rel;       /* > 0: then refit with weights that grow with |error| beyond this (IRLS
+                           * towards the largest errors), up to 4 rounds; the round kept is the one
+                           * with the smallest score max(median |error| / target_median,
+                           * max |error| / target_max) over the points not aside */
     double target_median; /* the score's targets (0: 0.05 and 0.15, a calibration's aims: a */
     double target_max;    /* table's median and largest |error|) */
-    double screen;  /* > 0: a key whose CS_MFIT_DIFF step moves no point's ln(pred) by more than
-                     * this at the start is fixed at its prior (insensitive) */
+    double screen; /* > 0: a key whose CS_MFIT_DIFF step moves no point's ln(pred) by more than
+                    * this at the start is fixed at its prior (insensitive) */
     cs_mfit_progress_fn progress;
     void *progress_ctx;
     cs_mfit_batch_fn batch; /* NULL: one prediction at a time (its ctx: cs_mfit_run's) */

@@ -206,7 +206,8 @@ static const struct param {
     {FIELD(prologue_s), 0,
      "estimate: a tb copies its 5,384-B step table to shared memory (msccl_kernel.cu:92-95)"},
     {FIELD(dep_s), 0,
-     "estimate: the last poll of another CTA's flag, a memory round trip (msccl_kernel.cu:226-239)"},
+     "estimate: the last poll of another CTA's flag, a memory round trip "
+     "(msccl_kernel.cu:226-239)"},
     {FIELD(barrier_s), 0, "estimate: bar.sync of the CTA after a wait and before a publish"},
     {FIELD(flag_s), 0,
      "estimate: flag store (+ __threadfence on NET/SHM) until seen (msccl_kernel.cu:313-318)"},

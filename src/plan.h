@@ -57,7 +57,7 @@ struct cs_plan {
     int ngpus, nchannels, nchunksperloop;
     int nccl_kernel; /* the schedule's (sched.h): NCCL's own kernel, not the MSCCL executor */
     int nccl_threads, nccl_max_threads; /* the schedule's: NCCL's threads per channel */
-    struct cs_plan_sizing sz; /* size_bytes: count x sizeMultiplier x type size */
+    struct cs_plan_sizing sz;           /* size_bytes: count x sizeMultiplier x type size */
     int type_bytes;
     int slots_per_call;     /* FIFO slots a call takes: 4 Simple, 1 LL/LL128 */
     int units_per_call;     /* transfers per call: 2 slices (Simple) or 1 */

@@ -104,13 +104,13 @@ struct cs_sched {
     long long min_bytes;
     int has_max_bytes;
     long long max_bytes;
-    int nccl_kernel; /* 1: what NCCL's own kernels run (gen nccl), replayed without the MSCCL
-                      * executor's own costs (its prologue, dependency flags); 0: an MSCCL
-                      * schedule, run by the executor. Not written to XML: a file read back is
-                      * an MSCCL schedule. */
+    int nccl_kernel;      /* 1: what NCCL's own kernels run (gen nccl), replayed without the MSCCL
+                           * executor's own costs (its prologue, dependency flags); 0: an MSCCL
+                           * schedule, run by the executor. Not written to XML: a file read back is
+                           * an MSCCL schedule. */
     int nccl_threads;     /* with nccl_kernel: NCCL's data threads per channel at the size it */
     int nccl_max_threads; /* was made for, and its protocol's at full width (0: full width) */
-    int ngpus_alloc; /* gpus[] entries in use (== ngpus once complete) */
+    int ngpus_alloc;      /* gpus[] entries in use (== ngpus once complete) */
     int cap_gpus;
     struct cs_gpu *gpus;
     int line;

@@ -514,7 +514,8 @@ int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "NCCL's baseline needs a variant's schedule (--schedule-dir), or "
                              "--no-nccl");
-    if ((rc = plat ? cs_platform_read(plat, &p, err) : sweep_platform(sw, sched_dir, tmp, &p, err)) ||
+    if ((rc = plat ? cs_platform_read(plat, &p, err)
+                   : sweep_platform(sw, sched_dir, tmp, &p, err)) ||
         (rc = cs_tune_variant_sched(sw, v, sched_dir, &s, err)) ||
         (rc = sweep_sizes(sw, &sizes, &n)) ||
         ((sw->nccl = calloc((size_t)n, sizeof(*sw->nccl))) == NULL && (rc = CS_ERR_NOMEM)))
@@ -806,8 +807,8 @@ static void speedup(const struct cs_tune_sweep *sw, const struct cs_tune_range *
         const struct cs_tune_nccl *b = nccl_at(sw, key(o));
         double x;
 
-        if (o->variant != r->variant || !o->ok || key(o) < r->first_size ||
-            key(o) > r->last_size || b == NULL || !(b->time_us > 0))
+        if (o->variant != r->variant || !o->ok || key(o) < r->first_size || key(o) > r->last_size ||
+            b == NULL || !(b->time_us > 0))
             continue;
         x = b->time_us / o->time_us;
         lo = lo == 0 || x < lo ? x : lo;
@@ -866,7 +867,8 @@ void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *s
         fprintf(fp, "# vs NCCL: NCCL's time over the variant's at the sizes of the window (its own "
                     "choice on this platform)\n");
     else
-        fprintf(fp, "# no NCCL baseline compared (%s)\n", sw->no_nccl[0] ? sw->no_nccl : "--no-nccl");
+        fprintf(fp, "# no NCCL baseline compared (%s)\n",
+                sw->no_nccl[0] ? sw->no_nccl : "--no-nccl");
     fprintf(fp, "%12s %12s  %-25s  %-40s %-13s %s\n", "min_bytes", "max_bytes", "measured sizes",
             "variant", "vs NCCL", "file");
     for (int i = 0; i < nr; i++) {

@@ -95,10 +95,10 @@ struct cs_tune_sweep {
     int nvar;
     struct cs_tune_obs *obs; /* one per row kept, obs[i].variant indexes var */
     long nobs;
-    char platform[2048]; /* the platform columns as "KEY=VALUE ..." */
+    char platform[2048];       /* the platform columns as "KEY=VALUE ..." */
     struct cs_tune_nccl *nccl; /* the baseline per size, or NULL (none compared) */
     long nnccl;
-    double margin; /* a variant wins a size only under NCCL's time x (1 - margin) */
+    double margin;     /* a variant wins a size only under NCCL's time x (1 - margin) */
     char no_nccl[256]; /* why no baseline was compared ("" when one was, or --no-nccl) */
 };
 
@@ -145,8 +145,7 @@ int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct 
  * baseline, sw->no_nccl says so. After cs_tune_check_credits. 0 or CS_ERR_* with err set. */
 struct cs_predict_vs_nccl;
 int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const char *plat,
-                          const struct cs_predict_vs_nccl *vs, double margin,
-                          struct cs_error *err);
+                          const struct cs_predict_vs_nccl *vs, double margin, struct cs_error *err);
 
 /* The byte window of range i of nr: the range's own, or with extend the first from 0 and the last
  * without an upper limit (max 0), unless the sweep saw every variant deadlock beyond them (then up

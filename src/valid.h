@@ -24,10 +24,10 @@ enum cs_band cs_band_of(double size_bytes);
 struct cs_valid_point {
     double size_bytes;
     double meas_s;
-    double pred_s; /* NAN when the prediction deadlocked or is missing */
-    int held_out;  /* 1 when the size was not used to fit the platform */
-    int ranks;     /* tables of time against GPU count (n_gpus column, no size): the count */
-    char proto[8]; /* the protocol of the prediction kept (the fastest), "" when none */
+    double pred_s;      /* NAN when the prediction deadlocked or is missing */
+    int held_out;       /* 1 when the size was not used to fit the platform */
+    int ranks;          /* tables of time against GPU count (n_gpus column, no size): the count */
+    char proto[8];      /* the protocol of the prediction kept (the fastest), "" when none */
     double oop_s, ip_s; /* the medians of its out-of-place and in-place rows; NAN where none */
     int contra;         /* CS_VALID_SPLIT | CS_VALID_FALLS: the table contradicts itself here */
 };

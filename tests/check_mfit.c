@@ -327,10 +327,10 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_solve, 1},   {test_recovers, 1}, {test_insensitive, 1},
-        {test_pair, 1},    {test_bound, 1},    {test_missing, 1},
-        {test_reweight, 1}, {test_aside, 1},  {test_errors, 1},  {test_fixed, 1},
-        {NULL, 0},
+        {test_solve, 1},    {test_recovers, 1}, {test_insensitive, 1},
+        {test_pair, 1},     {test_bound, 1},    {test_missing, 1},
+        {test_reweight, 1}, {test_aside, 1},    {test_errors, 1},
+        {test_fixed, 1},    {NULL, 0},
     };
 
     return test_run("mfit", 60, tests, NULL);

@@ -313,10 +313,14 @@ START_TEST(test_nccl_pick)
         enum cs_proto want;
         int pci;
     } cases[] = {
-        {0.99 * ll128_at, CS_PROTO_LL, 0},      {1.01 * ll128_at, CS_PROTO_LL128, 0},
-        {0.99 * simple_at, CS_PROTO_LL128, 0},  {1.01 * simple_at, CS_PROTO_SIMPLE, 0},
-        {128, CS_PROTO_LL, 0},                  {1LL << 30, CS_PROTO_SIMPLE, 0},
-        {0.99 * pci_at, CS_PROTO_LL, 1},        {1.01 * pci_at, CS_PROTO_SIMPLE, 1},
+        {0.99 * ll128_at, CS_PROTO_LL, 0},
+        {1.01 * ll128_at, CS_PROTO_LL128, 0},
+        {0.99 * simple_at, CS_PROTO_LL128, 0},
+        {1.01 * simple_at, CS_PROTO_SIMPLE, 0},
+        {128, CS_PROTO_LL, 0},
+        {1LL << 30, CS_PROTO_SIMPLE, 0},
+        {0.99 * pci_at, CS_PROTO_LL, 1},
+        {1.01 * pci_at, CS_PROTO_SIMPLE, 1},
     };
     enum cs_nccl_algo a;
     enum cs_proto q;
@@ -344,8 +348,8 @@ START_TEST(test_nccl_pick)
     ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, 65536, 16, 2, 24, 0, &a, &q, NULL),
                      0);
     ck_assert_int_eq(a, CS_NCCL_ALGO_TREE);
-    ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, 65536, 16, 2, 24,
-                                  CS_NCCL_ALGO_RING, &a, &q, NULL),
+    ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, 65536, 16, 2, 24, CS_NCCL_ALGO_RING,
+                                  &a, &q, NULL),
                      0);
     ck_assert_int_eq(a, CS_NCCL_ALGO_RING);
 }
@@ -418,11 +422,16 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_nccl_width, 1},        {test_nccl_window, 1},
-        {test_nccl_version_name, 1}, {test_nccl_tree_width, 1},
-        {test_nccl_dtree, 1},        {test_nccl_model_worked_example, 1},
-        {test_nccl_pick_algo, 1},    {test_nccl_gen_tree, 1},
-        {test_nccl_gen_choice, 1},   {test_nccl_pick, 1},
+        {test_nccl_width, 1},
+        {test_nccl_window, 1},
+        {test_nccl_version_name, 1},
+        {test_nccl_tree_width, 1},
+        {test_nccl_dtree, 1},
+        {test_nccl_model_worked_example, 1},
+        {test_nccl_pick_algo, 1},
+        {test_nccl_gen_tree, 1},
+        {test_nccl_gen_choice, 1},
+        {test_nccl_pick, 1},
         {NULL, 0},
     };
 

@@ -292,8 +292,7 @@ START_TEST(cta_rate)
     p.tb_Bps[CS_PROTO_LL] = 8e9;
     p.pass_bytes[CS_PROTO_LL] = 4096;
     p.pass_s[CS_PROTO_LL] = 0.256e-6;
-    ck_assert_double_eq_tol(cs_params_cta_Bps(&p, CS_PROTO_LL), 1 / (1 / 8e9 + 0.256e-6 / 4096),
-                            1);
+    ck_assert_double_eq_tol(cs_params_cta_Bps(&p, CS_PROTO_LL), 1 / (1 / 8e9 + 0.256e-6 / 4096), 1);
     ck_assert_double_eq_tol(cs_params_pass_time(&p, CS_PROTO_LL, 1024), 0.256e-6 + 1024 / 8e9,
                             1e-15);
     ck_assert_double_eq_tol(cs_params_pass_time(&p, CS_PROTO_LL, 65536), 0.256e-6 + 4096 / 8e9,

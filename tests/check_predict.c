@@ -899,9 +899,8 @@ START_TEST(test_nccl_at)
             cs_nccl_machine_default(&m, 4);
             m.intra_GBps = plat->params.link_Bps[CS_LINK_NVLINK] / 1e9;
             m.inter_GBps = m.intra_GBps;
-            ck_assert_int_eq(cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, sizes[k], 4, 1, 24, 0, &a,
-                                          &q, NULL),
-                             0);
+            ck_assert_int_eq(
+                cs_nccl_pick(21212, &m, CS_COLL_ALLREDUCE, sizes[k], 4, 1, 24, 0, &a, &q, NULL), 0);
             ck_assert_int_eq(n.proto, q);
         }
     }

@@ -37,11 +37,11 @@ END_TEST
 START_TEST(test_stats)
 {
     struct cs_valid_point p[] = {
-        {1024, 10e-6, 11e-6, 1, 0, "LL"},        /* +10% */
-        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},       /* -5% */
-        {1 << 20, 100e-6, 130e-6, 0, 0, "LL"},   /* +30%, used in the fit */
-        {1 << 23, 1000e-6, NAN, 1, 0, "LL"},     /* deadlock */
-        {1 << 24, 2000e-6, 2040e-6, 1, 0, "LL"}, /* +2% */
+        {1024, 10e-6, 11e-6, 1, 0, "LL", NAN, NAN, 0},        /* +10% */
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL", NAN, NAN, 0},       /* -5% */
+        {1 << 20, 100e-6, 130e-6, 0, 0, "LL", NAN, NAN, 0},   /* +30%, used in the fit */
+        {1 << 23, 1000e-6, NAN, 1, 0, "LL", NAN, NAN, 0},     /* deadlock */
+        {1 << 24, 2000e-6, 2040e-6, 1, 0, "LL", NAN, NAN, 0}, /* +2% */
     };
     struct cs_valid_stats s;
 
@@ -150,10 +150,10 @@ static char *slurp(FILE *fp)
 START_TEST(test_summary)
 {
     struct cs_valid_point p[] = {
-        {1024, 10e-6, 11e-6, 1, 0, "LL"},
-        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},
-        {1 << 23, 1000e-6, NAN, 1, 0, ""},
-        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple"},
+        {1024, 10e-6, 11e-6, 1, 0, "LL", NAN, NAN, 0},
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL", NAN, NAN, 0},
+        {1 << 23, 1000e-6, NAN, 1, 0, "", NAN, NAN, 0},
+        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple", NAN, NAN, 0},
     };
     struct cs_valid_case c = {"c1",        "m.csv", "gen:ring", "p.xml",  "LL/Simple", 1,
                               "nvswitch8", 0,       0,          INFINITY, "A note.\n", ""};
@@ -198,10 +198,10 @@ END_TEST
 START_TEST(test_before)
 {
     struct cs_valid_point p[] = {
-        {1024, 10e-6, 11e-6, 1, 0, "LL"},
-        {2048, 10e-6, 9.5e-6, 1, 0, "LL"},
-        {1 << 23, 1000e-6, NAN, 1, 0, ""},
-        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple"},
+        {1024, 10e-6, 11e-6, 1, 0, "LL", NAN, NAN, 0},
+        {2048, 10e-6, 9.5e-6, 1, 0, "LL", NAN, NAN, 0},
+        {1 << 23, 1000e-6, NAN, 1, 0, "", NAN, NAN, 0},
+        {1 << 24, 2000e-6, 2140e-6, 1, 0, "Simple", NAN, NAN, 0},
     };
     struct cs_valid_case c = {"c1",        "m.csv", "gen:ring", "p.xml",  "LL/Simple", 1,
                               "nvswitch8", 0,       0,          INFINITY, NULL,        ""};
