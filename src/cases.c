@@ -10,6 +10,7 @@
 #include "gen.h"
 #include "meas.h"
 #include "nccl.h"
+#include "ncclinfo.h"
 #include "parse.h"
 #include "plan.h"
 #include "platform.h"
@@ -45,8 +46,8 @@ static int refuse_link_key(const char *key, const char *from, const char *file, 
     cs_error_init(&e);
     if (cs_platform_check_settable(key, &e) == 0)
         return 0;
-    return cs_error_fail(err, CS_ERR_PARSE, file, line, "%s%s%s", from ? "params file " : "set=",
-                         from ? from : "", e.msg);
+    return cs_error_fail(err, CS_ERR_PARSE, file, line, "%s%s%s",
+                         from ? "params file " : "set=", from ? from : "", e.msg);
 }
 
 /* A params= file must read cleanly now, so that a bad one names the case line; a link parameter
@@ -223,7 +224,7 @@ static int gen_nccl_case(struct cs_case *c, const char *file, int line, struct c
     char spec[1200], at[1300];
     struct cs_nccl_width w;
     struct cs_error e;
-    const char *v = strstr(c->vc.sched, "nccl=");
+    const char *v = strstr(c->vc.sched, "nccl="), *log;
 
     cs_error_init(&e);
     subst_n(spec, sizeof(spec), c->vc.sched, 2);
@@ -232,6 +233,17 @@ static int gen_nccl_case(struct cs_case *c, const char *file, int line, struct c
         return cs_error_fail(err, CS_ERR_PARSE, file, line, "%s: %s", c->vc.sched, e.msg);
     c->gen_nccl = 1;
     c->nccl = CS_NCCL_DEFAULT_VERSION;
+    if (v == NULL && (log = strstr(c->vc.sched, "log=")) != NULL) {
+        /* the log's version, which gen nccl takes (the generator read it) */
+        struct cs_ncclinfo *info;
+        char path[1100];
+
+        snprintf(path, sizeof(path), "%.*s", (int)strcspn(log + 4, ","), log + 4);
+        if (cs_ncclinfo_read(path, &info, NULL) == 0) {
+            c->nccl = info->version;
+            cs_ncclinfo_free(info);
+        }
+    }
     if (v != NULL) {
         char ver[16];
 
@@ -243,8 +255,8 @@ static int gen_nccl_case(struct cs_case *c, const char *file, int line, struct c
 }
 
 /* One OPTION=VALUE of a case: 0, -1 when bad (the caller says so), -2 when err is set. */
-static int parse_option(struct cs_case *c, const char *k, const char *v, const char *file,
-                        int line, struct cs_error *err)
+static int parse_option(struct cs_case *c, const char *k, const char *v, const char *file, int line,
+                        struct cs_error *err)
 {
     static const char *const colls[] = {"allreduce", "allgather", "reducescatter", NULL};
     static const char *const targets[] = {"nvswitch8", "other", NULL};
@@ -376,8 +388,8 @@ static int add_note(struct cs_case *cases, int ncases, char *buf, const char *fi
 }
 
 /* One line that is not a note: a case (appended to cases), or blank. 0, or a CS_ERR_*. */
-static int add_case(struct cs_case *cases, int *ncases, char *buf, int allow_dash,
-                    const char *file, int line, struct cs_error *err)
+static int add_case(struct cs_case *cases, int *ncases, char *buf, int allow_dash, const char *file,
+                    int line, struct cs_error *err)
 {
     char *f[64], *save, *tok;
     struct cs_case *c = &cases[*ncases];
@@ -562,8 +574,8 @@ static int span_sizes(const struct cs_sched *sched, int type_bytes, const struct
  * the executor refuses, that would hang, or whose LL128 runs on a route NCCL keeps it off
  * (gen:nccl: NCCL would not pick it), is no prediction. */
 static int predict_proto(const struct cs_case *c, int q, const struct cs_sched *sched,
-                         const struct cs_platform *plat, const struct span *sp,
-                         struct result *res, struct cs_error *err)
+                         const struct cs_platform *plat, const struct span *sp, struct result *res,
+                         struct cs_error *err)
 {
     struct cs_predict_opts o = {0};
     struct cs_predict_row *rows = NULL;
@@ -667,9 +679,9 @@ static int predict_nccl(const struct cs_case *c, const char *ring, const char *p
 
             rc = cs_nccl_width(c->nccl, proto, (long long)nearbyint(run.lo), gpus, nc, &w, err);
             for (; rc == 0 && run.to < sp->to; run.to++) {
-                rc = cs_nccl_width(c->nccl, proto,
-                                   (long long)nearbyint(point_size(sp, res, run.to)), gpus, nc,
-                                   &wj, err);
+                rc =
+                    cs_nccl_width(c->nccl, proto, (long long)nearbyint(point_size(sp, res, run.to)),
+                                  gpus, nc, &wj, err);
                 if (rc != 0 || wj.channels != w.channels || wj.threads != w.threads)
                     break;
             }
@@ -768,9 +780,8 @@ static int predict_span(const struct cs_case *c, const char *plat_path, int forc
     int rc;
 
     subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
-    subst_n(plat_s, sizeof(plat_s), force || strcmp(c->vc.platform, "-") == 0 ? plat_path
-                                                                                : c->vc.platform,
-            n);
+    subst_n(plat_s, sizeof(plat_s),
+            force || strcmp(c->vc.platform, "-") == 0 ? plat_path : c->vc.platform, n);
     if (c->gen_nccl)
         rc = predict_gen_nccl(c, sched_s, plat_s, sp, res, err);
     else if (c->nccl)

@@ -14,7 +14,8 @@ enum {
     CS_EXIT_USAGE = 2,    /* usage error, or unreadable or invalid input */
 };
 
-/* The subcommands in `collsim --help` order: X(NAME, SUMMARY) for each. */
+/* The subcommands in `collsim --help` order: X(NAME, SUMMARY) for each; a '_' in NAME is a '-'
+ * on the command line (nccl_log is `collsim nccl-log`). */
 #define CS_CMDS(X)                                                                                 \
     X(fmt, "print a schedule back as MSCCL XML")                                                   \
     X(info, "summarise a schedule")                                                                \
@@ -25,6 +26,7 @@ enum {
     X(diff, "compare two schedules up to dependency order")                                        \
     X(tracediff, "compare a measured trace with a predicted one step by step")                     \
     X(platform, "write a SimGrid platform file for an A100 or Hopper machine")                     \
+    X(nccl_log, "print what an NCCL INFO log says (version, ranks, rings, transports)")            \
     X(predict, "predict a schedule's time per buffer size on a platform")                          \
     X(sweep, "run a what-if sweep of predictions")                                                 \
     X(tune, "pick the fastest schedule per size range from a sweep")                               \
@@ -49,8 +51,14 @@ struct cs_sched *cmd_load_sched(const char *path);
 
 /* The platform file an option names: path itself, or for "-" a temporary copy of stdin
  * (SimGrid loads platforms by path), removed at exit and when SIGINT, SIGTERM or SIGHUP kills the
- * process; stdin is read once. NULL after printing why (empty stdin, a read or write error). */
+ * process; stdin is read once. A machine's own file (topo.h: a topology XML, nvidia-smi output,
+ * an INFO log) becomes a temporary platform written from it the same way. NULL after printing why
+ * (empty stdin, a read or write error). */
 const char *cmd_platform_path(const char *path);
+
+/* Write the platform of a machine's own files (`collsim platform from FILE...`, its defaults)
+ * to out. 0, or CS_EXIT_USAGE after printing why. */
+int cmd_platform_from(const char *const *files, int n, const char *out);
 
 /* For a command that takes exactly n schedule files, argv[1..n]: read them into out[0..n-1].
  * On a wrong count prints "collsim: CMD takes WHAT; see 'collsim help CMD'"; on a bad file its

@@ -11,17 +11,21 @@ int cmd_calibrate_platform(int argc, char **argv);
     "           [--nic NIC] [--nic-socket same|other] [--schedule FILE | --gen SPEC]\n"            \
     "           [--protocols LIST|nccl] [--nccl VERSION] [--channels N] [--collective C]\n"        \
     "           [--ranks N] [--params FILE]... [--set KEY=VALUE]... [--fit KEY]...\n"              \
-    "           [--fix KEY]... [--max-iter N] [--jobs N] [--validate FILE] [--quiet]\n"             \
+    "           [--fix KEY]... [--max-iter N] [--jobs N] [--validate FILE] [--quiet]\n"            \
     "\n"                                                                                           \
-    "Fit a family's platform to measured tables through the model, and write it. Each TABLE\n"    \
+    "Fit a family's platform to measured tables through the model, and write it. Each TABLE\n"     \
     "(a measurement table or raw nccl-tests output, as `calibrate fit` reads them) is one case:\n" \
     "by default the schedule NCCL runs, gen:nccl:gpus=N,nodes=M,channels=C (N the table's\n"       \
     "ranks; --nccl, else the table's nccl_version column, else 2.12.12; --channels, else the\n"    \
-    "family's), each size predicted on NCCL's channels and threads at that size, with the\n"      \
-    "protocol NCCL's own tuning model of that version picks there (--protocols nccl) when the\n"  \
-    "version is known, else the fastest of LL, LL128 and Simple (NCCL's choice then being\n"      \
-    "unknown, the fit finds where each protocol runs); --schedule FILE or --gen SPEC with\n"     \
-    "--protocols LIST predicts the fastest of LIST instead. --cases FILE takes\n"                 \
+    "family's), each size predicted on NCCL's channels and threads at that size, with the\n"       \
+    "protocol NCCL's own tuning model of that version picks there (--protocols nccl) when the\n"   \
+    "version is known, else the fastest of LL, LL128 and Simple (NCCL's choice then being\n"       \
+    "unknown, the fit finds where each protocol runs); --schedule FILE or --gen SPEC with\n"       \
+    "--protocols LIST predicts the fastest of LIST instead. An NCCL_DEBUG=INFO log given as a\n"   \
+    "TABLE (its nccl-tests table inside) also gives what a user would: the ranks and nodes\n"      \
+    "where --ranks and --nodes do not, and the schedule NCCL ran, gen:nccl:log=TABLE (its\n"       \
+    "version, channels and ring orders; `collsim nccl-log TABLE` shows what was read), with\n"     \
+    "NCCL's own protocol per size. --cases FILE takes\n"                                           \
     "the cases of a `collsim validate` case file instead (PLATFORM -): one platform fitted to\n"   \
     "several tables of one machine at once (its NCCL run, its MSCCL runs, its -g 8 and mpirun\n"   \
     "runs), each with its own schedule, protocol and set= options (cs.gpus_per_process=8 for\n"    \
@@ -37,9 +41,9 @@ int cmd_calibrate_platform(int argc, char **argv);
     "table plus one prior term per key (ln(value / prior) over its prior's width), by\n"           \
     "Levenberg-Marquardt on the replay (each iteration predicts every table once per key), then\n" \
     "reweighted towards the largest errors while that lowers the largest; --jobs N (default\n"     \
-    "the CPUs, at most 8) predicts that many of an iteration's keys at once. The report gives\n"    \
+    "the CPUs, at most 8) predicts that many of an iteration's keys at once. The report gives\n"   \
     "each key's prior, fitted value and 95% interval, and whether the data identified it\n"        \
-    "(their information on it exceeds the prior's), it stayed at its prior, or it is at the\n"    \
+    "(their information on it exceeds the prior's), it stayed at its prior, or it is at the\n"     \
     "edge of its range; and the pairs of keys the data cannot tell apart (correlation beyond\n"    \
     "0.95). Priors: src/params.c, --params FILE (props), --set KEY=VALUE.\n"                       \
     "\n"                                                                                           \
@@ -50,9 +54,10 @@ int cmd_calibrate_platform(int argc, char **argv);
     "4 MiB and up), and the line `Residual over N of N sizes: median |error| X%, max |error|\n"    \
     "Y%`. Where a table contradicts itself (its in-place and out-of-place times differ by more\n"  \
     "than 15%, or its time falls by more than 15% as the size doubles) the report names the\n"     \
-    "size and the rule and gives the max without it (never the median). Each --held-out table\n"  \
+    "size and the rule and gives the max without it (never the median). Each --held-out table\n"   \
     "is predicted with the fitted platform and reported the same way, never fitted. --validate\n"  \
-    "FILE writes the tables as `collsim validate` cases on the written platform, which re-predict\n" \
+    "FILE writes the tables as `collsim validate` cases on the written platform, which "           \
+    "re-predict\n"                                                                                 \
     "them. Progress goes to stderr (--quiet: none).\n"
 
 #endif

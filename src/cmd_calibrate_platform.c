@@ -16,6 +16,7 @@
 #include "fdio.h"
 #include "meas.h"
 #include "nccl.h"
+#include "ncclinfo.h"
 #include "params.h"
 #include "platform.h"
 #include "refit.h"
@@ -151,8 +152,7 @@ static int take_popt(void *ctx, int c, const char *v)
         return 0;
     case 'K':
         o->nic_socket = strcmp(v, "same") == 0 ? 1 : strcmp(v, "other") == 0 ? 2 : 0;
-        return o->nic_socket ? 0
-                             : cmd_usage_error("--nic-socket takes same or other, not '%s'", v);
+        return o->nic_socket ? 0 : cmd_usage_error("--nic-socket takes same or other, not '%s'", v);
     case 's':
         o->sockets = strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
         return o->sockets ? 0 : cmd_usage_error("--sockets takes 1 or 2, not '%s'", v);
@@ -217,8 +217,8 @@ static int platform_args(int argc, char **argv, struct popts *o)
                                "-o PLATFORM.xml");
     if (o->sched && o->gen)
         return cmd_usage_error("--schedule and --gen exclude each other");
-    if (o->cases && (o->sched || o->gen || o->protocols || o->nccl[0] || o->channels ||
-                     o->coll || o->ranks))
+    if (o->cases &&
+        (o->sched || o->gen || o->protocols || o->nccl[0] || o->channels || o->coll || o->ranks))
         return cmd_usage_error("--cases names each case's schedule, protocol and options; "
                                "--schedule, --gen, --protocols, --nccl, --channels, "
                                "--collective and --ranks are for TABLE...");
@@ -243,7 +243,8 @@ static int platform_args(int argc, char **argv, struct popts *o)
 
 /* What a table says of itself: its ranks (busbw over algbw, or a gpus column) and its NCCL
  * version (an nccl_version column NCCL's rule covers), "" when none. 0, or an exit code. */
-static int table_info(const struct popts *o, const char *path, int *ranks, char *ver, size_t len)
+static int table_info(const struct popts *o, const char *path, int hint, int *ranks, char *ver,
+                      size_t len)
 {
     struct cs_csv *t = NULL;
     struct cs_error err;
@@ -256,7 +257,7 @@ static int table_info(const struct popts *o, const char *path, int *ranks, char 
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    *ranks = o->ranks ? o->ranks : cs_meas_infer_ranks(t, coll);
+    *ranks = o->ranks ? o->ranks : hint ? hint : cs_meas_infer_ranks(t, coll);
     gc = cs_csv_col_find(t, "gpus");
     if (*ranks < 2 && gc >= 0 && t->nrows > 0)
         *ranks = atoi(cs_csv_cell(t, 0, gc));
@@ -310,6 +311,26 @@ static const char *family_machine(const struct popts *o)
     }
 }
 
+/* An NCCL_DEBUG=INFO log (ncclinfo.h) as the table: it gives what a user would, the ranks and
+ * nodes where --ranks and --nodes do not (*ranks, *nodes), and the schedule NCCL ran (gen
+ * nccl:log=PATH: its version, channels and ring orders; `collsim nccl-log PATH` shows what was
+ * read). 1 when path is such a log (of 2 ranks or more), else 0. */
+static int log_of(const struct popts *o, const char *path, int *ranks, int *nodes)
+{
+    struct cs_ncclinfo *log;
+    int is_log;
+
+    if (cs_ncclinfo_read(path, &log, NULL) != 0)
+        return 0;
+    if ((is_log = log->nranks >= 2)) {
+        *ranks = log->nranks;
+        if (o->nodes == 0 && log->nnodes > 1)
+            *nodes = log->nnodes;
+    }
+    cs_ncclinfo_free(log);
+    return is_log;
+}
+
 /* A case name from a path: its file name without the extension, other characters as _. */
 static void case_name(const char *path, char *buf, size_t len)
 {
@@ -331,18 +352,26 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
     char shared[1100];
     char *f[10];
     int ranks, nodes, nf = 5, rc, gpt = cs_meas_gpus_per_thread(path), given = 0;
+    int is_log, lranks = 0, lnodes = 0;
     struct cs_error err;
 
-    if ((rc = table_info(o, path, &ranks, ver, sizeof(ver))) != 0)
+    is_log = log_of(o, path, &lranks, &lnodes);
+    if ((rc = table_info(o, path, lranks, &ranks, ver, sizeof(ver))) != 0)
         return rc;
     case_name(path, name, sizeof(name) - 8);
     snprintf(name + strlen(name), 8, "-%d", (k + 1) % 100);
-    nodes = family_nodes(o, ranks);
+    nodes = lnodes > 1 ? lnodes : family_nodes(o, ranks);
+    sched[0] = '\0';
+    if (is_log) /* the run's own communicator */
+        snprintf(sched, sizeof(sched), "gen:nccl:log=%s%s%s%s", path, o->nccl[0] ? ",nccl=" : "",
+                 o->nccl, family_machine(o));
     *nodes_out = nodes;
     if (o->sched)
         snprintf(sched, sizeof(sched), "%s", o->sched);
     else if (o->gen)
         snprintf(sched, sizeof(sched), "gen:%s", o->gen);
+    else if (strncmp(sched, "gen:nccl:log=", 13) == 0)
+        ;
     else
         snprintf(sched, sizeof(sched), "gen:nccl:gpus=%d,nodes=%d,channels=%d%s%s%s%s", ranks,
                  nodes, family_channels(o, nodes), o->nccl[0] || ver[0] ? ",nccl=" : "",
@@ -352,12 +381,14 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
         snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched), "%s",
                  o->coll == CS_MEAS_ALLGATHER ? "allgather" : "reducescatter");
     if (o->protocols)
-        snprintf(proto, sizeof(proto), "%s%s", strcmp(o->protocols, "nccl") == 0 ? "" : "fastest:",
-                 o->protocols);
+        snprintf(proto, sizeof(proto), "%s%s",
+                 strcmp(o->protocols, "nccl") == 0 ? "" : "fastest:", o->protocols);
     else
         snprintf(proto, sizeof(proto), "%s",
-                 strncmp(sched, "gen:nccl", 8) == 0 && strstr(sched, "nccl=") ? "nccl"
-                                                                                 : "fastest");
+                 strncmp(sched, "gen:nccl", 8) == 0 &&
+                         (strstr(sched, "nccl=") || strncmp(sched, "gen:nccl:log=", 13) == 0)
+                     ? "nccl"
+                     : "fastest");
     f[0] = name;
     f[1] = (char *)path;
     /* a table of the shared data by its shared: name, so that a case file written from it
@@ -597,8 +628,7 @@ static void report_table(FILE *rep, const struct cs_refit_table *T)
             fprintf(rep, "| %.0f | %s | %s | %s | %+.2f%% | %s%s |\n", q->size_bytes,
                     cs_calib_fmt_time(q->meas_s, a, sizeof(a)),
                     cs_calib_fmt_time(q->pred_s, b, sizeof(b)), q->proto,
-                    100 * (q->pred_s - q->meas_s) / q->meas_s, why[0] ? "contradicts: " : "",
-                    why);
+                    100 * (q->pred_s - q->meas_s) / q->meas_s, why[0] ? "contradicts: " : "", why);
         else
             fprintf(rep, "| %.0f | %s | - | - | - | no prediction %s |\n", q->size_bytes,
                     cs_calib_fmt_time(q->meas_s, a, sizeof(a)), why);

@@ -14,7 +14,7 @@ const char cmd_gen_usage[] =
     "                  [--variant split|v1] [--sms N] [--min-bytes N] [--max-bytes N]\n"
     "                  [-o FILE]\n"
     "       collsim gen nccl --gpus G --size BYTES [--coll C] [--nodes M]\n"
-    "                  [--algo ring|tree] [--nccl-version V] [--channels K]\n"
+    "                  [--algo ring|tree] [--nccl-version V] [--channels K] [--log FILE]\n"
     "                  [--protocol LL|LL128|Simple]\n"
     "                  [--sms N] [-o FILE]\n"
     "\n"
@@ -63,8 +63,12 @@ const char cmd_gen_usage[] =
     "                are the sizes over which NCCL keeps those channels and threads (maxBytes\n"
     "                0: every larger size); MSCCL XML has no thread count, so the name records\n"
     "                it, with the algorithm, channels and version\n"
-    "                (allreduce_nccl_2.12.12_ring_2ch_512thr). Spec keys size, nccl, nodes,\n"
-    "                algo.\n"
+    "                (allreduce_nccl_2.12.12_ring_2ch_512thr). --log FILE (an NCCL_DEBUG=INFO\n"
+    "                log, `collsim nccl-log`) takes the log's communicator where the options\n"
+    "                do not say otherwise: its ranks (--gpus), nodes, channels and NCCL version\n"
+    "                (one the rule covers; else give --nccl-version), and the ring's channel k\n"
+    "                visits the ranks in the order of the log's ring k. Spec keys size, nccl,\n"
+    "                nodes, algo, log.\n"
     "--instances replicates the schedule on its own channels and threadblocks (default 1);\n"
     "--protocol defaults to Simple. Every schedule's <algo> carries what the MSCCL executor\n"
     "requires: inplace, outofplace (its complement) and the size window minBytes/maxBytes,\n"
@@ -97,7 +101,7 @@ static int *count_field(struct cs_gen_opts *o, int c, int *min)
 static const char gen_opts[] = "gpus=g: coll=L: columns=c: instances=i: channels=k: per-node=n: "
                                "protocol=p: msccl-tools-compat=C dependence-nops=N: variant=V: "
                                "sms=S: min-bytes=m: max-bytes=M: size=z: nodes=d: nccl-version=v: "
-                               "algo=A:";
+                               "algo=A: log=l:";
 
 /* A count's value (option --name): an integer from min to 1000000. */
 static int count_arg(const char *name, const char *val, int min, int *out)
@@ -158,6 +162,8 @@ static int parse_args(int argc, char **argv, struct cs_gen_opts *o, const char *
         } else if (c == 'A') {
             if (cs_nccl_algo_parse(optarg, &o->nccl_algo) != 0)
                 rc = cmd_usage_error("gen --algo takes ring or tree, not '%s'", optarg);
+        } else if (c == 'l') {
+            o->nccl_log = optarg;
         } else if (c == 'C') {
             o->compat = 1;
         } else if (c == 'o') {
@@ -193,8 +199,9 @@ static int check_generator_opts(const char *name, const struct cs_gen_opts *o)
         return cmd_usage_error("gen %s: --channels and --per-node are for ring (--channels also "
                                "for nccl)",
                                name);
-    if (!nccl && (o->size_bytes || o->nodes || o->nccl_version || o->nccl_algo))
-        return cmd_usage_error("gen %s: --size, --nodes, --nccl-version and --algo are for nccl",
+    if (!nccl && (o->size_bytes || o->nodes || o->nccl_version || o->nccl_algo || o->nccl_log))
+        return cmd_usage_error("gen %s: --size, --nodes, --nccl-version, --algo and --log are for "
+                               "nccl",
                                name);
     if (nccl && o->size_bytes == 0)
         return cmd_usage_error("gen nccl: --size is required (NCCL's choice depends on it)");
@@ -230,7 +237,7 @@ int cmd_gen(int argc, char **argv)
     if (g == NGENS)
         return cmd_usage_error("gen: unknown generator '%s' (hierarchical, ring, allpairs, nccl)",
                                name);
-    if (o.gpus == 0)
+    if (o.gpus == 0 && o.nccl_log == NULL)
         return cmd_usage_error("gen: --gpus is required");
     if ((rc = check_generator_opts(name, &o)) != 0)
         return rc;

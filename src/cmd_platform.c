@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "platform.h"
+#include "topo.h"
 
 const char cmd_platform_usage[] =
     "usage: collsim platform FAMILY [--nodes N] [--gpus-per-node N] [--rows R --columns C]\n"
@@ -13,6 +14,8 @@ const char cmd_platform_usage[] =
     "                        [--nic-socket same|other] [--sockets 1|2]\n"
     "                        [--gpu a100|h100|h100-pcie|h200]\n"
     "                        [--ranks N] [--routing full|dijkstra]\n"
+    "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
+    "       collsim platform from FILE... [--nodes N] [--gpu a100|a100-pcie|h100|h100-pcie|h200]\n"
     "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "\n"
     "Write a SimGrid platform file (DTD 4.1) for an A100 or Hopper machine, with the timing\n"
@@ -32,6 +35,28 @@ const char cmd_platform_usage[] =
     "                      calibration harness runs a schedule: they meet in the GPU's memory\n"
     "                      (one shared link of class hbm, half the HBM bandwidth) and share its\n"
     "                      SMs (cs.ranks_per_gpu: all their threadblocks must be co-resident)\n"
+    "  from FILE...        the machine its own files describe, told apart by content and\n"
+    "                      combined (one machine): NCCL's topology XML (a vendor's\n"
+    "                      NCCL_TOPO_FILE skeleton: GPUs by PCI class 0x03, or an\n"
+    "                      NCCL_TOPO_DUMP_FILE dump with <gpu>, <nvlink>, <nic><net>), the\n"
+    "                      output of `nvidia-smi topo -m`, an NCCL_DEBUG=INFO log (its nodes,\n"
+    "                      ranks' GPUs, NICs, GPUDirect RDMA and transports), an NCCL graph\n"
+    "                      file (checked against the machine). GPUs, NVLinks (count x the\n"
+    "                      GPU's per-link rate: NCCL's 20 GB/s on A100, 20.6 on Hopper; a port\n"
+    "                      gpuN_nvl when the GPUs reach NVSwitches, a link per NVLinked pair\n"
+    "                      otherwise), PCIe switches and root ports with their rate (lanes x\n"
+    "                      GT/s, NCCL's width x speed / 80), CPUs (NUMA nodes) joined pairwise\n"
+    "                      at cs.sys_Bps, NICs at 96% of their line rate; each GPU's NIC is\n"
+    "                      the one the log says, else its nearest (GPUs sharing the nearest\n"
+    "                      NICs share them in order), reached directly with GPUDirect RDMA\n"
+    "                      (the log's word, else both support it within a PCIe switch), else\n"
+    "                      through the CPU. What no file says comes from the GPU's priors,\n"
+    "                      each named in a comment; the GPU from --gpu, the PCI device id, the\n"
+    "                      log's GPU name or the compute capability. A contradiction between\n"
+    "                      the files (or with --gpu) is an error naming the line; no GPU, a\n"
+    "                      GPU collsim has no model for, or none named: exit 2. --nodes N\n"
+    "                      repeats the node N times (default: the log's nodes, else 1); up to\n"
+    "                      256 GPUs.\n"
     "--gpu sets the GPU's priors: SMs, NVLink (NCCL's 20.6 GB/s per NVLink4 link on Hopper),\n"
     "PCIe (Gen5 x16, 48 GB/s in NCCL's model, on Hopper), HBM, and per-CTA rates (A100's scaled\n"
     "by the SM clock on Hopper: priors until the harness measures them); each names its source.\n"
@@ -66,6 +91,7 @@ struct platform_args {
     int nic_socket;           /* 0 when not given, 1 same, 2 other */
     int sockets;              /* 0 when not given, else 1 or 2 */
     enum cs_gpu_kind gpu;     /* 0 when not given */
+    const char *gpu_name;     /* --gpu as given */
     int ranks;                /* 0 when not given */
     int routing;              /* 0 when not given, else CS_ROUTING_* */
     struct cs_params params;
@@ -122,10 +148,17 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
     }
     if (c == 's')
         return set_param(a, val);
-    if (c == 'G')
-        return (a->gpu = cs_gpu_kind_parse(val)) != 0
-                   ? 0
-                   : cmd_usage_error("--gpu takes a100, h100, h100-pcie or h200, not '%s'", val);
+    if (c == 'G') {
+        struct cs_topo_gpu g;
+
+        a->gpu_name = val;
+        if (cs_topo_gpu_parse(val, &g) != 0)
+            return cmd_usage_error("--gpu takes a100, a100-pcie (from), h100, h100-pcie or h200, "
+                                   "not '%s'",
+                                   val);
+        a->gpu = g.kind;
+        return 0;
+    }
     if (c == 'N') {
         if ((a->nic = cs_platform_nic_parse(val)) == 0)
             return cmd_usage_error("--nic takes hdr, roce100 or 2x100, not '%s'", val);
@@ -181,7 +214,10 @@ static int parse_args(int argc, char **argv, struct platform_args *a)
     }
     if (rc == 0 && optind == argc)
         rc = cmd_usage_error("platform needs a FAMILY; see 'collsim help platform'");
-    else if (rc == 0 && argc - optind > 1)
+    else if (rc == 0 && strcmp(argv[optind], "from") == 0 && argc - optind < 2)
+        rc = cmd_usage_error("platform from needs the machine's FILE...; see 'collsim help "
+                             "platform'");
+    else if (rc == 0 && argc - optind > 1 && strcmp(argv[optind], "from") != 0)
         rc = cmd_usage_error("platform: one FAMILY only ('%s' and '%s')", argv[optind],
                              argv[optind + 1]);
     return rc;
@@ -197,6 +233,9 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
                                "a100-hier, dgx-a100, ndv4, a100-pcie-net, hgx-h100, hgx-h200, "
                                "h100-pcie, h100-pcie-nvbridge, virtual)",
                                name);
+    if (a->gpu_name != NULL && strcmp(a->gpu_name, "a100-pcie") == 0)
+        return cmd_usage_error("--gpu a100-pcie is for platform from (a family's a100 is either "
+                               "form)");
     if (a->ranks && fam != CS_FAM_VIRTUAL)
         return cmd_usage_error("--ranks applies to virtual only");
     if (a->gpu && cs_platform_family_gpu(name) != CS_GPU_A100 &&
@@ -240,10 +279,53 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
     return 0;
 }
 
+/* `platform from FILE...`: the machine (a->topo), its spec and parameters. An exit code. */
+static int make_from(struct platform_args *a, int nfiles, char **files, struct cs_topo **topo,
+                     struct cs_platform_spec *spec)
+{
+    static const char *const keys[CS_NLINK] = {NULL, "cs.link_Bps.nvlink", "cs.link_Bps.pcie",
+                                               "cs.link_Bps.net", NULL};
+    struct cs_topo_opts o = {{0}, &a->params, {0}};
+    struct cs_error err;
+    size_t used = strlen(a->origin);
+
+    if (a->gpus_per_node || a->rows || a->columns || a->between || a->nic || a->nic_socket ||
+        a->sockets || a->ranks || a->routing)
+        return cmd_usage_error("platform from takes --nodes, --gpu, --params and --set (the "
+                               "machine's files say the rest)");
+    if (a->gpu_name != NULL)
+        cs_topo_gpu_parse(a->gpu_name, &o.gpu);
+    for (int c = 1; c < CS_NLINK; c++)
+        o.user_Bps[c] = keys[c] != NULL && cs_param_notes_get(&a->notes, keys[c]) != NULL;
+    cs_error_init(&err);
+    if (cs_topo_read((const char *const *)files, nfiles, &o, topo, NULL, NULL, &err) != 0) {
+        cmd_print_error(&err);
+        return CS_EXIT_USAGE;
+    }
+    cs_platform_spec_init(spec, CS_FAM_TOPO);
+    spec->topo = *topo;
+    spec->nodes = a->nodes ? a->nodes : (*topo)->nodes;
+    spec->gpu = (*topo)->gpu.kind;
+    spec->notes = &a->notes;
+    for (int i = 0; i < (*topo)->ngpus && spec->nodes > 1; i++)
+        if ((*topo)->nic_of[i] < 0)
+            return cmd_usage_error("platform from: GPU %d of the machine has no NIC in its files: "
+                                   "%d nodes cannot be joined (give the file that lists the "
+                                   "NICs)",
+                                   i, spec->nodes);
+    for (int i = 0; i < nfiles && used < sizeof(a->origin) - 8; i++, used = strlen(a->origin))
+        snprintf(a->origin + used, sizeof(a->origin) - used, "%s%s", used ? ", " : "", files[i]);
+    if (!a->nodes && spec->nodes > 1)
+        snprintf(a->origin + used, sizeof(a->origin) - used, ", nodes %d (the log's)", spec->nodes);
+    spec->origin = a->origin;
+    return 0;
+}
+
 int cmd_platform(int argc, char **argv)
 {
     struct platform_args *a = calloc(1, sizeof(*a));
     struct cs_platform_spec spec;
+    struct cs_topo *topo = NULL;
     struct cs_error err;
     int rc = CS_EXIT_USAGE;
 
@@ -254,8 +336,12 @@ int cmd_platform(int argc, char **argv)
     a->out = "-";
     cs_params_init(&a->params);
     cs_error_init(&err);
-    if (parse_args(argc, argv, a) == 0 && make_spec(a, argv[optind], &spec) == 0) {
-        if (cs_platform_spec_params(&spec, &a->params, &a->notes) != 0) {
+    if (parse_args(argc, argv, a) == 0 &&
+        (strcmp(argv[optind], "from") == 0
+             ? make_from(a, argc - optind - 1, argv + optind + 1, &topo, &spec)
+             : make_spec(a, argv[optind], &spec)) == 0) {
+        if (cs_platform_spec_params(&spec, &a->params, &a->notes) != 0 ||
+            (topo != NULL && cs_topo_params(topo, &a->params, &a->notes) != 0)) {
             rc = cmd_usage_error("too many --set and --params parameters");
         } else {
             rc = cs_platform_write(&spec, &a->params, a->out, &err) == 0 ? CS_EXIT_OK
@@ -264,6 +350,32 @@ int cmd_platform(int argc, char **argv)
                 cmd_print_error(&err);
         }
     }
+    cs_topo_free(topo);
+    free(a);
+    return rc;
+}
+
+int cmd_platform_from(const char *const *files, int n, const char *out)
+{
+    struct platform_args *a = calloc(1, sizeof(*a));
+    struct cs_platform_spec spec;
+    struct cs_topo *topo = NULL;
+    struct cs_error err;
+    int rc = CS_EXIT_USAGE;
+
+    if (a == NULL)
+        return cmd_usage_error("out of memory");
+    cs_params_init(&a->params);
+    cs_error_init(&err);
+    if (make_from(a, n, (char **)files, &topo, &spec) == 0) {
+        if (cs_platform_spec_params(&spec, &a->params, &a->notes) != 0 ||
+            cs_topo_params(topo, &a->params, &a->notes) != 0)
+            rc = cmd_usage_error("too many parameters");
+        else if ((rc = cs_platform_write(&spec, &a->params, out, &err)) != 0)
+            cmd_print_error(&err);
+        rc = rc == 0 ? 0 : CS_EXIT_USAGE;
+    }
+    cs_topo_free(topo);
     free(a);
     return rc;
 }

@@ -31,7 +31,7 @@ const char cmd_predict_usage[] =
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
     "                       [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
-    "                        [--nccl-algo ring|tree]]\n"
+    "                        [--nccl-algo ring|tree] [--nccl-log LOG]]\n"
     "                       [--quiet]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
@@ -105,7 +105,13 @@ const char cmd_predict_usage[] =
     "field 8), in CSV as the last columns\n"
     "nccl_protocol,nccl_channels,nccl_threads,nccl_time_us,speedup, in JSON as nccl and\n"
     "speedup members (nccl.algorithm: ring, tree or p2p; the table's and CSV's protocol reads\n"
-    "PROTOCOL/tree for the tree). A custom collective exits 2.\n"
+    "PROTOCOL/tree for the tree). A custom collective exits 2. --nccl-log LOG (an\n"
+    "NCCL_DEBUG=INFO log, `collsim nccl-log`) takes NCCL's communicator from the log: its\n"
+    "nodes, channels and version where the options do not give them, and its rings' rank\n"
+    "orders (the schedule's GPUs must be the log's ranks).\n"
+    "--platform also takes a machine's own files (NCCL's topology XML, nvidia-smi topo -m,\n"
+    "an INFO log) as `collsim platform from FILE` writes them: one file, the node count the\n"
+    "log's (else 1).\n"
     "Rows are printed as each size is predicted, with progress and an ETA on stderr (one\n"
     "updating line on a terminal, else a line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS;\n"
     "--quiet or --verbose: none). A size the executor cannot run (more loop\n"
@@ -150,6 +156,7 @@ enum {
     OPT_NCCL_CHANNELS,
     OPT_NCCL_NODES,
     OPT_NCCL_ALGO,
+    OPT_NCCL_LOG,
     OPT_QUIET,
 };
 
@@ -175,6 +182,7 @@ static const struct option predict_opts[] = {
     {"nccl-channels", required_argument, NULL, OPT_NCCL_CHANNELS},
     {"nccl-nodes", required_argument, NULL, OPT_NCCL_NODES},
     {"nccl-algo", required_argument, NULL, OPT_NCCL_ALGO},
+    {"nccl-log", required_argument, NULL, OPT_NCCL_LOG},
     /* nccl-tests' options that mean nothing to a simulation (accepted, checked, ignored) */
     {"iters", required_argument, NULL, 'n'},
     {"warmup_iters", required_argument, NULL, 'w'},
@@ -251,6 +259,9 @@ static int take_option(void *ctx, int c, const char *v)
         return cs_nccl_algo_parse(v, &a->nccl.algo) == 0
                    ? 0
                    : cmd_usage_error("--nccl-algo takes ring or tree, not '%s'", v);
+    case OPT_NCCL_LOG:
+        a->nccl.log = v;
+        return 0;
     case OPT_QUIET:
         a->quiet = 1;
         return 0;
@@ -343,9 +354,10 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
     if (a->in.sched_path != NULL && strcmp(a->in.sched_path, "-") == 0 &&
         strcmp(a->in.plat_path, "-") == 0)
         return cmd_usage_error("predict: the schedule and --platform cannot both be stdin (-)");
-    if (!a->vs_nccl && (a->nccl.version || a->nccl.channels || a->nccl.nodes || a->nccl.algo))
-        return cmd_usage_error("--nccl-version, --nccl-channels, --nccl-nodes and --nccl-algo "
-                               "go with --vs-nccl");
+    if (!a->vs_nccl &&
+        (a->nccl.version || a->nccl.channels || a->nccl.nodes || a->nccl.algo || a->nccl.log))
+        return cmd_usage_error("--nccl-version, --nccl-channels, --nccl-nodes, --nccl-algo and "
+                               "--nccl-log go with --vs-nccl");
     return (a->in.plat_path = cmd_platform_path(a->in.plat_path)) != NULL ? 0 : CS_EXIT_USAGE;
 }
 

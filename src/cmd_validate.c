@@ -37,7 +37,8 @@ const char cmd_validate_usage[] =
     "a comment; `#: NAME: text` after a case adds a note to its section of the summary):\n"
     "  NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]\n"
     "MEASUREMENT is a table in the shared measurements schema (shared:FILE reads\n"
-    "$CS_SHARED_DATA/measurements/FILE, default ../shared/data); SCHEDULE an MSCCL XML or\n"
+    "$CS_SHARED_DATA/measurements/FILE, default ../shared/data), or what an nccl-tests\n"
+    "binary prints (an NCCL INFO log around it included); SCHEDULE an MSCCL XML or\n"
     "gen:SPEC (collsim predict --gen SPEC); PLATFORM a platform file; PROTOCOL LL, LL128,\n"
     "Simple, fastest[:P,P...] (predict each, keep the fastest per size; default all three), or\n"
     "nccl (a gen:nccl schedule: the protocol NCCL's own tuning model picks at each size). The\n"
@@ -49,9 +50,9 @@ const char cmd_validate_usage[] =
     "summary reports the\n"
     "others, held out), sizes=MIN:MAX (sizes compared), target=nvswitch8|other.\n"
     "A gen:nccl:... SCHEDULE (gpus, channels: the communicator's, nodes, coll, algo, nccl: the\n"
-    "version; no size or protocol) predicts, per size and protocol, what `collsim gen nccl`\n"
-    "writes there (NCCL's ring or tree, channels and threads), the protocol's cs.tb_Bps and\n"
-    "cs.pass_bytes scaled by threads / maximum threads as below.\n"
+    "version, log: an NCCL INFO log giving them and its rings' orders; no size or protocol)\n"
+    "predicts, per size and protocol, what `collsim gen nccl` writes there (NCCL's ring or\n"
+    "tree, channels and threads; the replay narrows the protocol's CTA to those threads).\n"
     "nccl=VERSION (NCCL 2.8 to 2.18, a gen:ring schedule of one instance) runs NCCL's channel\n"
     "and thread choice (enqueue.cc): the ring's channels= is the communicator's, and each size\n"
     "and protocol is predicted on the ring with the channels NCCL uses at that size, with the\n"
@@ -116,7 +117,9 @@ static int write_plot(const char *dir, const struct cs_case *c, int by_n)
             "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
             c->vc.name, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
             by_n ? "GPUs" : "size (bytes)", c->vc.name, c->vc.name,
-            c->vc.fastest ? "fastest protocol" : c->by_nccl ? "NCCL's protocol" : c->proto[0]);
+            c->vc.fastest ? "fastest protocol"
+            : c->by_nccl  ? "NCCL's protocol"
+                          : c->proto[0]);
     if (cs_outfile_close(&out, &err) != 0) {
         cmd_print_error(&err);
         return -1;

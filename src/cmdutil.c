@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "fdio.h"
 #include "parse.h"
+#include "topo.h"
 #include "xml.h"
 
 void cmd_print_error(const struct cs_error *err)
@@ -58,10 +59,11 @@ void cmd_print_sched_warnings(const struct cs_sched *sched)
                 sched->nwarnings - sched->nwarnings_kept);
 }
 
-/* The copy of stdin a `--platform -` made, removed at exit (and by fdio on a signal) by the
- * process that made it: a forked worker that exits leaves it to its parent. */
-static char stdin_platform[4096];
-static pid_t stdin_platform_owner;
+/* The copy of stdin a `--platform -` made, and the platform written from a machine's own file,
+ * removed at exit (and by fdio on a signal) by the process that made them: a forked worker that
+ * exits leaves them to its parent. */
+static char stdin_platform[4096], from_platform[4096];
+static pid_t stdin_platform_owner, from_platform_owner;
 
 static void remove_stdin_platform(void)
 {
@@ -69,6 +71,52 @@ static void remove_stdin_platform(void)
         return;
     cs_cleanup_drop(stdin_platform);
     unlink(stdin_platform);
+}
+
+static void remove_from_platform(void)
+{
+    if (getpid() != from_platform_owner || from_platform[0] == '\0')
+        return;
+    cs_cleanup_drop(from_platform);
+    unlink(from_platform);
+}
+
+/* path itself when it is not a machine's own file (a topology XML, nvidia-smi output, an INFO
+ * log), else a temporary platform written from it (`collsim platform from path`). */
+static const char *from_machine(const char *path)
+{
+    const char *dir = getenv("TMPDIR");
+    char head[65536];
+    size_t n = 0;
+    FILE *fp = fopen(path, "rb");
+    int fd;
+
+    if (fp != NULL) {
+        n = fread(head, 1, sizeof(head), fp);
+        fclose(fp);
+    }
+    if (n == 0 || !cs_topo_detect(head, n))
+        return path;
+    if (from_platform[0] != '\0') {
+        cmd_usage_error("--platform %s: one machine's file per run", path);
+        return NULL;
+    }
+    snprintf(from_platform, sizeof(from_platform), "%s/collsim-from-platform-XXXXXX.xml",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    from_platform_owner = getpid();
+    if ((fd = mkstemps(from_platform, 4)) < 0 || cs_cleanup_add(from_platform) != 0 ||
+        atexit(remove_from_platform) != 0 || close(fd) != 0) {
+        cmd_usage_error("--platform %s: cannot write %s: %s", path, from_platform,
+                        strerror(errno ? errno : EIO));
+        from_platform[0] = '\0';
+        return NULL;
+    }
+    if (cmd_platform_from(&path, 1, from_platform) != 0) {
+        remove_from_platform();
+        from_platform[0] = '\0';
+        return NULL;
+    }
+    return from_platform;
 }
 
 const char *cmd_platform_path(const char *path)
@@ -80,7 +128,7 @@ const char *cmd_platform_path(const char *path)
     int fd;
 
     if (strcmp(path, "-") != 0)
-        return path;
+        return from_machine(path);
     if (stdin_platform[0] != '\0')
         return stdin_platform; /* stdin is read once */
     cs_error_init(&err);
@@ -111,7 +159,7 @@ const char *cmd_platform_path(const char *path)
         return NULL;
     }
     free(buf);
-    return stdin_platform;
+    return from_machine(stdin_platform);
 }
 
 int cmd_load_scheds(int argc, char **argv, int n, const char *what, struct cs_sched **out)

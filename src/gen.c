@@ -5,6 +5,7 @@
 
 #include "gen.h"
 #include "lower.h"
+#include "ncclinfo.h"
 #include "parse.h"
 #include "util.h"
 #include "verify.h"
@@ -451,12 +452,42 @@ static struct cs_prog *coll_prog(const struct cs_gen_opts *o, const char *name, 
 
 /* ---- ring */
 
-/* The GPU at position p of ring k: p, or with per_node N, p's node with its GPUs rotated by k. */
+/* The GPU at position p of ring k: the order of rings when given, else p, or with per_node N,
+ * p's node with its GPUs rotated by k. */
 static int ring_gpu(const struct cs_gen_opts *o, int k, int p)
 {
     int n = o->per_node;
 
+    if (o->rings != NULL)
+        return o->rings[(size_t)(k % o->nrings) * (size_t)o->gpus + (size_t)p];
     return n ? p / n * n + (p % n + k) % n : p;
+}
+
+/* Each of o's rings visits every GPU once. */
+static int check_rings(const struct cs_gen_opts *o, struct cs_error *err)
+{
+    unsigned char *seen = o->rings ? calloc((size_t)o->gpus, 1) : NULL;
+
+    if (o->rings == NULL)
+        return 0;
+    if (seen == NULL || o->nrings < 1) {
+        free(seen);
+        return usage(err, seen == NULL ? "out of memory" : "no ring order");
+    }
+    for (int k = 0; k < o->nrings; k++) {
+        memset(seen, 0, (size_t)o->gpus);
+        for (int p = 0; p < o->gpus; p++) {
+            int g = o->rings[(size_t)k * (size_t)o->gpus + (size_t)p];
+
+            if (g < 0 || g >= o->gpus || seen[g]) {
+                free(seen);
+                return usage(err, "ring %d does not visit each of the %d GPUs once", k, o->gpus);
+            }
+            seen[g] = 1;
+        }
+    }
+    free(seen);
+    return 0;
 }
 
 /* AllReduce: ring k moves chunks k*G .. k*G+G-1. Block b starts at rank b+1 and is reduced hop by
@@ -550,6 +581,8 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
                      CS_MAX_CHANNELS);
     if (o.per_node && (o.per_node > G || G % o.per_node != 0))
         return usage(err, "--per-node %d does not divide --gpus %d", o.per_node, G);
+    if ((rc = check_rings(&o, err)) != 0)
+        return rc;
     snprintf(name, sizeof(name), "%s_ring_%dch", coll_word(&o), K);
     prog = coll_prog(&o, name, K);
     if (prog == NULL)
@@ -734,10 +767,70 @@ static int nccl_name(struct cs_sched *s, const struct cs_gen_opts *o, const stru
     return 0;
 }
 
-/* nccl's own defaults and the options it refuses. */
-static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct cs_error *err)
+/* What the log at path says of the communicator into o where o does not say it (gpus, nodes,
+ * channels, version), and its printed rings into o->rings (new: the caller frees it). */
+static int nccl_log_opts(const char *path, struct cs_gen_opts *o, struct cs_error *err)
 {
+    struct cs_ncclinfo *log;
+    struct cs_error e;
+    int rc = 0, K, n = 0, *rings;
+
+    cs_error_init(&e);
+    if (cs_ncclinfo_read(path, &log, &e) != 0) {
+        char where[600];
+
+        return usage(err, "nccl log: %s", cs_error_format(&e, where, sizeof(where)));
+    }
+    if (log->nranks < 2)
+        rc = usage(err, "nccl log %s: no communicator of 2 ranks or more", path);
+    else if (o->gpus && o->gpus != log->nranks)
+        rc = usage(err, "nccl log %s: %d ranks (line %d), not %d GPUs", path, log->nranks,
+                   log->comm_line, o->gpus);
+    else if (o->nccl_version == 0 &&
+             (log->version < CS_NCCL_RULE_MIN || log->version >= CS_NCCL_RULE_END))
+        rc = usage(err,
+                   "nccl log %s: NCCL %s (line %d): collsim reproduces the channel choice of NCCL "
+                   "2.8 to 2.18; name one (spec key nccl, --nccl-version) to take its rule",
+                   path, log->version ? log->version_text : "version not printed",
+                   log->version_line);
+    if (rc != 0) {
+        cs_ncclinfo_free(log);
+        return rc;
+    }
+    o->gpus = log->nranks;
+    if (o->nodes == 0 && log->nnodes > 0)
+        o->nodes = log->nnodes;
+    if (o->channels == 0 && log->nchannels > 0)
+        o->channels = log->nchannels;
+    if (o->nccl_version == 0)
+        o->nccl_version = log->version;
+    K = log->nchannels > 0 ? log->nchannels : log->nrings;
+    if ((rings = malloc((size_t)(K > 0 ? K : 1) * (size_t)log->nranks * sizeof(int))) == NULL) {
+        cs_ncclinfo_free(log);
+        return usage(err, "out of memory");
+    }
+    for (int k = 0; k < K; k++)
+        if (cs_ncclinfo_ring(log, k) != NULL)
+            memcpy(rings + (size_t)n++ * (size_t)log->nranks, cs_ncclinfo_ring(log, k),
+                   (size_t)log->nranks * sizeof(int));
+    o->rings = n > 0 ? rings : NULL;
+    o->nrings = n;
+    if (n == 0)
+        free(rings);
+    cs_ncclinfo_free(log);
+    return 0;
+}
+
+/* nccl's own defaults and the options it refuses, with the log's communicator. */
+static int nccl_opts_log(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct cs_error *err)
+{
+    int rc;
+
     shared_defaults(in, o);
+    o->rings = NULL;
+    o->nrings = 0;
+    if (in->nccl_log != NULL && (rc = nccl_log_opts(in->nccl_log, o, err)) != 0)
+        return rc;
     if (o->nccl_version == 0)
         o->nccl_version = CS_NCCL_DEFAULT_VERSION;
     if (o->channels == 0)
@@ -766,6 +859,16 @@ static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct
                      "cnt < 72)",
                      CS_MAX_STEPS);
     return 0;
+}
+
+/* nccl's own defaults and the options it refuses; o->rings is new (the log's, or NULL). */
+static int nccl_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, struct cs_error *err)
+{
+    int rc = nccl_opts_log(in, o, err);
+
+    if (rc != 0)
+        free((int *)o->rings);
+    return rc;
 }
 
 /* NCCL's algorithm for o (o->nccl_algo when forced, else cs_nccl_pick_algo on o's machine),
@@ -811,23 +914,26 @@ int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_n
 
     if ((rc = nccl_opts(in, &o, err)) != 0)
         return rc;
+    G = o.gpus;
     if (o.coll == CS_COLL_ALLTOALL) {
         o.channels = 0;
         o.nodes = 0;
         rc = cs_gen_allpairs(&o, &s, err);
     } else if ((rc = nccl_algo_width(&o, &w, err)) != 0) {
+        free((int *)o.rings);
         return rc;
     } else if (o.nccl_algo == CS_NCCL_ALGO_TREE) {
         rc = nccl_tree(&o, &s, err);
     } else {
         struct cs_gen_opts r = o;
 
-        r.per_node = o.nodes > 1 ? G / o.nodes : 0;
+        r.per_node = o.nodes > 1 && o.rings == NULL ? G / o.nodes : 0;
         r.size_bytes = 0;
         r.nodes = 0;
         r.nccl_algo = 0;
         rc = cs_gen_ring(&r, &s, err);
     }
+    free((int *)o.rings);
     if (rc == 0 && (rc = nccl_name(s, &o, &w, err)) != 0)
         cs_sched_free(s);
     if (rc != 0)
@@ -943,6 +1049,10 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
             return usage(err, "generator spec '%s': algo=%s is not ring or tree", spec, v);
         return 0;
     }
+    if (strcmp(kv, "log") == 0) {
+        o->nccl_log = v;
+        return 0;
+    }
     if (strcmp(kv, "bus") == 0 || strcmp(kv, "netbus") == 0 || strcmp(kv, "pci") == 0 ||
         strcmp(kv, "ll128") == 0 || strcmp(kv, "cpu") == 0)
         return machine_option(spec, kv, v, o, err);
@@ -984,11 +1094,11 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                      "generator spec '%s': channels and per_node are for ring (channels also "
                      "for nccl)",
                      spec);
-    if (strcmp(name, "nccl") != 0 &&
-        (o->size_bytes || o->nccl_version || o->nodes || o->nccl_algo || o->machine_set))
+    if (strcmp(name, "nccl") != 0 && (o->size_bytes || o->nccl_version || o->nodes ||
+                                      o->nccl_algo || o->machine_set || o->nccl_log))
         return usage(err,
-                     "generator spec '%s': size, nccl, nodes, algo, bus, netbus, pci, ll128 and "
-                     "cpu are for nccl",
+                     "generator spec '%s': size, nccl, nodes, algo, log, bus, netbus, pci, ll128 "
+                     "and cpu are for nccl",
                      spec);
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
@@ -1048,11 +1158,14 @@ int cs_gen_nccl_spec_width(const char *spec, struct cs_nccl_width *w, struct cs_
         return usage(err, "generator spec '%s' is not nccl", spec);
     if (rc == 0)
         rc = nccl_opts(&o, &n, err);
-    if (rc == 0 && n.coll == CS_COLL_ALLTOALL) {
+    if (rc != 0)
+        return rc;
+    free((int *)n.rings);
+    if (n.coll == CS_COLL_ALLTOALL) {
         *w = (struct cs_nccl_width){0, 1, 512, 512};
         return 0;
     }
-    return rc != 0 ? rc : nccl_algo_width(&n, w, err);
+    return nccl_algo_width(&n, w, err);
 }
 
 int cs_gen_nccl_spec_pick(const char *spec, enum cs_proto *proto, struct cs_error *err)

@@ -42,6 +42,13 @@ struct cs_gen_opts {
      * nccl_machine is NULL and machine_set is 1 */
     struct cs_nccl_machine machine;
     int machine_set;
+    /* nccl: an NCCL INFO log (ncclinfo.h) whose communicator the schedule follows: its ranks
+     * (gpus), nodes, channels and version where not given, and its rings' orders */
+    const char *nccl_log;
+    /* ring: ring k visits rings[(k mod nrings) x gpus ...] in order, each a permutation of the
+     * GPUs (NULL: rank order, or per_node) */
+    const int *rings;
+    int nrings;
 };
 
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
@@ -62,7 +69,7 @@ int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out,
  * reduce-forward (the first half of the AllReduce); no AllToAll (CS_ERR_USAGE). Ring k visits the
  * GPUs in order 0..G-1, or with per_node = N (dividing G) node by node, starting each node at its
  * GPU k mod N, so ring k leaves a node from its GPU (k + N - 1) mod N: the rings cross nodes
- * through different GPUs and NICs (as NCCL spreads its channels). */
+ * through different GPUs and NICs (as NCCL spreads its channels); or in the orders of rings. */
 int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
 /* What NCCL runs for o's collective of o->size_bytes (nccl-a100.md 1.6b): a ring (cs_gen_ring)
@@ -74,7 +81,11 @@ int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs
  * cost model of the machine, which predict --vs-nccl replays. minBytes/maxBytes are the sizes
  * over which NCCL keeps those channels and threads (cs_nccl_window), and the name records the
  * channels, threads and version ("allreduce_nccl_2.12.12_ring_2ch_512thr"): MSCCL XML has no
- * thread count. *w (may be NULL) receives the width. 0, or CS_ERR_USAGE with err set. */
+ * thread count. With nccl_log, the log's communicator where o does not say otherwise (its
+ * ranks must be o's GPUs): its nodes, channels, NCCL version (a log of a version the channel
+ * rule is not sourced for needs nccl_version), and for the ring its channels' rank orders
+ * (channel k of the schedule is the log's ring k). *w (may be NULL) receives the width. 0, or
+ * CS_ERR_USAGE with err set. */
 int cs_gen_nccl(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_nccl_width *w,
                 struct cs_error *err);
 
@@ -94,8 +105,8 @@ int cs_gen_variant_parse(const char *name);
 /* Generate from a spec "NAME:key=value,...", NAME in hierarchical, ring, allpairs, nccl; keys
  * gpus, coll (ring, allpairs and nccl), columns, instances, channels, per_node (ring), protocol,
  * compat, nops (1 on, 2 off), variant (hierarchical: split or v1), sms, the sizes (such as 64K)
- * min_bytes and max_bytes, and for nccl size (required), nccl (a version), nodes and algo (ring
- * or tree). */
+ * min_bytes and max_bytes, and for nccl size (required), nccl (a version), nodes, algo (ring
+ * or tree) and log (an NCCL INFO log: cs_gen_nccl's nccl_log). */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
 
 /* What `nccl:...` spec's schedule runs (cs_gen_nccl's algorithm and width, without writing it):

@@ -21,6 +21,16 @@ static const struct cmd {
     CS_CMDS(CMD_ENTRY)};
 #define CMDS_END (cmds + sizeof(cmds) / sizeof(cmds[0]))
 
+/* A command's name as typed: its C name with '-' for '_' (buf holds 32 bytes). */
+static const char *cmd_name(const struct cmd *c, char *buf)
+{
+    snprintf(buf, 32, "%s", c->name);
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    return buf;
+}
+
 static void print_main_help(void)
 {
     printf("usage: collsim [--version] [--help] COMMAND [ARGS]\n"
@@ -29,8 +39,11 @@ static void print_main_help(void)
            "fabrics: it checks them, generates them and predicts how long they take.\n"
            "\n"
            "Commands:\n");
-    for (const struct cmd *c = cmds; c < CMDS_END; c++)
-        printf("  %-10s %s\n", c->name, c->summary);
+    for (const struct cmd *c = cmds; c < CMDS_END; c++) {
+        char buf[32];
+
+        printf("  %-10s %s\n", cmd_name(c, buf), c->summary);
+    }
     printf("\n"
            "'collsim help COMMAND' or 'collsim COMMAND --help' describes one command.\n"
            "Exit status: 0 success; 1 valid input but a negative answer (verify found errors,\n"
@@ -39,8 +52,10 @@ static void print_main_help(void)
 
 static const struct cmd *find_cmd(const char *name)
 {
+    char buf[32];
+
     for (const struct cmd *c = cmds; c < CMDS_END; c++)
-        if (strcmp(c->name, name) == 0)
+        if (strcmp(cmd_name(c, buf), name) == 0)
             return c;
     return NULL;
 }

@@ -262,6 +262,32 @@ static int nt_header(const char *line, size_t len, struct nt_layout *lay)
     return lay->size == 0 && np == 2;
 }
 
+size_t cs_meas_line_body(const char *line, size_t len)
+{
+    static const char *const streams[] = {"<stdout>:", "<stderr>:", "<stddiag>:"};
+    size_t i = 0, d;
+
+    /* Open MPI's --tag-output: [JOB,RANK]<stdout>: */
+    if (len > 0 && line[0] == '[') {
+        for (i = 1; i < len && ((line[i] >= '0' && line[i] <= '9') || line[i] == ','); i++)
+            ;
+        if (i < len && line[i] == ']' && i > 1)
+            for (size_t k = 0; k < sizeof(streams) / sizeof(streams[0]); k++) {
+                size_t n = strlen(streams[k]);
+
+                if (len - i - 1 >= n && memcmp(line + i + 1, streams[k], n) == 0)
+                    return i + 1 + n;
+            }
+        return 0;
+    }
+    /* srun --label: RANK: */
+    for (d = 0; d < len && line[d] >= '0' && line[d] <= '9'; d++)
+        ;
+    if (d > 0 && d + 1 < len && line[d] == ':' && line[d + 1] == ' ')
+        return d + 2;
+    return 0;
+}
+
 /* Whether s is a whole decimal number of bytes (a row's first field). */
 static int all_digits(const char *s)
 {
@@ -365,7 +391,8 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
     for (size_t i = start; i < len && rc == 0; line++) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
-        int n = split_blank(text + i, l, buf, sizeof(buf), f);
+        size_t b = cs_meas_line_body(text + i, l);
+        int n = split_blank(text + i + b, l - b, buf, sizeof(buf), f);
 
         i += l + 1;
         /* Comments, blank lines and what NCCL logs between rows (host names that start with a
@@ -383,7 +410,7 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
     }
     if (fclose(fp) != 0 && rc == 0)
         rc = CS_ERR_NOMEM;
-    if (rc == 0 && (rc = cs_csv_read_mem(csv, clen, name, out, err)) == 0) {
+    if (rc == 0 && (rc = cs_csv_read_mem(csv, clen, name, out, err)) == 0 && nrows > 0) {
         /* Every row's fields were whole tokens, so the table has exactly these rows. */
         memcpy((*out)->lines, lines, (size_t)nrows * sizeof(*lines));
     }
@@ -392,30 +419,37 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
     return rc;
 }
 
-int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
+int cs_meas_read_raw(const char *text, size_t len, const char *name, struct cs_csv **out,
+                     struct cs_error *err)
 {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    char *text;
-    size_t len, i = 0;
-    int rc = cs_file_read(path, CS_CSV_MAX_BYTES, &text, &len, err);
+    size_t i = 0;
 
-    if (rc != 0)
-        return rc == CS_ERR_INVALID ? CS_ERR_IO : rc;
     /* nccl-tests output: a `#` header naming size ... time algbw busbw twice (NCCL's log may come
      * before it); its rows follow it. */
     while (i < len) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
+        size_t b = cs_meas_line_body(text + i, l);
         struct nt_layout lay;
 
-        if (nt_header(text + i, l, &lay)) {
-            rc = nt_convert(text, len, name, &lay, i + l, out, err);
-            free(text);
-            return rc;
-        }
+        if (nt_header(text + i + b, l - b, &lay))
+            return nt_convert(text, len, name, &lay, i + l, out, err);
         i += l + 1;
     }
-    rc = cs_csv_read_mem(text, len, name, out, err);
+    return 1;
+}
+
+int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char *text;
+    size_t len;
+    int rc = cs_file_read(path, CS_CSV_MAX_BYTES, &text, &len, err);
+
+    if (rc != 0)
+        return rc == CS_ERR_INVALID ? CS_ERR_IO : rc;
+    if ((rc = cs_meas_read_raw(text, len, name, out, err)) == 1)
+        rc = cs_csv_read_mem(text, len, name, out, err);
     free(text);
     return rc;
 }

@@ -61,16 +61,28 @@ enum { CS_MEAS_OUT_OF_PLACE = 1, CS_MEAS_IN_PLACE };
  * with or without the redop and root columns, `error` or `#wrong` checks), turned into the
  * schema's columns size_bytes,time_us,algbw_GBps,busbw_GBps and placement (out_of_place,
  * in_place: one row each per size, none for a time of N/A), each row at its line in the output.
- * Lines that are not rows (comments, NCCL's log lines) are skipped. CS_ERR_PARSE at file:line
+ * Lines that are not rows (comments, NCCL's log lines) are skipped, and so is what a launcher puts
+ * before each line (cs_meas_line_body). CS_ERR_PARSE at file:line
  * for a row that does not match the header, reports wrong values (#wrong not 0 or N/A, an error
  * that is not a number), is of another type or redop than the first row (-d all, -o all), or an
  * "Out of bounds values" line that is not 0; otherwise as cs_csv_read. */
 int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err);
 
+/* The raw nccl-tests output in text[0..len) (name for messages), as cs_meas_read reads it: 0 and
+ * *out, 1 when the text holds no nccl-tests header (then nothing is returned), or cs_meas_read's
+ * errors. */
+int cs_meas_read_raw(const char *text, size_t len, const char *name, struct cs_csv **out,
+                     struct cs_error *err);
+
+/* Where the text of a log line starts after what a launcher puts before it: Open MPI's
+ * --tag-output "[1,0]<stdout>:" (or <stderr>:, <stddiag>:) and srun --label's "0: ". The
+ * offset into line (len bytes), 0 when there is no such prefix. cs_meas_read skips them. */
+size_t cs_meas_line_body(const char *line, size_t len);
+
 /* The rows of a measurement table, in file order, each with its placement (a placement column's
- * out_of_place or in_place; any other value, or none, is 0). A row without time_us takes it from busbw:
- * t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may be
- * NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
+ * out_of_place or in_place; any other value, or none, is 0). A row without time_us takes it from
+ * busbw: t = S * nsteps / (ranks * busbw), which needs ranks >= 2 (*derived is then set to 1; may
+ * be NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
  * column, a cell that is not a number) or CS_ERR_INVALID (an empty size outside a GPU-count
  * table, a size that is not a whole number of bytes up to CS_MEAS_MAX_SIZE, a count < 2, no
  * time, a size or time not positive), with file:line; CS_ERR_NOMEM. */

@@ -17,6 +17,7 @@
 
 #include "fdio.h"
 #include "parse.h"
+#include "topo.h"
 #include "util.h"
 #include "xml.h"
 
@@ -24,9 +25,14 @@
 #define MAX_CLUSTER_HOSTS 65536 /* hosts one <cluster>'s radical may name */
 #define DGX_GPUS 8              /* GPUs per DGX A100 / NDv4 node */
 
-static const char *const fam_names[] = {NULL,        "a100-pcie-4gpu", "a100-pcie-nvbridge",
-                                        "a100-hier", "dgx-a100",       "a100-pcie-net",
-                                        "virtual"};
+static const char *const fam_names[] = {NULL,
+                                        "a100-pcie-4gpu",
+                                        "a100-pcie-nvbridge",
+                                        "a100-hier",
+                                        "dgx-a100",
+                                        "a100-pcie-net",
+                                        "virtual",
+                                        "from"};
 
 /* Other names of a family, with the GPU they stand for. */
 static const struct alias {
@@ -112,7 +118,7 @@ int cs_platform_set_nic(enum cs_platform_nic nic, struct cs_params *p, struct cs
 
 enum cs_platform_family cs_platform_family_parse(const char *name)
 {
-    for (int i = 1; i <= CS_FAM_VIRTUAL; i++)
+    for (int i = 1; i <= CS_FAM_TOPO; i++)
         if (strcmp(name, fam_names[i]) == 0)
             return (enum cs_platform_family)i;
     for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
@@ -123,7 +129,7 @@ enum cs_platform_family cs_platform_family_parse(const char *name)
 
 const char *cs_platform_family_name(enum cs_platform_family fam)
 {
-    return (int)fam >= 1 && (int)fam <= CS_FAM_VIRTUAL ? fam_names[fam] : NULL;
+    return (int)fam >= 1 && (int)fam <= CS_FAM_TOPO ? fam_names[fam] : NULL;
 }
 
 enum cs_gpu_kind cs_platform_family_gpu(const char *name)
@@ -1173,6 +1179,8 @@ static int spec_gpus(const struct cs_platform_spec *s)
         return s->nodes;
     case CS_FAM_VIRTUAL:
         return s->ranks;
+    case CS_FAM_TOPO:
+        return s->topo != NULL ? s->nodes * s->topo->ngpus : 0;
     default:
         return s->gpus_per_node;
     }
@@ -1185,6 +1193,9 @@ static const char *describe_family(const struct cs_platform_spec *s, const struc
     const char *what = gpus[a100 ? CS_GPU_A100 : s->gpu].what;
 
     switch (s->family) {
+    case CS_FAM_TOPO:
+        cs_topo_describe(s->topo, s->nodes, buf, len);
+        break;
     case CS_FAM_VIRTUAL:
         snprintf(buf, len,
                  " %d virtual ranks on one %s (hosts gpu0.. are ranks, not GPUs), as the "
@@ -1275,6 +1286,15 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
 {
     if (cs_platform_family_name(s->family) == NULL)
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "unknown platform family");
+    if (s->family == CS_FAM_TOPO && s->topo == NULL)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "the from family needs the machine's files (collsim platform from "
+                             "FILE...)");
+    if (s->family == CS_FAM_TOPO && (s->routing == CS_ROUTING_GRAPH || n > CS_PLATFORM_FULL_GPUS))
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "%d GPUs: a platform from a machine's files lists every pair's route, "
+                             "up to %d GPUs",
+                             n, CS_PLATFORM_FULL_GPUS);
     if (s->family == CS_FAM_HIER && (s->rows < 1 || s->columns < 1))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "--rows and --columns must be at least 1");
     if (s->family == CS_FAM_NVBRIDGE && (s->gpus_per_node < 2 || s->gpus_per_node % 2))
@@ -1334,6 +1354,34 @@ static void gpu_links(struct w *w, const struct cs_platform_spec *s, const struc
     }
 }
 
+/* A link of a machine from its files, with its class's latency. */
+struct topo_w {
+    struct w *w;
+    const struct cs_params *p;
+};
+
+static void topo_link(void *ctx, const char *id, double Bps, enum cs_link_class cls)
+{
+    const struct topo_w *tw = ctx;
+
+    link_el(tw->w, id, Bps, tw->p->link_lat_s[cls], cls);
+}
+
+/* The route of GPUs a < b of a machine from its files (topo.h's). */
+static void topo_route(struct w *w, const struct cs_topo *t, int a, int b)
+{
+    struct cs_topo_hop hop[CS_TOPO_MAX_HOPS];
+    int n;
+
+    cs_topo_route(t, a, b, hop, &n);
+    start(w, "route");
+    at(w, "src", "gpu%d", a);
+    at(w, "dst", "gpu%d", b);
+    for (int i = 0; i < n; i++)
+        ctn(w, hop[i].id, hop[i].up);
+    end(w);
+}
+
 /* The <platform> element: header comments, the zone with its parameter props, hosts, links and
  * routes. */
 static void platform_el(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
@@ -1360,6 +1408,10 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
              s->origin ? " (" : "", s->origin ? s->origin : "", s->origin ? ")" : "");
     comment(w, text);
     comment(w, describe_family(s, p, text, sizeof(text)));
+    for (int k = 0; s->family == CS_FAM_TOPO && k < s->topo->nnotes; k++) {
+        snprintf(text, sizeof(text), " %s ", s->topo->notes[k]);
+        comment(w, text);
+    }
     start(w, "zone");
     at(w, "id", "%s", cs_platform_family_name(s->family));
     at(w, "routing", graph ? "DijkstraCache" : "Full");
@@ -1367,8 +1419,10 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     cs_params_each(p, prop_cb, w);
     for (int g = 0; g < n; g++)
         host_el(w, g, p);
-    for (int g = 0; g < n; g++)
+    for (int g = 0; g < n && s->family != CS_FAM_TOPO; g++)
         gpu_links(w, s, p, g);
+    for (int k = 0; s->family == CS_FAM_TOPO && k < s->nodes; k++)
+        cs_topo_each_link(s->topo, k, topo_link, &(struct topo_w){w, p});
     if ((s->family == CS_FAM_PCIE_4GPU || s->family == CS_FAM_NVBRIDGE) && n > 1 && !s->one_socket)
         link_el(w, "xsocket", p->sys_Bps, p->sys_lat_s, CS_LINK_PCIE);
     if (s->family == CS_FAM_VIRTUAL && n > 1)
@@ -1380,7 +1434,10 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
         graph_routes(w, s, n);
     for (int a = 0; a < n && !graph; a++)
         for (int b = a + 1; b < n; b++)
-            route_pair(w, s, a, b);
+            if (s->family == CS_FAM_TOPO)
+                topo_route(w, s->topo, a, b);
+            else
+                route_pair(w, s, a, b);
     end(w); /* zone */
     end(w); /* platform */
 }

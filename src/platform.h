@@ -54,7 +54,10 @@ enum cs_platform_family {
     CS_FAM_DGX,           /* dgx-a100 / ndv4: 8 SXM on NVSwitch, a NIC per GPU, N nodes */
     CS_FAM_PCIE_NET,      /* a100-pcie-net: N servers of one PCIe card and one NIC each */
     CS_FAM_VIRTUAL,       /* virtual: N ranks sharing one GPU, meeting in its memory (harness) */
+    CS_FAM_TOPO,          /* from: a machine as its files describe it (topo.h), N nodes */
 };
+
+struct cs_topo;
 
 /* The GPU of a platform, which sets its SM count, NVLink and PCIe generation, HBM and per-CTA
  * rates (cs_platform_spec_params). */
@@ -90,6 +93,7 @@ struct cs_platform_spec {
      * network (Dijkstra routing), the same links between every pair; 0: Full up to
      * CS_PLATFORM_FULL_GPUS, Graph above. */
     int routing;
+    const struct cs_topo *topo;         /* from: the machine (one node; nodes of it) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
     const char *origin; /* how the parameters were chosen, for the header comment (or NULL) */
 };
@@ -105,9 +109,9 @@ enum {
 #define CS_PLATFORM_MAX_GPUS 1024
 
 /* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4,
- * a100-pcie-net, virtual, and the Hopper names hgx-h100, hgx-h200 for dgx-a100's NVSwitch node,
- * h100-pcie for a100-pcie-4gpu's and h100-pcie-nvbridge for a100-pcie-nvbridge's); 0 if
- * unknown. */
+ * a100-pcie-net, virtual, from (which needs spec.topo), and the Hopper names hgx-h100, hgx-h200 for
+ * dgx-a100's NVSwitch node, h100-pcie for a100-pcie-4gpu's and h100-pcie-nvbridge for
+ * a100-pcie-nvbridge's); 0 if unknown. */
 enum cs_platform_family cs_platform_family_parse(const char *name);
 const char *cs_platform_family_name(enum cs_platform_family fam);
 /* The GPU a family name stands for: h100 for hgx-h100, ..., a100 for the others (0 if unknown). */

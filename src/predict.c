@@ -999,7 +999,8 @@ static int nccl_proto_at(const struct cs_sched *sched, const struct cs_platform 
                             .channels = opts->vs_nccl->channels,
                             .nodes = opts->vs_nccl->nodes,
                             .nccl_algo = opts->vs_nccl->algo,
-                            .nccl_machine = &m};
+                            .nccl_machine = &m,
+                            .nccl_log = opts->vs_nccl->log};
     struct cs_predict_opts o = {.type_bytes = opts->type_bytes,
                                 .replay = opts->replay,
                                 .no_extrapolate = opts->no_extrapolate,

@@ -71,6 +71,7 @@ struct cs_predict_vs_nccl {
     int channels; /* the communicator's channels; 0: CS_NCCL_DEFAULT_CHANNELS */
     int nodes;    /* the nodes the GPUs lie on (cs_gen_opts.nodes: rings node by node); 0: 1 */
     enum cs_nccl_algo algo; /* ring or tree; 0: NCCL's model picks (cs_nccl_pick_algo) */
+    const char *log; /* an NCCL INFO log: its communicator and ring orders (cs_gen_opts.nccl_log) */
 };
 
 /* What NCCL runs at a row's size (cs_gen_nccl) and its predicted time. */

@@ -12,6 +12,7 @@
 
 #include "fdio.h"
 #include "fit.h"
+#include "topo.h"
 
 /* The fit's ranges and prior widths, by key pattern (PROTO and CLASS stand for any protocol and
  * link class; the first match wins). Ranges are what the hardware allows, wide on purpose: a
@@ -130,6 +131,19 @@ static int family_classes(const struct cs_platform_spec *s, enum cs_link_class *
         break;
     case CS_FAM_VIRTUAL:
         cls[n++] = CS_LINK_HBM;
+        break;
+    case CS_FAM_TOPO:
+        /* a machine from its files: NVLink where GPUs have NVLinks or NVSwitch ports, PCIe
+         * always (GPUs and NICs hang off it), the network across nodes, the CPU link where the
+         * files name more than one CPU */
+        if (s->topo != NULL && (s->topo->nnvl > 0 || s->topo->nvl_rate > 0))
+            cls[n++] = CS_LINK_NVLINK;
+        cls[n++] = CS_LINK_PCIE;
+        if (s->nodes > 1)
+            cls[n++] = CS_LINK_NET;
+        for (int d = 0, cpus = 0; s->topo != NULL && d < s->topo->ndev; d++)
+            if (s->topo->dev[d].kind == CS_TOPO_CPU && ++cpus > 1)
+                *sys = 1;
         break;
     }
     return n;

@@ -3,6 +3,7 @@
 #include "xml.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,27 +80,36 @@ static int cur_line(const struct reader *rd)
     return l > 0 ? l : 0;
 }
 
-/* The value of attribute attr of el, or NULL. The parser keeps '&' as "&#38;" when it does not
- * substitute entities: that is decoded here (every other reference is already replaced). */
+/* A SAX2 attribute's value (from v up to end) as a new NUL-terminated string, or NULL when out
+ * of memory. The parser keeps '&' as "&#38;" when it does not substitute entities: that is
+ * decoded here (every other reference is already replaced). */
+static char *decode_value(const xmlChar *v, const xmlChar *end)
+{
+    size_t len = (size_t)(end - v), n = 0;
+    char *out = malloc(len + 1);
+
+    if (out == NULL)
+        return NULL;
+    for (size_t k = 0; k < len; k++) {
+        out[n++] = (char)v[k];
+        if (v[k] == '&' && len - k >= 5 && memcmp(v + k, "&#38;", 5) == 0)
+            k += 4;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* The value of attribute attr of el, or NULL. */
 static char *attr_value(const struct elem *el, const char *attr, int *nomem)
 {
     for (int i = 0; i < el->nattrs; i++) {
         const xmlChar **a = el->attrs + 5 * i;
-        size_t len = (size_t)(a[4] - a[3]), n = 0;
         char *v;
 
         if (a[1] != NULL || strcmp((const char *)a[0], attr) != 0)
             continue;
-        if ((v = malloc(len + 1)) == NULL) {
+        if ((v = decode_value(a[3], a[4])) == NULL)
             *nomem = 1;
-            return NULL;
-        }
-        for (size_t k = 0; k < len; k++) {
-            v[n++] = (char)a[3][k];
-            if (a[3][k] == '&' && len - k >= 5 && memcmp(a[3] + k, "&#38;", 5) == 0)
-                k += 4;
-        }
-        v[n] = '\0';
         return v;
     }
     return NULL;
@@ -467,16 +477,15 @@ int cs_xml_stopped_at_nul(const void *parser_ctxt)
 }
 
 /* libxml2's message for a document that is not well-formed, without its trailing newline. */
-static int malformed(struct reader *rd)
+static int malformed(xmlParserCtxtPtr ctxt, const char *name, struct cs_error *err)
 {
-    const xmlError *e = xmlCtxtGetLastError(rd->ctxt);
+    const xmlError *e = xmlCtxtGetLastError(ctxt);
     const char *msg = e && e->message ? e->message : "malformed XML";
     int n = (int)strlen(msg);
 
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         n--;
-    return cs_error_fail(rd->err, CS_ERR_PARSE, rd->name, e ? e->line : 0, "malformed XML: %.*s", n,
-                         msg);
+    return cs_error_fail(err, CS_ERR_PARSE, name, e ? e->line : 0, "malformed XML: %.*s", n, msg);
 }
 
 /* The parser's read callback: the next piece of the input. The parser asks for more as it goes,
@@ -578,7 +587,7 @@ static int parse(struct reader *rd)
                            "malformed XML: a NUL byte, which XML does not allow (the text "
                            "after it would be ignored)");
     else if (!rd->ctxt->wellFormed)
-        rc = malformed(rd);
+        rc = malformed(rd->ctxt, rd->name, rd->err);
     else if (rd->rc != 0)
         rc = cs_error_fail(rd->err, rd->rc, rd->first.file, rd->first.line, "%s", rd->first.msg);
     else
@@ -749,6 +758,194 @@ int cs_sched_write_xml_file(const struct cs_sched *sched, const char *path, stru
     /* A stream error is reported by the close, with its reason; the file is then unchanged. */
     cs_sched_write_xml(sched, out.fp);
     return cs_outfile_close(&out, err);
+}
+
+/* ---- element trees of other XML dialects (cs_xml_tree_read) */
+
+struct tree {
+    const char *name; /* for messages */
+    struct cs_error *err;
+    xmlParserCtxtPtr ctxt;
+    const char *buf;
+    size_t len, pos;
+    struct cs_xml_elem *root, *cur; /* cur: the open element (NULL before the root) */
+    int depth, nelems;
+    int rc;      /* the first failure */
+    int stopped; /* the parser was stopped: a DOCTYPE, a limit, or too many attributes */
+    struct cs_error first;
+};
+
+/* Record the tree reader's first failure at line and stop the parser. */
+static void tree_fail(struct tree *t, int code, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void tree_fail(struct tree *t, int code, int line, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[512];
+
+    if (t->rc == 0) {
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        t->rc = cs_error_fail(&t->first, code, t->name, line, "%s", msg);
+    }
+    t->stopped = 1;
+    xmlStopParser(t->ctxt);
+}
+
+static void tree_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                       const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                       int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    struct tree *t = ctx;
+    int line = xmlSAX2GetLineNumber(t->ctxt);
+    struct cs_xml_elem *e;
+
+    (void)prefix, (void)uri, (void)nb_namespaces, (void)namespaces, (void)nb_defaulted;
+    if (t->rc != 0)
+        return;
+    if (++t->nelems > CS_XML_TREE_MAX_ELEMS || t->depth >= CS_XML_TREE_MAX_DEPTH) {
+        tree_fail(t, CS_ERR_INVALID, line, "more than %d elements, or nested more than %d deep",
+                  CS_XML_TREE_MAX_ELEMS, CS_XML_TREE_MAX_DEPTH);
+        return;
+    }
+    if ((e = calloc(1, sizeof(*e))) == NULL ||
+        (e->name = strdup((const char *)localname)) == NULL ||
+        (nb_attributes > 0 &&
+         (e->attrs = calloc(2 * (size_t)nb_attributes, sizeof(char *))) == NULL)) {
+        if (e != NULL)
+            free(e->name);
+        free(e);
+        tree_fail(t, CS_ERR_NOMEM, line, "out of memory");
+        return;
+    }
+    e->line = line > 0 ? line : 0;
+    e->parent = t->cur;
+    if (t->cur == NULL) {
+        t->root = e;
+    } else {
+        struct cs_xml_elem **at = &t->cur->child;
+
+        while (*at != NULL)
+            at = &(*at)->next;
+        *at = e;
+    }
+    t->cur = e;
+    t->depth++;
+    for (int i = 0; i < nb_attributes; i++) {
+        const xmlChar **a = attributes + 5 * i;
+
+        if ((e->attrs[2 * i] = strdup((const char *)a[0])) == NULL ||
+            (e->attrs[2 * i + 1] = decode_value(a[3], a[4])) == NULL) {
+            free(e->attrs[2 * i]);
+            tree_fail(t, CS_ERR_NOMEM, line, "out of memory");
+            return;
+        }
+        e->nattrs++;
+    }
+}
+
+static void tree_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri)
+{
+    struct tree *t = ctx;
+
+    (void)localname, (void)prefix, (void)uri;
+    if (t->rc != 0 || t->cur == NULL)
+        return;
+    t->cur = t->cur->parent;
+    t->depth--;
+}
+
+static void tree_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                         const xmlChar *system_id)
+{
+    struct tree *t = ctx;
+
+    (void)name, (void)external_id, (void)system_id;
+    tree_fail(t, CS_ERR_PARSE, xmlSAX2GetLineNumber(t->ctxt),
+              "document type declarations and entities are not allowed");
+}
+
+static int tree_feed(void *ctx, char *out, int len)
+{
+    struct tree *t = ctx;
+
+    if (t->ctxt != NULL && t->ctxt->maxatts > 5 * CS_XML_MAX_ATTRS) {
+        if (t->rc == 0)
+            t->rc = cs_error_fail(&t->first, CS_ERR_PARSE, t->name, xmlSAX2GetLineNumber(t->ctxt),
+                                  "malformed XML: a start tag with more than %d attributes",
+                                  CS_XML_MAX_ATTRS);
+        t->stopped = 1;
+        return -1;
+    }
+    return cs_xml_feed(t->buf, t->len, &t->pos, out, len);
+}
+
+void cs_xml_tree_free(struct cs_xml_elem *e)
+{
+    while (e != NULL) {
+        struct cs_xml_elem *next = e->next;
+
+        cs_xml_tree_free(e->child);
+        for (int i = 0; i < 2 * e->nattrs; i++)
+            free(e->attrs[i]);
+        free(e->attrs);
+        free(e->name);
+        free(e);
+        e = next;
+    }
+}
+
+const char *cs_xml_attr(const struct cs_xml_elem *e, const char *name)
+{
+    for (int i = 0; i < e->nattrs; i++)
+        if (strcmp(e->attrs[2 * i], name) == 0)
+            return e->attrs[2 * i + 1];
+    return NULL;
+}
+
+int cs_xml_tree_read(const char *buf, size_t len, const char *name, struct cs_xml_elem **root,
+                     struct cs_error *err)
+{
+    struct tree t = {.name = name ? name : "<memory>", .err = err, .buf = buf, .len = len};
+    xmlSAXHandler sax;
+    int rc;
+
+    cs_xml_quiet();
+    cs_error_init(&t.first);
+    memset(&sax, 0, sizeof(sax));
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.startElementNs = tree_start;
+    sax.endElementNs = tree_end;
+    sax.internalSubset = tree_doctype;
+    if (len == 0)
+        return cs_error_fail(err, CS_ERR_PARSE, t.name, 1, "malformed XML: the file is empty");
+    t.ctxt = xmlCreateIOParserCtxt(&sax, &t, tree_feed, NULL, &t, XML_CHAR_ENCODING_NONE);
+    if (t.ctxt == NULL)
+        return cs_error_fail(err, CS_ERR_NOMEM, t.name, 0, "out of memory");
+    xmlCtxtUseOptions(t.ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                  XML_PARSE_BIG_LINES);
+    xmlParseDocument(t.ctxt);
+    if (t.stopped || (t.rc != 0 && t.ctxt->wellFormed))
+        rc = cs_error_fail(err, t.rc, t.first.file, t.first.line, "%s", t.first.msg);
+    else if (cs_xml_stopped_at_nul(t.ctxt))
+        rc = cs_error_fail(err, CS_ERR_PARSE, t.name, t.ctxt->input->line,
+                           "malformed XML: a NUL byte, which XML does not allow (the text after "
+                           "it would be ignored)");
+    else if (!t.ctxt->wellFormed || t.root == NULL)
+        rc = malformed(t.ctxt, t.name, err);
+    else
+        rc = t.rc;
+    if (t.ctxt->myDoc != NULL)
+        xmlFreeDoc(t.ctxt->myDoc);
+    xmlFreeParserCtxt(t.ctxt);
+    if (rc != 0) {
+        cs_xml_tree_free(t.root);
+        return rc;
+    }
+    *root = t.root;
+    return 0;
 }
 
 const char *cs_xml_library_version(void)

@@ -67,6 +67,34 @@ int cs_xml_stopped_at_nul(const void *parser_ctxt);
 /* Keep libxml2 from printing on stderr (the readers report every problem themselves). */
 void cs_xml_quiet(void);
 
+/* An element of a small XML document read whole (cs_xml_tree_read): its name, its attributes as
+ * NUL-terminated names and values, the line of its start tag, and its children in order. */
+struct cs_xml_elem {
+    char *name;
+    int line;
+    int nattrs;
+    char **attrs; /* attrs[2 i] is the name of attribute i, attrs[2 i + 1] its value */
+    struct cs_xml_elem *parent, *child, *next;
+};
+
+/* Most elements and nesting depth of a document cs_xml_tree_read accepts. */
+#define CS_XML_TREE_MAX_ELEMS 200000
+#define CS_XML_TREE_MAX_DEPTH 64
+
+/* Read the XML document buf[0..len) (name for messages) into a tree of its elements, for
+ * readers of other XML dialects than MSCCL's (NCCL's topology files). Safely, as the schedule
+ * reader: no network, no DOCTYPE (so no DTD and no entity), a NUL byte or a start tag with more
+ * than CS_XML_MAX_ATTRS attributes is an error; at most CS_XML_TREE_MAX_ELEMS elements, nested at
+ * most CS_XML_TREE_MAX_DEPTH deep. Text, comments, CDATA and processing instructions are skipped.
+ * 0 and *root (free with cs_xml_tree_free), or CS_ERR_PARSE (not well-formed: libxml2's message
+ * and line), CS_ERR_INVALID (a limit) or CS_ERR_NOMEM, with err set. */
+int cs_xml_tree_read(const char *buf, size_t len, const char *name, struct cs_xml_elem **root,
+                     struct cs_error *err);
+void cs_xml_tree_free(struct cs_xml_elem *root);
+
+/* The value of attribute name of e, or NULL when e has none. */
+const char *cs_xml_attr(const struct cs_xml_elem *e, const char *name);
+
 /* The version of libxml2 the readers were built against, "2.9.14". */
 const char *cs_xml_library_version(void);
 

@@ -232,6 +232,39 @@ START_TEST(test_raw_layouts)
 }
 END_TEST
 
+/* What launchers put before each line: Open MPI's --tag-output, srun --label. */
+START_TEST(test_raw_prefixes)
+{
+    static const char text[] =
+        "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw  error"
+        "     time   algbw   busbw  error\n"
+        "[1,3]<stdout>:host:25:25 [3] NCCL INFO Launch mode Parallel\n"
+        "[1,0]<stdout>:     1048576        262144   float     sum    485.3    2.16    4.05  5e-07"
+        "    486.3    2.16    4.04  5e-07\n"
+        "0:      2097152        524288   float     sum    662.3    3.17    5.94  5e-07    666.4    "
+        "3.15    5.90  5e-07\n";
+    struct cs_csv *t = NULL;
+    struct cs_error err;
+
+    ck_assert_int_eq(cs_meas_line_body("[1,0]<stdout>:x", 15), 14);
+    ck_assert_int_eq(cs_meas_line_body("[1,12]<stderr>:x", 16), 15);
+    ck_assert_int_eq(cs_meas_line_body("12: x", 5), 4);
+    ck_assert_int_eq(cs_meas_line_body("[1,0] x", 7), 0);
+    ck_assert_int_eq(cs_meas_line_body("8 2 float", 9), 0);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_meas_read_raw(text, strlen(text), "p.log", &t, &err), 0);
+    ck_assert_int_eq(t->nrows, 4);
+    ck_assert_int_eq(t->lines[0], 3);
+    ck_assert_int_eq(t->lines[3], 4);
+    cs_csv_free(t);
+    ck_assert_int_eq(cs_meas_read_raw("size,time\n", 10, "p.csv", &t, &err), 1);
+    /* a header and no row (a log cut after it): a table of no rows */
+    ck_assert_int_eq(cs_meas_read_raw(text, strchr(text, '\n') - text + 1, "h.log", &t, &err), 0);
+    ck_assert_int_eq(t->nrows, 0);
+    cs_csv_free(t);
+}
+END_TEST
+
 /* Raw output that is no single measurement: file:line and why. */
 START_TEST(test_raw_refused)
 {
@@ -262,9 +295,9 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_coll, 1},        {test_range, 1},       {test_infer, 1}, {test_rows, 1},
-        {test_cell, 1},        {test_bytes, 1},       {test_gpus, 1},  {test_bad, 1},
-        {test_raw_layouts, 1}, {test_raw_refused, 1}, {NULL, 0},
+        {test_coll, 1},        {test_range, 1},       {test_infer, 1},        {test_rows, 1},
+        {test_cell, 1},        {test_bytes, 1},       {test_gpus, 1},         {test_bad, 1},
+        {test_raw_layouts, 1}, {test_raw_refused, 1}, {test_raw_prefixes, 1}, {NULL, 0},
     };
 
     return test_run("meas", 0, tests, NULL);
