@@ -44,7 +44,9 @@ const char cmd_predict_usage[] =
     "would hang. An LL128 schedule whose connections cross PCIe within a node (NCCL enables LL128\n"
     "on NVLink paths only: \"may cause silent data corruption\") is predicted with a warning on\n"
     "stderr and after the table (JSON: a warning field per row); routes that cross the network\n"
-    "are not flagged. --protocol overrides the schedule's; --set overrides platform parameters.\n"
+    "are not flagged. --protocol overrides the schedule's (for --gen nccl it goes into the spec:\n"
+    "NCCL's channels and threads at the size are that protocol's); --set overrides platform\n"
+    "parameters.\n"
     "--platform takes any SimGrid 3.32 platform whose GPUs are hosts gpu0..gpuN-1 (<host>s or\n"
     "a <cluster>'s, of any topology); - reads it from stdin.\n"
     "Sizes are aligned down as nccl-tests aligns them (whole elements; 16 bytes per rank for\n"
@@ -133,9 +135,10 @@ struct predict_args {
     enum cs_report_fmt fmt;
     int verbose, want_stats, no_extrapolate, quiet;
     const char *trace_path;
-    const char *compare; /* --compare LOG */
-    char gpus_set[64];   /* -g G: cs.gpus_per_process=G */
-    int vs_nccl;         /* --vs-nccl: compare with nccl (version, channels) */
+    const char *compare;  /* --compare LOG */
+    char gpus_set[64];    /* -g G: cs.gpus_per_process=G */
+    char nccl_spec[4096]; /* --gen nccl:... with --protocol: the spec with protocol= added */
+    int vs_nccl;          /* --vs-nccl: compare with nccl (version, channels) */
     struct cs_predict_vs_nccl nccl;
 };
 
@@ -346,6 +349,18 @@ static int parse_args(int argc, char **argv, struct predict_args *a)
         return cmd_usage_error("--trace and --stats record one size of one type: not with -d all");
     if ((a->in.sched_path == NULL) == (a->in.gen_spec == NULL))
         return cmd_usage_error("predict takes a SCHEDULE.xml or --gen SPEC (one of them)");
+    /* gen nccl picks its channels and threads for the protocol it writes: --protocol goes
+     * into the spec, so that NCCL's width at the size is the protocol's */
+    if (a->in.gen_spec != NULL && a->proto &&
+        (strcmp(a->in.gen_spec, "nccl") == 0 || strncmp(a->in.gen_spec, "nccl:", 5) == 0) &&
+        strstr(a->in.gen_spec, "protocol=") == NULL) {
+        int n = snprintf(a->nccl_spec, sizeof(a->nccl_spec), "%s%sprotocol=%s", a->in.gen_spec,
+                         strchr(a->in.gen_spec, ':') ? "," : ":", cs_proto_name(a->proto));
+
+        if (n < 0 || (size_t)n >= sizeof(a->nccl_spec))
+            return cmd_usage_error("--gen: spec too long");
+        a->in.gen_spec = a->nccl_spec;
+    }
     if (a->in.plat_path == NULL)
         return cmd_usage_error("predict needs --platform FILE (see platforms/ or 'collsim "
                                "platform')");

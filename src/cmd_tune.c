@@ -244,7 +244,7 @@ int cmd_tune(int argc, char **argv)
     if (cs_tune_ranges(sw.obs, sw.nobs, &ranges, &nr, &err) != 0 ||
         cs_tune_check_runtime(nr, a.runtime, &err) != 0)
         fprintf(stderr, "collsim: %s: %s\n", a.csv, err.msg);
-    else if (a.outdir != NULL && (files = calloc((size_t)nr, sizeof(*files))) == NULL)
+    else if (a.outdir != NULL && (files = calloc((size_t)nr + 1, sizeof(*files))) == NULL)
         fprintf(stderr, "collsim: out of memory\n");
     else if (a.outdir == NULL || (rc = write_plan(&a, &sw, ranges, nr, files)) == 0) {
         cs_tune_plan_write(stdout, a.csv, &sw, ranges, nr, files, a.extend, a.runtime);

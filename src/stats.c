@@ -338,7 +338,7 @@ static void write_segment(FILE *fp, const struct cs_plan *plan, const struct cs_
                           const struct cs_critpath *cp, int a, int b, double total)
 {
     static const char *const names[NBY] = {"call overhead", "network", "tb copy/reduce rate",
-                                           "local op", "later launch"};
+                                           "local op", "tb start"};
     double by[NBY] = {0}, dur = 0;
     const struct cs_tl_event *e0 = &tl->events[cp->parts[a].ev];
     const struct cs_plan_tb *tb = &plan->tbs[e0->tb];
@@ -404,8 +404,8 @@ static void write_critpath(FILE *fp, const struct cs_plan *plan, const struct cs
             by[BY_RATE] * 1e6, 100 * by[BY_RATE] / total, by[BY_LOCAL] * 1e6,
             100 * by[BY_LOCAL] / total);
     if (by[BY_LAUNCH] > 0)
-        fprintf(fp, ",\n           later launch %.3f (%.2f%%)", by[BY_LAUNCH] * 1e6,
-                100 * by[BY_LAUNCH] / total);
+        fprintf(fp, ",\n           tb start (later launch, step table) %.3f (%.2f%%)",
+                by[BY_LAUNCH] * 1e6, 100 * by[BY_LAUNCH] / total);
     if (cp->unattributed_s > 0)
         fprintf(fp, ", unattributed %.3f (%.2f%%)", cp->unattributed_s * 1e6,
                 100 * cp->unattributed_s / total);

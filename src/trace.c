@@ -250,7 +250,7 @@ static void write_event(FILE *fp, const struct cs_plan *plan, const struct cs_ti
     case CS_TL_LAUNCH: {
         const char *name = e->kind == CS_TL_LATENCY    ? "hop latency"
                            : e->kind == CS_TL_OVERHEAD ? "call overhead"
-                                                       : "later launch";
+                                                       : "tb start";
 
         slice(fp, name, strchr(name, ' ') + 1, tb, b0, b1); /* the category: the name's last word */
         if (e->kind == CS_TL_LATENCY && other != NULL)

@@ -93,8 +93,14 @@ int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range *
         i = j;
     }
     if (nr == 0) {
-        cs_error_set(err, NULL, 0, "no variant finishes at any size");
-        goto done;
+        long k = 0;
+
+        while (k < n && !obs[k].to_nccl)
+            k++;
+        if (k == n) { /* nothing finished; where NCCL won, no window is the plan */
+            cs_error_set(err, NULL, 0, "no variant finishes at any size");
+            goto done;
+        }
     }
     *out = r;
     *nout = nr;
@@ -871,6 +877,9 @@ void cs_tune_plan_write(FILE *fp, const char *csv, const struct cs_tune_sweep *s
                 sw->no_nccl[0] ? sw->no_nccl : "--no-nccl");
     fprintf(fp, "%12s %12s  %-25s  %-40s %-13s %s\n", "min_bytes", "max_bytes", "measured sizes",
             "variant", "vs NCCL", "file");
+    if (nr == 0)
+        fprintf(fp, "# no window: NCCL's own choice is faster at every size (or within the "
+                    "margin); nothing to deploy\n");
     for (int i = 0; i < nr; i++) {
         char meas[64], file[CS_TUNE_DESC_LEN + 32], sp[64];
         long long lo, hi, wlo, whi;

@@ -42,8 +42,9 @@ struct cs_tune_range {
  * variant); consecutive sizes with the same winner form one range. A range ends one byte below the
  * next range's first size; a size where no variant finishes leaves a gap (the range before it ends
  * at its last measured size). Observations may come in any order; a (variant, size) given twice or
- * a non-positive size or time is CS_ERR_INVALID. On success *out (caller frees) holds *nout ranges,
- * ordered by size. */
+ * a non-positive size or time is CS_ERR_INVALID, and so is a sweep where no variant finishes at
+ * any size, unless NCCL's own choice took those sizes (to_nccl): then no range is the plan. On
+ * success *out (caller frees) holds *nout ranges (0 or more), ordered by size. */
 int cs_tune_ranges(const struct cs_tune_obs *obs, long n, struct cs_tune_range **out, int *nout,
                    struct cs_error *err);
 

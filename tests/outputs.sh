@@ -79,7 +79,7 @@ expect2 "<stdout>$full" verify "$sched" >/dev/full
 expect2 "<stdout>$full" predict "$sched" --platform plat.xml -b 1K -e 4K >/dev/full
 expect2 "<stdout>$full" predict "$sched" --platform plat.xml -b 1K -e 1K --format csv >/dev/full
 expect2 "<stdout>$full" calibrate fit "$fixture" >/dev/full
-expect2 "<stdout>$full" tune "$tunecsv" >/dev/full
+expect2 "<stdout>$full" tune --no-nccl "$tunecsv" >/dev/full
 expect2 "<stdout>$full" regress "$src/results/regression/baseline.csv" --subset 1 >/dev/full
 expect2 "<stdout>$full" platform a100-pcie-4gpu >/dev/full
 expect2 "<stdout>$full" sweep s.sweep --results r1.d --quiet >/dev/full

@@ -35,8 +35,10 @@ done
 
 # cs.link_lat_s applies: one more microsecond per hop moves a 1 KiB 8-GPU ring by 14 hops.
 "$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 1K -e 1K --format csv >"$tmp/a" 2>&1
+lat=$(sed -n 's/.*<prop id="cs.link_lat_s.nvlink" value="\([^"]*\)".*/\1/p' "$plat" |
+    awk '{ printf "%.9g", $1 + 1e-6 }')
 "$cs" predict --gen ring:gpus=8,channels=1 -p "$plat" -b 1K -e 1K --format csv \
-    --set cs.link_lat_s.nvlink=1.6e-6 >"$tmp/b" 2>&1
+    --set cs.link_lat_s.nvlink="$lat" >"$tmp/b" 2>&1
 a=$(awk -F, 'NR == 2 { print $4 }' "$tmp/a")
 b=$(awk -F, 'NR == 2 { print $4 }' "$tmp/b")
 awk -v a="$a" -v b="$b" 'BEGIN { d = b - a - 14; exit !(a > 0 && d < 1e-3 && d > -1e-3) }' ||

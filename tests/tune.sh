@@ -143,8 +143,8 @@ grep -q '00-allreduce_2gpu_io.xml (+out-of-place)' "$tmp/ioout" || fail "io plan
 head -1 "$tmp"/io/00-*.xml | grep -q 'inplace="1" outofplace="1"' || fail "io outofplace"
 "$cs" verify --runtime executor -q "$tmp"/io/00-*.xml >/dev/null || fail "io verify"
 head -1 "$tmp"/plan/00-*.xml | grep -q 'inplace="1" outofplace="0"' || fail "ncv4 made out-of-place"
-# NCCL's own choice as the baseline: all-pairs LL (2 instances) on the committed DGX platform
-# against what NCCL runs there. A window only where the variant beats NCCL by the margin (5%) at
+# NCCL's own choice as the baseline: all-pairs LL (2 instances) on the NDv4 platform calibrated
+# on the MSCCL run (results/calibration/ndv4-msccl.xml) against what NCCL runs there. A window only where the variant beats NCCL by the margin (5%) at
 # each of its sizes, as predict --vs-nccl computes it; every other size left to NCCL, listed with
 # both times; --no-nccl windows every size; --margin moves the line.
 cat >"$tmp/ap.sweep" <<EOF
@@ -152,12 +152,12 @@ gen.algorithm = allpairs
 gen.gpus = 8
 gen.instances = 2
 protocol = LL
-platform = $src/platforms/dgx-a100.xml
+platform = $src/results/calibration/ndv4-msccl.xml
 sizes = 4K..16M x4
 EOF
-"$cs" sweep "$tmp/ap.sweep" -o "$tmp/ap.csv" >/dev/null 2>&1 || fail "sweep of all-pairs"
+"$cs" sweep "$tmp/ap.sweep" --results "$tmp/ap.results" -o "$tmp/ap.csv" >/dev/null 2>"$tmp/err" || fail "sweep of all-pairs: $(cat "$tmp/err")"
 "$cs" tune "$tmp/ap.csv" >"$tmp/apout" 2>"$tmp/err" || fail "tune against NCCL: $(cat "$tmp/err")"
-"$cs" predict --gen allpairs:gpus=8,instances=2,protocol=LL -p "$src/platforms/dgx-a100.xml" \
+"$cs" predict --gen allpairs:gpus=8,instances=2,protocol=LL -p "$src/results/calibration/ndv4-msccl.xml" \
     -b 4K -e 16M -f 4 --vs-nccl --format csv 2>/dev/null >"$tmp/vs.csv" || fail "predict --vs-nccl"
 grep -q '^# vs NCCL: ' "$tmp/apout" || fail "no baseline header: $(cat "$tmp/apout")"
 # sizes in a window against sizes left to NCCL, with predict's speed-up at each
@@ -173,6 +173,12 @@ awk 'NR == FNR { if ($1 ~ /^[0-9]+$/) { split($3, r, /\.\./); lo[++n] = r[1]; hi
     "$tmp/apout" "$tmp/vs.csv" >"$tmp/why" || fail "the NCCL baseline: $(cat "$tmp/why" "$tmp/apout")"
 grep -Eq '^ +[0-9]+ +[0-9]+ .*allpairs gpus=8 instances=2 LL +[0-9.]+x-[0-9.]+x ' "$tmp/apout" ||
     fail "no speed-up column: $(cat "$tmp/apout")"
+# NCCL faster at every size (the 64 KiB-256 KiB all-pairs window taken out by a larger margin):
+# a plan of no window, exit 0, and -o writes no schedule.
+"$cs" tune --margin 90 "$tmp/ap.csv" -o "$tmp/none" >"$tmp/apnone" 2>"$tmp/err" ||
+    fail "tune with NCCL faster everywhere: $(cat "$tmp/err")"
+grep -q "^# no window: NCCL's own choice is faster at every size" "$tmp/apnone" &&
+    [ -z "$(ls -A "$tmp/none" 2>/dev/null)" ] || fail "no window: $(cat "$tmp/apnone")"
 "$cs" tune --no-nccl "$tmp/ap.csv" >"$tmp/apno" || fail "tune --no-nccl"
 grep -q '^# no NCCL baseline compared (--no-nccl)' "$tmp/apno" &&
     ! grep -q 'left to NCCL' "$tmp/apno" || fail "--no-nccl: $(cat "$tmp/apno")"

@@ -59,34 +59,43 @@ EOF
 st=$?
 [ $st -le 1 ] || { fail "validate exited $st"; cat "$tmp/out" >&2; exit 1; }
 
+# What NCCL runs at one size (gen nccl) predicted: NCCL's own kernel, on the channels and threads
+# its rule gives there (the replay narrows the protocol's rates to those threads).
+pnccl() { # VERSION PROTO SIZE [PLATFORM]
+    "$cs" predict --gen "nccl:gpus=8,channels=24,nccl=$1,algo=ring,size=$3" --platform "${4:-$plat}" \
+        --protocol "$2" -b "$3" -e "$3" --format csv --set cs.deploy_s=0 | awk -F, 'NR == 2 { print $4 }'
+}
+# The channels and threads gen nccl writes at one size: "Nch_Tthr" of its name.
+width() { # VERSION PROTO SIZE
+    "$cs" gen nccl --gpus 8 --size "$3" --nccl-version "$1" --channels 24 --algo ring --protocol "$2" |
+        sed -n '1s/.*_ring_\([0-9]*ch_[0-9]*thr\)".*/\1/p'
+}
 # LL, 8 ranks, 24 channels: 1 channel of 64 threads at 4 KiB, 256 at 16 KiB, 512 at 32 KiB;
 # 2 channels at 64 KiB, 16 at 512 KiB (nBytes >= channels x threads x 64 B).
-r1='ring:gpus=8,channels=1,instances=1,protocol=Simple'
-same "$(validated "$tmp/o/ll.csv" 4096)" "$(predict $r1 LL 4K --set cs.tb_Bps.LL=1.5e9)" "LL 4 KiB"
-same "$(validated "$tmp/o/ll.csv" 16384)" "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" "LL 16 KiB"
-same "$(validated "$tmp/o/ll.csv" 32768)" "$(predict $r1 LL 32K)" "LL 32 KiB"
-same "$(validated "$tmp/o/ll.csv" 65536)" \
-    "$(predict ring:gpus=8,channels=2,instances=1 LL 64K)" "LL 64 KiB"
-same "$(validated "$tmp/o/ll.csv" 524288)" \
-    "$(predict ring:gpus=8,channels=16,instances=1 LL 512K)" "LL 512 KiB"
+for sw in 4K:1ch_64thr 16K:1ch_256thr 32K:1ch_512thr 64K:2ch_512thr 512K:16ch_512thr; do
+    sz=${sw%%:*}
+    [ "$(width 2.8.4 LL "$sz")" = "${sw#*:}" ] || fail "LL $sz: gen nccl writes $(width 2.8.4 LL "$sz")"
+done
+same "$(validated "$tmp/o/ll.csv" 4096)" "$(pnccl 2.8.4 LL 4K)" "LL 4 KiB"
+same "$(validated "$tmp/o/ll.csv" 16384)" "$(pnccl 2.8.4 LL 16K)" "LL 16 KiB"
+same "$(validated "$tmp/o/ll.csv" 32768)" "$(pnccl 2.8.4 LL 32K)" "LL 32 KiB"
+same "$(validated "$tmp/o/ll.csv" 65536)" "$(pnccl 2.8.4 LL 64K)" "LL 64 KiB"
+same "$(validated "$tmp/o/ll.csv" 524288)" "$(pnccl 2.8.4 LL 512K)" "LL 512 KiB"
 # Without the rule the same sizes run on 24 channels at full rate: the checks above can fail.
 apart "$(validated "$tmp/o/ll.csv" 16384)" "$(validated "$tmp/o/plain.csv" 16384)" "LL 16 KiB"
-# (64 KiB: 2 channels against 24, apart where the threadblocks' rate binds; with LL streamed,
-# the default rates leave these sizes to the hop latencies and the port.)
+# (64 KiB: 2 channels against 24, apart where the threadblocks' rate binds.)
 apart "$(validated "$tmp/o/llslow.csv" 65536)" "$(validated "$tmp/o/plainslow.csv" 65536)" "LL 64 KiB"
-apart "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" "$(predict $r1 LL 16K)" "LL 16 KiB threads"
-# LL128: 8 B per thread; at 4 KiB one channel of 320 threads of 640: half of 20 GB/s.
-same "$(validated "$tmp/o/ll128.csv" 4096)" "$(predict $r1 LL128 4K --set cs.tb_Bps.LL128=10e9)" \
-    "LL128 4 KiB"
+# fewer threads, a lower rate: 16 KiB on 256 threads against the same ring on 512 (32 KiB's)
+apart "$(pnccl 2.8.4 LL 16K)" "$(validated "$tmp/o/plain.csv" 16384)" "LL 16 KiB threads"
+# LL128: 8 B per thread; at 4 KiB one channel of 320 threads of 640.
+[ "$(width 2.8.4 LL128 4K)" = 1ch_320thr ] || fail "LL128 4 KiB: $(width 2.8.4 LL128 4K)"
+same "$(validated "$tmp/o/ll128.csv" 4096)" "$(pnccl 2.8.4 LL128 4K)" "LL128 4 KiB"
 # Simple: 64 B per thread; 2 channels of 512 threads at 64 KiB.
-same "$(validated "$tmp/o/simple.csv" 65536)" \
-    "$(predict ring:gpus=8,channels=2,instances=1 Simple 64K)" "Simple 64 KiB"
-# fastest: each protocol on its own width, the fastest kept (16 KiB: LL on 1 channel of 256
-# threads, LL128 on 3 of 640, Simple on 1 of 256).
-best=$(printf '%s\n%s\n%s\n' "$(predict $r1 LL 16K --set cs.tb_Bps.LL=6e9)" \
-    "$(predict ring:gpus=8,channels=3,instances=1 LL128 16K)" \
-    "$(predict $r1 Simple 16K --set cs.tb_Bps.Simple=12e9)" |
-    sort -g | head -1)
+[ "$(width 2.18 Simple 64K)" = 2ch_512thr ] || fail "Simple 64 KiB: $(width 2.18 Simple 64K)"
+same "$(validated "$tmp/o/simple.csv" 65536)" "$(pnccl 2.18 Simple 64K)" "Simple 64 KiB"
+# fastest: each protocol on its own width, the fastest kept.
+best=$(printf '%s\n%s\n%s\n' "$(pnccl 2.12.12 LL 16K)" "$(pnccl 2.12.12 LL128 16K)" \
+    "$(pnccl 2.12.12 Simple 16K)" | sort -g | head -1)
 same "$(validated "$tmp/o/fastest.csv" 16384)" "$best" "fastest 16 KiB"
 
 # The summary says which rule produced the channels, and only where it did.
@@ -104,7 +113,9 @@ printf 'n %s gen:ring:gpus={n},channels=4,instances=1 %s LL size=128 nccl=2.12 %
 "$cs" validate "$tmp/n.txt" -o "$tmp/n" >"$tmp/out" 2>&1
 [ $? -le 1 ] || { fail "validate by GPU count"; cat "$tmp/out" >&2; }
 same "$(validated "$tmp/n/n.csv" 4)" \
-    "$(predict ring:gpus=4,channels=1,instances=1 LL 128 --set cs.tb_Bps.LL=1.5e9)" "4 GPUs"
+    "$("$cs" predict --gen nccl:gpus=4,channels=4,nccl=2.12,algo=ring,size=128 --platform $plat \
+        --protocol LL -b 128 -e 128 --format csv --set cs.deploy_s=0 | awk -F, 'NR == 2 { print $4 }')" \
+    "4 GPUs"
 
 # gen:nccl: the same ring as gen:ring with nccl= on one node, so the same times at every size.
 printf 'gnccl %s gen:nccl:gpus=8,channels=24,nccl=2.8.4 %s LL set=cs.deploy_s=0\n' "$tmp/m.csv" \
@@ -121,8 +132,8 @@ done
 "$cs" gen nccl --gpus 16 --nodes 2 --size 64K --protocol LL -o "$tmp/tree.xml" &&
     grep -q 'name="allreduce_nccl_2.12.12_tree_16ch_512thr"' "$tmp/tree.xml" ||
     fail "gen nccl at 64 KiB LL on 2 nodes is not a 16-channel tree"
-tree=$("$cs" predict "$tmp/tree.xml" --platform platforms/dgx-a100-2node.xml -b 64K -e 64K \
-    --format csv --set cs.deploy_s=0 | awk -F, 'NR == 2 { print $4 }')
+tree=$("$cs" predict --gen nccl:gpus=16,nodes=2,size=64K --platform platforms/dgx-a100-2node.xml \
+    --protocol LL -b 64K -e 64K --format csv --set cs.deploy_s=0 | awk -F, 'NR == 2 { print $4 }')
 same "$(validated "$tmp/g/gtree.csv" 65536)" "$tree" "gen:nccl tree 64 KiB"
 grep -q "schedule \`gen:nccl:gpus=16,nodes=2\`.*NCCL 2\.12\.12's rule" "$tmp/g/summary.md" ||
     fail "summary.md does not name the rule of a gen:nccl case"
