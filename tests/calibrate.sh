@@ -234,8 +234,8 @@ if [ -d "$shared" ]; then
     "$collsim" calibrate fit "$shared/sm02-a100pcie40-1node-4gpu-sys.csv" --link pcie \
         --segments 2 --only-fitted -o "$tmp/sm02.xml" || fail "calibrate fit sm02.xml"
     near cs.link_Bps.pcie 5.2e9 0.15 "$tmp/sm02.xml"    # busbw ~5 GB/s across sockets
-    # The committed fits agree with fresh fits of the same data (tests/platforms.sh checks the
-    # committed platforms against the committed fits).
+    # The committed alpha-beta fits (results/validation: checks beside the pooled model fit)
+    # agree with fresh fits of the same data.
     (cd "$shared" && "$collsim" calibrate fit oci-bmgpu48-a100sxm40-1node-8gpu.csv --link nvlink \
         --proto Simple --sizes 256M: --segments 1 --only-fitted -o "$tmp/ocibw.xml") || fail "calibrate fit ocibw.xml"
     committed="$CS_SRCDIR/results/validation/fit-oci-bandwidth.props"
@@ -244,17 +244,6 @@ if [ -d "$shared" ]; then
         --link nvlink --proto LL --only-fitted -o "$tmp/lat.props") || fail "calibrate fit lat.props"
     cmp -s "$tmp/lat.props" "$CS_SRCDIR/results/validation/fit-ring-latency.props" ||
         fail "results/validation/fit-ring-latency.props differs from a fresh fit"
-    # cs.link_eff.LL.nvlink: the least-squares slope of NDv4's medians at 64-512 KiB against
-    # NCCL's LL channels there (2, 4, 8, 16), per ring step, as a share of the port
-    # (results/validation/fit-ndv4-ll-share.md), the port's cs.link_Bps.nvlink of dgx-a100.props.
-    port=$(value cs.link_Bps.nvlink "$CS_SRCDIR/platforms/dgx-a100.props")
-    share=$(awk -F, -v port="$port" 'NR > 1 && $1 >= 65536 && $1 <= 524288 { t[$1] = t[$1] " " $2 }
-        END { n = 0; for (s in t) { split(t[s], v, " "); x = s / 32768; y = (v[1] + v[2]) / 2;
-                  n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-              b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-              printf "%.3f", 2 * 4096 / (b / 14 * 1e-6) / port }' \
-        "$shared/msccl-leaderboard-ndv4-1node-8gpu-nccl284.csv")
-    near cs.link_eff.LL.nvlink "$share" 1e-9 "$CS_SRCDIR/platforms/dgx-a100.props"
 else
     echo "calibrate.sh: SKIP: $shared absent; the fits of the shared measurements not run"
     [ "$fails" -eq 0 ] && exit 77

@@ -1,7 +1,7 @@
 #!/bin/sh
 # platforms.sh: the committed platforms/*.xml are what platforms/README's commands write (so they
-# carry the committed fitted parameters of platforms/dgx-a100.props), and dgx-a100.props agrees
-# with the committed `collsim calibrate fit` outputs in results/validation/ it names; the
+# carry the committed fitted parameters of platforms/dgx-a100.props), and dgx-a100.props is the
+# committed pooled fit of results/calibration; the
 # generator's NIC types (--nic) and GPU-NIC paths across CPU sockets (--nic-socket other, the
 # a100-pcie-net family) write the links and routes they should.
 set -u
@@ -27,34 +27,24 @@ done <"$tmp/lines"
 nxml=$(ls platforms/*.xml | wc -l)
 [ "$n" -eq "$nxml" ] || fail "README regenerates $n of $nxml platforms"
 
-# dgx-a100.props against the fits it names (the steps are those its comments state).
-value() { # KEY FILE
-    sed -n "s/.*<prop id=\"$1\" value=\"\([^\"]*\)\".*/\1/p" "$2" | tail -n 1
-}
-near() { # WHAT GOT WANT RELTOL
-    awk -v g="$2" -v w="$3" -v t="$4" \
-        'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= t * w) }' ||
-        fail "$1: $2, want $3"
-}
+# dgx-a100.props is the pooled fit of results/calibration (scripts/calibrate-shared
+# dgx-a100-pooled writes it; scripts/refresh-results copies it), byte for byte, and each of its
+# keys names that fit in the DGX platforms.
 props=platforms/dgx-a100.props
-lat=results/validation/fit-ring-latency.props
-model=results/validation/fit-thanos-model.props
-near cs.launch_s "$(value cs.launch_s "$props")" "$(value cs.launch_s "$lat")" 1e-8
-want=$(awk -v s="$(value cs.call_s.LL.nvlink "$lat")" 'BEGIN { printf "%.6g", 2 * (s - 0.6e-6) }')
-near cs.launch_gpu_s "$(value cs.launch_gpu_s "$props")" "$want" 1e-5
-grep -q '<prop id="cs.link_lat_s.nvlink" value="6e-07"/>' platforms/dgx-a100.xml ||
-    fail "dgx-a100.props assumes cs.link_lat_s.nvlink = 0.6 us"
-for k in cs.link_Bps.nvlink cs.call_s.Simple.nvlink cs.link_eff.LL128.nvlink; do
-    near $k "$(value $k "$props")" "$(value $k "$model")" 1e-5
-done
-# Each fitted key of the props file is in both DGX platforms with its comment naming the fit.
-for k in cs.launch_s cs.launch_gpu_s cs.link_Bps.nvlink cs.call_s.Simple.nvlink \
-    cs.link_eff.LL128.nvlink cs.link_eff.LL.nvlink; do
+pooled=results/calibration/dgx-a100-pooled.props
+cmp -s "$props" "$pooled" || fail "$props is not $pooled (scripts/refresh-results copies it)"
+nk=0
+for k in $(sed -n 's/.*<prop id="\([^"]*\)".*/\1/p' "$props"); do
+    nk=$((nk + 1))
     for p in platforms/dgx-a100.xml platforms/dgx-a100-2node.xml platforms/dgx-a100-2node-2x100.xml; do
-        grep -B1 "<prop id=\"$k\"" "$p" | grep -q 'fit: results/validation/fit-' ||
+        grep -B1 "<prop id=\"$k\"" "$p" | grep -q 'fit through the model: collsim calibrate platform on ' ||
             fail "$p: $k does not name its fit"
     done
 done
+[ "$nk" -ge 6 ] || fail "$props: $nk keys"
+value() { # KEY FILE
+    sed -n "s/.*<prop id=\"$1\" value=\"\([^\"]*\)\".*/\1/p" "$2" | tail -n 1
+}
 
 # A platform that disagrees with the fit is caught: change one fitted value and compare.
 "$collsim" platform dgx-a100 --params "$props" --set cs.launch_s=8.4e-6 -o "$tmp/moved.xml" &&
