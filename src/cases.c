@@ -776,10 +776,17 @@ static int predict_gen_nccl(const struct cs_case *c, const char *sched_s, const 
 static int predict_span(const struct cs_case *c, const char *plat_path, int force, int n,
                         const struct span *sp, struct result *res, struct cs_error *err)
 {
-    char sched_s[1200], plat_s[1200];
+    char sched_s[1200], plat_s[1200], given[1200];
     int rc;
 
-    subst_n(sched_s, sizeof(sched_s), c->vc.sched, n);
+    subst_n(given, sizeof(given), c->vc.sched, n);
+    /* shared:FILE, an MSCCL XML of the shared data: $CS_SHARED_DATA/msccl-xml/FILE */
+    if (snprintf(sched_s, sizeof(sched_s), "%s%s%s",
+                 strncmp(given, "shared:", 7) == 0 ? shared_dir() : "",
+                 strncmp(given, "shared:", 7) == 0 ? "/msccl-xml/" : "",
+                 given + (strncmp(given, "shared:", 7) == 0 ? 7 : 0)) >= (int)sizeof(sched_s))
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "case %.100s: schedule path too long",
+                             c->vc.name);
     subst_n(plat_s, sizeof(plat_s),
             force || strcmp(c->vc.platform, "-") == 0 ? plat_path : c->vc.platform, n);
     if (c->gen_nccl)

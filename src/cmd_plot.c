@@ -73,6 +73,11 @@ static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char 
     }
     if (optind == argc)
         return cmd_usage_error("plot: no CSV; see 'collsim help plot'");
+    /* gnuplot gets the image's path in its script: no byte there may end the command */
+    for (const char *q = o->out; q != NULL && *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return cmd_usage_error("plot: -o: a path with a control character (newline, tab, "
+                                   "...) is refused");
     if (argc - optind > MAX_FILES)
         return cmd_usage_error("plot: at most %d CSV files", MAX_FILES);
     return 0;

@@ -38,8 +38,9 @@ const char cmd_validate_usage[] =
     "  NAME MEASUREMENT SCHEDULE PLATFORM PROTOCOL [OPTION=VALUE...]\n"
     "MEASUREMENT is a table in the shared measurements schema (shared:FILE reads\n"
     "$CS_SHARED_DATA/measurements/FILE, default ../shared/data), or what an nccl-tests\n"
-    "binary prints (an NCCL INFO log around it included); SCHEDULE an MSCCL XML or\n"
-    "gen:SPEC (collsim predict --gen SPEC); PLATFORM a platform file; PROTOCOL LL, LL128,\n"
+    "binary prints (an NCCL INFO log around it included); SCHEDULE an MSCCL XML (shared:FILE\n"
+    "reads $CS_SHARED_DATA/msccl-xml/FILE) or gen:SPEC (collsim predict --gen SPEC); PLATFORM\n"
+    "a platform file; PROTOCOL LL, LL128,\n"
     "Simple, fastest[:P,P...] (predict each, keep the fastest per size; default all three), or\n"
     "nccl (a gen:nccl schedule: the protocol NCCL's own tuning model picks at each size). The\n"
     "same case file, PLATFORM - in every case, fits a platform: `collsim calibrate platform\n"
@@ -118,7 +119,7 @@ static int write_plot(const char *dir, const struct cs_case *c, int by_n)
             c->vc.name, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
             by_n ? "GPUs" : "size (bytes)", c->vc.name, c->vc.name,
             c->vc.fastest ? "fastest protocol"
-            : c->by_nccl  ? "NCCL's protocol"
+            : c->by_nccl  ? "NCCL''s protocol" /* '' : a quote in gnuplot's single quotes */
                           : c->proto[0]);
     if (cs_outfile_close(&out, &err) != 0) {
         cmd_print_error(&err);
@@ -174,6 +175,71 @@ static int run_case(const struct cs_case *c, const char *cases_path, const char 
 done:
     free(p);
     return rc;
+}
+
+/* Whether a and b name one existing file (the same device and inode). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* An output of the run that is one of its inputs (a case named like its measurement table in
+ * the cases' own folder, -o at the measurements): exit status 2 with both named, before anything
+ * is written; 0 when none is. */
+static int outputs_clear(const struct cs_case *cases, int ncases, const char *cases_path,
+                         const char *before_path, const char *outdir)
+{
+    static const char *const ext[] = {"csv", "gp", "svg"};
+    char out[2048];
+
+    for (int k = 0; k <= ncases; k++)
+        for (int e = 0; e < (k < ncases ? 3 : 2); e++) {
+            const char *in[3 + CS_CASE_MAX_OPS + 2];
+            int nin = 0;
+
+            if (k < ncases)
+                snprintf(out, sizeof(out), "%s/%s.%s", outdir, cases[k].vc.name, ext[e]);
+            else
+                snprintf(out, sizeof(out), "%s/summary.%s", outdir, e ? "csv" : "md");
+            in[nin++] = cases_path;
+            if (before_path != NULL)
+                in[nin++] = before_path;
+            for (int j = 0; j < ncases; j++) {
+                const struct cs_case *c = &cases[j];
+
+                for (int i = 0; i < 3; i++) {
+                    const char *v = i == 0 ? c->meas : i == 1 ? c->vc.sched : c->vc.platform;
+
+                    if (strncmp(v, "gen:", 4) != 0 && same_file(out, v)) {
+                        fprintf(stderr,
+                                "collsim: %s:%d: case %s: validate would write %s over %s, an "
+                                "input of case %s: give -o DIR (a folder of its own)\n",
+                                cases_path, cases[k < ncases ? k : j].line,
+                                k < ncases ? cases[k].vc.name : "summary", out, v, c->vc.name);
+                        return CS_EXIT_USAGE;
+                    }
+                }
+                for (int i = 0; i < c->nops; i++)
+                    if (c->ops[i].is_file && same_file(out, c->ops[i].arg)) {
+                        fprintf(stderr,
+                                "collsim: %s:%d: validate would write %s over %s, a params= file "
+                                "of case %s: give -o DIR\n",
+                                cases_path, c->line, out, c->ops[i].arg, c->vc.name);
+                        return CS_EXIT_USAGE;
+                    }
+            }
+            for (int i = 0; i < nin; i++)
+                if (same_file(out, in[i])) {
+                    fprintf(stderr,
+                            "collsim: validate would write %s over %s, its input: give -o DIR\n",
+                            out, in[i]);
+                    return CS_EXIT_USAGE;
+                }
+        }
+    return 0;
 }
 
 /* Run every case into outdir's summaries, beside the earlier summary `before` (or NULL): 0 or 1
@@ -273,6 +339,8 @@ int cmd_validate(int argc, char **argv)
         rc = CS_EXIT_USAGE;
         goto done;
     }
+    if ((rc = outputs_clear(cases, ncases, cases_path, before_path, outdir)) != 0)
+        goto done;
     if ((r = run_cases(cases, ncases, cases_path, outdir, before, quiet)) < 0) {
         rc = CS_EXIT_USAGE;
         goto done;

@@ -1,6 +1,7 @@
 /* meas.c: measurement tables of the shared schema: collectives, ring steps, rows. */
 #include "meas.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,17 @@ static int nt_same_kind(const struct nt_layout *lay, char **f, char *first, size
     return 0;
 }
 
+/* A field of an nccl-tests row as it may reach the schema's CSV: a number or N/A, letters,
+ * digits and . + - / only (a quote, comma or control byte would change the rows the CSV reader
+ * sees). */
+static int nt_plain(const char *v)
+{
+    for (; *v; v++)
+        if (!isalnum((unsigned char)*v) && !strchr(".+-/", *v))
+            return 0;
+    return 1;
+}
+
 /* One row's placements as schema rows on fp, their line appended to *lines (a placement whose
  * time is N/A, not measured, is left out). 0, or a CS_ERR_*. */
 static int nt_row(const struct nt_layout *lay, char **f, int line, FILE *fp, int **lines,
@@ -360,7 +372,12 @@ static int nt_row(const struct nt_layout *lay, char **f, int line, FILE *fp, int
         const char *check = lay->place[p] + 3 < lay->nfields ? f[lay->place[p] + 3] : "0";
         int *grown;
 
-        if ((rc = nt_check(lay, check, place[p], name, line, err)) != 0 ||
+        for (int k = 0; k < 3 && rc == 0; k++)
+            if (!nt_plain(f[k == 0 ? lay->size : lay->place[p] + k - 1]))
+                rc = cs_error_fail(err, CS_ERR_PARSE, name, line,
+                                   "nccl-tests field '%.40s' (%s) is not a number",
+                                   f[k == 0 ? lay->size : lay->place[p] + k - 1], place[p]);
+        if (rc != 0 || (rc = nt_check(lay, check, place[p], name, line, err)) != 0 ||
             strcmp(f[lay->place[p]], "N/A") == 0)
             continue;
         fprintf(fp, "%s,%s,%s,%s,%s\n", f[lay->size], f[lay->place[p]], f[lay->place[p] + 1],
@@ -411,8 +428,17 @@ static int nt_convert(const char *text, size_t len, const char *name, const stru
     if (fclose(fp) != 0 && rc == 0)
         rc = CS_ERR_NOMEM;
     if (rc == 0 && (rc = cs_csv_read_mem(csv, clen, name, out, err)) == 0 && nrows > 0) {
-        /* Every row's fields were whole tokens, so the table has exactly these rows. */
-        memcpy((*out)->lines, lines, (size_t)nrows * sizeof(*lines));
+        /* Every field was a plain token (nt_plain), so the table has exactly these rows. */
+        if ((*out)->nrows != nrows) {
+            int got = (*out)->nrows;
+
+            cs_csv_free(*out);
+            *out = NULL;
+            rc = cs_error_fail(err, CS_ERR_PARSE, name, 0,
+                               "nccl-tests rows: %d converted, %d read back", nrows, got);
+        } else {
+            memcpy((*out)->lines, lines, (size_t)nrows * sizeof(*lines));
+        }
     }
     free(csv);
     free(lines);

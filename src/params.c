@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,8 +300,60 @@ int cs_params_set(struct cs_params *p, const char *key, const char *value, struc
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "platform parameter %s=\"%s\" is not a share (above 0, at most 1)",
                              key, value);
+    if (!cs_params_in_range(key, v))
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "platform parameter %s=\"%s\" is outside what the hardware allows: %s",
+                             key, value, cs_params_range(key));
     *d = v;
     return 0;
+}
+
+/* The physical range of a key by its unit (its name's suffix): a time from 0 to 1 s, a
+ * bandwidth from 1 kB/s to 1 PB/s, a byte count up to 1 GiB, a count up to 2^20. */
+static int range_of(const char *key, double *lo, double *hi, const char **what)
+{
+    size_t n = strlen(key);
+    char base[64];
+
+    /* the parameter's name: the part after "cs." up to its protocol or link class */
+    snprintf(base, sizeof(base), "%s", n > 3 ? key + 3 : key);
+    base[strcspn(base, ".")] = '\0';
+    n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, "_Bps") == 0) {
+        *lo = 1e3, *hi = 1e15, *what = "a bandwidth from 1e3 to 1e15 B/s (1 kB/s to 1 PB/s)";
+        return 1;
+    }
+    if (n > 2 && strcmp(base + n - 2, "_s") == 0) {
+        *lo = 0, *hi = 1, *what = "a time from 0 to 1 s";
+        return 1;
+    }
+    if (strcmp(base, "pass_bytes") == 0) {
+        *lo = 0, *hi = 1073741824.0, *what = "a byte count from 0 to 1 GiB";
+        return 1;
+    }
+    if (strcmp(base, "gpus_per_process") == 0 || strcmp(base, "gpu_sms") == 0 ||
+        strcmp(base, "ctas_per_sm") == 0 || strcmp(base, "ranks_per_gpu") == 0) {
+        *lo = 0, *hi = 1 << 20, *what = "a count from 0 to 1048576";
+        return 1;
+    }
+    return 0;
+}
+
+int cs_params_in_range(const char *key, double v)
+{
+    double lo, hi;
+    const char *what;
+
+    return !range_of(key, &lo, &hi, &what) || (v >= lo && v <= hi && isfinite(v));
+}
+
+const char *cs_params_range(const char *key)
+{
+    double lo, hi;
+    const char *what = "any non-negative number";
+
+    range_of(key, &lo, &hi, &what);
+    return what;
 }
 
 int cs_params_get(const struct cs_params *p, const char *key, double *out)

@@ -115,6 +115,13 @@ double cs_params_pass_time(const struct cs_params *p, enum cs_proto q, double b)
  * non-finite values are CS_ERR_INVALID (err names the key). */
 int cs_params_set(struct cs_params *p, const char *key, const char *value, struct cs_error *err);
 
+/* Whether v is within what the hardware allows for key, by its unit: a time (keys ending in _s)
+ * from 0 to 1 s, a bandwidth (_Bps) from 1 kB/s to 1 PB/s, pass_bytes up to 1 GiB, a count up
+ * to 2^20; 1 for other keys. cs_params_set refuses values outside it; cs_params_range says it
+ * in words, for messages. */
+int cs_params_in_range(const char *key, double v);
+const char *cs_params_range(const char *key);
+
 /* Get one parameter by key: 0 and *out, or CS_ERR_INVALID for an unknown key. */
 int cs_params_get(const struct cs_params *p, const char *key, double *out);
 

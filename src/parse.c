@@ -82,12 +82,37 @@ int cs_parse_int(const char *s, int min, int max, int *out)
     return rc;
 }
 
+/* A decimal number as people write one: [+-] digits [. digits] [(e|E) [+-] digits], with a digit
+ * before or after the point; no hexadecimal (strtod's 0x10), inf or nan. */
+static int decimal(const char *s)
+{
+    int digits = 0;
+
+    s += *s == '+' || *s == '-';
+    for (; isdigit((unsigned char)*s); s++)
+        digits++;
+    if (*s == '.')
+        for (s++; isdigit((unsigned char)*s); s++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        s += *s == '+' || *s == '-';
+        if (!isdigit((unsigned char)*s))
+            return 0;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    return *s == '\0';
+}
+
 int cs_parse_double(const char *s, double min, double max, double *out)
 {
     double v;
     char *end;
 
-    if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+    if (s == NULL || *s == '\0' || isspace((unsigned char)*s) || !decimal(s))
         return CS_ERR_PARSE;
     errno = 0;
     v = strtod(s, &end);

@@ -351,6 +351,49 @@ static int link_prop(void *ctx, const xmlNode *prop, const char *id, const char 
 /* SimGrid aborts on a zero or invalid bandwidth or host speed and takes a negative latency as
  * it comes: each comma-separated value of attribute name of element n (kind id) must start with
  * a finite number, positive or (nonneg) at least 0. The unit after it is SimGrid's to read. */
+/* A quantity's value in B/s or s from its number and SimGrid's unit (Bps, kBps ... TBps,
+ * KiBps ... TiBps, bps ... Tbps; s, ms, us, ns, ps, m, h, d, w): 0 when the unit is none of them.
+ */
+static int in_unit(double x, const char *unit, int time, double *out)
+{
+    static const struct {
+        const char *u;
+        double f;
+    } bw[] = {{"Bps", 1},
+              {"kBps", 1e3},
+              {"KBps", 1e3},
+              {"MBps", 1e6},
+              {"GBps", 1e9},
+              {"TBps", 1e12},
+              {"KiBps", 1024.0},
+              {"MiBps", 1048576.0},
+              {"GiBps", 1073741824.0},
+              {"TiBps", 1099511627776.0},
+              {"bps", 0.125},
+              {"kbps", 125},
+              {"Kbps", 125},
+              {"Mbps", 125e3},
+              {"Gbps", 125e6},
+              {"Tbps", 125e9},
+              {"Kibps", 128.0},
+              {"Mibps", 131072.0},
+              {"Gibps", 134217728.0},
+              {"Tibps", 137438953472.0}},
+      tm[] = {{"s", 1},  {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12},
+              {"m", 60}, {"h", 3600},  {"d", 86400}, {"w", 604800}};
+    size_t n = time ? sizeof(tm) / sizeof(tm[0]) : sizeof(bw) / sizeof(bw[0]);
+
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(unit, time ? tm[i].u : bw[i].u) == 0) {
+            *out = x * (time ? tm[i].f : bw[i].f);
+            return 1;
+        }
+    return 0;
+}
+
+/* A link's bandwidth or latency (several, comma-separated, for SPLITDUPLEX's two): a number
+ * with its unit, within what hardware does: a bandwidth from 1 kB/s to 1 PB/s, a latency from 0
+ * to 1 s (a unit SimGrid knows but not listed here is left to it). */
 static int check_quantity(struct reader *r, const xmlNode *n, const char *kind, const char *id,
                           const char *name, int nonneg)
 {
@@ -358,12 +401,20 @@ static int check_quantity(struct reader *r, const xmlNode *n, const char *kind, 
     int rc = 0;
 
     for (const char *p = v; p != NULL && rc == 0;) {
-        double x = strtod(p, &end);
+        double x = strtod(p, &end), si;
+        char unit[16];
+        size_t ul = strcspn(end, ",");
 
+        snprintf(unit, sizeof(unit), "%.*s", (int)(ul < sizeof(unit) ? ul : sizeof(unit) - 1), end);
         if (end == p || !isfinite(x) || x < 0 || (x == 0 && !nonneg))
             rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
                                "%s '%s': %s=\"%s\" must be a %s number with its unit", kind, id,
                                name, v, nonneg ? "non-negative" : "positive");
+        else if (in_unit(x, unit, nonneg, &si) && (nonneg ? si > 1 : (si < 1e3 || si > 1e15)))
+            rc = cs_error_fail(
+                r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                "%s '%s': %s=\"%s\" is outside what hardware does (%s)", kind, id, name, v,
+                nonneg ? "a latency from 0 to 1 s" : "a bandwidth from 1 kB/s to 1 PB/s");
         if ((p = strchr(end, ',')) != NULL)
             p++;
     }

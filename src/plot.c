@@ -524,18 +524,21 @@ void cs_plot_free(struct cs_plot *p)
     free(p);
 }
 
-/* before, s as a gnuplot string literal (single quotes, in which only '' needs escaping), after. */
+/* before, s as a gnuplot string literal (single quotes, in which only '' needs escaping and no
+ * substitution happens), after. A control byte (a newline would end the command, and what
+ * follows would run as gnuplot's, system() included) becomes a space. */
 static void gp_str(FILE *fp, const char *before, const char *s, const char *after)
 {
-    const char *q;
-
     fprintf(fp, "%s'", before);
-    while ((q = strchr(s, '\'')) != NULL) {
-        fwrite(s, 1, (size_t)(q - s) + 1, fp);
-        fputc('\'', fp);
-        s = q + 1;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '\'')
+            fputs("''", fp);
+        else
+            fputc(c < 0x20 || c == 0x7f ? ' ' : c, fp);
     }
-    fprintf(fp, "%s'%s", s, after);
+    fprintf(fp, "'%s", after);
 }
 
 static void style(FILE *fp, int i)

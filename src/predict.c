@@ -771,6 +771,13 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     }
     row->niter = plan->sz.niter;
     row->max_allowed = plan->sz.max_allowed;
+    if (row->res.status == CS_REPLAY_OK && !(isfinite(row->res.time_s) && row->res.time_s > 0)) {
+        cs_plan_free(plan);
+        return cs_error_fail(err, CS_ERR_SIM, NULL, 0,
+                             "%lld bytes: the replay's time is %g s, not a finite positive time "
+                             "(a platform parameter out of any hardware's range?)",
+                             size, row->res.time_s);
+    }
     if (row->res.status == CS_REPLAY_OK) {
         row->time_us = row->res.time_s * 1e6;
         row->algbw_GBps = size / row->res.time_s / 1e9;

@@ -152,6 +152,9 @@ static int jstring(struct jp *j, char *out, size_t size)
     return 0;
 }
 
+/* The largest time stamp or duration of a slice read (us): one day. */
+#define CS_TRACE_MAX_US 8.64e10
+
 static int jnumber(struct jp *j, double *v)
 {
     char buf[64];
@@ -366,6 +369,10 @@ static int event_element(void *ctx, struct jp *j)
     if (e.pid < 0 || e.tid < 0 || e.iter < 0 || e.pid > 1e6 || e.tid > 1e6 || e.iter > 1e9 ||
         e.step > 1e6 || e.dur < 0)
         return jp_fail(j, "a step slice's pid, tid, iteration, step or dur is out of range");
+    /* microseconds of one collective: a day at most (a larger stamp is no clock's, and its
+     * differences would overflow the comparison) */
+    if (fabs(e.ts) > CS_TRACE_MAX_US || e.dur > CS_TRACE_MAX_US)
+        return jp_fail(j, "a step slice's ts or dur is beyond a day (8.64e10 us)");
     memset(&s, 0, sizeof(s));
     s.rank = (int)e.pid;
     s.tb = (int)e.tid;

@@ -265,6 +265,35 @@ START_TEST(test_raw_prefixes)
 }
 END_TEST
 
+/* A field that is no plain token (a quote joining two rows for the CSV reader, a comma): refused
+ * at its line, before the table is built; the rows' lines stay one to one with the table's. */
+START_TEST(test_raw_quote)
+{
+    static const char *const rows[] = {
+        "     1048576        262144   float     sum    \"485.3    2.16    4.05  5e-07"
+        "    486.3    2.16    4.04  5e-07\n"
+        "     2097152        524288   float     sum    662.3\"    3.17    5.94  5e-07    666.4    "
+        "3.15    5.90  5e-07\n",
+        "     1048576        262144   float     sum    485.3    2.16    4.05  5e-07"
+        "    486,3    2.16    4.04  5e-07\n",
+    };
+    static const char head[] = "#       size         count    type   redop     time   algbw   busbw"
+                               "  error     time   algbw   busbw  error\n";
+    char text[1024];
+    struct cs_csv *t = NULL;
+    struct cs_error err;
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        snprintf(text, sizeof(text), "%s%s", head, rows[i]);
+        cs_error_init(&err);
+        ck_assert_int_eq(cs_meas_read_raw(text, strlen(text), "q.log", &t, &err), CS_ERR_PARSE);
+        ck_assert_int_eq(err.line, 2);
+        ck_assert_msg(strstr(err.msg, "is not a number") != NULL, "%s", err.msg);
+        ck_assert_ptr_null(t);
+    }
+}
+END_TEST
+
 /* Raw output that is no single measurement: file:line and why. */
 START_TEST(test_raw_refused)
 {
@@ -295,9 +324,19 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_coll, 1},        {test_range, 1},       {test_infer, 1},        {test_rows, 1},
-        {test_cell, 1},        {test_bytes, 1},       {test_gpus, 1},         {test_bad, 1},
-        {test_raw_layouts, 1}, {test_raw_refused, 1}, {test_raw_prefixes, 1}, {NULL, 0},
+        {test_coll, 1},
+        {test_range, 1},
+        {test_infer, 1},
+        {test_rows, 1},
+        {test_cell, 1},
+        {test_bytes, 1},
+        {test_gpus, 1},
+        {test_bad, 1},
+        {test_raw_layouts, 1},
+        {test_raw_refused, 1},
+        {test_raw_prefixes, 1},
+        {test_raw_quote, 1},
+        {NULL, 0},
     };
 
     return test_run("meas", 0, tests, NULL);

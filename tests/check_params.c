@@ -106,6 +106,38 @@ START_TEST(set_values)
     }
     ck_assert_int_eq(cs_params_set(&p, "cs.ctas_per_sm", "0", NULL), CS_ERR_INVALID);
     ck_assert(p.gpu_sms == 132 && p.ctas_per_sm == 2);
+    /* what hardware allows, by unit, with the unit in the message */
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_params_set(&p, "cs.link_Bps.nvlink", "1e-300", &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "a bandwidth from 1e3 to 1e15 B/s") != NULL, "%s", err.msg);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_params_set(&p, "cs.tb_Bps.LL", "2e15", &err), CS_ERR_INVALID);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_params_set(&p, "cs.launch_s", "1e300", &err), CS_ERR_INVALID);
+    ck_assert_msg(strstr(err.msg, "a time from 0 to 1 s") != NULL, "%s", err.msg);
+    ck_assert_int_eq(cs_params_set(&p, "cs.call_s.Simple.nvlink", "1.5", NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_params_set(&p, "cs.pass_bytes.LL", "2e9", NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_params_set(&p, "cs.launch_s", "0x10", NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_params_set(&p, "cs.launch_s", "1", NULL), 0);
+    ck_assert_int_eq(cs_params_set(&p, "cs.link_Bps.net", "1e3", NULL), 0);
+}
+END_TEST
+
+static void in_range_cb(const char *key, double value, const char *source, void *ctx)
+{
+    (void)source;
+    (void)ctx;
+    ck_assert_msg(cs_params_in_range(key, value), "default %s = %g outside %s", key, value,
+                  cs_params_range(key));
+}
+
+/* Every prior is within the range cs_params_set allows, so a platform collsim writes reads. */
+START_TEST(defaults_in_range)
+{
+    struct cs_params p;
+
+    cs_params_init(&p);
+    cs_params_each(&p, in_range_cb, NULL);
 }
 END_TEST
 
@@ -166,6 +198,7 @@ START_TEST(platform_props_round_trip)
     struct cs_platform *plat = NULL;
     struct cs_params p;
     struct keys k = {0};
+    double want[sizeof(k.key) / sizeof(k.key[0])];
     char path[32] = "/tmp/cs-params-XXXXXX";
     int fd = mkstemp(path);
 
@@ -173,13 +206,19 @@ START_TEST(platform_props_round_trip)
     close(fd);
     cs_params_init(&p);
     cs_params_each(&p, add_key, &k);
-    for (int i = 0; i < k.n; i++) { /* i + 1, or a 64th for a share */
+    /* i + 1 (ns for times, MB/s for bandwidths), a 64th for a share */
+    for (int i = 0; i < k.n; i++) {
         char val[32];
+        size_t nl = strcspn(k.key[i] + 3, ".");
+        const char *u = strstr(k.key[i], "_Bps") != NULL ? "e6" : "";
 
-        snprintf(val, sizeof(val), "%d", i + 1);
+        if (nl > 2 && strncmp(k.key[i] + 3 + nl - 2, "_s", 2) == 0) /* a time: the name ends _s */
+            u = "e-9";
+        snprintf(val, sizeof(val), "%d%s", i + 1, u);
         if (strncmp(k.key[i], "cs.link_eff.", 12) == 0)
             snprintf(val, sizeof(val), "%.17g", (i % 64 + 1) / 64.0);
-        ck_assert_int_eq(cs_params_set(&p, k.key[i], val, NULL), 0);
+        want[i] = strtod(val, NULL);
+        ck_assert_msg(cs_params_set(&p, k.key[i], val, NULL) == 0, "%s=%s", k.key[i], val);
     }
     cs_platform_spec_init(&spec, CS_FAM_DGX);
     spec.nodes = 2;
@@ -190,9 +229,7 @@ START_TEST(platform_props_round_trip)
         double v;
 
         ck_assert_int_eq(cs_params_get(&plat->params, k.key[i], &v), 0);
-        ck_assert_msg(
-            v == (strncmp(k.key[i], "cs.link_eff.", 12) == 0 ? (i % 64 + 1) / 64.0 : i + 1),
-            "%s = %g", k.key[i], v);
+        ck_assert_msg(v == want[i], "%s = %g, want %g", k.key[i], v, want[i]);
     }
     ck_assert_int_eq(cs_platform_link_class(plat, "gpu3_nic"), CS_LINK_NET);
     ck_assert_int_eq(cs_platform_link_class(plat, "gpu3_pcie"), CS_LINK_PCIE);
@@ -212,8 +249,13 @@ START_TEST(platform_read_errors)
     } cases[] = {
         {"<prop id=\"cs.launch_s\" value=\"x\"/>", 3, "cs.launch_s"},
         {"<prop id=\"cs.launch_s\"/>", 3, "without value"},
-        {"<link id=\"gpu0_nvl\" bandwidth=\"1Bps\"><prop id=\"cs.class\" value=\"usb\"/></link>", 3,
-         "is not nvlink, pcie or net"},
+        {"<link id=\"gpu0_nvl\" bandwidth=\"1GBps\"><prop id=\"cs.class\" value=\"usb\"/></link>",
+         3, "is not nvlink, pcie or net"},
+        {"<link id=\"gpu0_nvl\" bandwidth=\"1e-300Bps\"/>", 3,
+         "is outside what hardware does (a bandwidth from 1 kB/s to 1 PB/s)"},
+        {"<link id=\"gpu0_nvl\" bandwidth=\"1GBps\" latency=\"2s\"/>", 3,
+         "is outside what hardware does (a latency from 0 to 1 s)"},
+        {"<link id=\"gpu0_nvl\" bandwidth=\"8bps\"/>", 3, "a bandwidth from 1 kB/s"},
         {"<host id=\"gpu0\" speed=\"1f\"/><host id=\"gpu0\" speed=\"1f\"/>", 3, "declared twice"},
         {"<host id=\"gpu1\" speed=\"1f\"/>", 0, "gpu0 is missing"},
         {"<host id=\"gpu99999\" speed=\"1f\"/>", 0, "no GPU host"},
@@ -242,7 +284,7 @@ START_TEST(platform_read_errors)
         write_tmp(path, ".xml",
                   "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
                   "<host id=\"gpu0\" speed=\"1f\"/><host id=\"cpu0\" speed=\"1f\"/>\n"
-                  "<link id=\"gpu0_nvl\" bandwidth=\"1Bps\"><prop id=\"cs.class\" "
+                  "<link id=\"gpu0_nvl\" bandwidth=\"1GBps\"><prop id=\"cs.class\" "
                   "value=\"net\"/></link>\n</zone></platform>\n");
         ck_assert_int_eq(cs_platform_read(path, &plat, NULL), 0);
         ck_assert_int_eq(plat->ngpus, 1);
@@ -309,6 +351,7 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
+        {defaults_in_range, 1},
         {notes_hold_every_key, 1},
         {set_values, 1},
         {read_props_file, 1},

@@ -91,6 +91,17 @@ START_TEST(test_reals)
     ck_assert_int_eq(cs_parse_double("1.5x", 0, 10, &v), CS_ERR_PARSE);
     ck_assert_int_eq(cs_parse_double("", 0, 10, &v), CS_ERR_PARSE);
     ck_assert_int_eq(cs_parse_double(" 1", 0, 10, &v), CS_ERR_PARSE);
+    /* decimal only: strtod's hexadecimal and words are no numbers here */
+    for (const char *const *bad = (const char *const[]){"0x10", "0X1p3", "1e", "1e+", ".", "+",
+                                                        "--1", "1..2", "infinity", "1 ", NULL};
+         *bad != NULL; bad++)
+        ck_assert_msg(cs_parse_double(*bad, -10, 1e9, &v) == CS_ERR_PARSE, "'%s' accepted", *bad);
+    ck_assert_int_eq(cs_parse_double("+.5", 0, 10, &v), 0);
+    ck_assert(v == 0.5);
+    ck_assert_int_eq(cs_parse_double("5.", 0, 10, &v), 0);
+    ck_assert(v == 5);
+    ck_assert_int_eq(cs_parse_double("2.5E-1", 0, 10, &v), 0);
+    ck_assert(v == 0.25);
     ck_assert_int_eq(cs_parse_double("-1", 0, 10, &v), CS_ERR_INVALID);
     ck_assert_str_eq(cs_parse_why(CS_ERR_INVALID), "is out of range");
     ck_assert_str_eq(cs_parse_why(CS_ERR_PARSE), "is not a number");

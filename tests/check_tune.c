@@ -16,7 +16,7 @@
 /* An observation at its own (nominal) size. */
 #define O(v, size, t, ok)                                                                          \
     {                                                                                              \
-        v, size, t, ok, 0, 0, 0                                                                    \
+        v, size, t, ok, 0, 0, 0, 0                                                                 \
     }
 
 static struct cs_tune_range *ranges(const struct cs_tune_obs *o, long n, int *nr)

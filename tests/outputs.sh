@@ -255,6 +255,22 @@ rc=$?
 no_temp val
 devices_ok
 
+# An output that is an input: a case named like its measurement in the cases' folder (validate's
+# default output) would overwrite the table; -o at the measurement's folder the same. Refused
+# before anything is written, the table unchanged.
+mkdir -p own
+cp "$src/tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv" own/m.csv
+cp own/m.csv own/m.keep
+printf 'm m.csv gen:ring:gpus=8 %s Simple sizes=1M:4M\n' "$src/platforms/dgx-a100.xml" >own/cases.txt
+(cd own && "$cs" validate cases.txt --quiet) >/dev/null 2>err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "cases.txt:1: case m: validate would write ./m.csv over m.csv" err ||
+    bad "validate over its own measurement exited $rc: $(cat err)"
+cmp -s own/m.csv own/m.keep && [ ! -e own/summary.md ] || bad "validate changed its input"
+(cd own && "$cs" validate cases.txt --quiet -o out) >/dev/null 2>err ||
+    bad "validate -o out: $(cat err)"
+cmp -s own/m.csv own/m.keep && [ -s own/out/m.csv ] || bad "validate -o out"
+
 [ -c /dev/null ] && [ -c /dev/full ] || bad "/dev/null or /dev/full is no longer a device"
 [ "$fail" -eq 0 ] && echo "outputs: all passed"
 exit "$fail"

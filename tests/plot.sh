@@ -59,6 +59,21 @@ printf 'a,b\n1,2\n' >"$tmp/bad.csv"
 "$cs" plot "$tmp/bad.csv" -o "$tmp/d.png" 2>/dev/null
 [ $? -eq 2 ] || fail "a CSV without predictions accepted"
 
+# A hostile cell (a newline ending gnuplot's string, then a system() call): the script holds it
+# as one string, gnuplot runs nothing of it; an output path with a control byte is refused.
+printf 'point,gen.algorithm,platform,size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,status,nominal_bytes\n' >"$tmp/evil.csv"
+for s in 1024 4096; do
+    printf '0,"ring\nsystem(""touch %s"")\n#",p.xml,%s,256,float,10,0.1,0.1,ok,%s\n' \
+        "$tmp/pwned" $s $s >>"$tmp/evil.csv"
+done
+"$cs" plot "$tmp/evil.csv" -o "$tmp/evil.svg" --script "$tmp/evil.gp" 2>"$tmp/err" ||
+    fail "plot of a hostile cell: $(cat "$tmp/err")"
+[ ! -e "$tmp/pwned" ] || fail "a CSV cell ran a command through gnuplot"
+grep -q '^system' "$tmp/evil.gp" && fail "a CSV cell's newline reached the gnuplot script"
+"$cs" plot "$csv" -o "$tmp/a
+b.svg" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'control character' "$tmp/err" || fail "an output path with a newline"
+
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
     "$cs" plot "$csv" -o "$tmp/a.png" 2>/dev/null || fail "png"
     head -c 8 "$tmp/a.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"

@@ -29,6 +29,11 @@ printf '{"traceEvents":[\n{"cat":"step","ph":"X","pid":0}\n' >"$tmp/bad.json"
 "$cs" tracediff "$tmp/bad.json" "$tmp/a.json" 2>"$tmp/err"
 [ $? -eq 2 ] || fail "bad trace: want exit 2"
 grep -q "bad.json:2: a step or wait slice lacks" "$tmp/err" || { fail "bad trace: no FILE:LINE"; cat "$tmp/err"; }
+# time stamps no clock makes (1.7e308 us: their differences overflow) are refused, not inf
+sed 's/"ts":\([0-9][0-9]*\.[0-9]*\)/"ts":1.7e308/' "$tmp/a.json" >"$tmp/huge.json"
+"$cs" tracediff "$tmp/a.json" "$tmp/huge.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "huge.json:[0-9]*: a step slice's ts or dur is beyond a day" "$tmp/err" ||
+    fail "huge time stamps: $(cat "$tmp/err" "$tmp/out" | head -3)"
 "$cs" tracediff "$tmp/a.json" 2>/dev/null
 [ $? -eq 2 ] || fail "one file: want exit 2"
 "$cs" tracediff --top x "$tmp/a.json" "$tmp/a.json" 2>/dev/null

@@ -9,4 +9,4 @@ set title "n293-nps4: measured vs predicted" noenhanced
 set xlabel 'size (bytes)'
 set ylabel 'time (us)'
 plot 'n293-nps4.csv' skip 1 using 1:2 with linespoints title 'measured', \
-     'n293-nps4.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL's protocol)'
+     'n293-nps4.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL''s protocol)'

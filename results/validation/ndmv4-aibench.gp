@@ -9,4 +9,4 @@ set title "ndmv4-aibench: measured vs predicted" noenhanced
 set xlabel 'size (bytes)'
 set ylabel 'time (us)'
 plot 'ndmv4-aibench.csv' skip 1 using 1:2 with linespoints title 'measured', \
-     'ndmv4-aibench.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL's protocol)'
+     'ndmv4-aibench.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL''s protocol)'

@@ -9,4 +9,4 @@ set title "ndv4-nccl284: measured vs predicted" noenhanced
 set xlabel 'size (bytes)'
 set ylabel 'time (us)'
 plot 'ndv4-nccl284.csv' skip 1 using 1:2 with linespoints title 'measured', \
-     'ndv4-nccl284.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL's protocol)'
+     'ndv4-nccl284.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL''s protocol)'
