@@ -1,5 +1,6 @@
 /* cmd_sweep.c: `collsim sweep`: predicts every point of a sweep file in forked workers, in
  * parallel and resumably, and joins the results in one CSV; lists and merges shards. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -86,8 +87,32 @@ static int close_output(struct cs_outfile *of)
     return CS_EXIT_USAGE;
 }
 
-/* Empty a directory: every entry (all), or only what killed runs leave behind: work directories
- * (.point-*, emptied and removed) and temporary files (*.tmp.*). */
+/* Whether name is what a killed run of this sweep leaves in its results folder: a work directory
+ * ".point-N.XXXXXX" (mkdtemp's six characters) or a point file's temporary "point-N.csv.tmp.PID"
+ * (or .PID.N, cs_outfile's). Nothing else there is the sweep's to remove. */
+static int left_behind(const char *name, int *is_dir)
+{
+    const char *p = name;
+    size_t n;
+
+    *is_dir = strncmp(p, ".point-", 7) == 0;
+    p += *is_dir ? 7 : strncmp(p, "point-", 6) == 0 ? 6 : 0;
+    if (p == name || !isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*is_dir)
+        return *p == '.' && strlen(p + 1) == 6;
+    if (strncmp(p, ".csv.tmp.", 9) != 0 || !isdigit((unsigned char)p[9]))
+        return 0;
+    n = strspn(p + 9, "0123456789.");
+    return p[9 + n] == '\0';
+}
+
+/* Empty a directory: every plain entry (all: a work directory of this run), or only what killed
+ * runs leave behind (left_behind): their work directories, emptied and removed, and temporary
+ * point files. An entry is taken as what lstat says it is: a symbolic link is removed as a link
+ * (never followed), and a name of another form is left alone. */
 static void clean_dir(const char *dir, int all)
 {
     DIR *d = opendir(dir);
@@ -97,14 +122,24 @@ static void clean_dir(const char *dir, int all)
     if (d == NULL)
         return;
     while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        int is_dir;
+
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (!all && strncmp(e->d_name, ".point-", 7) == 0) {
-            clean_dir(p, 1);
-            rmdir(p);
-        } else if (all || strstr(e->d_name, ".tmp.") != NULL) {
-            unlink(p);
+        if (lstat(p, &st) != 0)
+            continue;
+        if (all) {
+            if (!S_ISDIR(st.st_mode))
+                unlink(p);
+        } else if (left_behind(e->d_name, &is_dir)) {
+            if (is_dir && S_ISDIR(st.st_mode)) {
+                clean_dir(p, 1);
+                rmdir(p);
+            } else if (!is_dir && S_ISREG(st.st_mode)) {
+                unlink(p);
+            }
         }
     }
     closedir(d);

@@ -1,9 +1,13 @@
 /* cmd_tune.c: `collsim tune`: from a sweep's predictions, the fastest schedule variant per size
  * range, written as a plan of MSCCL XML files with minBytes/maxBytes windows. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "fdio.h"
@@ -52,7 +56,10 @@ const char cmd_tune_usage[] =
     "                  else, so that it serves as MSCCL_ALGO_DIR. Each schedule must pass\n"
     "                  `collsim verify --runtime R` (else exit 2). Generator variants are\n"
     "                  generated as 'collsim gen' generates them. The plan, with how to deploy\n"
-    "                  it, goes to DIR.plan.txt beside the folder (--plan FILE: there).\n"
+    "                  it, goes to DIR.plan.txt beside the folder (--plan FILE: there). DIR is\n"
+    "                  tune's own: a folder holding a file that no earlier plan of it wrote\n"
+    "                  is refused, and a new plan removes the earlier plan's schedules it does\n"
+    "                  not write again (the executor runs every file of the folder).\n"
     "  --runtime R     executor (default: Azure/msccl-executor-nccl) or legacy (microsoft/msccl:\n"
     "                  windows written half-open, minBytes <= nBytes < maxBytes, an open one up\n"
     "                  to 2^40 bytes; a name on every schedule; deployed by listing the files in\n"
@@ -176,19 +183,96 @@ static const char *plan_path(const struct tune_args *a, char *buf, size_t len)
     return buf;
 }
 
-/* With -o: the schedules, then the plan beside their folder. */
+/* The schedule files an earlier plan lists (its table's last column), into names (up to max);
+ * their count, 0 when there is no plan there. */
+static int plan_files(const char *plan, char (*names)[CS_TUNE_DESC_LEN], int max)
+{
+    FILE *fp = fopen(plan, "r");
+    char line[8192];
+    int n = 0;
+
+    if (fp == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), fp) != NULL && n < max) {
+        char *last = NULL, *tok, *save;
+
+        if (!isdigit((unsigned char)line[strspn(line, " ")]))
+            continue;
+        for (tok = strtok_r(line, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save))
+            last = tok;
+        if (last != NULL && strcmp(last, "-") != 0 && strchr(last, '/') == NULL)
+            snprintf(names[n++], CS_TUNE_DESC_LEN, "%s", last);
+    }
+    fclose(fp);
+    return n;
+}
+
+/* -o DIR is tune's own: every entry in it a plain file the earlier plan (beside it) wrote, so
+ * that the plan replaces it whole and removes nothing else. 0, or exit status 2 with why. */
+static int dir_is_ours(const struct tune_args *a, char (*old)[CS_TUNE_DESC_LEN], int nold)
+{
+    DIR *d = opendir(a->outdir);
+    struct dirent *e;
+    int rc = 0;
+
+    if (d == NULL)
+        return errno == ENOENT ? 0 : cmd_usage_error("tune: -o %s: %s", a->outdir, strerror(errno));
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char path[4096 + 256];
+        struct stat st;
+        int k = 0;
+
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        while (k < nold && strcmp(old[k], e->d_name) != 0)
+            k++;
+        snprintf(path, sizeof(path), "%s/%s", a->outdir, e->d_name);
+        if (k == nold || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            rc = cmd_usage_error("tune: -o %s holds %s, which no earlier plan of this folder "
+                                 "wrote (the executor would run every file there): give a new "
+                                 "or empty folder",
+                                 a->outdir, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* With -o: the schedules, then the plan beside their folder; the earlier plan's schedules that
+ * the new one does not write are removed. */
 static int write_plan(const struct tune_args *a, const struct cs_tune_sweep *sw,
                       const struct cs_tune_range *r, int nr, struct cs_tune_file *files)
 {
     struct cs_error err;
     struct cs_outfile out;
     char path[4096];
+    static char old[256][CS_TUNE_DESC_LEN];
+    const char *pp = plan_path(a, path, sizeof(path));
+    int nold = plan_files(pp, old, 256), rc;
+    struct stat sp, sc;
 
+    if (stat(pp, &sp) == 0 && stat(a->csv, &sc) == 0 && sp.st_dev == sc.st_dev &&
+        sp.st_ino == sc.st_ino)
+        return cmd_usage_error("tune: the plan %s is the sweep CSV it reads: give another --plan",
+                               pp);
+    if ((rc = dir_is_ours(a, old, nold)) != 0)
+        return rc;
     cs_error_init(&err);
     if (cs_tune_write_schedules(sw, r, nr, a->extend, a->runtime, a->sched_dir, a->outdir, files,
                                 &err)) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
+    }
+    for (int k = 0; k < nold; k++) {
+        int i = 0;
+
+        while (i < nr && strcmp(files[i].name, old[k]) != 0)
+            i++;
+        if (i == nr) {
+            char gone[4096 + CS_TUNE_DESC_LEN];
+
+            if (snprintf(gone, sizeof(gone), "%s/%s", a->outdir, old[k]) < (int)sizeof(gone))
+                unlink(gone);
+        }
     }
     if (cs_outfile_open(&out, plan_path(a, path, sizeof(path)), &err) == 0) {
         cs_tune_plan_write(out.fp, a->csv, sw, r, nr, files, a->extend, a->runtime);

@@ -158,6 +158,19 @@ for z in 0 -4K 2T 1K..4T 1.5K; do
     [ $? -eq 2 ] && grep -q "^collsim: z.sweep:5: sizes: '$z' is not a size" err || fail "sizes = $z: $(cat err)"
     [ ! -e z.csv ] || fail "sizes = $z: output written"
 done
+# The results folder: only what a killed run leaves (.point-N.XXXXXX work directories, point
+# temporaries) is removed, a symbolic link never followed, other files kept.
+mkdir -p own.d victim
+echo precious >victim/keep.txt
+ln -s ../victim own.d/.point-0.abcdef
+echo mine >own.d/notes.tmp.txt
+echo x >own.d/point-0.csv.tmp.123
+mkdir own.d/.point-1.qwerty
+touch own.d/.point-1.qwerty/platform.xml
+"$cs" sweep s.sweep --results own.d -o own.csv --quiet 2>err || fail "sweep into own.d: $(cat err)"
+[ -f victim/keep.txt ] && [ -f own.d/notes.tmp.txt ] && [ -L own.d/.point-0.abcdef ] &&
+    [ ! -e own.d/point-0.csv.tmp.123 ] && [ ! -e own.d/.point-1.qwerty ] ||
+    fail "the results folder's cleaning: $(ls -a own.d victim | tr '\n' ' ')"
 printf '\357\273\277' | cat - s.sweep >bom.sweep
 "$cs" sweep bom.sweep --list >bom.txt 2>err || fail "byte order mark: $(cat err)"
 "$cs" sweep s.sweep --list | sed 's|/s\.sweep |/bom.sweep |' | cmp -s - bom.txt ||

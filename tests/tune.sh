@@ -143,6 +143,27 @@ grep -q '00-allreduce_2gpu_io.xml (+out-of-place)' "$tmp/ioout" || fail "io plan
 head -1 "$tmp"/io/00-*.xml | grep -q 'inplace="1" outofplace="1"' || fail "io outofplace"
 "$cs" verify --runtime executor -q "$tmp"/io/00-*.xml >/dev/null || fail "io verify"
 head -1 "$tmp"/plan/00-*.xml | grep -q 'inplace="1" outofplace="0"' || fail "ncv4 made out-of-place"
+# -o DIR is tune's own: a second plan into it replaces the first whole (a schedule the new plan
+# does not write is gone), a folder holding a file no plan wrote is refused, so is a --plan that
+# is the sweep CSV itself.
+"$cs" tune --no-nccl "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" \
+    -o "$tmp/own" >/dev/null || fail "tune -o own"
+[ "$(ls "$tmp/own" | wc -l)" -eq 3 ] || fail "first plan: $(ls "$tmp/own")"
+"$cs" tune --no-nccl "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" \
+    --where protocol=LL -o "$tmp/own" >/dev/null || fail "tune -o own, again"
+[ "$(ls "$tmp/own")" = 00-allreduce_a100_ncv4.4gpu.1inst.LL-LL.xml ] ||
+    fail "the second plan left the first's schedules: $(ls "$tmp/own")"
+touch "$tmp/own/mine.xml"
+"$cs" tune --no-nccl "$src/tests/data/tune/sweep.csv" --schedule-dir "$src/tests/data/msccl-xml" \
+    -o "$tmp/own" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "holds mine.xml, which no earlier plan of this folder wrote" "$tmp/err" &&
+    [ -f "$tmp/own/mine.xml" ] && [ "$(ls "$tmp/own" | wc -l)" -eq 2 ] ||
+    fail "a folder with a file tune did not write: $(cat "$tmp/err")"
+cp "$src/tests/data/tune/sweep.csv" "$tmp/sw.csv"
+"$cs" tune --no-nccl "$tmp/sw.csv" --schedule-dir "$src/tests/data/msccl-xml" -o "$tmp/own2" \
+    --plan "$tmp/sw.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && cmp -s "$tmp/sw.csv" "$src/tests/data/tune/sweep.csv" ||
+    fail "--plan equal to the sweep: $(cat "$tmp/err")"
 # NCCL's own choice as the baseline: all-pairs LL (2 instances) on the NDv4 platform calibrated
 # on the MSCCL run (results/calibration/ndv4-msccl.xml) against what NCCL runs there. A window only where the variant beats NCCL by the margin (5%) at
 # each of its sizes, as predict --vs-nccl computes it; every other size left to NCCL, listed with
