@@ -71,9 +71,7 @@ const char cmd_validate_usage[] =
     "Progress and an ETA over the cases go to stderr (one updating line on a terminal, else a\n"
     "line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS); --quiet turns them off.\n";
 
-/* A gnuplot script per case, and the SVG when gnuplot is installed. Returns 0, 1 without
- * gnuplot, -1 on failure. */
-/* In a child: gnuplot on NAME.gp in the case's output folder (what gnuplot_in gets). */
+/* In a child: gnuplot on a script in the case's output folder (what gnuplot_in gets). */
 struct gp_job {
     const char *dir, *script;
 };
@@ -88,25 +86,13 @@ static int gnuplot_in(void *ctx)
     return 127;
 }
 
-static int write_plot(const char *dir, const struct cs_case *c, int by_n)
+/* The case's gnuplot script, drawing into image (a name in the case's folder). */
+static void plot_script(FILE *fp, const struct cs_case *c, int by_n, const char *image)
 {
-    char path[2048], script[1100];
-    struct gp_job job = {dir, script};
-    pid_t pid;
-    struct cs_outfile out;
-    struct cs_error err;
-
-    cs_error_init(&err);
-    if (snprintf(path, sizeof(path), "%s/%s.gp", dir, c->vc.name) >= (int)sizeof(path))
-        return -1;
-    if (cs_outfile_open(&out, path, &err) != 0) {
-        cmd_print_error(&err);
-        return -1;
-    }
-    fprintf(out.fp,
+    fprintf(fp,
             "# gnuplot script written by collsim validate\n"
             "set terminal svg size 720,480 dynamic\n"
-            "set output '%s.svg'\n"
+            "set output '%s'\n"
             "set datafile separator ','\n"
             "%s"
             "set key top left\n"
@@ -116,22 +102,84 @@ static int write_plot(const char *dir, const struct cs_case *c, int by_n)
             "set ylabel 'time (us)'\n"
             "plot '%s.csv' skip 1 using 1:2 with linespoints title 'measured', \\\n"
             "     '%s.csv' skip 1 using 1:3 with linespoints title 'predicted (%s)'\n",
-            c->vc.name, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
+            image, by_n ? "set logscale y\n" : "set logscale xy\n", c->vc.name,
             by_n ? "GPUs" : "size (bytes)", c->vc.name, c->vc.name,
             c->vc.fastest ? "fastest protocol"
             : c->by_nccl  ? "NCCL''s protocol" /* '' : a quote in gnuplot's single quotes */
                           : c->proto[0]);
+}
+
+/* Whether path holds a whole SVG: its closing tag near the end (a full disk leaves none, or a
+ * cut file). */
+static int svg_complete(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char tail[64] = "";
+    size_t n = 0;
+
+    if (fp == NULL)
+        return 0;
+    if (fseek(fp, -(long)(sizeof(tail) - 1), SEEK_END) != 0)
+        rewind(fp);
+    n = fread(tail, 1, sizeof(tail) - 1, fp);
+    fclose(fp);
+    tail[n] = '\0';
+    return strstr(tail, "</svg>") != NULL;
+}
+
+/* A gnuplot script per case (NAME.gp, drawing NAME.svg), and the SVG when gnuplot is installed:
+ * drawn into a temporary file by a copy of the script, which replaces NAME.svg only when gnuplot
+ * exits 0 and the SVG is whole. Returns 0, 1 without gnuplot, -1 on failure. */
+static int write_plot(const char *dir, const struct cs_case *c, int by_n)
+{
+    char path[2048], run[2200], image[1200], final[2200], tmpimg[2400], script[1200];
+    struct gp_job job = {dir, script};
+    pid_t pid;
+    struct cs_outfile out;
+    struct cs_error err;
+    FILE *fp;
+    int ok;
+
+    cs_error_init(&err);
+    if (snprintf(path, sizeof(path), "%s/%s.gp", dir, c->vc.name) >= (int)sizeof(path) ||
+        snprintf(image, sizeof(image), "%s.svg.tmp.%ld", c->vc.name, (long)getpid()) >=
+            (int)sizeof(image) ||
+        snprintf(script, sizeof(script), "%s.gp.tmp.%ld", c->vc.name, (long)getpid()) >=
+            (int)sizeof(script) ||
+        snprintf(run, sizeof(run), "%s/%s", dir, script) >= (int)sizeof(run) ||
+        snprintf(final, sizeof(final), "%s/%s.svg", dir, c->vc.name) >= (int)sizeof(final) ||
+        snprintf(tmpimg, sizeof(tmpimg), "%s/%s", dir, image) >= (int)sizeof(tmpimg))
+        return -1;
+    if (cs_outfile_open(&out, path, &err) != 0) {
+        cmd_print_error(&err);
+        return -1;
+    }
+    {
+        char name[1200];
+
+        snprintf(name, sizeof(name), "%s.svg", c->vc.name);
+        plot_script(out.fp, c, by_n, name);
+    }
     if (cs_outfile_close(&out, &err) != 0) {
         cmd_print_error(&err);
         return -1;
     }
     if (access("/usr/bin/gnuplot", X_OK) != 0)
         return 1;
-    /* no shell between: a folder or case name may hold any character */
-    if (snprintf(script, sizeof(script), "%s.gp", c->vc.name) >= (int)sizeof(script))
+    if ((fp = fopen(run, "w")) == NULL)
         return -1;
+    plot_script(fp, c, by_n, image);
+    if (fclose(fp) != 0) {
+        unlink(run);
+        return -1;
+    }
+    /* no shell between: a folder or case name may hold any character */
     pid = cs_spawn_fn(gnuplot_in, &job, NULL, "/dev/null");
-    return pid > 0 && cs_spawn_wait(pid) == 0 ? 0 : -1;
+    ok = pid > 0 && cs_spawn_wait(pid) == 0 && svg_complete(tmpimg) && rename(tmpimg, final) == 0;
+    unlink(run);
+    if (!ok)
+        unlink(tmpimg);
+    return ok ? 0 : -1;
 }
 
 /* Predict one case and write NAME.csv, its plot and its part of the summaries. Returns 0 or 1

@@ -1,6 +1,8 @@
 /* main.c: the collsim program: dispatches subcommands, git style. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,7 +126,31 @@ static int run(int argc, char **argv)
     return c->run(argc - 1, argv + 1);
 }
 
+/* Standard streams closed at start (`>&-`): each is opened on /dev/null, so that no file collsim
+ * opens lands on fd 0, 1 or 2 (a lock file on fd 1 would receive the output), and a closed stdout
+ * or stderr is an error: exit 2, said on the other stream where it is open. */
+static int streams_open(void)
+{
+    int closed[3] = {0};
+
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            closed[fd] = 1;
+            if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+                return CS_EXIT_USAGE;
+        }
+    if (closed[1] && !closed[2])
+        fputs("collsim: standard output is closed\n", stderr);
+    if (closed[2] && !closed[1])
+        fputs("collsim: standard error is closed\n", stdout);
+    return closed[1] || closed[2] ? CS_EXIT_USAGE : 0;
+}
+
 int main(int argc, char **argv)
 {
+    int rc = streams_open();
+
+    if (rc != 0)
+        return rc;
     return finish(run(argc, argv));
 }

@@ -255,6 +255,15 @@ rc=$?
 no_temp val
 devices_ok
 
+# A closed stdout or stderr at start: exit 2, said on the other stream; no file opened lands on
+# fd 1 (the sweep's lock file took it and received the joined CSV).
+"$cs" --version >&- 2>err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q 'standard output is closed' err || bad "closed stdout: exit $rc, $(cat err)"
+"$cs" --version 2>&- >out
+rc=$?
+[ "$rc" -eq 2 ] && grep -q 'standard error is closed' out || bad "closed stderr: exit $rc, $(cat out)"
+
 # An output that is an input: a case named like its measurement in the cases' folder (validate's
 # default output) would overwrite the table; -o at the measurement's folder the same. Refused
 # before anything is written, the table unchanged.
