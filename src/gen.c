@@ -1183,6 +1183,8 @@ int cs_gen_nccl_spec_pick(const char *spec, enum cs_proto *proto, struct cs_erro
         rc = nccl_opts(&o, &n, err);
     if (rc != 0)
         return rc;
+    free((int *)n.rings); /* the pick needs the communicator, not its ring orders */
+    n.rings = NULL;
     if (n.coll == CS_COLL_ALLTOALL) {
         *proto = CS_PROTO_SIMPLE;
         return 0;

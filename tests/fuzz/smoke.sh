@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 secs=${1:-${FUZZ_SECONDS:-30}}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-"sched platform csv table sweep topoxml smitopo ncclinfo"}
+targets=${FUZZ_TARGETS:-"sched platform csv table sweep topoxml smitopo ncclinfo meas trace props"}
 keep=${FUZZ_OUT:+yes}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/collsim-fuzz.XXXXXX")}
 mkdir -p "$out/obj" "$out/bin" || exit 1
