@@ -1,5 +1,6 @@
 /* cmd_plot.c: `collsim plot`: gnuplot figures of prediction and sweep CSVs: time and bus
  * bandwidth against size per variant, and a map of the fastest variant per (size, parameter). */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,28 @@ static int write_script(const struct cs_plot *p, const char *path, char *tmp)
 }
 
 /* Run gnuplot ($GNUPLOT, else from PATH) on the script, which is removed when it succeeds. */
+/* Whether the image gnuplot wrote at path is whole, by the format of name's extension: a PNG
+ * ends with its IEND chunk, a PDF with %%EOF, an SVG with </svg> (a full disk leaves an empty or
+ * cut file while gnuplot still exits 0). */
+static int image_complete(const char *path, const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    const char *end = dot && strcmp(dot, ".pdf") == 0   ? "%%EOF"
+                      : dot && strcmp(dot, ".svg") == 0 ? "</svg>"
+                                                        : "IEND";
+    char tail[64];
+    size_t n;
+    FILE *fp = fopen(path, "rb");
+
+    if (fp == NULL)
+        return 0;
+    if (fseek(fp, -(long)sizeof(tail), SEEK_END) != 0)
+        rewind(fp);
+    n = fread(tail, 1, sizeof(tail), fp);
+    fclose(fp);
+    return n > 0 && memmem(tail, n, end, strlen(end)) != NULL;
+}
+
 static int run_gnuplot(const char *script, const char *out)
 {
     const char *gp = getenv("GNUPLOT");
@@ -158,6 +181,17 @@ static int run_gnuplot(const char *script, const char *out)
     return CS_EXIT_OK;
 }
 
+/* gnuplot's image at out, checked whole against the name it is for (the target's extension). */
+static int check_image(const char *out, const char *name)
+{
+    if (!image_complete(out, name)) {
+        fprintf(stderr, "collsim: gnuplot's %s is empty or cut (a full disk?): not written\n",
+                name);
+        return CS_EXIT_USAGE;
+    }
+    return CS_EXIT_OK;
+}
+
 /* Draw p into image (opened for o->out): gnuplot writes where the output helper says (a temporary
  * file beside o->out, or a device in place), and the image replaces o->out only once gnuplot has
  * succeeded. An exit code; image is closed or discarded. */
@@ -170,6 +204,8 @@ static int draw(const struct cs_plot *p, const struct cs_plot_opts *o, struct cs
     cs_error_init(&err);
     if (rc == CS_EXIT_OK)
         rc = run_gnuplot(tmp, image->tmp ? image->tmp : o->out);
+    if (rc == CS_EXIT_OK)
+        rc = check_image(image->tmp ? image->tmp : o->out, o->out);
     cs_cleanup_drop(tmp);
     if (rc != CS_EXIT_OK) {
         cs_outfile_discard(image);

@@ -74,6 +74,16 @@ grep -q '^system' "$tmp/evil.gp" && fail "a CSV cell's newline reached the gnupl
 b.svg" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'control character' "$tmp/err" || fail "an output path with a newline"
 
+# gnuplot exiting 0 with an empty image (a full disk): refused, the earlier image kept.
+printf '#!/bin/sh\nout=$(sed -n "s/^set output .\\(.*\\).$/\\1/p" "$1"); : >"$out"; exit 0\n' \
+    >"$tmp/fakegp"
+chmod +x "$tmp/fakegp"
+echo 'an earlier figure' >"$tmp/keep.svg"
+cp "$tmp/keep.svg" "$tmp/k.svg"
+GNUPLOT="$tmp/fakegp" "$cs" plot "$csv" -o "$tmp/k.svg" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'empty or cut' "$tmp/err" && cmp -s "$tmp/k.svg" "$tmp/keep.svg" ||
+    fail "an empty image from gnuplot: $(cat "$tmp/err")"
+
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
     "$cs" plot "$csv" -o "$tmp/a.png" 2>/dev/null || fail "png"
     head -c 8 "$tmp/a.png" | od -An -c | grep -q 'P   N   G' || fail "not a PNG"
