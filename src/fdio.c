@@ -309,8 +309,13 @@ int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *e
         return 0;
     }
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        if ((out->target = realpath(path, NULL)) == NULL && errno == ENOENT)
-            why = "symlink to a missing file";
+        /* /dev/stdout on a pipe links to "pipe:[N]", no path: what it opens is still there */
+        if ((out->target = realpath(path, NULL)) == NULL && errno == ENOENT) {
+            if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+                out->target = strdup(path);
+            else
+                why = "symlink to a missing file";
+        }
     } else {
         out->target = strdup(path);
     }

@@ -255,6 +255,10 @@ rc=$?
 no_temp val
 devices_ok
 
+# -o /dev/stdout on a pipe (its link names "pipe:[N]", no path) writes to the pipe.
+"$cs" gen ring --gpus 4 -o /dev/stdout 2>err | head -n 1 >out
+grep -q '^<algo name="allreduce_ring_1ch"' out || bad "-o /dev/stdout on a pipe: $(cat err)"
+
 # A closed stdout or stderr at start: exit 2, said on the other stream; no file opened lands on
 # fd 1 (the sweep's lock file took it and received the joined CSV).
 "$cs" --version >&- 2>err
