@@ -204,8 +204,8 @@ static int draw(const struct cs_plot *p, const struct cs_plot_opts *o, struct cs
     cs_error_init(&err);
     if (rc == CS_EXIT_OK)
         rc = run_gnuplot(tmp, image->tmp ? image->tmp : o->out);
-    if (rc == CS_EXIT_OK)
-        rc = check_image(image->tmp ? image->tmp : o->out, o->out);
+    if (rc == CS_EXIT_OK && image->tmp != NULL) /* a device or FIFO is written in place */
+        rc = check_image(image->tmp, o->out);
     cs_cleanup_drop(tmp);
     if (rc != CS_EXIT_OK) {
         cs_outfile_discard(image);
