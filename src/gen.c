@@ -618,6 +618,14 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
     coll = o.coll;
     scatter = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER;
     gather = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_ALLGATHER;
+    /* before any lowering (which grows as G^2 x instances): a reduce waits on the threadblock of
+     * each peer, tb q for peer q, and the runtime's dependency ids are int8 */
+    if (scatter && G - 1 > CS_MAX_DEPID)
+        return usage(err,
+                     "%d GPUs: each reduce waits on the threadblock of every peer "
+                     "(tb q for GPU q), and the runtime's dependency ids stop at %d: at most %d "
+                     "GPUs for %s",
+                     G, CS_MAX_DEPID, CS_MAX_DEPID + 1, coll_word(&o));
     snprintf(name, sizeof(name), "%s_allpairs", coll_word(&o));
     prog = coll_prog(&o, name, 1);
     if (prog == NULL)

@@ -776,7 +776,7 @@ START_TEST(test_bad_parameters)
     assert_usage_error("ring:gpus=8,channels=16,instances=4", "channels");
     assert_usage_error("ring:gpus=1", "at least 2");
     assert_usage_error("ring:gpus=1025", "at most 1024");
-    assert_usage_error("allpairs:gpus=129,sms=1024", "depends on tb 128");
+    assert_usage_error("allpairs:gpus=129,sms=1024", "the runtime's dependency ids stop at 127");
     assert_usage_error("hierarchical:gpus=68", "34 rows x 2 columns");
     assert_usage_error("hierarchical:gpus=1024,columns=16", "32 connections per channel");
     assert_usage_error("hierarchical:gpus=1024,columns=64", "at most 33 rows and 33 columns");

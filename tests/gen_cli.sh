@@ -73,6 +73,9 @@ bad "for hierarchical" allpairs --gpus 8 --variant v1
 # residency: more threadblocks per GPU than an A100 keeps resident, with the count and the limit
 bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" hierarchical --gpus 64 --instances 2
 bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" allpairs --gpus 64 --instances 2
+# checked before the lowering, which grows as G^2 (1024 GPUs took 20 s and 2 GB to fail)
+bad "the runtime's dependency ids stop at 127: at most 128 GPUs for allreduce" allpairs --gpus 1024 --instances 8
+bad "at most 128 GPUs for reducescatter" allpairs --gpus 129 --coll reducescatter
 bad "at least 1" hierarchical --gpus 8 --sms 0
 expect 0 "$cs" gen hierarchical --gpus 64 --instances 2 --sms 132
 # 1024 GPUs: the 32 x 32 grid's 124 threadblocks per GPU are refused on an A100; more than 33 rows
