@@ -51,6 +51,10 @@ struct cs_gen_opts {
     int nrings;
 };
 
+/* The most steps a generator writes (2^23): about what the 1 GiB a schedule file may have holds
+ * (125 bytes a step), and 3 GB to lower; checked before the lowering. */
+#define CS_GEN_MAX_STEPS 8388608
+
 /* The largest minBytes/maxBytes a generator writes (1 TiB). */
 #define CS_GEN_MAX_WINDOW_BYTES (1LL << 40)
 
