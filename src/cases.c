@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
 #include "gen.h"
 #include "meas.h"
 #include "nccl.h"
@@ -424,6 +425,7 @@ int cs_cases_read(const char *path, int allow_dash, struct cs_case **out, int *n
 
     if (fp == NULL)
         return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
+    cs_input_note(path);
     if ((cases = calloc(CS_CASES_MAX, sizeof(*cases))) == NULL) {
         fclose(fp);
         return cs_error_fail(err, CS_ERR_NOMEM, path, 0, "out of memory");

@@ -78,6 +78,64 @@ static int read_stream(FILE *fp, size_t max, char **buf, size_t *len)
     return 0;
 }
 
+/* --- the inputs of this run, which no output may replace ---------------------------------------
+ */
+
+#define MAX_INPUTS 256
+static struct input {
+    dev_t dev;
+    ino_t ino;
+} inputs[MAX_INPUTS], written[MAX_INPUTS];
+static int ninputs, nwritten;
+
+/* What this run wrote itself (a platform written, then read back) is no input of it. */
+static void note_written(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return;
+    if (nwritten == MAX_INPUTS)
+        nwritten = 0; /* the oldest go first: a long fit writes the same few files again */
+    written[nwritten++] = (struct input){st.st_dev, st.st_ino};
+}
+
+void cs_input_note(const char *path)
+{
+    struct stat st;
+
+    if (path == NULL || strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    for (int i = 0; i < nwritten; i++)
+        if (written[i].dev == st.st_dev && written[i].ino == st.st_ino)
+            return;
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino)
+            return;
+    if (ninputs < MAX_INPUTS)
+        inputs[ninputs++] = (struct input){st.st_dev, st.st_ino};
+}
+
+void cs_input_forget(const char *path)
+{
+    struct stat st;
+
+    if (path == NULL || stat(path, &st) != 0)
+        return;
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino)
+            inputs[i--] = inputs[--ninputs];
+}
+
+/* Whether st is a file this run read (cs_input_note). */
+static int is_input(const struct stat *st)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
 int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, struct cs_error *err)
 {
     int is_stdin = strcmp(path, "-") == 0, rc;
@@ -88,6 +146,8 @@ int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, stru
 
     if (fp == NULL)
         return cs_error_fail(err, CS_ERR_IO, name, 0, "cannot open: %s", strerror(errno));
+    if (!is_stdin)
+        cs_input_note(path);
     errno = 0;
     rc = read_stream(fp, (size_t)max_bytes, &b, &n);
     if (rc == CS_ERR_IO)
@@ -324,6 +384,8 @@ int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *e
     } else if (why == NULL && stat(out->target, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             why = "is a directory";
+        else if (S_ISREG(st.st_mode) && is_input(&st))
+            why = "it is one of this command's inputs (give another output)";
         else if (S_ISREG(st.st_mode))
             fd = create_temp(out, &st);
         else /* a device, FIFO or socket: written in place, never replaced or truncated */
@@ -372,6 +434,8 @@ int cs_outfile_close(struct cs_outfile *out, struct cs_error *err)
         bad = errno ? errno : -1;
     if (bad == 0 && out->tmp != NULL && rename(out->tmp, out->target) != 0)
         bad = errno;
+    if (bad == 0 && out->target != NULL)
+        note_written(out->target);
     if (bad != 0) {
         rc = cs_error_fail(err, CS_ERR_IO, out->name, 0, "cannot write: %s", write_error(out, bad));
         if (out->tmp != NULL)

@@ -40,6 +40,13 @@ struct cs_outfile {
     int werrno;   /* errno of the first failed write, 0 when none failed */
 };
 
+/* The inputs of this run: cs_input_note records a regular file read (cs_file_read does, and so
+ * do the schedule, props and case readers), and cs_outfile_open then refuses to replace it ("...:
+ * cannot write: it is one of this command's inputs"); cs_input_forget lifts that for a file a
+ * command rewrites on purpose (regress --update's baseline). */
+void cs_input_note(const char *path);
+void cs_input_forget(const char *path);
+
 /* Open path for writing into out (see struct cs_outfile), which must stay where it is until it
  * is closed or discarded. 0, or CS_ERR_IO ("PATH: cannot write: is a directory", "...: symlink
  * to a missing file", "...: No such file or directory") or CS_ERR_NOMEM, with nothing to close. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
 #include "parse.h"
 #include "verify.h"
 
@@ -482,6 +483,7 @@ int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_
 
     if (fp == NULL)
         return cs_error_fail(err, CS_ERR_IO, path, 0, "cannot read: %s", strerror(errno));
+    cs_input_note(path);
     while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
         char *s;
 

@@ -663,6 +663,8 @@ int cs_sched_read_xml_tap(const char *path, void (*tap)(void *ctx, const char *p
 
     if (fp == NULL)
         return cs_error_fail(err, CS_ERR_IO, name, 0, "cannot open: %s", strerror(errno));
+    if (!is_stdin)
+        cs_input_note(path);
     if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
         st.st_size > (off_t)CS_SCHED_MAX_BYTES)
         rc = cs_error_fail(err, CS_ERR_INVALID, name, 0, "file is larger than %ld bytes",

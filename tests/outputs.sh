@@ -268,6 +268,27 @@ rc=$?
 rc=$?
 [ "$rc" -eq 2 ] && grep -q 'standard error is closed' out || bad "closed stderr: exit $rc, $(cat out)"
 
+# An output that is one of the command's inputs is refused, the input intact (every command:
+# the readers note what they read, the output files refuse it); regress --update rewrites its
+# baseline on purpose (regress.sh).
+cp "$src/tests/data/validation/oci-bmgpu48-a100sxm40-1node-8gpu.csv" m.csv
+cp m.csv m.keep
+"$cs" calibrate platform --family dgx-a100 m.csv -o m.csv --max-iter 1 --quiet >/dev/null 2>err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "m.csv: cannot write: it is one of this command's inputs" err &&
+    cmp -s m.csv m.keep || bad "calibrate -o its table: exit $rc, $(cat err)"
+"$cs" gen ring --gpus 4 -o r4.xml || bad "gen ring"
+cp r4.xml r4.keep
+"$cs" predict r4.xml -p "$src/platforms/a100-pcie-4gpu.xml" -b 1M -e 1M --trace r4.xml >/dev/null 2>err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "it is one of this command.s inputs" err &&
+    cmp -s r4.xml r4.keep || bad "predict --trace over its schedule: exit $rc, $(cat err)"
+printf '<prop id="cs.launch_s" value="5e-6"/>\n' >p.props
+cp p.props p.keep
+"$cs" platform dgx-a100 --params p.props -o p.props 2>err
+rc=$?
+[ "$rc" -eq 2 ] && cmp -s p.props p.keep || bad "platform -o its props: exit $rc, $(cat err)"
+
 # An output that is an input: a case named like its measurement in the cases' folder (validate's
 # default output) would overwrite the table; -o at the measurement's folder the same. Refused
 # before anything is written, the table unchanged.
