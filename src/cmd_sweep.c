@@ -43,7 +43,9 @@ const char cmd_sweep_usage[] =
     "                  when complete; a device or FIFO is written in place)\n"
     "  --results DIR   one file per finished point (default: ./NAME.results for NAME.sweep).\n"
     "                  Running the same command again skips finished points: a killed sweep\n"
-    "                  loses only the points that were running.\n"
+    "                  loses only the points that were running; its leftovers are removed,\n"
+    "                  only those its manifest DIR/.written lists. DIR must be new, empty or\n"
+    "                  this sweep's (its sweep.sig).\n"
     "  --point K --out FILE   run point K (0-based) alone and write its rows to FILE, with\n"
     "                  a column npoints (the sweep's point count) after point\n"
     "  --list          print one shell command per point (for GNU parallel or a Slurm array)\n"
@@ -87,6 +89,47 @@ static int close_output(struct cs_outfile *of)
     return CS_EXIT_USAGE;
 }
 
+/* The results folder's manifest: a line per work directory or temporary point file a worker of a
+ * sweep created there, appended (O_APPEND: whole lines from concurrent workers) once it exists.
+ * Only what it lists is ever removed from the folder; removed when a run ends with every point. */
+#define MANIFEST ".written"
+
+static void manifest_note(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    char mp[PATH_LEN + 16], line[PATH_LEN];
+    int fd, n;
+
+    snprintf(mp, sizeof(mp), "%.*s" MANIFEST, slash ? (int)(slash + 1 - path) : 0, path);
+    n = snprintf(line, sizeof(line), "%s\n", name);
+    if (n <= 0 || n >= (int)sizeof(line) || strchr(name, '\n') != NULL)
+        return;
+    if ((fd = open(mp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
+        return;
+    if (write(fd, line, (size_t)n) != n) {
+        /* a name not noted is left in the folder, never removed: nothing to undo */
+    }
+    close(fd);
+}
+
+/* Whether dir's manifest lists name. */
+static int manifest_has(const char *dir, const char *name)
+{
+    char mp[PATH_LEN + 16], line[PATH_LEN + 2];
+    FILE *fp;
+    int found = 0;
+
+    snprintf(mp, sizeof(mp), "%s/" MANIFEST, dir);
+    if ((fp = fopen(mp, "re")) == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), fp) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        found = strcmp(line, name) == 0;
+    }
+    fclose(fp);
+    return found;
+}
+
 /* Whether name is what a killed run of this sweep leaves in its results folder: a work directory
  * ".point-N.XXXXXX" (mkdtemp's six characters) or a point file's temporary "point-N.csv.tmp.PID"
  * (or .PID.N, cs_outfile's). Nothing else there is the sweep's to remove. */
@@ -110,9 +153,10 @@ static int left_behind(const char *name, int *is_dir)
 }
 
 /* Empty a directory: every plain entry (all: a work directory of this run), or only what killed
- * runs leave behind (left_behind): their work directories, emptied and removed, and temporary
- * point files. An entry is taken as what lstat says it is: a symbolic link is removed as a link
- * (never followed), and a name of another form is left alone. */
+ * runs left behind: entries of their form (left_behind) that the folder's manifest lists, work
+ * directories emptied and removed, temporary point files; then the manifest is cleared. An entry
+ * is taken as what lstat says it is: a symbolic link is never followed, and a name of another
+ * form, or one no worker noted, is left alone (collsim did not write it). */
 static void clean_dir(const char *dir, int all)
 {
     DIR *d = opendir(dir);
@@ -133,7 +177,7 @@ static void clean_dir(const char *dir, int all)
         if (all) {
             if (!S_ISDIR(st.st_mode))
                 unlink(p);
-        } else if (left_behind(e->d_name, &is_dir)) {
+        } else if (left_behind(e->d_name, &is_dir) && manifest_has(dir, e->d_name)) {
             if (is_dir && S_ISDIR(st.st_mode)) {
                 clean_dir(p, 1);
                 rmdir(p);
@@ -143,6 +187,12 @@ static void clean_dir(const char *dir, int all)
         }
     }
     closedir(d);
+    if (!all) {
+        char mp[PATH_LEN + 16];
+
+        snprintf(mp, sizeof(mp), "%s/" MANIFEST, dir);
+        unlink(mp);
+    }
 }
 
 /* --- one point ------------------------------------------------------------------------------ */
@@ -157,10 +207,11 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out, int sha
     struct cs_outfile of;
     struct stat st;
     struct cs_error err;
-    int rc;
+    int rc, beside;
 
     /* out's directory part, if any, then the work directory's name; not in /dev for a device */
-    if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+    beside = !(stat(out, &st) == 0 && !S_ISREG(st.st_mode));
+    if (!beside)
         snprintf(work, sizeof(work), "%s/.point-%ld.XXXXXX",
                  tmpdir != NULL && tmpdir[0] == '/' ? tmpdir : "/tmp", k);
     else
@@ -168,12 +219,14 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out, int sha
                  out, k);
     if (mkdtemp(work) == NULL)
         return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
+    if (beside && !shard)
+        manifest_note(work); /* a pool's point: beside out is the results folder */
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);
     /* a signal removes the platform file, then the directory */
     if (cs_cleanup_add(work) != 0 || cs_cleanup_add(plat) != 0)
         rc = cmd_usage_error("out of memory");
-    else
-        rc = open_output(&of, out);
+    else if ((rc = open_output(&of, out)) == 0 && of.tmp != NULL && !shard)
+        manifest_note(of.tmp);
     cs_error_init(&err);
     if (rc == 0 && (shard ? cs_sweeprun_shard : cs_sweeprun_point)(sw, k, plat, of.fp, &err) != 0) {
         rc = cmd_usage_error("point %ld: %s", k, cs_error_format(&err, msg, sizeof(msg)));
@@ -280,6 +333,28 @@ static int merge_files(char **files, int nfiles, const char *out, int shards)
 
 /* --- the whole sweep ------------------------------------------------------------------------ */
 
+/* A folder without a sweep's signature becomes a results folder only when it is new or empty
+ * (its lock aside): nothing there was written by a sweep. 0, or 1 after a message naming an entry.
+ */
+static int foreign_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = 0;
+
+    while (d != NULL && rc == 0 && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, ".lock") != 0 && strcmp(e->d_name, MANIFEST) != 0) {
+            cmd_usage_error("%s holds %s, and no sweep.sig: it is not a sweep's results folder "
+                            "(a sweep writes into a new or empty one); give another --results",
+                            dir, e->d_name);
+            rc = 1;
+        }
+    if (d != NULL)
+        closedir(d);
+    return rc;
+}
+
 /* Whether dir holds results of this sweep: its sweep.sig (the CSV header and the sizes, written
  * by the first run) must match. 0, or an exit code after a message. */
 static int check_signature(const struct cs_sweep *sw, const char *dir)
@@ -298,7 +373,9 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
         fclose(fp);
     }
     snprintf(path, sizeof(path), "%s/sweep.sig", dir);
-    if ((fp = fopen(path, "r")) != NULL) {
+    if ((fp = fopen(path, "re")) == NULL && foreign_entries(dir) != 0)
+        return CS_EXIT_USAGE;
+    if (fp != NULL) {
         have[fread(have, 1, sizeof(have) - 1, fp)] = '\0';
         fclose(fp);
         return strcmp(have, want) == 0 ? 0
@@ -577,6 +654,12 @@ static int run_sweep(const struct cs_sweep *sw, const char *spec, const char *di
             catch_stop(&p, 1, old);
             run_points(&p);
             catch_stop(&p, 0, old);
+            if (p.running == 0) { /* every worker gone, each having removed what it wrote */
+                char mp[PATH_LEN + 16];
+
+                snprintf(mp, sizeof(mp), "%s/" MANIFEST, dir);
+                unlink(mp);
+            }
             if (p.failed > 0)
                 fprintf(stderr,
                         "collsim: %ld of %ld points failed; the others are kept in %s: fix the "

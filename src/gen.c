@@ -111,6 +111,22 @@ static struct cs_prog *allreduce_prog(const struct cs_gen_opts *o, const char *n
     return cs_prog_new(&po);
 }
 
+/* Before the lowering: a buffer of `chunks` chunks per instance, over o's instances, within the
+ * runtime's int16_t chunk offsets (cs_sched_check_limits finds the same after the lowering, which
+ * may by then have taken seconds and gigabytes). */
+static int chunks_fit(const struct cs_gen_opts *o, long long chunks, const char *what,
+                      struct cs_error *err)
+{
+    long long n = chunks * o->instances;
+
+    if (n > 32767)
+        return usage(err,
+                     "%s: %lld chunks per buffer x %d instances = %lld, beyond the runtime's "
+                     "int16_t chunk offsets (at most 32767)",
+                     what, chunks, o->instances, n);
+    return 0;
+}
+
 /* ---- hierarchical */
 
 /* The channels of a GPU's connections to its column peers and to its row peers: one channel while
@@ -596,6 +612,8 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
                          G, K, o.instances, steps, steps * 360e-9, steps * 125e-9,
                          CS_GEN_MAX_STEPS);
     }
+    if ((rc = chunks_fit(&o, (long long)G * K, "ring", err)) != 0)
+        return rc;
     snprintf(name, sizeof(name), "%s_ring_%dch", coll_word(&o), K);
     prog = coll_prog(&o, name, K);
     if (prog == NULL)
@@ -632,13 +650,23 @@ int cs_gen_allpairs(const struct cs_gen_opts *in, struct cs_sched **out, struct 
     scatter = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_REDUCE_SCATTER;
     gather = coll == CS_COLL_ALLREDUCE || coll == CS_COLL_ALLGATHER;
     /* before any lowering (which grows as G^2 x instances): a reduce waits on the threadblock of
-     * each peer, tb q for peer q, and the runtime's dependency ids are int8 */
+     * each peer, tb q for peer q (G x instances tbs once replicated), and the runtime's
+     * dependency ids are int8 */
     if (scatter && G - 1 > CS_MAX_DEPID)
         return usage(err,
                      "%d GPUs: each reduce waits on the threadblock of every peer "
                      "(tb q for GPU q), and the runtime's dependency ids stop at %d: at most %d "
                      "GPUs for %s",
                      G, CS_MAX_DEPID, CS_MAX_DEPID + 1, coll_word(&o));
+    if (scatter && (long long)G * o.instances - 1 > CS_MAX_DEPID)
+        return usage(err,
+                     "%d GPUs x %d instances: each reduce waits on the threadblock of every peer "
+                     "in its instance (%d tbs in all), and the runtime's dependency ids stop at "
+                     "%d: at most %d GPUs x instances for %s",
+                     G, o.instances, G * o.instances, CS_MAX_DEPID, CS_MAX_DEPID + 1,
+                     coll_word(&o));
+    if ((rc = chunks_fit(&o, G, "allpairs", err)) != 0)
+        return rc;
     snprintf(name, sizeof(name), "%s_allpairs", coll_word(&o));
     prog = coll_prog(&o, name, 1);
     if (prog == NULL)
@@ -728,9 +756,18 @@ static int nccl_tree(const struct cs_gen_opts *o, struct cs_sched **out, struct 
                           malloc(G * sizeof(int)), malloc(G * sizeof(int))};
     int *next_tb = calloc(G, sizeof(int)), (*tb)[4] = malloc(G * sizeof(*tb));
     struct cs_gen_opts one = *o;
-    struct cs_prog *prog;
+    struct cs_prog *prog = NULL;
 
     one.instances = 1;
+    if (G >= CS_MAX_CNT) {
+        rc = usage(err,
+                   "tree over %d GPUs: each step moves a GPU's %d chunks of the channel, and the "
+                   "runtime allows cnt < %d",
+                   G, G, CS_MAX_CNT);
+        goto done;
+    }
+    if ((rc = chunks_fit(&one, (long long)G * K, "tree", err)) != 0)
+        goto done;
     prog = allreduce_prog(&one, "allreduce_tree", G * K, 0);
 
     if (!t.parent || !t.child || !t.nchild || !t.order || !next_tb || !tb || !prog) {

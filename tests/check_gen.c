@@ -781,7 +781,7 @@ START_TEST(test_bad_parameters)
     assert_usage_error("hierarchical:gpus=1024,columns=16", "32 connections per channel");
     assert_usage_error("hierarchical:gpus=1024,columns=64", "at most 33 rows and 33 columns");
     assert_usage_error("hierarchical:gpus=1000,compat=1", "32 connections per channel");
-    assert_usage_error("allpairs:gpus=64,instances=4", "limits");
+    assert_usage_error("allpairs:gpus=64,instances=4", "dependency ids stop at 127");
     assert_usage_error("tree:gpus=8", "unknown generator");
     assert_usage_error("hierarchical:gpus=8,nops=3", "dependence nops");
     assert_usage_error("hierarchical:gpus=8,variant=v2", "not split or v1");

@@ -78,6 +78,11 @@ bad "16760832 steps (about 6.0 GB to lower, 2.1 GB of XML), more than the 838860
 # checked before the lowering, which grows as G^2 (1024 GPUs took 20 s and 2 GB to fail)
 bad "the runtime's dependency ids stop at 127: at most 128 GPUs for allreduce" allpairs --gpus 1024 --instances 8
 bad "at most 128 GPUs for reducescatter" allpairs --gpus 129 --coll reducescatter
+bad "65 GPUs x 2 instances: each reduce waits on the threadblock of every peer in its instance (130 tbs in all)" allpairs --gpus 65 --instances 2 --sms 1000
+expect 0 "$cs" gen allpairs --gpus 64 --instances 2 --sms 1000 -o "$tmp/ap.xml"
+# NCCL's tree over 1024 GPUs: refused before the lowering (which took 5 s and 900 MB to find
+# the chunk offsets beyond int16_t), by the cnt of its steps; a ring's chunks beyond int16_t too
+bad "tree over 1024 GPUs: each step moves a GPU's 1024 chunks of the channel, and the runtime allows cnt < 72" nccl --gpus 1024 --nodes 128 --channels 32 --size 1G
 bad "at least 1" hierarchical --gpus 8 --sms 0
 expect 0 "$cs" gen hierarchical --gpus 64 --instances 2 --sms 132
 # 1024 GPUs: the 32 x 32 grid's 124 threadblocks per GPU are refused on an A100; more than 33 rows

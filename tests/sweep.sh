@@ -84,6 +84,10 @@ cp plat.xml p3.xml
 [ ! -e r.csv ] || fail "a killed sweep wrote its output"
 ls r.d/point-*.csv | sort >done.txt
 [ "$(cat done.txt | tr '\n' ' ')" = "r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv " ] || fail "after the kill: $(cat done.txt)"
+# what point 3's killed worker had created is in the manifest, and is there
+left=$(grep '^\.point-3\.......$' r.d/.written 2>/dev/null)
+[ -n "$left" ] && [ -d "r.d/$left" ] ||
+    fail "the killed worker's work directory, noted: '$left', there: $(ls -A r.d | tr '\n' ' ')"
 before=$(stat -c '%i %Y' r.d/point-0.csv r.d/point-1.csv r.d/point-2.csv)
 "$cs" sweep k.sweep -j 2 --results r.d -o r.csv 2>err || fail "resume: $(cat err)"
 grep -q "3 of 6 points already done" err || fail "resume message: $(cat err)"
@@ -158,19 +162,28 @@ for z in 0 -4K 2T 1K..4T 1.5K; do
     [ $? -eq 2 ] && grep -q "^collsim: z.sweep:5: sizes: '$z' is not a size" err || fail "sizes = $z: $(cat err)"
     [ ! -e z.csv ] || fail "sizes = $z: output written"
 done
-# The results folder: only what a killed run leaves (.point-N.XXXXXX work directories, point
-# temporaries) is removed, a symbolic link never followed, other files kept.
+# The results folder: only what a killed run's workers noted in its manifest (.point-N.XXXXXX
+# work directories, point temporaries) is removed; names of that form that no worker wrote, a
+# symbolic link among them (never followed), and other files are kept. A folder holding anything
+# and no sweep.sig is not a sweep's: refused, untouched.
 mkdir -p own.d victim
 echo precious >victim/keep.txt
+echo mine >own.d/notes.txt
+"$cs" sweep s.sweep --results own.d -o own.csv --quiet 2>err
+[ $? -eq 2 ] && grep -q "own.d holds notes.txt, and no sweep.sig" err && [ ! -e own.csv ] &&
+    [ "$(ls -A own.d | tr '\n' ' ')" = ".lock notes.txt " ] ||
+    fail "a foreign folder as results: $(cat err) $(ls -A own.d | tr '\n' ' ')"
+rm own.d/notes.txt
+"$cs" sweep s.sweep --results own.d -o own.csv --quiet 2>err || fail "sweep into own.d: $(cat err)"
 ln -s ../victim own.d/.point-0.abcdef
 echo mine >own.d/notes.tmp.txt
 echo x >own.d/point-0.csv.tmp.123
 mkdir own.d/.point-1.qwerty
 touch own.d/.point-1.qwerty/platform.xml
-"$cs" sweep s.sweep --results own.d -o own.csv --quiet 2>err || fail "sweep into own.d: $(cat err)"
+"$cs" sweep s.sweep --results own.d -o own.csv --quiet 2>err || fail "rerun into own.d: $(cat err)"
 [ -f victim/keep.txt ] && [ -f own.d/notes.tmp.txt ] && [ -L own.d/.point-0.abcdef ] &&
-    [ ! -e own.d/point-0.csv.tmp.123 ] && [ ! -e own.d/.point-1.qwerty ] ||
-    fail "the results folder's cleaning: $(ls -a own.d victim | tr '\n' ' ')"
+    [ -f own.d/point-0.csv.tmp.123 ] && [ -f own.d/.point-1.qwerty/platform.xml ] ||
+    fail "the results folder's cleaning removed what no sweep wrote: $(ls -a own.d victim | tr '\n' ' ')"
 printf '\357\273\277' | cat - s.sweep >bom.sweep
 "$cs" sweep bom.sweep --list >bom.txt 2>err || fail "byte order mark: $(cat err)"
 "$cs" sweep s.sweep --list | sed 's|/s\.sweep |/bom.sweep |' | cmp -s - bom.txt ||
