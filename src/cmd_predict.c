@@ -32,7 +32,7 @@ const char cmd_predict_usage[] =
     "                       [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
     "                        [--nccl-algo ring|tree] [--nccl-log LOG]]\n"
-    "                       [--quiet]\n"
+    "                       [--quiet] [--verify]\n"
     "\n"
     "Replay the schedule on the platform (SimGrid) for buffer sizes MIN, MIN*FACTOR, ... up to\n"
     "MAX (bytes of the whole buffer as nccl-tests prints them; suffixes K, M, G; defaults 1K,\n"
@@ -118,11 +118,16 @@ const char cmd_predict_usage[] =
     "updating line on a terminal, else a line every 10 s, COLLSIM_PROGRESS_INTERVAL=SECONDS;\n"
     "--quiet or --verbose: none). A size the executor cannot run (more loop\n"
     "iterations than its flags count) is an `unsupported` row, with the reason after the table.\n"
+    "Before the replay a schedule gets verify's structural checks (a generated one goes to the\n"
+    "plan as the generator built it, with no XML written or read); --verify adds verify's\n"
+    "symbolic data check and refuses (exit 2) a schedule whose result is wrong. Without it\n"
+    "the data check is not run: the generators are tested for correctness, and a wrong result\n"
+    "changes no time.\n"
     "Exit status: 0 all sizes finish, 1 some size deadlocks or hangs, 2 bad input (including a\n"
     "platform with fewer GPUs than the schedule, an unsupported size, sizes that all align\n"
-    "down to 0, a --compare LOG that cannot be read, and a schedule that\n"
+    "down to 0, a --compare LOG that cannot be read, a schedule that\n"
     "`collsim verify` finds structurally invalid for another reason than a deadlock or too many\n"
-    "threadblocks).\n";
+    "threadblocks, and with --verify one whose data result is wrong).\n";
 
 #define MAX_SETS 64
 
@@ -161,6 +166,7 @@ enum {
     OPT_NCCL_ALGO,
     OPT_NCCL_LOG,
     OPT_QUIET,
+    OPT_VERIFY,
 };
 
 static const struct option predict_opts[] = {
@@ -168,6 +174,7 @@ static const struct option predict_opts[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verify", no_argument, NULL, OPT_VERIFY},
     {"platform", required_argument, NULL, 'p'},
     {"gen", required_argument, NULL, OPT_GEN},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -267,6 +274,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_QUIET:
         a->quiet = 1;
+        return 0;
+    case OPT_VERIFY:
+        a->in.verify = 1;
         return 0;
     case 'p':
         a->in.plat_path = v;

@@ -600,7 +600,7 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     if ((rc = check_rings(&o, err)) != 0)
         return rc;
     {
-        /* before the lowering, which holds about 360 bytes a step: each GPU runs 2(G-1) steps
+        /* before the lowering, which holds about 230 bytes a step: each GPU runs 2(G-1) steps
          * per ring for AllReduce (G-1 for the others) */
         long long steps = (long long)G * K * o.instances *
                           (o.coll == CS_COLL_ALLREDUCE ? 2LL * (G - 1) : (long long)(G - 1));
@@ -609,7 +609,7 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
             return usage(err,
                          "%d GPUs x %d rings x %d instances: %lld steps (about %.1f GB to lower, "
                          "%.1f GB of XML), more than the %d a generated schedule may have",
-                         G, K, o.instances, steps, steps * 360e-9, steps * 125e-9,
+                         G, K, o.instances, steps, steps * 230e-9, steps * 125e-9,
                          CS_GEN_MAX_STEPS);
     }
     if ((rc = chunks_fit(&o, (long long)G * K, "ring", err)) != 0)

@@ -1,4 +1,5 @@
 /* lower.c: the lowering pipeline of msccl-tools (shared reference msccl.md section 4), in C. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,18 +45,21 @@ struct ivec {
 };
 #define IV(x) ((x)->cap > IVEC_INLINE ? (x)->u.heap : (x)->u.in)
 
+/* An op of the program: 88 bytes, millions of them for a large ring. */
 struct op {
-    enum inst inst;
+    unsigned char inst; /* enum inst */
+    unsigned char removed, visited;
     int rank;
     struct cs_ref src, dst;
     int tb, ch; /* as given, -1 for none */
-    struct ivec prev, next;
+    /* its predecessors in the DAG; once infer_deps has run, its dependencies (a subset, in the
+     * same storage) */
+    struct ivec prev;
+    struct ivec next;
     int recv_match, send_match; /* op index or -1 */
     int cs, prio;               /* chunk_step, priority */
-    int removed, visited;
-    int tbi;  /* index of its tb in the rank's tb list */
-    int step; /* position in that tb */
-    struct ivec deps;
+    int tbi;                    /* index of its tb in the rank's tb list */
+    int step;                   /* position in that tb */
 };
 
 struct slot {
@@ -209,7 +213,6 @@ void cs_prog_free(struct cs_prog *p)
     for (int i = 0; i < p->nops; i++) {
         ivec_free(&p->ops[i].prev);
         ivec_free(&p->ops[i].next);
-        ivec_free(&p->ops[i].deps);
     }
     free(p->ops);
     if (p->ranks) {
@@ -478,6 +481,59 @@ static int fuse(struct cs_prog *p)
                     return p->failed;
                 break;
             }
+        }
+    }
+    return 0;
+}
+
+/* Drop the ops fusion removed, keeping the others in order (the order breaks the ties of the
+ * instruction order), and give back their room: a fused ring holds half the ops it was written
+ * with. */
+static int compact(struct cs_prog *p)
+{
+    int n = 0, *map = malloc(((size_t)p->nops + 1) * sizeof(int));
+
+    if (map == NULL)
+        return nomem(p);
+    for (int i = 0; i < p->nops; i++) {
+        if (p->ops[i].removed) {
+            ivec_free(&p->ops[i].prev);
+            ivec_free(&p->ops[i].next);
+            map[i] = -1;
+            continue;
+        }
+        map[i] = n;
+        if (n != i)
+            p->ops[n] = p->ops[i];
+        n++;
+    }
+    for (int i = 0; i < n; i++) {
+        struct op *o = &p->ops[i];
+        struct ivec *lists[] = {&o->prev, &o->next};
+
+        /* fusion spliced every removed op out of the DAG and the matching */
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < lists[l]->n; k++) {
+                IV(lists[l])[k] = map[IV(lists[l])[k]];
+                assert(IV(lists[l])[k] >= 0);
+            }
+        if (o->recv_match >= 0) {
+            o->recv_match = map[o->recv_match];
+            assert(o->recv_match >= 0);
+        }
+        if (o->send_match >= 0) {
+            o->send_match = map[o->send_match];
+            assert(o->send_match >= 0);
+        }
+    }
+    free(map);
+    if (n < p->nops) {
+        struct op *shrunk = realloc(p->ops, (size_t)(n ? n : 1) * sizeof(*shrunk));
+
+        p->nops = n;
+        if (shrunk != NULL) {
+            p->ops = shrunk;
+            p->cap_ops = n ? n : 1;
         }
     }
     return 0;
@@ -778,23 +834,27 @@ static int infer_deps(struct cs_prog *p, const int *ord, int n)
 {
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
+        int *e = IV(&o->prev), w = 0;
 
+        /* The dependencies are kept in the predecessors' place: entry w is written only after
+         * entry k >= w was read. */
         for (int k = 0; k < o->prev.n; k++) {
-            int d = IV(&o->prev)[k], placed = 0;
+            int d = e[k], placed = 0;
             struct op *dop = &p->ops[d];
 
-            for (int j = 0; j < o->deps.n; j++) {
-                struct op *e = &p->ops[IV(&o->deps)[j]];
+            for (int j = 0; j < w; j++) {
+                struct op *x = &p->ops[e[j]];
 
-                if (e->tbi == dop->tbi) {
-                    if (dop->step > e->step)
-                        IV(&o->deps)[j] = d;
+                if (x->tbi == dop->tbi) {
+                    if (dop->step > x->step)
+                        e[j] = d;
                     placed = 1;
                 }
             }
-            if (!placed && ivec_push(&o->deps, d))
-                return nomem(p);
+            if (!placed)
+                e[w++] = d;
         }
+        o->prev.n = w;
     }
     return 0;
 }
@@ -843,6 +903,8 @@ struct emit {
     int *iop_step;      /* instanced op -> final step */
     char *hasdep;       /* instanced op -> someone depends on it */
     struct ivec *ideps; /* instanced op -> dependencies (instanced ops) */
+    int *mark;          /* instanced op -> the last prune_deps stamp that saw it depended on */
+    int stamp;
 };
 
 /* The instanced threadblocks of rank pr, in their final order (by send, recv, channel); records
@@ -878,27 +940,24 @@ static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb 
  * already has; mark the ops that remain depended on. */
 static int prune_deps(struct emit *e, const struct ltb *t, const struct itb *tb)
 {
-    struct ivec running = {0};
+    /* an instanced op some earlier op of this tb depends on has mark == stamp */
+    int stamp = ++e->stamp;
 
     for (int s = 0; s < t->ops.n; s++) {
         struct ivec *d = &e->ideps[IV(&t->ops)[s] * e->ni + tb->inst];
         int w = 0;
 
         for (int j = 0; j < d->n; j++) {
-            if (e->iop_tbid[IV(d)[j]] == tb->id || ivec_has(&running, IV(d)[j]))
+            if (e->iop_tbid[IV(d)[j]] == tb->id || e->mark[IV(d)[j]] == stamp)
                 continue;
             IV(d)[w++] = IV(d)[j];
         }
         d->n = w;
         for (int j = 0; j < d->n; j++) {
-            if (ivec_push(&running, IV(d)[j])) {
-                ivec_free(&running);
-                return nomem(e->p);
-            }
+            e->mark[IV(d)[j]] = stamp;
             e->hasdep[IV(d)[j]] = 1;
         }
     }
-    ivec_free(&running);
     return 0;
 }
 
@@ -1062,7 +1121,8 @@ static int passes(struct cs_prog *p, int **ord, int *n)
     if (p->lowered)
         return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     p->lowered = 1;
-    if (add_starts(p) || (p->o.fusion && fuse(p)) || metadata(p) || topo_sort(p, ord, n))
+    if (add_starts(p) || (p->o.fusion && (fuse(p) || compact(p))) || metadata(p) ||
+        topo_sort(p, ord, n))
         return p->failed;
     if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
@@ -1081,14 +1141,16 @@ static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
     e->iop_step = malloc(nio * sizeof(int));
     e->hasdep = calloc(nio, 1);
     e->ideps = calloc(nio, sizeof(struct ivec));
-    if (e->iop_tbid == NULL || e->iop_step == NULL || e->hasdep == NULL || e->ideps == NULL)
+    e->mark = calloc(nio ? nio : 1, sizeof(int));
+    if (e->iop_tbid == NULL || e->iop_step == NULL || e->hasdep == NULL || e->ideps == NULL ||
+        e->mark == NULL)
         return nomem(p);
     for (int i = 0; i < n; i++) {
         const struct op *o = &p->ops[ord[i]];
 
         for (int k = 0; k < ni; k++)
-            for (int j = 0; j < o->deps.n; j++)
-                if (ivec_push(&e->ideps[ord[i] * ni + k], IV(&o->deps)[j] * ni + k))
+            for (int j = 0; j < o->prev.n; j++) /* its dependencies (infer_deps) */
+                if (ivec_push(&e->ideps[ord[i] * ni + k], IV(&o->prev)[j] * ni + k))
                     return nomem(p);
     }
     return 0;
@@ -1099,7 +1161,7 @@ static void emit_cleanup(struct emit *e)
     if (e->ideps)
         for (int i = 0; i < e->p->nops * e->ni; i++)
             ivec_free(&e->ideps[i]);
-    cs_free_each(4, e->ideps, e->iop_tbid, e->iop_step, e->hasdep);
+    cs_free_each(5, e->ideps, e->iop_tbid, e->iop_step, e->hasdep, e->mark);
 }
 
 /* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the

@@ -50,9 +50,10 @@ int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
     }
     rc = in->gen_spec ? cs_gen_from_spec(in->gen_spec, &s, err)
                       : cs_sched_read_xml(in->sched_path, &s, err);
+    /* a tb over its steps: a what-if */
     if (rc == 0)
-        rc = cs_verify_refuse_invalid_steps(s, in->gen_spec ? in->gen_spec : in->sched_path, 1,
-                                            err); /* a tb over its steps: a what-if */
+        rc = (in->verify ? cs_verify_refuse_wrong : cs_verify_refuse_invalid_steps)(
+            s, in->gen_spec ? in->gen_spec : in->sched_path, 1, err);
     if (rc == 0)
         rc = cs_platform_read(in->plat_path, &p, err);
     if (rc == 0)

@@ -20,12 +20,17 @@ struct cs_predict_input {
     const char *plat_path;
     const char *const *sets;
     int nsets;
+    int verify; /* run verify's symbolic data check too, refusing a schedule whose result is wrong
+                 * (predict --verify); else the structural checks alone: generators are tested
+                 * for correctness, and a file's data result changes no prediction */
 };
 
 /* Load what in names: *sched and *plat are new (caller frees with cs_sched_free and
  * cs_platform_free); the sets are applied to (*plat)->params, and the platform is checked to
- * have enough GPUs for the schedule. 0, or a CS_ERR_* with err set (file:line where known);
- * on failure nothing is returned. */
+ * have enough GPUs for the schedule. A generated schedule goes to the plan as the generator built
+ * it, a file's as read; both are refused when structurally invalid (cs_verify_refuse_invalid_steps)
+ * and, with in->verify, when their data result is wrong (cs_verify_refuse_wrong). 0, or a CS_ERR_*
+ * with err set (file:line where known); on failure nothing is returned. */
 int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
                     struct cs_platform **plat, struct cs_error *err);
 

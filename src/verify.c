@@ -792,18 +792,25 @@ static void check_deadlock(struct vctx *v)
     for (int32_t id = 0; id < v->nsteps; id++)
         v->dep_off[id + 1] += v->dep_off[id];
     if ((v->dep_list = xcalloc(v, (size_t)v->dep_off[v->nsteps], sizeof(int32_t))) == NULL ||
-        (fill = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL ||
-        (indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+        (fill = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
         goto out;
     memcpy(fill, v->dep_off, (size_t)v->nsteps * sizeof(int32_t));
     for (int32_t id = 0; id < v->nsteps; id++)
         for (int32_t k = v->wait_off[id]; k < v->wait_off[id + 1]; k++)
             v->dep_list[fill[v->signal[v->wait[k]]]++] = id;
-    memcpy(indeg0, v->indeg, (size_t)v->nsteps * sizeof(int32_t));
+    /* the second order serves the data check's race search only */
+    if (!v->opts->structure_only) {
+        if ((indeg0 = xcalloc(v, (size_t)v->nsteps, sizeof(int32_t))) == NULL)
+            goto out;
+        memcpy(indeg0, v->indeg, (size_t)v->nsteps * sizeof(int32_t));
+    }
+    free(fill);
+    fill = NULL;
     v->norder = topo_sort(v, v->indeg, v->order, NULL);
     if (v->norder < v->nreal)
         report_cycle(v);
-    else if ((v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
+    else if (indeg0 != NULL &&
+             (v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
              (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL)
         topo_sort(v, indeg0, v->order2, stack);
 out:
@@ -812,50 +819,59 @@ out:
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
 
-/* A value is a node of a DAG: a leaf (input chunk `b` of rank `a`) or the sum of two nodes.
- * Copies share nodes; every reduction makes one. A node's fingerprint is the sum over its leaves
- * (with multiplicity) of a 128-bit hash of each leaf, so two values are equal as multisets
- * exactly when their fingerprints and sizes are, up to a 2^-128 chance; the multiset itself is
- * rebuilt from the DAG only to explain an error. */
+/* A value is a node of a DAG: a leaf (an input chunk of a rank) or the sum of two nodes. Copies
+ * share nodes; every reduction makes one. A node's fingerprint is the sum over its leaves (with
+ * multiplicity) of a 128-bit hash of each leaf, so two values are equal as multisets exactly when
+ * their fingerprints and sizes are, up to a 2^-128 chance; the multiset itself is rebuilt from the
+ * DAG only to explain an error. The leaves are the ids after POISON, input chunk k of rank r at
+ * POISON + 1 + r x in_n + k, and are not stored (their fingerprint is their hash); the sums follow
+ * them, stored in 28 bytes each: the symbolic execution's memory is about that per reduction,
+ * 16 bytes per chunk of the buffers and 12 per step. */
 struct node {
     uint64_t h1, h2; /* fingerprint */
-    uint64_t n;      /* number of leaves, with multiplicity (saturating) */
-    uint32_t a, b;   /* leaf: rank, chunk; sum: the two operands (smaller node ids) */
-    int leaf;
-};
+    uint32_t a, b;   /* the two operands (smaller node ids) */
+    uint32_t n;      /* number of leaves, with multiplicity (saturating) */
+} __attribute__((packed));
 
 #define UNSET 0u  /* a slot never written */
 #define POISON 1u /* a value computed from an unset slot (already reported) */
 
-/* An output chunk's final value, to compare two executions. */
-struct outval {
-    struct node val; /* a copy of its node when state is 2 */
-    int32_t writer;  /* last step that wrote it, -1 for none */
-    int state;       /* 0 never written, 1 computed from uninitialised data, 2 a value */
-    int right;       /* the value the collective requires */
+/* The output chunks' final values of one execution (rank-major), for the second execution to
+ * compare its own with. */
+struct outvals {
+    uint64_t *h;     /* fingerprint (h1, h2) of each, when a value */
+    uint32_t *n;     /* its leaves, when a value */
+    int32_t *writer; /* last step that wrote it, -1 for none */
+    uint8_t *state;  /* OUT_UNSET, OUT_POISON or OUT_VALUE, | OUT_RIGHT when it is what the
+                      * collective requires */
 };
+
+enum { OUT_UNSET, OUT_POISON, OUT_VALUE, OUT_RIGHT = 4 };
 
 struct dctx {
     struct vctx *v;
-    int quiet;           /* report nothing: a second execution, compared by the caller */
-    struct outval *vals; /* filled with the output chunks (rank-major) */
-    uint64_t *colsum;    /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
+    int quiet;                 /* report nothing but a difference with ref: the second execution */
+    struct outvals *rec;       /* the first execution records its output chunks here */
+    const struct outvals *ref; /* the second compares its own with these */
+    uint64_t *colsum;          /* per input chunk: fingerprint of its sum over all ranks (h1, h2) */
     const struct cs_sched *sc;
     int inplace;
     const char *mode; /* "" or " (in-place call)" / " (out-of-place call)" */
     int N, C, in_n, out_n;
-    struct node *nodes;
-    uint32_t nnodes, cap_nodes;
-    long *base;        /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
-    uint32_t *val;     /* node id per chunk */
-    int32_t *wr;       /* last writer step per chunk, -1 for the initial input */
-    int32_t *pos2;     /* per step: its place in the second order (NULL: no race search) */
-    int32_t *rdr;      /* per chunk: since its last write, the reader latest in the second order */
-    uint32_t *prev;    /* per chunk: its value before the last write (with pos2) */
-    int32_t race_step; /* the step being executed has reported a race (one per step) */
-    long *sent_off;    /* per step: where its values start in sent, when it sends */
-    uint32_t *sent;    /* the values each send put on its connection, in order */
-    uint64_t *mult;    /* scratch for rebuilding a multiset */
+    uint32_t sum0;      /* the first sum's id: POISON + 1 + the leaves */
+    struct node *nodes; /* the sums, from id sum0 */
+    uint32_t nnodes;    /* ids in use, leaves included */
+    uint32_t cap_nodes; /* sums the array holds */
+    long *base;         /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;      /* node id per chunk */
+    int32_t *wr;        /* last writer step per chunk, -1 for the initial input */
+    int32_t *pos2;      /* per step: its place in the second order (NULL: no race search) */
+    int32_t *rdr;       /* per chunk: since its last write, the reader latest in the second order */
+    uint32_t *prev;     /* per chunk: its value before the last write (with pos2) */
+    int32_t race_step;  /* the step being executed has reported a race (one per step) */
+    uint32_t *sent_off; /* per step: where its values start in sent, when it sends */
+    uint32_t *sent;     /* the values each send put on its connection, in order */
+    uint64_t *mult;     /* scratch for rebuilding a multiset */
     int warned_input;
 };
 
@@ -884,53 +900,54 @@ static void leaf_hash(uint32_t rank, uint32_t chunk, uint64_t *h1, uint64_t *h2)
     *h2 = mix64(mix64(k) ^ 0x13198a2e03707344ULL);
 }
 
-static uint32_t new_node(struct dctx *d)
+/* The id of input chunk `chunk` of rank `rank`. */
+static uint32_t leaf_id(const struct dctx *d, int rank, long chunk)
 {
-    if (d->nnodes == d->cap_nodes) {
+    return POISON + 1 + (uint32_t)rank * (uint32_t)d->in_n + (uint32_t)chunk;
+}
+
+/* The fingerprint and leaf count of value id (> POISON). */
+static void fingerprint(const struct dctx *d, uint32_t id, uint64_t *h1, uint64_t *h2, uint32_t *n)
+{
+    if (id < d->sum0) {
+        uint32_t k = id - (POISON + 1);
+
+        leaf_hash(k / (uint32_t)d->in_n, k % (uint32_t)d->in_n, h1, h2);
+        *n = 1;
+    } else {
+        const struct node *x = &d->nodes[id - d->sum0];
+
+        *h1 = x->h1;
+        *h2 = x->h2;
+        *n = x->n;
+    }
+}
+
+static uint32_t make_sum(struct dctx *d, uint32_t a, uint32_t b)
+{
+    uint64_t p1, p2, q1, q2;
+    uint32_t pn, qn, k;
+
+    if (a <= POISON || b <= POISON)
+        return POISON;
+    k = d->nnodes - d->sum0;
+    if (k == d->cap_nodes) {
         uint32_t ncap = d->cap_nodes ? 2 * d->cap_nodes : 1024;
         struct node *nn;
 
-        if (ncap < d->cap_nodes || (nn = realloc(d->nodes, (size_t)ncap * sizeof(*nn))) == NULL) {
+        if (ncap < d->cap_nodes || ncap > UINT32_MAX - d->sum0 ||
+            (nn = realloc(d->nodes, (size_t)ncap * sizeof(*nn))) == NULL) {
             d->v->oom = 1;
             return POISON;
         }
         d->nodes = nn;
         d->cap_nodes = ncap;
     }
-    memset(&d->nodes[d->nnodes], 0, sizeof(d->nodes[0]));
+    fingerprint(d, a, &p1, &p2, &pn);
+    fingerprint(d, b, &q1, &q2, &qn);
+    d->nodes[k] = (struct node){
+        .h1 = p1 + q1, .h2 = p2 + q2, .a = a, .b = b, .n = pn + qn < pn ? UINT32_MAX : pn + qn};
     return d->nnodes++;
-}
-
-static uint32_t make_leaf(struct dctx *d, uint32_t rank, uint32_t chunk)
-{
-    uint32_t id = new_node(d);
-
-    if (id != POISON) {
-        struct node *x = &d->nodes[id];
-
-        *x = (struct node){.a = rank, .b = chunk, .n = 1, .leaf = 1};
-        leaf_hash(rank, chunk, &x->h1, &x->h2);
-    }
-    return id;
-}
-
-static uint32_t make_sum(struct dctx *d, uint32_t a, uint32_t b)
-{
-    uint32_t id;
-
-    if (a <= POISON || b <= POISON)
-        return POISON;
-    id = new_node(d);
-    if (id != POISON) {
-        struct node *x = &d->nodes[id], *p = &d->nodes[a], *q = &d->nodes[b];
-
-        x->a = a;
-        x->b = b;
-        x->h1 = p->h1 + q->h1;
-        x->h2 = p->h2 + q->h2;
-        x->n = p->n + q->n < p->n ? UINT64_MAX : p->n + q->n;
-    }
-    return id;
 }
 
 static long logical_size(const struct dctx *d, int rank, enum cs_buf b)
@@ -1046,9 +1063,16 @@ static void report_race(struct dctx *d, int32_t first, int first_writes, int32_t
 /* Whether two values are the same multiset of input chunks. */
 static int same_value(const struct dctx *d, uint32_t a, uint32_t b)
 {
-    const struct node *x = &d->nodes[a], *y = &d->nodes[b];
+    uint64_t x1, x2, y1, y2;
+    uint32_t xn, yn;
 
-    return a == b || (a > POISON && b > POISON && x->h1 == y->h1 && x->h2 == y->h2 && x->n == y->n);
+    if (a == b)
+        return 1;
+    if (a <= POISON || b <= POISON)
+        return 0;
+    fingerprint(d, a, &x1, &x2, &xn);
+    fingerprint(d, b, &y1, &y2, &yn);
+    return x1 == y1 && x2 == y2 && xn == yn;
 }
 
 /* Step id reads (writes == 0) or writes (the value nv) chunk slot i of buffer b (chunk off): a
@@ -1168,16 +1192,17 @@ static struct term *expand(struct dctx *d, uint32_t root, int *nterms)
         if (m == 0)
             continue;
         d->mult[id] = 0;
-        if (!d->nodes[id].leaf) {
-            d->mult[d->nodes[id].a] += m;
-            d->mult[d->nodes[id].b] += m;
+        if (id >= d->sum0) {
+            d->mult[d->nodes[id - d->sum0].a] += m;
+            d->mult[d->nodes[id - d->sum0].b] += m;
             continue;
         }
         if ((tm = cs_array_slot((void **)&terms, n++, &cap, sizeof(*tm))) == NULL) {
             free(terms);
             return NULL;
         }
-        *tm = (struct term){d->nodes[id].a, d->nodes[id].b, m};
+        *tm = (struct term){(id - (POISON + 1)) / (uint32_t)d->in_n,
+                            (id - (POISON + 1)) % (uint32_t)d->in_n, m};
     }
     if (n > 0)
         qsort(terms, (size_t)n, sizeof(*terms), cmp_term);
@@ -1232,7 +1257,11 @@ static void describe(struct dctx *d, uint32_t val, long chunk, FILE *fp)
         return;
     }
     if ((t = expand(d, val, &nt)) == NULL) {
-        fprintf(fp, "a value of %llu terms", (unsigned long long)d->nodes[val].n);
+        uint64_t h1, h2;
+        uint32_t n;
+
+        fingerprint(d, val, &h1, &h2, &n);
+        fprintf(fp, "a value of %llu terms", (unsigned long long)n);
         return;
     }
     for (int k = 0; k < nt; k++)
@@ -1328,54 +1357,128 @@ static void report_wrong(struct dctx *d, int r, long k, uint32_t val, int32_t w,
     free(msg);
 }
 
-/* Compare every output chunk with what the collective must leave there. */
+static const char *outval_words(uint8_t state)
+{
+    return (state & 3) == OUT_UNSET    ? "is never written"
+           : (state & 3) == OUT_POISON ? "holds a value computed from uninitialised chunks"
+           : state & OUT_RIGHT         ? "holds the right value"
+                                       : "holds a wrong value";
+}
+
+/* Output chunk i (rank r, chunk k) holds value val written by w in the second execution, with
+ * state y, where the first left what d->ref holds: a difference is a missing dependency. */
+static void compare_output(struct dctx *d, size_t i, int r, long k, uint32_t val, int32_t w,
+                           uint8_t y)
+{
+    struct vctx *v = d->v;
+    const struct outvals *ref = d->ref;
+    uint8_t x = ref->state[i];
+    int32_t xw = ref->writer[i], bad = x & OUT_RIGHT ? w : xw;
+    char wa[160], wb[160];
+
+    if ((x & 3) == (y & 3)) {
+        uint64_t h1, h2;
+        uint32_t n;
+
+        /* Equal values from different writers are a harmless race: not reported. */
+        if ((x & 3) != OUT_VALUE)
+            return;
+        fingerprint(d, val, &h1, &h2, &n);
+        if (ref->h[2 * i] == h1 && ref->h[2 * i + 1] == h2 && ref->n[i] == n)
+            return;
+    }
+    v->res->norder_outputs++;
+    diag(v, DERROR, bad >= 0 ? step_at(v, bad)->line : v->gpu[r]->line,
+         "rank %d output chunk %ld depends on the order of execution%s, a missing "
+         "dependency: in one order that meets every wait it %s%s, in another it %s%s",
+         r, k, d->mode, outval_words(x), written_by(v, xw, wa, sizeof(wa)), outval_words(y),
+         written_by(v, w, wb, sizeof(wb)));
+}
+
+/* Compare every output chunk with what the collective must leave there: the first execution
+ * reports the wrong ones and records them all in d->rec, the second reports where it differs
+ * from d->ref. */
 static void check_outputs(struct dctx *d)
 {
     for (int r = 0; r < d->sc->ngpus; r++) {
         for (long k = 0; k < d->out_n && !d->v->oom; k++) {
             long i = slot(d, r, CS_BUF_OUTPUT, k);
+            size_t o = (size_t)r * (size_t)d->out_n + (size_t)k;
             uint32_t val = d->val[i];
-            struct outval *o = &d->vals[(size_t)r * (size_t)d->out_n + (size_t)k];
+            uint64_t h1 = 0, h2 = 0;
+            uint32_t n = 0;
+            uint8_t state = val == UNSET ? OUT_UNSET : val == POISON ? OUT_POISON : OUT_VALUE;
             struct expect x;
 
             expected(d, r, k, &x);
-            /* UNSET and POISON are states 0 and 1 */
-            *o = (struct outval){.writer = d->wr[i], .state = val > POISON ? 2 : (int)val};
-            if (val > POISON)
-                o->val = d->nodes[val];
-            o->right = o->state == 2 && o->val.h1 == x.h1 && o->val.h2 == x.h2 && o->val.n == x.n;
-            if (!o->right && !d->quiet)
+            if (state == OUT_VALUE)
+                fingerprint(d, val, &h1, &h2, &n);
+            if (state == OUT_VALUE && h1 == x.h1 && h2 == x.h2 && n == x.n)
+                state |= OUT_RIGHT;
+            if (d->rec != NULL) {
+                d->rec->h[2 * o] = h1;
+                d->rec->h[2 * o + 1] = h2;
+                d->rec->n[o] = n;
+                d->rec->writer[o] = d->wr[i];
+                d->rec->state[o] = state;
+            }
+            if (!(state & OUT_RIGHT) && !d->quiet)
                 report_wrong(d, r, k, val, d->wr[i], &x);
+            if (d->ref != NULL)
+                compare_output(d, o, r, k, val, d->wr[i], state);
         }
     }
 }
 
-/* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs
- * (quiet: only record them in vals). */
+/* The chunks buffer b of rank takes in val and wr: its logical size, or none when the call's
+ * in-place aliasing puts it inside another buffer (slot). */
+static long phys_size(const struct dctx *d, int rank, enum cs_buf b)
+{
+    enum cs_coll coll = d->sc->coll;
+
+    if (d->inplace && ((b == CS_BUF_INPUT && coll == CS_COLL_ALLGATHER) ||
+                       (b == CS_BUF_OUTPUT && coll != CS_COLL_ALLGATHER)))
+        return 0;
+    return logical_size(d, rank, b);
+}
+
+/* Execute the steps in `order` for an in-place or out-of-place call, then check the outputs:
+ * the first execution (rec) reports and records them, the second (quiet, ref) compares. */
 static void run_data(struct vctx *v, int inplace, const char *mode, const int32_t *order, int quiet,
-                     struct outval *vals)
+                     struct outvals *rec, const struct outvals *ref)
 {
     const struct cs_sched *sc = v->sc;
     struct dctx d = {
-        .v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet, .vals = vals};
+        .v = v, .sc = sc, .inplace = inplace, .mode = mode, .quiet = quiet, .rec = rec, .ref = ref};
     int G = sc->ngpus;
+    uint64_t nsent = 0;
 
     d.race_step = -1;
 
     d.N = sc->nchunksperloop;
     d.C = d.N / G;
     coll_chunks(sc, &d.in_n, &d.out_n);
+    if ((uint64_t)G * (uint64_t)(d.in_n > 0 ? d.in_n : 0) >= UINT32_MAX / 2) {
+        v->oom = 1; /* more input chunks than value ids */
+        return;
+    }
+    d.sum0 = d.nnodes = POISON + 1 + (uint32_t)G * (uint32_t)d.in_n;
     if ((d.base = xcalloc(v, 3 * (size_t)G + 1, sizeof(long))) == NULL ||
-        (d.sent_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(long))) == NULL)
+        (d.sent_off = xcalloc(v, (size_t)v->nsteps + 1, sizeof(uint32_t))) == NULL)
         goto out;
     for (int i = 0; i < 3 * G; i++)
-        d.base[i + 1] = d.base[i] + logical_size(&d, i % G, (enum cs_buf)(i / G + 1));
-    for (int32_t id = 0; id < v->nsteps; id++)
-        d.sent_off[id + 1] =
-            d.sent_off[id] + (cs_step_sends(step_at(v, id)->type) ? step_at(v, id)->cnt : 0);
+        d.base[i + 1] = d.base[i] + phys_size(&d, i % G, (enum cs_buf)(i / G + 1));
+    for (int32_t id = 0; id < v->nsteps; id++) {
+        nsent += cs_step_sends(step_at(v, id)->type) ? (uint64_t)step_at(v, id)->cnt : 0;
+        if (nsent > UINT32_MAX) {
+            v->oom = 1; /* more values in flight than the offsets count */
+            goto out;
+        }
+        d.sent_off[id + 1] = (uint32_t)nsent;
+    }
     if ((d.val = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL ||
         (d.wr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
-        (d.sent = xcalloc(v, (size_t)d.sent_off[v->nsteps], sizeof(uint32_t))) == NULL ||
+        (d.sent = xcalloc(v, (size_t)nsent, sizeof(uint32_t))) == NULL ||
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
     /* Races: accesses the second order runs the other way round (check_data's first run). */
@@ -1395,11 +1498,9 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
             d.colsum[2 * c] += h1;
             d.colsum[2 * c + 1] += h2;
         }
-    new_node(&d); /* UNSET */
-    new_node(&d); /* POISON */
     for (int r = 0; r < G; r++)
         for (long k = 0; k < d.in_n; k++)
-            d.val[slot(&d, r, CS_BUF_INPUT, k)] = make_leaf(&d, (uint32_t)r, (uint32_t)k);
+            d.val[slot(&d, r, CS_BUF_INPUT, k)] = leaf_id(&d, r, k);
     for (int32_t k = 0; k < v->norder && !v->oom; k++)
         exec_step(&d, order[k]);
     if (!v->oom)
@@ -1409,49 +1510,26 @@ out:
                  d.rdr, d.prev);
 }
 
-static const char *outval_words(const struct outval *o)
-{
-    return o->state == 0   ? "is never written"
-           : o->state == 1 ? "holds a value computed from uninitialised chunks"
-           : o->right      ? "holds the right value"
-                           : "holds a wrong value";
-}
-
 /* Execute the schedule in two orders that both respect every wait; outputs that differ betray a
  * missing dependency (a race), which one order alone could hide. */
 static void check_data(struct vctx *v, int inplace, const char *mode)
 {
     int in_n, out_n;
     size_t n;
-    struct outval *a = NULL, *b = NULL;
+    struct outvals a = {0};
 
     coll_chunks(v->sc, &in_n, &out_n);
     n = (size_t)v->ngpus * (size_t)out_n;
-    if ((a = xcalloc(v, n, sizeof(*a))) == NULL || (b = xcalloc(v, n, sizeof(*b))) == NULL)
+    if ((a.h = xcalloc(v, 2 * n, sizeof(*a.h))) == NULL ||
+        (a.n = xcalloc(v, n, sizeof(*a.n))) == NULL ||
+        (a.writer = xcalloc(v, n, sizeof(*a.writer))) == NULL ||
+        (a.state = xcalloc(v, n, sizeof(*a.state))) == NULL)
         goto out;
-    run_data(v, inplace, mode, v->order, 0, a);
-    if (v->oom || v->order2 == NULL)
-        goto out;
-    run_data(v, inplace, mode, v->order2, 1, b);
-    for (size_t i = 0; i < n && !v->oom; i++) {
-        const struct outval *x = &a[i], *y = &b[i], *bad = x->right ? y : x;
-        char wa[160], wb[160];
-
-        /* Equal values from different writers are a harmless race: not reported. */
-        if (x->state == y->state &&
-            (x->state != 2 ||
-             (x->val.h1 == y->val.h1 && x->val.h2 == y->val.h2 && x->val.n == y->val.n)))
-            continue;
-        v->res->norder_outputs++;
-        diag(v, DERROR, bad->writer >= 0 ? step_at(v, bad->writer)->line : v->gpu[i / out_n]->line,
-             "rank %zu output chunk %zu depends on the order of execution%s, a missing "
-             "dependency: in one order that meets every wait it %s%s, in another it %s%s",
-             i / out_n, i % out_n, mode, outval_words(x), written_by(v, x->writer, wa, sizeof(wa)),
-             outval_words(y), written_by(v, y->writer, wb, sizeof(wb)));
-    }
+    run_data(v, inplace, mode, v->order, 0, &a, NULL);
+    if (!v->oom && v->order2 != NULL)
+        run_data(v, inplace, mode, v->order2, 1, NULL, &a);
 out:
-    free(a);
-    free(b);
+    cs_free_each(4, a.h, a.n, a.writer, a.state);
 }
 
 /* Buffer sizes the runtime gives each collective, against what the gpus declare. */
@@ -1640,6 +1718,19 @@ static void check_residency(struct vctx *v)
         diag(v, SERROR, v->sc->gpus[g].line, "%s", msg);
 }
 
+/* Free the dependency graph, which the data check does not use: only the index, the matching of
+ * receives to sends and the two orders stay. */
+static void free_graph(struct vctx *v)
+{
+    int32_t **owned[] = {&v->send_to, &v->wait_off, &v->wait,        &v->signal,   &v->indeg,
+                         &v->dep_off, &v->dep_list, &v->credit_from, &v->credit_to};
+
+    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        free(*owned[i]);
+        *owned[i] = NULL;
+    }
+}
+
 /* Free the checker's index and graph; the result stays with the caller. */
 static void vctx_cleanup(struct vctx *v)
 {
@@ -1686,11 +1777,12 @@ static int check_all(const struct cs_sched *sched, const struct cs_verify_opts *
         passes[i](&v);
     if (!v.nfatal && !v.oom && sched->coll != CS_COLL_CUSTOM) {
         check_sizes(&v);
-        if (!v.nodata && !v.oom) {
+        if (!v.nodata && !v.oom && !opts->structure_only) {
             int in = sched->inplace,
                 out_ = !sched->inplace || (sched->has_outofplace && sched->outofplace);
 
             res->data_checked = 1;
+            free_graph(&v);
             if (in)
                 check_data(&v, 1, out_ ? " (in-place call)" : "");
             if (out_ && !v.oom)
@@ -1803,14 +1895,15 @@ int cs_verify_refuse_invalid(const struct cs_sched *s, const char *name, struct 
     return cs_verify_refuse_invalid_steps(s, name, 0, err);
 }
 
-int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, int what_if,
-                                   struct cs_error *err)
+/* The refusal of both: structural errors other than a deadlock, and with data the data errors. */
+static int refuse(const struct cs_sched *s, const char *name, int what_if, int data,
+                  struct cs_error *err)
 {
     struct cs_verify_result *vr = NULL;
     int rc = 0;
 
     /* Co-residency depends on the platform's GPU: cs_predict_run makes it a hang status. */
-    struct cs_verify_opts o = {.runtime = CS_VERIFY_ANY, .gpu_sms = -1};
+    struct cs_verify_opts o = {.runtime = CS_VERIFY_ANY, .gpu_sms = -1, .structure_only = !data};
 
     if (check_all(s, &o, what_if, &vr) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory verifying %s", name);
@@ -1824,6 +1917,32 @@ int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, i
                                "lists every problem)",
                                d->msg);
     }
+    for (int k = 0; data && k < vr->ndiags && rc == 0; k++) {
+        const struct cs_verify_diag *d = &vr->diags[k];
+
+        if (d->severity == CS_VERIFY_ERROR && d->cls == CS_VERIFY_DATA)
+            rc = cs_error_fail(err, CS_ERR_INVALID, name, d->line,
+                               "%s (the schedule computes a wrong result; `collsim verify` lists "
+                               "every problem)",
+                               d->msg);
+    }
+    if (rc == 0 && data && vr->ndata_errors > 0) /* none of them kept */
+        rc = cs_error_fail(err, CS_ERR_INVALID, name, 0,
+                           "%ld data errors (the schedule computes a wrong result; `collsim "
+                           "verify` lists them)",
+                           vr->ndata_errors);
     cs_verify_result_free(vr);
     return rc;
+}
+
+int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, int what_if,
+                                   struct cs_error *err)
+{
+    return refuse(s, name, what_if, 0, err);
+}
+
+int cs_verify_refuse_wrong(const struct cs_sched *s, const char *name, int what_if,
+                           struct cs_error *err)
+{
+    return refuse(s, name, what_if, 1, err);
 }

@@ -99,6 +99,7 @@ struct cs_verify_opts {
      * internal scheduler raises a communicator's channels to the largest nchannels it loads
      * (msccl.md 1.2), so this matters where the channels are fixed. */
     int comm_channels;
+    int structure_only; /* skip the symbolic data check (the result's data_checked stays 0) */
 };
 
 /* "executor" or "legacy"; 0 (CS_VERIFY_ANY) for anything else. */
@@ -114,7 +115,9 @@ int cs_verify_check_opts(const struct cs_sched *sched, const struct cs_verify_op
 /* Check `sched` (which may come from the XML reader or a generator: nothing is assumed about it).
  * Keeps at most max_diags diagnostics (<= 0: CS_VERIFY_MAX_DIAGS). On success stores a new result
  * in *out (caller frees with cs_verify_result_free) and returns 0; returns CS_ERR_NOMEM when memory
- * runs out. A schedule of N steps needs about 60 N bytes plus its buffers. */
+ * runs out. Beyond the schedule, the structural checks hold about 45 bytes a step; the symbolic
+ * data check then keeps 16 of those and adds 12 a step, 16 a buffer chunk, 25 more an output
+ * chunk and 28 a reduction (a ring AllReduce: about 65 bytes a step in all). */
 int cs_verify_check(const struct cs_sched *sched, int max_diags, struct cs_verify_result **out);
 
 void cs_verify_result_free(struct cs_verify_result *res);
@@ -146,8 +149,15 @@ int cs_verify_find_overfull(const struct cs_sched *sched, int from, int gpu_sms,
 int cs_verify_refuse_invalid(const struct cs_sched *s, const char *name, struct cs_error *err);
 
 /* cs_verify_refuse_invalid, but with what_if set a tb over the runtimes' steps per threadblock
- * passes (verify reports it), for predict to simulate it as a what-if. */
+ * passes (verify reports it), for predict to simulate it as a what-if. Structural checks only:
+ * the symbolic data check, whose findings refuse nothing here, is not run. */
 int cs_verify_refuse_invalid_steps(const struct cs_sched *s, const char *name, int what_if,
                                    struct cs_error *err);
+
+/* cs_verify_refuse_invalid_steps, then the symbolic data check too (predict --verify): a schedule
+ * whose data result is wrong is refused as well (CS_ERR_INVALID, err at the first data error's
+ * name:line). */
+int cs_verify_refuse_wrong(const struct cs_sched *s, const char *name, int what_if,
+                           struct cs_error *err);
 
 #endif

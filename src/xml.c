@@ -106,7 +106,8 @@ static char *attr_value(const struct elem *el, const char *attr, int *nomem)
         const xmlChar **a = el->attrs + 5 * i;
         char *v;
 
-        if (a[1] != NULL || strcmp((const char *)a[0], attr) != 0)
+        /* the first letter first: a step's ten attributes are looked up one by one */
+        if (a[1] != NULL || a[0][0] != (xmlChar)attr[0] || strcmp((const char *)a[0], attr) != 0)
             continue;
         if ((v = decode_value(a[3], a[4])) == NULL)
             *nomem = 1;
@@ -168,9 +169,8 @@ static int check_attrs(struct reader *rd, const struct elem *el, const char *con
         const char *name = (const char *)el->attrs[5 * i];
         int ok = 0;
 
-        for (const char *const *k = allowed; *k != NULL; k++)
-            if (strcmp(name, *k) == 0)
-                ok = 1;
+        for (const char *const *k = allowed; *k != NULL && !ok; k++)
+            ok = name[0] == (*k)[0] && strcmp(name, *k) == 0;
         if (!ok && cs_sched_add_warning(rd->sched, el->line,
                                         "<%s>: unknown attribute '%.64s' (ignored: the runtimes "
                                         "look up the attributes they use)",

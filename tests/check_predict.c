@@ -107,7 +107,8 @@ START_TEST(test_load)
     struct cs_sched *s = NULL;
     struct cs_error err;
     const char *sets[] = {"cs.launch_s=7e-6"}, *bad[] = {"cs.launch_s"};
-    struct cs_predict_input in = {NULL, "ring:gpus=4,channels=1", path, sets, 1};
+    struct cs_predict_input in = {
+        .gen_spec = "ring:gpus=4,channels=1", .plat_path = path, .sets = sets, .nsets = 1};
 
     cs_params_init(&p);
     tp = test_platform_hier(2, 2, &p, path);
@@ -226,7 +227,8 @@ START_TEST(test_hang)
     long long sizes[2] = {4096, 1LL << 40};
     struct cs_predict_opts o = {0};
     struct cs_predict_input in = {
-        NULL, "hierarchical:gpus=8,instances=8,protocol=LL,variant=v1,sms=128", path, NULL, 0};
+        .gen_spec = "hierarchical:gpus=8,instances=8,protocol=LL,variant=v1,sms=128",
+        .plat_path = path};
     int ntbs;
 
     cs_params_init(&p);

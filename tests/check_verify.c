@@ -133,6 +133,38 @@ START_TEST(test_seed_bug_explained)
 }
 END_TEST
 
+/* The structural checks alone (what predict runs) leave the seed's wrong result unchecked and
+ * refuse nothing; cs_verify_refuse_wrong (predict --verify) refuses it at the first wrong output's
+ * line, and passes the corrected generator's schedule. */
+START_TEST(test_structure_only_and_refuse_wrong)
+{
+    const char *path = test_data("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml");
+    struct cs_verify_opts o = {.runtime = CS_VERIFY_ANY, .structure_only = 1};
+    struct cs_verify_result *res = NULL;
+    struct cs_sched *s = NULL, *g = NULL;
+    struct cs_gen_opts go = {.gpus = 8, .proto = CS_PROTO_LL};
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_sched_read_xml(path, &s, &err), 0);
+    ck_assert_int_eq(cs_verify_check_opts(s, &o, &res), 0);
+    ASSERT_VERDICT(res, CS_VERIFY_OK);
+    ck_assert_int_eq(res->data_checked, 0);
+    ck_assert_int_eq(res->ndata_errors, 0);
+    cs_verify_result_free(res);
+    ck_assert_int_eq(cs_verify_refuse_invalid_steps(s, "seed.xml", 1, &err), 0);
+    ck_assert_int_eq(cs_verify_refuse_wrong(s, "seed.xml", 1, &err), CS_ERR_INVALID);
+    ck_assert_int_eq(err.line, 5);
+    ck_assert_ptr_nonnull(strstr(err.msg, "rank 0 output chunk 0 is wrong"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "computes a wrong result"));
+    cs_sched_free(s);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_hierarchical(&go, &g, &err), 0);
+    ck_assert_int_eq(cs_verify_refuse_wrong(g, "gen", 1, &err), 0);
+    cs_sched_free(g);
+}
+END_TEST
+
 /* Every reference file: MANIFEST status OK passes, OK_XML_BUT_CHECK_FAILED fails on data. */
 START_TEST(test_shared_manifest)
 {
@@ -939,6 +971,7 @@ int main(void)
         {test_local_corpus, 1},
         {test_tokens, 1},
         {test_seed_bug_explained, 1},
+        {test_structure_only_and_refuse_wrong, 1},
         {test_allreduce_small, 1},
         {test_rrs_does_not_store, 1},
         {test_allgather, 1},
