@@ -1134,6 +1134,12 @@ static void route_pair(struct w *w, const struct cs_platform_spec *s, int a, int
     end(w);
 }
 
+/* Whether routing (a spec's) routes through switches: Floyd or Dijkstra. */
+static int graph_routing(int routing)
+{
+    return routing == CS_ROUTING_GRAPH || routing == CS_ROUTING_FLOYD;
+}
+
 /* The GPUs that share an NVLink switch in a graph-routed platform (a column, a node; 0 for none:
  * PCIe cards), or 0 when the family is not routed as a graph. */
 static int graph_group(const struct cs_platform_spec *s)
@@ -1157,14 +1163,14 @@ static int graph_groups(const struct cs_platform_spec *s)
     }
 }
 
-/* Routes through switches, for SimGrid's Dijkstra routing (fewest links first): GPU g to router
- * nvswitchK of its column or node over its NVLink, and to router network over its links between
- * groups (gpu_ports). Every pair then gets route_pair's links: two GPUs of a group meet at their
- * switch (2 links, fewer than any path through the network), others at the network. The routes
- * between a100-hier's columns have a single link per GPU, which would tie with NVLink: each GPU's
- * way to the network also crosses a FATPIPE link gpuG_between of its own at the link's bandwidth
- * (zero latency), which never binds, every transfer through it crossing a GPU link of that
- * bandwidth too. One per GPU, not one per column: a link that many GPUs' transfers share ties
+/* Routes through switches, for SimGrid's Floyd or Dijkstra routing (fewest links first): GPU g to
+ * router nvswitchK of its column or node over its NVLink, and to router network over its links
+ * between groups (gpu_ports). Every pair then gets route_pair's links: two GPUs of a group meet at
+ * their switch (2 links, fewer than any path through the network), others at the network. The
+ * routes between a100-hier's columns have a single link per GPU, which would tie with NVLink: each
+ * GPU's way to the network also crosses a FATPIPE link gpuG_between of its own at the link's
+ * bandwidth (zero latency), which never binds, every transfer through it crossing a GPU link of
+ * that bandwidth too. One per GPU, not one per column: a link that many GPUs' transfers share ties
  * them into one system for SimGrid's max-min solver, which then solves them all at every event. */
 static void graph_routes(struct w *w, const struct cs_platform_spec *s, int n)
 {
@@ -1341,7 +1347,7 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "the from family needs the machine's files (collsim platform from "
                              "FILE...)");
-    if (s->family == CS_FAM_TOPO && (s->routing == CS_ROUTING_GRAPH || n > CS_PLATFORM_FULL_GPUS))
+    if (s->family == CS_FAM_TOPO && (graph_routing(s->routing) || n > CS_PLATFORM_FULL_GPUS))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "%d GPUs: a platform from a machine's files lists every pair's route, "
                              "up to %d GPUs",
@@ -1367,9 +1373,10 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
         ((s->family == CS_FAM_DGX || s->family == CS_FAM_PCIE_NET) && s->nodes < 1))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "%d GPUs: a platform has 1 to %d GPUs", n,
                              CS_PLATFORM_MAX_GPUS);
-    if (graph_groups(s) == 0 && s->routing == CS_ROUTING_GRAPH)
+    if (graph_groups(s) == 0 && graph_routing(s->routing))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
-                             "routing through switches (Dijkstra) is for a100-hier, dgx-a100 and "
+                             "routing through switches (Floyd, Dijkstra) is for a100-hier, "
+                             "dgx-a100 and "
                              "a100-pcie-net, not %s",
                              cs_platform_family_name(s->family));
     if (n > CS_PLATFORM_FULL_GPUS && (graph_groups(s) == 0 || s->routing == CS_ROUTING_FULL))
@@ -1439,7 +1446,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
                         int n)
 {
     char text[1024];
-    int graph = s->routing == CS_ROUTING_GRAPH || (s->routing == 0 && n > CS_PLATFORM_FULL_GPUS);
+    int graph = graph_routing(s->routing) || (s->routing == 0 && n > CS_PLATFORM_FULL_GPUS);
     const char *name = cs_platform_family_name(s->family);
 
     /* a Hopper node by its own name (hgx-h100), else the family and the GPU */
@@ -1465,7 +1472,7 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     }
     start(w, "zone");
     at(w, "id", "%s", cs_platform_family_name(s->family));
-    at(w, "routing", graph ? "DijkstraCache" : "Full");
+    at(w, "routing", !graph ? "Full" : s->routing == CS_ROUTING_GRAPH ? "DijkstraCache" : "Floyd");
     w->notes = s->notes;
     cs_params_each(p, prop_cb, w);
     for (int g = 0; g < n; g++)

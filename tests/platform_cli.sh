@@ -72,22 +72,25 @@ expect 0 "$cs" platform a100-pcie-4gpu --sockets 1 -o "$tmp/p41.xml"
 grep -q xsocket "$tmp/p41.xml" && fail "a100-pcie-4gpu --sockets 1 has xsocket"
 expect 2 "$cs" platform a100-pcie-nvbridge --sockets 3
 expect 2 "$cs" platform dgx-a100 --sockets 1
-# Routed through switches (Dijkstra, as every family above 256 GPUs is), a platform gives every
-# pair the links of the pair-by-pair routes (Full): the same predictions to the last digit, LL128
-# included (its check reads the routes), and on a100-hier the FATPIPE on the way between columns
-# changes nothing.
+# Routed through switches (Floyd, as every family above 256 GPUs is, or Dijkstra), a platform
+# gives every pair the links of the pair-by-pair routes (Full): the same predictions to the last
+# digit, LL128 included (its check reads the routes), and on a100-hier the FATPIPE on the way
+# between columns changes nothing (tests/routes.sh compares the routes themselves).
 same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
     what=$1 spec=$2
     shift 2
-    for r in full dijkstra; do
+    for r in full floyd dijkstra; do
         expect 0 "$cs" platform "$@" --routing $r -o "$tmp/route-$r.xml"
         "$cs" predict --gen "$spec" --platform "$tmp/route-$r.xml" -b 64K -e 256M -f 64 \
             --format csv 2>&1 | grep -v '^#' >"$tmp/pred-$r.csv"
     done
     grep -q 'routing="DijkstraCache"' "$tmp/route-dijkstra.xml" || fail "$what: not routed through switches"
     grep -q ',ok,' "$tmp/pred-full.csv" || fail "$what: $(cat "$tmp/pred-full.csv")"
-    cmp -s "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" ||
-        { fail "$what: Full and Dijkstra routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-dijkstra.csv" | head -5; }
+    grep -q 'routing="Floyd"' "$tmp/route-floyd.xml" || fail "$what: not routed with Floyd"
+    for r in floyd dijkstra; do
+        cmp -s "$tmp/pred-full.csv" "$tmp/pred-$r.csv" ||
+            { fail "$what: Full and $r routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-$r.csv" | head -5; }
+    done
 }
 same_routes "dgx 2 nodes" ring:gpus=16,channels=2,per_node=8,protocol=LL128 dgx-a100 --nodes 2
 same_routes "dgx 2 nodes, NIC on the other socket" hierarchical:gpus=16,columns=2 dgx-a100 --nodes 2 --nic-socket other
@@ -101,7 +104,7 @@ grep -q '_between"' "$tmp/route-dijkstra.xml" &&
     grep '<link id="[a-z]*[0-9]*_between"' "$tmp/route-dijkstra.xml" | grep -qv 'id="gpu' &&
     fail "a100-hier 4x4 through switches: a between link shared by several GPUs"
 same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-socket other
-# sizes: Full routing to 256 GPUs, through switches to 1024 (scale.sh writes those)
+# sizes: Full routing to 256 GPUs, through switches (Floyd) to 1024 (scale.sh writes those)
 expect 0 "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
 grep -q 'routing="Full"' "$tmp/d256.xml" || fail "256 GPUs not Full"
 expect 2 "$cs" platform dgx-a100 --nodes 129
@@ -112,8 +115,10 @@ expect 2 "$cs" platform a100-pcie-4gpu --gpus-per-node 300
 grep -q "300 GPUs: Full routing" "$tmp/err" || fail "300 PCIe cards: $(cat "$tmp/err")"
 expect 2 "$cs" platform a100-pcie-4gpu --routing dijkstra
 grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || fail "dijkstra on pcie: $(cat "$tmp/err")"
-expect 2 "$cs" platform dgx-a100 --routing floyd
-grep -q "routing takes full or dijkstra, not 'floyd'" "$tmp/err" || fail "--routing floyd: $(cat "$tmp/err")"
+expect 2 "$cs" platform dgx-a100 --routing zones
+grep -q "routing takes full, floyd or dijkstra, not 'zones'" "$tmp/err" || fail "--routing zones: $(cat "$tmp/err")"
+expect 2 "$cs" platform a100-pcie-4gpu --routing floyd
+grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || fail "floyd on pcie: $(cat "$tmp/err")"
 
 expect 2 "$cs" platform a100-nope
 expect 2 "$cs" platform ndv4 --nodes 99999999999
