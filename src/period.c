@@ -1,4 +1,5 @@
-/* period.c: a replay's loop iterations compared pairwise as its events stream in. */
+/* period.c: a replay's loop iterations compared pairwise from per-iteration digests and
+ * snapshots. */
 #include "period.h"
 
 #include "fdio.h"
@@ -8,34 +9,71 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What comparing needs of an event. */
-struct pev {
-    double start_s, end_s, wire_s;
-    long long bytes;
-    int op, call, other, kind;
+/* A sum kept with its rounding (Neumaier's compensated summation): the moments of an iteration
+ * of thousands of events stay exact to about one rounding of their total. */
+struct csum {
+    double s, c;
 };
 
-/* A tb's events of iteration j sit in ev[j % maxp], index k for its k-th event: event k of
- * iteration i is compared with event k of iterations i - 1 .. i - maxp, then overwrites the one
- * of i - maxp, which nothing needs any more. */
-struct cs_period_tb {
-    int iter; /* the iteration it is in (its events there: count[tb * m + iter]) */
-    struct pev **ev;
-    int *cap;
+static void csum_add(struct csum *a, double x)
+{
+    double t = a->s + x;
+
+    a->c += fabs(a->s) >= fabs(x) ? (a->s - t) + x : (x - t) + a->s;
+    a->s = t;
+}
+
+static double csum_get(const struct csum *a)
+{
+    return a->s + a->c;
+}
+
+/* What the comparison keeps of one iteration of one tb. */
+struct digest {
+    long long count;  /* events (waits of no duration left out) */
+    long long nwire;  /* of them, units sent */
+    uint64_t hash;    /* over each event's kind, op, call, other and bytes (mix) */
+    double t0;        /* the start of its first event (NaN: none yet) */
+    double t1;        /* the end of its last */
+    struct csum m1;   /* sum of the offsets from t0 of every start and end */
+    struct csum m2;   /* sum of their squares */
+    struct csum wire; /* sum of the units' network seconds */
+    int has_snap;
+    struct cs_period_snap snap;
 };
+
+/* A tb's digests: its iteration j in d[j % (maxp + 1)]; the one being filled is iter's, the maxp
+ * before it are closed and wait to be compared with the ones that follow. */
+struct cs_period_tb {
+    int iter; /* the iteration being filled; -1 before any event or snapshot */
+    struct digest *d;
+};
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* One field into the digest, a whole word at a time (FNV-1a's step on 64-bit words): for a given
+ * digest so far each step is a bijection of the field, so two sequences that differ in one
+ * field always end in different digests. */
+static uint64_t mix(uint64_t h, long long v)
+{
+    return (h ^ (uint64_t)v) * FNV_PRIME;
+}
+
+static void digest_clear(struct digest *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->hash = FNV_OFFSET;
+    d->t0 = d->t1 = NAN;
+}
 
 static void free_tbs(struct cs_period *pd)
 {
     if (pd->tbs != NULL)
-        for (int t = 0; t < pd->ntbs; t++) {
-            for (int r = 0; pd->tbs[t].ev != NULL && r < pd->maxp; r++)
-                free(pd->tbs[t].ev[r]);
-            cs_free_each(2, pd->tbs[t].ev, pd->tbs[t].cap);
-        }
+        for (int t = 0; t < pd->ntbs; t++)
+            free(pd->tbs[t].d);
     free(pd->tbs);
     pd->tbs = NULL;
-    free(pd->count);
-    pd->count = NULL;
 }
 
 void cs_period_cleanup(struct cs_period *pd)
@@ -45,7 +83,7 @@ void cs_period_cleanup(struct cs_period *pd)
     memset(pd, 0, sizeof(*pd));
 }
 
-int cs_period_init(struct cs_period *pd, int ntbs, int m, int maxp, long long max_live)
+int cs_period_init(struct cs_period *pd, int ntbs, int m, int maxp)
 {
     size_t cells = (size_t)ntbs * (size_t)m;
 
@@ -55,15 +93,13 @@ int cs_period_init(struct cs_period *pd, int ntbs, int m, int maxp, long long ma
     pd->ntbs = ntbs;
     pd->m = m;
     pd->maxp = maxp;
-    pd->max_live = max_live;
     pd->pairs = malloc((size_t)m * (size_t)maxp * sizeof(*pd->pairs));
     pd->ncalls = calloc((size_t)m, sizeof(*pd->ncalls));
     pd->ntransfers = calloc((size_t)m, sizeof(*pd->ntransfers));
     pd->last_end = malloc(cells * sizeof(*pd->last_end));
-    pd->count = calloc(cells, sizeof(*pd->count));
     pd->tbs = calloc((size_t)ntbs, sizeof(*pd->tbs));
     if (pd->pairs == NULL || pd->ncalls == NULL || pd->ntransfers == NULL || pd->last_end == NULL ||
-        pd->count == NULL || pd->tbs == NULL) {
+        pd->tbs == NULL) {
         cs_period_cleanup(pd);
         return -1;
     }
@@ -71,85 +107,106 @@ int cs_period_init(struct cs_period *pd, int ntbs, int m, int maxp, long long ma
         pd->pairs[x] = (struct cs_period_pair){.dmin = HUGE_VAL, .dmax = -HUGE_VAL};
     for (size_t c = 0; c < cells; c++)
         pd->last_end[c] = NAN;
+    for (int t = 0; t < ntbs; t++)
+        pd->tbs[t].iter = -1;
     return 0;
 }
 
-/* Compare e, event k of tb t in iteration i, with event k of each of the tb's iterations before. */
-static void compare(struct cs_period *pd, const struct cs_period_tb *tb, int t, int i, int k,
-                    const struct pev *e)
+/* The tb's digests, made on first use. */
+static struct digest *digests(struct cs_period *pd, struct cs_period_tb *tb)
 {
+    if (tb->d == NULL) {
+        tb->d = malloc((size_t)(pd->maxp + 1) * sizeof(*tb->d));
+        if (tb->d == NULL)
+            return NULL;
+        for (int r = 0; r <= pd->maxp; r++)
+            digest_clear(&tb->d[r]);
+    }
+    return tb->d;
+}
+
+static void shift(struct cs_period_pair *pr, double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return;
+    pr->dmin = fmin(pr->dmin, b - a);
+    pr->dmax = fmax(pr->dmax, b - a);
+}
+
+/* The largest change of a mean between two digests of the same events: of the offsets, of the
+ * offsets weighted by themselves (the second moment's change over twice the first: both are
+ * moved by a change of some events' times unless it cancels in both), of the network seconds. */
+static double moment_dev(const struct digest *a, const struct digest *e)
+{
+    double dev = 0, s1 = csum_get(&a->m1);
+
+    if (a->count > 0)
+        dev = fabs(csum_get(&e->m1) - s1) / (2.0 * (double)a->count);
+    if (s1 > 0)
+        dev = fmax(dev, fabs(csum_get(&e->m2) - csum_get(&a->m2)) / (2 * s1));
+    if (a->nwire > 0)
+        dev = fmax(dev, fabs(csum_get(&e->wire) - csum_get(&a->wire)) / (double)a->nwire);
+    return dev;
+}
+
+/* Compare e, tb t's closed iteration i, with its iterations i - 1 .. i - maxp. */
+static void compare(struct cs_period *pd, const struct cs_period_tb *tb, int i)
+{
+    const struct digest *e = &tb->d[i % (pd->maxp + 1)];
+
     for (int p = 1; p <= pd->maxp && i - p >= 0; p++) {
         int j = i - p;
         struct cs_period_pair *pr = &pd->pairs[j * pd->maxp + p - 1];
-        const struct pev *a;
-        double ds, de;
+        const struct digest *a = &tb->d[j % (pd->maxp + 1)];
 
         if (pr->differ)
             continue;
-        if (k >= pd->count[(size_t)t * pd->m + j]) {
+        if (a->count != e->count || a->nwire != e->nwire || a->hash != e->hash ||
+            a->has_snap != e->has_snap ||
+            (a->has_snap && memcmp(a->snap.ints, e->snap.ints, sizeof(a->snap.ints)) != 0)) {
             pr->differ = 1;
+            if (p == 1 && pd->stop_pairs > 0 && j >= pd->stop_pairs && j <= pd->m - 3)
+                pd->doomed = 1;
             continue;
         }
-        a = &tb->ev[j % pd->maxp][k];
-        if (a->kind != e->kind || a->op != e->op || a->call != e->call || a->other != e->other ||
-            a->bytes != e->bytes) {
-            pr->differ = 1;
-            continue;
+        shift(pr, a->t0, e->t0);
+        shift(pr, a->t1, e->t1);
+        pr->wdev = fmax(pr->wdev, moment_dev(a, e));
+        if (a->has_snap) {
+            shift(pr, a->snap.at_s, e->snap.at_s);
+            for (int k = 0; k < CS_PERIOD_SNAP_TIMES; k++)
+                pr->sdev = fmax(pr->sdev, fabs(e->snap.times_s[k] - a->snap.times_s[k]));
         }
-        ds = e->start_s - a->start_s;
-        de = e->end_s - a->end_s;
-        pr->dmin = fmin(pr->dmin, fmin(ds, de));
-        pr->dmax = fmax(pr->dmax, fmax(ds, de));
-        pr->wdev = fmax(pr->wdev, fabs(e->wire_s - a->wire_s));
     }
 }
 
-/* Keep e as event k of the tb's iteration i (in ev[i % maxp]); prev: the tb's events in
- * iteration i - 1, which a settled replay repeats, so the room for them is set at once (the
- * first iteration grows by half as it goes). 0, or -1 out of memory. */
-static int keep(struct cs_period *pd, struct cs_period_tb *tb, int i, int k, int prev,
-                const struct pev *e)
+/* Bring tb t to iteration iter: its iterations before are closed and compared, and the digest of
+ * iter (which overwrites the one of iter - maxp - 1, compared already) is cleared. */
+static void advance(struct cs_period *pd, struct cs_period_tb *tb, int iter)
 {
-    int r = i % pd->maxp, ncap = tb->cap[r];
-
-    /* At its first event, iteration i gets the room iteration i - 1 took; the list still holds
-     * iteration i - maxp, whose events are compared until overwritten, so it shrinks only when
-     * that is iteration i - 1 itself. */
-    if (k == 0 && prev > 0 && (prev > ncap || (pd->maxp == 1 && prev < ncap))) {
-        struct pev *n = realloc(tb->ev[r], (size_t)prev * sizeof(*n));
-
-        if (n == NULL)
-            return -1;
-        pd->live += prev - tb->cap[r];
-        tb->ev[r] = n;
-        tb->cap[r] = ncap = prev;
+    while (tb->iter < iter) {
+        if (tb->iter >= 0)
+            compare(pd, tb, tb->iter);
+        tb->iter++;
+        digest_clear(&tb->d[tb->iter % (pd->maxp + 1)]);
     }
-    if (k >= ncap)
-        ncap = ncap + ncap / 2 > 16 ? ncap + ncap / 2 : 16;
-    if (ncap > tb->cap[r]) {
-        struct pev *n;
+}
 
-        if (pd->max_live > 0 && pd->live + (ncap - tb->cap[r]) > pd->max_live) {
-            pd->truncated = 1;
-            return 0;
-        }
-        n = realloc(tb->ev[r], (size_t)ncap * sizeof(*n));
-        if (n == NULL)
-            return -1;
-        pd->live += ncap - tb->cap[r];
-        tb->ev[r] = n;
-        tb->cap[r] = ncap;
+/* Whether tb and iter belong to pd's plan (a tb never goes back an iteration); else invalid. */
+static int in_range(struct cs_period *pd, int tb, int iter)
+{
+    if (tb < 0 || tb >= pd->ntbs || iter < 0 || iter >= pd->m || iter < pd->tbs[tb].iter) {
+        pd->invalid = 1;
+        return 0;
     }
-    tb->ev[r][k] = *e;
-    return 0;
+    return 1;
 }
 
 int cs_period_add(struct cs_period *pd, const struct cs_tl_event *ev)
 {
     struct cs_period_tb *tb;
-    struct pev e;
-    size_t c;
-    int k;
+    struct digest *d;
+    uint64_t h;
 
     pd->nevents++;
     if (pd->invalid || pd->tbs == NULL)
@@ -158,54 +215,77 @@ int cs_period_add(struct cs_period *pd, const struct cs_tl_event *ev)
      * or not depending on which of the tbs going on at that instant ran first (period.h). */
     if (ev->kind >= CS_TL_WAIT_DATA && ev->kind <= CS_TL_WAIT_FLAG && ev->end_s == ev->start_s)
         return 0;
-    if (ev->tb < 0 || ev->tb >= pd->ntbs || ev->iter < 0 || ev->iter >= pd->m ||
-        ev->iter < pd->tbs[ev->tb].iter) {
-        pd->invalid = 1;
+    if (!in_range(pd, ev->tb, ev->iter))
         return 0;
-    }
     tb = &pd->tbs[ev->tb];
-    tb->iter = ev->iter;
-    c = (size_t)ev->tb * pd->m + ev->iter;
-    k = pd->count[c]++;
-    pd->last_end[c] = ev->end_s;
+    if (digests(pd, tb) == NULL)
+        return -1;
+    advance(pd, tb, ev->iter);
+    d = &tb->d[ev->iter % (pd->maxp + 1)];
+    pd->last_end[(size_t)ev->tb * pd->m + ev->iter] = ev->end_s;
     pd->ncalls[ev->iter] += ev->kind == CS_TL_CALL;
     pd->ntransfers[ev->iter] += ev->kind == CS_TL_UNIT && ev->out_conn >= 0 && ev->bytes > 0;
-    if (pd->truncated)
-        return 0;
-    if (tb->ev == NULL) {
-        tb->ev = calloc((size_t)pd->maxp, sizeof(*tb->ev));
-        tb->cap = calloc((size_t)pd->maxp, sizeof(*tb->cap));
-        if (tb->ev == NULL || tb->cap == NULL)
-            return -1;
+    if (d->count == 0)
+        d->t0 = ev->start_s;
+    d->count++;
+    d->t1 = ev->end_s;
+    h = mix(d->hash, ev->kind);
+    h = mix(h, ev->op);
+    h = mix(h, ev->call);
+    h = mix(h, ev->other);
+    d->hash = mix(h, ev->bytes);
+    csum_add(&d->m1, ev->start_s - d->t0);
+    csum_add(&d->m1, ev->end_s - d->t0);
+    csum_add(&d->m2, (ev->start_s - d->t0) * (ev->start_s - d->t0));
+    csum_add(&d->m2, (ev->end_s - d->t0) * (ev->end_s - d->t0));
+    if (ev->kind == CS_TL_UNIT && ev->out_conn >= 0) {
+        d->nwire++;
+        csum_add(&d->wire, ev->wire_s);
     }
-    e = (struct pev){.start_s = ev->start_s,
-                     .end_s = ev->end_s,
-                     .wire_s = ev->wire_s,
-                     .bytes = ev->bytes,
-                     .op = ev->op,
-                     .call = ev->call,
-                     .other = ev->other,
-                     .kind = ev->kind};
-    compare(pd, tb, ev->tb, ev->iter, k, &e);
-    return keep(pd, tb, ev->iter, k, ev->iter > 0 ? pd->count[c - 1] : 0, &e);
+    return 0;
+}
+
+void cs_period_snap_add(struct cs_period *pd, int t, int iter, const struct cs_period_snap *s)
+{
+    struct cs_period_tb *tb;
+    struct digest *d;
+
+    if (pd->invalid || pd->tbs == NULL || !in_range(pd, t, iter))
+        return;
+    tb = &pd->tbs[t];
+    if (digests(pd, tb) == NULL) {
+        pd->invalid = 1;
+        return;
+    }
+    advance(pd, tb, iter);
+    d = &tb->d[iter % (pd->maxp + 1)];
+    d->has_snap = 1;
+    d->snap = *s;
 }
 
 void cs_period_finish(struct cs_period *pd)
 {
-    if (pd->count == NULL)
+    if (pd->tbs == NULL)
         return;
-    for (int t = 0; t < pd->ntbs; t++)
-        for (int i = 0; i < pd->m; i++)
-            for (int p = 1; p <= pd->maxp && i + p < pd->m; p++)
-                if (pd->count[(size_t)t * pd->m + i] != pd->count[(size_t)t * pd->m + i + p])
-                    pd->pairs[i * pd->maxp + p - 1].differ = 1;
+    /* every tb's iterations closed, the ones it never reached included (no events: they differ
+     * from any iteration with some) */
+    for (int t = 0; t < pd->ntbs && !pd->invalid; t++) {
+        struct cs_period_tb *tb = &pd->tbs[t];
+
+        if (digests(pd, tb) == NULL) {
+            pd->invalid = 1;
+            break;
+        }
+        advance(pd, tb, pd->m - 1);
+        compare(pd, tb, pd->m - 1);
+    }
     free_tbs(pd);
 }
 
 int cs_period_from_timeline(struct cs_period *pd, const struct cs_timeline *tl, int ntbs, int m,
                             int maxp)
 {
-    if (cs_period_init(pd, ntbs, m, maxp, 0) != 0)
+    if (cs_period_init(pd, ntbs, m, maxp) != 0)
         return -1;
     for (long long e = 0; e < tl->nevents; e++)
         if (cs_period_add(pd, &tl->events[e]) != 0) {
@@ -223,12 +303,13 @@ int cs_period_from_timeline(struct cs_period *pd, const struct cs_timeline *tl, 
 double cs_period_dev(const struct cs_period *pd, int i, int p, double step_s)
 {
     const struct cs_period_pair *pr = &pd->pairs[i * pd->maxp + p - 1];
+    double dev = fmax(pr->wdev, pr->sdev);
 
     if (pr->differ)
         return HUGE_VAL;
     if (pr->dmin > pr->dmax)
-        return pr->wdev;
-    return fmax(fmax(fabs(pr->dmax - step_s), fabs(pr->dmin - step_s)), pr->wdev);
+        return dev;
+    return fmax(fmax(fabs(pr->dmax - step_s), fabs(pr->dmin - step_s)), dev);
 }
 
 /* The fixed part of the stream: the struct with its pointers zeroed. */
@@ -240,7 +321,6 @@ int cs_period_write(int fd, const struct cs_period *pd)
     h.pairs = NULL;
     h.ncalls = h.ntransfers = NULL;
     h.last_end = NULL;
-    h.count = NULL;
     h.tbs = NULL;
     if (cs_fd_write_all(fd, &h, sizeof(h)) != 0 ||
         cs_fd_write_all(fd, pd->pairs, (size_t)pd->m * pd->maxp * sizeof(*pd->pairs)) != 0 ||
@@ -256,7 +336,7 @@ int cs_period_read(int fd, struct cs_period *pd)
     struct cs_period h, n;
     size_t cells;
 
-    if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || cs_period_init(&n, h.ntbs, h.m, h.maxp, 0) != 0)
+    if (cs_fd_read_all(fd, &h, sizeof(h)) != 0 || cs_period_init(&n, h.ntbs, h.m, h.maxp) != 0)
         return -1;
     free_tbs(&n);
     cells = (size_t)h.ntbs * (size_t)h.m;
@@ -271,7 +351,6 @@ int cs_period_read(int fd, struct cs_period *pd)
     h.ncalls = n.ncalls;
     h.ntransfers = n.ntransfers;
     h.last_end = n.last_end;
-    h.count = NULL;
     h.tbs = NULL;
     cs_period_cleanup(pd);
     *pd = h;

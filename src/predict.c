@@ -252,17 +252,27 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * per size); only the last one may carry fewer elements. So a replay of m iterations (m - 1 full
  * ones and the real last one) is the full replay cut short: both run the same events until the
  * short one's last iteration starts to differ. One short replay compares each threadblock's
- * iterations as its events stream in (period.c: each event with the same event of the tb's
- * iterations up to the longest period before, keeping no more), and sends back how each pair of
- * iterations compares. Once the pipeline and the FIFO credits settle,
- * the replay is periodic: for some period p, every event of every threadblock in iteration i + p
- * is the one of iteration i (same kind, op, call, bytes, the tb that ended a wait) shifted by the
- * same time step (waits of no duration aside: period.h says why they may come and go). The replay
- * is a deterministic function of its state, and a window of periodic events carries the whole state
- * along (the credits taken and given over a period cancel, the flows on the links and the units in
- * flight repeat), so the full replay repeats it too until its own last iteration, which starts in
- * the same phase as the short one's when p divides n - m. The remaining periods are then added to
- * the short replay's time, calls and transfers.
+ * iterations as its events stream in and sends back how each pair of iterations compares
+ * (period.c). It keeps no events: per tb and iteration, a digest of the event sequence (kind, op,
+ * call, bytes, the tb that ended a wait; the moments of their offsets from the iteration's start
+ * and their network seconds) and a snapshot of the tb's state where the iteration begins (its
+ * connections' free slots, data and units in flight, when those units arrive, its flag), taken
+ * once every tb going on at that instant has run; memory is a few hundred bytes per tb however
+ * many events. Once the pipeline and the FIFO credits settle, the replay is periodic: for some
+ * period p, every threadblock enters iteration i + p in the state it entered iteration i, shifted
+ * by the same time step, and runs the same events (waits of no duration aside: period.h says why
+ * they may come and go). The replay is a deterministic function of that state: the counters a
+ * tb waits on have it as their only taker, its flag is its own, the units in flight on its
+ * connections arrive at the snapshot's times, and the flows its peers have on the links at that
+ * instant are their own iterations' events, which agree as well. So the full replay repeats the
+ * window too until its own last iteration, which starts in the same phase as the short one's
+ * when p divides n - m. The remaining periods are then added to the short replay's time, calls
+ * and transfers.
+ *
+ * The comparison is exact where it can be: a different event, event count, counter or flag marks
+ * the pair as different at once, and a replay of p = 1 only (the first, the medium one) then
+ * stops as soon as one of the two pairs it needs to agree is marked (period.h): it cannot settle
+ * any more, and the rest of it is not simulated. Times agree within the rounding below.
  *
  * The check wants p + 1 consecutive periodic pairs of iterations, from iteration 1 (iteration 0
  * fills the pipeline) to the one before the last (which may feel the short replay's end). A first
@@ -272,9 +282,10 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
  * tries again, with m chosen so that n - m is a multiple of 8 (periods 3, 5, 6 and 7 take one
  * more replay with the right residue). (A 16-GPU AllGather ring in Simple at 1 GiB settles only
  * from iteration 7, once its credit stalls have shifted into place.) When the first replay's
- * events say the second would keep too many (CS_NCCL_STEPS iterations of them), a medium one of
+ * events say the second would have too many (CS_EXTRAP_MAX_EVENTS), a medium one of
  * CS_EXTRAP_MEDIUM iterations tries p = 1 again, from a later iteration: a ring over 64 DGX
- * nodes settles from iteration 2 or 3.
+ * nodes settles from iteration 2 or 3. A first replay that stops early (above) does so only past
+ * the events that already choose the medium one, so that stopping changes no choice.
  *
  * Some schedules approach their steady state slowly: a ring whose one slower connection throttles
  * the threadblocks before it one by one, a slot at a time, while the makespan already grows by
@@ -298,19 +309,20 @@ int cs_predict_sizes(const struct cs_sched *sched, int type_bytes, long long min
 #define CS_EXTRAP_REL_ERR 1e-7
 #define CS_EXTRAP_SHORT 5                      /* iterations of the first replay: p = 1 */
 #define CS_EXTRAP_LONG (2 * CS_NCCL_STEPS + 3) /* at least, of the second: p up to 8 */
-/* Of the second when the long one would keep too many events: p = 1 only, but room for the
+/* Of the second when the long one would have too many events: p = 1 only, but room for the
  * pipeline to settle over as many iterations as a connection has slots (a ring over many nodes,
  * whose slower network connections throttle the threadblocks before them for a few iterations) */
 #define CS_EXTRAP_MEDIUM CS_NCCL_STEPS
-/* The second replay runs only when the first recorded fewer than this many events for every
+/* The long second replay runs only when the first gave fewer than this many events for every
  * CS_EXTRAP_SHORT of its iterations per iteration of the second (what the timeline it once
- * recorded whole could hold). */
+ * recorded whole could hold; now a bound on its wall time). */
 #define CS_EXTRAP_MAX_EVENTS 2000000LL
-/* Events the comparison keeps at once (48 bytes each, 1.1 GB in all): the last iteration of
- * every tb for the first replay, the last CS_NCCL_STEPS for the second. The 1024-GPU hierarchical
- * AllReduce in LL keeps about 21M at 1 GiB, and is then extrapolated from 5 iterations in about
- * 2.5 minutes instead of a full replay of 32 in about 15. */
-#define CS_EXTRAP_MAX_LIVE 24000000LL
+/* The first replay stops as soon as a pair it needs differs (period.h), once it has given this
+ * many events: enough that the second is the medium one whatever n (CS_EXTRAP_LONG iterations or
+ * more at nev / CS_EXTRAP_SHORT events each would be over CS_EXTRAP_MAX_EVENTS), so that stopping
+ * changes neither which replay comes next nor any result. */
+#define CS_EXTRAP_STOP_EVENTS                                                                      \
+    ((CS_EXTRAP_MAX_EVENTS + CS_EXTRAP_LONG - 1) / CS_EXTRAP_LONG * CS_EXTRAP_SHORT)
 
 /* When tb t's last event of iteration j ends minus when its last of iteration i does, for the
  * first tb with events in both; 0 when there is none. */
@@ -452,13 +464,15 @@ static void cache_cleanup(struct extrap_cache *c)
 }
 
 /* rec filled with the iterations of a replay of plan cut to m iterations compared for periods up
- * to maxp, unless it holds them already. 0 (rec->m 0 when the replay is not one to keep: it
- * deadlocked, or kept too many events, or its events miss calls), or a CS_ERR_*. *spent adds the
- * simulation's wall and peak memory and takes its status; *nevents is set to the events the
- * replay recorded. */
-static int record_iters(struct cs_plan *plan, int m, int maxp, const struct cs_platform *plat,
-                        const struct cs_replay_opts *ropts, struct extrap_rec *rec,
-                        struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
+ * to maxp, unless it holds them already; with maxp 1 the replay stops early once it cannot
+ * settle and has given stop_events events. 0 (rec->m 0 when the replay is not one to keep: it
+ * deadlocked, or its events miss calls; one that stopped early is kept, marked so), or a
+ * CS_ERR_*. *spent adds the simulation's wall and peak memory and takes its status; *nevents is
+ * set to the events the replay gave. */
+static int record_iters(struct cs_plan *plan, int m, int maxp, long long stop_events,
+                        const struct cs_platform *plat, const struct cs_replay_opts *ropts,
+                        struct extrap_rec *rec, struct cs_replay_result *spent, long long *nevents,
+                        struct cs_error *err)
 {
     long long calls = 0, transfers = 0;
     int rc;
@@ -473,9 +487,14 @@ static int record_iters(struct cs_plan *plan, int m, int maxp, const struct cs_p
         return 0;
     }
     rec_clear(rec);
-    if (cs_period_init(&rec->pd, plan->ntbs, m, maxp, CS_EXTRAP_MAX_LIVE) != 0)
+    if (cs_period_init(&rec->pd, plan->ntbs, m, maxp) != 0)
         return cs_error_fail(err, CS_ERR_NOMEM, "", 0, "out of memory");
     rec->m = m; /* rec_clear frees pd from here on */
+    if (maxp == 1 && m >= 5) {
+        /* settling for p = 1 needs pairs m - 4 and m - 3 (find_period) */
+        rec->pd.stop_pairs = m - 4;
+        rec->pd.stop_events = stop_events;
+    }
     if ((rc = replay_iters(plan, m, plat, ropts, &rec->pd, &rec->r, err)) != 0) {
         rec_clear(rec);
         return rc;
@@ -490,7 +509,7 @@ static int record_iters(struct cs_plan *plan, int m, int maxp, const struct cs_p
     }
     /* The events must account for every call and transfer the replay counted. */
     if (rec->r.status == CS_REPLAY_OK && !rec->pd.truncated && !rec->pd.invalid &&
-        calls == rec->r.ncalls && transfers == rec->r.ntransfers) {
+        (rec->pd.stopped || (calls == rec->r.ncalls && transfers == rec->r.ntransfers))) {
         rec->loop_elems = plan->sz.loop_elems;
         rec->last_elems = plan->sz.last_elems;
         rec->max_allowed = plan->sz.max_allowed;
@@ -501,15 +520,15 @@ static int record_iters(struct cs_plan *plan, int m, int maxp, const struct cs_p
 
 /* A recorded replay of m iterations (rec's when it holds it) and its period up to max_period: 1
  * with *r (a copy of rec's, owning nothing) and *per filled, 0 when it did not settle (or
- * deadlocked, or kept too many events), or a CS_ERR_*. spent and nevents as record_iters. */
-static int settle(struct cs_plan *plan, int m, int max_period, const struct cs_platform *plat,
-                  const struct cs_replay_opts *ropts, struct extrap_rec *rec,
-                  struct cs_replay_result *r, struct cs_predict_period *per,
+ * deadlocked, or stopped early), or a CS_ERR_*. spent and nevents as record_iters. */
+static int settle(struct cs_plan *plan, int m, int max_period, long long stop_events,
+                  const struct cs_platform *plat, const struct cs_replay_opts *ropts,
+                  struct extrap_rec *rec, struct cs_replay_result *r, struct cs_predict_period *per,
                   struct cs_replay_result *spent, long long *nevents, struct cs_error *err)
 {
-    int rc = record_iters(plan, m, max_period, plat, ropts, rec, spent, nevents, err);
+    int rc = record_iters(plan, m, max_period, stop_events, plat, ropts, rec, spent, nevents, err);
 
-    if (rc != 0 || rec->m == 0)
+    if (rc != 0 || rec->m == 0 || rec->pd.stopped)
         return rc;
     rc = find_period(&rec->pd, plan->sz.niter, max_period, CS_EXTRAP_REL_ERR, per);
     if (rc == 1) {
@@ -636,17 +655,16 @@ static int by_events(struct cs_plan *plan, const struct cs_platform *plat,
         /* the second replay's n - m a multiple of 8: periods 1, 2, 4 and 8 need no other */
         m = stage == 0 ? CS_EXTRAP_SHORT : CS_EXTRAP_LONG + ((n - CS_EXTRAP_LONG) % 8 + 8) % 8;
         maxp = stage == 0 ? 1 : CS_NCCL_STEPS;
-        /* too many events (about m / 5 times the first's): the medium one, if they fit */
+        /* too many events (about m / 5 times the first's): the medium one */
         if (stage == 1 && nev / CS_EXTRAP_SHORT * m >= CS_EXTRAP_MAX_EVENTS) {
-            if (nev / CS_EXTRAP_SHORT >= CS_EXTRAP_MAX_LIVE)
-                return 0;
             m = CS_EXTRAP_MEDIUM;
             maxp = 1;
         }
         if (2 * (*cost + m) > n) /* not worth it */
             return 0;
         *cost += m;
-        rc = settle(plan, m, maxp, plat, ropts, &cache->rec[stage], &r, &per, spent, &nev, err);
+        rc = settle(plan, m, maxp, stage == 0 ? CS_EXTRAP_STOP_EVENTS : 0, plat, ropts,
+                    &cache->rec[stage], &r, &per, spent, &nev, err);
     }
     if (rc != 1)
         return rc;

@@ -58,6 +58,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -268,6 +269,9 @@ static struct sim {
     /* The one actor's run queue (a ring of ntbs tbs), its tbs not done yet, and its wake-up
      * when it waits for a timer or a transfer (idle). */
     int *queue, qhead, qlen;
+    /* Tbs that entered an iteration at this instant, their snapshots not taken yet (snap_iter:
+     * the iteration, -1 when not pending). */
+    int *snap_pending, nsnap, *snap_iter;
     int nleft;
     int idle;
     sg_sem_t wakeup;
@@ -278,6 +282,83 @@ static double rate_time(double bytes, double Bps)
     return Bps > 0 && bytes > 0 ? bytes / Bps : 0;
 }
 
+/* The event held for the comparison is complete (its recorder filled it in at once): on to it. */
+static void flush_event(void)
+{
+    if (S.pd != NULL && S.tl->nevents > 0) {
+        if (cs_period_add(S.pd, &S.tl->events[0]) != 0)
+            S.pd->invalid = 1;
+        S.tl->nevents = 0;
+    }
+}
+
+/* A connection's part of a snapshot: its counters (slots, data, units in flight) in ints[0..5)
+ * and the sums of the arrival times of its units in flight, relative to now, in times[0..2). An
+ * arrival already past counts as now: the receiver then goes on at once whenever it was
+ * (arrive), so its time is no part of the state. */
+static void snap_conn(const struct conn *c, double now, long long *ints, double *times)
+{
+    if (c == NULL) {
+        for (int k = 0; k < 5; k++)
+            ints[k] = -1;
+        return;
+    }
+    ints[0] = c->credit;
+    ints[1] = c->ready;
+    ints[2] = c->ended;
+    ints[3] = c->posted - c->taken;
+    ints[4] = c->finished - c->taken;
+    for (long long u = c->taken; u < c->posted; u++)
+        times[0] += fmax(c->first_at[u % MAX_INFLIGHT] - now, 0);
+    for (long long u = c->taken; u < c->finished; u++)
+        times[1] += fmax(c->last_at[u % MAX_INFLIGHT] - now, 0);
+}
+
+/* The comparison gets the state of tb t as it entered iteration iter at this instant (period.h):
+ * its two connections and its flag, relative to that iteration and to now. */
+static void snapshot(int t, int iter)
+{
+    const struct tbstate *ts = &S.tbs[t];
+    struct cs_period_snap sn;
+    double now = simgrid_get_clock();
+
+    flush_event();
+    memset(&sn, 0, sizeof(sn));
+    sn.at_s = now;
+    snap_conn(ts->out, now, sn.ints, sn.times_s);
+    snap_conn(ts->in, now, sn.ints + 5, sn.times_s + 2);
+    sn.ints[10] = ts->flag_iter < 0 ? -1 : iter - ts->flag_iter;
+    sn.ints[11] = ts->flag_step;
+    cs_period_snap_add(S.pd, t, iter, &sn);
+}
+
+/* The snapshots of the tbs that entered an iteration at this instant, taken once every tb that
+ * goes on at this instant has run: the counters a tb shares with its peers then do not depend
+ * on which of them ran first (the order period.h says changes no time). */
+static void take_snapshots(void)
+{
+    for (int k = 0; k < S.nsnap; k++) {
+        int t = S.snap_pending[k];
+
+        snapshot(t, S.snap_iter[t]);
+        S.snap_iter[t] = -1;
+    }
+    S.nsnap = 0;
+}
+
+/* Tb ts enters iteration ts->iter now: its snapshot waits for the end of the instant (one
+ * pending before, of an iteration it went through at this instant, is taken at once). */
+static void snapshot_later(const struct tbstate *ts)
+{
+    int t = ts->index;
+
+    if (S.snap_iter[t] >= 0)
+        snapshot(t, S.snap_iter[t]);
+    else
+        S.snap_pending[S.nsnap++] = t;
+    S.snap_iter[t] = ts->iter;
+}
+
 /* Add an event of kind for the tb from start_s to now (callers check S.tl first, so that nothing
  * is paid when no timeline is requested). Returns the event to complete, or NULL when the log is
  * full. */
@@ -286,12 +367,7 @@ static struct cs_tl_event *add_event(const struct tbstate *ts, double start_s, e
 {
     struct cs_tl_event ev;
 
-    /* The event before is complete (its recorder filled it in at once): on to the comparison. */
-    if (S.pd != NULL && S.tl->nevents > 0) {
-        if (cs_period_add(S.pd, &S.tl->events[0]) != 0)
-            S.pd->invalid = 1;
-        S.tl->nevents = 0;
-    }
+    flush_event();
     memset(&ev, 0, sizeof(ev));
     ev.start_s = start_s;
     ev.end_s = simgrid_get_clock();
@@ -708,8 +784,11 @@ static void next_op(struct tbstate *ts)
     if (++ts->op < ts->tb->nops)
         return;
     ts->op = 0;
-    if (++ts->iter < S.plan->sz.niter)
+    if (++ts->iter < S.plan->sz.niter) {
+        if (S.pd != NULL)
+            snapshot_later(ts);
         return;
+    }
     /* As the loops leave them, for the report. */
     ts->iter = S.plan->sz.niter - 1;
     ts->op = ts->tb->nops - 1;
@@ -781,6 +860,8 @@ static void run_tb(struct tbstate *ts)
         double late = ts->tb->gpu % per * par->launch_gpu_s;
         double pro = S.plan->nccl_kernel ? 0 : par->prologue_s;
 
+        if (S.pd != NULL && S.plan->sz.niter > 0)
+            snapshot_later(ts);
         ts->phase = PH_OP;
         if (late + pro > 0) {
             nap(ts, late + pro, CS_TL_LAUNCH, -1, PH_OP);
@@ -816,7 +897,14 @@ static void replay_main(int argc, char **argv)
             S.qlen--;
             ts->queued = 0;
             run_tb(ts);
+            /* This replay cannot settle any more (period.h): the rest is not worth simulating. */
+            if (S.pd != NULL && S.pd->doomed && S.pd->nevents >= S.pd->stop_events) {
+                S.pd->stopped = 1;
+                return;
+            }
         }
+        if (S.pd != NULL)
+            take_snapshots();
         if (S.nleft > 0) {
             S.idle = 1;
             sg_sem_acquire(S.wakeup);
@@ -1170,15 +1258,15 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
         S.tl->complete = all;
     }
     if (S.pd != NULL) {
-        if (S.tl->nevents > 0 && cs_period_add(S.pd, &S.tl->events[0]) != 0)
-            S.pd->invalid = 1;
+        take_snapshots();
+        flush_event();
         cs_period_finish(S.pd);
         S.pd->makespan_s = res->sim_s;
         S.pd->offset_s = fixed_s;
         S.pd->complete = all;
         S.pd->truncated |= S.tl->truncated;
     }
-    if (!all) {
+    if (!all && !(S.pd != NULL && S.pd->stopped)) {
         res->status = CS_REPLAY_DEADLOCK;
         return deadlock_report(&res->nblocked);
     }
@@ -1217,8 +1305,15 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     S.hosts = calloc((size_t)plan->ngpus, sizeof(*S.hosts));
     S.tbs = calloc((size_t)plan->ntbs + 1, sizeof(*S.tbs));
     S.queue = calloc((size_t)plan->ntbs + 1, sizeof(*S.queue));
+    if (S.pd != NULL) {
+        S.snap_pending = calloc((size_t)plan->ntbs + 1, sizeof(*S.snap_pending));
+        S.snap_iter = malloc(((size_t)plan->ntbs + 1) * sizeof(*S.snap_iter));
+        for (int t = 0; S.snap_iter != NULL && t <= plan->ntbs; t++)
+            S.snap_iter[t] = -1;
+    }
     if (start_engine(plat, opts->verbose, wr.error, sizeof(wr.error)) != 0 || S.hosts == NULL ||
-        S.tbs == NULL || S.queue == NULL) {
+        S.tbs == NULL || S.queue == NULL ||
+        (S.pd != NULL && (S.snap_pending == NULL || S.snap_iter == NULL))) {
         if (!wr.error[0])
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&

@@ -23,8 +23,10 @@ struct cs_replay_opts {
      * simulating child sends them back with the result. NULL records nothing. */
     struct cs_timeline *timeline;
     /* When non-NULL and timeline is NULL (set up by the caller with cs_period_init), the replay
-     * compares its loop iterations into it as the events stream in, keeping no timeline, and the
-     * child sends it back finished. */
+     * compares its loop iterations into it as the events stream in, with a snapshot of each tb's
+     * state where it enters an iteration, keeping no timeline, and the child sends it back
+     * finished. With period->stop_pairs it stops once it cannot settle (period.h): then the
+     * result is no deadlock, and no time to use. */
     struct cs_period *period;
 };
 

@@ -466,6 +466,13 @@ static double late_start(int i, int t)
     return i == 0 ? -5e-7 : 0; /* the first iteration fills the pipeline */
 }
 
+static double settle_at_3(int i, int t)
+{
+    (void)t;
+    /* the pipeline fills in 3 iterations: 500, 300, then 100 ns longer than the steady one */
+    return i < 3 ? -(3 - i) * (3 - i) * 1e-7 : 0;
+}
+
 /* The steady state found in recorded events: the period, where it starts, the step, the calls
  * and transfers per period; none where a tb drifts, where rounding would grow past the budget
  * over many periods, or where the events are not of this plan. */
@@ -486,11 +493,26 @@ START_TEST(test_find_period)
     ck_assert_int_eq(cs_predict_find_period(&tl, 3, 4, 512, 1, 1e-7, &per), 0);
     cs_timeline_cleanup(&tl);
 
+    /* settled from iteration 3: pairs (3, 4) and (4, 5) are the first two that agree, which a
+     * replay of 7 iterations or more compares (up to the pair before its last iteration) and one
+     * of 6 does not; the step is the steady one exactly */
+    for (int m = 5; m <= 8; m++) {
+        synth_timeline(&tl, 2, m, 1e-5, 0, settle_at_3);
+        ck_assert_int_eq(cs_predict_find_period(&tl, 2, m, 1000, 1, 1e-7, &per), m >= 7);
+        if (m >= 7) {
+            ck_assert_int_eq(per.p, 1);
+            ck_assert_int_eq(per.first, 3);
+            ck_assert(fabs(per.step_s - 1e-5) < 1e-15);
+        }
+        cs_timeline_cleanup(&tl);
+    }
+
     /* period 2: not with p = 1 only, nor with too few iterations for 3 pairs */
     synth_timeline(&tl, 2, 9, 1e-5, 1, NULL);
     ck_assert_int_eq(cs_predict_find_period(&tl, 2, 9, 1001, 1, 1e-7, &per), 0);
     ck_assert_int_eq(cs_predict_find_period(&tl, 2, 9, 1001, 8, 1e-7, &per), 1);
     ck_assert_int_eq(per.p, 2);
+    ck_assert_int_eq(per.first, 1);
     ck_assert(fabs(per.step_s - 3e-5) < 1e-15);
     ck_assert_int_eq(per.ncalls, 4);
     cs_timeline_cleanup(&tl);
