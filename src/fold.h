@@ -19,12 +19,13 @@ struct cs_fold {
 };
 
 /* The shifts k (divisors of plan->ngpus below it, ascending) that map the plan onto itself: for
- * every rank r, the tbs of r + k are those of r, position for position, with the same id, channel,
- * peers shifted by k, and ops equal in everything the replay reads (type, flag step, cnt, fused
- * sources, hasdep, dependencies, calls), and the launch delay of a process driving several GPUs
- * (par's cs.gpus_per_process, cs.launch_gpu_s) equal on r and r + k. Writes at most nmax of them
- * to ks and returns how many; when there is none, why says what breaks the shift by the smallest
- * divisor (why may be NULL). */
+ * every rank r, each tb of r has an image among the tbs of r + k, the one on its connection
+ * shifted by k (peers + k, the same channel; tbs without a peer in their order), one to one, with
+ * ops equal in everything the replay reads (type, flag step, cnt, fused sources, hasdep, calls,
+ * and the dependencies as a set, their tbs mapped to the images), and the launch delay of a process
+ * driving several GPUs (par's cs.gpus_per_process, cs.launch_gpu_s) equal on r and r + k. Writes at
+ * most nmax of them to ks and returns how many; when there is none, why says what breaks the shift
+ * by the smallest divisor (why may be NULL). */
 int cs_fold_plan_shifts(const struct cs_plan *plan, const struct cs_params *par, int *ks, int nmax,
                         char *why, size_t len);
 
@@ -71,9 +72,10 @@ int cs_fold_plan_init(struct cs_plan *folded, const struct cs_plan *plan, const 
 void cs_fold_plan_cleanup(struct cs_plan *folded);
 
 /* A folded replay's iteration comparisons made those of the full replay (plan): calls, transfers
- * and events counted order times, each folded-away tb's last events its representative's. */
-void cs_fold_expand_period(const struct cs_fold *f, const struct cs_plan *plan,
-                           struct cs_period *pd);
+ * and events counted order times, each folded-away tb's last events its representative's. 0, or
+ * -1 out of memory. */
+int cs_fold_expand_period(const struct cs_fold *f, const struct cs_plan *plan,
+                          struct cs_period *pd);
 
 /* One line for people: which symmetry, which ranks are replayed. */
 void cs_fold_describe(const struct cs_fold *f, char *buf, size_t len);

@@ -1413,7 +1413,8 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
         if (S.pd != NULL) {
             if (max_live > 0)
                 S.pd->max_live = max_live;
-            cs_fold_expand_period(&fold, full, S.pd);
+            if (cs_fold_expand_period(&fold, full, S.pd) != 0)
+                S.pd->invalid = 1;
         }
         head.verdict = FOLD_USED;
         head.fold = fold;

@@ -269,6 +269,36 @@ START_TEST(test_broken_symmetry)
 }
 END_TEST
 
+START_TEST(test_deadlock)
+{
+    char path[64];
+    struct cs_platform *plat = dgx(2, path);
+    struct cs_plan *plan = ring_plan(16, "LL", 1 << 20);
+    struct cs_replay_opts o = {0}, full = {.no_fold = 1};
+    struct cs_replay_result a, b;
+
+    /* every rank receives before its first send: all wait for data, the same on every rank */
+    for (int g = 0; g < 16; g++)
+        plan->tbs[plan->gpu_tb0[g]].ops[0].type = CS_STEP_R;
+    ck_assert_int_eq(cs_fold_plan_shifts(plan, &plat->params, (int[16]){0}, 16, NULL, 0), 4);
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &a, NULL), 0);
+    ck_assert_int_eq(cs_replay_run(plan, plat, &full, &b, NULL), 0);
+    ck_assert(a.status == CS_REPLAY_DEADLOCK && b.status == CS_REPLAY_DEADLOCK);
+    /* replayed in full for its report: every rank's tbs in it */
+    ck_assert_int_eq(a.nblocked, 16);
+    ck_assert_int_eq(a.nblocked, b.nblocked);
+    ck_assert(a.report != NULL && b.report != NULL);
+    ck_assert_str_eq(a.report, b.report);
+    ck_assert_int_eq(a.fold_order, 0);
+    ck_assert_msg(strstr(a.fold, "the folded replay deadlocks") != NULL, "%s", a.fold);
+    cs_replay_result_cleanup(&a);
+    cs_replay_result_cleanup(&b);
+    cs_plan_free(plan);
+    unlink(path);
+    cs_platform_free(plat);
+}
+END_TEST
+
 /* The corpus: platforms by GPU count, where ranks can fold: DGX nodes for multiples of 8, else an
  * a100-hier of two columns (or one). */
 static struct cs_platform *corpus_platform(int g, char paths[][64], struct cs_platform **cache)
@@ -301,6 +331,7 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
     struct dirent *e;
     char paths[65][64];
     struct cs_platform *cache[65] = {0};
+    int ndeadlocks = 0;
 
     ck_assert_msg(d != NULL, "%s", dir);
     while ((e = readdir(d)) != NULL) {
@@ -338,6 +369,9 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
             if (a[k].res.report != NULL)
                 ck_assert_str_eq(a[k].res.report, b[k].res.report);
             *nfolded += a[k].refused == NULL && a[k].hang == NULL && a[k].res.fold_order > 1;
+            /* a folded deadlock is replayed in full: the same report, and the reason */
+            if (a[k].res.status == CS_REPLAY_DEADLOCK && strstr(a[k].res.fold, "deadlocks"))
+                ndeadlocks++;
             cs_predict_row_cleanup(&a[k]);
             cs_predict_row_cleanup(&b[k]);
         }
@@ -345,7 +379,8 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
         ++*nfiles;
     }
     closedir(d);
-    fprintf(stderr, "%s: %d files, %d rows folded\n", dir, *nfiles, *nfolded);
+    fprintf(stderr, "%s: %d files, %d rows folded, %d folded deadlocks replayed in full\n", dir,
+            *nfiles, *nfolded, ndeadlocks);
     for (int g = 0; g <= 64; g++)
         if (cache[g] != NULL) {
             unlink(paths[g]);
@@ -381,13 +416,10 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_plan_shifts, 1},
-        {test_check_net, 1},
-        {test_conn_and_plan, 1},
-        {test_ring_nodes, 1},
-        {test_broken_symmetry, 1},
-        {test_corpus_schedules, 1},
-        {NULL, 0},
+        {test_plan_shifts, 1},      {test_check_net, 1},
+        {test_conn_and_plan, 1},    {test_ring_nodes, 1},
+        {test_broken_symmetry, 1},  {test_deadlock, 1},
+        {test_corpus_schedules, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {{test_corpus_shared, 1}, {NULL, 0}};
 
