@@ -29,7 +29,7 @@ const char cmd_predict_usage[] =
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
-    "                       [--compare LOG]\n"
+    "                       [--no-fold] [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
     "                        [--nccl-algo ring|tree] [--nccl-log LOG]]\n"
     "                       [--quiet] [--verify]\n"
@@ -82,6 +82,11 @@ const char cmd_predict_usage[] =
     "threadblock repeats its events of one iteration (or a period of up to 8) a fixed time\n"
     "later, the remaining ones add that time each (within 1e-6 of the full replay; --trace and\n"
     "--stats replay in full). --no-extrapolate replays every iteration.\n"
+    "Symmetric runs are folded: when shifting every rank by k maps the schedule, its routes\n"
+    "and their links onto themselves (proven before each replay), ranks 0..k-1 are replayed for\n"
+    "all, with the same results; a folded run that deadlocks is replayed in full for its\n"
+    "report, and --trace replays every rank. --no-fold replays every rank; --verbose and a `#`\n"
+    "line after the table say which symmetry was used.\n"
     "The table has nccl-tests' columns (busbw is field 8, as `awk '{print $8}'` expects), units\n"
     "line and `# Avg bus bandwidth` footer; count is per rank for allgather, reduce_scatter and\n"
     "alltoall, as nccl-tests prints it. -d takes nccl-tests' types (int8 uint8 int32 uint32\n"
@@ -140,7 +145,7 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats, no_extrapolate, quiet;
+    int verbose, want_stats, no_extrapolate, quiet, no_fold;
     const char *trace_path;
     const char *compare;  /* --compare LOG */
     char gpus_set[64];    /* -g G: cs.gpus_per_process=G */
@@ -158,6 +163,7 @@ enum {
     OPT_SET,
     OPT_STATS,
     OPT_NO_EXTRAP,
+    OPT_NO_FOLD,
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
     OPT_COMPARE,
@@ -175,6 +181,7 @@ static const struct option predict_opts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
+    {"no-fold", no_argument, NULL, OPT_NO_FOLD},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"platform", required_argument, NULL, 'p'},
@@ -246,6 +253,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_STATS:
         a->want_stats = 1;
+        return 0;
+    case OPT_NO_FOLD:
+        a->no_fold = 1;
         return 0;
     case OPT_NO_EXTRAP:
         a->no_extrapolate = 1;
@@ -413,6 +423,9 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
     if (p->verbose && row->refused == NULL)
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
+    if (p->verbose && row->refused == NULL && row->res.fold[0])
+        fprintf(stderr, "collsim: %lld bytes: %s%s\n", row->size_bytes,
+                row->res.fold_order > 1 ? "folded: " : "", row->res.fold);
     cs_report_row(stdout, p->fmt, p->meta, row, p->index0 + k - 1);
     snprintf(at, sizeof(at), "%lld bytes", row->size_bytes);
     if (k < n)
@@ -573,6 +586,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     cs_timeline_init(&tl, a->max_events);
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
+    o.replay.no_fold = a->no_fold;
     o.no_extrapolate = a->no_extrapolate;
     o.keep_going = 1;
     o.progress = show_progress;

@@ -53,6 +53,7 @@
 #include "replay.h"
 
 #include "fdio.h"
+#include "fold.h"
 #include "sgrate.h"
 #include "util.h"
 
@@ -275,6 +276,9 @@ static struct sim {
     int nleft;
     int idle;
     sg_sem_t wakeup;
+    /* Non-NULL: a folded replay (fold.h): plan holds ranks 0..shift-1 and each connection is the
+     * one of its orbit sent from them. */
+    const struct cs_fold *fold;
 } S;
 
 static double rate_time(double bytes, double Bps)
@@ -911,6 +915,16 @@ static void replay_main(int argc, char **argv)
         }
     }
 }
+
+/* The connection (src, dst, chan) as the replay holds it: itself, or in a folded replay the
+ * member of its orbit sent from a replayed rank. */
+static struct conn_key conn_of(int src, int dst, int chan)
+{
+    if (S.fold != NULL)
+        cs_fold_conn(S.fold, &src, &dst);
+    return (struct conn_key){src, dst, chan};
+}
+
 static int conn_cmp(const void *a, const void *b)
 {
     return key_cmp(&((const struct conn *)a)->key, &((const struct conn *)b)->key);
@@ -918,7 +932,7 @@ static int conn_cmp(const void *a, const void *b)
 
 static struct conn *find_conn(int src, int dst, int chan)
 {
-    struct conn probe = {.key = {src, dst, chan}};
+    struct conn probe = {.key = conn_of(src, dst, chan)};
 
     return bsearch(&probe, S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
 }
@@ -1150,8 +1164,6 @@ static int map_hosts(const struct cs_plan *plan, const struct cs_platform *plat,
     return 0;
 }
 
-/* S.conns: one per directed connection (src, dst, chan) that some tb sends or receives on,
- * sorted, with its credits, readiness and route. 0, or -1 when memory runs out. */
 /* The directed connections of the plan with their routes: 0, -1 out of memory (msg empty) or a
  * GPU pair without a route (msg says which). */
 static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
@@ -1168,9 +1180,9 @@ static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
         const struct cs_plan_tb *tb = &plan->tbs[t];
 
         if (tb->send >= 0)
-            keys[nk++] = (struct conn_key){tb->gpu, tb->send, tb->chan};
+            keys[nk++] = conn_of(tb->gpu, tb->send, tb->chan);
         if (tb->recv >= 0)
-            keys[nk++] = (struct conn_key){tb->recv, tb->gpu, tb->chan};
+            keys[nk++] = conn_of(tb->recv, tb->gpu, tb->chan);
     }
     qsort(keys, (size_t)nk, sizeof(*keys), key_cmp);
     for (int i = 0; i < nk; i++)
@@ -1275,17 +1287,149 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
     return NULL;
 }
 
-/* Runs in the child: set SimGrid up, replay, write the result to fd. Returns the exit status. */
-static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
-                     const struct cs_replay_opts *opts, int fd)
+/* Link indices of SimGrid's links, for the fold's proof: the links sorted by address. */
+static sg_link_t *sorted_links;
+static int nsorted_links;
+
+static int link_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (const sg_link_t *)a, y = (uintptr_t) * (const sg_link_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int link_index(sg_link_t l)
+{
+    sg_link_t *hit =
+        bsearch(&l, sorted_links, (size_t)nsorted_links, sizeof(*sorted_links), link_ptr_cmp);
+
+    return hit == NULL ? -1 : (int)(hit - sorted_links);
+}
+
+/* The network of plan's connections as fold.h's proof wants it (SimGrid's routes and links):
+ * 0, or -1 (out of memory, or a pair without a route: the full replay says which). */
+static int fold_net(const struct cs_plan *plan, struct cs_fold_net *net)
+{
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    size_t cap = 1024;
+    int rc = 0;
+
+    memset(net, 0, sizeof(*net));
+    nsorted_links = (int)sg_link_count();
+    sorted_links = sg_link_list();
+    qsort(sorted_links, (size_t)nsorted_links, sizeof(*sorted_links), link_ptr_cmp);
+    net->nlinks = nsorted_links;
+    net->links = calloc((size_t)nsorted_links + 1, sizeof(*net->links));
+    net->npairs = cs_fold_plan_pairs(plan, &net->pairs);
+    net->route = malloc(cap * sizeof(*net->route));
+    if (net->npairs < 0 || net->links == NULL || net->route == NULL)
+        rc = -1;
+    else
+        net->first = malloc(((size_t)net->npairs + 1) * sizeof(*net->first));
+    if (net->first == NULL)
+        rc = -1;
+    for (int l = 0; l < nsorted_links && rc == 0; l++) {
+        sg_link_t k = sorted_links[l];
+
+        net->links[l] = (struct cs_fold_link){
+            sg_link_get_bandwidth(k), sg_link_get_latency(k), sg_link_is_shared(k),
+            (int)cs_platform_link_class(S.plat, sg_link_get_name(k))};
+    }
+    for (int i = 0, n = 0; i < net->npairs && rc == 0; i++) {
+        xbt_dynar_reset(links);
+        sg_host_get_route(S.hosts[net->pairs[i][0]], S.hosts[net->pairs[i][1]], links);
+        if (xbt_dynar_is_empty(links)) {
+            rc = -1;
+            break;
+        }
+        net->first[i] = n;
+        for (unsigned long h = 0; h < xbt_dynar_length(links); h++) {
+            if ((size_t)n == cap) {
+                int *r = realloc(net->route, 2 * cap * sizeof(*r));
+
+                if (r == NULL) {
+                    rc = -1;
+                    break;
+                }
+                net->route = r;
+                cap *= 2;
+            }
+            net->route[n++] = link_index(xbt_dynar_get_as(links, h, sg_link_t));
+            if (net->route[n - 1] < 0)
+                rc = -1;
+        }
+        net->first[i + 1] = n;
+    }
+    xbt_dynar_free(&links);
+    return rc;
+}
+
+static void fold_net_cleanup(struct cs_fold_net *net)
+{
+    cs_free_each(4, net->pairs, net->first, net->route, net->links);
+    xbt_free(sorted_links);
+    sorted_links = NULL;
+}
+
+/* The first of the shifts ks[0..nk) that the routes and links keep (fold.h), into *f: 1, or 0
+ * with why when none holds. */
+static int prove_fold(const struct cs_plan *plan, const int *ks, int nk, struct cs_fold *f,
+                      char *why, size_t len)
+{
+    struct cs_fold_net net;
+    int found = 0;
+
+    if (fold_net(plan, &net) != 0) {
+        snprintf(why, len, "the routes could not be compared");
+        fold_net_cleanup(&net);
+        return 0;
+    }
+    for (int i = nk - 1; i >= 0; i--) {
+        /* the largest shift first, for the reason given when none holds */
+        int ok = cs_fold_check_net(&net, plan->ngpus, ks[i], found ? NULL : why, len);
+
+        if (ok == 1) {
+            *f = (struct cs_fold){plan->ngpus, ks[i], plan->ngpus / ks[i]};
+            found = 1;
+        } else if (ok < 0 || found) {
+            break; /* out of memory, or a smaller shift fails: keep the one proven */
+        }
+    }
+    fold_net_cleanup(&net);
+    return found;
+}
+
+/* What a folded attempt tells the child before anything else. */
+enum fold_verdict { FOLD_USED = 1, FOLD_REFUSED, FOLD_DEADLOCK, FOLD_FAILED };
+struct fold_head {
+    int verdict;
+    struct cs_fold fold;
+    char note[240];
+};
+
+/* Set SimGrid up, replay, write the result to fd; the exit status. With candidate shifts ks
+ * (nk > 0: a folded attempt), the result follows a fold_head, and is written only when the
+ * folded replay is proven and completes. */
+static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
+                    const struct cs_replay_opts *opts, const int *ks, int nk, const char *note,
+                    int fd)
 {
     struct wire_result wr;
+    struct fold_head head;
+    struct cs_plan folded;
+    struct cs_fold fold;
+    const struct cs_plan *full = plan;
     char *report = NULL;
     struct rusage ru;
+    long long stop_events = 0;
     double t0;
 
     memset(&wr, 0, sizeof(wr));
     memset(&S, 0, sizeof(S));
+    memset(&head, 0, sizeof(head));
+    memset(&folded, 0, sizeof(folded));
+    if (note != NULL)
+        snprintf(wr.res.fold, sizeof(wr.res.fold), "%s", note);
     S.plan = plan;
     S.plat = plat;
     S.par = plat->params;
@@ -1316,8 +1460,28 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
         (S.pd != NULL && (S.snap_pending == NULL || S.snap_iter == NULL))) {
         if (!wr.error[0])
             snprintf(wr.error, sizeof(wr.error), "out of memory");
-    } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) == 0 &&
-               build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
+    } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) != 0) {
+        /* wr.error says why */
+    } else if (nk > 0) {
+        /* A folded attempt: the proof on the routes, then the replay of ranks 0..k-1. */
+        if (!prove_fold(plan, ks, nk, &fold, head.note, sizeof(head.note))) {
+            head.verdict = FOLD_REFUSED;
+            return cs_fd_write_all(fd, &head, sizeof(head)) != 0 ? 3 : 0;
+        }
+        if (cs_fold_plan_init(&folded, plan, &fold) != 0) {
+            head.verdict = FOLD_FAILED;
+            return cs_fd_write_all(fd, &head, sizeof(head)) != 0 ? 3 : 0;
+        }
+        S.fold = &fold;
+        S.plan = plan = &folded;
+        /* the early stop's event count, as the full replay would reach it: order times fewer
+         * (rounded up, so the events expanded below are at least as many as the full's) */
+        if (S.pd != NULL && S.pd->stop_events > 0) {
+            stop_events = S.pd->stop_events;
+            S.pd->stop_events = (stop_events + fold.order - 1) / fold.order;
+        }
+    }
+    if (!wr.error[0] && build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
         snprintf(wr.error, sizeof(wr.error), "out of memory");
     if (!wr.error[0]) {
         zero_link_latencies();
@@ -1332,6 +1496,31 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
         wr.res.wall_s = now_s() - t0;
         report = collect(plan, plat, &wr.res);
     }
+    if (S.fold != NULL) {
+        /* A deadlock is reported by the full replay, whose report names every rank. */
+        if (wr.error[0] || wr.res.status != CS_REPLAY_OK) {
+            head.verdict = wr.error[0] ? FOLD_FAILED : FOLD_DEADLOCK;
+            snprintf(head.note, sizeof(head.note), "%.200s",
+                     wr.error[0] ? wr.error : "the folded replay deadlocks");
+            return cs_fd_write_all(fd, &head, sizeof(head)) != 0 ? 3 : 0;
+        }
+        wr.res.ncalls *= fold.order;
+        wr.res.ntransfers *= fold.order;
+        if (S.pd != NULL) {
+            if (stop_events > 0)
+                S.pd->stop_events = stop_events;
+            if (cs_fold_expand_period(&fold, full, S.pd) != 0)
+                S.pd->invalid = 1;
+        }
+        head.verdict = FOLD_USED;
+        head.fold = fold;
+        cs_fold_describe(&fold, head.note, sizeof(head.note));
+        wr.res.fold_shift = fold.shift;
+        wr.res.fold_order = fold.order;
+        snprintf(wr.res.fold, sizeof(wr.res.fold), "%s", head.note);
+        if (cs_fd_write_all(fd, &head, sizeof(head)) != 0)
+            return 3;
+    }
     getrusage(RUSAGE_SELF, &ru);
     wr.res.maxrss_kb = ru.ru_maxrss;
     wr.report_len = report ? (int)strlen(report) : 0;
@@ -1343,6 +1532,106 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
     /* SimGrid objects and this process go away together; nothing else to release. */
     free(report);
     return wr.error[0] ? 1 : 0;
+}
+
+/* Copy everything from one descriptor to another until the end: 0, or -1. */
+static int relay(int from, int to)
+{
+    char buf[65536];
+    ssize_t n;
+
+    while ((n = read(from, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || cs_fd_write_all(to, buf, (size_t)n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The folded attempt, in a process of its own (SimGrid's engine loads one platform once, and
+ * the full replay may follow): 1 when it replayed folded and its result went to fd (*status set
+ * to 3 when that failed), else 0 with note saying why the full replay runs. */
+static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
+                    const struct cs_replay_opts *opts, int fd, char *note, size_t len, int *status)
+{
+    int ks[64], nk, fds[2], st;
+    struct fold_head head;
+    pid_t pid, parent = getpid();
+
+    note[0] = '\0';
+    if (opts->no_fold) {
+        snprintf(note, len, "not folded: --no-fold");
+        return 0;
+    }
+    if (opts->timeline != NULL) {
+        snprintf(note, len, "not folded: the trace records every rank");
+        return 0;
+    }
+    if (plan->ngpus < 2)
+        return 0;
+    nk = cs_fold_plan_shifts(plan, &plat->params, ks, (int)(sizeof(ks) / sizeof(ks[0])), note, len);
+    if (nk == 0) {
+        char why[200];
+
+        snprintf(why, sizeof(why), "%s", note);
+        snprintf(note, len, "not folded: no rank shift maps the schedule onto itself (%.150s)",
+                 why);
+        return 0;
+    }
+    if (pipe(fds) != 0)
+        return 0;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
+        close(fds[0]);
+        _exit(simulate(plan, plat, opts, ks, nk, NULL, fds[1]));
+    }
+    close(fds[1]);
+    memset(&head, 0, sizeof(head));
+    if (cs_fd_read_all(fds[0], &head, sizeof(head)) != 0)
+        head.verdict = FOLD_FAILED;
+    if (head.verdict == FOLD_USED && relay(fds[0], fd) != 0)
+        *status = 3;
+    close(fds[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (head.verdict == FOLD_USED) {
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            *status = 3;
+        return 1;
+    }
+    head.note[sizeof(head.note) - 1] = '\0';
+    if (head.verdict == FOLD_REFUSED)
+        snprintf(note, len,
+                 "not folded: the platform breaks every rank shift of the schedule (%.150s)",
+                 head.note);
+    else if (head.verdict == FOLD_DEADLOCK)
+        snprintf(note, len, "not folded: %.150s; every rank replayed for the report", head.note);
+    else
+        snprintf(note, len, "not folded: the folded replay failed (%.150s)",
+                 head.note[0] ? head.note : "no result");
+    return 0;
+}
+
+/* Runs in the child: the folded replay when a symmetry is proven and it completes, else the
+ * full one, whose result carries why it was not folded. Returns the exit status. */
+static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
+                     const struct cs_replay_opts *opts, int fd)
+{
+    char note[240];
+    int status = 0;
+
+    if (try_fold(plan, plat, opts, fd, note, sizeof(note), &status))
+        return status;
+    return simulate(plan, plat, opts, NULL, 0, note, fd);
 }
 
 /* The first meaningful line the failed child wrote on stderr (SimGrid's message, without its

@@ -28,6 +28,9 @@ struct cs_replay_opts {
      * finished. With period->stop_pairs it stops once it cannot settle (period.h): then the
      * result is no deadlock, and no time to use. */
     struct cs_period *period;
+    /* 0: replay one representative per orbit of the largest rank shift proven to map plan and
+     * platform onto themselves (fold.h), when no timeline is recorded; 1: every rank. */
+    int no_fold;
 };
 
 struct cs_replay_result {
@@ -40,6 +43,10 @@ struct cs_replay_result {
     double wall_s;        /* wall-clock seconds of the simulation */
     long maxrss_kb;       /* peak resident memory of the simulating process */
     char *report;         /* deadlock report (malloc'd), NULL when ok */
+    /* The symmetry the replay used: ranks shifted by fold_shift, each replayed rank standing for
+     * fold_order (1 and 0: every rank replayed); fold says which, or why none (may be ""). */
+    int fold_shift, fold_order;
+    char fold[240];
 };
 
 /* Check that a plan can run on a platform: enough GPU hosts, peers and dependencies in range,

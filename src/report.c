@@ -378,6 +378,26 @@ static void write_row(FILE *fp, enum cs_report_fmt fmt, const struct cs_report_m
     }
 }
 
+/* Which symmetry the folded replays used (fold.h), as one `#` line: the first folded row's, with
+ * how many of the rows it covers; nothing when no row was folded. */
+static void write_fold_note(FILE *fp, const struct cs_predict_row *rows, int n)
+{
+    int first = -1, nfolded = 0;
+
+    for (int k = 0; k < n; k++)
+        if (rows[k].refused == NULL && rows[k].hang == NULL && rows[k].res.fold_order > 1) {
+            if (first < 0)
+                first = k;
+            nfolded++;
+        }
+    if (first < 0)
+        return;
+    if (nfolded == n)
+        fprintf(fp, "# folded replay (every size): %s\n", rows[first].res.fold);
+    else
+        fprintf(fp, "# folded replay (%d of %d sizes): %s\n", nfolded, n, rows[first].res.fold);
+}
+
 /* The first deadlock's wait-for report as `#` lines (the others are the same schedule at larger
  * sizes), why each unsupported size is refused, why the runtime would hang and the warning (the
  * same at every size: once each). */
@@ -454,6 +474,8 @@ int cs_report_end_meta(FILE *fp, FILE *notes, enum cs_report_fmt fmt,
             compare_summary(nfp, fmt, meta, rows, n);
         if (meta != NULL && meta->sizes_note != NULL && nfp != NULL)
             fprintf(nfp, "# %s\n", meta->sizes_note);
+        if (nfp != NULL)
+            write_fold_note(nfp, rows, n);
         write_notes(nfp, rows, n);
     }
     return fflush(fp) != 0 || ferror(fp) ? CS_ERR_IO : 0;
