@@ -70,7 +70,7 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
 measure() {
     # shellcheck disable=SC2086
     /usr/bin/time -v -o "$tmp/time" ${lim:+timeout $lim} "$cs" predict "$@" --verbose >/dev/null 2>"$tmp/err"
-    line=$(grep '^collsim: [0-9]* bytes:' "$tmp/err" | tail -n 1)
+    line=$(grep '^collsim: [0-9]* bytes: .* calls, ' "$tmp/err" | tail -n 1)
     [ -n "$line" ] || line="collsim: - bytes: - calls, - transfers, - s wall, - KiB peak RSS, not finished in ${lim:-?} s"
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
     xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
@@ -79,6 +79,8 @@ measure() {
     status=$(echo "$line" | sed -n 's/.*RSS, \(not finished in [0-9?]* s\).*/\1/p;t;s/.*RSS, \([a-z]*\).*/\1/p')
     mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
     mode=${mode:-full}
+    fold=$(grep '^collsim: [0-9]* bytes: folded: ' "$tmp/err" | tail -n 1 | sed -n 's/.*ranks shifted by \([0-9]*\) .*a group of \([0-9]*\).*/by \1 (x\2)/p')
+    fold=${fold:-no}
     maxrss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time" | awk '{ printf "%.1f", $1 / 1024 }')
     cwall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
     rate=$(awk -v c="$calls" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0f", c / w; else print "-" }')
@@ -139,21 +141,34 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
     "$cs" platform a100-hier --rows 16 --columns 16 --gpu h100 -o "$tmp/h256.xml"
     {
         echo
-        echo "| large case | size | replay | status | calls | simgrid_run wall (s) | calls/s | max RSS (MiB) | command wall (s) |"
-        echo "|---|---|---|---|---|---|---|---|---|"
+        echo "*fold*: the rank shift the replay was folded by (and the group's order: ranks replayed"
+        echo "are 1/order of all), \`no\` when no symmetry was proven or with \`--no-fold\`; calls are"
+        echo "those of every rank either way."
+        echo
+        echo "| large case | size | fold | replay | status | calls | simgrid_run wall (s) | calls/s | max RSS (MiB) | command wall (s) |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
     } >>"$out"
     lim=${BENCH_LIMIT:-1200} # seconds a large case may take
-    for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,protocol=LL|$tmp/d512.xml" \
+    "$cs" platform dgx-a100 --nodes 128 -o "$tmp/d1024.xml"
+    for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml" \
+        "512-GPU ring LL, 64 DGX nodes, --no-fold|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml|--no-fold" \
+        "1024-GPU ring Simple, 128 DGX nodes|ring:gpus=1024,protocol=Simple|$tmp/d1024.xml" \
         "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
         "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \
         "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml"; do
         name=${c%%|*}
         rest=${c#*|}
         spec=${rest%%|*}
-        plat=${rest#*|}
+        rest=${rest#*|}
+        plat=${rest%%|*}
+        opt=""
+        [ "$plat" = "$rest" ] || opt=${rest#*|}
         for size in 1M 1G; do
-            measure --gen "$spec" --platform "$plat" -b $size -e $size
-            echo "| $name | $size | $mode | $status | $calls | $wall | $rate | $maxrss | $cwall |" >>"$out"
+            # unfolded, the 512-GPU ring at 1 GiB replays 33M calls in full: minutes; 1 MiB only
+            [ -n "$opt" ] && [ "$size" = 1G ] && [ "${BENCH_UNFOLDED_1G:-0}" != 1 ] && continue
+            # shellcheck disable=SC2086
+            measure --gen "$spec" --platform "$plat" -b $size -e $size $opt
+            echo "| $name | $size | $fold | $mode | $status | $calls | $wall | $rate | $maxrss | $cwall |" >>"$out"
             echo "$name $size: $status, $calls calls in $wall s" >&2
         done
     done
