@@ -232,6 +232,11 @@ enum hier_layout {
  * slots. Column reductions of row part c' run on the send tb of row peer c' (which then sends
  * it); those of the own row part and the row reductions on the send tb of the first column peer.
  * A GPU has 2 x (R-1 + C-1) tbs per instance; a tb's channel is that of its peer (hier_chans).
+ * Peer-relative order: the receiver keeps a sender's chunk in scratch slot (sender - receiver -
+ * 1) mod R in its column (mod C in its row) and reduces the slots in order, so it reduces its
+ * peers' data starting from the next one around, whatever its own index: shifting every rank by
+ * a column (R ranks) maps the schedule onto itself (fold.h folds it); the seed's absolute order
+ * (GPU 0 waits on 1..R-1, GPU 1 on 0, 2..) did not.
  */
 static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
 {
@@ -245,7 +250,7 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
         int c = r / R, p = r % R;
 
         for (int pq = 0; pq < R; pq++) {
-            int q = c * R + pq, slot = p < pq ? p : p - 1;
+            int q = c * R + pq, slot = (p - pq - 1 + R) % R; /* peer-relative */
 
             if (pq != p)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, pq * B, B),
@@ -265,7 +270,7 @@ static int hier_split(const struct cs_gen_opts *o, struct cs_sched **out, struct
         int c = r / R, p = r % R;
 
         for (int cq = 0; cq < C; cq++) {
-            int q = cq * R + p, slot = c < cq ? c : c - 1;
+            int q = cq * R + p, slot = (c - cq - 1 + C) % C; /* peer-relative */
 
             if (cq != c)
                 cs_prog_copy(prog, ref(r, CS_BUF_INPUT, p * B + cq, 1),

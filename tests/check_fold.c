@@ -77,6 +77,45 @@ START_TEST(test_plan_shifts)
 }
 END_TEST
 
+/* The default hierarchical generator reduces in peer-relative order: shifting every rank by a
+ * column (R ranks) maps its plan onto itself, for 2, 4 and 8 columns; v1 (the compact layout in
+ * the seed's absolute order: GPU 0 waits on 1..R-1, GPU 1 on 0, 2..) has no shift with 4. */
+START_TEST(test_hier_shifts)
+{
+    static const struct {
+        const char *spec;
+        int first; /* the smallest shift, 0 for none */
+    } cases[] = {
+        {"hierarchical:gpus=8,columns=2,protocol=LL", 4},
+        {"hierarchical:gpus=16,columns=4,protocol=LL", 4},
+        {"hierarchical:gpus=32,columns=8,protocol=Simple", 4},
+        {"hierarchical:gpus=64,columns=4,protocol=LL128,sms=132", 16},
+        {"hierarchical:gpus=16,columns=4,protocol=LL,variant=v1", 0},
+    };
+    struct cs_params par;
+
+    cs_params_init(&par);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cs_sched *s = NULL;
+        struct cs_plan *plan = NULL;
+        int ks[64], n;
+        char why[200] = "";
+
+        ck_assert_int_eq(cs_gen_from_spec(cases[i].spec, &s, NULL), 0);
+        ck_assert_int_eq(cs_plan_build(s, 1 << 20, 4, 0, &plan, NULL), 0);
+        n = cs_fold_plan_shifts(plan, &par, ks, 64, why, sizeof(why));
+        if (cases[i].first == 0)
+            ck_assert_msg(n == 0 && strstr(why, "differs") != NULL, "%s: %d shifts (%s)",
+                          cases[i].spec, n, why);
+        else
+            ck_assert_msg(n > 0 && ks[0] == cases[i].first, "%s: %d shifts, first %d (%s)",
+                          cases[i].spec, n, n > 0 ? ks[0] : 0, why);
+        cs_plan_free(plan);
+        cs_sched_free(s);
+    }
+}
+END_TEST
+
 /* A network of n GPUs in nodes of 2: GPU g's out link 2g and in link 2g + 1 (one link each way),
  * and, with backbone, a shared link 2n on every pair that leaves a node. Pairs: the ring g ->
  * g + 1. */
@@ -416,10 +455,9 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_plan_shifts, 1},      {test_check_net, 1},
-        {test_conn_and_plan, 1},    {test_ring_nodes, 1},
-        {test_broken_symmetry, 1},  {test_deadlock, 1},
-        {test_corpus_schedules, 1}, {NULL, 0},
+        {test_plan_shifts, 1},   {test_hier_shifts, 1},      {test_check_net, 1},
+        {test_conn_and_plan, 1}, {test_ring_nodes, 1},       {test_broken_symmetry, 1},
+        {test_deadlock, 1},      {test_corpus_schedules, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {{test_corpus_shared, 1}, {NULL, 0}};
 
