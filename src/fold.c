@@ -272,21 +272,14 @@ static int links_alike(const struct cs_fold_link *a, const struct cs_fold_link *
            a->cls == b->cls;
 }
 
-int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why, size_t len)
+/* (1) of cs_fold_check_net: each route onto its image's under one link map, one to one, into
+ * img (the image of each link on some route; -1 for the others). 1, or 0 with why. */
+static int map_links(const struct cs_fold_net *net, int ngpus, int k, int *img, int *pre, char *why,
+                     size_t len)
 {
-    int *img = malloc(((size_t)net->nlinks + 1) * sizeof(int));
-    int *pre = malloc(((size_t)net->nlinks + 1) * sizeof(int));
-    int *owner = malloc(((size_t)net->nlinks + 1) * sizeof(int));
-    int ok = 1;
-
-    if (img == NULL || pre == NULL || owner == NULL) {
-        cs_free_each(3, img, pre, owner);
-        return -1;
-    }
     for (int l = 0; l < net->nlinks; l++)
-        img[l] = pre[l] = owner[l] = -1;
-    /* (1) each route onto its image's, under one link map that is one to one */
-    for (int i = 0; i < net->npairs && ok; i++) {
+        img[l] = pre[l] = -1;
+    for (int i = 0; i < net->npairs; i++) {
         int s = net->pairs[i][0], d = net->pairs[i][1];
         int j = find_pair(net, (s + k) % ngpus, (d + k) % ngpus);
         int na = net->first[i + 1] - net->first[i];
@@ -294,10 +287,9 @@ int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why
         if (j < 0 || net->first[j + 1] - net->first[j] != na) {
             say(why, len, "the route %d->%d has no image of the same length at %d->%d", s, d,
                 (s + k) % ngpus, (d + k) % ngpus);
-            ok = 0;
-            break;
+            return 0;
         }
-        for (int h = 0; h < na && ok; h++) {
+        for (int h = 0; h < na; h++) {
             int a = net->route[net->first[i] + h], b = net->route[net->first[j] + h];
 
             if ((img[a] >= 0 && img[a] != b) || (pre[b] >= 0 && pre[b] != a) ||
@@ -306,12 +298,37 @@ int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why
                     "link %d of the route %d->%d does not map onto link %d of %d->%d (another "
                     "image, bandwidth, latency, sharing or class)",
                     h, s, d, h, (s + k) % ngpus, (d + k) % ngpus);
-                ok = 0;
+                return 0;
             }
             img[a] = b;
             pre[b] = a;
         }
     }
+    return 1;
+}
+
+/* Scratch of the proofs: three ints per link. */
+static int *link_scratch(const struct cs_fold_net *net, int **pre, int **aux)
+{
+    int *img = malloc(3 * ((size_t)net->nlinks + 1) * sizeof(int));
+
+    if (img != NULL) {
+        *pre = img + net->nlinks + 1;
+        *aux = *pre + net->nlinks + 1;
+    }
+    return img;
+}
+
+int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why, size_t len)
+{
+    int *pre, *owner, *img = link_scratch(net, &pre, &owner);
+    int ok;
+
+    if (img == NULL)
+        return -1;
+    ok = map_links(net, ngpus, k, img, pre, why, len);
+    for (int l = 0; l < net->nlinks; l++)
+        owner[l] = -1;
     /* (2) a shared link carries flows sent from ranks 0..k-1 only, or none of them */
     for (int i = 0; i < net->npairs && ok; i++) {
         int rep = net->pairs[i][0] < k;
@@ -330,7 +347,67 @@ int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why
             owner[l] = tag;
         }
     }
-    cs_free_each(3, img, pre, owner);
+    free(img);
+    return ok;
+}
+
+int cs_fold_check_quotient(const struct cs_fold_net *net, int ngpus, int k, int *rep, char *why,
+                           size_t len)
+{
+    int *pre, *seen, *img = link_scratch(net, &pre, &seen);
+    int order = ngpus / k, ok;
+
+    if (img == NULL)
+        return -1;
+    ok = map_links(net, ngpus, k, img, pre, why, len);
+    /* each link's orbit under the shift's powers (img's cycles: the shift by n maps every route
+     * onto itself, so img^order is the identity on the links of routes); the representative is
+     * the orbit's smallest index */
+    for (int l = 0; l < net->nlinks; l++) {
+        int m = l, size = 0;
+
+        rep[l] = seen[l] = -1;
+        if (img[l] < 0 || !ok)
+            continue;
+        do {
+            m = img[m];
+            size++;
+            if (m < rep[l] || rep[l] < 0)
+                rep[l] = m;
+        } while (m != l && size <= order);
+        if (m != l) {
+            say(why, len, "link %d is not on a cycle of the shift by %d", l, k);
+            ok = 0;
+        }
+        pre[l] = size; /* img's preimages are no longer needed */
+    }
+    /* a folded route crosses each orbit of shared links once, and each of those orbits has order
+     * links (no shift of the group fixes one: it would carry several images of a folded flow);
+     * the representative then carries, for every link of its orbit, the images of the flows on
+     * that link, one each */
+    for (int i = 0; i < net->npairs && ok; i++) {
+        if (net->pairs[i][0] >= k)
+            continue;
+        for (int h = net->first[i]; h < net->first[i + 1] && ok; h++) {
+            int l = net->route[h];
+
+            if (!net->links[l].shared)
+                continue;
+            if (pre[l] != order) {
+                say(why, len,
+                    "a shared link of the route %d->%d is its own image under the shift by %d (an "
+                    "orbit of %d links, not %d)",
+                    net->pairs[i][0], net->pairs[i][1], k * pre[l], pre[l], order);
+                ok = 0;
+            } else if (seen[rep[l]] == i) {
+                say(why, len, "the route %d->%d crosses two shared links of one orbit",
+                    net->pairs[i][0], net->pairs[i][1]);
+                ok = 0;
+            }
+            seen[rep[l]] = i;
+        }
+    }
+    free(img);
     return ok;
 }
 
@@ -394,11 +471,13 @@ int cs_fold_expand_period(const struct cs_fold *f, const struct cs_plan *plan, s
 
 void cs_fold_describe(const struct cs_fold *f, char *buf, size_t len)
 {
+    const char *q = f->quotient ? ", on the quotient network (each link's orbit one link)" : "";
+
     if (f->shift == 1)
-        snprintf(buf, len, "ranks shifted by 1 (r -> r+1 mod %d, a group of %d): rank 0 replayed",
-                 f->ngpus, f->order);
+        snprintf(buf, len, "ranks shifted by 1 (r -> r+1 mod %d, a group of %d): rank 0 replayed%s",
+                 f->ngpus, f->order, q);
     else
         snprintf(buf, len,
-                 "ranks shifted by %d (r -> r+%d mod %d, a group of %d): ranks 0-%d replayed",
-                 f->shift, f->shift, f->ngpus, f->order, f->shift - 1);
+                 "ranks shifted by %d (r -> r+%d mod %d, a group of %d): ranks 0-%d replayed%s",
+                 f->shift, f->shift, f->ngpus, f->order, f->shift - 1, q);
 }

@@ -14,8 +14,9 @@
  * ngpus / shift, acting freely on the ranks; ranks 0..shift-1 are one representative per orbit. */
 struct cs_fold {
     int ngpus;
-    int shift; /* k, a divisor of ngpus below it */
-    int order; /* ngpus / shift: how many ranks each replayed one stands for */
+    int shift;    /* k, a divisor of ngpus below it */
+    int order;    /* ngpus / shift: how many ranks each replayed one stands for */
+    int quotient; /* replayed on the quotient network (cs_fold_check_quotient) */
 };
 
 /* The shifts k (divisors of plan->ngpus below it, ascending) that map the plan onto itself: for
@@ -60,6 +61,19 @@ int cs_fold_plan_pairs(const struct cs_plan *plan, int (**pairs)[2]);
  * their images', so the full replay is order disjoint copies of the folded one. 1 when it holds,
  * 0 when it does not (why says where; may be NULL), -1 out of memory. */
 int cs_fold_check_net(const struct cs_fold_net *net, int ngpus, int k, char *why, size_t len);
+
+/* When the shift by k carries the network onto itself ((1) above) but folded flows share links with
+ * the others ((2) fails): whether the quotient network replays them exactly, each link l on a
+ * route replaced by rep[l], the first link of its orbit under the shift's powers (rep has nlinks
+ * entries; -1 for links on no route). It does when every shared link on the route of a pair sent
+ * from ranks 0..k-1 has an orbit of ngpus / k links and no such route crosses two shared links of
+ * one orbit: then, for each shift s of the group, s maps the flows on a link L one to one onto the
+ * folded flows on the representative's orbit that cross s^-1(L), so the representative carries,
+ * in the quotient, exactly the flows L carries in the full replay (the full replay's state being
+ * invariant under the group), with L's bandwidth, latency and sharing. 1, 0 with why, or -1 out
+ * of memory. */
+int cs_fold_check_quotient(const struct cs_fold_net *net, int ngpus, int k, int *rep, char *why,
+                           size_t len);
 
 /* The connection (src, dst) as the folded replay plays it: the image under the shift's power that
  * brings src into ranks 0..shift-1. */

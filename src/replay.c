@@ -1371,47 +1371,152 @@ static void fold_net_cleanup(struct cs_fold_net *net)
     sorted_links = NULL;
 }
 
-/* The first of the shifts ks[0..nk) that the routes and links keep (fold.h), into *f: 1, or 0
- * with why when none holds. */
-static int prove_fold(const struct cs_plan *plan, const int *ks, int nk, struct cs_fold *f,
-                      char *why, size_t len)
+/* A name as an XML attribute value. */
+static void xml_attr(FILE *f, const char *v)
+{
+    for (; *v; v++)
+        if (*v == '&')
+            fputs("&amp;", f);
+        else if (*v == '<')
+            fputs("&lt;", f);
+        else if (*v == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*v, f);
+}
+
+/* The quotient network of a proven quotient fold (fold.h) as a SimGrid platform, into fd: every
+ * GPU's host, the representative of each orbit of links the folded routes cross (its SimGrid name,
+ * bandwidth, latency and sharing), and the route of each pair sent from ranks 0..k-1 over the
+ * representatives, link for link. 0, or -1. */
+static int write_quotient(const struct cs_fold_net *net, int ngpus, int k, const int *rep, int fd)
+{
+    int dfd = dup(fd);
+    FILE *f = dfd < 0 ? NULL : fdopen(dfd, "w");
+    char *used = calloc((size_t)net->nlinks + 1, 1);
+    int rc = 0;
+
+    if (f == NULL || used == NULL) {
+        if (f != NULL)
+            fclose(f);
+        else if (dfd >= 0)
+            close(dfd);
+        free(used);
+        return -1;
+    }
+    fputs("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\">\n<zone id=\"quotient\" routing=\"Full\">\n",
+          f);
+    for (int g = 0; g < ngpus; g++)
+        fprintf(f, "<host id=\"gpu%d\" speed=\"1Gf\"/>\n", g);
+    for (int i = 0; i < net->npairs; i++)
+        for (int h = net->first[i]; net->pairs[i][0] < k && h < net->first[i + 1]; h++)
+            used[rep[net->route[h]]] = 1;
+    for (int l = 0; l < net->nlinks; l++) {
+        if (!used[l])
+            continue;
+        fputs("<link id=\"", f);
+        xml_attr(f, sg_link_get_name(sorted_links[l]));
+        fprintf(f, "\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
+                net->links[l].bw_Bps, net->links[l].lat_s,
+                net->links[l].shared ? "SHARED" : "FATPIPE");
+    }
+    for (int i = 0; i < net->npairs; i++) {
+        if (net->pairs[i][0] >= k)
+            continue;
+        fprintf(f, "<route src=\"gpu%d\" dst=\"gpu%d\" symmetrical=\"NO\">", net->pairs[i][0],
+                net->pairs[i][1]);
+        for (int h = net->first[i]; h < net->first[i + 1]; h++) {
+            fputs("<link_ctn id=\"", f);
+            xml_attr(f, sg_link_get_name(sorted_links[rep[net->route[h]]]));
+            fputs("\"/>", f);
+        }
+        fputs("</route>\n", f);
+    }
+    fputs("</zone>\n</platform>\n", f);
+    if (ferror(f))
+        rc = -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    free(used);
+    return rc;
+}
+
+/* The smallest of the shifts ks[0..nk) (ascending) that the routes and links keep (fold.h), into
+ * *f: 1 with *quotient 0, or, where the folded flows share links with the others, one whose
+ * quotient network is exact (qfd >= 0: written there, *quotient 1); else 0 with why (about the
+ * largest shift). */
+static int prove_fold(const struct cs_plan *plan, const int *ks, int nk, int qfd, struct cs_fold *f,
+                      int *quotient, char *why, size_t len)
 {
     struct cs_fold_net net;
-    int found = 0;
+    int found = 0, *rep = NULL;
 
-    if (fold_net(plan, &net) != 0) {
+    *quotient = 0;
+    if (fold_net(plan, &net) != 0 ||
+        (qfd >= 0 && (rep = malloc(((size_t)net.nlinks + 1) * sizeof(*rep))) == NULL)) {
         snprintf(why, len, "the routes could not be compared");
         fold_net_cleanup(&net);
         return 0;
     }
-    for (int i = nk - 1; i >= 0; i--) {
-        /* the largest shift first, for the reason given when none holds */
-        int ok = cs_fold_check_net(&net, plan->ngpus, ks[i], found ? NULL : why, len);
+    for (int i = 0; i < nk && !found; i++) {
+        int ok = cs_fold_check_net(&net, plan->ngpus, ks[i], NULL, 0);
 
+        if (ok < 0)
+            break;
+        if (ok == 0 && rep != NULL) {
+            ok = cs_fold_check_quotient(&net, plan->ngpus, ks[i], rep, NULL, 0);
+            if (ok < 0)
+                break;
+            if (ok == 1 && write_quotient(&net, plan->ngpus, ks[i], rep, qfd) != 0)
+                break;
+            *quotient = ok;
+        }
         if (ok == 1) {
-            *f = (struct cs_fold){plan->ngpus, ks[i], plan->ngpus / ks[i]};
+            *f = (struct cs_fold){plan->ngpus, ks[i], plan->ngpus / ks[i], *quotient};
             found = 1;
-        } else if (ok < 0 || found) {
-            break; /* out of memory, or a smaller shift fails: keep the one proven */
         }
     }
+    if (!found && nk > 0 && cs_fold_check_net(&net, plan->ngpus, ks[nk - 1], why, len) == 0 &&
+        rep != NULL) {
+        /* the reason the quotient of the largest shift gives, when it is not the routes' map */
+        char qwhy[200];
+
+        if (cs_fold_check_quotient(&net, plan->ngpus, ks[nk - 1], rep, qwhy, sizeof(qwhy)) == 0 &&
+            strstr(why, "carries flows of other orbits") != NULL) {
+            size_t n = strlen(why);
+
+            snprintf(why + n, len - n, "; %s", qwhy);
+        }
+    }
+    free(rep);
     fold_net_cleanup(&net);
     return found;
 }
 
 /* What a folded attempt tells the child before anything else. */
-enum fold_verdict { FOLD_USED = 1, FOLD_REFUSED, FOLD_DEADLOCK, FOLD_FAILED };
+enum fold_verdict { FOLD_USED = 1, FOLD_REFUSED, FOLD_DEADLOCK, FOLD_FAILED, FOLD_QUOTIENT };
 struct fold_head {
     int verdict;
     struct cs_fold fold;
     char note[240];
 };
 
-/* Set SimGrid up, replay, write the result to fd; the exit status. With candidate shifts ks
- * (nk > 0: a folded attempt), the result follows a fold_head, and is written only when the
- * folded replay is proven and completes. */
+/* A folded attempt: the candidate shifts (ascending), where a quotient network goes, or the fold
+ * already proven whose quotient network the platform is. */
+struct fold_try {
+    const int *ks;
+    int nk;
+    int qfd;                     /* -1: no quotient */
+    const struct cs_fold *given; /* non-NULL: replay folded by it, no proof */
+};
+
+/* Set SimGrid up, replay, write the result to fd; the exit status. With a folded attempt ft, the
+ * result follows a fold_head, and is written only when the folded replay is proven (or given) and
+ * completes; a proven quotient fold writes its network to ft->qfd and only the head (verdict
+ * FOLD_QUOTIENT): its replay is another process's, on that network (ft->given). */
 static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
-                    const struct cs_replay_opts *opts, const int *ks, int nk, const char *note,
+                    const struct cs_replay_opts *opts, const struct fold_try *ft, const char *note,
                     int fd)
 {
     struct wire_result wr;
@@ -1462,10 +1567,19 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     } else if (map_hosts(plan, plat, wr.error, sizeof(wr.error)) != 0) {
         /* wr.error says why */
-    } else if (nk > 0) {
+    } else if (ft != NULL) {
         /* A folded attempt: the proof on the routes, then the replay of ranks 0..k-1. */
-        if (!prove_fold(plan, ks, nk, &fold, head.note, sizeof(head.note))) {
+        int quotient = 0;
+
+        if (ft->given != NULL) {
+            fold = *ft->given;
+        } else if (!prove_fold(plan, ft->ks, ft->nk, ft->qfd, &fold, &quotient, head.note,
+                               sizeof(head.note))) {
             head.verdict = FOLD_REFUSED;
+            return cs_fd_write_all(fd, &head, sizeof(head)) != 0 ? 3 : 0;
+        } else if (quotient) {
+            head.verdict = FOLD_QUOTIENT;
+            head.fold = fold;
             return cs_fd_write_all(fd, &head, sizeof(head)) != 0 ? 3 : 0;
         }
         if (cs_fold_plan_init(&folded, plan, &fold) != 0) {
@@ -1549,15 +1663,72 @@ static int relay(int from, int to)
     return 0;
 }
 
+/* One folded attempt in a process of its own: *head as it says, and when the folded replay was
+ * used its result relayed to fd (*status 3 when that failed). */
+static void fold_child(const struct cs_plan *plan, const struct cs_platform *plat,
+                       const struct cs_replay_opts *opts, const struct fold_try *ft,
+                       struct fold_head *head, int fd, int *status)
+{
+    int fds[2], st;
+    pid_t pid, parent = getpid();
+
+    memset(head, 0, sizeof(*head));
+    head->verdict = FOLD_FAILED;
+    if (pipe(fds) != 0)
+        return;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
+        close(fds[0]);
+        _exit(simulate(plan, plat, opts, ft, NULL, fds[1]));
+    }
+    close(fds[1]);
+    if (cs_fd_read_all(fds[0], head, sizeof(*head)) != 0)
+        head->verdict = FOLD_FAILED;
+    if (head->verdict == FOLD_USED && relay(fds[0], fd) != 0)
+        *status = 3;
+    close(fds[0]);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (head->verdict == FOLD_USED && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+        *status = 3;
+    if (head->verdict == FOLD_QUOTIENT && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+        head->verdict = FOLD_FAILED;
+    head->note[sizeof(head->note) - 1] = '\0';
+}
+
+/* A temporary file for the quotient network, already unlinked (its descriptor is its name, for
+ * the process that loads it: /proc/self/fd/N): the descriptor, or -1. */
+static int quotient_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/collsim-quotient-XXXXXX", dir && *dir ? dir : "/tmp");
+    fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
 /* The folded attempt, in a process of its own (SimGrid's engine loads one platform once, and
- * the full replay may follow): 1 when it replayed folded and its result went to fd (*status set
- * to 3 when that failed), else 0 with note saying why the full replay runs. */
+ * the full replay may follow), and for a quotient fold one more on the quotient network: 1 when
+ * it replayed folded and its result went to fd (*status set to 3 when that failed), else 0 with
+ * note saying why the full replay runs. */
 static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
                     const struct cs_replay_opts *opts, int fd, char *note, size_t len, int *status)
 {
-    int ks[64], nk, fds[2], st;
+    int ks[64], nk;
     struct fold_head head;
-    pid_t pid, parent = getpid();
+    struct fold_try ft = {0};
 
     note[0] = '\0';
     if (opts->no_fold) {
@@ -1579,36 +1750,24 @@ static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
                  why);
         return 0;
     }
-    if (pipe(fds) != 0)
-        return 0;
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return 0;
+    ft.ks = ks;
+    ft.nk = nk;
+    ft.qfd = quotient_file();
+    fold_child(plan, plat, opts, &ft, &head, fd, status);
+    if (head.verdict == FOLD_QUOTIENT) {
+        struct cs_platform q = *plat;
+        struct cs_fold given = head.fold;
+        char qpath[64];
+
+        snprintf(qpath, sizeof(qpath), "/proc/self/fd/%d", ft.qfd);
+        q.path = qpath;
+        ft.given = &given;
+        fold_child(plan, &q, opts, &ft, &head, fd, status);
     }
-    if (pid == 0) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(127);
-        close(fds[0]);
-        _exit(simulate(plan, plat, opts, ks, nk, NULL, fds[1]));
-    }
-    close(fds[1]);
-    memset(&head, 0, sizeof(head));
-    if (cs_fd_read_all(fds[0], &head, sizeof(head)) != 0)
-        head.verdict = FOLD_FAILED;
-    if (head.verdict == FOLD_USED && relay(fds[0], fd) != 0)
-        *status = 3;
-    close(fds[0]);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (head.verdict == FOLD_USED) {
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            *status = 3;
+    if (ft.qfd >= 0)
+        close(ft.qfd);
+    if (head.verdict == FOLD_USED)
         return 1;
-    }
-    head.note[sizeof(head.note) - 1] = '\0';
     if (head.verdict == FOLD_REFUSED)
         snprintf(note, len,
                  "not folded: the platform breaks every rank shift of the schedule (%.150s)",
@@ -1631,7 +1790,7 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
 
     if (try_fold(plan, plat, opts, fd, note, sizeof(note), &status))
         return status;
-    return simulate(plan, plat, opts, NULL, 0, note, fd);
+    return simulate(plan, plat, opts, NULL, note, fd);
 }
 
 /* The first meaningful line the failed child wrote on stderr (SimGrid's message, without its

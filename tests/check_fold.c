@@ -176,11 +176,87 @@ START_TEST(test_check_net)
 }
 END_TEST
 
+/* n GPUs, GPU g's up link 2g and down link 2g + 1; pairs g -> g + 1 and g -> g + 2 over [up of
+ * the sender, down of the receiver], and with extra the receiver's down link of g + 3 too (a
+ * route crossing two links of one orbit under the shift by 2). Sorted pairs, as fold_net gives. */
+static void fan_net(struct cs_fold_net *net, int n, int extra, int (*pairs)[2], int *first,
+                    int *route, struct cs_fold_link *links)
+{
+    int h = 0, i = 0;
+
+    for (int g = 0; g < n; g++) {
+        int d1 = (g + 1) % n, d2 = (g + 2) % n;
+        int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
+
+        for (int dst = lo; dst <= hi; dst += hi - lo) {
+            pairs[i][0] = g;
+            pairs[i][1] = dst;
+            first[i++] = h;
+            route[h++] = 2 * g;
+            route[h++] = 2 * dst + 1;
+            if (extra && dst == d1)
+                route[h++] = 2 * ((g + 3) % n) + 1;
+        }
+    }
+    first[i] = h;
+    for (int l = 0; l < 2 * n; l++)
+        links[l] = (struct cs_fold_link){1e9, 1e-6, 1, 1};
+    *net = (struct cs_fold_net){i, pairs, first, route, 2 * n, links};
+}
+
+/* The quotient (fold.h): down links that carry flows from every orbit fold onto one link per
+ * orbit; refused for a link its own image (a backbone) or a route crossing one orbit twice. */
+START_TEST(test_check_quotient)
+{
+    int pairs[16][2], first[17], route[64], rep[17];
+    struct cs_fold_link links[17];
+    struct cs_fold_net net;
+    char why[200];
+
+    fan_net(&net, 8, 0, pairs, first, route, links);
+    /* GPU 1's down link carries 0 -> 1 (folded by 2) and 7 -> 1 (not): no plain fold */
+    ck_assert_int_eq(cs_fold_check_net(&net, 8, 2, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "other orbits") != NULL, "%s", why);
+    ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 2, rep, why, sizeof(why)), 1);
+    /* orbits of 4 links under the shift by 2, the first link of each its representative */
+    ck_assert_int_eq(rep[2 * 6], 0);     /* up of 6: up of 0 */
+    ck_assert_int_eq(rep[2 * 5], 2);     /* up of 5: up of 1 */
+    ck_assert_int_eq(rep[2 * 4 + 1], 1); /* down of 4: down of 0 */
+    ck_assert_int_eq(rep[2 * 7 + 1], 3); /* down of 7: down of 1 */
+    /* under the shift by 1 every down link is one orbit of 8: 0 -> 1 and 0 -> 2 cross it once
+     * each, so the quotient holds with one down link for all */
+    ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 1, rep, why, sizeof(why)), 1);
+    ck_assert_int_eq(rep[2 * 5 + 1], 1);
+    /* a slower link breaks the map */
+    links[9].bw_Bps = 5e8;
+    ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 2, rep, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "does not map") != NULL, "%s", why);
+    /* a route over two down links of one orbit (g + 1's and g + 3's under the shift by 2) */
+    fan_net(&net, 8, 1, pairs, first, route, links);
+    ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 2, rep, why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "two shared links of one orbit") != NULL, "%s", why);
+    /* as a fatpipe it couples no flows: accepted */
+    for (int l = 1; l < 16; l += 2)
+        links[l].shared = 0;
+    ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 2, rep, why, sizeof(why)), 1);
+    /* a backbone shared by every node's outgoing hop is its own image under every shift: each
+     * folded flow on it stands for several of the full replay's */
+    {
+        int rp[8][2], rf[9], rr[32];
+        struct cs_fold_link rl[17];
+
+        ring_net(&net, 8, 1, rp, rf, rr, rl);
+        ck_assert_int_eq(cs_fold_check_quotient(&net, 8, 2, rep, why, sizeof(why)), 0);
+        ck_assert_msg(strstr(why, "its own image") != NULL, "%s", why);
+    }
+}
+END_TEST
+
 START_TEST(test_conn_and_plan)
 {
-    struct cs_fold f = {512, 8, 64};
+    struct cs_fold f = {512, 8, 64, 0};
     struct cs_plan *plan = ring_plan(16, "Simple", 1 << 20), folded;
-    struct cs_fold f16 = {16, 8, 2};
+    struct cs_fold f16 = {16, 8, 2, 0};
     int s = 7, d = 8;
 
     cs_fold_conn(&f, &s, &d);
@@ -364,7 +440,7 @@ static struct cs_platform *corpus_platform(int g, char paths[][64], struct cs_pl
 
 /* Every XML of dir predicted at 1 KiB, 1 MiB and 1 GiB folded and in full: the same rows to every
  * digit. Adds the files to *nfiles and the folded rows to *nfolded. */
-static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
+static void corpus_dir(const char *dir, int *nfiles, int *nfolded, int *nquotient)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -408,6 +484,8 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
             if (a[k].res.report != NULL)
                 ck_assert_str_eq(a[k].res.report, b[k].res.report);
             *nfolded += a[k].refused == NULL && a[k].hang == NULL && a[k].res.fold_order > 1;
+            *nquotient += a[k].refused == NULL && a[k].hang == NULL && a[k].res.fold_order > 1 &&
+                          strstr(a[k].res.fold, "quotient network") != NULL;
             /* a folded deadlock is replayed in full: the same report, and the reason */
             if (a[k].res.status == CS_REPLAY_DEADLOCK && strstr(a[k].res.fold, "deadlocks"))
                 ndeadlocks++;
@@ -418,8 +496,10 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
         ++*nfiles;
     }
     closedir(d);
-    fprintf(stderr, "%s: %d files, %d rows folded, %d folded deadlocks replayed in full\n", dir,
-            *nfiles, *nfolded, ndeadlocks);
+    fprintf(stderr,
+            "%s: %d files, %d rows folded (%d on a quotient network), %d folded deadlocks replayed "
+            "in full\n",
+            dir, *nfiles, *nfolded, *nquotient, ndeadlocks);
     for (int g = 0; g <= 64; g++)
         if (cache[g] != NULL) {
             unlink(paths[g]);
@@ -429,24 +509,26 @@ static void corpus_dir(const char *dir, int *nfiles, int *nfolded)
 
 START_TEST(test_corpus_schedules)
 {
-    int nfiles = 0, nfolded = 0;
+    int nfiles = 0, nfolded = 0, nquotient = 0;
     char dir[4200];
 
     snprintf(dir, sizeof(dir), "%s/schedules", test_srcdir());
-    corpus_dir(dir, &nfiles, &nfolded);
+    corpus_dir(dir, &nfiles, &nfolded, &nquotient);
     ck_assert_int_ge(nfiles, 20);
-    /* the rings and all-pairs fold on one DGX node */
+    /* the rings and all-pairs fold on one DGX node; the hierarchical schedules on two columns
+     * share each GPU's PCIe links between the columns: a quotient network */
     ck_assert_int_ge(nfolded, 12);
+    ck_assert_int_ge(nquotient, 3);
 }
 END_TEST
 
 START_TEST(test_corpus_shared)
 {
     char dir[4200];
-    int nfiles = 0, nfolded = 0;
+    int nfiles = 0, nfolded = 0, nquotient = 0;
 
     snprintf(dir, sizeof(dir), "%s/msccl-xml", test_shared_data());
-    corpus_dir(dir, &nfiles, &nfolded);
+    corpus_dir(dir, &nfiles, &nfolded, &nquotient);
     ck_assert_int_ge(nfiles, 50);
     ck_assert_int_ge(nfolded, 1);
 }
@@ -455,9 +537,11 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_plan_shifts, 1},   {test_hier_shifts, 1},      {test_check_net, 1},
-        {test_conn_and_plan, 1}, {test_ring_nodes, 1},       {test_broken_symmetry, 1},
-        {test_deadlock, 1},      {test_corpus_schedules, 1}, {NULL, 0},
+        {test_plan_shifts, 1},      {test_hier_shifts, 1},
+        {test_check_net, 1},        {test_check_quotient, 1},
+        {test_conn_and_plan, 1},    {test_ring_nodes, 1},
+        {test_broken_symmetry, 1},  {test_deadlock, 1},
+        {test_corpus_schedules, 1}, {NULL, 0},
     };
     const struct test_case shared[] = {{test_corpus_shared, 1}, {NULL, 0}};
 

@@ -3,7 +3,8 @@
 # with the CSV of --no-fold to every digit: a 128-GPU ring on 16 DGX nodes at 1 KiB and 1 MiB,
 # an 8-GPU ring on one node; a platform edited to one slower NIC on a route the ring
 # uses, and a schedule with one step missing on one rank, are replayed in full with the reason;
-# --trace replays every rank. (Time-independent: no wall clock is looked at.)
+# the hierarchical schedule folds by a column onto the quotient network, and not with one slower
+# PCIe link; --trace replays every rank. (Time-independent: no wall clock is looked at.)
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -69,6 +70,19 @@ has "one step missing" "$tmp/folded.err" "not folded: no rank shift maps the sch
 # the unedited ring folds to one rank there
 same "8-GPU ring" "$tmp/ring8.xml" -p "$CS_SRCDIR/platforms/dgx-a100.xml" -b 1M -e 1M
 has "8-GPU ring" "$tmp/folded.err" "folded: ranks shifted by 1"
+
+# the hierarchical AllReduce on 8 columns of 8: each GPU's PCIe link carries flows from every
+# column, so the shift by a column folds onto the quotient network (one link per orbit)
+"$cs" platform a100-hier --rows 8 --columns 8 -o "$tmp/h64.xml" || exit 1
+hier="--gen hierarchical:gpus=64,columns=8,protocol=LL"
+same "64-GPU hierarchical" $hier -p "$tmp/h64.xml" -b 1K -e 1G -f 1024
+has "64-GPU hierarchical" "$tmp/folded.err" "folded: ranks shifted by 8 (r -> r+8 mod 64, a group of 8): ranks 0-7 replayed, on the quotient network"
+# one GPU's PCIe link slower: no shift maps the routes onto themselves
+sed 's/<link id="gpu19_pcie" bandwidth="[^"]*"/<link id="gpu19_pcie" bandwidth="1.2e+10Bps"/' \
+    "$tmp/h64.xml" >"$tmp/h64-slow.xml"
+cmp -s "$tmp/h64.xml" "$tmp/h64-slow.xml" && fail "the hierarchical platform edit changed nothing"
+same "slower PCIe link" $hier -p "$tmp/h64-slow.xml" -b 1M -e 1M
+has "slower PCIe link" "$tmp/folded.err" "not folded: the platform breaks every rank shift of the schedule"
 
 # a trace records every rank
 expect 0 "$cs" predict $ring -p "$tmp/d128.xml" -b 1K -e 1K --verbose --trace "$tmp/t.json"
