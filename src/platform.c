@@ -622,11 +622,33 @@ static int add_cluster(struct reader *r, const xmlNode *n)
     return rc;
 }
 
+/* Whether link n (or a <trace_connect>) makes a link vary in time, or is a WIFI link. */
+static int varies(const xmlNode *n)
+{
+    static const char *const files[] = {"bandwidth_file", "latency_file", "state_file"};
+    char *policy;
+    int v = 0;
+
+    if (is_elem(n, "trace_connect"))
+        return 1;
+    if (!is_elem(n, "link"))
+        return 0;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        v |= xmlHasProp((xmlNode *)n, (const xmlChar *)files[i]) != NULL;
+    if ((policy = attr(n, "sharing_policy")) != NULL) {
+        v |= strcmp(policy, "WIFI") == 0;
+        xmlFree(policy);
+    }
+    return v;
+}
+
 static int walk(struct reader *r, const xmlNode *n)
 {
     for (; n; n = n->next) {
         int rc = 0;
 
+        if (r->plat->varying_line == 0 && varies(n))
+            r->plat->varying_line = (int)xmlGetLineNo(n) > 0 ? (int)xmlGetLineNo(n) : 1;
         if (is_elem(n, "link"))
             rc = add_link(r, n);
         else if (is_elem(n, "host"))

@@ -12,6 +12,10 @@ struct cs_platform {
     char *path;
     struct cs_params params; /* defaults overridden by the root zone's <prop id="cs.*"> */
     int ngpus;               /* hosts gpu0..gpuN-1 */
+    /* 0, or the line of the first link whose bandwidth, latency or state changes in time (a
+     * bandwidth_file, latency_file or state_file, a <trace_connect>) or that is a WIFI link:
+     * what the fold's proof (which compares links as they are at the start) does not cover */
+    int varying_line;
     int nlinks;
     struct cs_platform_link {
         char *id;               /* a <link>'s id, or (prefix) how a cluster's link names start */

@@ -1741,6 +1741,13 @@ static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (plan->ngpus < 2)
         return 0;
+    if (plat->varying_line > 0) {
+        snprintf(note, len,
+                 "not folded: a link at %.100s:%d changes in time or is a WIFI link, which the "
+                 "proof does not compare",
+                 plat->path, plat->varying_line);
+        return 0;
+    }
     nk = cs_fold_plan_shifts(plan, &plat->params, ks, (int)(sizeof(ks) / sizeof(ks[0])), note, len);
     if (nk == 0) {
         char why[200];

@@ -1,10 +1,11 @@
 #!/bin/sh
 # fold.sh: predict folds a symmetric run and says so (--verbose, the `#` line after the table),
 # with the CSV of --no-fold to every digit: a 128-GPU ring on 16 DGX nodes at 1 KiB and 1 MiB,
-# an 8-GPU ring on one node; a platform edited to one slower NIC on a route the ring
-# uses, and a schedule with one step missing on one rank, are replayed in full with the reason;
-# the hierarchical schedule folds by a column onto the quotient network, and not with one slower
-# PCIe link; --trace replays every rank. (Time-independent: no wall clock is looked at.)
+# an 8-GPU ring on one node; a platform edited to one slower NIC on a route the ring uses, or
+# to one whose bandwidth changes in time (a profile), and a schedule with one step missing on
+# one rank, are replayed in full with the reason; the hierarchical schedule folds by a column
+# onto the quotient network, and not with one slower PCIe link; --trace replays every rank.
+# (Time-independent: no wall clock is looked at.)
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${CS_BUILDDIR:=$(pwd)}"
@@ -53,6 +54,17 @@ grep -q "folded replay" "$tmp/folded.csv" && fail "slower NIC: a folded replay i
 # and the slower NIC shows: the time is not the symmetric platform's
 expect 0 "$cs" predict $ring -p "$tmp/d128.xml" -b 1M -e 1M --format csv
 cmp -s "$tmp/out" "$tmp/folded.csv" && fail "slower NIC: the same time as the symmetric platform"
+
+# the same NIC at its bandwidth, then half of it 10 us on (a bandwidth profile): the proof
+# compares links as they start, so a link that changes in time is not folded
+printf '0 2.4e10\n0.00001 1.2e10\n' >"$tmp/bw.txt"
+sed 's|<link id="gpu63_nic" |<link id="gpu63_nic" bandwidth_file="bw.txt" |' "$tmp/d128.xml" \
+    >"$tmp/varying.xml"
+cmp -s "$tmp/d128.xml" "$tmp/varying.xml" && fail "the profile edit changed nothing"
+same "bandwidth profile" $ring -p "$tmp/varying.xml" -b 1M -e 1M
+has "bandwidth profile" "$tmp/folded.err" "changes in time or is a WIFI link, which the proof does not compare"
+expect 0 "$cs" predict $ring -p "$tmp/d128.xml" -b 1M -e 1M --format csv
+cmp -s "$tmp/out" "$tmp/folded.csv" && fail "bandwidth profile: the same time as the constant link"
 
 # one step missing on rank 5 of an 8-GPU ring: its last receive (from rank 4), which rank 4 then
 # no longer sends (its last rcs becomes an r): a valid structure, no longer the same from every rank
