@@ -213,7 +213,10 @@ int cs_fold_plan_shifts(const struct cs_plan *plan, const struct cs_params *par,
         if (n % k != 0)
             continue;
         last = k;
-        if (plan_shifts_by(plan, par, k, &sc, NULL, 0))
+        /* The shifts that map the plan onto itself are a group: with the smallest, ks[0], every
+         * multiple of it is one (its powers), and no other divisor of n is (with ks[0] it would
+         * give their gcd, a smaller one), so only the ones before ks[0] need the walk. */
+        if (count > 0 ? k % ks[0] == 0 : plan_shifts_by(plan, par, k, &sc, NULL, 0))
             ks[count++] = k;
     }
     if (count == 0 && last > 0)

@@ -616,58 +616,75 @@ static int metadata(struct cs_prog *p)
 /* ---- instruction order (topo_sort_instrs): a heap keyed by (chunk_step, -priority, dst index,
  * src index); the rank and creation order break the ties msccl-tools leaves to set order. */
 
-static int op_less(const struct cs_prog *p, int a, int b)
-{
-    const struct op *x = &p->ops[a], *y = &p->ops[b];
+/* A heap entry: an op's keys, copied when it is pushed (they are fixed by then), so that sifting
+ * reads the heap alone and not the ops it names. */
+struct hent {
+    int cs, prio, dst, src, rank, op;
+};
 
-    /* the heap's inner loop: the keys compared in turn, not through an array */
+static int hent_less(const struct hent *x, const struct hent *y)
+{
     if (x->cs != y->cs)
         return x->cs < y->cs;
     if (x->prio != y->prio)
         return x->prio > y->prio;
-    if (x->dst.index != y->dst.index)
-        return x->dst.index < y->dst.index;
-    if (x->src.index != y->src.index)
-        return x->src.index < y->src.index;
+    if (x->dst != y->dst)
+        return x->dst < y->dst;
+    if (x->src != y->src)
+        return x->src < y->src;
     if (x->rank != y->rank)
         return x->rank < y->rank;
-    return a < b;
+    return x->op < y->op;
 }
 
-/* The heap lives in an ivec, sifted by op_less. */
-static int heap_push(const struct cs_prog *p, struct ivec *h, int x)
+struct heap {
+    struct hent *e;
+    int n, cap;
+};
+
+static int heap_push(const struct cs_prog *p, struct heap *h, int x)
 {
+    const struct op *o = &p->ops[x];
+    struct hent v = {o->cs, o->prio, o->dst.index, o->src.index, o->rank, x};
     int i;
 
-    if (ivec_push(h, x))
-        return CS_ERR_NOMEM;
-    i = h->n - 1;
-    while (i > 0 && op_less(p, x, IV(h)[(i - 1) / 2])) {
-        IV(h)[i] = IV(h)[(i - 1) / 2];
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        struct hent *e = realloc(h->e, (size_t)cap * sizeof(*e));
+
+        if (e == NULL)
+            return CS_ERR_NOMEM;
+        h->e = e;
+        h->cap = cap;
+    }
+    i = h->n++;
+    while (i > 0 && hent_less(&v, &h->e[(i - 1) / 2])) {
+        h->e[i] = h->e[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    IV(h)[i] = x;
+    h->e[i] = v;
     return 0;
 }
 
-static int heap_pop(const struct cs_prog *p, struct ivec *h)
+static int heap_pop(struct heap *h)
 {
-    int top = IV(h)[0], x = IV(h)[--h->n], i = 0;
+    int top = h->e[0].op, i = 0;
+    struct hent x = h->e[--h->n];
 
     for (;;) {
         int c = 2 * i + 1;
 
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && op_less(p, IV(h)[c + 1], IV(h)[c]))
+        if (c + 1 < h->n && hent_less(&h->e[c + 1], &h->e[c]))
             c++;
-        if (!op_less(p, IV(h)[c], x))
+        if (!hent_less(&h->e[c], &x))
             break;
-        IV(h)[i] = IV(h)[c];
+        h->e[i] = h->e[c];
         i = c;
     }
     if (h->n > 0)
-        IV(h)[i] = x;
+        h->e[i] = x;
     return top;
 }
 
@@ -683,7 +700,7 @@ static int all_prev_visited(const struct cs_prog *p, int x)
 
 static int topo_sort(struct cs_prog *p, int **out, int *nout)
 {
-    struct ivec h = {0};
+    struct heap h = {0};
     int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
     int n = 0, alive = 0;
 
@@ -701,7 +718,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
                 goto nomem;
     }
     while (h.n > 0) {
-        int x = heap_pop(p, &h);
+        int x = heap_pop(&h);
         struct op *o = &p->ops[x];
 
         if (o->visited)
@@ -716,7 +733,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
                 if (heap_push(p, &h, IV(&o->next)[k]))
                     goto nomem;
     }
-    ivec_free(&h);
+    free(h.e);
     if (n != alive) {
         free(ord);
         /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
@@ -728,7 +745,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
     *nout = n;
     return 0;
 nomem:
-    ivec_free(&h);
+    free(h.e);
     free(ord);
     return nomem(p);
 }
