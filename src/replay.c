@@ -56,6 +56,7 @@
 #include "fold.h"
 #include "sgrate.h"
 #include "util.h"
+#include "xml.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1371,20 +1372,6 @@ static void fold_net_cleanup(struct cs_fold_net *net)
     sorted_links = NULL;
 }
 
-/* A name as an XML attribute value. */
-static void xml_attr(FILE *f, const char *v)
-{
-    for (; *v; v++)
-        if (*v == '&')
-            fputs("&amp;", f);
-        else if (*v == '<')
-            fputs("&lt;", f);
-        else if (*v == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*v, f);
-}
-
 /* The quotient network of a proven quotient fold (fold.h) as a SimGrid platform, into fd: every
  * GPU's host, the representative of each orbit of links the folded routes cross (its SimGrid name,
  * bandwidth, latency and sharing), and the route of each pair sent from ranks 0..k-1 over the
@@ -1416,7 +1403,7 @@ static int write_quotient(const struct cs_fold_net *net, int ngpus, int k, const
         if (!used[l])
             continue;
         fputs("<link id=\"", f);
-        xml_attr(f, sg_link_get_name(sorted_links[l]));
+        cs_xml_put_escaped(f, sg_link_get_name(sorted_links[l]));
         fprintf(f, "\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
                 net->links[l].bw_Bps, net->links[l].lat_s,
                 net->links[l].shared ? "SHARED" : "FATPIPE");
@@ -1428,7 +1415,7 @@ static int write_quotient(const struct cs_fold_net *net, int ngpus, int k, const
                 net->pairs[i][1]);
         for (int h = net->first[i]; h < net->first[i + 1]; h++) {
             fputs("<link_ctn id=\"", f);
-            xml_attr(f, sg_link_get_name(sorted_links[rep[net->route[h]]]));
+            cs_xml_put_escaped(f, sg_link_get_name(sorted_links[rep[net->route[h]]]));
             fputs("\"/>", f);
         }
         fputs("</route>\n", f);

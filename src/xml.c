@@ -681,7 +681,7 @@ int cs_sched_read_xml(const char *path, struct cs_sched **out, struct cs_error *
     return cs_sched_read_xml_tap(path, NULL, NULL, out, err);
 }
 
-static void put_escaped(FILE *fp, const char *s)
+void cs_xml_put_escaped(FILE *fp, const char *s)
 {
     static const char *const entity[256] = {
         ['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",   ['"'] = "&quot;",
@@ -705,7 +705,7 @@ int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp)
                            : cs_coll_name(sched->coll);
 
     fputs("<algo name=\"", fp);
-    put_escaped(fp, sched->name ? sched->name : "");
+    cs_xml_put_escaped(fp, sched->name ? sched->name : "");
     fprintf(fp,
             "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
             "inplace=\"%d\"",

@@ -46,6 +46,9 @@ int cs_sched_read_xml_mem(const char *buf, size_t len, const char *name, struct 
 
 /* Write the schedule as msccl-tools does (attribute order, two-space indent, nop form). Returns 0,
  * or CS_ERR_IO when the stream reports an error. */
+/* s as an XML attribute value or character data: markup and whitespace controls as entities. */
+void cs_xml_put_escaped(FILE *fp, const char *s);
+
 int cs_sched_write_xml(const struct cs_sched *sched, FILE *fp);
 
 /* Write to a path through cs_outfile_open (a file is replaced only when complete; "-" writes
