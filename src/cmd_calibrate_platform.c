@@ -242,7 +242,8 @@ static int platform_args(int argc, char **argv, struct popts *o)
 /* ---- tables as cases */
 
 /* What a table says of itself: its ranks (busbw over algbw, or a gpus column) and its NCCL
- * version (an nccl_version column NCCL's rule covers), "" when none. 0, or an exit code. */
+ * version (an nccl_version column, or in raw nccl-tests output NCCL's "NCCL version" line or
+ * nccl-tests' nccl-library= header; 2.8 or later), "" when none. 0, or an exit code. */
 static int table_info(const struct popts *o, const char *path, int hint, int *ranks, char *ver,
                       size_t len)
 {
@@ -265,6 +266,20 @@ static int table_info(const struct popts *o, const char *path, int hint, int *ra
     if (vc >= 0 && t->nrows > 0 && cs_nccl_version_parse(cs_csv_cell(t, 0, vc), &code, NULL) == 0)
         snprintf(ver, len, "%s", cs_csv_cell(t, 0, vc));
     cs_csv_free(t);
+    if (ver[0] == '\0') {
+        /* raw nccl-tests output: NCCL's own "NCCL version" line, else nccl-tests' header */
+        struct cs_ncclinfo *log;
+
+        code = 0;
+        if (cs_ncclinfo_read(path, &log, NULL) == 0) {
+            code = log->version;
+            cs_ncclinfo_free(log);
+        }
+        if (code == 0)
+            code = cs_meas_nccl_library(path);
+        if (code >= CS_NCCL_RULE_MIN && code < CS_NCCL_VERSION_END)
+            cs_nccl_version_name(code, ver, (unsigned)len);
+    }
     if (*ranks < 2)
         return cmd_usage_error("%s: cannot infer the number of ranks from busbw/algbw; give "
                                "--ranks",
@@ -315,7 +330,7 @@ static const char *family_machine(const struct popts *o)
  * nodes where --ranks and --nodes do not (*ranks, *nodes), and the schedule NCCL ran (gen
  * nccl:log=PATH: its version, channels and ring orders; `collsim nccl-log PATH` shows what was
  * read). 1 when path is such a log (of 2 ranks or more), else 0. */
-static int log_of(const struct popts *o, const char *path, int *ranks, int *nodes)
+static int log_of(const struct popts *o, const char *path, int *ranks, int *nodes, int *version)
 {
     struct cs_ncclinfo *log;
     int is_log;
@@ -324,6 +339,7 @@ static int log_of(const struct popts *o, const char *path, int *ranks, int *node
         return 0;
     if ((is_log = log->nranks >= 2)) {
         *ranks = log->nranks;
+        *version = log->version;
         if (o->nodes == 0 && log->nnodes > 1)
             *nodes = log->nnodes;
     }
@@ -352,19 +368,22 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
     char shared[1100];
     char *f[10];
     int ranks, nodes, nf = 5, rc, gpt = cs_meas_gpus_per_thread(path), given = 0;
-    int is_log, lranks = 0, lnodes = 0;
+    int is_log, lranks = 0, lnodes = 0, lversion = 0;
+    const char *v;
     struct cs_error err;
 
-    is_log = log_of(o, path, &lranks, &lnodes);
+    is_log = log_of(o, path, &lranks, &lnodes, &lversion);
     if ((rc = table_info(o, path, lranks, &ranks, ver, sizeof(ver))) != 0)
         return rc;
     case_name(path, name, sizeof(name) - 8);
     snprintf(name + strlen(name), 8, "-%d", (k + 1) % 100);
     nodes = lnodes > 1 ? lnodes : family_nodes(o, ranks);
     sched[0] = '\0';
+    /* the version named (--nccl), else the log's own (gen nccl reads it), else the table's */
+    v = o->nccl[0] ? o->nccl : is_log && lversion != 0 ? "" : ver;
     if (is_log) /* the run's own communicator */
-        snprintf(sched, sizeof(sched), "gen:nccl:log=%s%s%s%s", path, o->nccl[0] ? ",nccl=" : "",
-                 o->nccl, family_machine(o));
+        snprintf(sched, sizeof(sched), "gen:nccl:log=%s%s%s%s", path, v[0] ? ",nccl=" : "", v,
+                 family_machine(o));
     *nodes_out = nodes;
     if (o->sched)
         snprintf(sched, sizeof(sched), "%s", o->sched);
@@ -374,8 +393,7 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
         ;
     else
         snprintf(sched, sizeof(sched), "gen:nccl:gpus=%d,nodes=%d,channels=%d%s%s%s%s", ranks,
-                 nodes, family_channels(o, nodes), o->nccl[0] || ver[0] ? ",nccl=" : "",
-                 o->nccl[0] ? o->nccl : ver, family_machine(o),
+                 nodes, family_channels(o, nodes), v[0] ? ",nccl=" : "", v, family_machine(o),
                  o->coll && o->coll != CS_MEAS_ALLREDUCE ? ",coll=" : "");
     if (!o->sched && !o->gen && o->coll && o->coll != CS_MEAS_ALLREDUCE)
         snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched), "%s",
@@ -457,6 +475,12 @@ static int add_table(struct tables *T, struct cs_case *c, int held_out)
         cmd_print_error(&err);
         cs_case_cleanup(&t->c);
         return CS_EXIT_USAGE;
+    }
+    if (t->c.gen_nccl && cs_nccl_past_rule(t->c.nccl)) {
+        char note[400];
+
+        fprintf(stderr, "collsim: calibrate platform: %s: warning: %s\n", t->c.vc.name,
+                cs_nccl_rule_note(t->c.nccl, note, sizeof(note)));
     }
     T->n++;
     return 0;
@@ -618,6 +642,8 @@ static void report_table(FILE *rep, const struct cs_refit_table *T)
             T->c.by_nccl      ? "NCCL's own pick per size"
             : T->c.vc.fastest ? "the fastest per size"
                               : T->c.proto[0]);
+    if (T->c.gen_nccl && cs_nccl_rule_note(T->c.nccl, why, sizeof(why)) != NULL)
+        fprintf(rep, "Note: %s.\n\n", why);
     fprintf(rep, "| size (B) | measured | predicted | protocol | error | |\n"
                  "|---|---|---|---|---|---|\n");
     for (int j = 0; j < T->n; j++) {

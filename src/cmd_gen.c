@@ -43,7 +43,7 @@ const char cmd_gen_usage[] =
     "                and NICs, as NCCL spreads its channels (spec key per_node).\n"
     "  allpairs      each rank reduces its 1/G of the buffer from all others, then sends it\n"
     "                to all.\n"
-    "  nccl          what NCCL V (2.8 to 2.18, default 2.12.12, the NCCL MSCCL is built on)\n"
+    "  nccl          what NCCL V (2.8 on, 2.19 on as 2.18; default 2.12.12, MSCCL's)\n"
     "                runs for the collective at --size BYTES (the whole buffer, as\n"
     "                nccl-tests' size column): a ring over the GPUs in rank order 0..G-1\n"
     "                (on every platform family an order NCCL's locality search can pick;\n"
@@ -246,6 +246,8 @@ int cmd_gen(int argc, char **argv)
         fprintf(stderr, "collsim: gen %s: %s\n", name, err.msg);
         return CS_EXIT_USAGE;
     }
+    for (int i = 0; i < sched->nwarnings_kept; i++)
+        fprintf(stderr, "collsim: gen %s: warning: %s\n", name, sched->warnings[i].msg);
     if (cs_sched_steps_warning(sched, warning, sizeof(warning)) != NULL)
         fprintf(stderr, "collsim: gen %s: warning: %s (predict simulates it as a what-if)\n", name,
                 warning);

@@ -98,7 +98,7 @@ const char cmd_predict_usage[] =
     "aggregation, data check, threads per process, CUDA graphs, averaging, blocking,\n"
     "null stream, timeout, CPU time, buffer registration, root) and -o sum|prod|min|max|avg|all\n"
     "(every reduction costs the same in the model). -i (linear steps) is refused: use -f.\n"
-    "--vs-nccl also predicts, at each size, what NCCL V (2.8 to 2.18, default 2.12.12) runs\n"
+    "--vs-nccl also predicts, at each size, what NCCL V (2.8 on, default 2.12.12) runs\n"
     "for the schedule's collective on the same platform and GPUs (`collsim gen nccl`): a ring\n"
     "in rank order 0..G-1 on NCCL's channels and threads at that size out of a communicator\n"
     "of K channels (default 24); with --nccl-nodes M, node by node, ring k rotated by k\n"
@@ -576,6 +576,8 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
                              sizeof(nccl_name));
         meta.vs_nccl = nccl_name;
         o.vs_nccl = &a->nccl;
+        if (cs_nccl_rule_note(a->nccl.version, note, sizeof(note)) != NULL)
+            fprintf(stderr, "collsim: predict --vs-nccl: warning: %s\n", note);
     }
     cs_error_init(&err);
     if (cs_progress_start(&prog.bar, "predict", "sizes", 0, a->quiet || a->verbose, &err) != 0) {

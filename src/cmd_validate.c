@@ -54,7 +54,7 @@ const char cmd_validate_usage[] =
     "version, log: an NCCL INFO log giving them and its rings' orders; no size or protocol)\n"
     "predicts, per size and protocol, what `collsim gen nccl` writes there (NCCL's ring or\n"
     "tree, channels and threads; the replay narrows the protocol's CTA to those threads).\n"
-    "nccl=VERSION (NCCL 2.8 to 2.18, a gen:ring schedule of one instance) runs NCCL's channel\n"
+    "nccl=VERSION (NCCL 2.8 on, a gen:ring schedule of one instance) runs NCCL's channel\n"
     "and thread choice (enqueue.cc): the ring's channels= is the communicator's, and each size\n"
     "and protocol is predicted on the ring with the channels NCCL uses at that size, with the\n"
     "protocol's cs.tb_Bps and cs.pass_bytes scaled by threads / maximum threads when NCCL uses\n"

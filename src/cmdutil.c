@@ -52,8 +52,11 @@ void cmd_print_sched_warnings(const struct cs_sched *sched)
     const char *name = sched->path ? sched->path : "<stdin>";
 
     for (int i = 0; i < sched->nwarnings_kept; i++)
-        fprintf(stderr, "%s:%d: warning: %s\n", name, sched->warnings[i].line,
-                sched->warnings[i].msg);
+        if (sched->warnings[i].line > 0)
+            fprintf(stderr, "%s:%d: warning: %s\n", name, sched->warnings[i].line,
+                    sched->warnings[i].msg);
+        else /* of the schedule as a whole (a generator's) */
+            fprintf(stderr, "%s: warning: %s\n", name, sched->warnings[i].msg);
     if (sched->nwarnings > sched->nwarnings_kept)
         fprintf(stderr, "%s: ... and %d more warnings\n", name,
                 sched->nwarnings - sched->nwarnings_kept);

@@ -850,10 +850,11 @@ static int nccl_log_opts(const char *path, struct cs_gen_opts *o, struct cs_erro
         rc = usage(err, "nccl log %s: %d ranks (line %d), not %d GPUs", path, log->nranks,
                    log->comm_line, o->gpus);
     else if (o->nccl_version == 0 &&
-             (log->version < CS_NCCL_RULE_MIN || log->version >= CS_NCCL_RULE_END))
+             (log->version < CS_NCCL_RULE_MIN || log->version >= CS_NCCL_VERSION_END))
         rc = usage(err,
                    "nccl log %s: NCCL %s (line %d): collsim reproduces the channel choice of NCCL "
-                   "2.8 to 2.18; name one (spec key nccl, --nccl-version) to take its rule",
+                   "2.8 and later; name the version (spec key nccl, --nccl-version) to take its "
+                   "rule",
                    path, log->version ? log->version_text : "version not printed",
                    log->version_line);
     if (rc != 0) {
@@ -1001,6 +1002,11 @@ int cs_gen_nccl(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_n
         cs_sched_free(s);
     if (rc != 0)
         return rc;
+    if (cs_nccl_past_rule(o.nccl_version)) {
+        char note[400];
+
+        cs_sched_add_warning(s, 0, "%s", cs_nccl_rule_note(o.nccl_version, note, sizeof(note)));
+    }
     s->nccl_kernel = 1;
     s->nccl_threads = w.threads;
     s->nccl_max_threads = w.max_threads;

@@ -480,29 +480,65 @@ int cs_meas_read(const char *path, struct cs_csv **out, struct cs_error *err)
     return rc;
 }
 
-int cs_meas_gpus_per_thread(const char *path)
+/* The first nonzero value of of(line) over the `#` lines of the file at path (each cut to 511
+ * bytes), 0 when none or the file cannot be read. */
+static int header_value(const char *path, int (*of)(const char *line))
 {
     char *text;
     size_t len;
-    int n = 0;
+    int v = 0;
 
     if (cs_file_read(path, CS_CSV_MAX_BYTES, &text, &len, NULL) != 0)
         return 0;
-    /* nccl-tests' header: "# nThread 1 nGpus 8 minBytes ..." */
-    for (size_t i = 0; i < len && n == 0;) {
-        const char *nl = memchr(text + i, '\n', len - i), *at;
+    for (size_t i = 0; i < len && v == 0;) {
+        const char *nl = memchr(text + i, '\n', len - i);
         size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
         char line[512];
 
         snprintf(line, sizeof(line), "%.*s", (int)(l < 511 ? l : 511), text + i);
-        if (line[0] == '#' && strstr(line, "nThread") != NULL &&
-            (at = strstr(line, " nGpus ")) != NULL) {
-            int g = atoi(at + 7);
-
-            n = g >= 1 && g <= 1024 ? g : 0;
-        }
+        if (line[0] == '#')
+            v = of(line);
         i += l + 1;
     }
     free(text);
-    return n;
+    return v;
+}
+
+/* nccl-tests' header: "# nThread 1 nGpus 8 minBytes ..." */
+static int gpus_of(const char *line)
+{
+    const char *at = strstr(line, " nGpus ");
+    int g;
+
+    if (strstr(line, "nThread") == NULL || at == NULL)
+        return 0;
+    g = atoi(at + 7);
+    return g >= 1 && g <= 1024 ? g : 0;
+}
+
+int cs_meas_gpus_per_thread(const char *path)
+{
+    return header_value(path, gpus_of);
+}
+
+/* nccl-tests' header: "# nccl-tests version 2.13.9 nccl-headers=21805 nccl-library=21805" */
+static int library_of(const char *line)
+{
+    const char *at = strstr(line, "nccl-library=");
+    long v;
+
+    if (strstr(line, "nccl-tests version") == NULL || at == NULL)
+        return 0;
+    v = strtol(at + 13, NULL, 10);
+    /* NCCL_VERSION_CODE: X * 10000 + Y * 100 + Z from 2.9, X * 1000 + Y * 100 + Z before */
+    if (v >= 20900 && v < 100000)
+        return (int)v;
+    if (v >= 2000 && v < 2900)
+        return (int)(v / 1000 * 10000 + v % 1000 / 100 * 100 + v % 100);
+    return 0;
+}
+
+int cs_meas_nccl_library(const char *path)
+{
+    return header_value(path, library_of);
 }

@@ -94,4 +94,10 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
  * raw output or does not say. */
 int cs_meas_gpus_per_thread(const char *path);
 
+/* The NCCL version code (major x 10000 + minor x 100 + patch) an nccl-tests run names in its
+ * header ("# nccl-tests version 2.13.9 nccl-headers=21805 nccl-library=21805": the library's,
+ * the one that ran, in NCCL_VERSION_CODE's forms before and from 2.9); 0 when the file is not
+ * such output or does not say. */
+int cs_meas_nccl_library(const char *path);
+
 #endif

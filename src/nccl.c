@@ -32,13 +32,37 @@ int cs_nccl_version_parse(const char *s, int *code, struct cs_error *err)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
                              "NCCL version '%s': MAJOR.MINOR or MAJOR.MINOR.PATCH", s ? s : "");
     v = part[0] * 10000 + part[1] * 100 + part[2];
-    if (v < CS_NCCL_RULE_MIN || v >= CS_NCCL_RULE_END)
+    if (v < CS_NCCL_RULE_MIN || v >= CS_NCCL_VERSION_END)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                             "NCCL %s: the channel and thread rule is sourced for NCCL 2.8 to "
-                             "2.18 only (enqueue.cc; nccl-a100.md 1.6b)",
+                             "NCCL %s: collsim reproduces NCCL 2.8 and later 2.x versions (the "
+                             "channel and thread rule of 2.8 to 2.18, enqueue.cc; nccl-a100.md "
+                             "1.6b)",
                              s);
     *code = v;
     return 0;
+}
+
+int cs_nccl_past_rule(int code)
+{
+    return code >= CS_NCCL_RULE_END && code < CS_NCCL_VERSION_END;
+}
+
+const char *cs_nccl_rule_note(int code, char *buf, size_t len)
+{
+    char v[16];
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (!cs_nccl_past_rule(code))
+        return NULL;
+    cs_nccl_version_name(code, v, sizeof(v));
+    snprintf(buf, len,
+             "NCCL %s is newer than the versions whose channel and thread rule and tuning "
+             "model collsim reproduces from their sources (2.8 to 2.18, nccl-a100.md 1.6b): "
+             "taken with 2.18's (name another version with nccl= or --nccl where its rule is "
+             "known to differ)",
+             v);
+    return buf;
 }
 
 void cs_nccl_version_name(int code, char *buf, unsigned len)
@@ -59,10 +83,9 @@ int cs_nccl_algo_width(int version, enum cs_nccl_algo algo, enum cs_proto proto,
     long long per_thread;
     int nc = comm_channels, nt;
 
-    if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_RULE_END)
+    if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_VERSION_END)
         return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
-                             "NCCL version code %d: the channel and thread rule is sourced for "
-                             "NCCL 2.8 to 2.18 only (nccl-a100.md 1.6b)",
+                             "NCCL version code %d: not a version from 2.8 on (nccl-a100.md 1.6b)",
                              version);
     if (proto < CS_PROTO_LL || proto > CS_PROTO_SIMPLE || nbytes < 0 || nranks < 1 ||
         comm_channels < 1 || (algo != CS_NCCL_ALGO_RING && algo != CS_NCCL_ALGO_TREE))
@@ -296,7 +319,7 @@ int cs_nccl_model_time(int version, const struct cs_nccl_machine *m, enum cs_col
     int a = algo == CS_NCCL_ALGO_TREE ? M_TREE : M_RING, p = (int)proto - CS_PROTO_LL, lg;
     double bw, lat;
 
-    if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_RULE_END || m == NULL ||
+    if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_VERSION_END || m == NULL ||
         (algo != CS_NCCL_ALGO_RING && algo != CS_NCCL_ALGO_TREE) || proto < CS_PROTO_LL ||
         proto > CS_PROTO_SIMPLE || nbytes < 0 || nranks < 2 || nnodes < 1 || nranks % nnodes != 0 ||
         comm_channels < 1 || !(m->intra_GBps > 0) || !(m->inter_GBps > 0))

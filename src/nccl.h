@@ -1,5 +1,6 @@
-/* nccl.h: what NCCL itself runs for a collective (versions 2.8 to 2.18): its channels and threads
- * per size and protocol, and the size window over which that choice holds. Plain C. */
+/* nccl.h: what NCCL itself runs for a collective (the rule of versions 2.8 to 2.18, later 2.x
+ * versions taken with 2.18's): its channels and threads per size and protocol, and the size window
+ * over which that choice holds. Plain C. */
 #ifndef CS_NCCL_H
 #define CS_NCCL_H
 
@@ -11,7 +12,13 @@
  * 2.18 (enqueue.cc, the algorithm-info step; ../shared/reference/nccl-a100.md 1.6b). Codes are
  * major x 10000 + minor x 100 + patch, as NCCL_VERSION_CODE from 2.9 on. */
 #define CS_NCCL_RULE_MIN 20800
-#define CS_NCCL_RULE_END 21900 /* first version not covered */
+#define CS_NCCL_RULE_END 21900 /* first version past the rule's sources */
+/* Versions read: 2.8.0 up to the last 2.x. Those from CS_NCCL_RULE_END on (2.19 and later, what
+ * most machines run now) are taken with 2.18's channel and thread rule and tuning model, the
+ * newest that the sources cover, and cs_nccl_rule_note says so wherever one is used: the
+ * schedule's warnings, predict's and calibrate's reports. A user who knows the version's rule
+ * differs names another version (spec key nccl, --nccl). */
+#define CS_NCCL_VERSION_END 30000
 
 /* The version compared with when none is named: 2.12.12, the NCCL that MSCCL is built on
  * (nccl-a100.md 0). */
@@ -22,8 +29,15 @@
 #define CS_NCCL_DEFAULT_CHANNELS 24
 
 /* Read an NCCL version "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" into *code. 0, or CS_ERR_INVALID
- * with err set when it is not one, or lies outside the versions the rule is sourced for. */
+ * with err set when it is not one, or lies outside 2.8 to 2.x (CS_NCCL_VERSION_END). */
 int cs_nccl_version_parse(const char *s, int *code, struct cs_error *err);
+
+/* Whether version code is past the rule's sources (2.19 on): it is taken with 2.18's rule. */
+int cs_nccl_past_rule(int code);
+
+/* What taking a version past the rule's sources means, into buf (len bytes); NULL (buf empty)
+ * for a version the rule covers. */
+const char *cs_nccl_rule_note(int code, char *buf, size_t len);
 
 /* A version code as "MAJOR.MINOR.PATCH" into buf (len bytes). */
 void cs_nccl_version_name(int code, char *buf, unsigned len);

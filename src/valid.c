@@ -8,6 +8,7 @@
 #include "csv.h"
 #include "fit.h"
 #include "meas.h"
+#include "nccl.h"
 #include "parse.h"
 
 const char *cs_band_name(enum cs_band b)
@@ -319,15 +320,22 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
     fprintf(md, "\n### %s\n\nMeasurement `%s`; schedule `%s`; platform `%s`; protocol %s%s.",
             c->name, c->meas_label, c->sched, c->platform, c->fastest ? "fastest of " : "",
             c->protos);
-    if (c->nccl[0])
+    if (c->nccl[0]) {
+        int code = 0;
+        char note[400];
+
+        cs_nccl_version_parse(c->nccl, &code, NULL);
         fprintf(md,
-                " Channels and threads per size and protocol: NCCL %s's rule (enqueue.cc, "
+                " Channels and threads per size and protocol: NCCL %s's rule%s (enqueue.cc, "
                 "NCCL 2.8-2.18; nccl-a100.md 1.6b): from the ring's channels and the protocol's "
                 "threads, one channel fewer, then half the threads, while the size is below "
                 "channels x threads x threshold (LL 8 B x ranks, LL128 8 B, Simple 64 B); each "
                 "protocol's per-threadblock rate (cs.tb_Bps) and pass (cs.pass_bytes) scaled by "
                 "threads / maximum threads.",
-                c->nccl);
+                c->nccl, cs_nccl_past_rule(code) ? ", as 2.18's" : "");
+        if (cs_nccl_rule_note(code, note, sizeof(note)) != NULL)
+            fprintf(md, " Note: %s.", note);
+    }
     if (strncmp(c->sched, "gen:nccl", 8) == 0)
         fprintf(md, " The schedule at each size and protocol is what `collsim gen nccl` writes "
                     "there: NCCL's ring, or across nodes its tree where NCCL's tuning model picks "

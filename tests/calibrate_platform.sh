@@ -131,6 +131,32 @@ grep -q '^### nccl$' "$tmp/cases.md" && grep -q '^### ap$' "$tmp/cases.md" &&
     [ "$(grep -c '^Residual over' "$tmp/cases.md")" -eq 2 ] ||
     { fail "the --cases report:"; cat "$tmp/cases.md" >&2; }
 
+# --- raw nccl-tests output that names its NCCL (nccl-tests' nccl-library= header): a version past
+# the rule's sources (2.21.5) is taken with 2.18's rule, NCCL's own pick per size, and the warning
+# and the report say so; the pre-2.9 code form (2804) reads as 2.8.4. The table is the LL rows of
+# n1.csv (NCCL 2.12.12's rule, the same as 2.18's there) in nccl-tests' layout.
+awk -F, 'NR == 1 { print "size_bytes,time_us,algbw_GBps,busbw_GBps,placement"; next }
+         { print $8 "," $4 ",0,0,out_of_place"; print $8 "," $4 ",0,0,in_place" }' "$tmp/n1.csv" |
+    sed 's/,0,0,/,1,1,/' >"$tmp/n1s.csv"
+for lib in 22105 2804; do
+    { echo "# nccl-tests version 2.13.9 nccl-headers=$lib nccl-library=$lib"
+      sh "$CS_SRCDIR/tests/data/nccl-tests/to-nccl-tests.sh" "$tmp/n1s.csv"; } >"$tmp/raw$lib.out"
+    # shellcheck disable=SC2046
+    "$collsim" calibrate platform --family dgx-a100 "$tmp/raw$lib.out" --ranks 8 \
+        $(fix_all_but cs.launch_s) --max-iter 3 --jobs 2 --quiet -o "$tmp/raw$lib.xml" \
+        --report "$tmp/raw$lib.md" 2>"$tmp/raw$lib.err" ||
+        { fail "calibrate platform on raw output of NCCL $lib:"; cat "$tmp/raw$lib.err" >&2; }
+done
+grep -q "schedule \`gen:nccl:log=$tmp/raw22105.out,nccl=2.21.5\`; protocol NCCL's own pick per size" \
+    "$tmp/raw22105.md" &&
+    grep -q "^Note: NCCL 2.21.5 is newer than the versions whose channel and thread rule and tuning model" \
+        "$tmp/raw22105.md" &&
+    grep -q "warning: NCCL 2.21.5 is newer than the versions.*taken with 2.18's" "$tmp/raw22105.err" ||
+    { fail "raw output of NCCL 2.21.5:"; cat "$tmp/raw22105.md" "$tmp/raw22105.err" >&2; }
+grep -q "schedule \`gen:nccl:log=$tmp/raw2804.out,nccl=2.8.4\`; protocol NCCL's own pick" \
+    "$tmp/raw2804.md" && ! grep -q "^Note:" "$tmp/raw2804.md" && ! grep -q warning "$tmp/raw2804.err" ||
+    { fail "raw output of NCCL 2.8.4:"; cat "$tmp/raw2804.md" "$tmp/raw2804.err" >&2; }
+
 # --- a table that contradicts itself: in-place and out-of-place 20% apart at 2 MiB, and the time
 # falling by half as the size doubles from 8 MiB; the report names both, keeps them in the median
 # and gives the max without them.

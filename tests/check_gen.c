@@ -916,7 +916,8 @@ START_TEST(test_nccl_bad_parameters)
 {
     assert_usage_error("nccl:gpus=8", "needs the size");
     assert_usage_error("nccl:gpus=8,size=0", "not a size");
-    assert_usage_error("nccl:gpus=8,size=1M,nccl=2.19", "2.8 to 2.18");
+    assert_usage_error("nccl:gpus=8,size=1M,nccl=3.0", "NCCL 2.8 and later 2.x");
+    assert_usage_error("nccl:gpus=8,size=1M,nccl=2.7", "NCCL 2.8 and later 2.x");
     assert_usage_error("nccl:gpus=8,size=1M,nccl=2.x", "MAJOR.MINOR or MAJOR.MINOR.PATCH");
     assert_usage_error("nccl:gpus=12,size=1M,nodes=5", "does not divide");
     assert_usage_error("nccl:gpus=8,size=1M,instances=2", "sets its own");

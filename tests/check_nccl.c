@@ -34,6 +34,7 @@ START_TEST(test_nccl_width)
     struct cs_nccl_width w;
     struct cs_error err;
     int code = 0;
+    char note[512];
 
     /* Ring LL: 8 bytes x 8 ranks per thread, 512 threads: full width from 24 x 512 x 64 B. */
     ASSERT_WIDTH(width(CS_PROTO_LL, 786432, 8, 24), 24, 512, 512); /* 768 KiB */
@@ -65,20 +66,53 @@ START_TEST(test_nccl_width)
     /* A communicator of fewer channels is never widened. */
     ASSERT_WIDTH(width(CS_PROTO_SIMPLE, 1 << 30, 8, 1), 1, 512, 512);
 
-    /* Versions: 2.8.0 to the last 2.18; outside that range the rule is refused. */
+    /* Versions: 2.8.0 to the last 2.x; those past 2.18 take 2.18's rule, with a note. */
     ck_assert_int_eq(cs_nccl_version_parse("2.8", &code, NULL), 0);
     ck_assert_int_eq(code, 20800);
     ck_assert_int_eq(cs_nccl_version_parse("2.18.5", &code, NULL), 0);
     ck_assert_int_eq(code, 21805);
     ck_assert_int_eq(cs_nccl_version_parse("2.12.12", &code, NULL), 0);
     ck_assert_int_eq(code, 21212);
+    ck_assert(!cs_nccl_past_rule(code));
+    ck_assert_ptr_null(cs_nccl_rule_note(code, note, sizeof(note)));
+    ck_assert_str_eq(note, "");
+    ck_assert_int_eq(cs_nccl_version_parse("2.18.99", &code, NULL), 0);
+    ck_assert(!cs_nccl_past_rule(code));
+    ck_assert_int_eq(cs_nccl_version_parse("2.19", &code, NULL), 0);
+    ck_assert_int_eq(code, 21900);
+    ck_assert(cs_nccl_past_rule(code));
+    ck_assert_int_eq(cs_nccl_version_parse("2.26.2", &code, NULL), 0);
+    ck_assert_int_eq(code, 22602);
+    ck_assert(cs_nccl_past_rule(code));
+    ck_assert_ptr_nonnull(cs_nccl_rule_note(code, note, sizeof(note)));
+    ck_assert_ptr_nonnull(strstr(note, "NCCL 2.26.2 is newer than the versions"));
+    ck_assert_ptr_nonnull(strstr(note, "taken with 2.18's"));
+    /* past the rule, the width and the tuning model are 2.18's */
+    {
+        struct cs_nccl_width a, b;
+        struct cs_nccl_machine m;
+        enum cs_nccl_algo aa, ab;
+        enum cs_proto pa, pb;
+
+        cs_nccl_machine_default(&m, 8);
+        for (long long n = 1; n <= 1LL << 30; n *= 4) {
+            ck_assert_int_eq(cs_nccl_width(21805, CS_PROTO_LL, n, 16, 16, &a, NULL), 0);
+            ck_assert_int_eq(cs_nccl_width(22602, CS_PROTO_LL, n, 16, 16, &b, NULL), 0);
+            ck_assert_int_eq(a.channels, b.channels);
+            ck_assert_int_eq(a.threads, b.threads);
+            ck_assert_int_eq(
+                cs_nccl_pick(21805, &m, CS_COLL_ALLREDUCE, n, 16, 2, 16, 0, &aa, &pa, NULL), 0);
+            ck_assert_int_eq(
+                cs_nccl_pick(22602, &m, CS_COLL_ALLREDUCE, n, 16, 2, 16, 0, &ab, &pb, NULL), 0);
+            ck_assert_int_eq(aa, ab);
+            ck_assert_int_eq(pa, pb);
+        }
+    }
     cs_error_init(&err);
-    ck_assert_int_eq(cs_nccl_version_parse("2.19", &code, &err), CS_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(err.msg, "NCCL 2.19: the channel and thread rule is sourced for "
-                                          "NCCL 2.8 to 2.18 only"));
-    ck_assert_int_eq(cs_nccl_version_parse("2.7.8", &code, NULL), CS_ERR_INVALID);
+    ck_assert_int_eq(cs_nccl_version_parse("2.7.8", &code, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "NCCL 2.7.8: collsim reproduces NCCL 2.8 and later 2.x"));
     ck_assert_int_eq(cs_nccl_version_parse("3.0", &code, NULL), CS_ERR_INVALID);
-    ck_assert_int_eq(code, 21212); /* unchanged on failure */
+    ck_assert_int_eq(code, 22602); /* unchanged on failure */
     for (const char *const *b = (const char *const[]){"2", "2.", "2.8.", "2..8", "2.8.4.1", "2.8x",
                                                       "v2.8", "2.100", "", NULL};
          *b != NULL; b++) {
@@ -87,8 +121,9 @@ START_TEST(test_nccl_width)
         ck_assert_ptr_nonnull(strstr(err.msg, "MAJOR.MINOR or MAJOR.MINOR.PATCH"));
     }
     cs_error_init(&err);
-    ck_assert_int_eq(cs_nccl_width(21900, CS_PROTO_LL, 1024, 8, 24, &w, &err), CS_ERR_INVALID);
-    ck_assert_ptr_nonnull(strstr(err.msg, "NCCL 2.8 to 2.18 only"));
+    ck_assert_int_eq(cs_nccl_width(30000, CS_PROTO_LL, 1024, 8, 24, &w, &err), CS_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a version from 2.8 on"));
+    ck_assert_int_eq(cs_nccl_width(29999, CS_PROTO_LL, 1024, 8, 24, &w, NULL), 0);
     ck_assert_int_eq(cs_nccl_width(20799, CS_PROTO_LL, 1024, 8, 24, &w, NULL), CS_ERR_INVALID);
     ck_assert_int_eq(cs_nccl_width(20800, CS_PROTO_LL, 1024, 8, 0, &w, NULL), CS_ERR_INVALID);
     ck_assert_int_eq(cs_nccl_width(20800, CS_PROTO_LL, 1024, 0, 24, &w, NULL), CS_ERR_INVALID);
@@ -137,7 +172,10 @@ START_TEST(test_nccl_window)
     /* one channel: only the threads change */
     check_window(CS_PROTO_SIMPLE, 40000, 8, 1, 32768, 0);
     ck_assert_int_eq(
-        cs_nccl_window(21900, CS_PROTO_LL, 1, 8, 24, &(long long){0}, &(long long){0}, NULL),
+        cs_nccl_window(30000, CS_PROTO_LL, 1, 8, 24, &(long long){0}, &(long long){0}, NULL),
+        CS_ERR_INVALID);
+    ck_assert_int_eq(
+        cs_nccl_window(20799, CS_PROTO_LL, 1, 8, 24, &(long long){0}, &(long long){0}, NULL),
         CS_ERR_INVALID);
 }
 END_TEST

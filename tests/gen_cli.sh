@@ -110,13 +110,13 @@ bad "ring has no AllToAll (allpairs writes one)" ring --gpus 8 --coll alltoall
 bad "unknown collective 'broadcast'" allpairs --gpus 8 --coll broadcast
 bad "allreduce only" hierarchical --gpus 8 --coll allgather
 bad "option '--coll' needs a value" ring --gpus 8 --coll
-# gen nccl: --size is required, the options of other generators refused, versions 2.8-2.18 only
+# gen nccl: --size is required, the options of other generators refused, versions 2.8 to 2.x
 bad "--size is required" nccl --gpus 8
 bad "are for nccl" ring --gpus 8 --size 1M
 bad "are for nccl" allpairs --gpus 8 --nccl-version 2.12
 bad "are for nccl" hierarchical --gpus 8 --nodes 2
 bad "for hierarchical" nccl --gpus 8 --size 1M --variant v1
-bad "2.8 to 2.18 only" nccl --gpus 8 --size 1M --nccl-version 2.21
+bad "2.8 and later 2.x" nccl --gpus 8 --size 1M --nccl-version 3.1
 bad "MAJOR.MINOR" nccl --gpus 8 --size 1M --nccl-version latest
 bad "does not divide" nccl --gpus 12 --size 1M --nodes 5
 bad "sets its own" nccl --gpus 8 --size 1M --instances 2

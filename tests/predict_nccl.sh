@@ -138,7 +138,7 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "custom schedule has no NCCL collective" "$tmp/err" ||
     fail "custom: exit $rc: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "custom: wrote output"
-for bad in "--nccl-version 2.12" "--nccl-nodes 2" "--vs-nccl --nccl-version 2.30" \
+for bad in "--nccl-version 2.12" "--nccl-nodes 2" "--vs-nccl --nccl-version 3.0" \
     "--vs-nccl --nccl-channels 0" "--vs-nccl --nccl-nodes 3" "--nccl-algo tree" \
     "--vs-nccl --nccl-algo star"; do
     # shellcheck disable=SC2086
@@ -147,6 +147,16 @@ for bad in "--nccl-version 2.12" "--nccl-nodes 2" "--vs-nccl --nccl-version 2.30
     rc=$?
     [ "$rc" -eq 2 ] && [ -s "$tmp/err" ] || fail "$bad: exit $rc"
 done
+# a version past the rule's sources: 2.18's rule, with a warning; the same times as 2.18.5
+for v in 2.21.5 2.18.5; do
+    "$cs" predict "$srcdir/schedules/ring.8gpu.1ch.LL.xml" -p "$plat" -b 1K -e 1M -f 32 --vs-nccl \
+        --nccl-version $v --format csv >"$tmp/v$v.csv" 2>"$tmp/v$v.err" || fail "--nccl-version $v"
+done
+grep -q "predict --vs-nccl: warning: NCCL 2.21.5 is newer than the versions.*taken with 2.18's" \
+    "$tmp/v2.21.5.err" || fail "--nccl-version 2.21.5: no warning: $(cat "$tmp/v2.21.5.err")"
+grep -q warning "$tmp/v2.18.5.err" && fail "--nccl-version 2.18.5 warns: $(cat "$tmp/v2.18.5.err")"
+[ -s "$tmp/v2.18.5.csv" ] && cmp -s "$tmp/v2.21.5.csv" "$tmp/v2.18.5.csv" ||
+    fail "--nccl-version 2.21.5 does not predict as 2.18.5"
 
 [ "$fails" -eq 0 ] || { echo "predict_nccl.sh: $fails failures" >&2; exit 1; }
 echo "predict_nccl.sh: ok"

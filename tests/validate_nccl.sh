@@ -147,9 +147,9 @@ bad() {
         fail "case line '$2' exited $st: $(cat "$tmp/out")"
     fi
 }
-bad "1: nccl=2.19: NCCL 2.19: the channel and thread rule is sourced for NCCL 2.8 to 2.18 only" \
-    "c m.csv $ring $plat LL nccl=2.19"
-bad "1: nccl=2.7.8: NCCL 2.7.8: the channel and thread rule is sourced" \
+bad "1: nccl=3.0: NCCL 3.0: collsim reproduces NCCL 2.8 and later 2.x versions" \
+    "c m.csv $ring $plat LL nccl=3.0"
+bad "1: nccl=2.7.8: NCCL 2.7.8: collsim reproduces NCCL 2.8 and later" \
     "c m.csv $ring $plat LL nccl=2.7.8"
 bad "1: nccl=two: NCCL version 'two': MAJOR.MINOR or MAJOR.MINOR.PATCH" \
     "c m.csv $ring $plat LL nccl=two"
@@ -161,7 +161,7 @@ bad "1: nccl= needs a ring spec with gpus=N and one instance" \
 bad "1: nccl= needs a ring spec with gpus=N and one instance" \
     "c m.csv gen:ring:channels=4 $plat LL nccl=2.8"
 bad "1: gen:nccl:gpus=8,algo=star: generator spec" "c m.csv gen:nccl:gpus=8,algo=star $plat LL"
-bad "1: gen:nccl:gpus=8,nccl=2.19: generator spec" "c m.csv gen:nccl:gpus=8,nccl=2.19 $plat LL"
+bad "1: gen:nccl:gpus=8,nccl=3.0: generator spec" "c m.csv gen:nccl:gpus=8,nccl=3.0 $plat LL"
 bad "1: gen:nccl:gpus=8,coll=allgather,algo=tree: NCCL's tree runs AllReduce only" \
     "c m.csv gen:nccl:gpus=8,coll=allgather,algo=tree $plat LL"
 [ "$fails" -eq 0 ]
