@@ -25,7 +25,9 @@ int cmd_calibrate_platform(int argc, char **argv);
     "TABLE (its nccl-tests table inside) also gives what a user would: the ranks and nodes\n"      \
     "where --ranks and --nodes do not, and the schedule NCCL ran, gen:nccl:log=TABLE (its\n"       \
     "version, channels and ring orders; `collsim nccl-log TABLE` shows what was read), with\n"     \
-    "NCCL's own protocol per size. --cases FILE takes\n"                                           \
+    "NCCL's own protocol per size. A version is also read from nccl-tests' header\n"               \
+    "(nccl-library=22105); NCCL 2.19 and later are taken with 2.18's rule, with a warning.\n"      \
+    "--cases FILE takes\n"                                                                         \
     "the cases of a `collsim validate` case file instead (PLATFORM -): one platform fitted to\n"   \
     "several tables of one machine at once (its NCCL run, its MSCCL runs, its -g 8 and mpirun\n"   \
     "runs), each with its own schedule, protocol and set= options (cs.gpus_per_process=8 for\n"    \
