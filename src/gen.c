@@ -56,17 +56,12 @@ static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int 
  * (default A100's 108) keeps resident at the executor's one CTA per SM (src/verify.h: more hang
  * the runtime), and complete the <algo> header as the executor
  * requires it (Azure msccl-tools writes outofplace as the complement of inplace). */
-static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_sched **out,
-                  struct cs_error *err)
+static int finish_sched(struct cs_sched *s, const struct cs_gen_opts *o, struct cs_sched **out,
+                        struct cs_error *err)
 {
-    struct cs_sched *s = NULL;
     struct cs_error e;
     char msg[256];
-    int rc = cs_prog_lower(prog, &s, err);
 
-    cs_prog_free(prog);
-    if (rc)
-        return rc;
     cs_error_init(&e);
     if (cs_sched_check_limits(s, &e)) {
         cs_error_set(err, "", 0, "the generated schedule exceeds the runtime's limits: %s", e.msg);
@@ -86,6 +81,16 @@ static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_s
     s->max_bytes = o->max_bytes;
     *out = s;
     return 0;
+}
+
+static int finish(struct cs_prog *prog, const struct cs_gen_opts *o, struct cs_sched **out,
+                  struct cs_error *err)
+{
+    struct cs_sched *s = NULL;
+    int rc = cs_prog_lower(prog, &s, err);
+
+    cs_prog_free(prog);
+    return rc ? rc : finish_sched(s, o, out, err);
 }
 
 static struct cs_ref ref(int rank, enum cs_buf buf, int index, int size)
@@ -577,7 +582,143 @@ static void ring_gather_scatter(struct cs_prog *prog, const struct cs_gen_opts *
         }
 }
 
-int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+/* The ring programs above, written out as their lowering lays them out, without the lowering
+ * (which holds about 230 bytes a step: a 512-GPU ring spends most of its generation there).
+ * What the lowering makes of them, for GPU g at position q of ring k (h counts its steps):
+ * - AllReduce: hop h of the reduce-scatter handles block q-1-h (chunk k*G + block), so h = 0 is
+ *   s, then rrs, and h = G-1 the rrcs of block q, which g owns; the all-gather continues with
+ *   rcs of blocks q-1, q-2, ... and ends with r of block q+1 (2G-1 steps). Split (2G-1 over the
+ *   executor's steps), the reduce-scatter ends with rrc on channel k and the all-gather runs on
+ *   channel K+k: s of block q after the rrc, then rcs of block q-h and r of block q+1, step h
+ *   waiting on the reduce-scatter's step that last touched its block (h-1, or G-1 for h = 0),
+ *   every reduce-scatter step publishing its flag.
+ * - AllGather: s of g's own part, rcs of the parts of positions q-1, q-2, ..., r of q+1's.
+ * - ReduceScatter: s of position q-1's part, rrcs of q-2's, ..., rrc of g's own.
+ * Instances replicate each GPU's tbs on channels i*T + t (T the tbs of one instance, t = k, or
+ * K + k for the split all-gather), numbered in the lowering's order: by send peer, receive peer,
+ * then channel. AllReduce's chunks are blocked by instance (i*G*K + chunk), the others'
+ * interleaved (chunk*I + i). tests/check_gen holds this equal to the lowering of the programs
+ * above, XML byte for byte. */
+/* A tb of ring_emit, for sorting: its peers and its channel (also its index before the sort). */
+struct ring_tb {
+    int send, recv, chan;
+};
+
+static int ring_tb_cmp(const void *a, const void *b)
+{
+    const struct ring_tb *x = a, *y = b;
+    int xs[] = {x->send, x->recv, x->chan}, ys[] = {y->send, y->recv, y->chan};
+
+    return cs_cmp_ints(xs, ys, 3);
+}
+
+static int ring_emit(const struct cs_gen_opts *o, const char *name, int split,
+                     struct cs_sched **out, struct cs_error *err)
+{
+    int G = o->gpus, K = o->channels, I = o->instances, T = split ? 2 * K : K, n = T * I;
+    int ar = o->coll == CS_COLL_ALLREDUCE, ag = o->coll == CS_COLL_ALLGATHER;
+    int nsteps = ar && !split ? 2 * G - 1 : G;
+    int *pos = malloc((size_t)K * (size_t)G * sizeof(*pos)),
+        *id_of = malloc((size_t)n * sizeof(int));
+    struct ring_tb *rt = malloc((size_t)n * sizeof(*rt));
+    struct cs_sched *sched = cs_sched_new();
+
+    if (pos == NULL || id_of == NULL || rt == NULL || sched == NULL ||
+        cs_sched_set_name(sched, name))
+        goto nomem;
+    for (int k = 0; k < K; k++)
+        for (int p = 0; p < G; p++)
+            pos[(size_t)k * G + ring_gpu(o, k, p)] = p;
+    sched->proto = o->proto;
+    sched->ngpus = G;
+    sched->coll = o->coll;
+    sched->inplace = 1;
+    sched->nchannels = n;
+    sched->nchunksperloop = G * K * I;
+    for (int g = 0; g < G; g++) {
+        struct cs_gpu *gpu = cs_sched_add_gpu(sched);
+
+        if (gpu == NULL)
+            goto nomem;
+        gpu->id = g;
+        gpu->i_chunks = ag ? 0 : G * K * I;
+        gpu->o_chunks = ag ? G * K * I : 0;
+        gpu->tbs = calloc((size_t)n, sizeof(*gpu->tbs));
+        if (gpu->tbs == NULL)
+            goto nomem;
+        gpu->cap_tbs = n;
+        /* tb c of instance c / T runs ring (c % T) % K; the tbs in the lowering's order (by send
+         * peer, receive peer, channel), numbered in it */
+        for (int c = 0; c < n; c++) {
+            int k = c % T % K, q = pos[(size_t)k * G + g];
+
+            rt[c] =
+                (struct ring_tb){ring_gpu(o, k, (q + 1) % G), ring_gpu(o, k, (q + G - 1) % G), c};
+        }
+        qsort(rt, (size_t)n, sizeof(*rt), ring_tb_cmp);
+        for (int j = 0; j < n; j++)
+            id_of[rt[j].chan] = j;
+        for (int j = 0; j < n; j++) {
+            int c = rt[j].chan, i = c / T, t = c % T, k = t % K, gather = split && t >= K;
+            int q = pos[(size_t)k * G + g];
+            struct cs_tb *tb = &gpu->tbs[gpu->ntbs++];
+
+            tb->id = j;
+            tb->chan = c;
+            tb->send = rt[j].send;
+            tb->recv = rt[j].recv;
+            tb->steps = calloc((size_t)nsteps, sizeof(*tb->steps));
+            if (tb->steps == NULL)
+                goto nomem;
+            tb->nsteps = tb->cap_steps = nsteps;
+            for (int h = 0; h < nsteps; h++) {
+                struct cs_step *st = &tb->steps[h];
+                enum cs_step_type type;
+                int at, chunk; /* the block's position (AllReduce) or the part's owner's */
+
+                st->s = h;
+                st->cnt = 1;
+                st->depid = st->deps = -1;
+                if (ar && gather) { /* split AllReduce, the all-gather */
+                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
+                    at = h == 0 ? q : q - h;
+                    st->depid = id_of[i * T + k];
+                    st->deps = h == 0 ? G - 1 : h - 1;
+                } else if (ar && h < G) { /* the reduce-scatter */
+                    type = h == 0       ? CS_STEP_S
+                           : h == G - 1 ? (split ? CS_STEP_RRC : CS_STEP_RRCS)
+                                        : CS_STEP_RRS;
+                    at = q - 1 - h;
+                    st->hasdep = split;
+                } else if (ar) { /* the all-gather, on the same tb */
+                    type = h == 2 * G - 2 ? CS_STEP_R : CS_STEP_RCS;
+                    at = q - 1 - (h - G);
+                } else if (ag) {
+                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
+                    at = q - h;
+                } else {
+                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_RRC : CS_STEP_RRCS;
+                    at = q - 1 - h;
+                }
+                at = (at % G + G) % G;
+                chunk = ar ? i * G * K + k * G + at : (ring_gpu(o, k, at) * K + k) * I + i;
+                st->type = type;
+                st->srcbuf = st->dstbuf = ag ? CS_BUF_OUTPUT : CS_BUF_INPUT;
+                st->srcoff = st->dstoff = chunk;
+            }
+        }
+    }
+    cs_free_each(3, pos, id_of, rt);
+    return finish_sched(sched, o, out, err);
+nomem:
+    cs_free_each(3, pos, id_of, rt);
+    cs_sched_free(sched);
+    return usage(err, "out of memory");
+}
+
+/* cs_gen_ring, written out directly or (lowered) through the lowering of its program. */
+static int gen_ring(const struct cs_gen_opts *in, int lowered, struct cs_sched **out,
+                    struct cs_error *err)
 {
     struct cs_gen_opts o;
     struct cs_prog *prog;
@@ -605,21 +746,25 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
     if ((rc = check_rings(&o, err)) != 0)
         return rc;
     {
-        /* before the lowering, which holds about 230 bytes a step: each GPU runs 2(G-1) steps
-         * per ring for AllReduce (G-1 for the others) */
+        /* each GPU runs 2(G-1) steps per ring for AllReduce (G-1 for the others); the schedule
+         * and its plan hold about 120 bytes a step */
         long long steps = (long long)G * K * o.instances *
                           (o.coll == CS_COLL_ALLREDUCE ? 2LL * (G - 1) : (long long)(G - 1));
 
         if (steps > CS_GEN_MAX_STEPS)
             return usage(err,
-                         "%d GPUs x %d rings x %d instances: %lld steps (about %.1f GB to lower, "
+                         "%d GPUs x %d rings x %d instances: %lld steps (about %.1f GB to plan, "
                          "%.1f GB of XML), more than the %d a generated schedule may have",
-                         G, K, o.instances, steps, steps * 230e-9, steps * 125e-9,
+                         G, K, o.instances, steps, steps * 120e-9, steps * 125e-9,
                          CS_GEN_MAX_STEPS);
     }
     if ((rc = chunks_fit(&o, (long long)G * K, "ring", err)) != 0)
         return rc;
     snprintf(name, sizeof(name), "%s_ring_%dch", coll_word(&o), K);
+    if (!lowered) {
+        rc = ring_emit(&o, name, split, out, err);
+        return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+    }
     prog = coll_prog(&o, name, K);
     if (prog == NULL)
         return usage(err, "out of memory");
@@ -629,6 +774,16 @@ int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_e
         ring_gather_scatter(prog, &o);
     rc = finish(prog, &o, out, err);
     return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
+}
+
+int cs_gen_ring(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    return gen_ring(in, 0, out, err);
+}
+
+int cs_gen_ring_lowered(const struct cs_gen_opts *in, struct cs_sched **out, struct cs_error *err)
+{
+    return gen_ring(in, 1, out, err);
 }
 
 /* ---- all-pairs */

@@ -76,6 +76,11 @@ int cs_gen_hierarchical(const struct cs_gen_opts *opts, struct cs_sched **out,
  * through different GPUs and NICs (as NCCL spreads its channels); or in the orders of rings. */
 int cs_gen_ring(const struct cs_gen_opts *opts, struct cs_sched **out, struct cs_error *err);
 
+/* The same schedule made the long way, by lowering the ring's program as msccl-tools would
+ * (lower.h); cs_gen_ring writes the steps out directly. The tests hold the two equal. */
+int cs_gen_ring_lowered(const struct cs_gen_opts *opts, struct cs_sched **out,
+                        struct cs_error *err);
+
 /* What NCCL runs for o's collective of o->size_bytes (nccl-a100.md 1.6b): a ring (cs_gen_ring)
  * over the GPUs in order 0..G-1 (with nodes M > 1, node by node, ring k rotated by k inside
  * each node, per_node G/M) on NCCL's channels for that size and protocol, out of the

@@ -465,6 +465,98 @@ START_TEST(test_ring_grid)
 }
 END_TEST
 
+/* The XML of s, in a new string. */
+static char *xml_of(const struct cs_sched *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_eq(cs_sched_write_xml(s, fp), 0);
+    ck_assert_int_eq(fclose(fp), 0);
+    return buf;
+}
+
+/* The ring written out directly is the lowering of the ring's program: for every collective,
+ * GPU count (both sides of the split above 32 GPUs), rings, instances, GPUs per node and ring
+ * orders given (each ring a shuffle of the GPUs), the two schedules are equal and write the same
+ * XML byte for byte. */
+START_TEST(test_ring_direct_equals_lowered)
+{
+    static const enum cs_coll colls[] = {CS_COLL_ALLREDUCE, CS_COLL_ALLGATHER,
+                                         CS_COLL_REDUCE_SCATTER};
+    static const int gpus[] = {2, 3, 4, 5, 8, 12, 16, 32, 33, 34, 40};
+    int G = gpus[_i], compared = 0;
+    unsigned seed = 12345u + (unsigned)G;
+    int *rings = malloc(3 * (size_t)G * sizeof(*rings));
+
+    ck_assert_ptr_nonnull(rings);
+    for (int r = 0; r < 3; r++) { /* Fisher-Yates with a fixed LCG */
+        for (int p = 0; p < G; p++)
+            rings[r * G + p] = p;
+        for (int p = G - 1; p > 0; p--) {
+            int j, t;
+
+            seed = seed * 1103515245u + 12345u;
+            j = (int)((seed >> 16) % (unsigned)(p + 1));
+            t = rings[r * G + p];
+            rings[r * G + p] = rings[r * G + j];
+            rings[r * G + j] = t;
+        }
+    }
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+        for (int K = 1; K <= 3; K++)
+            for (int I = 1; I <= 2; I++)
+                for (int layout = 0; layout < 4; layout++) {
+                    struct cs_gen_opts o = {.gpus = G,
+                                            .channels = K,
+                                            .instances = I,
+                                            .coll = colls[c],
+                                            .proto = CS_PROTO_LL128,
+                                            .sms = 1024};
+                    struct cs_sched *a = NULL, *b = NULL;
+                    struct cs_sched_diff d;
+                    struct cs_error ea, eb;
+                    int ra, rb;
+                    char *xa, *xb;
+
+                    if (layout == 1 && G % 4 == 0)
+                        o.per_node = 4;
+                    else if (layout == 2)
+                        o.rings = rings, o.nrings = 1;
+                    else if (layout == 3)
+                        o.rings = rings, o.nrings = 3;
+                    else if (layout != 0)
+                        continue;
+                    cs_error_init(&ea);
+                    cs_error_init(&eb);
+                    ra = cs_gen_ring(&o, &a, &ea);
+                    rb = cs_gen_ring_lowered(&o, &b, &eb);
+                    ck_assert_int_eq(ra, rb);
+                    ck_assert_str_eq(ea.msg, eb.msg);
+                    if (ra != 0)
+                        continue;
+                    ck_assert_msg(cs_sched_compare(a, b, &d) == 0,
+                                  "coll %d G %d K %d I %d layout %d: gpu %d tb %d step %d %s: %s "
+                                  "vs %s",
+                                  (int)colls[c], G, K, I, layout, d.gpu, d.tb, d.step, d.attr, d.a,
+                                  d.b);
+                    xa = xml_of(a);
+                    xb = xml_of(b);
+                    ck_assert_msg(strcmp(xa, xb) == 0, "coll %d G %d K %d I %d layout %d: XML",
+                                  (int)colls[c], G, K, I, layout);
+                    free(xa);
+                    free(xb);
+                    cs_sched_free(a);
+                    cs_sched_free(b);
+                    compared++;
+                }
+    ck_assert_int_gt(compared, 0);
+    free(rings);
+}
+END_TEST
+
 START_TEST(test_allpairs_grid)
 {
     int g = 2 + _i;
@@ -946,6 +1038,7 @@ int main(void)
         {test_hierarchical_spread, 1},
         {test_hierarchical_1024, 1},
         {test_ring_grid, 63},
+        {test_ring_direct_equals_lowered, 11},
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},
         {test_ring_per_node, 1},

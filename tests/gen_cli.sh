@@ -74,7 +74,7 @@ bad "for hierarchical" allpairs --gpus 8 --variant v1
 bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" hierarchical --gpus 64 --instances 2
 bad "gpu 0 has 128 threadblocks; at most 108 are co-resident" allpairs --gpus 64 --instances 2
 # checked before the lowering: 8 rings over 1024 GPUs took 48 s and 6 GB
-bad "16760832 steps (about 3.9 GB to lower, 2.1 GB of XML), more than the 8388608" ring --gpus 1024 --channels 8
+bad "16760832 steps (about 2.0 GB to plan, 2.1 GB of XML), more than the 8388608" ring --gpus 1024 --channels 8
 # checked before the lowering, which grows as G^2 (1024 GPUs took 20 s and 2 GB to fail)
 bad "the runtime's dependency ids stop at 127: at most 128 GPUs for allreduce" allpairs --gpus 1024 --instances 8
 bad "at most 128 GPUs for reducescatter" allpairs --gpus 129 --coll reducescatter
