@@ -59,9 +59,9 @@ void cs_plan_free(struct cs_plan *plan)
     if (plan == NULL)
         return;
     for (int t = 0; t < plan->ntbs; t++) {
-        for (int k = 0; k < plan->tbs[t].nops; k++)
-            free(plan->tbs[t].ops[k].deps);
         free(plan->tbs[t].ops);
+        free(plan->tbs[t].dep_pool);
+        free(plan->tbs[t].src_pool);
     }
     free(plan->tbs);
     free(plan->gpu_tb0);
@@ -86,9 +86,10 @@ static int fuses(const struct cs_plan_op *op, const struct cs_step *st)
 }
 
 /* A new transmission for step st, first_step the XML s of the first step folded in, taking the
- * npending dependencies of the nops before it after its own. */
-static int add_op(struct cs_plan_tb *out, const struct cs_step *st, int first_step,
-                  const struct cs_dep *pending, int npending, struct cs_error *err)
+ * npending dependencies of the nops before it after its own; its deps and its first source go to
+ * the ends of the tb's pools (*ndeps and *nsrcs entries used). */
+static void add_op(struct cs_plan_tb *out, const struct cs_step *st, int first_step,
+                   const struct cs_dep *pending, int npending, int *ndeps, int *nsrcs)
 {
     struct cs_plan_op *op = &out->ops[out->nops++];
     int own = st->depid >= 0;
@@ -100,6 +101,7 @@ static int add_op(struct cs_plan_tb *out, const struct cs_step *st, int first_st
     op->nsrc = 1;
     op->hasdep = st->hasdep;
     op->line = st->line;
+    op->srcoff = &out->src_pool[(*nsrcs)++];
     if (cs_step_reads_src(st->type)) {
         op->srcbuf = st->srcbuf;
         op->srcoff[0] = st->srcoff;
@@ -110,27 +112,33 @@ static int add_op(struct cs_plan_tb *out, const struct cs_step *st, int first_st
     }
     op->ndeps = npending + own;
     if (op->ndeps == 0)
-        return 0;
-    op->deps = malloc((size_t)op->ndeps * sizeof(*op->deps));
-    if (op->deps == NULL)
-        return nomem(err);
+        return;
+    op->deps = &out->dep_pool[*ndeps];
+    *ndeps += op->ndeps;
     if (own)
         op->deps[0] = (struct cs_dep){st->depid, st->deps};
     memcpy(op->deps + own, pending, (size_t)npending * sizeof(*op->deps));
-    return 0;
 }
 
 /* Fold one tb's steps into transmissions, as mscclGetAlgoFromXmlFile does: every step with a
  * depid, nops included, adds a dependency that the next transmission waits for; consecutive re
- * fuse. */
+ * fuse. Each step gives at most one dependency and one source, so the pools are sized by the
+ * steps. */
 static int fold_tb(const struct cs_sched *sched, int gpu, const struct cs_tb *tb,
                    struct cs_plan_tb *out, struct cs_error *err)
 {
-    struct cs_dep *pending = calloc((size_t)tb->nsteps + 1, sizeof(*pending));
-    int npending = 0, first = -1, prev_re = 0, rc = 0;
+    int npending = 0, first = -1, prev_re = 0, rc = 0, real = 0, withdep = 0, ndeps = 0, nsrcs = 0;
+    struct cs_dep *pending;
 
-    out->ops = calloc(tb->nsteps > 0 ? (size_t)tb->nsteps : 1, sizeof(*out->ops));
-    if (out->ops == NULL || pending == NULL) {
+    for (int i = 0; i < tb->nsteps; i++) {
+        real += tb->steps[i].type != CS_STEP_NOP;
+        withdep += tb->steps[i].depid >= 0;
+    }
+    pending = malloc(((size_t)withdep + 1) * sizeof(*pending));
+    out->ops = calloc(real > 0 ? (size_t)real : 1, sizeof(*out->ops));
+    out->src_pool = calloc(real > 0 ? (size_t)real : 1, sizeof(*out->src_pool));
+    out->dep_pool = malloc(((size_t)withdep + 1) * sizeof(*out->dep_pool));
+    if (out->ops == NULL || out->src_pool == NULL || out->dep_pool == NULL || pending == NULL) {
         free(pending);
         return nomem(err);
     }
@@ -147,7 +155,9 @@ static int fold_tb(const struct cs_sched *sched, int gpu, const struct cs_tb *tb
             continue;
         }
         if (npending == 0 && fuses(prev, st)) {
+            /* prev is the tb's last op so far: its sources end the pool */
             prev->srcoff[prev->nsrc++] = st->srcoff;
+            nsrcs++;
             prev->step = st->s;
             prev->cnt = st->cnt;
             prev->hasdep = st->hasdep;
@@ -164,7 +174,7 @@ static int fold_tb(const struct cs_sched *sched, int gpu, const struct cs_tb *tb
             rc = CS_ERR_INVALID;
             break;
         }
-        rc = add_op(out, st, first, pending, npending, err);
+        add_op(out, st, first, pending, npending, &ndeps, &nsrcs);
         npending = 0;
         first = -1;
         prev_re = st->type == CS_STEP_RE;
@@ -203,7 +213,8 @@ static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct c
                 cs_error_set(err, sched->path, gpu->line, "gpu %d: tb %d is missing", g, t);
                 return CS_ERR_INVALID;
             }
-            *pt = (struct cs_plan_tb){g, t, tb->send, tb->recv, tb->chan, tb->line, 0, NULL};
+            *pt = (struct cs_plan_tb){g, t, tb->send, tb->recv, tb->chan, tb->line, 0, NULL, NULL,
+                                      NULL};
             p->ntbs++; /* counts tbs whose ops are allocated, for cs_plan_free on failure */
             if ((rc = fold_tb(sched, g, tb, pt, err)) != 0)
                 return rc;

@@ -14,8 +14,11 @@ extern "C" {
 #endif
 
 /* One transmission as the executor's parser builds it: a real step with the dependencies of the
- * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. */
+ * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. 64 bytes: a large
+ * plan has millions; its dependencies and sources lie in its tb's pools. */
 struct cs_plan_op {
+    struct cs_dep *deps;    /* ndeps flags (tb of the same GPU, step) to wait for */
+    int *srcoff;            /* source chunk of each of the nsrc passes; srcoff[0] 0 if unused */
     enum cs_step_type type; /* never CS_STEP_NOP */
     int first_step;         /* XML s of the first step folded in (its first nop, if any) */
     int step;               /* XML s of the last step folded in: the flag value it publishes */
@@ -23,10 +26,8 @@ struct cs_plan_op {
     int nsrc;               /* re: local sources reduced in one pass (1..16); 1 otherwise */
     int hasdep;             /* publishes its flag when done */
     int ndeps;
-    struct cs_dep *deps;              /* ndeps flags (tb of the same GPU, step) to wait for */
-    int ncalls;                       /* primitive calls per iteration: ceil(cnt / max_allowed) */
-    int srcbuf, dstbuf;               /* local operands (enum cs_buf); 0 when the type has none */
-    int srcoff[CS_MAX_REDUCE_FUSION]; /* source chunk of each of the nsrc passes; 0 if unused */
+    int ncalls;         /* primitive calls per iteration: ceil(cnt / max_allowed) */
+    int srcbuf, dstbuf; /* local operands (enum cs_buf); 0 when the type has none */
     int dstoff;
     int line; /* XML line of the last step folded in */
 };
@@ -38,6 +39,8 @@ struct cs_plan_tb {
     int line; /* XML line of the <tb> */
     int nops;
     struct cs_plan_op *ops;
+    struct cs_dep *dep_pool; /* every op's deps, in order */
+    int *src_pool;           /* every op's srcoff, in order */
 };
 
 /* How a call of one size runs: the MSCCL chunk, the loop and maxAllowedCount (msccl.md 3.1). */
