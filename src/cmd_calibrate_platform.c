@@ -242,10 +242,11 @@ static int platform_args(int argc, char **argv, struct popts *o)
 /* ---- tables as cases */
 
 /* What a table says of itself: its ranks (busbw over algbw, or a gpus column) and its NCCL
- * version (an nccl_version column, or in raw nccl-tests output NCCL's "NCCL version" line or
- * nccl-tests' nccl-library= header; 2.8 or later), "" when none. 0, or an exit code. */
-static int table_info(const struct popts *o, const char *path, int hint, int *ranks, char *ver,
-                      size_t len)
+ * version (an nccl_version column, or in raw nccl-tests output NCCL's "NCCL version" line, which
+ * log_of read as log_version, 0 for none, or nccl-tests' nccl-library= header; 2.8 or later), ""
+ * when none. 0, or an exit code. */
+static int table_info(const struct popts *o, const char *path, int hint, int log_version,
+                      int *ranks, char *ver, size_t len)
 {
     struct cs_csv *t = NULL;
     struct cs_error err;
@@ -268,13 +269,7 @@ static int table_info(const struct popts *o, const char *path, int hint, int *ra
     cs_csv_free(t);
     if (ver[0] == '\0') {
         /* raw nccl-tests output: NCCL's own "NCCL version" line, else nccl-tests' header */
-        struct cs_ncclinfo *log;
-
-        code = 0;
-        if (cs_ncclinfo_read(path, &log, NULL) == 0) {
-            code = log->version;
-            cs_ncclinfo_free(log);
-        }
+        code = log_version;
         if (code == 0)
             code = cs_meas_nccl_library(path);
         if (code >= CS_NCCL_RULE_MIN && code < CS_NCCL_VERSION_END)
@@ -329,7 +324,8 @@ static const char *family_machine(const struct popts *o)
 /* An NCCL_DEBUG=INFO log (ncclinfo.h) as the table: it gives what a user would, the ranks and
  * nodes where --ranks and --nodes do not (*ranks, *nodes), and the schedule NCCL ran (gen
  * nccl:log=PATH: its version, channels and ring orders; `collsim nccl-log PATH` shows what was
- * read). 1 when path is such a log (of 2 ranks or more), else 0. */
+ * read). 1 when path is such a log (of 2 ranks or more), else 0; *version is the log's NCCL
+ * version either way (0 when it names none or path is no log). */
 static int log_of(const struct popts *o, const char *path, int *ranks, int *nodes, int *version)
 {
     struct cs_ncclinfo *log;
@@ -337,9 +333,9 @@ static int log_of(const struct popts *o, const char *path, int *ranks, int *node
 
     if (cs_ncclinfo_read(path, &log, NULL) != 0)
         return 0;
+    *version = log->version;
     if ((is_log = log->nranks >= 2)) {
         *ranks = log->nranks;
-        *version = log->version;
         if (o->nodes == 0 && log->nnodes > 1)
             *nodes = log->nnodes;
     }
@@ -373,7 +369,7 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
     struct cs_error err;
 
     is_log = log_of(o, path, &lranks, &lnodes, &lversion);
-    if ((rc = table_info(o, path, lranks, &ranks, ver, sizeof(ver))) != 0)
+    if ((rc = table_info(o, path, lranks, lversion, &ranks, ver, sizeof(ver))) != 0)
         return rc;
     case_name(path, name, sizeof(name) - 8);
     snprintf(name + strlen(name), 8, "-%d", (k + 1) % 100);
