@@ -45,7 +45,7 @@ struct ivec {
 };
 #define IV(x) ((x)->cap > IVEC_INLINE ? (x)->u.heap : (x)->u.in)
 
-/* An op of the program: 88 bytes, millions of them for a large ring. */
+/* An op of the program: 104 bytes, millions of them for a large hierarchical grid. */
 struct op {
     unsigned char inst; /* enum inst */
     unsigned char removed, visited;
@@ -1130,6 +1130,23 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     return rc;
 }
 
+/* What only the passes read, freed before emission so that the schedule reuses its memory: the
+ * buffers' slots (the DAG's last writers and readers) and each op's successors. */
+static void release_dag(struct cs_prog *p)
+{
+    for (int i = 0; i < p->nops; i++)
+        ivec_free(&p->ops[i].next);
+    for (int r = 0; r < p->o.ngpus; r++)
+        for (int b = 0; b < 3; b++) {
+            struct slots *ss = &p->ranks[r].buf[b];
+
+            for (int i = 0; i < ss->n; i++)
+                ivec_free(&ss->s[i].readers);
+            free(ss->s);
+            *ss = (struct slots){0};
+        }
+}
+
 /* The lowering passes before emission; *ord (n ops) is the topological order. */
 static int passes(struct cs_prog *p, int **ord, int *n)
 {
@@ -1143,6 +1160,7 @@ static int passes(struct cs_prog *p, int **ord, int *n)
         return p->failed;
     if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
+    release_dag(p);
     return 0;
 }
 
@@ -1163,12 +1181,20 @@ static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
         e->mark == NULL)
         return nomem(p);
     for (int i = 0; i < n; i++) {
-        const struct op *o = &p->ops[ord[i]];
+        struct op *o = &p->ops[ord[i]];
 
+        /* its dependencies (infer_deps), which nothing reads in the op from here on: handed
+         * over as they are with one instance, else replicated per instance and freed */
+        if (ni == 1) {
+            e->ideps[ord[i]] = o->prev;
+            o->prev = (struct ivec){0};
+            continue;
+        }
         for (int k = 0; k < ni; k++)
-            for (int j = 0; j < o->prev.n; j++) /* its dependencies (infer_deps) */
+            for (int j = 0; j < o->prev.n; j++)
                 if (ivec_push(&e->ideps[ord[i] * ni + k], IV(&o->prev)[j] * ni + k))
                     return nomem(p);
+        ivec_free(&o->prev);
     }
     return 0;
 }
