@@ -71,12 +71,18 @@ measure() {
     # shellcheck disable=SC2086
     /usr/bin/time -v -o "$tmp/time" ${lim:+timeout $lim} "$cs" predict "$@" --verbose >/dev/null 2>"$tmp/err"
     line=$(grep '^collsim: [0-9]* bytes: .* calls, ' "$tmp/err" | tail -n 1)
+    # refused (an error exit, not the time limit's): its first message, shortened, is the status
+    ex=$(sed -n 's/.*Exit status: //p' "$tmp/time")
+    why=$(grep '^collsim: ' "$tmp/err" | grep -v '^collsim: [0-9]* bytes: \|^collsim: warning: ' | head -n 1 | sed 's/^collsim: //' | tr '|' '/' | cut -c1-90)
+    case "${ex:-0}" in 0 | 124 | 137) why="" ;; esac
+    [ -n "$line" ] || [ -z "$why" ] || line="collsim: - bytes: - calls, - transfers, - s wall, - KiB peak RSS, refused"
     [ -n "$line" ] || line="collsim: - bytes: - calls, - transfers, - s wall, - KiB peak RSS, not finished in ${lim:-?} s"
     calls=$(echo "$line" | sed -n 's/.* \([0-9]*\) calls.*/\1/p')
     xfers=$(echo "$line" | sed -n 's/.* \([0-9]*\) transfers.*/\1/p')
     wall=$(echo "$line" | sed -n 's/.* \([0-9.]*\) s wall.*/\1/p')
     rss=$(echo "$line" | sed -n 's/.* \([0-9]*\) KiB peak RSS.*/\1/p')
     status=$(echo "$line" | sed -n 's/.*RSS, \(not finished in [0-9?]* s\).*/\1/p;t;s/.*RSS, \([a-z]*\).*/\1/p')
+    [ "$status" != refused ] || status="refused: $why"
     mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
     mode=${mode:-full}
     fold=$(grep '^collsim: [0-9]* bytes: folded: ' "$tmp/err" | tail -n 1 | sed -n 's/.*ranks shifted by \([0-9]*\) .*a group of \([0-9]*\).*/by \1 (x\2)/p')
@@ -150,12 +156,15 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
     } >>"$out"
     lim=${BENCH_LIMIT:-1200} # seconds a large case may take
     "$cs" platform dgx-a100 --nodes 128 -o "$tmp/d1024.xml"
+    # refused today (1024 GPUs at most): its row says why
+    "$cs" platform dgx-a100 --nodes 512 -o "$tmp/d4096.xml" 2>/dev/null || :
     for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml" \
         "512-GPU ring LL, 64 DGX nodes, --no-fold|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml|--no-fold" \
         "1024-GPU ring Simple, 128 DGX nodes|ring:gpus=1024,protocol=Simple|$tmp/d1024.xml" \
         "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
         "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \
-        "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml"; do
+        "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml" \
+        "4096-GPU ring Simple, 512 DGX nodes|ring:gpus=4096,protocol=Simple|$tmp/d4096.xml"; do
         name=${c%%|*}
         rest=${c#*|}
         spec=${rest%%|*}
