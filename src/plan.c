@@ -213,8 +213,12 @@ static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct c
                 cs_error_set(err, sched->path, gpu->line, "gpu %d: tb %d is missing", g, t);
                 return CS_ERR_INVALID;
             }
-            *pt = (struct cs_plan_tb){g, t, tb->send, tb->recv, tb->chan, tb->line, 0, NULL, NULL,
-                                      NULL};
+            *pt = (struct cs_plan_tb){.gpu = g,
+                                      .id = t,
+                                      .send = tb->send,
+                                      .recv = tb->recv,
+                                      .chan = tb->chan,
+                                      .line = tb->line};
             p->ntbs++; /* counts tbs whose ops are allocated, for cs_plan_free on failure */
             if ((rc = fold_tb(sched, g, tb, pt, err)) != 0)
                 return rc;
