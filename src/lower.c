@@ -48,7 +48,7 @@ struct ivec {
 /* An op of the program: 104 bytes, millions of them for a large hierarchical grid. */
 struct op {
     unsigned char inst; /* enum inst */
-    unsigned char removed, visited;
+    unsigned char removed;
     int rank;
     struct cs_ref src, dst;
     int tb, ch; /* as given, -1 for none */
@@ -688,12 +688,14 @@ static int heap_pop(struct heap *h)
     return top;
 }
 
-static int all_prev_visited(const struct cs_prog *p, int x)
+/* Whether op x's predecessors are all in the order already (vis: a byte per op, apart from the
+ * ops so that these checks stay in cache). */
+static int all_prev_visited(const struct cs_prog *p, const unsigned char *vis, int x)
 {
     const struct op *o = &p->ops[x];
 
     for (int k = 0; k < o->prev.n; k++)
-        if (!p->ops[IV(&o->prev)[k]].visited)
+        if (!vis[IV(&o->prev)[k]])
             return 0;
     return 1;
 }
@@ -702,10 +704,11 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
 {
     struct heap h = {0};
     int *ord = malloc((size_t)(p->nops + 1) * sizeof(int));
+    unsigned char *vis = calloc((size_t)p->nops + 1, 1);
     int n = 0, alive = 0;
 
-    if (ord == NULL)
-        return nomem(p);
+    if (ord == NULL || vis == NULL)
+        goto nomem;
     for (int i = 0; i < p->nops; i++) {
         struct op *o = &p->ops[i];
 
@@ -721,19 +724,20 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
         int x = heap_pop(&h);
         struct op *o = &p->ops[x];
 
-        if (o->visited)
+        if (vis[x])
             continue;
-        o->visited = 1;
+        vis[x] = 1;
         ord[n++] = x;
-        if (insts[o->inst].send && o->recv_match >= 0 && all_prev_visited(p, o->recv_match))
+        if (insts[o->inst].send && o->recv_match >= 0 && all_prev_visited(p, vis, o->recv_match))
             if (heap_push(p, &h, o->recv_match))
                 goto nomem;
         for (int k = 0; k < o->next.n; k++)
-            if (!p->ops[IV(&o->next)[k]].visited && all_prev_visited(p, IV(&o->next)[k]))
+            if (!vis[IV(&o->next)[k]] && all_prev_visited(p, vis, IV(&o->next)[k]))
                 if (heap_push(p, &h, IV(&o->next)[k]))
                     goto nomem;
     }
     free(h.e);
+    free(vis);
     if (n != alive) {
         free(ord);
         /* msccl-tools silently drops these (a local reduce of start values is never scheduled) */
@@ -747,6 +751,7 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
 nomem:
     free(h.e);
     free(ord);
+    free(vis);
     return nomem(p);
 }
 
