@@ -582,6 +582,19 @@ static void ring_gather_scatter(struct cs_prog *prog, const struct cs_gen_opts *
         }
 }
 
+/* A tb of ring_emit, for sorting: its peers and its channel (also its index before the sort). */
+struct ring_tb {
+    int send, recv, chan;
+};
+
+static int ring_tb_cmp(const void *a, const void *b)
+{
+    const struct ring_tb *x = a, *y = b;
+    int xs[] = {x->send, x->recv, x->chan}, ys[] = {y->send, y->recv, y->chan};
+
+    return cs_cmp_ints(xs, ys, 3);
+}
+
 /* The ring programs above, written out as their lowering lays them out, without the lowering
  * (which holds about 230 bytes a step: a 512-GPU ring spends most of its generation there).
  * What the lowering makes of them, for GPU g at position q of ring k (h counts its steps):
@@ -599,19 +612,6 @@ static void ring_gather_scatter(struct cs_prog *prog, const struct cs_gen_opts *
  * then channel. AllReduce's chunks are blocked by instance (i*G*K + chunk), the others'
  * interleaved (chunk*I + i). tests/check_gen holds this equal to the lowering of the programs
  * above, XML byte for byte. */
-/* A tb of ring_emit, for sorting: its peers and its channel (also its index before the sort). */
-struct ring_tb {
-    int send, recv, chan;
-};
-
-static int ring_tb_cmp(const void *a, const void *b)
-{
-    const struct ring_tb *x = a, *y = b;
-    int xs[] = {x->send, x->recv, x->chan}, ys[] = {y->send, y->recv, y->chan};
-
-    return cs_cmp_ints(xs, ys, 3);
-}
-
 static int ring_emit(const struct cs_gen_opts *o, const char *name, int split,
                      struct cs_sched **out, struct cs_error *err)
 {
