@@ -29,7 +29,7 @@ const char cmd_predict_usage[] =
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
-    "                       [--no-fold] [--compare LOG]\n"
+    "                       [--no-fold] [--no-direct] [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
     "                        [--nccl-algo ring|tree] [--nccl-log LOG]]\n"
     "                       [--quiet] [--verify]\n"
@@ -87,6 +87,10 @@ const char cmd_predict_usage[] =
     "all, with the same results; a folded run that deadlocks is replayed in full for its\n"
     "report, and --trace replays every rank. --no-fold replays every rank; --verbose and a `#`\n"
     "line after the table say which symmetry was used.\n"
+    "Where no link can carry two threadblocks' transfers at once (each shared link on one\n"
+    "sender's route, none changing in time), every transfer moves alone at the rate SimGrid's\n"
+    "max-min sharing gives a lone flow, and the replay keeps its own clock and events instead\n"
+    "of SimGrid's engine (--verbose says `direct`); --no-direct runs SimGrid's engine always.\n"
     "The table has nccl-tests' columns (busbw is field 8, as `awk '{print $8}'` expects), units\n"
     "line and `# Avg bus bandwidth` footer; count is per rank for allgather, reduce_scatter and\n"
     "alltoall, as nccl-tests prints it. -d takes nccl-tests' types (int8 uint8 int32 uint32\n"
@@ -145,7 +149,7 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats, no_extrapolate, quiet, no_fold;
+    int verbose, want_stats, no_extrapolate, quiet, no_fold, no_direct;
     const char *trace_path;
     const char *compare;  /* --compare LOG */
     char gpus_set[64];    /* -g G: cs.gpus_per_process=G */
@@ -164,6 +168,7 @@ enum {
     OPT_STATS,
     OPT_NO_EXTRAP,
     OPT_NO_FOLD,
+    OPT_NO_DIRECT,
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
     OPT_COMPARE,
@@ -182,6 +187,7 @@ static const struct option predict_opts[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
     {"no-fold", no_argument, NULL, OPT_NO_FOLD},
+    {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"platform", required_argument, NULL, 'p'},
@@ -256,6 +262,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_NO_FOLD:
         a->no_fold = 1;
+        return 0;
+    case OPT_NO_DIRECT:
+        a->no_direct = 1;
         return 0;
     case OPT_NO_EXTRAP:
         a->no_extrapolate = 1;
@@ -417,9 +426,10 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
     if (p->verbose && row->refused == NULL)
         fprintf(stderr,
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
-                "%lld transfers, %.3f s wall, %ld KiB peak RSS, %s",
+                "%lld transfers%s, %.3f s wall, %ld KiB peak RSS, %s",
                 row->size_bytes, row->niter, row->max_allowed, row->res.ncalls, row->res.ntransfers,
-                row->res.wall_s, row->res.maxrss_kb, cs_predict_status_name(row));
+                row->res.direct ? " (direct: no link shared)" : "", row->res.wall_s,
+                row->res.maxrss_kb, cs_predict_status_name(row));
     if (p->verbose && row->refused == NULL)
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
                 row->replayed_iters);
@@ -589,6 +599,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     o.proto = a->proto;
     o.replay.verbose = a->verbose;
     o.replay.no_fold = a->no_fold;
+    o.replay.no_direct = a->no_direct;
     o.no_extrapolate = a->no_extrapolate;
     o.keep_going = 1;
     o.progress = show_progress;

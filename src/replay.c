@@ -202,6 +202,8 @@ struct conn {
     int receiver; /* global tb index, or -1 */
     enum cs_link_class cls;
     double lat_s; /* the hop latency: the sum of its route's link latencies in the platform */
+    double Bps;   /* a direct replay's rate of a transfer: its route's slowest link */
+    int shared0, nshared; /* and its route's links that share: S.shared[shared0..+nshared) */
     /* per unit in flight, in posting order (index seq % MAX_INFLIGHT): when its first byte and
      * its last byte reach the receiver (start or end of the sender's pass + lat_s) */
     double first_at[MAX_INFLIGHT], last_at[MAX_INFLIGHT];
@@ -280,7 +282,89 @@ static struct sim {
     /* Non-NULL: a folded replay (fold.h): plan holds ranks 0..shift-1 and each connection is the
      * one of its orbit sent from them. */
     const struct cs_fold *fold;
+    /* A direct replay (direct_ok): its clock, and its timers and transfers in flight, a heap by
+     * date (then by seq, the order they were set). */
+    int direct;
+    double now;
+    struct devent {
+        double at;
+        long long seq;
+        int tb, xfer;
+    } * heap;
+    int nheap, capheap;
+    long long seq;
+    int *shared, *busy; /* conn.shared0's links; per link, the tb whose transfer is on it or -1 */
 } S;
+
+/* The exit status of a direct replay that met two transfers on one link (simulate). */
+#define DIRECT_MET 5
+
+static int direct_claim(const struct conn *c, int t);
+static void direct_release(const struct conn *c);
+
+/* The replay's clock: SimGrid's, or a direct replay's own. */
+static double sim_now(void)
+{
+    return S.direct ? S.now : simgrid_get_clock();
+}
+
+static int devent_before(const struct devent *a, const struct devent *b)
+{
+    return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+/* A direct replay's timer or transfer (xfer) of tb ends at date at (each tb has at most one of
+ * them in flight: the heap's room is the tbs', grown if ever needed). */
+static void direct_push(double at, int tb, int xfer)
+{
+    int i;
+
+    if (S.nheap == S.capheap) {
+        int cap = 2 * S.capheap + 16;
+        struct devent *h = realloc(S.heap, (size_t)cap * sizeof(*h));
+
+        if (h == NULL) {
+            fprintf(stderr, "collsim: out of memory\n");
+            _exit(3);
+        }
+        S.heap = h;
+        S.capheap = cap;
+    }
+    i = S.nheap++;
+
+    S.heap[i] = (struct devent){at, S.seq++, tb, xfer};
+    while (i > 0 && devent_before(&S.heap[i], &S.heap[(i - 1) / 2])) {
+        struct devent t = S.heap[i];
+
+        S.heap[i] = S.heap[(i - 1) / 2];
+        S.heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct devent direct_pop(void)
+{
+    struct devent top = S.heap[0];
+    int i = 0;
+
+    S.heap[0] = S.heap[--S.nheap];
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+
+        if (l < S.nheap && devent_before(&S.heap[l], &S.heap[m]))
+            m = l;
+        if (l + 1 < S.nheap && devent_before(&S.heap[l + 1], &S.heap[m]))
+            m = l + 1;
+        if (m == i)
+            break;
+        struct devent t = S.heap[i];
+
+        S.heap[i] = S.heap[m];
+        S.heap[m] = t;
+        i = m;
+    }
+    return top;
+}
 
 static double rate_time(double bytes, double Bps)
 {
@@ -325,7 +409,7 @@ static void snapshot(int t, int iter)
 {
     const struct tbstate *ts = &S.tbs[t];
     struct cs_period_snap sn;
-    double now = simgrid_get_clock();
+    double now = sim_now();
 
     flush_event();
     memset(&sn, 0, sizeof(sn));
@@ -375,7 +459,7 @@ static struct cs_tl_event *add_event(const struct tbstate *ts, double start_s, e
     flush_event();
     memset(&ev, 0, sizeof(ev));
     ev.start_s = start_s;
-    ev.end_s = simgrid_get_clock();
+    ev.end_s = sim_now();
     ev.kind = kind;
     ev.tb = ts->index;
     ev.iter = ts->iter;
@@ -393,7 +477,7 @@ static struct cs_tl_event *record(struct tbstate *ts, enum cs_tl_kind kind, int 
 {
     double start_s = ts->mark;
 
-    ts->mark = simgrid_get_clock();
+    ts->mark = sim_now();
     return add_event(ts, start_s, kind, other);
 }
 
@@ -424,8 +508,12 @@ static void wake(int t)
  * goes on at phase next. Returns 0 (the tb waits). */
 static int nap(struct tbstate *ts, double d, int kind, int other, enum phase next)
 {
-    cs_sg_timer_at(simgrid_get_clock() + (d > SIM_PRECISION_S ? d : SIM_PRECISION_S), ts->index,
-                   wake);
+    double at = sim_now() + (d > SIM_PRECISION_S ? d : SIM_PRECISION_S);
+
+    if (S.direct)
+        direct_push(at, ts->index, 0);
+    else
+        cs_sg_timer_at(at, ts->index, wake);
     ts->napping = 1;
     ts->nap_kind = kind;
     ts->nap_other = other;
@@ -535,8 +623,8 @@ static void record_call(struct tbstate *ts, double t0, long long bytes)
 static int arrive(struct tbstate *ts, double t, enum phase next)
 {
     ts->phase = next;
-    if (t - simgrid_get_clock() > SIM_PRECISION_S)
-        return nap(ts, t - simgrid_get_clock(), CS_TL_LATENCY, ts->in->sender, next);
+    if (t - sim_now() > SIM_PRECISION_S)
+        return nap(ts, t - sim_now(), CS_TL_LATENCY, ts->in->sender, next);
     return 1;
 }
 
@@ -578,7 +666,7 @@ static void start_unit(struct conn *out, int streams, double b)
 {
     if (!streams || one_pass(b))
         return;
-    out->first_at[out->posted++ % MAX_INFLIGHT] = simgrid_get_clock() + out->lat_s + pass_time(b);
+    out->first_at[out->posted++ % MAX_INFLIGHT] = sim_now() + out->lat_s + pass_time(b);
     give(&out->ready, 1, out->receiver, W_DATA);
 }
 
@@ -589,7 +677,7 @@ static void start_unit(struct conn *out, int streams, double b)
  * it) and its pass. */
 static void end_unit(struct conn *out, int streams, double b, double t0)
 {
-    double now = simgrid_get_clock(), at = now + out->lat_s + (streams ? pass_time(b) : 0);
+    double now = sim_now(), at = now + out->lat_s + (streams ? pass_time(b) : 0);
 
     if (streams && one_pass(b)) {
         at = (now > t0 + pass_time(b) ? now : t0 + pass_time(b)) + out->lat_s;
@@ -634,11 +722,21 @@ static void send_unit(struct tbstate *ts, long long bytes, int staged)
     const struct cs_params *par = &S.par;
     double eff = par->link_eff[p->proto][ts->out->cls];
     double wire = (double)cs_plan_wire_bytes(p, bytes) / (eff > 0 ? eff : 1);
+    double bound = staged ? 0 : cs_params_cta_Bps(par, p->proto) * wire / bytes;
 
-    ts->xfer = cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire,
-                                    staged ? 0 : cs_params_cta_Bps(par, p->proto) * wire / bytes,
-                                    ts->index);
     S.ntransfers++;
+    if (S.direct) {
+        /* alone on its links: the rate SimGrid's max-min gives a lone flow, its route's
+         * slowest link or its own bound, over the whole bytes SimGrid moves */
+        double Bps = bound > 0 && bound < ts->out->Bps ? bound : ts->out->Bps;
+
+        if (direct_claim(ts->out, ts->index))
+            _exit(DIRECT_MET); /* the process of the attempt (simulate) */
+        direct_push(sim_now() + (double)(uint64_t)wire / Bps, ts->index, 1);
+        return;
+    }
+    ts->xfer =
+        cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire, bound, ts->index);
 }
 
 /* The time a unit of b data bytes of op takes at least: one CTA's rate, local memory traffic. */
@@ -693,7 +791,7 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
     const struct cs_plan *p = S.plan;
     const struct cs_params *par = &S.par;
     int sends = cs_step_sends(op->type), recvs = cs_step_recvs(op->type);
-    double b = (double)ts->units[ts->unit], now = simgrid_get_clock();
+    double b = (double)ts->units[ts->unit], now = sim_now();
 
     switch (ts->phase) {
     case PH_TAKE:
@@ -747,7 +845,7 @@ static int local_begin(struct tbstate *ts, const struct cs_plan_op *op)
 
     ts->elems = (long long)op->cnt * cs_plan_iter_elems(S.plan, ts->iter);
     b = (double)ts->elems * S.plan->type_bytes;
-    ts->call_t0 = simgrid_get_clock();
+    ts->call_t0 = sim_now();
     ts->local_s = 0;
     if (op->type == CS_STEP_CPY)
         ts->local_s = rate_time(2 * b, par->copy_Bps);
@@ -806,7 +904,7 @@ static int op_phase(struct tbstate *ts)
 {
     const struct cs_params *par = &S.par;
     const struct cs_plan_op *op = &ts->tb->ops[ts->op];
-    double now = simgrid_get_clock();
+    double now = sim_now();
 
     switch (ts->phase) {
     case PH_OP:
@@ -881,6 +979,25 @@ static void run_tb(struct tbstate *ts)
         ;
 }
 
+/* A direct replay's next instant: the clock moves to the earliest date as SimGrid's engine moves
+ * it (by the difference), every timer due then ends, and every transfer due within the engine's
+ * precision (SimGrid ends those together); each wakes its tb. 0 when nothing is in flight. */
+static int direct_advance(void)
+{
+    if (S.nheap == 0)
+        return 0;
+    S.now = S.now + (S.heap[0].at - S.now);
+    while (S.nheap > 0 &&
+           (S.heap[0].at <= S.now || (S.heap[0].xfer && S.heap[0].at - S.now < SIM_PRECISION_S))) {
+        struct devent e = direct_pop();
+
+        if (e.xfer)
+            direct_release(S.tbs[e.tb].out);
+        wake(e.tb);
+    }
+    return 1;
+}
+
 /* The one actor: runs the tbs that can go on, then waits for a timer or a transfer to wake it,
  * until every tb is done. Left waiting when nothing else happens, it is a deadlock (SimGrid's
  * run ends with it blocked). One actor, not one per tb or per GPU: SimGrid's cost per actor,
@@ -910,7 +1027,9 @@ static void replay_main(int argc, char **argv)
         }
         if (S.pd != NULL)
             take_snapshots();
-        if (S.nleft > 0) {
+        if (S.nleft > 0 && S.direct && !direct_advance())
+            return; /* nothing more happens: a deadlock */
+        if (S.nleft > 0 && !S.direct) {
             S.idle = 1;
             sg_sem_acquire(S.wakeup);
         }
@@ -1257,7 +1376,7 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
     double fixed_s = plat->params.launch_s + plat->params.deploy_s;
     int all = 1;
 
-    res->sim_s = simgrid_get_clock();
+    res->sim_s = sim_now();
     res->ncalls = S.ncalls;
     res->ntransfers = S.ntransfers;
     for (int t = 0; t < plan->ntbs; t++)
@@ -1299,12 +1418,105 @@ static int link_ptr_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* sorted_links, once. 0, or -1 (out of memory). */
+static int sort_links(void)
+{
+    if (sorted_links == NULL) {
+        nsorted_links = (int)sg_link_count();
+        sorted_links = sg_link_list();
+        if (sorted_links == NULL)
+            return -1;
+        qsort(sorted_links, (size_t)nsorted_links, sizeof(*sorted_links), link_ptr_cmp);
+    }
+    return 0;
+}
+
 static int link_index(sg_link_t l)
 {
     sg_link_t *hit =
         bsearch(&l, sorted_links, (size_t)nsorted_links, sizeof(*sorted_links), link_ptr_cmp);
 
     return hit == NULL ? -1 : (int)(hit - sorted_links);
+}
+
+/* Whether the replay can try to do without SimGrid's network model: no link changes in time and
+ * no route takes a link twice. Each sending connection gets its route's slowest link (Bps: the
+ * rate SimGrid's max-min gives a lone flow there, less its own bound if lower) and its links
+ * that share (SHARED, or a SPLITDUPLEX direction): while a transfer is on one of them, another
+ * that would start on it ends the attempt (direct_claim). */
+static int direct_ok(const struct cs_plan *plan)
+{
+    xbt_dynar_t links;
+    int *seen, ok = 1, n = 0, cap = 0;
+
+    if (S.plat->varying_line > 0 || sort_links() != 0)
+        return 0;
+    seen = malloc(((size_t)nsorted_links + 1) * sizeof(*seen));
+    S.busy = malloc(((size_t)nsorted_links + 1) * sizeof(*S.busy));
+    if (seen == NULL || S.busy == NULL) {
+        free(seen);
+        return 0;
+    }
+    for (int l = 0; l < nsorted_links; l++)
+        seen[l] = S.busy[l] = -1;
+    links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (int t = 0; ok && t < plan->ntbs; t++) {
+        struct conn *c = S.tbs[t].out;
+
+        if (c == NULL || c->sender != t)
+            continue;
+        c->Bps = 0;
+        c->shared0 = n;
+        xbt_dynar_reset(links);
+        sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
+        for (unsigned long h = 0; ok && h < xbt_dynar_length(links); h++) {
+            sg_link_t k = xbt_dynar_get_as(links, h, sg_link_t);
+            int l = link_index(k);
+            double bw = sg_link_get_bandwidth(k);
+
+            ok = l >= 0 && bw > 0 && seen[l] != t;
+            if (!ok)
+                break;
+            seen[l] = t;
+            if (c->Bps == 0 || bw < c->Bps)
+                c->Bps = bw;
+            if (!sg_link_is_shared(k))
+                continue;
+            if (n == cap) {
+                int *g = realloc(S.shared, (size_t)(2 * cap + 64) * sizeof(*g));
+
+                ok = g != NULL;
+                if (!ok)
+                    break;
+                S.shared = g;
+                cap = 2 * cap + 64;
+            }
+            S.shared[n++] = l;
+        }
+        c->nshared = n - c->shared0;
+        ok = ok && c->Bps > 0;
+    }
+    xbt_dynar_free(&links);
+    free(seen);
+    return ok;
+}
+
+/* A direct replay's transfer of tb t takes its connection's links that share (0), or finds one
+ * of them taken by another transfer in flight (1: SimGrid would share it). */
+static int direct_claim(const struct conn *c, int t)
+{
+    for (int i = 0; i < c->nshared; i++)
+        if (S.busy[S.shared[c->shared0 + i]] >= 0)
+            return 1;
+    for (int i = 0; i < c->nshared; i++)
+        S.busy[S.shared[c->shared0 + i]] = t;
+    return 0;
+}
+
+static void direct_release(const struct conn *c)
+{
+    for (int i = 0; i < c->nshared; i++)
+        S.busy[S.shared[c->shared0 + i]] = -1;
 }
 
 /* The network of plan's connections as fold.h's proof wants it (SimGrid's routes and links):
@@ -1316,9 +1528,10 @@ static int fold_net(const struct cs_plan *plan, struct cs_fold_net *net)
     int rc = 0;
 
     memset(net, 0, sizeof(*net));
-    nsorted_links = (int)sg_link_count();
-    sorted_links = sg_link_list();
-    qsort(sorted_links, (size_t)nsorted_links, sizeof(*sorted_links), link_ptr_cmp);
+    if (sort_links() != 0) {
+        xbt_dynar_free(&links);
+        return -1;
+    }
     net->nlinks = nsorted_links;
     net->links = calloc((size_t)nsorted_links + 1, sizeof(*net->links));
     net->npairs = cs_fold_plan_pairs(plan, &net->pairs);
@@ -1590,10 +1803,33 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
         if (opts->timeline && timeline_routes() != 0)
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     }
+    if (!wr.error[0] && !opts->no_direct && direct_ok(plan)) {
+        /* The direct attempt runs in a process of its own, which writes the result; should two
+         * transfers meet on a link, it ends with DIRECT_MET and this one runs SimGrid's engine. */
+        pid_t pid = fork();
+
+        if (pid == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+                _exit(127);
+            S.direct = 1;
+        } else if (pid > 0) {
+            int st;
+
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != DIRECT_MET)
+                return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+        }
+    }
     if (!wr.error[0]) {
-        start_actor();
+        wr.res.direct = S.direct;
         t0 = now_s();
-        simgrid_run();
+        if (S.direct) {
+            replay_main(0, NULL);
+        } else {
+            start_actor();
+            simgrid_run();
+        }
         wr.res.wall_s = now_s() - t0;
         report = collect(plan, plat, &wr.res);
     }

@@ -31,6 +31,9 @@ struct cs_replay_opts {
     /* 0: replay one representative per orbit of the largest rank shift proven to map plan and
      * platform onto themselves (fold.h), when no timeline is recorded; 1: every rank. */
     int no_fold;
+    /* 0: without SimGrid's engine where no link can carry two tbs' transfers at once (each
+     * then moves alone: the replay's own clock and events, the same times); 1: SimGrid always. */
+    int no_direct;
 };
 
 struct cs_replay_result {
@@ -47,6 +50,7 @@ struct cs_replay_result {
      * fold_order (1 and 0: every rank replayed); fold says which, or why none (may be ""). */
     int fold_shift, fold_order;
     char fold[240];
+    int direct; /* 1: replayed without SimGrid's engine (no link shared, cs_replay_opts) */
 };
 
 /* Check that a plan can run on a platform: enough GPU hosts, peers and dependencies in range,

@@ -491,6 +491,59 @@ START_TEST(test_ring_closed_form)
 }
 END_TEST
 
+/* The direct replay (no link shared) and SimGrid's engine give the same times to the last bit:
+ * a ring of one tb a GPU replays direct at every size and protocol; two senders into one GPU,
+ * whose transfers share its link, start direct, meet, and are replayed by SimGrid (as with
+ * --no-direct); a ring whose tbs all receive first deadlocks the same way both ways. */
+START_TEST(test_direct)
+{
+    struct cs_platform *plat = column(4, 1);
+    struct cs_sched *s = NULL, *two = new_sched(3, 1), *stuck = new_sched(2, 1);
+    const enum cs_proto protos[] = {CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE};
+    const long long sizes[] = {1024, 1 << 20, 64LL << 20};
+    struct cs_replay_opts direct = {0}, sg = {.no_direct = 1};
+
+    ck_assert_int_eq(cs_gen_from_spec("ring:gpus=4,channels=1,protocol=LL", &s, NULL), 0);
+    add_step(add_tb(&two->gpus[0], 2, -1), CS_STEP_S, 1, -1, -1, 0);
+    add_step(add_tb(&two->gpus[1], 2, -1), CS_STEP_S, 1, -1, -1, 0);
+    add_step(add_tb(&two->gpus[2], -1, 0), CS_STEP_R, 1, -1, -1, 0);
+    add_step(add_tb(&two->gpus[2], -1, 1), CS_STEP_R, 1, -1, -1, 0);
+    for (int g = 0; g < 2; g++) {
+        struct cs_tb *tb = add_tb(&stuck->gpus[g], 1 - g, 1 - g);
+
+        add_step(tb, CS_STEP_R, 1, -1, -1, 0);
+        add_step(tb, CS_STEP_S, 1, -1, -1, 0);
+    }
+    for (int k = 0; k < 3 * 3 + 2; k++) {
+        const struct cs_sched *in = k < 9 ? s : k == 9 ? two : stuck;
+        struct cs_plan *plan = NULL;
+        struct cs_replay_result a, b;
+
+        ck_assert_int_eq(cs_plan_build(in, k < 9 ? sizes[k % 3] : 32768, 4,
+                                       k < 9 ? protos[k / 3] : CS_PROTO_LL, &plan, NULL),
+                         0);
+        ck_assert_int_eq(cs_replay_run(plan, plat, &direct, &a, NULL), 0);
+        ck_assert_int_eq(cs_replay_run(plan, plat, &sg, &b, NULL), 0);
+        ck_assert_int_eq(a.status, b.status);
+        ck_assert_int_eq(a.status, k < 10 ? CS_REPLAY_OK : CS_REPLAY_DEADLOCK);
+        ck_assert_msg(a.time_s == b.time_s && a.sim_s == b.sim_s, "case %d: %.17g and %.17g", k,
+                      a.sim_s, b.sim_s);
+        ck_assert_int_eq(a.ntransfers, b.ntransfers);
+        ck_assert_int_eq(a.direct, k != 9);
+        ck_assert_int_eq(b.direct, 0);
+        if (k == 10)
+            ck_assert_str_eq(a.report, b.report);
+        cs_replay_result_cleanup(&a);
+        cs_replay_result_cleanup(&b);
+        cs_plan_free(plan);
+    }
+    cs_sched_free(s);
+    cs_sched_free(two);
+    cs_sched_free(stuck);
+    drop(plat);
+}
+END_TEST
+
 /* Generated NCCL-style rings on one NVLink column of G GPUs. All K channels' rings run the same
  * direction in step, so K flows share every link at 1/K of its bandwidth: the time is
  * symmetric_ring_time with K x wire / BW per unit. */
@@ -877,6 +930,7 @@ int main(void)
         {test_ring_hop_once, 1},
         {test_sharing, 1},
         {test_rate_cap, 1},
+        {test_direct, 1},
         {test_ring_closed_form, 1},
         {test_gen_ring_closed_form, 1},
         {test_credits_block, 1},

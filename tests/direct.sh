@@ -1,0 +1,57 @@
+#!/bin/sh
+# direct.sh: where no link can carry two threadblocks' transfers at once, predict replays without
+# SimGrid's engine (--verbose says "direct: no link shared") and writes the CSV of --no-direct
+# to every digit: the 8-GPU rings of one channel of schedules/ on one DGX node, and a 128-GPU
+# ring on 16 nodes, folded and not; a ring of four channels (which share every link) and the
+# 128-GPU ring at 64 MiB (its reduce-scatter and all-gather threadblocks overlap across loop
+# iterations on one link) are replayed by SimGrid, with the same CSV.
+# (Time-independent: no wall clock is looked at.)
+set -u
+: "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${CS_BUILDDIR:=$(pwd)}"
+cs="$CS_BUILDDIR/collsim"
+. "$CS_SRCDIR/tests/lib.sh"
+
+dgx="$CS_SRCDIR/platforms/dgx-a100.xml"
+"$cs" platform dgx-a100 --nodes 16 -o "$tmp/d128.xml" || exit 1
+
+# check WHAT DIRECT ARGS...: predict ARGS with and without --no-direct gives the same CSV;
+# DIRECT (1 or 0) says whether every size must replay direct or none
+check() {
+    what=$1
+    mode=$2
+    shift 2
+    expect 0 "$cs" predict "$@" --format csv --verbose
+    mv "$tmp/out" "$tmp/direct.csv"
+    mv "$tmp/err" "$tmp/direct.err"
+    expect 0 "$cs" predict "$@" --format csv --no-direct --verbose
+    cmp -s "$tmp/out" "$tmp/direct.csv" || {
+        fail "$what: CSVs differ with and without --no-direct"
+        diff "$tmp/direct.csv" "$tmp/out" >&2
+    }
+    grep -q "direct: no link shared" "$tmp/err" && fail "$what: --no-direct replayed direct"
+    sizes=$(grep -c "bytes: .* iterations" "$tmp/direct.err")
+    direct=$(grep -c "direct: no link shared" "$tmp/direct.err")
+    [ "$sizes" -gt 0 ] || fail "$what: no size predicted"
+    if [ "$mode" = 1 ]; then
+        [ "$direct" -eq "$sizes" ] || fail "$what: $direct of $sizes sizes direct"
+    else
+        [ "$direct" -eq 0 ] || fail "$what: $direct sizes direct, none expected"
+    fi
+}
+
+for p in LL LL128 Simple; do
+    check "ring 1ch $p" 1 "$CS_SRCDIR/schedules/ring.8gpu.1ch.$p.xml" -p "$dgx" -b 1K -e 1G -f 32
+    check "ring 4ch $p" 0 "$CS_SRCDIR/schedules/ring.8gpu.4ch.$p.xml" -p "$dgx" -b 1K -e 1G -f 1024
+done
+ring="ring:gpus=128,channels=1,instances=1,protocol=LL"
+check "128-GPU ring" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1K -e 1M -f 1024
+check "128-GPU ring, not folded" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1M -e 1M --no-fold
+check "128-GPU ring at 64 MiB" 0 --gen "$ring" -p "$tmp/d128.xml" -b 64M -e 64M
+
+# the option is documented
+expect 0 "$cs" predict --help
+grep -q -- "--no-direct" "$tmp/out" || fail "predict --help does not name --no-direct"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "direct: the same CSVs with and without SimGrid's engine"
