@@ -49,7 +49,12 @@
  * network model). Whoever ends the wait puts it back on the run queue; timers and transfers end
  * in SimGrid's kernel, which wakes the actor when it waits with nothing to run. The times are
  * those of one actor per threadblock, its former design; waits of no duration at an instant
- * where several threadblocks go on may be recorded differently (which of them ran first). */
+ * where several threadblocks go on may be recorded differently (which of them ran first).
+ * A direct replay (direct_ok) goes without SimGrid's engine where no link can carry two
+ * transfers at once: each transfer then moves at the rate max-min gives a lone flow, and a heap
+ * of timers and transfer ends, advanced as SimGrid's clock advances, gives the same times to the
+ * digit. It runs in a process of its own; should two transfers meet on a shared link, that
+ * process ends and the replay runs again on SimGrid's engine (simulate). */
 #include "replay.h"
 
 #include "fdio.h"
