@@ -1808,9 +1808,11 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
         if (opts->timeline && timeline_routes() != 0)
             snprintf(wr.error, sizeof(wr.error), "out of memory");
     }
-    if (!wr.error[0] && !opts->no_direct && direct_ok(plan)) {
+    if (!wr.error[0] && !opts->no_direct && opts->timeline == NULL && direct_ok(plan)) {
         /* The direct attempt runs in a process of its own, which writes the result; should two
-         * transfers meet on a link, it ends with DIRECT_MET and this one runs SimGrid's engine. */
+         * transfers meet on a link, it ends with DIRECT_MET and this one runs SimGrid's engine.
+         * Not with a timeline: its events at one instant would be in another order than the
+         * engine's (which tb SimGrid wakes first), the same times, another trace file. */
         pid_t pid = fork();
 
         if (pid == 0) {

@@ -32,7 +32,8 @@ struct cs_replay_opts {
      * platform onto themselves (fold.h), when no timeline is recorded; 1: every rank. */
     int no_fold;
     /* 0: without SimGrid's engine where no link can carry two tbs' transfers at once (each
-     * then moves alone: the replay's own clock and events, the same times); 1: SimGrid always. */
+     * then moves alone: the replay's own clock and events, the same times) and no timeline is
+     * recorded; 1: SimGrid always. */
     int no_direct;
 };
 

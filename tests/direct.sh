@@ -4,7 +4,8 @@
 # to every digit: the 8-GPU rings of one channel of schedules/ on one DGX node, and a 128-GPU
 # ring on 16 nodes, folded and not; a ring of four channels (which share every link) and the
 # 128-GPU ring at 64 MiB (its reduce-scatter and all-gather threadblocks overlap across loop
-# iterations on one link) are replayed by SimGrid, with the same CSV.
+# iterations on one link) are replayed by SimGrid, with the same CSV; so is a replay that records
+# a timeline (--trace, --stats).
 # (Time-independent: no wall clock is looked at.)
 set -u
 : "${CS_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -48,6 +49,15 @@ ring="ring:gpus=128,channels=1,instances=1,protocol=LL"
 check "128-GPU ring" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1K -e 1M -f 1024
 check "128-GPU ring, not folded" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1M -e 1M --no-fold
 check "128-GPU ring at 64 MiB" 0 --gen "$ring" -p "$tmp/d128.xml" -b 64M -e 64M
+
+# a recorded timeline (--trace, --stats) stays on SimGrid's engine: its events at one instant
+# come in the engine's order
+ring1="$CS_SRCDIR/schedules/ring.8gpu.1ch.LL.xml"
+for rec in "--trace $tmp/t.json" --stats; do
+    # shellcheck disable=SC2086 # $rec is an option and its argument
+    expect 0 "$cs" predict "$ring1" -p "$dgx" -b 1M -e 1M --verbose $rec
+    grep -q "direct: no link shared" "$tmp/err" && fail "$rec: replayed direct"
+done
 
 # the option is documented
 expect 0 "$cs" predict --help
