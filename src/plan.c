@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The size plan.h promises (millions of ops in a large plan). */
+_Static_assert(sizeof(struct cs_plan_op) == 32 + 2 * sizeof(void *),
+               "struct cs_plan_op is 48 bytes on 64-bit machines");
+
 /* nccl-tests' type names (-d), then the aliases collsim has taken before. */
 const char *const cs_dtype_names[CS_NDTYPES] = {
     "int8", "uint8", "int32",  "uint32",   "int64",  "uint64",

@@ -14,22 +14,23 @@ extern "C" {
 #endif
 
 /* One transmission as the executor's parser builds it: a real step with the dependencies of the
- * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. 64 bytes: a large
- * plan has millions; its dependencies and sources lie in its tb's pools. */
+ * nops before it (those with a depid), or a chain of up to 16 fused `re` steps. 48 bytes: a large
+ * plan has millions; its dependencies and sources lie in its tb's pools, its small fields share
+ * one word. */
 struct cs_plan_op {
-    struct cs_dep *deps;    /* ndeps flags (tb of the same GPU, step) to wait for */
-    int *srcoff;            /* source chunk of each of the nsrc passes; srcoff[0] 0 if unused */
-    enum cs_step_type type; /* never CS_STEP_NOP */
-    int first_step;         /* XML s of the first step folded in (its first nop, if any) */
-    int step;               /* XML s of the last step folded in: the flag value it publishes */
-    int cnt;                /* chunks (the last merged step's cnt for fused re) */
-    int nsrc;               /* re: local sources reduced in one pass (1..16); 1 otherwise */
-    int hasdep;             /* publishes its flag when done */
+    struct cs_dep *deps; /* ndeps flags (tb of the same GPU, step) to wait for */
+    int *srcoff;         /* source chunk of each of the nsrc passes; srcoff[0] 0 if unused */
+    int first_step;      /* XML s of the first step folded in (its first nop, if any) */
+    int step;            /* XML s of the last step folded in: the flag value it publishes */
+    int cnt;             /* chunks (the last merged step's cnt for fused re) */
     int ndeps;
-    int ncalls;         /* primitive calls per iteration: ceil(cnt / max_allowed) */
-    int srcbuf, dstbuf; /* local operands (enum cs_buf); 0 when the type has none */
+    int ncalls; /* primitive calls per iteration: ceil(cnt / max_allowed) */
     int dstoff;
-    int line; /* XML line of the last step folded in */
+    int line;                   /* XML line of the last step folded in */
+    enum cs_step_type type : 8; /* never CS_STEP_NOP */
+    unsigned nsrc : 8;          /* re: local sources reduced in one pass (1..16); 1 otherwise */
+    unsigned hasdep : 8;        /* publishes its flag when done */
+    enum cs_buf srcbuf : 4, dstbuf : 4; /* local operands; 0 when the type has none */
 };
 
 struct cs_plan_tb {

@@ -9,6 +9,9 @@
 #include "error.h"
 #include "util.h"
 
+/* The size sched.h promises (millions of steps in a large schedule). */
+_Static_assert(sizeof(struct cs_step) == 32, "struct cs_step is 32 bytes");
+
 struct cs_sched *cs_sched_new(void)
 {
     struct cs_sched *sched = calloc(1, sizeof(*sched));

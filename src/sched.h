@@ -42,18 +42,20 @@ enum cs_buf {
     CS_BUF_SCRATCH,   /* "s" */
 };
 
+/* 32 bytes: a large schedule has millions (the 1024-GPU hierarchical AllReduce 2.3 million); the
+ * enums and hasdep (0 or 1) share one word. */
 struct cs_step {
     int s; /* index in the tb, counting nops */
-    enum cs_step_type type;
-    enum cs_buf srcbuf;
     int srcoff;
-    enum cs_buf dstbuf;
     int dstoff;
     int cnt;
     int depid; /* tb id of the cross-tb dependency, or -1 */
     int deps;  /* step index in tb depid, or -1 */
-    int hasdep;
-    int line; /* source line of the <step>, 0 when generated */
+    int line;  /* source line of the <step>, 0 when generated */
+    enum cs_step_type type : 8;
+    enum cs_buf srcbuf : 8;
+    enum cs_buf dstbuf : 8;
+    unsigned hasdep : 8;
 };
 
 struct cs_tb {

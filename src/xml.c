@@ -231,7 +231,7 @@ static int read_step(struct reader *rd, const struct elem *el)
     struct cs_tb *tb = cur_tb(rd);
     struct cs_step *st = cs_tb_add_step(tb);
     char word[64];
-    int rc, line = el->line;
+    int rc, hasdep, line = el->line;
 
     if (st == NULL)
         return fail(rd, line, CS_ERR_NOMEM, "out of memory");
@@ -260,8 +260,9 @@ static int read_step(struct reader *rd, const struct elem *el)
         (rc = get_int32(rd, el, "cnt", 0, MAX_CHUNK, &st->cnt)) != 0 ||
         (rc = get_int32(rd, el, "depid", -1, MAX_ID, &st->depid)) != 0 ||
         (rc = get_int32(rd, el, "deps", -1, MAX_STEP_INDEX, &st->deps)) != 0 ||
-        (rc = get_int32(rd, el, "hasdep", 0, 1, &st->hasdep)) != 0)
+        (rc = get_int32(rd, el, "hasdep", 0, 1, &hasdep)) != 0)
         return rc;
+    st->hasdep = (unsigned)hasdep;
     return 0;
 }
 

@@ -30,10 +30,27 @@ static struct cs_sched *one_tb(int nchunks, int nsteps, const struct cs_step *st
     return s;
 }
 
+/* A step as the XML gives it (s is set by one_tb). */
+static struct cs_step step(enum cs_step_type type, enum cs_buf srcbuf, int srcoff,
+                           enum cs_buf dstbuf, int dstoff, int cnt, int depid, int deps, int hasdep,
+                           int line)
+{
+    return (struct cs_step){.type = type,
+                            .srcbuf = srcbuf,
+                            .srcoff = srcoff,
+                            .dstbuf = dstbuf,
+                            .dstoff = dstoff,
+                            .cnt = cnt,
+                            .depid = depid,
+                            .deps = deps,
+                            .hasdep = (unsigned)hasdep,
+                            .line = line};
+}
+
 static struct cs_step re_step(int srcoff, int dstoff, int depid, int deps, int hasdep)
 {
-    struct cs_step st = {0,     CS_STEP_RE, CS_BUF_SCRATCH, srcoff, CS_BUF_INPUT, dstoff, 1,
-                         depid, deps,       hasdep,         0};
+    struct cs_step st =
+        step(CS_STEP_RE, CS_BUF_SCRATCH, srcoff, CS_BUF_INPUT, dstoff, 1, depid, deps, hasdep, 0);
     return st;
 }
 
@@ -50,7 +67,7 @@ static struct cs_sched *load(const char *rel)
  * cnt-16 step is 8 calls; 4 MiB: S = 64 KiB, 2 iterations, maxAllowedCount 1, 16 calls. */
 START_TEST(test_chunking_ll)
 {
-    struct cs_step st = {0, CS_STEP_CPY, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 16, -1, -1, 0, 0};
+    struct cs_step st = step(CS_STEP_CPY, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 16, -1, -1, 0, 0);
     struct cs_sched *s = one_tb(64, 1, &st);
     struct cs_plan *p = NULL;
 
@@ -85,7 +102,7 @@ END_TEST
  * 8 iterations of 2 MiB (524288 floats), maxAllowedCount 1. */
 START_TEST(test_chunking_simple)
 {
-    struct cs_step st = {0, CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 16, -1, -1, 0, 0};
+    struct cs_step st = step(CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 16, -1, -1, 0, 0);
     struct cs_sched *s = one_tb(64, 1, &st);
     struct cs_plan *p = NULL;
 
@@ -120,7 +137,7 @@ END_TEST
  * bytes are 128/120 of the data. Doubles: 2-byte halves double the element counts. */
 START_TEST(test_chunking_ll128_partial)
 {
-    struct cs_step st = {0, CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 3, -1, -1, 0, 0};
+    struct cs_step st = step(CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 3, -1, -1, 0, 0);
     struct cs_sched *s = one_tb(16, 1, &st);
     struct cs_plan *p = NULL;
 
@@ -145,7 +162,7 @@ END_TEST
 
 START_TEST(test_bad_sizes)
 {
-    struct cs_step st = {0, CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 0};
+    struct cs_step st = step(CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 0);
     struct cs_sched *s = one_tb(64, 1, &st);
     struct cs_plan *p = NULL;
     struct cs_error err;
@@ -166,7 +183,7 @@ END_TEST
  * 262144 floats -> 131072 + 131072; 10000 floats -> 8192 + 1808. */
 START_TEST(test_simple_slices)
 {
-    struct cs_step st = {0, CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 0};
+    struct cs_step st = step(CS_STEP_S, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 0);
     struct cs_sched *s = one_tb(1, 1, &st);
     struct cs_plan *p = NULL;
     long long u[2];
@@ -273,8 +290,8 @@ END_TEST
 START_TEST(test_nop_without_carrier)
 {
     struct cs_step st[2] = {
-        {0, CS_STEP_NOP, CS_BUF_INPUT, -1, CS_BUF_OUTPUT, -1, 0, 0, 0, 0, 7},
-        {0, CS_STEP_CPY, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 8},
+        step(CS_STEP_NOP, CS_BUF_INPUT, -1, CS_BUF_OUTPUT, -1, 0, 0, 0, 0, 7),
+        step(CS_STEP_CPY, CS_BUF_INPUT, 0, CS_BUF_OUTPUT, 0, 1, -1, -1, 0, 8),
     };
     struct cs_sched *s = one_tb(1, 2, st);
     struct cs_plan *p = NULL;
