@@ -45,6 +45,12 @@ for p in LL LL128 Simple; do
     check "ring 1ch $p" 1 "$CS_SRCDIR/schedules/ring.8gpu.1ch.$p.xml" -p "$dgx" -b 1K -e 1G -f 32
     check "ring 4ch $p" 0 "$CS_SRCDIR/schedules/ring.8gpu.4ch.$p.xml" -p "$dgx" -b 1K -e 1G -f 1024
 done
+# a platform whose links have latency: the replay counts each hop's latency itself
+# (cs.link_lat_s), SimGrid's transfers none, and a direct one none either
+sed 's/latency="[^"]*"/latency="1e-06s"/g' "$dgx" >"$tmp/lat.xml"
+cp "${dgx%.xml}.props" "$tmp/lat.props" 2>/dev/null
+check "ring 1ch LL, links of 1 us" 1 "$CS_SRCDIR/schedules/ring.8gpu.1ch.LL.xml" -p "$tmp/lat.xml" \
+    -b 1K -e 1G -f 1024
 ring="ring:gpus=128,channels=1,instances=1,protocol=LL"
 check "128-GPU ring" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1K -e 1M -f 1024
 check "128-GPU ring, not folded" 1 --gen "$ring" -p "$tmp/d128.xml" -b 1M -e 1M --no-fold
