@@ -1153,12 +1153,11 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     return rc;
 }
 
-/* What only the passes read, freed before emission so that the schedule reuses its memory: the
- * buffers' slots (the DAG's last writers and readers) and each op's successors. */
-static void release_dag(struct cs_prog *p)
+/* The buffers' slots (each chunk's last writer and readers), which only the building of the DAG
+ * reads: freed once the program is whole, before the passes (2 million of them, 50 MB, for the
+ * 1024-GPU hierarchical AllReduce). */
+static void release_slots(struct cs_prog *p)
 {
-    for (int i = 0; i < p->nops; i++)
-        ivec_free(&p->ops[i].next);
     for (int r = 0; r < p->o.ngpus; r++)
         for (int b = 0; b < 3; b++) {
             struct slots *ss = &p->ranks[r].buf[b];
@@ -1170,6 +1169,14 @@ static void release_dag(struct cs_prog *p)
         }
 }
 
+/* What only the passes read, freed before emission so that the schedule reuses its memory: each
+ * op's successors. */
+static void release_dag(struct cs_prog *p)
+{
+    for (int i = 0; i < p->nops; i++)
+        ivec_free(&p->ops[i].next);
+}
+
 /* The lowering passes before emission; *ord (n ops) is the topological order. */
 static int passes(struct cs_prog *p, int **ord, int *n)
 {
@@ -1178,8 +1185,10 @@ static int passes(struct cs_prog *p, int **ord, int *n)
     if (p->lowered)
         return fail(p, CS_ERR_USAGE, NULL, "the program was already lowered");
     p->lowered = 1;
-    if (add_starts(p) || (p->o.fusion && (fuse(p) || compact(p))) || metadata(p) ||
-        topo_sort(p, ord, n))
+    if (add_starts(p))
+        return p->failed;
+    release_slots(p);
+    if ((p->o.fusion && (fuse(p) || compact(p))) || metadata(p) || topo_sort(p, ord, n))
         return p->failed;
     if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
         return p->failed;
