@@ -53,7 +53,9 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "recorded replay settled; 19 to 26: the second; 8: the medium one that replaces the second"
     echo "when that one would keep too many events; 18: the fallback's replays of 2 to 18), the"
     echo "rest extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
-    echo "second of all the short replays' simgrid_run wall."
+    echo "second of all the short replays' simgrid_run wall. \`, direct\` after it: the replay did"
+    echo "without SimGrid's engine (no link carried two transfers at once; its own clock and events,"
+    echo "the same times), and the wall is that replay's."
     echo
     if [ "$have_gen" -eq 0 ]; then
         echo "The generators were not available: the 8- and 16-GPU schedules come from the shared"
@@ -85,6 +87,7 @@ measure() {
     [ "$status" != refused ] || status="refused: $why"
     mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
     mode=${mode:-full}
+    case "$line" in *"direct: no link shared"*) mode="$mode, direct" ;; esac
     fold=$(grep '^collsim: [0-9]* bytes: folded: ' "$tmp/err" | tail -n 1 | sed -n 's/.*ranks shifted by \([0-9]*\) .*a group of \([0-9]*\).*/by \1 (x\2)/p')
     fold=${fold:-no}
     case "$status" in refused:*) fold=- mode=- ;; esac
@@ -161,6 +164,7 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
     "$cs" platform dgx-a100 --nodes 512 -o "$tmp/d4096.xml" 2>/dev/null || :
     for c in "512-GPU ring LL, 64 DGX nodes|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml" \
         "512-GPU ring LL, 64 DGX nodes, --no-fold|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml|--no-fold" \
+        "512-GPU ring LL, 64 DGX nodes, --no-fold --no-direct|ring:gpus=512,channels=1,instances=1,protocol=LL|$tmp/d512.xml|--no-fold --no-direct" \
         "1024-GPU ring Simple, 128 DGX nodes|ring:gpus=1024,protocol=Simple|$tmp/d1024.xml" \
         "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
         "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \
