@@ -2,6 +2,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* defined by the headers above */
+#include <malloc.h>
+#endif
 
 #include "util.h"
 
@@ -26,6 +29,13 @@ void *cs_array_slot(void **arr, int n, int *cap, size_t size)
     }
     memset((char *)*arr + (size_t)n * size, 0, size);
     return (char *)*arr + (size_t)n * size;
+}
+
+void cs_give_back_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 void cs_free_each(int n, ...)

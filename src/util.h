@@ -28,6 +28,11 @@ void *cs_array_slot(void **arr, int n, int *cap, size_t size);
 /* free() each of the n pointers that follow (NULL ones too). */
 void cs_free_each(int n, ...);
 
+/* Hand the heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere): after
+ * millions of small blocks are freed in the middle of the heap, which free() alone keeps
+ * resident. */
+void cs_give_back_memory(void);
+
 /* The index of name among names[0..n), or -1. */
 int cs_name_index(char *const *names, int n, const char *name);
 
