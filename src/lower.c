@@ -1100,20 +1100,10 @@ static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, co
              ? nomem(e->p)
              : split_entries(e, t, inst, pre, &npre, after, &nafter);
     if (rc == 0) {
-        int nsteps = npre + nafter; /* and a nop per dependency beyond an op's first */
-
-        for (int j = 0; j < npre + nafter; j++) {
-            struct ent en = j < npre ? pre[j] : after[j - npre];
-
-            if (en.op >= 0 && e->ideps[en.op * e->ni + inst].n > 1)
-                nsteps += e->ideps[en.op * e->ni + inst].n - 1;
-        }
         tb->id = itb->id;
         tb->send = itb->send;
         tb->recv = itb->recv;
         tb->chan = itb->chan;
-        if (cs_tb_reserve(tb, nsteps))
-            rc = nomem(e->p);
     }
     for (int j = 0; rc == 0 && j < npre + nafter; j++) {
         struct ent en = j < npre ? pre[j] : after[j - npre];

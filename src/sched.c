@@ -118,19 +118,6 @@ static void shrink(void **arr, int n, int *cap, size_t size)
     }
 }
 
-int cs_tb_reserve(struct cs_tb *tb, int n)
-{
-    struct cs_step *p;
-
-    if (n <= tb->cap_steps)
-        return 0;
-    if ((p = realloc(tb->steps, (size_t)n * sizeof(*p))) == NULL)
-        return CS_ERR_NOMEM;
-    tb->steps = p;
-    tb->cap_steps = n;
-    return 0;
-}
-
 void cs_tb_shrink(struct cs_tb *tb)
 {
     shrink((void **)&tb->steps, tb->nsteps, &tb->cap_steps, sizeof(struct cs_step));

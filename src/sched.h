@@ -154,10 +154,6 @@ void cs_sched_shrink(struct cs_sched *sched);
 /* The same for one tb's steps, once they are all added. */
 void cs_tb_shrink(struct cs_tb *tb);
 
-/* Room for n steps in all, allocated at once, where the caller knows how many it will add: no
- * doubling, no blocks left behind. 0 or CS_ERR_NOMEM. */
-int cs_tb_reserve(struct cs_tb *tb, int n);
-
 /* The gpu with this id, or NULL. */
 struct cs_gpu *cs_sched_find_gpu(const struct cs_sched *sched, int id);
 /* The tb with this id, or NULL. */
