@@ -1178,7 +1178,7 @@ static int passes(struct cs_prog *p, int **ord, int *n)
     if (add_starts(p))
         return p->failed;
     release_slots(p);
-    cs_give_back_memory(); /* 2 million slots at 32 x 32: 40 MB less for the passes */
+    cs_give_back_memory(); /* their pages, before the passes allocate theirs */
     if ((p->o.fusion && (fuse(p) || compact(p))) || metadata(p) || topo_sort(p, ord, n))
         return p->failed;
     if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
