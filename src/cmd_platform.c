@@ -13,7 +13,7 @@ const char cmd_platform_usage[] =
     "                        [--between pcie|net] [--nic hdr|roce100|2x100]\n"
     "                        [--nic-socket same|other] [--sockets 1|2]\n"
     "                        [--gpu a100|h100|h100-pcie|h200]\n"
-    "                        [--ranks N] [--routing full|floyd|dijkstra]\n"
+    "                        [--ranks N] [--routing full|floyd|dijkstra|zones]\n"
     "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
     "       collsim platform from FILE... [--nodes N] [--gpu a100|a100-pcie|h100|h100-pcie|h200]\n"
     "                        [--params FILE ...] [--set KEY=VALUE ...] [-o FILE]\n"
@@ -71,15 +71,21 @@ const char cmd_platform_usage[] =
     "two GPUs' own PCIe links (cs.link_Bps.pcie: Gen4 x16, 24 GB/s in NCCL's model), not\n"
     "cs.sys_Bps (platforms/README).\n"
     "A platform has up to 256 GPUs with every pair's route listed (SimGrid's Full routing),\n"
-    "or up to 1024 (a100-hier, dgx-a100 / hgx, a100-pcie-net) routed through switches above\n"
-    "256 or with --routing floyd or dijkstra: each GPU has a route to its column's or node's\n"
-    "router nvswitchK over its NVLink and one to the router network over its other links, and\n"
-    "SimGrid takes the path of fewest links, which is the pair's route either way (between\n"
-    "a100-hier's columns a FATPIPE link gpuG_between per GPU that never limits a transfer\n"
-    "keeps the paths apart). Floyd (the default above 256) computes every path once when the\n"
-    "platform loads and gives the links in the pair-by-pair order; Dijkstra (DijkstraCache)\n"
-    "rebuilds a route at every transfer, 3 to 13 times slower per route at 512 to 1024 GPUs.\n"
-    "Every way gives the same links per pair and the same predictions.\n"
+    "or up to 1024 (a100-hier, dgx-a100 / hgx, a100-pcie-net). Above 256, or with --routing:\n"
+    "  zones     (a100-hier, dgx-a100; the default above 256) a zone per column or node with\n"
+    "            its pairs listed and each GPU's route out to the zone's gateway nodeK_gw (or\n"
+    "            columnK_gw), the zones joined pair by pair through a FATPIPE link fabricA_B\n"
+    "            of their own that never limits a transfer: nothing to compute at load, a\n"
+    "            route is two table lookups;\n"
+    "  floyd     (a100-pcie-net's default above 256) each GPU has a route to its column's or\n"
+    "            node's router nvswitchK over its NVLink and one to the router network over\n"
+    "            its other links, and SimGrid takes the path of fewest links, computing every\n"
+    "            path once when the platform loads ((GPUs + switches)^3 steps: 1 s at 1024\n"
+    "            GPUs); between a100-hier's columns a FATPIPE link gpuG_between per GPU that\n"
+    "            never limits a transfer keeps the paths apart;\n"
+    "  dijkstra  the same graph, each route rebuilt at every transfer (DijkstraCache).\n"
+    "Every way gives the same links per pair (zones add the pair's fabric link, floyd and\n"
+    "dijkstra a100-hier's gpuG_between) and the same predictions.\n"
     "--params FILE sets parameters from a props file (what `collsim calibrate fit` writes:\n"
     "<!-- SOURCE --> and <prop id=\"KEY\" value=\"V\"/> lines); each prop's comment becomes its\n"
     "source in the platform. --set KEY=VALUE overrides any parameter (keys in src/params.h,\n"
@@ -177,10 +183,11 @@ static int apply_option(struct platform_args *a, int c, const char *name, const 
         a->routing = strcmp(val, "full") == 0       ? CS_ROUTING_FULL
                      : strcmp(val, "floyd") == 0    ? CS_ROUTING_FLOYD
                      : strcmp(val, "dijkstra") == 0 ? CS_ROUTING_GRAPH
+                     : strcmp(val, "zones") == 0    ? CS_ROUTING_ZONES
                                                     : 0;
-        return a->routing
-                   ? 0
-                   : cmd_usage_error("--routing takes full, floyd or dijkstra, not '%s'", val);
+        return a->routing ? 0
+                          : cmd_usage_error(
+                                "--routing takes full, floyd, dijkstra or zones, not '%s'", val);
     }
     if (c == 'S') {
         a->nic_socket = strcmp(val, "same") == 0 ? 1 : strcmp(val, "other") == 0 ? 2 : 0;

@@ -236,7 +236,7 @@ void cs_platform_free(struct cs_platform *plat)
         return;
     for (int i = 0; i < plat->nlinks; i++)
         free(plat->links[i].id);
-    cs_free_each(3, plat->links, plat->path, plat);
+    cs_free_each(5, plat->links, plat->by_id, plat->rules, plat->path, plat);
 }
 
 static enum cs_link_class guess_class(const char *id)
@@ -260,27 +260,47 @@ static size_t base_len(const char *name)
     return n;
 }
 
+/* The link of plat->by_id named by the n bytes at name, or NULL. */
+static const struct cs_platform_link *link_by_id(const struct cs_platform *plat, const char *name,
+                                                 size_t n)
+{
+    int lo = 0, hi = plat->nby_id;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = strncmp(plat->by_id[mid]->id, name, n);
+
+        if (c == 0 && plat->by_id[mid]->id[n] != '\0')
+            c = 1; /* longer than name: after it */
+        if (c == 0)
+            return plat->by_id[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 int cs_platform_link_find(const struct cs_platform *plat, const char *name, enum cs_link_class *cls)
 {
-    const struct cs_platform_link *half = NULL, *rule = NULL;
-    size_t n = strlen(name), base = base_len(name);
+    const struct cs_platform_link *l = link_by_id(plat, name, strlen(name)), *rule = NULL;
+    size_t n = strlen(name);
 
-    for (int i = 0; i < plat->nlinks; i++) {
-        const struct cs_platform_link *l = &plat->links[i];
-        size_t k = strlen(l->id);
-
-        if (!l->prefix && k == n && strcmp(l->id, name) == 0) {
-            *cls = l->cls;
-            return 1;
-        }
-        if (!l->prefix && k == base && strncmp(l->id, name, k) == 0)
-            half = l;
-        else if (l->prefix && k <= n && strncmp(l->id, name, k) == 0 &&
-                 (rule == NULL || k > strlen(rule->id)))
-            rule = l;
+    if (l == NULL) /* a half of a split-duplex link, by its link's id */
+        l = link_by_id(plat, name, base_len(name));
+    if (l != NULL) {
+        *cls = l->cls;
+        return 1;
     }
-    if (half != NULL || rule != NULL) {
-        *cls = half != NULL ? half->cls : rule->cls;
+    for (int i = 0; i < plat->nrules; i++) {
+        const struct cs_platform_link *r = plat->rules[i];
+        size_t k = strlen(r->id);
+
+        if (k <= n && strncmp(r->id, name, k) == 0 && (rule == NULL || k > strlen(rule->id)))
+            rule = r;
+    }
+    if (rule != NULL) {
+        *cls = rule->cls;
         return 1;
     }
     return 0;
@@ -437,17 +457,11 @@ static int add_link(struct reader *r, const xmlNode *n)
         xmlFree(id);
         return rc;
     }
-    /* SimGrid aborts on a link declared twice */
-    for (int i = 0; i < p->nlinks; i++)
-        if (!p->links[i].prefix && strcmp(p->links[i].id, id) == 0) {
-            rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
-                               "link '%s' is declared twice", id);
-            xmlFree(id);
-            return rc;
-        }
     l = cs_array_slot((void **)&p->links, p->nlinks, &r->cap_links, sizeof(*l));
     if (l != NULL && (l->id = strdup(id)) != NULL) {
         l->cls = guess_class(id);
+        l->prefix = 0;
+        l->line = (int)xmlGetLineNo(n);
         p->nlinks++;
     }
     xmlFree(id);
@@ -494,7 +508,40 @@ static int add_rule(struct reader *r, const char *prefix, enum cs_link_class cls
         return CS_ERR_NOMEM;
     l->cls = cls;
     l->prefix = 1;
+    l->line = 0;
     p->nlinks++;
+    return 0;
+}
+
+static int by_id_cmp(const void *a, const void *b)
+{
+    const struct cs_platform_link *x = *(const struct cs_platform_link *const *)a;
+    const struct cs_platform_link *y = *(const struct cs_platform_link *const *)b;
+    int c = strcmp(x->id, y->id);
+
+    return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* The links' index (by_id, rules) once every link is read; a link declared twice, which SimGrid
+ * aborts on, is an error at its second declaration. */
+static int index_links(struct reader *r)
+{
+    struct cs_platform *p = r->plat;
+
+    p->by_id = malloc(((size_t)p->nlinks + 1) * sizeof(*p->by_id));
+    p->rules = malloc(((size_t)p->nlinks + 1) * sizeof(*p->rules));
+    if (p->by_id == NULL || p->rules == NULL)
+        return CS_ERR_NOMEM;
+    for (int i = 0; i < p->nlinks; i++)
+        if (p->links[i].prefix)
+            p->rules[p->nrules++] = &p->links[i];
+        else
+            p->by_id[p->nby_id++] = &p->links[i];
+    qsort(p->by_id, (size_t)p->nby_id, sizeof(*p->by_id), by_id_cmp);
+    for (int i = 1; i < p->nby_id; i++)
+        if (strcmp(p->by_id[i - 1]->id, p->by_id[i]->id) == 0)
+            return cs_error_fail(r->err, CS_ERR_INVALID, r->path, p->by_id[i]->line,
+                                 "link '%s' is declared twice", p->by_id[i]->id);
     return 0;
 }
 
@@ -942,6 +989,8 @@ int cs_platform_read(const char *path, struct cs_platform **out, struct cs_error
         if (rc == 0)
             rc = walk(&r, root);
         if (rc == 0)
+            rc = index_links(&r);
+        if (rc == 0)
             rc = check_gpus(&r);
     }
     if (rc == CS_ERR_NOMEM)
@@ -1247,6 +1296,24 @@ static void graph_links(struct w *w, const struct cs_platform_spec *s, const str
     }
 }
 
+/* The routing a spec's platform is written with: the one asked for, else Full up to
+ * CS_PLATFORM_FULL_GPUS, above it zones for a100-hier and dgx-a100, Floyd for a100-pcie-net. */
+static int routing_of(const struct cs_platform_spec *s, int n)
+{
+    if (s->routing != 0)
+        return s->routing;
+    if (n <= CS_PLATFORM_FULL_GPUS)
+        return CS_ROUTING_FULL;
+    return s->family == CS_FAM_HIER || s->family == CS_FAM_DGX ? CS_ROUTING_ZONES
+                                                               : CS_ROUTING_FLOYD;
+}
+
+/* The zone of NVLink group k (a100-hier's column, dgx-a100's node), or its gateway (gw). */
+static void group_name(const struct cs_platform_spec *s, int k, int gw, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%d%s", s->family == CS_FAM_HIER ? "column" : "node", k, gw ? "_gw" : "");
+}
+
 static int spec_gpus(const struct cs_platform_spec *s)
 {
     switch (s->family) {
@@ -1369,7 +1436,8 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "the from family needs the machine's files (collsim platform from "
                              "FILE...)");
-    if (s->family == CS_FAM_TOPO && (graph_routing(s->routing) || n > CS_PLATFORM_FULL_GPUS))
+    if (s->family == CS_FAM_TOPO &&
+        (graph_routing(s->routing) || s->routing == CS_ROUTING_ZONES || n > CS_PLATFORM_FULL_GPUS))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "%d GPUs: a platform from a machine's files lists every pair's route, "
                              "up to %d GPUs",
@@ -1400,6 +1468,11 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
                              "routing through switches (Floyd, Dijkstra) is for a100-hier, "
                              "dgx-a100 and "
                              "a100-pcie-net, not %s",
+                             cs_platform_family_name(s->family));
+    if (s->routing == CS_ROUTING_ZONES && s->family != CS_FAM_HIER && s->family != CS_FAM_DGX)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "routing by zones (a zone per NVLink group) is for a100-hier and "
+                             "dgx-a100, not %s",
                              cs_platform_family_name(s->family));
     if (n > CS_PLATFORM_FULL_GPUS && (graph_groups(s) == 0 || s->routing == CS_ROUTING_FULL))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
@@ -1462,13 +1535,87 @@ static void topo_route(struct w *w, const struct cs_topo *t, int a, int b)
     end(w);
 }
 
+/* Zones (CS_ROUTING_ZONES): each NVLink group in a zone of its own (Full: its pairs as
+ * route_pair lists them, and each GPU's way out over its links between groups to the group's
+ * gateway, which SimGrid mirrors for the way in), and in the root zone a route between every
+ * two groups, gateway to gateway, over a FATPIPE link fabricA_B of its own: SimGrid refuses an
+ * empty route, and a link no faster than the links between groups that every route through it
+ * crosses would bind nothing (no latency; one per pair of groups, so that it ties no other
+ * transfers to one another in SimGrid's max-min solver). A pair's route is then route_pair's
+ * with that link in the middle, and SimGrid resolves it from two small tables, with nothing
+ * to compute when the platform loads. */
+static void zone_routes(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
+                        int n)
+{
+    const char *sfx[4];
+    int np = gpu_ports(s, sfx), group = graph_group(s), groups = graph_groups(s);
+    double bw = 0;
+    char id[64], gw[64];
+
+    for (int i = 1; i < np; i++) {
+        double b = strcmp(sfx[i], "sys") == 0 ? p->sys_Bps : p->link_Bps[guess_class(sfx[i])];
+
+        bw = b > bw ? b : bw;
+    }
+    for (int k = 0; k < groups; k++) {
+        start(w, "zone");
+        group_name(s, k, 0, id, sizeof(id));
+        at(w, "id", "%s", id);
+        at(w, "routing", "Full");
+        for (int g = k * group; g < (k + 1) * group && g < n; g++)
+            host_el(w, g, p);
+        for (int g = k * group; g < (k + 1) * group && g < n; g++)
+            gpu_links(w, s, p, g);
+        group_name(s, k, 1, gw, sizeof(gw));
+        if (groups > 1) {
+            start(w, "router");
+            at(w, "id", "%s", gw);
+            end(w);
+        }
+        for (int a = k * group; a < (k + 1) * group && a < n; a++) {
+            for (int b = a + 1; b < (k + 1) * group && b < n; b++)
+                route_pair(w, s, a, b);
+            if (groups == 1)
+                continue;
+            start(w, "route");
+            at(w, "src", "gpu%d", a);
+            at(w, "dst", "%s", gw);
+            for (int i = 1; i < np; i++)
+                gpu_ctn(w, a, sfx[i], 1);
+            end(w);
+        }
+        end(w);
+    }
+    for (int a = 0; a < groups; a++)
+        for (int b = a + 1; b < groups; b++) {
+            snprintf(id, sizeof(id), "fabric%d_%d", a, b);
+            link_policy_el(w, id, bw, 0, s->family == CS_FAM_HIER ? s->between : CS_LINK_NET,
+                           "FATPIPE");
+        }
+    for (int a = 0; a < groups; a++)
+        for (int b = a + 1; b < groups; b++) {
+            start(w, "zoneRoute");
+            group_name(s, a, 0, id, sizeof(id));
+            at(w, "src", "%s", id);
+            group_name(s, b, 0, id, sizeof(id));
+            at(w, "dst", "%s", id);
+            group_name(s, a, 1, id, sizeof(id));
+            at(w, "gw_src", "%s", id);
+            group_name(s, b, 1, id, sizeof(id));
+            at(w, "gw_dst", "%s", id);
+            snprintf(id, sizeof(id), "fabric%d_%d", a, b);
+            ctn(w, id, -1);
+            end(w);
+        }
+}
+
 /* The <platform> element: header comments, the zone with its parameter props, hosts, links and
  * routes. */
 static void platform_el(struct w *w, const struct cs_platform_spec *s, const struct cs_params *p,
                         int n)
 {
     char text[1024];
-    int graph = graph_routing(s->routing) || (s->routing == 0 && n > CS_PLATFORM_FULL_GPUS);
+    int routing = routing_of(s, n), graph = graph_routing(routing);
     const char *name = cs_platform_family_name(s->family);
 
     /* a Hopper node by its own name (hgx-h100), else the family and the GPU */
@@ -1494,9 +1641,15 @@ static void platform_el(struct w *w, const struct cs_platform_spec *s, const str
     }
     start(w, "zone");
     at(w, "id", "%s", cs_platform_family_name(s->family));
-    at(w, "routing", !graph ? "Full" : s->routing == CS_ROUTING_GRAPH ? "DijkstraCache" : "Floyd");
+    at(w, "routing", !graph ? "Full" : routing == CS_ROUTING_GRAPH ? "DijkstraCache" : "Floyd");
     w->notes = s->notes;
     cs_params_each(p, prop_cb, w);
+    if (routing == CS_ROUTING_ZONES) {
+        zone_routes(w, s, p, n);
+        end(w); /* zone */
+        end(w); /* platform */
+        return;
+    }
     for (int g = 0; g < n; g++)
         host_el(w, g, p);
     for (int g = 0; g < n && s->family != CS_FAM_TOPO; g++)

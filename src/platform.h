@@ -21,7 +21,12 @@ struct cs_platform {
         char *id;               /* a <link>'s id, or (prefix) how a cluster's link names start */
         enum cs_link_class cls; /* its <prop id="cs.class">, else from its id (a cluster's: net) */
         int prefix;             /* a rule for the links of a <cluster> */
+        int line;               /* where it is declared */
     } * links;
+    /* the links that are not rules, sorted by id (cs_platform_link_find's binary search), and
+     * the rules */
+    const struct cs_platform_link **by_id, **rules;
+    int nby_id, nrules;
 };
 
 /* Read a platform file: the root zone's cs.* props (unknown cs.* keys or bad values are errors
@@ -96,9 +101,14 @@ struct cs_platform_spec {
      * and CS_ROUTING_GRAPH (a100-hier, dgx-a100, a100-pcie-net) give each GPU a route to its
      * NVLink switch and to the network, the same links between every pair, resolved by SimGrid's
      * Floyd routing (shortest paths computed once, a route is a walk of its few hops) or
-     * Dijkstra (DijkstraCache: each route rebuilt from a search tree, at every transfer); 0:
-     * Full up to CS_PLATFORM_FULL_GPUS, Floyd above. Floyd's setup takes (GPUs + switches)^3
-     * steps when SimGrid loads the platform (about 0.1 s at 512 GPUs, 0.8 s at 1024). */
+     * Dijkstra (DijkstraCache: each route rebuilt from a search tree, at every transfer);
+     * CS_ROUTING_ZONES (a100-hier, dgx-a100) puts each NVLink group (column, node) in a zone of
+     * its own with every pair of its GPUs listed and each GPU's route to the group's gateway,
+     * the groups joined pair by pair in the root zone, each pair through a FATPIPE link of its
+     * own that never limits (SimGrid refuses an empty route between zones); 0: Full up to
+     * CS_PLATFORM_FULL_GPUS, above it zones (a100-hier, dgx-a100) or Floyd (a100-pcie-net).
+     * Floyd's setup takes (GPUs + switches)^3 steps when SimGrid loads the platform (about
+     * 0.2 s at 512 GPUs, 1 s at 1024); zones need none. */
     int routing;
     const struct cs_topo *topo;         /* from: the machine (one node; nodes of it) */
     const struct cs_param_notes *notes; /* sources of parameters set from files (or NULL) */
@@ -109,6 +119,7 @@ enum {
     CS_ROUTING_FULL = 1,
     CS_ROUTING_GRAPH,
     CS_ROUTING_FLOYD,
+    CS_ROUTING_ZONES,
 };
 
 /* The most GPUs of a platform whose routes are listed pair by pair (Full), and of any platform

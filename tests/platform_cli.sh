@@ -72,14 +72,17 @@ expect 0 "$cs" platform a100-pcie-4gpu --sockets 1 -o "$tmp/p41.xml"
 grep -q xsocket "$tmp/p41.xml" && fail "a100-pcie-4gpu --sockets 1 has xsocket"
 expect 2 "$cs" platform a100-pcie-nvbridge --sockets 3
 expect 2 "$cs" platform dgx-a100 --sockets 1
-# Routed through switches (Floyd, as every family above 256 GPUs is, or Dijkstra), a platform
-# gives every pair the links of the pair-by-pair routes (Full): the same predictions to the last
-# digit, LL128 included (its check reads the routes), and on a100-hier the FATPIPE on the way
-# between columns changes nothing (tests/routes.sh compares the routes themselves).
+# Routed through switches (Floyd, as a100-pcie-net above 256 GPUs is, or Dijkstra) or by zones
+# (a zone per node or column, a100-hier's and dgx-a100's way above 256), a platform gives every
+# pair the links of the pair-by-pair routes (Full): the same predictions to the last digit, LL128
+# included (its check reads the routes), and the FATPIPEs on the way between columns or nodes
+# change nothing (tests/routes.sh compares the routes themselves).
 same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
     what=$1 spec=$2
     shift 2
-    for r in full floyd dijkstra; do
+    routings="full floyd dijkstra"
+    case $* in dgx-a100* | a100-hier*) routings="$routings zones" ;; esac
+    for r in $routings; do
         expect 0 "$cs" platform "$@" --routing $r -o "$tmp/route-$r.xml"
         "$cs" predict --gen "$spec" --platform "$tmp/route-$r.xml" -b 64K -e 256M -f 64 \
             --format csv 2>&1 | grep -v '^#' >"$tmp/pred-$r.csv"
@@ -87,7 +90,8 @@ same_routes() { # DESCRIPTION GEN-SPEC PLATFORM-ARGS...
     grep -q 'routing="DijkstraCache"' "$tmp/route-dijkstra.xml" || fail "$what: not routed through switches"
     grep -q ',ok,' "$tmp/pred-full.csv" || fail "$what: $(cat "$tmp/pred-full.csv")"
     grep -q 'routing="Floyd"' "$tmp/route-floyd.xml" || fail "$what: not routed with Floyd"
-    for r in floyd dijkstra; do
+    for r in $routings; do
+        [ "$r" = full ] && continue
         cmp -s "$tmp/pred-full.csv" "$tmp/pred-$r.csv" ||
             { fail "$what: Full and $r routes predict differently"; diff "$tmp/pred-full.csv" "$tmp/pred-$r.csv" | head -5; }
     done
@@ -103,8 +107,13 @@ n=$(grep -c '<link id="gpu[0-9]*_between"' "$tmp/route-dijkstra.xml")
 grep -q '_between"' "$tmp/route-dijkstra.xml" &&
     grep '<link id="[a-z]*[0-9]*_between"' "$tmp/route-dijkstra.xml" | grep -qv 'id="gpu' &&
     fail "a100-hier 4x4 through switches: a between link shared by several GPUs"
+# By zones, a FATPIPE per pair of columns (4 columns: 6), each on one pair's route only
+n=$(grep -c '<link id="fabric[0-9]*_[0-9]*"' "$tmp/route-zones.xml")
+[ "$n" -eq 6 ] || fail "a100-hier 4x4 by zones: $n fabric links, not 6"
+grep -q '<link id="fabric0_3" bandwidth="[^"]*" latency="0s" sharing_policy="FATPIPE">' "$tmp/route-zones.xml" ||
+    fail "a100-hier 4x4 by zones: fabric0_3 is not a FATPIPE without latency"
 same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-socket other
-# sizes: Full routing to 256 GPUs, through switches (Floyd) to 1024 (scale.sh writes those)
+# sizes: Full routing to 256 GPUs, by zones or through switches to 1024 (scale.sh writes those)
 expect 0 "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
 grep -q 'routing="Full"' "$tmp/d256.xml" || fail "256 GPUs not Full"
 expect 2 "$cs" platform dgx-a100 --nodes 129
@@ -115,8 +124,11 @@ expect 2 "$cs" platform a100-pcie-4gpu --gpus-per-node 300
 grep -q "300 GPUs: Full routing" "$tmp/err" || fail "300 PCIe cards: $(cat "$tmp/err")"
 expect 2 "$cs" platform a100-pcie-4gpu --routing dijkstra
 grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || fail "dijkstra on pcie: $(cat "$tmp/err")"
-expect 2 "$cs" platform dgx-a100 --routing zones
-grep -q "routing takes full, floyd or dijkstra, not 'zones'" "$tmp/err" || fail "--routing zones: $(cat "$tmp/err")"
+expect 2 "$cs" platform dgx-a100 --routing stars
+grep -q "routing takes full, floyd, dijkstra or zones, not 'stars'" "$tmp/err" || fail "--routing stars: $(cat "$tmp/err")"
+expect 2 "$cs" platform a100-pcie-net --nodes 4 --routing zones
+grep -q "routing by zones (a zone per NVLink group) is for a100-hier and dgx-a100, not a100-pcie-net" "$tmp/err" ||
+    fail "zones on a100-pcie-net: $(cat "$tmp/err")"
 expect 2 "$cs" platform a100-pcie-4gpu --routing floyd
 grep -q "is for a100-hier, dgx-a100 and a100-pcie-net, not a100-pcie-4gpu" "$tmp/err" || fail "floyd on pcie: $(cat "$tmp/err")"
 
@@ -218,7 +230,8 @@ grep -q "radical.xml:8: cluster 'c': radical=\"0-7,x\" is not a list" "$tmp/err"
     fail "bad radical: $(cat "$tmp/err")"
 sed 's/<link id="port1"/<link id="port0"/' "$plats/flat8.xml" >"$tmp/twice.xml"
 expect 2 "$cs" predict "$a2a8" --platform "$tmp/twice.xml"
-grep -q "twice.xml:[0-9]*: link 'port0' is declared twice" "$tmp/err" ||
-    fail "link declared twice: $(cat "$tmp/err")"
+line=$(grep -n '<link id="port0"' "$tmp/twice.xml" | sed -n '2s/:.*//p') # the second declaration
+grep -q "twice.xml:$line: link 'port0' is declared twice" "$tmp/err" ||
+    fail "link declared twice (line $line): $(cat "$tmp/err")"
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -2,7 +2,7 @@
 # scale.sh: 512 GPUs. A 512-GPU ring AllReduce (tbs of 512 steps, over both runtimes' limits) is
 # written with a warning, verify under the executor refuses it naming the tb, the count and the
 # limit, and predict simulates it at one small size as a what-if, status ok, with the warning, on a
-# 64-node dgx-a100 (routed through switches, Floyd: more than 256 GPUs). The 1024-GPU platforms are
+# 64-node dgx-a100 (routed by zones, a zone per node: more than 256 GPUs). The 1024-GPU platforms are
 # written. About 20 s on a loaded 2-core machine.
 set -u
 cs=${CS_BUILDDIR:-.}/collsim
@@ -18,7 +18,8 @@ grep -q "rank 0 tb 0 has 512 steps; the runtimes allow at most 64" "$tmp/out" ||
     fail "verify's message: $(head -c 300 "$tmp/out")"
 
 "$cs" platform dgx-a100 --nodes 64 -o "$tmp/dgx.xml" || fail "platform dgx-a100 --nodes 64"
-grep -q 'routing="Floyd"' "$tmp/dgx.xml" || fail "512 GPUs not routed through switches (Floyd)"
+grep -q '<zone id="node63" routing="Full">' "$tmp/dgx.xml" || fail "512 GPUs not routed by zones"
+grep -q 'routing="Floyd"' "$tmp/dgx.xml" && fail "512 GPUs routed with Floyd"
 "$cs" predict "$tmp/ring.xml" --platform "$tmp/dgx.xml" -b 4K -e 4K >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 0 ] || fail "predict exited $rc: $(head -c 300 "$tmp/err")"
