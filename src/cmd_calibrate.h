@@ -31,7 +31,9 @@ int cmd_calibrate_platform(int argc, char **argv);
     "the cases of a `collsim validate` case file instead (PLATFORM -): one platform fitted to\n"   \
     "several tables of one machine at once (its NCCL run, its MSCCL runs, its -g 8 and mpirun\n"   \
     "runs), each with its own schedule, protocol and set= options (cs.gpus_per_process=8 for\n"    \
-    "nccl-tests -g 8).\n"                                                                          \
+    "nccl-tests -g 8). The platform holds the most GPUs any table or case runs on (its ranks,\n"   \
+    "or its generator's gpus=): dgx-a100 nodes of 8 and a100-pcie-net servers unless --nodes\n"    \
+    "says, that many cards in one a100-pcie-4gpu or a100-pcie-nvbridge machine (4 at least).\n"    \
     "\n"                                                                                           \
     "The keys fitted are every parameter the tables' predictions depend on: the launch (and\n"     \
     "each later launch of a process's GPUs), each link class's hop latency and bandwidth, and\n"   \

@@ -358,7 +358,7 @@ static void case_name(const char *path, char *buf, size_t len)
 
 /* Table path as a case, its schedule and protocols from the options. 0, or an exit code. */
 static int table_case(const struct popts *o, const char *path, int k, struct cs_case *c,
-                      int *nodes_out)
+                      int *nodes_out, int *ranks_out)
 {
     char name[160], sched[1200], proto[64], ver[16], ranks_opt[32], coll_opt[48], gpp_opt[64];
     char shared[1100];
@@ -381,6 +381,7 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
         snprintf(sched, sizeof(sched), "gen:nccl:log=%s%s%s%s", path, v[0] ? ",nccl=" : "", v,
                  family_machine(o));
     *nodes_out = nodes;
+    *ranks_out = ranks;
     if (o->sched)
         snprintf(sched, sizeof(sched), "%s", o->sched);
     else if (o->gen)
@@ -447,6 +448,7 @@ struct tables {
     struct cs_refit_table t[CS_CASES_MAX + 16];
     int n;
     int nodes; /* the most any table needs */
+    int gpus;  /* the most ranks of any table (0: none known) */
 };
 
 static void tables_free(struct tables *T)
@@ -482,6 +484,20 @@ static int add_table(struct tables *T, struct cs_case *c, int held_out)
     return 0;
 }
 
+/* The GPUs case c runs on: its ranks= option, else its generator's gpus= (0 when neither says:
+ * gpus={n} of a table of GPU counts). */
+static int case_gpus(const struct cs_case *c)
+{
+    const char *g = strncmp(c->vc.sched, "gen:", 4) == 0 ? strstr(c->vc.sched, "gpus=") : NULL;
+    int n = 0;
+
+    if (c->ranks > 0)
+        return c->ranks;
+    if (g != NULL && g[5] >= '0' && g[5] <= '9')
+        n = atoi(g + 5);
+    return n;
+}
+
 static int read_tables(const struct popts *o, struct tables *T)
 {
     struct cs_error err;
@@ -507,6 +523,9 @@ static int read_tables(const struct popts *o, struct tables *T)
             }
         for (int i = 0; i < n; i++) {
             if (rc == 0 && T->n < CS_CASES_MAX) {
+                int g = case_gpus(&cases[i]);
+
+                T->gpus = g > T->gpus ? g : T->gpus;
                 rc = add_table(T, &cases[i], 0); /* the table owns the case now */
                 continue;
             }
@@ -516,11 +535,13 @@ static int read_tables(const struct popts *o, struct tables *T)
     }
     for (int k = 0; k < o->nfiles + o->nheld && rc == 0; k++) {
         struct cs_case c;
-        int nodes;
+        int nodes, ranks;
 
-        rc = table_case(o, k < o->nfiles ? o->files[k] : o->held[k - o->nfiles], k, &c, &nodes);
+        rc = table_case(o, k < o->nfiles ? o->files[k] : o->held[k - o->nfiles], k, &c, &nodes,
+                        &ranks);
         if (rc == 0) {
             T->nodes = nodes > T->nodes ? nodes : T->nodes;
+            T->gpus = ranks > T->gpus ? ranks : T->gpus;
             rc = add_table(T, &c, k >= o->nfiles);
         }
     }
@@ -779,6 +800,15 @@ static int make_spec(struct popts *o, const struct tables *T, struct cs_platform
     spec->gpu = o->gpu ? o->gpu : cs_platform_family_gpu(o->fam_name);
     if (T->nodes > 0 && (o->fam == CS_FAM_DGX || o->fam == CS_FAM_PCIE_NET))
         spec->nodes = T->nodes;
+    /* as many GPUs as the tables' ranks (--cases: the cases' ranks or gpus=): DGX nodes of 8,
+     * servers of one card, or one machine's PCIe cards (never fewer than the family's machine
+     * has: ranks 0 and 1 of 2 stay on one CPU socket of it, as before) */
+    if (o->nodes == 0 && o->fam == CS_FAM_DGX && T->gpus > 8 * spec->nodes)
+        spec->nodes = (T->gpus + 7) / 8;
+    if (o->nodes == 0 && o->fam == CS_FAM_PCIE_NET && T->gpus > spec->nodes)
+        spec->nodes = T->gpus;
+    if ((o->fam == CS_FAM_PCIE_4GPU || o->fam == CS_FAM_NVBRIDGE) && T->gpus > spec->gpus_per_node)
+        spec->gpus_per_node = T->gpus;
     spec->nic = o->nic ? o->nic : spec->nic;
     spec->nic_other_socket = o->nic_socket == 2;
     spec->one_socket = o->sockets == 1;

@@ -179,6 +179,38 @@ grep -q '^| 2097152 |.* contradicts: in place .*(20% apart) |$' "$tmp/contra.md"
         "$tmp/contra.md" ||
     { fail "the contradictions:"; cat "$tmp/contra.md" >&2; }
 
+# --- a machine of 8 PCIe cards: the platform holds as many GPUs as the table's ranks (not the
+# family's default 4), from a table alone and from a case file (its generator's gpus=); the
+# launch and the link between the CPU sockets come back.
+pspec=ring:gpus=8,channels=2,instances=1,protocol=Simple
+"$collsim" platform a100-pcie-4gpu --gpus-per-node 8 --set cs.launch_s=7e-6 --set cs.sys_Bps=8e9 \
+    -o "$tmp/pcie8.xml" || fail "platform of 8 PCIe cards"
+"$collsim" predict --gen "$pspec" --platform "$tmp/pcie8.xml" --protocol Simple -b 1K -e 8G -f 8 \
+    --format csv >"$tmp/pcie8.csv" 2>/dev/null || fail "predict the 8-card table"
+printf 'pcie8 %s gen:%s - Simple\n' "$tmp/pcie8.csv" "$pspec" >"$tmp/pcie8.cases"
+for how in table cases; do
+    if [ $how = table ]; then set -- "$tmp/pcie8.csv" --gen "$pspec" --protocols Simple; else
+        set -- --cases "$tmp/pcie8.cases"; fi
+    "$collsim" calibrate platform --family a100-pcie-4gpu "$@" --fix cs.tb_Bps.Simple \
+        --fix cs.call_s.Simple.pcie --fix cs.prologue_s --fix cs.link_lat_s.pcie \
+        --fix cs.link_Bps.pcie --jobs 2 --quiet \
+        -o "$tmp/pfit.xml" --report "$tmp/pfit.md" 2>"$tmp/err" ||
+        fail "calibrate a100-pcie-4gpu on 8 cards ($how): $(head -c 300 "$tmp/err")"
+    [ "$(grep -c '<host id="gpu' "$tmp/pfit.xml")" -eq 8 ] || fail "8 cards ($how): not 8 GPUs"
+    near "cs.launch_s ($how)" "$(value cs.launch_s "$tmp/pfit.xml")" 7e-6 3e-3
+    near "cs.sys_Bps ($how)" "$(value cs.sys_Bps "$tmp/pfit.xml")" 8e9 3e-3
+done
+
+# ... and DGX nodes enough for a case file's 16 GPUs (no --nodes)
+"$collsim" platform dgx-a100 --nodes 2 -o "$tmp/d16.xml" || fail "platform of 2 DGX nodes"
+"$collsim" predict --gen ring:gpus=16,channels=2,protocol=Simple --platform "$tmp/d16.xml" \
+    --protocol Simple -b 1M -e 64M -f 8 --format csv >"$tmp/d16.csv" 2>/dev/null ||
+    fail "predict the 16-GPU table"
+printf 'd16 %s gen:ring:gpus=16,channels=2,protocol=Simple - Simple\n' "$tmp/d16.csv" >"$tmp/d16.cases"
+"$collsim" calibrate platform --family dgx-a100 --cases "$tmp/d16.cases" --max-iter 1 --quiet \
+    -o "$tmp/d16fit.xml" 2>"$tmp/err" || fail "calibrate --cases on 16 GPUs: $(head -c 300 "$tmp/err")"
+[ "$(grep -c '<host id="gpu' "$tmp/d16fit.xml")" -eq 16 ] || fail "--cases on 16 GPUs: not 16 GPUs"
+
 # --- bad input: exit 2 with the reason (file:line where there is one).
 expect_error() { # PATTERN ARGS...
     pat=$1
