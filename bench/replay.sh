@@ -54,8 +54,8 @@ ring 8 GPUs (msccl-tools, never deadlocks)|8|$f|LL"
     echo "when that one would keep too many events; 18: the fallback's replays of 2 to 18), the"
     echo "rest extrapolated; then *calls* are the extrapolated calls and *calls/s* effective calls per"
     echo "second of all the short replays' simgrid_run wall. \`, direct\` after it: the replay did"
-    echo "without SimGrid's engine (no link carried two transfers at once; its own clock and events,"
-    echo "the same times), and the wall is that replay's."
+    echo "without SimGrid's engine (its own clock and events and SimGrid's max-min shares of the"
+    echo "links, the same times), and the wall is that replay's."
     echo
     if [ "$have_gen" -eq 0 ]; then
         echo "The generators were not available: the 8- and 16-GPU schedules come from the shared"
@@ -87,7 +87,7 @@ measure() {
     [ "$status" != refused ] || status="refused: $why"
     mode=$(echo "$line" | sed -n 's/.*extrapolated from \([0-9]*\) iterations.*/extrap \1/p')
     mode=${mode:-full}
-    case "$line" in *"direct: no link shared"*) mode="$mode, direct" ;; esac
+    case "$line" in *"(direct: "*) mode="$mode, direct" ;; esac
     fold=$(grep '^collsim: [0-9]* bytes: folded: ' "$tmp/err" | tail -n 1 | sed -n 's/.*ranks shifted by \([0-9]*\) .*a group of \([0-9]*\).*/by \1 (x\2)/p')
     fold=${fold:-no}
     case "$status" in refused:*) fold=- mode=- ;; esac

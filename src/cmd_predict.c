@@ -87,11 +87,11 @@ const char cmd_predict_usage[] =
     "all, with the same results; a folded run that deadlocks is replayed in full for its\n"
     "report, and --trace replays every rank. --no-fold replays every rank; --verbose and a `#`\n"
     "line after the table say which symmetry was used.\n"
-    "Where no link can carry two threadblocks' transfers at once (each shared link on one\n"
-    "sender's route, none changing in time), every transfer moves alone at the rate SimGrid's\n"
-    "max-min sharing gives a lone flow, and the replay keeps its own clock and events instead\n"
-    "of SimGrid's engine (--verbose says `direct`; not with --trace or --stats, whose events\n"
-    "at one instant it would order differently); --no-direct runs SimGrid's engine always.\n"
+    "Where no link changes in time, the replay keeps its own clock and events instead of\n"
+    "SimGrid's engine, and gives each transfer the share of its links SimGrid's max-min\n"
+    "sharing gives it: the same times (--verbose says `direct`; not with --trace or --stats,\n"
+    "whose events at one instant it would order differently); --no-direct runs SimGrid's\n"
+    "engine always.\n"
     "The table has nccl-tests' columns (busbw is field 8, as `awk '{print $8}'` expects), units\n"
     "line and `# Avg bus bandwidth` footer; count is per rank for allgather, reduce_scatter and\n"
     "alltoall, as nccl-tests prints it. -d takes nccl-tests' types (int8 uint8 int32 uint32\n"
@@ -429,7 +429,7 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
                 "collsim: %lld bytes: %d iterations, maxAllowedCount %d, %lld calls, "
                 "%lld transfers%s, %.3f s wall, %ld KiB peak RSS, %s",
                 row->size_bytes, row->niter, row->max_allowed, row->res.ncalls, row->res.ntransfers,
-                row->res.direct ? " (direct: no link shared)" : "", row->res.wall_s,
+                row->res.direct ? " (direct: without SimGrid's engine)" : "", row->res.wall_s,
                 row->res.maxrss_kb, cs_predict_status_name(row));
     if (p->verbose && row->refused == NULL)
         fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",

@@ -50,11 +50,15 @@
  * in SimGrid's kernel, which wakes the actor when it waits with nothing to run. The times are
  * those of one actor per threadblock, its former design; waits of no duration at an instant
  * where several threadblocks go on may be recorded differently (which of them ran first).
- * A direct replay (direct_ok) goes without SimGrid's engine where no link can carry two
- * transfers at once: each transfer then moves at the rate max-min gives a lone flow, and a heap
- * of timers and transfer ends, advanced as SimGrid's clock advances, gives the same times to the
- * digit. It runs in a process of its own; should two transfers meet on a shared link, that
- * process ends and the replay runs again on SimGrid's engine (simulate). */
+ * A direct replay (direct_ok) goes without SimGrid's engine: a heap of timers and transfer ends,
+ * advanced as SimGrid's clock advances, and the max-min shares SimGrid's network model (CM02, no
+ * cross traffic, no latency in the links) gives the transfers: a transfer alone on its links that
+ * share moves at its route's slowest link or its own bound; where it meets others, the shares of
+ * every transfer linked to it through such links are solved again by progressive filling, as
+ * SimGrid's solver does (direct_solve), each transfer's bytes moved until then at its former
+ * rate. The same times to the digit. It runs in a process of its own; where SimGrid's precision
+ * would round a link's rest to nothing while others still wait for a share of it (a quirk not
+ * copied), that process ends and the replay runs again on SimGrid's engine (simulate). */
 #include "replay.h"
 
 #include "fdio.h"
@@ -206,8 +210,9 @@ struct conn {
     int sender;   /* global tb index, or -1 */
     int receiver; /* global tb index, or -1 */
     enum cs_link_class cls;
-    double lat_s; /* the hop latency: the sum of its route's link latencies in the platform */
-    double Bps;   /* a direct replay's rate of a transfer: its route's slowest link */
+    double lat_s;   /* the hop latency: the sum of its route's link latencies in the platform */
+    double Bps;     /* a direct replay's rate of a lone transfer: its route's slowest link */
+    double fat_Bps; /* the slowest of its route's links that do not share (0: none) */
     int shared0, nshared; /* and its route's links that share: S.shared[shared0..+nshared) */
     /* per unit in flight, in posting order (index seq % MAX_INFLIGHT): when its first byte and
      * its last byte reach the receiver (start or end of the sender's pass + lat_s) */
@@ -298,14 +303,30 @@ static struct sim {
     } * heap;
     int nheap, capheap;
     long long seq;
-    int *shared, *busy; /* conn.shared0's links; per link, the tb whose transfer is on it or -1 */
+    int *shared; /* conn.shared0's links */
+    /* per tb, its transfer in flight: remains bytes at date last, moving at rate (at most cap:
+     * its own bound and the links that do not share), its end the heap's event seq (-1: none
+     * yet) */
+    struct dflow {
+        double remains, rate, cap, last;
+        long long seq;
+        int on, mark;
+    } * flow;
+    /* per link that shares (link_index): the tbs whose transfers are on it; a share of its
+     * bandwidth is solved again (direct_solve) when one comes or goes while others are on it */
+    struct dlink {
+        int n, room, *tb;
+        int dirty, mark, sat;
+        double Bps, left, users;
+    } * dl;
+    int *dirty, ndirty; /* the links to solve again */
+    int *comp, *clinks; /* a component of transfers and links (room: tbs, links) */
+    int mark;
 } S;
 
-/* The exit status of a direct replay that met two transfers on one link (simulate). */
+/* The exit status of a direct replay that cannot give SimGrid's times (simulate): a share where
+ * SimGrid's max-min would round a link's rest to nothing (its precision), or out of memory. */
 #define DIRECT_MET 5
-
-static int direct_claim(const struct conn *c, int t);
-static void direct_release(const struct conn *c);
 
 /* The replay's clock: SimGrid's, or a direct replay's own. */
 static double sim_now(void)
@@ -369,6 +390,220 @@ static struct devent direct_pop(void)
         i = m;
     }
     return top;
+}
+
+/* A direct replay's transfer end that a new share of its links has replaced. */
+static int direct_stale(const struct devent *e)
+{
+    return e->xfer && e->seq != S.flow[e->tb].seq;
+}
+
+static void direct_dirty(int l)
+{
+    if (!S.dl[l].dirty) {
+        S.dl[l].dirty = 1;
+        S.dirty[S.ndirty++] = l;
+    }
+}
+
+/* A direct replay's transfer of bytes from tb ts, at most bound B/s (0: none). Alone on its links
+ * that share, it moves at the rate SimGrid's max-min gives a lone flow (its route's slowest link
+ * or its bound) and its end is set at once; with others on one of them, the shares of every
+ * transfer linked to it are solved again before the clock moves (direct_solve). */
+static void direct_start(struct tbstate *ts, double bytes, double bound)
+{
+    const struct conn *c = ts->out;
+    struct dflow *f = &S.flow[ts->index];
+    int lone = 1;
+
+    for (int i = 0; i < c->nshared; i++) {
+        struct dlink *d = &S.dl[S.shared[c->shared0 + i]];
+
+        if (d->n > 0)
+            lone = 0;
+        if (d->n == d->room) {
+            int room = 2 * d->room + 4, *tb = realloc(d->tb, (size_t)room * sizeof(*tb));
+
+            if (tb == NULL) {
+                fprintf(stderr, "collsim: out of memory\n");
+                _exit(3);
+            }
+            d->tb = tb;
+            d->room = room;
+        }
+        d->tb[d->n++] = ts->index;
+    }
+    f->remains = bytes;
+    f->last = S.now;
+    f->cap = bound > 0 && bound < c->fat_Bps ? bound : c->fat_Bps;
+    f->on = 1;
+    f->rate = 0;
+    f->seq = -1;
+    if (lone) {
+        f->rate = bound > 0 && bound < c->Bps ? bound : c->Bps;
+        f->seq = S.seq;
+        direct_push(S.now + bytes / f->rate, ts->index, 1);
+    } else {
+        direct_dirty(S.shared[c->shared0]);
+    }
+}
+
+/* The transfer of tb t has ended: off its links, whose other transfers get a new share. */
+static void direct_end(int t)
+{
+    const struct conn *c = S.tbs[t].out;
+
+    S.flow[t].on = 0;
+    S.flow[t].seq = -1;
+    for (int i = 0; i < c->nshared; i++) {
+        int l = S.shared[c->shared0 + i];
+        struct dlink *d = &S.dl[l];
+
+        for (int j = 0; j < d->n; j++)
+            if (d->tb[j] == t) {
+                memmove(d->tb + j, d->tb + j + 1, (size_t)(d->n - j - 1) * sizeof(*d->tb));
+                d->n--;
+                break;
+            }
+        if (d->n > 0)
+            direct_dirty(l);
+    }
+}
+
+/* Transfer t gets rate r: its links that share have r less to give, and one user less. A link
+ * whose rest SimGrid would round to nothing (at most its maxmin precision, 1e-5 of its
+ * bandwidth) while others still wait for a share would leave them none there: SimGrid's quirk,
+ * not copied; the replay runs on SimGrid's engine instead. Progressive filling never lowers a
+ * link's rest per waiting transfer below its bandwidth over its transfers, so this takes some
+ * 100,000 transfers on one link. */
+static void direct_fix(int t, double r)
+{
+    const struct conn *c = S.tbs[t].out;
+
+    S.flow[t].rate = r;
+    for (int i = 0; i < c->nshared; i++) {
+        struct dlink *d = &S.dl[S.shared[c->shared0 + i]];
+
+        d->left -= r;
+        d->users -= 1;
+        if (d->users > 0 && d->left <= d->Bps * 1e-5)
+            _exit(DIRECT_MET);
+    }
+}
+
+/* The shares of the transfers linked (through links that share) to a link where one came or
+ * went, as SimGrid's max-min gives them (progressive filling: the link whose rest per waiting
+ * transfer is the least saturates first, or a transfer's own bound if lower), each transfer's
+ * bytes moved at its former rate until now, and its end at the new one. */
+static void direct_solve(void)
+{
+    int round;
+
+    if (S.ndirty == 0)
+        return;
+    round = ++S.mark;
+    for (int k = 0; k < S.ndirty; k++) {
+        int l0 = S.dirty[k], nc = 0, nl = 0, nfree;
+
+        S.dl[l0].dirty = 0;
+        if (S.dl[l0].n == 0 || S.dl[l0].mark == round)
+            continue;
+        S.dl[l0].mark = round;
+        S.clinks[nl++] = l0;
+        for (int i = 0; i < nl; i++) {
+            const struct dlink *d = &S.dl[S.clinks[i]];
+
+            for (int j = 0; j < d->n; j++) {
+                int t = d->tb[j];
+                const struct conn *c = S.tbs[t].out;
+
+                if (S.flow[t].mark == round)
+                    continue;
+                S.flow[t].mark = round;
+                S.comp[nc++] = t;
+                for (int h = 0; h < c->nshared; h++) {
+                    int l = S.shared[c->shared0 + h];
+
+                    if (S.dl[l].mark != round) {
+                        S.dl[l].mark = round;
+                        S.clinks[nl++] = l;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < nl; i++) {
+            struct dlink *d = &S.dl[S.clinks[i]];
+
+            d->left = d->Bps;
+            d->users = d->n;
+        }
+        for (int i = 0; i < nc; i++) {
+            struct dflow *f = &S.flow[S.comp[i]];
+
+            if (f->remains > 0) {
+                f->remains -= f->rate * (S.now - f->last);
+                if (f->remains < SIM_PRECISION_S * 1e-5)
+                    f->remains = 0;
+            }
+            f->last = S.now;
+            f->rate = -1; /* no share yet */
+        }
+        for (nfree = nc; nfree > 0;) {
+            double share = INFINITY, bound = INFINITY;
+
+            for (int i = 0; i < nl; i++) {
+                const struct dlink *d = &S.dl[S.clinks[i]];
+
+                if (d->users > 0 && d->left / d->users < share)
+                    share = d->left / d->users;
+            }
+            for (int i = 0; i < nc; i++) {
+                const struct dflow *f = &S.flow[S.comp[i]];
+
+                if (f->rate < 0 && f->cap < bound)
+                    bound = f->cap;
+            }
+            if (bound < share) {
+                for (int i = 0; i < nc; i++)
+                    if (S.flow[S.comp[i]].rate < 0 && S.flow[S.comp[i]].cap == bound) {
+                        direct_fix(S.comp[i], bound);
+                        nfree--;
+                    }
+                continue;
+            }
+            /* the links that saturate at share, then their transfers */
+            int nsat = 0;
+
+            for (int i = 0; i < nl; i++) {
+                struct dlink *d = &S.dl[S.clinks[i]];
+
+                d->sat = d->users > 0 && d->left / d->users == share;
+                nsat += d->sat;
+            }
+            if (nsat == 0)
+                _exit(DIRECT_MET); /* not reached: every waiting transfer is on some link */
+            for (int i = 0; nsat > 0 && i < nl; i++) {
+                struct dlink *d = &S.dl[S.clinks[i]];
+
+                if (!d->sat)
+                    continue;
+                d->sat = 0;
+                nsat--;
+                for (int j = 0; j < d->n; j++)
+                    if (S.flow[d->tb[j]].rate < 0) {
+                        direct_fix(d->tb[j], share);
+                        nfree--;
+                    }
+            }
+        }
+        for (int i = 0; i < nc; i++) {
+            struct dflow *f = &S.flow[S.comp[i]];
+
+            f->seq = S.seq;
+            direct_push(S.now + (f->remains > 0 ? f->remains / f->rate : 0), S.comp[i], 1);
+        }
+    }
+    S.ndirty = 0;
 }
 
 static double rate_time(double bytes, double Bps)
@@ -731,13 +966,7 @@ static void send_unit(struct tbstate *ts, long long bytes, int staged)
 
     S.ntransfers++;
     if (S.direct) {
-        /* alone on its links: the rate SimGrid's max-min gives a lone flow, its route's
-         * slowest link or its own bound, over the whole bytes SimGrid moves */
-        double Bps = bound > 0 && bound < ts->out->Bps ? bound : ts->out->Bps;
-
-        if (direct_claim(ts->out, ts->index))
-            _exit(DIRECT_MET); /* the process of the attempt (simulate) */
-        direct_push(sim_now() + (double)(uint64_t)wire / Bps, ts->index, 1);
+        direct_start(ts, (double)(uint64_t)wire, bound);
         return;
     }
     ts->xfer =
@@ -989,6 +1218,9 @@ static void run_tb(struct tbstate *ts)
  * precision (SimGrid ends those together); each wakes its tb. 0 when nothing is in flight. */
 static int direct_advance(void)
 {
+    direct_solve();
+    while (S.nheap > 0 && direct_stale(&S.heap[0]))
+        direct_pop();
     if (S.nheap == 0)
         return 0;
     S.now = S.now + (S.heap[0].at - S.now);
@@ -996,8 +1228,10 @@ static int direct_advance(void)
            (S.heap[0].at <= S.now || (S.heap[0].xfer && S.heap[0].at - S.now < SIM_PRECISION_S))) {
         struct devent e = direct_pop();
 
+        if (direct_stale(&e))
+            continue;
         if (e.xfer)
-            direct_release(S.tbs[e.tb].out);
+            direct_end(e.tb);
         wake(e.tb);
     }
     return 1;
@@ -1457,13 +1691,20 @@ static int direct_ok(const struct cs_plan *plan)
     if (S.plat->varying_line > 0 || sort_links() != 0)
         return 0;
     seen = malloc(((size_t)nsorted_links + 1) * sizeof(*seen));
-    S.busy = malloc(((size_t)nsorted_links + 1) * sizeof(*S.busy));
-    if (seen == NULL || S.busy == NULL) {
+    S.dl = calloc((size_t)nsorted_links + 1, sizeof(*S.dl));
+    S.dirty = malloc(((size_t)nsorted_links + 1) * sizeof(*S.dirty));
+    S.clinks = malloc(((size_t)nsorted_links + 1) * sizeof(*S.clinks));
+    S.flow = calloc((size_t)plan->ntbs + 1, sizeof(*S.flow));
+    S.comp = malloc(((size_t)plan->ntbs + 1) * sizeof(*S.comp));
+    if (seen == NULL || S.dl == NULL || S.dirty == NULL || S.clinks == NULL || S.flow == NULL ||
+        S.comp == NULL) {
         free(seen);
         return 0;
     }
-    for (int l = 0; l < nsorted_links; l++)
-        seen[l] = S.busy[l] = -1;
+    for (int l = 0; l < nsorted_links; l++) {
+        seen[l] = -1;
+        S.dl[l].Bps = sg_link_get_bandwidth(sorted_links[l]);
+    }
     links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     for (int t = 0; ok && t < plan->ntbs; t++) {
         struct conn *c = S.tbs[t].out;
@@ -1471,6 +1712,7 @@ static int direct_ok(const struct cs_plan *plan)
         if (c == NULL || c->sender != t)
             continue;
         c->Bps = 0;
+        c->fat_Bps = INFINITY;
         c->shared0 = n;
         xbt_dynar_reset(links);
         sg_host_get_route(S.hosts[c->key.src], S.hosts[c->key.dst], links);
@@ -1485,8 +1727,11 @@ static int direct_ok(const struct cs_plan *plan)
             seen[l] = t;
             if (c->Bps == 0 || bw < c->Bps)
                 c->Bps = bw;
-            if (!sg_link_is_shared(k))
+            if (!sg_link_is_shared(k)) {
+                if (bw < c->fat_Bps)
+                    c->fat_Bps = bw;
                 continue;
+            }
             if (n == cap) {
                 int *g = realloc(S.shared, (size_t)(2 * cap + 64) * sizeof(*g));
 
@@ -1504,24 +1749,6 @@ static int direct_ok(const struct cs_plan *plan)
     xbt_dynar_free(&links);
     free(seen);
     return ok;
-}
-
-/* A direct replay's transfer of tb t takes its connection's links that share (0), or finds one
- * of them taken by another transfer in flight (1: SimGrid would share it). */
-static int direct_claim(const struct conn *c, int t)
-{
-    for (int i = 0; i < c->nshared; i++)
-        if (S.busy[S.shared[c->shared0 + i]] >= 0)
-            return 1;
-    for (int i = 0; i < c->nshared; i++)
-        S.busy[S.shared[c->shared0 + i]] = t;
-    return 0;
-}
-
-static void direct_release(const struct conn *c)
-{
-    for (int i = 0; i < c->nshared; i++)
-        S.busy[S.shared[c->shared0 + i]] = -1;
 }
 
 /* The network of plan's connections as fold.h's proof wants it (SimGrid's routes and links):
@@ -1810,7 +2037,8 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (!wr.error[0] && !opts->no_direct && opts->timeline == NULL && direct_ok(plan)) {
         /* The direct attempt runs in a process of its own, which writes the result; should two
-         * transfers meet on a link, it ends with DIRECT_MET and this one runs SimGrid's engine.
+         * links' shares need SimGrid's rounding, it ends with DIRECT_MET and this one runs
+         * SimGrid's engine.
          * Not with a timeline: its events at one instant would be in another order than the
          * engine's (which tb SimGrid wakes first), the same times, another trace file. */
         pid_t pid = fork();

@@ -51,7 +51,7 @@ struct cs_replay_result {
      * fold_order (1 and 0: every rank replayed); fold says which, or why none (may be ""). */
     int fold_shift, fold_order;
     char fold[240];
-    int direct; /* 1: replayed without SimGrid's engine (no link shared, cs_replay_opts) */
+    int direct; /* 1: replayed without SimGrid's engine (its own events, cs_replay_opts) */
 };
 
 /* Check that a plan can run on a platform: enough GPU hosts, peers and dependencies in range,
