@@ -298,8 +298,7 @@ static struct sim {
     double now;
     struct devent {
         double at;
-        long long seq;
-        int tb, xfer;
+        uint64_t key; /* seq << 24 | tb << 1 | xfer: (at, key) orders as (at, seq) */
     } * heap;
     int nheap, capheap;
     long long seq;
@@ -334,19 +333,34 @@ static double sim_now(void)
     return S.direct ? S.now : simgrid_get_clock();
 }
 
+/* A direct replay's plans have fewer tbs than this (direct_ok), and fewer events than 2^40. */
+#define DEVENT_TBS (1 << 23)
+
 static int devent_before(const struct devent *a, const struct devent *b)
 {
-    return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+    return a->at < b->at || (a->at == b->at && a->key < b->key);
 }
 
-/* A direct replay's timer or transfer (xfer) of tb ends at date at (each tb has at most one of
- * them in flight: the heap's room is the tbs', grown if ever needed). */
+static int devent_tb(const struct devent *e)
+{
+    return (int)((e->key >> 1) & (DEVENT_TBS - 1));
+}
+
+static int devent_xfer(const struct devent *e)
+{
+    return (int)(e->key & 1);
+}
+
+/* A direct replay's timer or transfer (xfer) of tb ends at date at: a heap by (date, seq),
+ * a total order (its room grown as needed: a tb has one event in flight, and a transfer whose
+ * share changed a stale one more). */
 static void direct_push(double at, int tb, int xfer)
 {
+    struct devent e = {at, (uint64_t)S.seq++ << 24 | (uint64_t)tb << 1 | (uint64_t)(xfer != 0)};
     int i;
 
     if (S.nheap == S.capheap) {
-        int cap = 2 * S.capheap + 16;
+        int cap = 2 * S.capheap + 64;
         struct devent *h = realloc(S.heap, (size_t)cap * sizeof(*h));
 
         if (h == NULL) {
@@ -356,46 +370,33 @@ static void direct_push(double at, int tb, int xfer)
         S.heap = h;
         S.capheap = cap;
     }
-    i = S.nheap++;
-
-    S.heap[i] = (struct devent){at, S.seq++, tb, xfer};
-    while (i > 0 && devent_before(&S.heap[i], &S.heap[(i - 1) / 2])) {
-        struct devent t = S.heap[i];
-
+    for (i = S.nheap++; i > 0 && devent_before(&e, &S.heap[(i - 1) / 2]); i = (i - 1) / 2)
         S.heap[i] = S.heap[(i - 1) / 2];
-        S.heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
+    S.heap[i] = e;
 }
 
 static struct devent direct_pop(void)
 {
-    struct devent top = S.heap[0];
-    int i = 0;
+    struct devent top = S.heap[0], last = S.heap[--S.nheap];
+    int i = 0, n = S.nheap;
 
-    S.heap[0] = S.heap[--S.nheap];
-    for (;;) {
-        int l = 2 * i + 1, m = i;
+    for (int l = 1; l < n; l = 2 * i + 1) {
+        int m = l + (l + 1 < n && devent_before(&S.heap[l + 1], &S.heap[l]));
 
-        if (l < S.nheap && devent_before(&S.heap[l], &S.heap[m]))
-            m = l;
-        if (l + 1 < S.nheap && devent_before(&S.heap[l + 1], &S.heap[m]))
-            m = l + 1;
-        if (m == i)
+        if (!devent_before(&S.heap[m], &last))
             break;
-        struct devent t = S.heap[i];
-
         S.heap[i] = S.heap[m];
-        S.heap[m] = t;
         i = m;
     }
+    if (n > 0)
+        S.heap[i] = last;
     return top;
 }
 
 /* A direct replay's transfer end that a new share of its links has replaced. */
 static int direct_stale(const struct devent *e)
 {
-    return e->xfer && e->seq != S.flow[e->tb].seq;
+    return devent_xfer(e) && (long long)(e->key >> 24) != S.flow[devent_tb(e)].seq;
 }
 
 static void direct_dirty(int l)
@@ -1224,15 +1225,15 @@ static int direct_advance(void)
     if (S.nheap == 0)
         return 0;
     S.now = S.now + (S.heap[0].at - S.now);
-    while (S.nheap > 0 &&
-           (S.heap[0].at <= S.now || (S.heap[0].xfer && S.heap[0].at - S.now < SIM_PRECISION_S))) {
+    while (S.nheap > 0 && (S.heap[0].at <= S.now ||
+                           (devent_xfer(&S.heap[0]) && S.heap[0].at - S.now < SIM_PRECISION_S))) {
         struct devent e = direct_pop();
 
         if (direct_stale(&e))
             continue;
-        if (e.xfer)
-            direct_end(e.tb);
-        wake(e.tb);
+        if (devent_xfer(&e))
+            direct_end(devent_tb(&e));
+        wake(devent_tb(&e));
     }
     return 1;
 }
@@ -1688,7 +1689,7 @@ static int direct_ok(const struct cs_plan *plan)
     xbt_dynar_t links;
     int *seen, ok = 1, n = 0, cap = 0;
 
-    if (S.plat->varying_line > 0 || sort_links() != 0)
+    if (S.plat->varying_line > 0 || plan->ntbs >= DEVENT_TBS || sort_links() != 0)
         return 0;
     seen = malloc(((size_t)nsorted_links + 1) * sizeof(*seen));
     S.dl = calloc((size_t)nsorted_links + 1, sizeof(*S.dl));
