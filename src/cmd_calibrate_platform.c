@@ -610,11 +610,53 @@ static const char *verdict(const struct cs_mfit_key *K)
         return "insensitive: no size depends on it; its value as given";
     if (K->at_bound)
         return "fitted, at the edge of its range";
+    if (cs_mfit_weak(K))
+        return "weakly identified: its interval spans more than half its prior's (the data move "
+               "it, they do not pin it)";
     if (K->identified)
         return "fitted";
     if (fabs(log(K->value / K->prior)) < 0.05)
         return "stayed at its prior: the data do not identify it";
     return "not identified: moved until no size depends on it much (bounded on one side)";
+}
+
+/* Whether a key is a time (a latency or a cost: cs.launch_s, cs.link_lat_s.CLASS, ...) rather
+ * than a rate or a share (cs.link_Bps.CLASS, cs.link_eff.PROTO.CLASS, ...). */
+static int is_time_key(const char *key)
+{
+    size_t n;
+
+    /* the name's second part: cs.call_s.PROTO.CLASS and the like name a protocol and a class */
+    if (strncmp(key, "cs.", 3) != 0)
+        return 0;
+    n = strcspn(key + 3, ".");
+    return n >= 2 && key[3 + n - 2] == '_' && key[3 + n - 1] == 's';
+}
+
+/* What the tables decide: where every key they pin is a rate or a share (a table of large sizes
+ * only) or every one is a time (small sizes only), the report says so. */
+static void report_kinds(FILE *rep, const struct cs_mfit_key *keys, int nkeys)
+{
+    int times = 0, rates = 0;
+
+    for (int k = 0; k < nkeys; k++) {
+        const struct cs_mfit_key *K = &keys[k];
+
+        if (K->insensitive || !K->identified || cs_mfit_weak(K))
+            continue;
+        if (is_time_key(K->key))
+            times++;
+        else
+            rates++;
+    }
+    if (rates > 0 && times == 0)
+        fprintf(rep, "\nOnly rates and shares are fitted: no size of these tables pins a latency "
+                     "or a per-call cost (their times are the bandwidth's), so every time key "
+                     "keeps its prior or a value the data do not decide.\n");
+    else if (times > 0 && rates == 0)
+        fprintf(rep, "\nOnly latencies and costs are fitted: no size of these tables pins a "
+                     "bandwidth, a per-threadblock rate or a protocol's share of a link, so "
+                     "every rate key keeps its prior or a value the data do not decide.\n");
 }
 
 static void report_keys(FILE *rep, const struct cs_mfit_key *keys, int nkeys,
@@ -633,6 +675,7 @@ static void report_keys(FILE *rep, const struct cs_mfit_key *keys, int nkeys,
                 fmt_value(K->key, K->ci_lo, c, sizeof(c)),
                 fmt_value(K->key, K->ci_hi, d, sizeof(d)), verdict(K));
     }
+    report_kinds(rep, keys, nkeys);
     if (res->npairs > 0) {
         fprintf(rep, "\nPairs the data cannot tell apart (they fix a combination, not each):");
         for (int i = 0; i < res->npairs; i++)

@@ -19,8 +19,11 @@
  *    freedom, at least 1 (the noise nu: a perfect fit is no more certain than the data);
  *  - identified: the data's information on u_k, sum_i J_ik^2 / s^2, exceeds the prior's,
  *    1 / s_k^2 (else the key "stayed at its prior");
- *  - pairs that cannot be told apart: keys both identified whose correlation in C is beyond
- *    CS_MFIT_CORR in magnitude (the data fix a combination, not each).
+ *  - pairs that cannot be told apart: keys, one of them at least identified, whose correlation
+ *    in C is beyond CS_MFIT_CORR in magnitude (the data fix a combination, not each: a key's
+ *    own information may come from what it shares with the other);
+ *  - weak (cs_mfit_weak): an identified key whose 95% interval still spans more than
+ *    CS_MFIT_WEAK of its prior's (the data move it, they do not pin it).
  */
 #ifndef CS_MFIT_H
 #define CS_MFIT_H
@@ -31,6 +34,7 @@
 #define CS_MFIT_DIFF 0.03 /* the Jacobian's step in ln(theta): 3% */
 #define CS_MFIT_CORR 0.95
 #define CS_MFIT_NOISE 0.02 /* nccl-tests' run-to-run spread at a size: about 1-3% */
+#define CS_MFIT_WEAK 0.5
 
 /* One fitted key. */
 struct cs_mfit_key {
@@ -114,5 +118,9 @@ int cs_mfit_run(struct cs_mfit_key *keys, int nkeys, struct cs_mfit_point *pts, 
  * x) by Cholesky; with inv non-NULL also write A^-1 there. 0, or -1 when A is not positive
  * definite. Exposed for the tests. */
 int cs_mfit_solve(double *A, double *b, double *inv, int n);
+
+/* Whether an identified key's 95% interval spans more than CS_MFIT_WEAK of its prior's 95% range
+ * (e^(+-1.96 width)), in ln units. */
+int cs_mfit_weak(const struct cs_mfit_key *K);
 
 #endif

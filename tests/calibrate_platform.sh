@@ -97,8 +97,11 @@ awk -F, 'NR == 1 || $1 >= 268435456' "$tmp/table.csv" >"$tmp/large.csv"
     $(fix_all_but cs.launch_s cs.link_Bps.nvlink) --jobs 2 --quiet -o "$tmp/large.xml" --report "$tmp/large.md" ||
     fail "calibrate platform on large sizes only"
 grep -q '^| `cs.launch_s` | 8.400 us | 8.[34][0-9]* us |.*stayed at its prior' "$tmp/large.md" &&
-    grep -q '^| `cs.link_Bps.nvlink` |.* | fitted |' "$tmp/large.md" ||
+    grep -q '^| `cs.link_Bps.nvlink` |.* | fitted |' "$tmp/large.md" &&
+    grep -q '^Only rates and shares are fitted: no size of these tables pins a latency' "$tmp/large.md" ||
     { fail "a table of large sizes:"; cat "$tmp/large.md" >&2; }
+# the whole table pins both kinds: no such line
+grep -q '^Only ' "$tmp/fit.md" && fail "a table of every size says only one kind is fitted"
 near cs.link_Bps.nvlink "$(value cs.link_Bps.nvlink "$tmp/large.xml")" 200e9 1e-2
 
 # --- --cases: an NCCL run (LL, NCCL's own protocol per size) and an MSCCL run (all-pairs LL,

@@ -109,6 +109,8 @@ START_TEST(test_recovers)
     ck_assert(r.converged);
     ck_assert_int_eq(r.npred, n);
     ck_assert_int_eq(r.npairs, 0);
+    ck_assert(k[0].identified && !cs_mfit_weak(&k[0]));
+    ck_assert(k[1].identified && !cs_mfit_weak(&k[1]));
     for (int i = 0; i < n; i++)
         ck_assert_double_eq_tol(p[i].pred / p[i].meas, 1, 2e-3);
     ck_assert_int_eq(r.evals, m.calls);
@@ -161,6 +163,9 @@ START_TEST(test_pair)
     ck_assert_double_eq_tol(k[0].value / k[1].value, 1, 1e-3);
     ck_assert_int_eq(r.npairs, 1);
     ck_assert(r.pairs[0].corr < -CS_MFIT_CORR);
+    /* each alone is only as sure as its prior allows (about 1 / sqrt 2 of its width): weak */
+    ck_assert(k[0].identified && cs_mfit_weak(&k[0]));
+    ck_assert(k[1].identified && cs_mfit_weak(&k[1]));
 }
 END_TEST
 
