@@ -169,6 +169,7 @@ if [ "${BENCH_LARGE:-0}" = 1 ] && [ "$have_gen" -eq 1 ]; then
         "512-GPU ring Simple, 64 DGX nodes|ring:gpus=512,protocol=Simple|$tmp/d512.xml" \
         "256-GPU hierarchical LL, 16 x 16 (H100)|hierarchical:gpus=256,columns=16,sms=132,protocol=LL|$tmp/h256.xml" \
         "1024-GPU hierarchical LL, 32 x 32 (H100)|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml" \
+        "1024-GPU hierarchical LL, 32 x 32 (H100), --no-fold|hierarchical:gpus=1024,columns=32,sms=132,protocol=LL|$tmp/h1024.xml|--no-fold" \
         "4096-GPU ring Simple, 512 DGX nodes|ring:gpus=4096,protocol=Simple|$tmp/d4096.xml"; do
         name=${c%%|*}
         rest=${c#*|}
