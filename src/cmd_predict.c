@@ -431,9 +431,12 @@ static void show_progress(void *ctx, int k, int n, const struct cs_predict_row *
                 row->size_bytes, row->niter, row->max_allowed, row->res.ncalls, row->res.ntransfers,
                 row->res.direct ? " (direct: without SimGrid's engine)" : "", row->res.wall_s,
                 row->res.maxrss_kb, cs_predict_status_name(row));
-    if (p->verbose && row->refused == NULL)
-        fprintf(stderr, row->replayed_iters ? " (extrapolated from %d iterations)\n" : "\n",
-                row->replayed_iters);
+    if (p->verbose && row->refused == NULL && row->replayed_iters)
+        fprintf(stderr, " (extrapolated from %d iterations%s)\n", row->replayed_iters,
+                row->beside ? "; the full replay beside them stopped" : "");
+    else if (p->verbose && row->refused == NULL)
+        fprintf(stderr, "%s\n",
+                row->beside ? " (the full replay, run beside short ones that did not settle)" : "");
     if (p->verbose && row->refused == NULL && row->res.fold[0])
         fprintf(stderr, "collsim: %lld bytes: %s%s\n", row->size_bytes,
                 row->res.fold_order > 1 ? "folded: " : "", row->res.fold);

@@ -106,7 +106,9 @@ struct cs_predict_row {
     int niter;         /* the plan's loop iterations, maxAllowedCount: for messages */
     int max_allowed;
     int replayed_iters; /* iterations replayed before extrapolating the rest; 0: full replay */
-    char *refused;      /* with keep_going: why the executor refuses this size (then no res) */
+    int beside;    /* 1: the full replay ran beside the extrapolation's short replays (a long one,
+                    * a CPU free): stopped if they settled, its result taken if not */
+    char *refused; /* with keep_going: why the executor refuses this size (then no res) */
     char *hang;    /* why the runtime would hang: more threadblocks on a GPU than it keeps resident
                     * (cs_verify_find_overfull with the platform's cs.gpu_sms, cs.ctas_per_sm);
                     * then no res */

@@ -2386,6 +2386,18 @@ int cs_replay_finish(struct cs_replay_job *job, struct cs_replay_result *res, st
     return rc;
 }
 
+void cs_replay_cancel(struct cs_replay_job *job)
+{
+    int status;
+
+    kill(job->pid, SIGKILL);
+    close(job->fd);
+    while (waitpid(job->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (job->errf)
+        fclose(job->errf);
+}
+
 int cs_replay_run(const struct cs_plan *plan, const struct cs_platform *plat,
                   const struct cs_replay_opts *opts, struct cs_replay_result *res,
                   struct cs_error *err)

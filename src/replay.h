@@ -88,5 +88,7 @@ int cs_replay_start(const struct cs_plan *plan, const struct cs_platform *plat,
                     const struct cs_replay_opts *opts, struct cs_replay_job *job,
                     struct cs_error *err);
 int cs_replay_finish(struct cs_replay_job *job, struct cs_replay_result *res, struct cs_error *err);
+/* A started job whose result is no longer wanted: its simulation is killed and waited for. */
+void cs_replay_cancel(struct cs_replay_job *job);
 
 #endif

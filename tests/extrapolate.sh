@@ -88,6 +88,30 @@ compare "gen ring 128 LL over 16 nodes, dependency wait" "$tmp/dgx16.xml" \
     --gen ring:gpus=128,protocol=LL -b 128M -e 128M
 grep -q 'extrapolated from' "$tmp/x.err" &&
     { echo "FAIL: the 128-GPU ring over 16 nodes with its dependency wait was extrapolated" >&2; rc=1; }
+# At 1 GiB (8M calls, a long replay) the full replay starts beside the short ones when the
+# process may use two CPUs: stopped where they settle, taken where they do not; the same
+# numbers as without it (on one CPU, taskset).
+if [ "$(nproc)" -ge 2 ]; then
+    for dep in "--set cs.dep_s=0" ""; do
+        # shellcheck disable=SC2086 # $dep is an option and its argument, or nothing
+        compare "gen ring 128 LL over 16 nodes, 1 GiB $dep" "$tmp/dgx16.xml" \
+            --gen ring:gpus=128,protocol=LL -b 1G -e 1G $dep
+        grep -q 'beside' "$tmp/x.err" ||
+            { echo "FAIL: 1 GiB $dep: no full replay beside the short ones" >&2; rc=1; }
+        cp "$tmp/x.csv" "$tmp/two.csv"
+        # shellcheck disable=SC2086
+        taskset -c 0 "$cs" predict --gen ring:gpus=128,protocol=LL -b 1G -e 1G $dep \
+            --platform "$tmp/dgx16.xml" --format csv --verbose >"$tmp/one.csv" 2>"$tmp/one.err"
+        grep -q 'beside' "$tmp/one.err" &&
+            { echo "FAIL: 1 GiB $dep on one CPU: a full replay beside the short ones" >&2; rc=1; }
+        cmp -s "$tmp/two.csv" "$tmp/one.csv" ||
+            { echo "FAIL: 1 GiB $dep: another CSV on one CPU" >&2; rc=1; }
+    done
+    grep -q 'extrapolated from' "$tmp/one.err" &&
+        { echo "FAIL: the 128-GPU ring at 1 GiB with its dependency wait was extrapolated" >&2; rc=1; }
+else
+    echo "extrapolate.sh: one CPU, the full replay beside the short ones not tried"
+fi
 echo "extrapolate.sh: $nrows sizes compared, $nx extrapolated, $nshort from 5 iterations"
 [ "$nx" -gt 0 ] || { echo "FAIL: no size was extrapolated" >&2; rc=1; }
 [ "$nshort" -gt 0 ] || { echo "FAIL: no size was extrapolated from the first replay" >&2; rc=1; }
