@@ -430,8 +430,8 @@ static int verdicts(struct lm *L, struct cs_mfit_result *out, struct cs_error *e
             for (int b = a + 1; b < nf && out->npairs < CS_MFIT_MAX_KEYS; b++) {
                 double c = C[a * nf + b] / sqrt(C[a * nf + a] * C[b * nf + b]);
 
-                if (fabs(c) > CS_MFIT_CORR &&
-                    (L->keys[L->free_k[a]].identified || L->keys[L->free_k[b]].identified)) {
+                if (fabs(c) > CS_MFIT_CORR && L->keys[L->free_k[a]].identified &&
+                    L->keys[L->free_k[b]].identified) {
                     out->pairs[out->npairs].a = L->free_k[a];
                     out->pairs[out->npairs].b = L->free_k[b];
                     out->pairs[out->npairs].corr = c;

@@ -19,9 +19,9 @@
  *    freedom, at least 1 (the noise nu: a perfect fit is no more certain than the data);
  *  - identified: the data's information on u_k, sum_i J_ik^2 / s^2, exceeds the prior's,
  *    1 / s_k^2 (else the key "stayed at its prior");
- *  - pairs that cannot be told apart: keys, one of them at least identified, whose correlation
- *    in C is beyond CS_MFIT_CORR in magnitude (the data fix a combination, not each: a key's
- *    own information may come from what it shares with the other);
+ *  - pairs that cannot be told apart: keys both identified whose correlation in C is beyond
+ *    CS_MFIT_CORR in magnitude (the data fix a combination, not each; for two keys the data see
+ *    alike, one not identified leaves their correlation below 1 / sqrt 2);
  *  - weak (cs_mfit_weak): an identified key whose 95% interval still spans more than
  *    CS_MFIT_WEAK of its prior's (the data move it, they do not pin it).
  */
