@@ -920,7 +920,7 @@ int cmd_calibrate_platform(int argc, char **argv)
     if (o == NULL || T == NULL)
         rc = cmd_usage_error("out of memory");
     else if ((rc = platform_args(argc, argv, o)) == 0 && (rc = read_tables(o, T)) == 0) {
-        fd = mkstemp(tmp);
+        fd = cs_cleanup_mkstemps(tmp, 0); /* removed on a signal too */
         rep = fd < 0 ? NULL : open_memstream(&repbuf, &replen);
         if (rep == NULL)
             rc = cmd_usage_error("cannot create a temporary file or buffer");
@@ -936,6 +936,7 @@ int cmd_calibrate_platform(int argc, char **argv)
     if (fd >= 0) {
         close(fd);
         unlink(tmp);
+        cs_cleanup_drop(tmp);
     }
     free(repbuf);
     if (T != NULL)

@@ -102,7 +102,7 @@ static int write_script(const struct cs_plot *p, const char *path, char *tmp)
     struct cs_outfile out;
     struct cs_error err;
     FILE *fp;
-    int rc;
+    int rc, fd;
 
     cs_error_init(&err);
     if (path != NULL) {
@@ -117,11 +117,12 @@ static int write_script(const struct cs_plot *p, const char *path, char *tmp)
         }
         return CS_EXIT_OK;
     }
-    if ((fp = fdopen(mkstemp(tmp), "w")) == NULL) {
+    if ((fd = cs_cleanup_mkstemps(tmp, 0)) < 0 || (fp = fdopen(fd, "w")) == NULL) {
         fprintf(stderr, "collsim: %s: %s\n", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return CS_EXIT_USAGE;
     }
-    cs_cleanup_add(tmp);
     rc = cs_plot_write(p, fp);
     if (fclose(fp) != 0 || rc != 0) {
         fprintf(stderr, "collsim: cannot write the gnuplot script\n");

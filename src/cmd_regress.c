@@ -239,12 +239,11 @@ static int run_jobs(struct job *jobs, int n, long long parallel, struct cs_progr
     /* the workers' CSVs go to a private folder in $TMPDIR (or /tmp) */
     snprintf(tmpdir, sizeof(tmpdir), "%s/collsim-regress.XXXXXX",
              base != NULL && base[0] == '/' ? base : "/tmp");
-    if (mkdtemp(tmpdir) == NULL) {
+    /* a signal removes the workers' files, then the directory (best effort past 4096 paths) */
+    if (cs_cleanup_mkdtemp(tmpdir) != 0) {
         fprintf(stderr, "collsim: %s: %s\n", tmpdir, strerror(errno));
         return -1;
     }
-    /* a signal removes the workers' files, then the directory (best effort past 4096 paths) */
-    (void)cs_cleanup_add(tmpdir);
     while (next < n || running > 0) {
         int st;
         pid_t pid;

@@ -217,13 +217,13 @@ static int run_point(const struct cs_sweep *sw, long k, const char *out, int sha
     else
         snprintf(work, sizeof(work), "%.*s.point-%ld.XXXXXX", slash ? (int)(slash + 1 - out) : 0,
                  out, k);
-    if (mkdtemp(work) == NULL)
+    /* a signal removes the platform file, then the directory */
+    if (cs_cleanup_mkdtemp(work) != 0)
         return cmd_usage_error("%s: cannot create a work directory: %s", work, strerror(errno));
     if (beside && !shard)
         manifest_note(work); /* a pool's point: beside out is the results folder */
     snprintf(plat, sizeof(plat), "%s/platform.xml", work);
-    /* a signal removes the platform file, then the directory */
-    if (cs_cleanup_add(work) != 0 || cs_cleanup_add(plat) != 0)
+    if (cs_cleanup_add(plat) != 0)
         rc = cmd_usage_error("out of memory");
     else if ((rc = open_output(&of, out)) == 0 && of.tmp != NULL && !shard)
         manifest_note(of.tmp);
@@ -246,12 +246,14 @@ struct point_job {
     const struct cs_sweep *sw;
     long k;
     const char *out;
+    const sigset_t *mask; /* the signal mask to run with (the parent holds the stop signals) */
 };
 
 static int point_main(void *ctx)
 {
     const struct point_job *job = ctx;
 
+    cs_signals_release(job->mask);
     return run_point(job->sw, job->k, job->out, 0);
 }
 
@@ -457,7 +459,8 @@ static void start_points(struct pool *p)
     char path[PATH_LEN + 64];
 
     while (p->running < p->jobs && p->next < p->n) {
-        struct point_job job = {p->sw, p->next, path};
+        struct point_job job = {p->sw, p->next, path, NULL};
+        sigset_t mask;
         int s = 0;
         pid_t pid;
 
@@ -468,7 +471,11 @@ static void start_points(struct pool *p)
         point_path(p, p->next, path, sizeof(path));
         while (p->slots[s].pid != 0)
             s++;
+        /* a stop signal waits until the worker's pid is in its slot, for on_stop to stop it */
+        cs_signals_hold(&mask);
+        job.mask = &mask;
         if ((pid = cs_spawn_fn(point_main, &job, NULL, NULL)) < 0) {
+            cs_signals_release(&mask);
             fprintf(stderr, "collsim: cannot start a worker process: %s\n", strerror(errno));
             p->next++;
             p->failed++;
@@ -477,6 +484,7 @@ static void start_points(struct pool *p)
         p->slots[s].pid = pid;
         p->slots[s].point = p->next++;
         p->running++;
+        cs_signals_release(&mask);
     }
 }
 

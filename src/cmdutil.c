@@ -107,8 +107,8 @@ static const char *from_machine(const char *path)
     snprintf(from_platform, sizeof(from_platform), "%s/collsim-from-platform-XXXXXX.xml",
              dir != NULL && dir[0] != '\0' ? dir : "/tmp");
     from_platform_owner = getpid();
-    if ((fd = mkstemps(from_platform, 4)) < 0 || cs_cleanup_add(from_platform) != 0 ||
-        atexit(remove_from_platform) != 0 || close(fd) != 0) {
+    if ((fd = cs_cleanup_mkstemps(from_platform, 4)) < 0 || atexit(remove_from_platform) != 0 ||
+        close(fd) != 0) {
         cmd_usage_error("--platform %s: cannot write %s: %s", path, from_platform,
                         strerror(errno ? errno : EIO));
         from_platform[0] = '\0';
@@ -148,9 +148,8 @@ const char *cmd_platform_path(const char *path)
     snprintf(stdin_platform, sizeof(stdin_platform), "%s/collsim-stdin-platform-XXXXXX.xml",
              dir != NULL && dir[0] != '\0' ? dir : "/tmp");
     stdin_platform_owner = getpid();
-    if ((fd = mkstemps(stdin_platform, 4)) < 0 || cs_cleanup_add(stdin_platform) != 0 ||
-        atexit(remove_stdin_platform) != 0 || cs_fd_write_all(fd, buf, len) != 0 ||
-        close(fd) != 0) {
+    if ((fd = cs_cleanup_mkstemps(stdin_platform, 4)) < 0 || atexit(remove_stdin_platform) != 0 ||
+        cs_fd_write_all(fd, buf, len) != 0 || close(fd) != 0) {
         cmd_usage_error("--platform -: cannot write %s: %s", stdin_platform,
                         strerror(errno ? errno : EIO));
         if (fd >= 0) {

@@ -276,6 +276,49 @@ void cs_cleanup_drop(const char *path)
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+int cs_cleanup_mkdtemp(char *tmpl)
+{
+    sigset_t old;
+    int rc = 0;
+
+    block_signals(&old);
+    if (mkdtemp(tmpl) == NULL) {
+        rc = -1;
+    } else if (cs_cleanup_add(tmpl) != 0) {
+        rmdir(tmpl);
+        errno = ENOMEM;
+        rc = -1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+int cs_cleanup_mkstemps(char *tmpl, int suffixlen)
+{
+    sigset_t old;
+    int fd;
+
+    block_signals(&old);
+    if ((fd = mkstemps(tmpl, suffixlen)) >= 0 && cs_cleanup_add(tmpl) != 0) {
+        close(fd);
+        unlink(tmpl);
+        errno = ENOMEM;
+        fd = -1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return fd;
+}
+
+void cs_signals_hold(sigset_t *old)
+{
+    block_signals(old);
+}
+
+void cs_signals_release(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 /* --- output files ----------------------------------------------------------------------------- */
 
 /* fopencookie's write for an output: all n bytes to out->fd, remembering why a write failed. */

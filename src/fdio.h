@@ -4,6 +4,7 @@
 #ifndef CS_FDIO_H
 #define CS_FDIO_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -72,5 +73,17 @@ int cs_cleanup_add(const char *path);
 
 /* Stop removing path on a signal (the same pointer given to cs_cleanup_add). */
 void cs_cleanup_drop(const char *path);
+
+/* mkdtemp(tmpl), or mkstemps(tmpl, suffixlen) (a descriptor), and cs_cleanup_add(tmpl) with
+ * SIGINT, SIGTERM and SIGHUP held between them, so that no signal leaves the new path behind.
+ * -1 with errno set (ENOMEM when the path cannot be held: it is removed again). */
+int cs_cleanup_mkdtemp(char *tmpl);
+int cs_cleanup_mkstemps(char *tmpl, int suffixlen);
+
+/* Hold SIGINT, SIGTERM and SIGHUP (a signal that comes meanwhile waits), and let them come again
+ * (old: what cs_signals_hold saved). For a step that must not be cut in two, as a fork and the
+ * recording of the child's pid. */
+void cs_signals_hold(sigset_t *old);
+void cs_signals_release(const sigset_t *old);
 
 #endif
