@@ -1331,6 +1331,7 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
     }
     emit_cleanup(&e);
     free(ord);
+    cs_give_back_memory(); /* the passes' pages, before the plan is compiled into them */
     return rc;
 }
 
