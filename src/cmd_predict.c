@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "gen.h"
 #include "gitsha.h" /* CS_BUILD_GIT_SHA: the commit make saw, as --version names it */
 #include "nccl.h"
 #include "predict.h"
@@ -29,7 +30,7 @@ const char cmd_predict_usage[] =
     "                       [-b MIN] [-e MAX] [-f FACTOR] [-d TYPE|all]\n"
     "                       [--format table|csv|json] [--set KEY=VALUE ...] [--verbose]\n"
     "                       [--trace FILE.json] [--stats] [--max-events N] [--no-extrapolate]\n"
-    "                       [--no-fold] [--no-direct] [--compare LOG]\n"
+    "                       [--no-fold] [--no-direct] [--representatives] [--compare LOG]\n"
     "                       [--vs-nccl [--nccl-version V] [--nccl-channels K] [--nccl-nodes M]\n"
     "                        [--nccl-algo ring|tree] [--nccl-log LOG]]\n"
     "                       [--quiet] [--verify]\n"
@@ -87,6 +88,11 @@ const char cmd_predict_usage[] =
     "all, with the same results; a folded run that deadlocks is replayed in full for its\n"
     "report, and --trace replays every rank. --no-fold replays every rank; --verbose and a `#`\n"
     "line after the table say which symmetry was used.\n"
+    "A --gen ring too large to write whole (over 8388608 steps: 2048 GPUs and up, to 8192) is\n"
+    "written by its representatives: its first GPUs only (up to 2^20 steps), each other GPU\n"
+    "generated in turn, proven the image of one of them under a rank shift, and dropped; it is\n"
+    "replayed folded only (not with --no-fold, --trace, --stats or --verify, which need every\n"
+    "GPU). --representatives writes any --gen ring so.\n"
     "Where no link changes in time, the replay keeps its own clock and events instead of\n"
     "SimGrid's engine, and gives each transfer the share of its links SimGrid's max-min\n"
     "sharing gives it: the same times (--verbose says `direct`; not with --trace or --stats,\n"
@@ -150,7 +156,7 @@ struct predict_args {
     long long minb, maxb, factor, max_events;
     enum cs_proto proto;
     enum cs_report_fmt fmt;
-    int verbose, want_stats, no_extrapolate, quiet, no_fold, no_direct;
+    int verbose, want_stats, no_extrapolate, quiet, no_fold, no_direct, reps;
     const char *trace_path;
     const char *compare;  /* --compare LOG */
     char gpus_set[64];    /* -g G: cs.gpus_per_process=G */
@@ -169,6 +175,7 @@ enum {
     OPT_STATS,
     OPT_NO_EXTRAP,
     OPT_NO_FOLD,
+    OPT_REPS,
     OPT_NO_DIRECT,
     OPT_IGNORED,
     OPT_PARALLEL_INIT,
@@ -188,6 +195,7 @@ static const struct option predict_opts[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"no-extrapolate", no_argument, NULL, OPT_NO_EXTRAP},
     {"no-fold", no_argument, NULL, OPT_NO_FOLD},
+    {"representatives", no_argument, NULL, OPT_REPS},
     {"no-direct", no_argument, NULL, OPT_NO_DIRECT},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verify", no_argument, NULL, OPT_VERIFY},
@@ -263,6 +271,9 @@ static int take_option(void *ctx, int c, const char *v)
         return 0;
     case OPT_NO_FOLD:
         a->no_fold = 1;
+        return 0;
+    case OPT_REPS:
+        a->reps = 1;
         return 0;
     case OPT_NO_DIRECT:
         a->no_direct = 1;
@@ -663,12 +674,24 @@ int cmd_predict(int argc, char **argv)
 
     if (rc != 0)
         return rc;
+    if (a.reps && (a.no_fold || a.trace_path || a.want_stats || a.in.verify || !a.in.gen_spec))
+        return cmd_usage_error("--representatives: a --gen ring replayed folded only (not with "
+                               "--no-fold, --trace, --stats or --verify)");
+    /* a ring too large to write whole goes by its representatives, where a folded replay may run */
+    if (!a.no_fold && !a.trace_path && !a.want_stats)
+        a.in.reps = a.reps ? CS_GEN_REPS_ALWAYS : CS_GEN_REPS_AUTO;
     cs_error_init(&err);
     if (cs_predict_load(&a.in, &sched, &plat, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
     cmd_print_sched_warnings(sched);
+    if (a.verbose && sched->rep_gpus > 0)
+        fprintf(stderr,
+                "collsim: %s: written by its representatives: GPUs 0-%d of %d, every GPU g "
+                "proven the image of GPU g mod %d under the shift by g - g mod %d\n",
+                a.in.gen_spec, sched->rep_gpus - 1, sched->ngpus, sched->rep_shift,
+                sched->rep_shift);
     if (a.vs_nccl && (sched->coll < CS_COLL_ALLREDUCE || sched->coll > CS_COLL_ALLTOALL)) {
         fprintf(stderr,
                 "collsim: predict --vs-nccl: a %s schedule has no NCCL collective to compare "

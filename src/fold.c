@@ -197,6 +197,30 @@ static int plan_shifts_by(const struct cs_plan *plan, const struct cs_params *pa
     return 1;
 }
 
+/* cs_fold_plan_shifts for a plan of representatives (plan->rep_gpus > 0), whose invariance under
+ * the shift by rep_shift its generator proved: the multiples of rep_shift that divide n, lie
+ * below it and keep the replayed ranks among the representatives, where every rank launches at
+ * the place of its image. */
+static int rep_shifts(const struct cs_plan *plan, const struct cs_params *par, int *ks, int nmax,
+                      char *why, size_t len)
+{
+    int n = plan->ngpus, count = 0;
+
+    for (int k = plan->rep_shift; k < n && k <= plan->rep_gpus && count < nmax;
+         k += plan->rep_shift) {
+        int ok = n % k == 0;
+
+        for (int r = 0; ok && r < n; r++)
+            ok = launch_slot(par, r) == launch_slot(par, (r + k) % n);
+        if (ok)
+            ks[count++] = k;
+    }
+    if (count == 0)
+        say(why, len, "no shift by a multiple of %d up to the %d GPUs written keeps the launches",
+            plan->rep_shift, plan->rep_gpus);
+    return count;
+}
+
 int cs_fold_plan_shifts(const struct cs_plan *plan, const struct cs_params *par, int *ks, int nmax,
                         char *why, size_t len)
 {
@@ -205,6 +229,8 @@ int cs_fold_plan_shifts(const struct cs_plan *plan, const struct cs_params *par,
 
     if (why != NULL && len > 0)
         why[0] = '\0';
+    if (plan->rep_gpus > 0)
+        return rep_shifts(plan, par, ks, nmax, why, len);
     if (scratch_init(&sc, plan) != 0) {
         say(why, len, "out of memory");
         return 0;
@@ -234,23 +260,29 @@ static int pair_cmp(const void *a, const void *b)
 
 int cs_fold_plan_pairs(const struct cs_plan *plan, int (**pairs)[2])
 {
-    int(*p)[2] = malloc(2 * ((size_t)plan->ntbs + 1) * sizeof(*p));
+    /* a plan of representatives: the pairs of ranks 0..rep_shift-1, and their images under every
+     * power of the shift, are all of the schedule's */
+    int ntbs = plan->rep_gpus > 0 ? plan->gpu_tb0[plan->rep_shift] : plan->ntbs,
+        images = plan->rep_gpus > 0 ? plan->ngpus / plan->rep_shift : 1, n = plan->ngpus;
+    int(*p)[2] = malloc(2 * ((size_t)ntbs * (size_t)images + 1) * sizeof(*p));
     int np = 0, out = 0;
 
     if (p == NULL)
         return -1;
-    for (int t = 0; t < plan->ntbs; t++) {
-        const struct cs_plan_tb *tb = &plan->tbs[t];
+    for (int j = 0; j < images; j++)
+        for (int t = 0; t < ntbs; t++) {
+            const struct cs_plan_tb *tb = &plan->tbs[t];
+            int by = j * plan->rep_shift;
 
-        if (tb->send >= 0) {
-            p[np][0] = tb->gpu;
-            p[np++][1] = tb->send;
+            if (tb->send >= 0) {
+                p[np][0] = (tb->gpu + by) % n;
+                p[np++][1] = (tb->send + by) % n;
+            }
+            if (tb->recv >= 0) {
+                p[np][0] = (tb->recv + by) % n;
+                p[np++][1] = (tb->gpu + by) % n;
+            }
         }
-        if (tb->recv >= 0) {
-            p[np][0] = tb->recv;
-            p[np++][1] = tb->gpu;
-        }
-    }
     qsort(p, (size_t)np, sizeof(*p), pair_cmp);
     for (int i = 0; i < np; i++)
         if (out == 0 || pair_cmp(p[i], p[out - 1]) != 0) {
@@ -458,7 +490,9 @@ int cs_fold_expand_period(const struct cs_fold *f, const struct cs_plan *plan, s
     }
     pd->nevents *= f->order;
     /* tb i of rank rep < k is tb m[i] of rank r = rep + base under the shift by base */
-    for (int r = f->shift; r < plan->ngpus && plan->gpu_tb0[r + 1] <= pd->ntbs; r++) {
+    for (int r = f->shift; r < (plan->rep_gpus > 0 ? plan->rep_gpus : plan->ngpus) &&
+                           plan->gpu_tb0[r + 1] <= pd->ntbs;
+         r++) {
         int rep = r % f->shift, base = r - rep;
 
         if (!match_tbs(plan, rep, r, base, sc.m, sc.mi, sc.keys, NULL, 0))

@@ -33,8 +33,8 @@ static int common_opts(const struct cs_gen_opts *in, struct cs_gen_opts *o, int 
         return usage(err, "--coll must be allreduce, allgather, reducescatter or alltoall");
     if (o->gpus < min_gpus)
         return usage(err, "--gpus must be at least %d (got %d)", min_gpus, o->gpus);
-    if (o->gpus > 1024)
-        return usage(err, "--gpus must be at most 1024");
+    if (o->gpus > (o->reps ? CS_GEN_MAX_REP_GPUS : 1024))
+        return usage(err, "--gpus must be at most %d", o->reps ? CS_GEN_MAX_REP_GPUS : 1024);
     if (o->instances < 1)
         return usage(err, "--instances must be at least 1");
     if (o->instances > CS_MAX_CHANNELS)
@@ -612,23 +612,273 @@ static int ring_tb_cmp(const void *a, const void *b)
  * then channel. AllReduce's chunks are blocked by instance (i*G*K + chunk), the others'
  * interleaved (chunk*I + i). tests/check_gen holds this equal to the lowering of the programs
  * above, XML byte for byte. */
-static int ring_emit(const struct cs_gen_opts *o, const char *name, int split,
+struct ring_ctx {
+    const struct cs_gen_opts *o;
+    int G, K, I, T, n, ar, ag, split, nsteps;
+    int *pos;           /* pos[k * G + g]: g's position in ring k */
+    int *id_of;         /* n entries: the tb id of channel c, on the GPU being written */
+    struct ring_tb *rt; /* n entries */
+};
+
+/* Write GPU g of the ring schedule into gpu (empty, its id set by the caller): its tbs and steps
+ * as ring_emit describes them. 0, or -1 out of memory (gpu keeps what it got: freed with it). */
+static int ring_emit_gpu(const struct ring_ctx *x, int g, struct cs_gpu *gpu)
+{
+    const struct cs_gen_opts *o = x->o;
+    int G = x->G, K = x->K, I = x->I, T = x->T, n = x->n, ar = x->ar, ag = x->ag;
+    int split = x->split, nsteps = x->nsteps, *pos = x->pos, *id_of = x->id_of;
+    struct ring_tb *rt = x->rt;
+
+    gpu->id = g;
+    gpu->i_chunks = ag ? 0 : G * K * I;
+    gpu->o_chunks = ag ? G * K * I : 0;
+    gpu->tbs = calloc((size_t)n, sizeof(*gpu->tbs));
+    if (gpu->tbs == NULL)
+        return -1;
+    gpu->cap_tbs = n;
+    /* tb c of instance c / T runs ring (c % T) % K; the tbs in the lowering's order (by send
+     * peer, receive peer, channel), numbered in it */
+    for (int c = 0; c < n; c++) {
+        int k = c % T % K, q = pos[(size_t)k * G + g];
+
+        rt[c] = (struct ring_tb){ring_gpu(o, k, (q + 1) % G), ring_gpu(o, k, (q + G - 1) % G), c};
+    }
+    qsort(rt, (size_t)n, sizeof(*rt), ring_tb_cmp);
+    for (int j = 0; j < n; j++)
+        id_of[rt[j].chan] = j;
+    for (int j = 0; j < n; j++) {
+        int c = rt[j].chan, i = c / T, t = c % T, k = t % K, gather = split && t >= K;
+        int q = pos[(size_t)k * G + g];
+        struct cs_tb *tb = &gpu->tbs[gpu->ntbs++];
+
+        tb->id = j;
+        tb->chan = c;
+        tb->send = rt[j].send;
+        tb->recv = rt[j].recv;
+        tb->steps = calloc((size_t)nsteps, sizeof(*tb->steps));
+        if (tb->steps == NULL)
+            return -1;
+        tb->nsteps = tb->cap_steps = nsteps;
+        for (int h = 0; h < nsteps; h++) {
+            struct cs_step *st = &tb->steps[h];
+            enum cs_step_type type;
+            int at, chunk; /* the block's position (AllReduce) or the part's owner's */
+
+            st->s = h;
+            st->cnt = 1;
+            st->depid = st->deps = -1;
+            if (ar && gather) { /* split AllReduce, the all-gather */
+                type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
+                at = h == 0 ? q : q - h;
+                st->depid = id_of[i * T + k];
+                st->deps = h == 0 ? G - 1 : h - 1;
+            } else if (ar && h < G) { /* the reduce-scatter */
+                type = h == 0       ? CS_STEP_S
+                       : h == G - 1 ? (split ? CS_STEP_RRC : CS_STEP_RRCS)
+                                    : CS_STEP_RRS;
+                at = q - 1 - h;
+                st->hasdep = split;
+            } else if (ar) { /* the all-gather, on the same tb */
+                type = h == 2 * G - 2 ? CS_STEP_R : CS_STEP_RCS;
+                at = q - 1 - (h - G);
+            } else if (ag) {
+                type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
+                at = q - h;
+            } else {
+                type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_RRC : CS_STEP_RRCS;
+                at = q - 1 - h;
+            }
+            at = (at % G + G) % G;
+            chunk = ar ? i * G * K + k * G + at : (ring_gpu(o, k, at) * K + k) * I + i;
+            st->type = type;
+            st->srcbuf = st->dstbuf = ag ? CS_BUF_OUTPUT : CS_BUF_INPUT;
+            st->srcoff = st->dstoff = chunk;
+        }
+    }
+    return 0;
+}
+
+static void gpu_release(struct cs_gpu *gpu)
+{
+    for (int t = 0; t < gpu->ntbs; t++)
+        free(gpu->tbs[t].steps);
+    free(gpu->tbs);
+    gpu->tbs = NULL;
+    gpu->ntbs = gpu->cap_tbs = 0;
+}
+
+/* Whether GPU b is GPU a's image under the rank shift by `by` (mod G) in everything the plan and
+ * the replay read: each tb of a has one on b with the same channel, its peers shifted by `by`,
+ * and the same steps (type, cnt, hasdep, and the dependency: the same step of the image of the
+ * same tb); chunk offsets may differ. Else 0 with why. */
+static int gpu_is_image(const struct cs_gpu *a, const struct cs_gpu *b, int by, int G, int *m,
+                        char *why, size_t len)
+{
+    if (a->ntbs != b->ntbs) {
+        snprintf(why, len, "GPU %d has %d tbs, GPU %d %d", b->id, b->ntbs, a->id, a->ntbs);
+        return 0;
+    }
+    for (int t = 0; t < a->ntbs; t++) {
+        m[t] = -1;
+        for (int u = 0; u < b->ntbs && m[t] < 0; u++)
+            if (b->tbs[u].chan == a->tbs[t].chan)
+                m[t] = u;
+        if (m[t] < 0) {
+            snprintf(why, len, "GPU %d has no tb on channel %d", b->id, a->tbs[t].chan);
+            return 0;
+        }
+    }
+    for (int t = 0; t < a->ntbs; t++) {
+        const struct cs_tb *x = &a->tbs[t], *y = &b->tbs[m[t]];
+        int send = x->send < 0 ? -1 : (x->send + by) % G,
+            recv = x->recv < 0 ? -1 : (x->recv + by) % G;
+
+        if (y->send != send || y->recv != recv || y->nsteps != x->nsteps) {
+            snprintf(why, len, "GPU %d tb %d is not GPU %d tb %d shifted by %d", b->id, y->id,
+                     a->id, x->id, by);
+            return 0;
+        }
+        for (int h = 0; h < x->nsteps; h++) {
+            const struct cs_step *p = &x->steps[h], *q = &y->steps[h];
+
+            if (p->type != q->type || p->cnt != q->cnt || p->hasdep != q->hasdep ||
+                p->deps != q->deps || p->srcbuf != q->srcbuf || p->dstbuf != q->dstbuf ||
+                (p->depid < 0 ? q->depid != -1 : q->depid != b->tbs[m[p->depid]].id)) {
+                snprintf(why, len, "GPU %d tb %d step %d differs from GPU %d tb %d's", b->id, y->id,
+                         h, a->id, x->id);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The steps of tb that send (dir 1) or receive (dir 0), in order, equal in count and cnt to those
+ * of the other end. */
+static int ends_match(const struct cs_tb *snd, const struct cs_tb *rcv)
+{
+    int i = 0, j = 0;
+
+    for (;;) {
+        while (i < snd->nsteps && !cs_step_sends(snd->steps[i].type))
+            i++;
+        while (j < rcv->nsteps && !cs_step_recvs(rcv->steps[j].type))
+            j++;
+        if (i == snd->nsteps || j == rcv->nsteps)
+            return i == snd->nsteps && j == rcv->nsteps;
+        if (snd->steps[i++].cnt != rcv->steps[j++].cnt)
+            return 0;
+    }
+}
+
+/* Under the shift by s, every connection of the whole schedule is the image of one sent from GPUs
+ * 0..s-1: that GPU's tb sending to p on channel c has its receiver on p, the image of GPU p mod s
+ * shifted by p - p mod s, there the tb on c receiving from the sender's preimage; the two ends
+ * move as many chunks, in the same counts. 1, or 0 with why. */
+static int rep_connections(const struct cs_sched *sched, int s, char *why, size_t len)
+{
+    int G = sched->ngpus;
+
+    for (int g = 0; g < s; g++)
+        for (int t = 0; t < sched->gpus[g].ntbs; t++) {
+            const struct cs_tb *tb = &sched->gpus[g].tbs[t], *rcv = NULL;
+            int p, base, from;
+
+            if (tb->send < 0)
+                continue;
+            p = tb->send % s;
+            base = tb->send - p;
+            from = ((g - base) % G + G) % G;
+            for (int u = 0; u < sched->gpus[p].ntbs && rcv == NULL; u++)
+                if (sched->gpus[p].tbs[u].chan == tb->chan && sched->gpus[p].tbs[u].recv == from)
+                    rcv = &sched->gpus[p].tbs[u];
+            if (rcv == NULL || !ends_match(tb, rcv)) {
+                snprintf(why, len,
+                         "GPU %d tb %d's sends on channel %d have no matching receives "
+                         "on GPU %d",
+                         g, tb->id, tb->chan, tb->send);
+                return 0;
+            }
+        }
+    return 1;
+}
+
+/* The representatives' proof: the smallest divisor s of G (s <= R) such that every GPU g >= R,
+ * written in turn into one scratch GPU and dropped, is the image of GPU g mod s under the shift by
+ * g - g mod s (and so are GPUs s..R-1, already written): the whole schedule is then invariant
+ * under the shift by s. 0 when there is none (why says what breaks the largest), -1 out of
+ * memory. */
+static int ring_rep_shift(const struct ring_ctx *x, struct cs_sched *sched, int R, char *why,
+                          size_t len)
+{
+    struct cs_gpu scratch = {0};
+    int G = x->G, *m = malloc((size_t)x->n * sizeof(int)), found = 0;
+
+    if (m == NULL)
+        return -1;
+    for (int s = 1; s <= R && !found; s++) {
+        int ok = R % s == 0;
+
+        for (int g = s; ok && g < G; g++) {
+            const struct cs_gpu *img = &sched->gpus[g];
+
+            if (g >= R) {
+                gpu_release(&scratch);
+                if (ring_emit_gpu(x, g, &scratch) != 0) {
+                    gpu_release(&scratch);
+                    free(m);
+                    return -1;
+                }
+                img = &scratch;
+            }
+            ok = gpu_is_image(&sched->gpus[g % s], img, g - g % s, G, m, why, len);
+        }
+        found = ok ? s : 0;
+    }
+    gpu_release(&scratch);
+    free(m);
+    return found > 0 && !rep_connections(sched, found, why, len) ? 0 : found;
+}
+
+/* The ring programs above, written out as their lowering lays them out, without the lowering
+ * (which holds about 230 bytes a step: a 512-GPU ring spends most of its generation there).
+ * What the lowering makes of them, for GPU g at position q of ring k (h counts its steps):
+ * - AllReduce: hop h of the reduce-scatter handles block q-1-h (chunk k*G + block), so h = 0 is
+ *   s, then rrs, and h = G-1 the rrcs of block q, which g owns; the all-gather continues with
+ *   rcs of blocks q-1, q-2, ... and ends with r of block q+1 (2G-1 steps). Split (2G-1 over the
+ *   executor's steps), the reduce-scatter ends with rrc on channel k and the all-gather runs on
+ *   channel K+k: s of block q after the rrc, then rcs of block q-h and r of block q+1, step h
+ *   waiting on the reduce-scatter's step that last touched its block (h-1, or G-1 for h = 0),
+ *   every reduce-scatter step publishing its flag.
+ * - AllGather: s of g's own part, rcs of the parts of positions q-1, q-2, ..., r of q+1's.
+ * - ReduceScatter: s of position q-1's part, rrcs of q-2's, ..., rrc of g's own.
+ * Instances replicate each GPU's tbs on channels i*T + t (T the tbs of one instance, t = k, or
+ * K + k for the split all-gather), numbered in the lowering's order: by send peer, receive peer,
+ * then channel. AllReduce's chunks are blocked by instance (i*G*K + chunk), the others'
+ * interleaved (chunk*I + i). tests/check_gen holds this equal to the lowering of the programs
+ * above, XML byte for byte.
+ * With reps = R > 0 (a divisor of G), only GPUs 0..R-1 get their tbs; the others stay empty and
+ * the schedule records the rank shift they are images under (ring_rep_shift). */
+static int ring_emit(const struct cs_gen_opts *o, const char *name, int split, int reps,
                      struct cs_sched **out, struct cs_error *err)
 {
     int G = o->gpus, K = o->channels, I = o->instances, T = split ? 2 * K : K, n = T * I;
-    int ar = o->coll == CS_COLL_ALLREDUCE, ag = o->coll == CS_COLL_ALLGATHER;
-    int nsteps = ar && !split ? 2 * G - 1 : G;
-    int *pos = malloc((size_t)K * (size_t)G * sizeof(*pos)),
-        *id_of = malloc((size_t)n * sizeof(int));
-    struct ring_tb *rt = malloc((size_t)n * sizeof(*rt));
+    struct ring_ctx x = {.o = o, .G = G, .K = K, .I = I, .T = T, .n = n, .split = split};
     struct cs_sched *sched = cs_sched_new();
+    char why[200] = "";
 
-    if (pos == NULL || id_of == NULL || rt == NULL || sched == NULL ||
+    x.ar = o->coll == CS_COLL_ALLREDUCE;
+    x.ag = o->coll == CS_COLL_ALLGATHER;
+    x.nsteps = x.ar && !split ? 2 * G - 1 : G;
+    x.pos = malloc((size_t)K * (size_t)G * sizeof(*x.pos));
+    x.id_of = malloc((size_t)n * sizeof(int));
+    x.rt = malloc((size_t)n * sizeof(*x.rt));
+    if (x.pos == NULL || x.id_of == NULL || x.rt == NULL || sched == NULL ||
         cs_sched_set_name(sched, name))
         goto nomem;
     for (int k = 0; k < K; k++)
         for (int p = 0; p < G; p++)
-            pos[(size_t)k * G + ring_gpu(o, k, p)] = p;
+            x.pos[(size_t)k * G + ring_gpu(o, k, p)] = p;
     sched->proto = o->proto;
     sched->ngpus = G;
     sched->coll = o->coll;
@@ -641,79 +891,44 @@ static int ring_emit(const struct cs_gen_opts *o, const char *name, int split,
         if (gpu == NULL)
             goto nomem;
         gpu->id = g;
-        gpu->i_chunks = ag ? 0 : G * K * I;
-        gpu->o_chunks = ag ? G * K * I : 0;
-        gpu->tbs = calloc((size_t)n, sizeof(*gpu->tbs));
-        if (gpu->tbs == NULL)
+        if ((reps == 0 || g < reps) && ring_emit_gpu(&x, g, gpu) != 0)
             goto nomem;
-        gpu->cap_tbs = n;
-        /* tb c of instance c / T runs ring (c % T) % K; the tbs in the lowering's order (by send
-         * peer, receive peer, channel), numbered in it */
-        for (int c = 0; c < n; c++) {
-            int k = c % T % K, q = pos[(size_t)k * G + g];
-
-            rt[c] =
-                (struct ring_tb){ring_gpu(o, k, (q + 1) % G), ring_gpu(o, k, (q + G - 1) % G), c};
-        }
-        qsort(rt, (size_t)n, sizeof(*rt), ring_tb_cmp);
-        for (int j = 0; j < n; j++)
-            id_of[rt[j].chan] = j;
-        for (int j = 0; j < n; j++) {
-            int c = rt[j].chan, i = c / T, t = c % T, k = t % K, gather = split && t >= K;
-            int q = pos[(size_t)k * G + g];
-            struct cs_tb *tb = &gpu->tbs[gpu->ntbs++];
-
-            tb->id = j;
-            tb->chan = c;
-            tb->send = rt[j].send;
-            tb->recv = rt[j].recv;
-            tb->steps = calloc((size_t)nsteps, sizeof(*tb->steps));
-            if (tb->steps == NULL)
-                goto nomem;
-            tb->nsteps = tb->cap_steps = nsteps;
-            for (int h = 0; h < nsteps; h++) {
-                struct cs_step *st = &tb->steps[h];
-                enum cs_step_type type;
-                int at, chunk; /* the block's position (AllReduce) or the part's owner's */
-
-                st->s = h;
-                st->cnt = 1;
-                st->depid = st->deps = -1;
-                if (ar && gather) { /* split AllReduce, the all-gather */
-                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
-                    at = h == 0 ? q : q - h;
-                    st->depid = id_of[i * T + k];
-                    st->deps = h == 0 ? G - 1 : h - 1;
-                } else if (ar && h < G) { /* the reduce-scatter */
-                    type = h == 0       ? CS_STEP_S
-                           : h == G - 1 ? (split ? CS_STEP_RRC : CS_STEP_RRCS)
-                                        : CS_STEP_RRS;
-                    at = q - 1 - h;
-                    st->hasdep = split;
-                } else if (ar) { /* the all-gather, on the same tb */
-                    type = h == 2 * G - 2 ? CS_STEP_R : CS_STEP_RCS;
-                    at = q - 1 - (h - G);
-                } else if (ag) {
-                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_R : CS_STEP_RCS;
-                    at = q - h;
-                } else {
-                    type = h == 0 ? CS_STEP_S : h == G - 1 ? CS_STEP_RRC : CS_STEP_RRCS;
-                    at = q - 1 - h;
-                }
-                at = (at % G + G) % G;
-                chunk = ar ? i * G * K + k * G + at : (ring_gpu(o, k, at) * K + k) * I + i;
-                st->type = type;
-                st->srcbuf = st->dstbuf = ag ? CS_BUF_OUTPUT : CS_BUF_INPUT;
-                st->srcoff = st->dstoff = chunk;
-            }
-        }
     }
-    cs_free_each(3, pos, id_of, rt);
+    if (reps > 0) {
+        int s = ring_rep_shift(&x, sched, reps, why, sizeof(why));
+
+        if (s < 0)
+            goto nomem;
+        if (s == 0) {
+            cs_free_each(3, x.pos, x.id_of, x.rt);
+            cs_sched_free(sched);
+            return usage(err,
+                         "the %d-GPU ring is too large to write whole, and no rank shift of at "
+                         "most %d GPUs maps it onto itself, so it cannot be written by its "
+                         "representatives either (%s)",
+                         G, reps, why);
+        }
+        sched->rep_gpus = reps;
+        sched->rep_shift = s;
+    }
+    cs_free_each(3, x.pos, x.id_of, x.rt);
     return finish_sched(sched, o, out, err);
 nomem:
-    cs_free_each(3, pos, id_of, rt);
+    cs_free_each(3, x.pos, x.id_of, x.rt);
     cs_sched_free(sched);
     return usage(err, "out of memory");
+}
+
+/* How many GPUs a ring of G written by its representatives holds: the largest divisor of G below
+ * it whose GPUs hold at most CS_GEN_REP_STEPS steps of per_gpu each (at least 1). */
+static int rep_count(int G, long long per_gpu)
+{
+    int best = 1;
+
+    for (int r = 1; r < G; r++)
+        if (G % r == 0 && (long long)r * per_gpu <= CS_GEN_REP_STEPS)
+            best = r;
+    return best;
 }
 
 /* cs_gen_ring, written out directly or (lowered) through the lowering of its program. */
@@ -723,7 +938,7 @@ static int gen_ring(const struct cs_gen_opts *in, int lowered, struct cs_sched *
     struct cs_gen_opts o;
     struct cs_prog *prog;
     char name[64];
-    int rc, G, K, split, nch;
+    int rc, G, K, split, nch, reps = 0;
 
     if ((rc = common_opts(in, &o, 2, err)))
         return rc;
@@ -751,7 +966,10 @@ static int gen_ring(const struct cs_gen_opts *in, int lowered, struct cs_sched *
         long long steps = (long long)G * K * o.instances *
                           (o.coll == CS_COLL_ALLREDUCE ? 2LL * (G - 1) : (long long)(G - 1));
 
-        if (steps > CS_GEN_MAX_STEPS)
+        if (!lowered && (o.reps == CS_GEN_REPS_ALWAYS ||
+                         (o.reps == CS_GEN_REPS_AUTO && steps > CS_GEN_MAX_STEPS)))
+            reps = rep_count(G, steps / G);
+        if (steps > CS_GEN_MAX_STEPS && reps == 0)
             return usage(err,
                          "%d GPUs x %d rings x %d instances: %lld steps (about %.1f GB to plan, "
                          "%.1f GB of XML), more than the %d a generated schedule may have",
@@ -762,7 +980,7 @@ static int gen_ring(const struct cs_gen_opts *in, int lowered, struct cs_sched *
         return rc;
     snprintf(name, sizeof(name), "%s_ring_%dch", coll_word(&o), K);
     if (!lowered) {
-        rc = ring_emit(&o, name, split, out, err);
+        rc = ring_emit(&o, name, split, reps, out, err);
         return rc == CS_ERR_INVALID ? CS_ERR_USAGE : rc;
     }
     prog = coll_prog(&o, name, K);
@@ -1326,6 +1544,12 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
                      spec);
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return usage(err, "generator spec '%s': hierarchical writes allreduce only", spec);
+    if (strcmp(name, "ring") != 0 && o->reps) { /* only the ring is written by representatives */
+        struct cs_gen_opts whole = *o;
+
+        whole.reps = 0;
+        return run_generator(spec, name, &whole, out, err);
+    }
     if (strcmp(name, "hierarchical") == 0)
         return cs_gen_hierarchical(o, out, err);
     if (strcmp(name, "ring") == 0)
@@ -1365,10 +1589,16 @@ static int spec_parse(const char *spec, char *buf, struct cs_gen_opts *o, struct
 
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err)
 {
+    return cs_gen_from_spec_reps(spec, 0, out, err);
+}
+
+int cs_gen_from_spec_reps(const char *spec, int reps, struct cs_sched **out, struct cs_error *err)
+{
     struct cs_gen_opts o;
     char buf[512];
     int rc = spec_parse(spec, buf, &o, err);
 
+    o.reps = reps;
     return rc != 0 ? rc : run_generator(spec, buf, &o, out, err);
 }
 

@@ -49,7 +49,20 @@ struct cs_gen_opts {
      * GPUs (NULL: rank order, or per_node) */
     const int *rings;
     int nrings;
+    /* ring: write only GPUs 0..R-1 of the schedule, R a divisor of gpus, and prove the others
+     * their images under a rank shift (cs_gen_from_spec_reps): CS_GEN_REPS_AUTO when the whole
+     * schedule would have more than CS_GEN_MAX_STEPS, CS_GEN_REPS_ALWAYS at every size; 0 never.
+     * Other generators write every GPU. */
+    int reps;
 };
+
+#define CS_GEN_REPS_AUTO 1
+#define CS_GEN_REPS_ALWAYS 2
+
+/* The most GPUs a ring written by its representatives may have (1024 for every other schedule),
+ * and the most steps its representatives hold together (2^20, about 120 MB to plan). */
+#define CS_GEN_MAX_REP_GPUS 8192
+#define CS_GEN_REP_STEPS 1048576
 
 /* The most steps a generator writes (2^23): about what the 1 GiB a schedule file may have holds
  * (125 bytes a step), and 3 GB to lower; checked before the lowering. */
@@ -117,6 +130,14 @@ int cs_gen_variant_parse(const char *name);
  * min_bytes and max_bytes, and for nccl size (required), nccl (a version), nodes, algo (ring
  * or tree) and log (an NCCL INFO log: cs_gen_nccl's nccl_log). */
 int cs_gen_from_spec(const char *spec, struct cs_sched **out, struct cs_error *err);
+
+/* cs_gen_from_spec, a ring written by its representatives as reps says (cs_gen_opts): the
+ * schedule's GPUs rep_gpus.. hold no tb, and every GPU g is the image of GPU g mod rep_shift under
+ * the shift by g - g mod rep_shift, proved GPU by GPU as each is written and dropped (peers,
+ * channels, steps and dependencies; chunk offsets are not compared, which no replay reads). Such
+ * a schedule is for the folded replay only: nothing that reads every GPU (XML, verify, a trace,
+ * --no-fold) takes it. */
+int cs_gen_from_spec_reps(const char *spec, int reps, struct cs_sched **out, struct cs_error *err);
 
 /* What `nccl:...` spec's schedule runs (cs_gen_nccl's algorithm and width, without writing it):
  * 0 and *w, or CS_ERR_USAGE with err set. */

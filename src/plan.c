@@ -254,6 +254,8 @@ int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs
     p->nccl_kernel = sched->nccl_kernel;
     p->nccl_threads = sched->nccl_threads;
     p->nccl_max_threads = sched->nccl_max_threads;
+    p->rep_gpus = sched->rep_gpus;
+    p->rep_shift = sched->rep_shift;
     p->slots_per_call = cs_proto_slots_per_call(p->proto);
     p->units_per_call = cs_proto_units_per_call(p->proto);
     p->wire_factor = cs_proto_wire_factor(p->proto);
@@ -318,6 +320,8 @@ int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_b
             op->ncalls = cs_proto_step_calls(op->cnt, p->sz.max_allowed);
             p->ncalls_total += (long long)op->ncalls * p->sz.niter;
         }
+    if (p->rep_gpus > 0) /* every rep_gpus GPUs make as many calls as the representatives */
+        p->ncalls_total *= p->ngpus / p->rep_gpus;
     *out = p;
     return 0;
 }

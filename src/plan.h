@@ -70,6 +70,9 @@ struct cs_plan {
     struct cs_plan_tb *tbs; /* GPU by GPU, tb ids ascending */
     int *gpu_tb0;           /* ngpus+1 entries: tbs of GPU g are [gpu_tb0[g], gpu_tb0[g+1]) */
     long long ncalls_total; /* primitive calls over the whole run, all tbs */
+    /* The schedule's (sched.h): only GPUs 0..rep_gpus-1 hold tbs, the others being their images
+     * under the shift by rep_shift; ncalls_total counts every GPU. 0 and 0: every GPU's tbs. */
+    int rep_gpus, rep_shift;
 };
 
 /* Size a run of size_bytes (the whole buffer) of type_bytes elements over nchunks chunks per loop,

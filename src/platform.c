@@ -1474,11 +1474,17 @@ static int check_spec(const struct cs_platform_spec *s, int n, struct cs_error *
                              "routing by zones (a zone per NVLink group) is for a100-hier and "
                              "dgx-a100, not %s",
                              cs_platform_family_name(s->family));
+    if (n > CS_PLATFORM_GRAPH_GPUS && routing_of(s, n) != CS_ROUTING_ZONES)
+        return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
+                             "%d GPUs: above %d a platform is routed by zones (a100-hier and "
+                             "dgx-a100, to %d GPUs); a graph's routes (floyd, dijkstra, "
+                             "a100-pcie-net) take too long to compute",
+                             n, CS_PLATFORM_GRAPH_GPUS, CS_PLATFORM_MAX_GPUS);
     if (n > CS_PLATFORM_FULL_GPUS && (graph_groups(s) == 0 || s->routing == CS_ROUTING_FULL))
         return cs_error_fail(err, CS_ERR_USAGE, NULL, 0,
                              "%d GPUs: Full routing lists every pair, up to %d GPUs (a100-hier, "
                              "dgx-a100 and a100-pcie-net route through switches, to %d)",
-                             n, CS_PLATFORM_FULL_GPUS, CS_PLATFORM_MAX_GPUS);
+                             n, CS_PLATFORM_FULL_GPUS, CS_PLATFORM_GRAPH_GPUS);
     return 0;
 }
 

@@ -122,11 +122,12 @@ enum {
     CS_ROUTING_ZONES,
 };
 
-/* The most GPUs of a platform whose routes are listed pair by pair (Full), and of any platform
- * (a100-hier, dgx-a100 and a100-pcie-net; routed as a graph, Floyd, above CS_PLATFORM_FULL_GPUS).
- */
+/* The most GPUs of a platform whose routes are listed pair by pair (Full), of one routed as a
+ * graph (Floyd or Dijkstra: a100-hier, dgx-a100 and a100-pcie-net), and of any platform (zones:
+ * a100-hier and dgx-a100, the default above CS_PLATFORM_FULL_GPUS). */
 #define CS_PLATFORM_FULL_GPUS 256
-#define CS_PLATFORM_MAX_GPUS 1024
+#define CS_PLATFORM_GRAPH_GPUS 1024
+#define CS_PLATFORM_MAX_GPUS 4096
 
 /* Family by name (a100-pcie-4gpu, a100-pcie-nvbridge, a100-hier, dgx-a100, ndv4,
  * a100-pcie-net, virtual, from (which needs spec.topo), and the Hopper names hgx-h100, hgx-h200 for

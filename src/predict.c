@@ -50,10 +50,12 @@ int cs_predict_load(const struct cs_predict_input *in, struct cs_sched **sched,
                      "spec) and a platform");
         return CS_ERR_USAGE;
     }
-    rc = in->gen_spec ? cs_gen_from_spec(in->gen_spec, &s, err)
+    rc = in->gen_spec ? cs_gen_from_spec_reps(in->gen_spec, in->verify ? 0 : in->reps, &s, err)
                       : cs_sched_read_xml(in->sched_path, &s, err);
-    /* a tb over its steps: a what-if */
-    if (rc == 0)
+    /* a tb over its steps: a what-if; a ring written by its representatives was checked as it
+     * was written (its limits, each GPU an image, each connection's two ends), and verify, which
+     * reads every GPU, cannot take it */
+    if (rc == 0 && s->rep_gpus == 0)
         rc = (in->verify ? cs_verify_refuse_wrong : cs_verify_refuse_invalid_steps)(
             s, in->gen_spec ? in->gen_spec : in->sched_path, 1, err);
     if (rc == 0)
@@ -862,7 +864,7 @@ int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform 
     struct cs_replay_opts ro = {0};
     struct cs_replay_result res;
     struct cs_timeline tl;
-    int pcie = 0, nflagged = 0, first = -1, rc;
+    int pcie = 0, nflagged = 0, first = -1, order, rc;
     const char *link = "";
     char buf[1024];
 
@@ -875,10 +877,13 @@ int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform 
     one.sz.chunk_elems = one.sz.last_elems;
     cs_timeline_init(&tl, 1);
     ro.timeline = &tl;
+    /* a plan of representatives replays folded: its connections stand for order each */
+    ro.fold_timeline = plan->rep_gpus > 0;
     if ((rc = cs_replay_run(&one, plat, &ro, &res, err)) != 0) {
         cs_timeline_cleanup(&tl);
         return rc;
     }
+    order = ro.fold_timeline && res.fold_order > 1 ? res.fold_order : 1;
     cs_replay_result_cleanup(&res);
     for (int c = 0; c < tl.nconns; c++) {
         const struct cs_tl_conn *tc = &tl.conns[c];
@@ -907,8 +912,9 @@ int cs_predict_check_ll128(const struct cs_plan *plan, const struct cs_platform 
                  "are not tested and may cause silent data corruption\"); MSCCL runs the protocol "
                  "the schedule names",
                  tl.conns[first].src, tl.conns[first].dst, tl.conns[first].chan, link,
-                 cs_link_class_name(CS_LINK_PCIE), nflagged > 1 ? ", like " : "",
-                 nflagged > 1 ? nflagged - 1 : 0, nflagged > 1 ? " more" : "", tl.nconns);
+                 cs_link_class_name(CS_LINK_PCIE), nflagged * order > 1 ? ", like " : "",
+                 nflagged * order > 1 ? nflagged * order - 1 : 0,
+                 nflagged * order > 1 ? " more" : "", tl.nconns * order);
     cs_timeline_cleanup(&tl);
     if (nflagged > 0 && (*msg = strdup(buf)) == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");

@@ -23,6 +23,8 @@ struct cs_predict_input {
     int verify; /* run verify's symbolic data check too, refusing a schedule whose result is wrong
                  * (predict --verify); else the structural checks alone: generators are tested
                  * for correctness, and a file's data result changes no prediction */
+    int reps;   /* a generated ring: written by its representatives (gen.h CS_GEN_REPS_AUTO or
+                 * CS_GEN_REPS_ALWAYS), for the folded replay only; 0 (and with verify): whole */
 };
 
 /* Load what in names: *sched and *plat are new (caller frees with cs_sched_free and

@@ -2194,7 +2194,7 @@ static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
         snprintf(note, len, "not folded: --no-fold");
         return 0;
     }
-    if (opts->timeline != NULL) {
+    if (opts->timeline != NULL && !opts->fold_timeline) {
         snprintf(note, len, "not folded: the trace records every rank");
         return 0;
     }
@@ -2256,6 +2256,16 @@ static int child_run(const struct cs_plan *plan, const struct cs_platform *plat,
 
     if (try_fold(plan, plat, opts, fd, note, sizeof(note), &status))
         return status;
+    if (plan->rep_gpus > 0) { /* the other GPUs' tbs were never written: no full replay */
+        struct wire_result wr;
+
+        memset(&wr, 0, sizeof(wr));
+        snprintf(wr.error, sizeof(wr.error),
+                 "the schedule holds its first %d GPUs only, for the folded replay, which did not "
+                 "run (%.150s)",
+                 plan->rep_gpus, note[0] ? note : "no fold");
+        return cs_fd_write_all(fd, &wr, sizeof(wr)) != 0 ? 3 : 1;
+    }
     return simulate(plan, plat, opts, NULL, note, fd);
 }
 

@@ -35,6 +35,10 @@ struct cs_replay_opts {
      * then moves alone: the replay's own clock and events, the same times) and no timeline is
      * recorded; 1: SimGrid always. */
     int no_direct;
+    /* 1: a timeline does not stop the fold; the folded replay records the replayed ranks'
+     * connections and events only (their routes are their images', class for class, by the
+     * fold's proof). For a plan of representatives (plan.h rep_gpus), which has no full replay. */
+    int fold_timeline;
 };
 
 struct cs_replay_result {

@@ -112,7 +112,11 @@ struct cs_sched {
                            * an MSCCL schedule. */
     int nccl_threads;     /* with nccl_kernel: NCCL's data threads per channel at the size it */
     int nccl_max_threads; /* was made for, and its protocol's at full width (0: full width) */
-    int ngpus_alloc;      /* gpus[] entries in use (== ngpus once complete) */
+    /* A ring written by its representatives (gen.h cs_gen_from_spec_reps): only GPUs
+     * 0..rep_gpus-1 hold tbs, each GPU g being the image of GPU g mod rep_shift under the rank
+     * shift by g - g mod rep_shift; 0 and 0 for a whole schedule. */
+    int rep_gpus, rep_shift;
+    int ngpus_alloc; /* gpus[] entries in use (== ngpus once complete) */
     int cap_gpus;
     struct cs_gpu *gpus;
     int line;

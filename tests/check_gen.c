@@ -482,6 +482,22 @@ static char *xml_of(const struct cs_sched *s)
  * GPU count (both sides of the split above 32 GPUs), rings, instances, GPUs per node and ring
  * orders given (each ring a shuffle of the GPUs), the two schedules are equal and write the same
  * XML byte for byte. */
+/* 0..n-1 in a random order: Fisher-Yates with a fixed LCG from *seed. */
+static void shuffled(int *a, int n, unsigned *seed)
+{
+    for (int p = 0; p < n; p++)
+        a[p] = p;
+    for (int p = n - 1; p > 0; p--) {
+        int j, t;
+
+        *seed = *seed * 1103515245u + 12345u;
+        j = (int)((*seed >> 16) % (unsigned)(p + 1));
+        t = a[p];
+        a[p] = a[j];
+        a[j] = t;
+    }
+}
+
 START_TEST(test_ring_direct_equals_lowered)
 {
     static const enum cs_coll colls[] = {CS_COLL_ALLREDUCE, CS_COLL_ALLGATHER,
@@ -492,19 +508,8 @@ START_TEST(test_ring_direct_equals_lowered)
     int *rings = malloc(3 * (size_t)G * sizeof(*rings));
 
     ck_assert_ptr_nonnull(rings);
-    for (int r = 0; r < 3; r++) { /* Fisher-Yates with a fixed LCG */
-        for (int p = 0; p < G; p++)
-            rings[r * G + p] = p;
-        for (int p = G - 1; p > 0; p--) {
-            int j, t;
-
-            seed = seed * 1103515245u + 12345u;
-            j = (int)((seed >> 16) % (unsigned)(p + 1));
-            t = rings[r * G + p];
-            rings[r * G + p] = rings[r * G + j];
-            rings[r * G + j] = t;
-        }
-    }
+    for (int r = 0; r < 3; r++)
+        shuffled(rings + r * G, G, &seed);
     for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
         for (int K = 1; K <= 3; K++)
             for (int I = 1; I <= 2; I++)
@@ -554,6 +559,143 @@ START_TEST(test_ring_direct_equals_lowered)
                 }
     ck_assert_int_gt(compared, 0);
     free(rings);
+}
+END_TEST
+
+/* A ring written by its representatives (reps): GPUs 0..R-1 as the whole schedule's, R the
+ * largest divisor of G below it, the others empty; where the proof accepts a shift s, the whole
+ * schedule's GPU g is GPU g mod s with its peers shifted by g - g mod s (steps equal but for the
+ * chunk offsets); where it refuses (rings in a random order), the message says so. */
+START_TEST(test_ring_reps)
+{
+    static const enum cs_coll colls[] = {CS_COLL_ALLREDUCE, CS_COLL_ALLGATHER,
+                                         CS_COLL_REDUCE_SCATTER};
+    static const int gpus[] = {4, 6, 8, 12, 16, 64};
+    int G = gpus[_i], R = 1, proven = 0, refused = 0;
+    int *rings = malloc((size_t)G * sizeof(*rings));
+    unsigned seed = 777u + (unsigned)G;
+
+    ck_assert_ptr_nonnull(rings);
+    for (int r = 1; r < G; r++)
+        R = G % r == 0 ? r : R;
+    shuffled(rings, G, &seed);
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+        for (int K = 1; K <= 2; K++)
+            for (int I = 1; I <= 2; I++)
+                for (int layout = 0; layout < 3; layout++) {
+                    struct cs_gen_opts o = {.gpus = G,
+                                            .channels = K,
+                                            .instances = I,
+                                            .coll = colls[c],
+                                            .proto = CS_PROTO_LL,
+                                            .sms = 1024};
+                    struct cs_sched *w = NULL, *r = NULL;
+                    struct cs_error ew, er;
+                    int rc, sh;
+
+                    if (layout == 1 && G % 4 == 0)
+                        o.per_node = 4;
+                    else if (layout == 2)
+                        o.rings = rings, o.nrings = 1;
+                    else if (layout != 0)
+                        continue;
+                    cs_error_init(&ew);
+                    cs_error_init(&er);
+                    ck_assert_int_eq(cs_gen_ring(&o, &w, &ew), 0);
+                    o.reps = CS_GEN_REPS_ALWAYS;
+                    rc = cs_gen_ring(&o, &r, &er);
+                    if (rc != 0) {
+                        ck_assert_int_eq(rc, CS_ERR_USAGE);
+                        ck_assert_msg(strstr(er.msg, "cannot be written by its representatives"),
+                                      "%s", er.msg);
+                        ck_assert_int_ne(layout, 0); /* the plain ring always folds */
+                        refused++;
+                        cs_sched_free(w);
+                        continue;
+                    }
+                    sh = r->rep_shift;
+                    ck_assert_int_eq(r->rep_gpus, R);
+                    ck_assert(sh >= 1 && R % sh == 0);
+                    ck_assert_int_eq(r->ngpus, G);
+                    ck_assert_int_eq(r->nchunksperloop, w->nchunksperloop);
+                    for (int g = 0; g < G; g++) {
+                        const struct cs_gpu *a = &w->gpus[g], *b = &r->gpus[g];
+                        const struct cs_gpu *rep = &w->gpus[g % sh];
+                        int by = g - g % sh;
+
+                        ck_assert_int_eq(b->ntbs, g < R ? a->ntbs : 0);
+                        for (int t = 0; t < b->ntbs; t++) {
+                            ck_assert_int_eq(b->tbs[t].nsteps, a->tbs[t].nsteps);
+                            ck_assert(memcmp(b->tbs[t].steps, a->tbs[t].steps,
+                                             (size_t)a->tbs[t].nsteps * sizeof(struct cs_step)) ==
+                                      0);
+                            ck_assert_int_eq(b->tbs[t].send, a->tbs[t].send);
+                            ck_assert_int_eq(b->tbs[t].chan, a->tbs[t].chan);
+                        }
+                        /* the whole schedule is invariant under the shift proven */
+                        ck_assert_int_eq(a->ntbs, rep->ntbs);
+                        for (int t = 0; t < rep->ntbs; t++) {
+                            const struct cs_tb *x = &rep->tbs[t], *y = NULL;
+
+                            for (int u = 0; u < a->ntbs; u++)
+                                if (a->tbs[u].chan == x->chan)
+                                    y = &a->tbs[u];
+                            ck_assert_ptr_nonnull(y);
+                            ck_assert_int_eq(y->send, (x->send + by) % G);
+                            ck_assert_int_eq(y->recv, (x->recv + by) % G);
+                            ck_assert_int_eq(y->nsteps, x->nsteps);
+                            for (int h = 0; h < x->nsteps; h++) {
+                                ck_assert_int_eq(y->steps[h].type, x->steps[h].type);
+                                ck_assert_int_eq(y->steps[h].cnt, x->steps[h].cnt);
+                                ck_assert_int_eq(y->steps[h].deps, x->steps[h].deps);
+                                ck_assert_int_eq(y->steps[h].hasdep, x->steps[h].hasdep);
+                            }
+                        }
+                    }
+                    proven++;
+                    cs_sched_free(w);
+                    cs_sched_free(r);
+                }
+    ck_assert_int_gt(proven, 0);
+    if (G > 4)
+        ck_assert_int_gt(refused, 0);
+    free(rings);
+}
+END_TEST
+
+/* Past 1024 GPUs and CS_GEN_MAX_STEPS a ring goes by its representatives (AUTO), to 8192 GPUs. */
+START_TEST(test_ring_reps_auto)
+{
+    struct cs_sched *s = NULL;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_int_eq(
+        cs_gen_from_spec_reps("ring:gpus=4096,protocol=Simple", CS_GEN_REPS_AUTO, &s, &err), 0);
+    ck_assert_int_eq(s->ngpus, 4096);
+    ck_assert_int_eq(s->rep_gpus, 128); /* 128 x 2 tbs x 4096 steps = 2^20 */
+    ck_assert_int_eq(s->rep_shift, 1);
+    ck_assert_int_eq(s->gpus[127].ntbs, 2);
+    ck_assert_int_eq(s->gpus[128].ntbs, 0);
+    cs_sched_free(s);
+    /* within the limit, AUTO writes every GPU */
+    ck_assert_int_eq(cs_gen_from_spec_reps("ring:gpus=64", CS_GEN_REPS_AUTO, &s, &err), 0);
+    ck_assert_int_eq(s->rep_gpus, 0);
+    ck_assert_int_eq(s->gpus[63].ntbs, 2);
+    cs_sched_free(s);
+    /* other generators never */
+    ck_assert_int_eq(cs_gen_from_spec_reps("allpairs:gpus=8", CS_GEN_REPS_ALWAYS, &s, &err), 0);
+    ck_assert_int_eq(s->rep_gpus, 0);
+    cs_sched_free(s);
+    s = NULL;
+    ck_assert_int_eq(cs_gen_from_spec_reps("ring:gpus=8193", CS_GEN_REPS_AUTO, &s, &err),
+                     CS_ERR_USAGE);
+    ck_assert_msg(strstr(err.msg, "at most 8192") != NULL, "%s", err.msg);
+    cs_error_init(&err);
+    ck_assert_int_eq(cs_gen_from_spec_reps("hierarchical:gpus=2048", CS_GEN_REPS_AUTO, &s, &err),
+                     CS_ERR_USAGE);
+    ck_assert_msg(strstr(err.msg, "at most 1024") != NULL, "%s", err.msg);
+    ck_assert_ptr_null(s);
 }
 END_TEST
 
@@ -1034,6 +1176,8 @@ int main(void)
         {test_hierarchical_1024, 1},
         {test_ring_grid, 63},
         {test_ring_direct_equals_lowered, 11},
+        {test_ring_reps, 6},
+        {test_ring_reps_auto, 1},
         {test_allpairs_grid, 63},
         {test_ring_shape, 1},
         {test_ring_per_node, 1},

@@ -116,8 +116,15 @@ same_routes "a100-pcie-net 8 servers" ring:gpus=8 a100-pcie-net --nodes 8 --nic-
 # sizes: Full routing to 256 GPUs, by zones or through switches to 1024 (scale.sh writes those)
 expect 0 "$cs" platform dgx-a100 --nodes 32 -o "$tmp/d256.xml"
 grep -q 'routing="Full"' "$tmp/d256.xml" || fail "256 GPUs not Full"
-expect 2 "$cs" platform dgx-a100 --nodes 129
-grep -q "1032 GPUs: a platform has 1 to 1024 GPUs" "$tmp/err" || fail "1032 GPUs: $(cat "$tmp/err")"
+expect 2 "$cs" platform dgx-a100 --nodes 513
+grep -q "4104 GPUs: a platform has 1 to 4096 GPUs" "$tmp/err" || fail "4104 GPUs: $(cat "$tmp/err")"
+# above 1024 by zones only: not a graph's routes, not a100-pcie-net
+expect 2 "$cs" platform dgx-a100 --nodes 129 --routing floyd
+grep -q "1032 GPUs: above 1024 a platform is routed by zones" "$tmp/err" || fail "floyd above 1024: $(cat "$tmp/err")"
+expect 2 "$cs" platform a100-pcie-net --nodes 1040
+grep -q "1040 GPUs: above 1024 a platform is routed by zones" "$tmp/err" || fail "a100-pcie-net above 1024: $(cat "$tmp/err")"
+expect 0 "$cs" platform dgx-a100 --nodes 129 -o "$tmp/d1032.xml"
+grep -q '<zone id="node128"' "$tmp/d1032.xml" || fail "1032 GPUs by zones: no zone node128"
 expect 2 "$cs" platform dgx-a100 --nodes 33 --routing full
 grep -q "264 GPUs: Full routing lists every pair, up to 256 GPUs" "$tmp/err" || fail "Full above 256: $(cat "$tmp/err")"
 expect 2 "$cs" platform a100-pcie-4gpu --gpus-per-node 300
