@@ -34,7 +34,8 @@ static const struct inst_class {
 
 /* A vector of ints that keeps up to IVEC_INLINE of them in place (most hold one or two: an op's
  * predecessors, a slot's readers) and the rest on the heap, which saves a block per vector at
- * millions of ops. Zeroed is empty. IV(v) is its first entry. */
+ * millions of ops. Zeroed is empty. IV(v) is its first entry. Aligned as an int, so that the
+ * structs holding one have no padding (a slot is 20 bytes, not 24). */
 #define IVEC_INLINE 2
 struct ivec {
     int n, cap; /* cap <= IVEC_INLINE: the entries are in `in` */
@@ -42,24 +43,35 @@ struct ivec {
         int *heap;
         int in[IVEC_INLINE];
     } u;
-};
+} __attribute__((packed, aligned(4)));
 #define IV(x) ((x)->cap > IVEC_INLINE ? (x)->u.heap : (x)->u.in)
 
-/* An op of the program: 104 bytes, millions of them for a large hierarchical grid. */
+/* An op of the program: 60 bytes, millions of them for a large hierarchical grid (1.3 million for
+ * the 1024-GPU hierarchical AllReduce). Its source and destination share their size; what only
+ * the passes need lies in arrays beside the ops, made once the buffers' slots are freed
+ * (cs_prog.next, .keys, .place). */
 struct op {
     unsigned char inst; /* enum inst */
     unsigned char removed;
+    unsigned char srcbuf, dstbuf; /* enum cs_buf */
     int rank;
-    struct cs_ref src, dst;
+    int size; /* chunks */
+    int srcrank, srcindex, dstrank, dstindex;
     int tb, ch; /* as given, -1 for none */
     /* its predecessors in the DAG; once infer_deps has run, its dependencies (a subset, in the
      * same storage) */
     struct ivec prev;
-    struct ivec next;
     int recv_match, send_match; /* op index or -1 */
-    int cs, prio;               /* chunk_step, priority */
-    int tbi;                    /* index of its tb in the rank's tb list */
-    int step;                   /* position in that tb */
+};
+
+/* An op's keys in the instruction order (metadata): chunk_step and priority. */
+struct op_keys {
+    int cs, prio;
+};
+
+/* An op's place (assign_tbs): the index of its tb in the rank's tb list, its position there. */
+struct op_place {
+    int tbi, step;
 };
 
 struct slot {
@@ -96,6 +108,9 @@ struct cs_prog {
     char *name;
     struct op *ops;
     int nops, cap_ops;
+    struct ivec *next;    /* nops: each op's successors, from make_next to the instruction order */
+    struct op_keys *keys; /* nops, from metadata to the instruction order */
+    struct op_place *place; /* nops, from assign_tbs to infer_deps */
     struct prog_rank *ranks;
     int failed;
     struct cs_error err;
@@ -210,11 +225,11 @@ void cs_prog_free(struct cs_prog *p)
 {
     if (p == NULL)
         return;
-    for (int i = 0; p->ops != NULL && i < p->nops; i++) { /* NULL once lowered (compact_ops) */
+    for (int i = 0; p->ops != NULL && i < p->nops; i++) /* NULL once lowered (compact_ops) */
         ivec_free(&p->ops[i].prev);
-        ivec_free(&p->ops[i].next);
-    }
-    free(p->ops);
+    for (int i = 0; p->next != NULL && i < p->nops; i++)
+        ivec_free(&p->next[i]);
+    cs_free_each(4, p->ops, p->next, p->keys, p->place);
     if (p->ranks) {
         for (int r = 0; r < p->o.ngpus; r++) {
             struct prog_rank *pr = &p->ranks[r];
@@ -224,7 +239,7 @@ void cs_prog_free(struct cs_prog *p)
                     ivec_free(&pr->buf[b].s[i].readers);
                 free(pr->buf[b].s);
             }
-            for (int t = 0; t < pr->ntbs; t++)
+            for (int t = 0; pr->tbs != NULL && t < pr->ntbs; t++)
                 ivec_free(&pr->tbs[t].ops);
             free(pr->tbs);
             free(pr->tbidx);
@@ -277,15 +292,31 @@ static int new_op(struct cs_prog *p, enum inst inst, int rank, struct cs_ref src
 
     if (o == NULL)
         return nomem(p);
-    *o = (struct op){.inst = inst, .rank = rank, .src = src, .dst = dst, .tb = tb, .ch = ch};
+    /* src.size == dst.size (prologue) */
+    *o = (struct op){.inst = inst,
+                     .srcbuf = (unsigned char)src.buf,
+                     .dstbuf = (unsigned char)dst.buf,
+                     .rank = rank,
+                     .size = src.size,
+                     .srcrank = src.rank,
+                     .srcindex = src.index,
+                     .dstrank = dst.rank,
+                     .dstindex = dst.index,
+                     .tb = tb,
+                     .ch = ch};
     o->recv_match = o->send_match = -1;
-    o->cs = o->prio = -1;
     return p->nops++;
 }
 
+static struct cs_ref op_dst(const struct op *o)
+{
+    return (struct cs_ref){o->dstrank, (enum cs_buf)o->dstbuf, o->dstindex, o->size};
+}
+
+/* While the program is built only the predecessors are kept (make_next makes the successors). */
 static int link_ops(struct cs_prog *p, int from, int to)
 {
-    if (ivec_add(&p->ops[from].next, to) || ivec_add(&p->ops[to].prev, from))
+    if ((p->next != NULL && ivec_add(&p->next[from], to)) || ivec_add(&p->ops[to].prev, from))
         return nomem(p);
     return 0;
 }
@@ -413,25 +444,24 @@ int cs_prog_reduce(struct cs_prog *p, struct cs_ref dst, struct cs_ref src, int 
 /* a and b may fuse: same tb and channel, same size, same destination. */
 static int fuse_ok(const struct op *a, const struct op *b)
 {
-    return a->tb == b->tb && a->ch == b->ch && a->src.size == b->src.size &&
-           a->dst.buf == b->dst.buf && a->dst.index == b->dst.index;
+    return a->tb == b->tb && a->ch == b->ch && a->size == b->size && a->dstbuf == b->dstbuf &&
+           a->dstindex == b->dstindex;
 }
 
 /* Splice op x out of the DAG, joining its predecessors to its successors. */
 static int remove_op(struct cs_prog *p, int x)
 {
     struct op *o = &p->ops[x];
+    struct ivec *next = &p->next[x];
 
     for (int i = 0; i < o->prev.n; i++) {
-        struct op *pr = &p->ops[IV(&o->prev)[i]];
-
-        ivec_del(&pr->next, x);
-        for (int k = 0; k < o->next.n; k++)
-            if (link_ops(p, IV(&o->prev)[i], IV(&o->next)[k]))
+        ivec_del(&p->next[IV(&o->prev)[i]], x);
+        for (int k = 0; k < next->n; k++)
+            if (link_ops(p, IV(&o->prev)[i], IV(next)[k]))
                 return p->failed;
     }
-    for (int k = 0; k < o->next.n; k++)
-        ivec_del(&p->ops[IV(&o->next)[k]].prev, x);
+    for (int k = 0; k < next->n; k++)
+        ivec_del(&p->ops[IV(next)[k]].prev, x);
     o->removed = 1;
     return 0;
 }
@@ -443,7 +473,9 @@ static int fold_send(struct cs_prog *p, int a, int x, enum inst inst)
     struct op *sx = &p->ops[x];
 
     op->inst = inst;
-    op->dst = sx->dst;
+    op->dstbuf = sx->dstbuf; /* the size is the same (fuse_ok) */
+    op->dstrank = sx->dstrank;
+    op->dstindex = sx->dstindex;
     op->recv_match = sx->recv_match;
     p->ops[sx->recv_match].send_match = a;
     return remove_op(p, x);
@@ -455,16 +487,18 @@ static int fuse(struct cs_prog *p)
     for (int a = 0; a < p->nops; a++) {
         struct op *op = &p->ops[a];
         struct op *nx;
+        int x;
 
-        if (op->removed || op->inst != I_RRC || op->next.n != 1)
+        if (op->removed || op->inst != I_RRC || p->next[a].n != 1)
             continue;
-        nx = &p->ops[IV(&op->next)[0]];
+        x = IV(&p->next[a])[0];
+        nx = &p->ops[x];
         if (nx->inst != I_SEND || !fuse_ok(op, nx))
             continue;
-        if (nx->next.n == 1 && p->ops[IV(&nx->next)[0]].inst == I_RECV) {
-            if (fold_send(p, a, IV(&op->next)[0], I_RRS))
+        if (p->next[x].n == 1 && p->ops[IV(&p->next[x])[0]].inst == I_RECV) {
+            if (fold_send(p, a, x, I_RRS))
                 return p->failed;
-        } else if (fold_send(p, a, IV(&op->next)[0], I_RRCS))
+        } else if (fold_send(p, a, x, I_RRCS))
             return p->failed;
     }
     /* recv + send -> rcs */
@@ -473,11 +507,11 @@ static int fuse(struct cs_prog *p)
 
         if (op->removed || op->inst != I_RECV)
             continue;
-        for (int k = 0; k < op->next.n; k++) {
-            struct op *nx = &p->ops[IV(&op->next)[k]];
+        for (int k = 0; k < p->next[a].n; k++) {
+            struct op *nx = &p->ops[IV(&p->next[a])[k]];
 
             if (nx->inst == I_SEND && fuse_ok(op, nx)) {
-                if (fold_send(p, a, IV(&op->next)[k], I_RCS))
+                if (fold_send(p, a, IV(&p->next[a])[k], I_RCS))
                     return p->failed;
                 break;
             }
@@ -498,18 +532,20 @@ static int compact(struct cs_prog *p)
     for (int i = 0; i < p->nops; i++) {
         if (p->ops[i].removed) {
             ivec_free(&p->ops[i].prev);
-            ivec_free(&p->ops[i].next);
+            ivec_free(&p->next[i]);
             map[i] = -1;
             continue;
         }
         map[i] = n;
-        if (n != i)
+        if (n != i) {
             p->ops[n] = p->ops[i];
+            p->next[n] = p->next[i];
+        }
         n++;
     }
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[i];
-        struct ivec *lists[] = {&o->prev, &o->next};
+        struct ivec *lists[] = {&o->prev, &p->next[i]};
 
         /* fusion spliced every removed op out of the DAG and the matching */
         for (int l = 0; l < 2; l++)
@@ -529,26 +565,31 @@ static int compact(struct cs_prog *p)
     free(map);
     if (n < p->nops) {
         struct op *shrunk = realloc(p->ops, (size_t)(n ? n : 1) * sizeof(*shrunk));
+        struct ivec *next = realloc(p->next, (size_t)(n ? n : 1) * sizeof(*next));
 
         p->nops = n;
         if (shrunk != NULL) {
             p->ops = shrunk;
             p->cap_ops = n ? n : 1;
         }
+        if (next != NULL)
+            p->next = next;
     }
     return 0;
 }
 
 /* ---- chunk_step and priority: longest paths over next and send -> receive edges */
 
-static int succ_count(const struct op *o)
+static int succ_count(const struct cs_prog *p, int x)
 {
-    return o->next.n + (insts[o->inst].send && o->recv_match >= 0);
+    const struct op *o = &p->ops[x];
+
+    return p->next[x].n + (insts[o->inst].send && o->recv_match >= 0);
 }
 
-static int succ(const struct op *o, int k)
+static int succ(const struct cs_prog *p, int x, int k)
 {
-    return k < o->next.n ? IV(&o->next)[k] : o->recv_match;
+    return k < p->next[x].n ? IV(&p->next[x])[k] : p->ops[x].recv_match;
 }
 
 static int metadata(struct cs_prog *p)
@@ -557,29 +598,29 @@ static int metadata(struct cs_prog *p)
     int *indeg = calloc((size_t)n + 1, sizeof(int));
     int *order = malloc(((size_t)n + 1) * sizeof(int));
 
-    if (indeg == NULL || order == NULL) {
+    p->keys = malloc(((size_t)n + 1) * sizeof(*p->keys));
+    if (indeg == NULL || order == NULL || p->keys == NULL) {
         free(indeg);
         free(order);
         return nomem(p);
     }
     for (int i = 0; i < n; i++) {
-        struct op *o = &p->ops[i];
-
-        if (o->removed)
+        p->keys[i] = (struct op_keys){-1, -1};
+        if (p->ops[i].removed)
             continue;
         alive++;
-        for (int k = 0; k < succ_count(o); k++)
-            indeg[succ(o, k)]++;
+        for (int k = 0; k < succ_count(p, i); k++)
+            indeg[succ(p, i, k)]++;
     }
     for (int i = 0; i < n; i++)
         if (!p->ops[i].removed && indeg[i] == 0)
             order[tail++] = i;
     while (head < tail) {
-        struct op *o = &p->ops[order[head++]];
+        int x = order[head++];
 
-        for (int k = 0; k < succ_count(o); k++)
-            if (--indeg[succ(o, k)] == 0)
-                order[tail++] = succ(o, k);
+        for (int k = 0; k < succ_count(p, x); k++)
+            if (--indeg[succ(p, x, k)] == 0)
+                order[tail++] = succ(p, x, k);
     }
     free(indeg);
     if (tail != alive) {
@@ -587,23 +628,25 @@ static int metadata(struct cs_prog *p)
         return fail(p, CS_ERR_INVALID, NULL, "the program's instruction graph has a cycle");
     }
     for (int i = 0; i < tail; i++) {
-        struct op *o = &p->ops[order[i]];
+        int x = order[i];
+        struct op_keys *o = &p->keys[x];
 
         if (o->cs < 0)
             o->cs = 0;
-        for (int k = 0; k < succ_count(o); k++) {
-            struct op *s = &p->ops[succ(o, k)];
+        for (int k = 0; k < succ_count(p, x); k++) {
+            struct op_keys *s = &p->keys[succ(p, x, k)];
 
             if (s->cs < o->cs + 1)
                 s->cs = o->cs + 1;
         }
     }
     for (int i = tail - 1; i >= 0; i--) {
-        struct op *o = &p->ops[order[i]];
+        int x = order[i];
+        struct op_keys *o = &p->keys[x];
 
         o->prio = 0;
-        for (int k = 0; k < succ_count(o); k++) {
-            int sp = p->ops[succ(o, k)].prio + 1;
+        for (int k = 0; k < succ_count(p, x); k++) {
+            int sp = p->keys[succ(p, x, k)].prio + 1;
 
             if (sp > o->prio)
                 o->prio = sp;
@@ -645,7 +688,7 @@ struct heap {
 static int heap_push(const struct cs_prog *p, struct heap *h, int x)
 {
     const struct op *o = &p->ops[x];
-    struct hent v = {o->cs, o->prio, o->dst.index, o->src.index, o->rank, x};
+    struct hent v = {p->keys[x].cs, p->keys[x].prio, o->dstindex, o->srcindex, o->rank, x};
     int i;
 
     if (h->n == h->cap) {
@@ -731,9 +774,9 @@ static int topo_sort(struct cs_prog *p, int **out, int *nout)
         if (insts[o->inst].send && o->recv_match >= 0 && all_prev_visited(p, vis, o->recv_match))
             if (heap_push(p, &h, o->recv_match))
                 goto nomem;
-        for (int k = 0; k < o->next.n; k++)
-            if (!vis[IV(&o->next)[k]] && all_prev_visited(p, vis, IV(&o->next)[k]))
-                if (heap_push(p, &h, IV(&o->next)[k]))
+        for (int k = 0; k < p->next[x].n; k++)
+            if (!vis[IV(&p->next[x])[k]] && all_prev_visited(p, vis, IV(&p->next[x])[k]))
+                if (heap_push(p, &h, IV(&p->next[x])[k]))
                     goto nomem;
     }
     free(h.e);
@@ -759,12 +802,12 @@ nomem:
 
 static int op_send_peer(const struct op *o)
 {
-    return insts[o->inst].send ? o->dst.rank : -1;
+    return insts[o->inst].send ? o->dstrank : -1;
 }
 
 static int op_recv_peer(const struct op *o)
 {
-    return insts[o->inst].recv ? o->src.rank : -1;
+    return insts[o->inst].recv ? o->srcrank : -1;
 }
 
 static struct ltb *rank_tb_add(struct prog_rank *pr, int id, int chan)
@@ -790,8 +833,7 @@ static int tb_append(struct cs_prog *p, struct prog_rank *pr, int ti, int x)
         t->send = op_send_peer(o);
     if (op_recv_peer(o) >= 0)
         t->recv = op_recv_peer(o);
-    o->tbi = ti;
-    o->step = t->ops.n - 1;
+    p->place[x] = (struct op_place){ti, t->ops.n - 1};
     if (o->ch + 1 > pr->nchan)
         pr->nchan = o->ch + 1;
     return 0;
@@ -824,17 +866,20 @@ static int rank_tb(struct prog_rank *pr, int id, int ch)
  * one receive peer and one channel. */
 static int assign_tbs(struct cs_prog *p, const int *ord, int n)
 {
+    p->place = malloc(((size_t)p->nops + 1) * sizeof(*p->place));
+    if (p->place == NULL)
+        return nomem(p);
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
         struct prog_rank *pr = &p->ranks[o->rank];
         int ti, s = op_send_peer(o), r = op_recv_peer(o);
+        struct cs_ref dst = op_dst(o);
         struct ltb *t;
 
         if (o->tb < 0)
-            return fail(p, CS_ERR_USAGE, &o->dst,
-                        "an operation has no tb (each move names its tbs)");
+            return fail(p, CS_ERR_USAGE, &dst, "an operation has no tb (each move names its tbs)");
         if (o->tb > MAX_TB_ID)
-            return fail(p, CS_ERR_USAGE, &o->dst, "tb %d: tb ids go up to %d", o->tb, MAX_TB_ID);
+            return fail(p, CS_ERR_USAGE, &dst, "tb %d: tb ids go up to %d", o->tb, MAX_TB_ID);
         if ((ti = rank_tb(pr, o->tb, o->ch)) < 0)
             return nomem(p);
         t = &pr->tbs[ti];
@@ -862,10 +907,10 @@ static int infer_deps(struct cs_prog *p, const int *ord, int n)
          * entry k >= w was read. */
         for (int k = 0; k < o->prev.n; k++) {
             int d = e[k], placed = 0;
-            struct op *dop = &p->ops[d];
+            const struct op_place *dop = &p->place[d];
 
             for (int j = 0; j < w; j++) {
-                struct op *x = &p->ops[e[j]];
+                const struct op_place *x = &p->place[e[j]];
 
                 if (x->tbi == dop->tbi) {
                     if (dop->step > x->step)
@@ -918,23 +963,36 @@ static struct cs_ref inst_ref(const struct cs_prog *p, struct cs_ref r, int i)
     return r;
 }
 
-/* What emission reads of an op: its instruction and operands, 36 bytes where the op has 104
+/* What emission reads of an op: its instruction and operands, 24 bytes where the op has 60
  * (compact_ops). */
 struct eop {
-    unsigned char inst;
-    struct cs_ref src, dst;
+    unsigned char inst, srcbuf, dstbuf;
+    int size, srcrank, srcindex, dstrank, dstindex;
 };
+
+static struct cs_ref eop_src(const struct eop *o)
+{
+    return (struct cs_ref){o->srcrank, (enum cs_buf)o->srcbuf, o->srcindex, o->size};
+}
+
+static struct cs_ref eop_dst(const struct eop *o)
+{
+    return (struct cs_ref){o->dstrank, (enum cs_buf)o->dstbuf, o->dstindex, o->size};
+}
+
+/* An instanced op's flags: someone depends on it; an earlier op of the tb prune_deps is at
+ * depends on it (cleared once that tb is done). */
+#define F_HASDEP 1
+#define F_SEEN 2
 
 struct emit {
     struct cs_prog *p;
-    struct eop *eops;   /* the program's ops, once compacted (the program's own are freed) */
-    int ni;             /* instances */
-    int *iop_tbid;      /* instanced op -> final tb id */
-    int *iop_step;      /* instanced op -> final step */
-    char *hasdep;       /* instanced op -> someone depends on it */
-    struct ivec *ideps; /* instanced op -> dependencies (instanced ops) */
-    int *mark;          /* instanced op -> the last prune_deps stamp that saw it depended on */
-    int stamp;
+    struct eop *eops;     /* the program's ops, once compacted (the program's own are freed) */
+    int ni;               /* instances */
+    int *iop_tbid;        /* instanced op -> final tb id */
+    int *iop_step;        /* instanced op -> final step */
+    unsigned char *flags; /* instanced op -> F_* */
+    struct ivec *ideps;   /* instanced op -> dependencies (instanced ops) */
 };
 
 /* The instanced threadblocks of rank pr, in their final order (by send, recv, channel); records
@@ -970,23 +1028,25 @@ static void instance_tbs(struct emit *e, const struct prog_rank *pr, struct itb 
  * already has; mark the ops that remain depended on. */
 static int prune_deps(struct emit *e, const struct ltb *t, const struct itb *tb)
 {
-    /* an instanced op some earlier op of this tb depends on has mark == stamp */
-    int stamp = ++e->stamp;
-
     for (int s = 0; s < t->ops.n; s++) {
         struct ivec *d = &e->ideps[IV(&t->ops)[s] * e->ni + tb->inst];
         int w = 0;
 
         for (int j = 0; j < d->n; j++) {
-            if (e->iop_tbid[IV(d)[j]] == tb->id || e->mark[IV(d)[j]] == stamp)
+            if (e->iop_tbid[IV(d)[j]] == tb->id || (e->flags[IV(d)[j]] & F_SEEN))
                 continue;
             IV(d)[w++] = IV(d)[j];
         }
         d->n = w;
-        for (int j = 0; j < d->n; j++) {
-            e->mark[IV(d)[j]] = stamp;
-            e->hasdep[IV(d)[j]] = 1;
-        }
+        for (int j = 0; j < d->n; j++)
+            e->flags[IV(d)[j]] |= F_SEEN | F_HASDEP;
+    }
+    /* the ops marked seen are the dependencies that remain */
+    for (int s = 0; s < t->ops.n; s++) {
+        const struct ivec *d = &e->ideps[IV(&t->ops)[s] * e->ni + tb->inst];
+
+        for (int j = 0; j < d->n; j++)
+            e->flags[IV(d)[j]] &= (unsigned char)~F_SEEN;
     }
     return 0;
 }
@@ -1065,8 +1125,8 @@ static int add_step(const struct emit *e, struct cs_gpu *gpu, struct cs_tb *tb, 
     }
     o = &e->eops[en.op];
     d = &e->ideps[en.op * e->ni + inst];
-    a = inst_ref(e->p, o->src, inst);
-    b = inst_ref(e->p, o->dst, inst);
+    a = inst_ref(e->p, eop_src(o), inst);
+    b = inst_ref(e->p, eop_dst(o), inst);
     if (insts[o->inst].local_src)
         cover_chunks(gpu, a);
     if (insts[o->inst].local_dst)
@@ -1080,7 +1140,7 @@ static int add_step(const struct emit *e, struct cs_gpu *gpu, struct cs_tb *tb, 
                            .cnt = a.size,
                            .depid = d->n > 0 ? IV(d)[0] : -1,
                            .deps = d->n > 0 ? -2 : -1,
-                           .hasdep = e->hasdep[en.op * e->ni + inst]};
+                           .hasdep = e->flags[en.op * e->ni + inst] & F_HASDEP};
     return 0;
 }
 
@@ -1123,6 +1183,24 @@ static int emit_tb(struct emit *e, struct cs_gpu *gpu, const struct itb *itb, co
     return rc;
 }
 
+/* What only the emission of rank pr reads, once it is emitted: its tbs and its ops'
+ * dependencies, whose room goes to the steps of the ranks after it (2.2 million tb entries and
+ * 127 thousand tbs for the 1024-GPU hierarchical AllReduce). */
+static void release_rank(struct emit *e, struct prog_rank *pr)
+{
+    for (int t = 0; t < pr->ntbs; t++) {
+        struct ltb *lt = &pr->tbs[t];
+
+        for (int s = 0; s < lt->ops.n; s++)
+            for (int i = 0; i < e->ni; i++)
+                ivec_free(&e->ideps[IV(&lt->ops)[s] * e->ni + i]);
+        ivec_free(&lt->ops);
+    }
+    free(pr->tbs);
+    pr->tbs = NULL;
+    pr->ntbs = pr->cap_tbs = 0;
+}
+
 static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
 {
     struct cs_prog *p = e->p;
@@ -1140,6 +1218,8 @@ static int lower_rank(struct emit *e, int rank, struct cs_gpu *gpu)
     for (int k = 0; k < nt && rc == 0; k++)
         rc = emit_tb(e, gpu, &tbs[k], &pr->tbs[tbs[k].ltb]);
     free(tbs);
+    if (rc == 0)
+        release_rank(e, pr);
     return rc;
 }
 
@@ -1159,12 +1239,42 @@ static void release_slots(struct cs_prog *p)
         }
 }
 
-/* What only the passes read, freed before emission so that the schedule reuses its memory: each
- * op's successors. */
+/* What only the instruction order reads, freed before the tbs are assigned: each op's successors
+ * and keys. */
 static void release_dag(struct cs_prog *p)
 {
+    for (int i = 0; p->next != NULL && i < p->nops; i++)
+        ivec_free(&p->next[i]);
+    free(p->next);
+    free(p->keys);
+    p->next = NULL;
+    p->keys = NULL;
+}
+
+/* Each op's successors, from the predecessors: every edge was made to the op newest then (move),
+ * so an op's successors, in the order they were linked, are the ops naming it as a predecessor in
+ * ascending order. Not kept while the program is built, beside the buffers' slots. */
+static int make_next(struct cs_prog *p)
+{
+    p->next = calloc((size_t)p->nops + 1, sizeof(*p->next));
+    if (p->next == NULL)
+        return nomem(p);
     for (int i = 0; i < p->nops; i++)
-        ivec_free(&p->ops[i].next);
+        for (int k = 0; k < p->ops[i].prev.n; k++)
+            if (ivec_push(&p->next[IV(&p->ops[i].prev)[k]], i))
+                return nomem(p);
+    return 0;
+}
+
+/* The tb-id tables, which only assign_tbs reads (3 million entries for the 1024-GPU
+ * hierarchical AllReduce). */
+static void release_tbidx(struct cs_prog *p)
+{
+    for (int r = 0; r < p->o.ngpus; r++) {
+        free(p->ranks[r].tbidx);
+        p->ranks[r].tbidx = NULL;
+        p->ranks[r].ntbidx = 0;
+    }
 }
 
 /* The lowering passes before emission; *ord (n ops) is the topological order. */
@@ -1179,19 +1289,25 @@ static int passes(struct cs_prog *p, int **ord, int *n)
         return p->failed;
     release_slots(p);
     cs_give_back_memory(); /* their pages, before the passes allocate theirs */
-    if ((p->o.fusion && (fuse(p) || compact(p))) || metadata(p) || topo_sort(p, ord, n))
-        return p->failed;
-    if (assign_tbs(p, *ord, *n) || infer_deps(p, *ord, *n))
+    if (make_next(p) || (p->o.fusion && (fuse(p) || compact(p))) || metadata(p) ||
+        topo_sort(p, ord, n))
         return p->failed;
     release_dag(p);
+    if (assign_tbs(p, *ord, *n))
+        return p->failed;
+    release_tbidx(p);
+    if (infer_deps(p, *ord, *n))
+        return p->failed;
+    free(p->place);
+    p->place = NULL;
     cs_give_back_memory();
     return 0;
 }
 
-/* Rewrite the program's ops, whose dependencies and successors are gone by now (emit_init,
- * release_dag), as the emission's eops, in place (eop i ends before op i + 1 begins, so each op is
- * read before anything overwrites it) and shrunk: the 1024-GPU hierarchical AllReduce's 1.3
- * million ops from 135 MB to 47 MB while its schedule is written. */
+/* Rewrite the program's ops, whose dependencies are gone by now (emit_init), as the emission's
+ * eops, in place (eop i ends before op i + 1 begins, so each op is read before anything
+ * overwrites it) and shrunk: the 1024-GPU hierarchical AllReduce's 1.3 million ops from 78 MB to
+ * 31 MB while its schedule is written. */
 static void compact_ops(struct emit *e, struct cs_prog *p)
 {
     char *base = (char *)p->ops;
@@ -1203,8 +1319,14 @@ static void compact_ops(struct emit *e, struct cs_prog *p)
 
         memcpy(&o, base + (size_t)i * sizeof(o), sizeof(o));
         ivec_free(&o.prev);
-        ivec_free(&o.next);
-        x = (struct eop){.inst = o.inst, .src = o.src, .dst = o.dst};
+        x = (struct eop){.inst = o.inst,
+                         .srcbuf = o.srcbuf,
+                         .dstbuf = o.dstbuf,
+                         .size = o.size,
+                         .srcrank = o.srcrank,
+                         .srcindex = o.srcindex,
+                         .dstrank = o.dstrank,
+                         .dstindex = o.dstindex};
         memcpy(base + (size_t)i * sizeof(x), &x, sizeof(x));
     }
     eops = realloc(base, (p->nops ? (size_t)p->nops : 1) * sizeof(*eops));
@@ -1213,7 +1335,8 @@ static void compact_ops(struct emit *e, struct cs_prog *p)
     p->cap_ops = 0;
 }
 
-/* Allocate e's per-instanced-op arrays and replicate every op's dependencies per instance. */
+/* Replicate every op's dependencies per instance, compact the ops, then allocate e's other
+ * per-instanced-op arrays (after the ops have shrunk). */
 static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
 {
     int ni = p->o.instances;
@@ -1221,13 +1344,8 @@ static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
 
     e->p = p;
     e->ni = ni;
-    e->iop_tbid = malloc(nio * sizeof(int));
-    e->iop_step = malloc(nio * sizeof(int));
-    e->hasdep = calloc(nio, 1);
-    e->ideps = calloc(nio, sizeof(struct ivec));
-    e->mark = calloc(nio ? nio : 1, sizeof(int));
-    if (e->iop_tbid == NULL || e->iop_step == NULL || e->hasdep == NULL || e->ideps == NULL ||
-        e->mark == NULL)
+    e->ideps = calloc(nio ? nio : 1, sizeof(struct ivec));
+    if (e->ideps == NULL)
         return nomem(p);
     for (int i = 0; i < n; i++) {
         struct op *o = &p->ops[ord[i]];
@@ -1247,6 +1365,11 @@ static int emit_init(struct emit *e, struct cs_prog *p, const int *ord, int n)
     }
     compact_ops(e, p);
     cs_give_back_memory();
+    e->iop_tbid = malloc((nio ? nio : 1) * sizeof(int));
+    e->iop_step = malloc((nio ? nio : 1) * sizeof(int));
+    e->flags = calloc(nio ? nio : 1, 1);
+    if (e->iop_tbid == NULL || e->iop_step == NULL || e->flags == NULL)
+        return nomem(p);
     return 0;
 }
 
@@ -1255,7 +1378,7 @@ static void emit_cleanup(struct emit *e)
     if (e->ideps)
         for (int i = 0; i < e->p->nops * e->ni; i++)
             ivec_free(&e->ideps[i]);
-    cs_free_each(6, e->ideps, e->iop_tbid, e->iop_step, e->hasdep, e->mark, e->eops);
+    cs_free_each(5, e->ideps, e->iop_tbid, e->iop_step, e->flags, e->eops);
 }
 
 /* Resolve nop and op dependencies to (tb id, step) now that every step index is known; set the
@@ -1322,15 +1445,18 @@ int cs_prog_lower(struct cs_prog *p, struct cs_sched **out, struct cs_error *err
     int *ord = NULL, n = 0, rc;
     struct emit e = {.p = p};
 
-    if (passes(p, &ord, &n) == 0 && emit_init(&e, p, ord, n) == 0 && emit(&e, p, out) == 0)
-        rc = 0;
-    else {
+    rc = passes(p, &ord, &n);
+    if (rc == 0)
+        rc = emit_init(&e, p, ord, n);
+    free(ord); /* before the schedule takes its room */
+    if (rc == 0)
+        rc = emit(&e, p, out);
+    if (rc != 0) {
         rc = p->failed ? p->failed : CS_ERR_USAGE;
         if (err)
             cs_error_set(err, p->err.file, p->err.line, "%s", p->err.msg);
     }
     emit_cleanup(&e);
-    free(ord);
     cs_give_back_memory(); /* the passes' pages, before the plan is compiled into them */
     return rc;
 }
