@@ -578,9 +578,9 @@ static int report_meta(const struct predict_args *a, const struct cs_sched *sche
     return 0;
 }
 
-/* Predict every size (of every type with -d all) and report each as it comes: an exit code. */
-static int run(const struct predict_args *a, const struct cs_sched *sched,
-               const struct cs_platform *plat)
+/* Predict every size (of every type with -d all) and report each as it comes: an exit code.
+ * The last type's plan takes the room of sched's steps, which nothing reads after it. */
+static int run(const struct predict_args *a, struct cs_sched *sched, const struct cs_platform *plat)
 {
     int all = strcmp(a->dtype, "all") == 0, n = 0, rc = 0, ndead = 0, nref = 0, nzero = 0;
     struct cs_report_meta meta;
@@ -628,6 +628,7 @@ static int run(const struct predict_args *a, const struct cs_sched *sched,
     for (int t = 0; t < (all ? CS_NDTYPES : 1) && rc == 0; t++) {
         if (all)
             meta.dtype = cs_dtype_names[t];
+        o.release_steps = t == (all ? CS_NDTYPES : 1) - 1 ? sched : NULL;
         rc = run_type(a, sched, plat, &prog, &o, &rows, &n, &last_size, &nzero);
     }
     cs_progress_end(&prog.bar);

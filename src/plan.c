@@ -187,8 +187,10 @@ static int fold_tb(const struct cs_sched *sched, int gpu, const struct cs_tb *tb
     return rc;
 }
 
-/* Allocate and fold every tb, GPU by GPU; ids must be dense. */
-static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct cs_error *err)
+/* Allocate and fold every tb, GPU by GPU; ids must be dense. With release each tb's steps are
+ * freed once it is folded. */
+static int compile_tbs(const struct cs_sched *sched, int release, struct cs_plan *p,
+                       struct cs_error *err)
 {
     int ntbs = 0, rc;
 
@@ -210,7 +212,7 @@ static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct c
 
         p->gpu_tb0[g] = p->ntbs;
         for (int t = 0; t < gpu->ntbs; t++) {
-            const struct cs_tb *tb = cs_gpu_find_tb(gpu, t);
+            struct cs_tb *tb = cs_gpu_find_tb(gpu, t);
             struct cs_plan_tb *pt = &p->tbs[p->ntbs];
 
             if (tb == NULL) {
@@ -226,14 +228,19 @@ static int compile_tbs(const struct cs_sched *sched, struct cs_plan *p, struct c
             p->ntbs++; /* counts tbs whose ops are allocated, for cs_plan_free on failure */
             if ((rc = fold_tb(sched, g, tb, pt, err)) != 0)
                 return rc;
+            if (release) {
+                free(tb->steps);
+                tb->steps = NULL;
+                tb->nsteps = tb->cap_steps = 0;
+            }
         }
     }
     p->gpu_tb0[sched->ngpus] = p->ntbs;
     return 0;
 }
 
-int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
-                    struct cs_error *err)
+static int compile(const struct cs_sched *sched, int release, enum cs_proto proto,
+                   struct cs_plan **out, struct cs_error *err)
 {
     struct cs_plan *p;
     int rc;
@@ -259,12 +266,40 @@ int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs
     p->slots_per_call = cs_proto_slots_per_call(p->proto);
     p->units_per_call = cs_proto_units_per_call(p->proto);
     p->wire_factor = cs_proto_wire_factor(p->proto);
-    if ((rc = compile_tbs(sched, p, err)) != 0) {
+    if ((rc = compile_tbs(sched, release, p, err)) != 0) {
         cs_plan_free(p);
         return rc;
     }
     *out = p;
     return 0;
+}
+
+int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
+                    struct cs_error *err)
+{
+    return compile(sched, 0, proto, out, err);
+}
+
+int cs_plan_compile_release(struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
+                            struct cs_error *err)
+{
+    return compile(sched, 1, proto, out, err);
+}
+
+void cs_plan_resize(struct cs_plan *p, const struct cs_plan_sizing *sz, int type_bytes)
+{
+    p->sz = *sz;
+    p->type_bytes = type_bytes;
+    p->ncalls_total = 0;
+    for (int t = 0; t < p->ntbs; t++)
+        for (int i = 0; i < p->tbs[t].nops; i++) {
+            struct cs_plan_op *op = &p->tbs[t].ops[i];
+
+            op->ncalls = cs_proto_step_calls(op->cnt, p->sz.max_allowed);
+            p->ncalls_total += (long long)op->ncalls * p->sz.niter;
+        }
+    if (p->rep_gpus > 0) /* every rep_gpus GPUs make as many calls as the representatives */
+        p->ncalls_total *= p->ngpus / p->rep_gpus;
 }
 
 int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long long size_bytes,
@@ -311,17 +346,7 @@ int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_b
                                   size_bytes, type_bytes, 0, err)) != 0 ||
         (rc = cs_plan_compile(sched, proto, &p, err)) != 0)
         return rc;
-    p->sz = sz;
-    p->type_bytes = type_bytes;
-    for (int t = 0; t < p->ntbs; t++)
-        for (int i = 0; i < p->tbs[t].nops; i++) {
-            struct cs_plan_op *op = &p->tbs[t].ops[i];
-
-            op->ncalls = cs_proto_step_calls(op->cnt, p->sz.max_allowed);
-            p->ncalls_total += (long long)op->ncalls * p->sz.niter;
-        }
-    if (p->rep_gpus > 0) /* every rep_gpus GPUs make as many calls as the representatives */
-        p->ncalls_total *= p->ngpus / p->rep_gpus;
+    cs_plan_resize(p, &sz, type_bytes);
     *out = p;
     return 0;
 }

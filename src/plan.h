@@ -90,6 +90,16 @@ int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long 
 int cs_plan_compile(const struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
                     struct cs_error *err);
 
+/* cs_plan_compile, freeing each tb's steps once it is folded, so that the plan takes their room:
+ * for a schedule whose steps nothing reads afterwards (its gpus and tbs stay, with no steps; on
+ * failure too, the tbs folded so far have lost theirs). */
+int cs_plan_compile_release(struct cs_sched *sched, enum cs_proto proto, struct cs_plan **out,
+                            struct cs_error *err);
+
+/* Size a compiled plan, again or for the first time, for sz and elements of type_bytes: the
+ * sizing, every op's ncalls and ncalls_total, as cs_plan_build sets them. */
+void cs_plan_resize(struct cs_plan *plan, const struct cs_plan_sizing *sz, int type_bytes);
+
 /* Build the plan for a buffer of size_bytes (the whole buffer, as nccl-tests prints it) of
  * elements of type_bytes, run with protocol proto (0: the schedule's own). size_bytes must be a
  * positive multiple of nchunksperloop x type_bytes. On success stores a new plan in *out (free

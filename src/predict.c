@@ -770,15 +770,34 @@ static int find_overfull(const struct cs_sched *sched, const struct cs_params *p
     return -1;
 }
 
-/* Plan and replay one size into row (extrapolating with cache); the plan is returned when keep
- * is set. */
-static int predict_one(const struct cs_sched *sched, const struct cs_platform *plat,
+/* The schedule's plan, compiled (or its failure: the code crc, the error cerr), sized for size
+ * bytes of type_bytes elements: 0, or what cs_plan_build would return there, with why set. */
+static int size_plan(const struct cs_sched *sched, struct cs_plan *plan, int crc,
+                     const struct cs_error *cerr, long long size, int type_bytes,
+                     enum cs_proto proto, struct cs_error *why)
+{
+    struct cs_plan_sizing sz;
+    int rc = cs_plan_sizing_init(&sz, sched->nchunksperloop, proto, size, type_bytes, 0, why);
+
+    if (rc != 0)
+        return rc;
+    if (crc != 0) {
+        *why = *cerr;
+        return crc;
+    }
+    cs_plan_resize(plan, &sz, type_bytes);
+    return 0;
+}
+
+/* Size the compiled plan (failed with crc and cerr when crc is not 0), replay it for one size
+ * into row (extrapolating with cache); *keep is set to the plan when keep is non-NULL. */
+static int predict_one(const struct cs_sched *sched, struct cs_plan *plan, int crc,
+                       const struct cs_error *cerr, const struct cs_platform *plat,
                        const struct cs_predict_opts *opts, const struct cs_replay_opts *ropts,
                        struct extrap_cache *cache, long long size, struct cs_predict_row *row,
                        struct cs_plan **keep, struct cs_error *err)
 {
     enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
-    struct cs_plan *plan = NULL;
     struct cs_replay_job full;
     struct cs_error why;
     int rc, spec = 0;
@@ -787,7 +806,7 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     row->size_bytes = size;
     row->count = size / opts->type_bytes;
     cs_error_init(&why);
-    rc = cs_plan_build(sched, size, opts->type_bytes, proto, &plan, &why);
+    rc = size_plan(sched, plan, crc, cerr, size, opts->type_bytes, proto, &why);
     if (rc == CS_ERR_INVALID && opts->keep_going) {
         row->refused = strdup(why.msg);
         return row->refused != NULL ? 0 : CS_ERR_NOMEM;
@@ -798,7 +817,6 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
         /* The runtime would hang at every size it runs: nothing to replay. */
         row->niter = plan->sz.niter;
         row->max_allowed = plan->sz.max_allowed;
-        cs_plan_free(plan);
         row->hang = strdup(why.msg);
         return row->hang != NULL ? 0 : CS_ERR_NOMEM;
     }
@@ -820,14 +838,11 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
         cs_replay_cancel(&full);
     if (rc == 1)
         rc = 0;
-    if (rc != 0) {
-        cs_plan_free(plan);
+    if (rc != 0)
         return rc;
-    }
     row->niter = plan->sz.niter;
     row->max_allowed = plan->sz.max_allowed;
     if (row->res.status == CS_REPLAY_OK && !(isfinite(row->res.time_s) && row->res.time_s > 0)) {
-        cs_plan_free(plan);
         return cs_error_fail(err, CS_ERR_SIM, NULL, 0,
                              "%lld bytes: the replay's time is %g s, not a finite positive time "
                              "(a platform parameter out of any hardware's range?)",
@@ -840,8 +855,6 @@ static int predict_one(const struct cs_sched *sched, const struct cs_platform *p
     }
     if (keep != NULL)
         *keep = plan;
-    else
-        cs_plan_free(plan);
     return 0;
 }
 
@@ -984,9 +997,12 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                    const struct cs_predict_opts *opts, const long long *sizes, int n,
                    struct cs_predict_row *rows, struct cs_error *err)
 {
+    enum cs_proto proto = opts->proto ? opts->proto : sched->proto;
     char *warning = NULL;
     struct extrap_cache cache = {0};
-    int rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
+    struct cs_plan *plan = NULL, *kept = NULL;
+    struct cs_error cerr;
+    int crc = 0, rc = n > 0 ? ll128_warning(sched, plat, opts, sizes[0], &warning, err) : 0;
 
     if (rc == 0 && n > 0)
         rc = steps_warning(sched, &warning, err);
@@ -994,14 +1010,25 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
         free(warning);
         return rc;
     }
+    /* a size changes only the plan's sizing: one compile (its failure, a refusal at every size
+     * the executor would otherwise take, reported at each) */
+    cs_error_init(&cerr);
+    if (n > 0)
+        crc = opts->release_steps != NULL
+                  ? cs_plan_compile_release(opts->release_steps, proto, &plan, &cerr)
+                  : cs_plan_compile(sched, proto, &plan, &cerr);
     for (int k = 0; k < n; k++) {
         struct cs_replay_opts ropts = opts->replay;
         int last = k == n - 1 && opts->timeline != NULL;
 
         /* --trace and --stats record the largest size only. */
         ropts.timeline = last ? opts->timeline : NULL;
-        rc = predict_one(sched, plat, opts, &ropts, &cache, sizes[k], &rows[k],
-                         last ? opts->trace_plan : NULL, err);
+        rc = predict_one(sched, plan, crc, &cerr, plat, opts, &ropts, &cache, sizes[k], &rows[k],
+                         last ? &kept : NULL, err);
+        if (kept != NULL) {
+            *opts->trace_plan = kept; /* the caller's */
+            plan = kept = NULL;
+        }
         if (rc == 0)
             set_nominal_measured(opts, k, &rows[k]);
         if (rc == 0 && warning != NULL && (rows[k].warning = strdup(warning)) == NULL) {
@@ -1016,6 +1043,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
                 cs_predict_row_cleanup(&rows[k]);
             free(warning);
             cache_cleanup(&cache);
+            cs_plan_free(plan);
             return rc;
         }
         if (opts->progress != NULL)
@@ -1023,6 +1051,7 @@ int cs_predict_run(const struct cs_sched *sched, const struct cs_platform *plat,
     }
     free(warning);
     cache_cleanup(&cache);
+    cs_plan_free(plan);
     return 0;
 }
 

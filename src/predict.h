@@ -172,9 +172,13 @@ struct cs_predict_opts {
     const struct cs_predict_meas *measured; /* times to compare with (predict --compare) */
     /* Non-NULL: each row also gets NCCL's baseline at its size (cs_predict_nccl_at). */
     const struct cs_predict_vs_nccl *vs_nccl;
+    /* Non-NULL: the schedule given to cs_predict_run, whose steps its caller reads no more; they
+     * are freed as the plan is compiled, which takes their room (cs_plan_compile_release). */
+    struct cs_sched *release_steps;
 };
 
-/* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order, filling
+/* Plan and replay sched on plat at each of n sizes (from cs_predict_sizes), in order (one plan,
+ * compiled once and sized for each), filling
  * rows[0..n) (caller frees each with cs_predict_row_cleanup). A deadlock is a result, not an
  * error, and so is a hang (a GPU with more threadblocks than the platform's GPU keeps resident:
  * no replay). An LL128 plan on routes that are not all NVLink, or a tb over the executor's steps

@@ -254,6 +254,61 @@ START_TEST(test_fold_seed)
 }
 END_TEST
 
+/* Plans a and b are the same: every tb's ops, their dependencies and sources, and the sizing. */
+static void same_plans(const struct cs_plan *a, const struct cs_plan *b)
+{
+    ck_assert_int_eq(a->ntbs, b->ntbs);
+    ck_assert_int_eq(a->type_bytes, b->type_bytes);
+    ck_assert(memcmp(&a->sz, &b->sz, sizeof(a->sz)) == 0);
+    ck_assert_int_eq(a->ncalls_total, b->ncalls_total);
+    for (int t = 0; t < a->ntbs; t++) {
+        const struct cs_plan_tb *x = &a->tbs[t], *y = &b->tbs[t];
+
+        ck_assert_int_eq(x->nops, y->nops);
+        for (int i = 0; i < x->nops; i++) {
+            const struct cs_plan_op *o = &x->ops[i], *q = &y->ops[i];
+
+            ck_assert(o->type == q->type && o->first_step == q->first_step && o->step == q->step &&
+                      o->cnt == q->cnt && o->ncalls == q->ncalls && o->dstoff == q->dstoff &&
+                      o->nsrc == q->nsrc && o->hasdep == q->hasdep);
+            ck_assert_int_eq(o->ndeps, q->ndeps);
+            ck_assert(memcmp(o->deps, q->deps, (size_t)o->ndeps * sizeof(*o->deps)) == 0);
+            ck_assert(memcmp(o->srcoff, q->srcoff, o->nsrc * sizeof(*o->srcoff)) == 0);
+        }
+    }
+}
+
+/* A plan compiled once, releasing the schedule's steps, and sized for one size then another is
+ * the plan cs_plan_build builds at each; the schedule keeps its tbs, with no steps. */
+START_TEST(test_compile_release_resize)
+{
+    struct cs_sched *s = load("msccl-xml/allreduce_a100_pcie_hierarchical.4gpu.1inst.LL.xml");
+    struct cs_plan *small = NULL, *large = NULL, *p = NULL;
+    struct cs_plan_sizing sz;
+    int ntbs = 0;
+
+    ck_assert_int_eq(cs_plan_build(s, 16 * 4 * 1024, 4, 0, &small, NULL), 0);
+    ck_assert_int_eq(cs_plan_build(s, 64 * MiB, 4, 0, &large, NULL), 0);
+    ck_assert_int_eq(cs_plan_compile_release(s, 0, &p, NULL), 0);
+    for (int g = 0; g < s->ngpus; g++)
+        for (int t = 0; t < s->gpus[g].ntbs; t++, ntbs++)
+            ck_assert(s->gpus[g].tbs[t].steps == NULL && s->gpus[g].tbs[t].nsteps == 0);
+    ck_assert_int_eq(ntbs, p->ntbs);
+    ck_assert_int_eq(cs_plan_sizing_init(&sz, s->nchunksperloop, s->proto, 64 * MiB, 4, 0, NULL),
+                     0);
+    cs_plan_resize(p, &sz, 4);
+    same_plans(p, large);
+    ck_assert_int_eq(
+        cs_plan_sizing_init(&sz, s->nchunksperloop, s->proto, 16 * 4 * 1024, 4, 0, NULL), 0);
+    cs_plan_resize(p, &sz, 4);
+    same_plans(p, small);
+    cs_plan_free(p);
+    cs_plan_free(small);
+    cs_plan_free(large);
+    cs_sched_free(s);
+}
+END_TEST
+
 /* re fusion stops at 16, at a different destination, after a hasdep step, and at a step with its
  * own dependency. */
 START_TEST(test_re_fusion_rules)
@@ -327,6 +382,7 @@ int main(void)
         {test_bad_sizes, 1},
         {test_simple_slices, 1},
         {test_fold_seed, 1},
+        {test_compile_release_resize, 1},
         {test_re_fusion_rules, 1},
         {test_nop_without_carrier, 1},
         {test_dtype_busbw, 1},
