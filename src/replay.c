@@ -268,6 +268,11 @@ struct tbstate {
     int out_seq, in_seq;
 };
 
+/* A direct replay's event (struct sim's heap, below): a date's bits and a key. */
+struct devent {
+    uint64_t at, key;
+};
+
 static struct sim {
     const struct cs_plan *plan;
     const struct cs_platform *plat;
@@ -292,15 +297,31 @@ static struct sim {
     /* Non-NULL: a folded replay (fold.h): plan holds ranks 0..shift-1 and each connection is the
      * one of its orbit sent from them. */
     const struct cs_fold *fold;
-    /* A direct replay (direct_ok): its clock, and its timers and transfers in flight, a heap by
-     * date (then by seq, the order they were set). */
+    /* A direct replay (direct_ok): its clock, and its timers and transfers in flight. An event
+     * is its date's bits (a date is never negative, so its bits order as the date does) and
+     * seq << 24 | tb << 1 | xfer (seq: the order it was set), so (at, key) orders as (at, seq).
+     * The events of one date wait in buckets, each a list in the order they were set; a 4-ary
+     * heap (the children of i are 4i+1 to 4i+4) orders the buckets by their first event. The
+     * events leave by (date, seq) however they are spread over buckets; a symmetric schedule
+     * sets many at one date, which then cost a list, not the heap. */
     int direct;
     double now;
-    struct devent {
-        double at;
-        uint64_t key; /* seq << 24 | tb << 1 | xfer: (at, key) orders as (at, seq) */
+    struct dslot {
+        struct devent e; /* its bucket's first event */
+        int b;
     } * heap;
     int nheap, capheap;
+    struct dbucket {
+        uint64_t at;
+        int head, tail, live;
+    } * bk;
+    int nbk, capbk, freebk; /* freebk: a list through head, -1 ends it (0: none yet) */
+    struct dnode {
+        uint64_t key;
+        int next;
+    } * nodes;
+    int nnodes, capnodes, freenode; /* freenode: a list through next, as freebk */
+    int bcache[64];                 /* a bucket of a recent date, by the date's hash (+1) */
     long long seq;
     int *shared; /* conn.shared0's links */
     /* per tb, its transfer in flight: remains bytes at date last, moving at rate (at most cap:
@@ -338,7 +359,23 @@ static double sim_now(void)
 
 static int devent_before(const struct devent *a, const struct devent *b)
 {
-    return a->at < b->at || (a->at == b->at && a->key < b->key);
+    return (a->at < b->at) | ((a->at == b->at) & (a->key < b->key));
+}
+
+static uint64_t devent_bits(double at)
+{
+    uint64_t u;
+
+    memcpy(&u, &at, sizeof(u));
+    return u;
+}
+
+static double devent_at(const struct devent *e)
+{
+    double at;
+
+    memcpy(&at, &e->at, sizeof(at));
+    return at;
 }
 
 static int devent_tb(const struct devent *e)
@@ -351,45 +388,107 @@ static int devent_xfer(const struct devent *e)
     return (int)(e->key & 1);
 }
 
-/* A direct replay's timer or transfer (xfer) of tb ends at date at: a heap by (date, seq),
- * a total order (its room grown as needed: a tb has one event in flight, and a transfer whose
- * share changed a stale one more). */
-static void direct_push(double at, int tb, int xfer)
+/* Room for one more element in *arr (room *cap, n used, each size bytes), grown by doubling;
+ * out of memory ends the direct replay's process. */
+static void *direct_room(void *arr, int *cap, int n, size_t size)
 {
-    struct devent e = {at, (uint64_t)S.seq++ << 24 | (uint64_t)tb << 1 | (uint64_t)(xfer != 0)};
-    int i;
+    if (n < *cap)
+        return arr;
+    int ncap = 2 * *cap + 64;
+    void *a = realloc(arr, (size_t)ncap * size);
 
-    if (S.nheap == S.capheap) {
-        int cap = 2 * S.capheap + 64;
-        struct devent *h = realloc(S.heap, (size_t)cap * sizeof(*h));
-
-        if (h == NULL) {
-            fprintf(stderr, "collsim: out of memory\n");
-            _exit(3);
-        }
-        S.heap = h;
-        S.capheap = cap;
+    if (a == NULL) {
+        fprintf(stderr, "collsim: out of memory\n");
+        _exit(3);
     }
-    for (i = S.nheap++; i > 0 && devent_before(&e, &S.heap[(i - 1) / 2]); i = (i - 1) / 2)
-        S.heap[i] = S.heap[(i - 1) / 2];
-    S.heap[i] = e;
+    *cap = ncap;
+    return a;
 }
 
-static struct devent direct_pop(void)
+static int direct_node(uint64_t key)
 {
-    struct devent top = S.heap[0], last = S.heap[--S.nheap];
-    int i = 0, n = S.nheap;
+    int k;
 
-    for (int l = 1; l < n; l = 2 * i + 1) {
-        int m = l + (l + 1 < n && devent_before(&S.heap[l + 1], &S.heap[l]));
+    if (S.freenode > 0) {
+        k = S.freenode - 1;
+        S.freenode = S.nodes[k].next + 1;
+    } else {
+        S.nodes = direct_room(S.nodes, &S.capnodes, S.nnodes, sizeof(*S.nodes));
+        k = S.nnodes++;
+    }
+    S.nodes[k].key = key;
+    S.nodes[k].next = -1;
+    return k;
+}
 
-        if (!devent_before(&S.heap[m], &last))
+static void direct_sift_down(int i)
+{
+    struct dslot x = S.heap[i];
+    int n = S.nheap;
+
+    for (int l = 4 * i + 1; l < n; l = 4 * i + 1) {
+        int m = l, end = l + 4 < n ? l + 4 : n;
+
+        for (int c = l + 1; c < end; c++)
+            m = devent_before(&S.heap[c].e, &S.heap[m].e) ? c : m;
+        if (!devent_before(&S.heap[m].e, &x.e))
             break;
         S.heap[i] = S.heap[m];
         i = m;
     }
-    if (n > 0)
-        S.heap[i] = last;
+    S.heap[i] = x;
+}
+
+/* A direct replay's timer or transfer (xfer) of tb ends at date at: ordered by (date, seq), a
+ * total order (each pool grown as needed: a tb has one event in flight, and a transfer whose
+ * share changed a stale one more). */
+static void direct_push(double at, int tb, int xfer)
+{
+    struct devent e = {devent_bits(at + 0.0),
+                       (uint64_t)S.seq++ << 24 | (uint64_t)tb << 1 | (uint64_t)(xfer != 0)};
+    int h = (int)(((e.at ^ (e.at >> 29)) * 0x9e3779b97f4a7c15ull) >> 58), b = S.bcache[h] - 1;
+    int k = direct_node(e.key), i;
+
+    if (b >= 0 && S.bk[b].live && S.bk[b].at == e.at) {
+        /* later than every event of the bucket: its first, and its place in the heap, stay */
+        S.nodes[S.bk[b].tail].next = k;
+        S.bk[b].tail = k;
+        return;
+    }
+    if (S.freebk > 0) {
+        b = S.freebk - 1;
+        S.freebk = S.bk[b].head + 1;
+    } else {
+        S.bk = direct_room(S.bk, &S.capbk, S.nbk, sizeof(*S.bk));
+        b = S.nbk++;
+    }
+    S.bk[b] = (struct dbucket){e.at, k, k, 1};
+    S.bcache[h] = b + 1;
+    S.heap = direct_room(S.heap, &S.capheap, S.nheap, sizeof(*S.heap));
+    for (i = S.nheap++; i > 0 && devent_before(&e, &S.heap[(i - 1) / 4].e); i = (i - 1) / 4)
+        S.heap[i] = S.heap[(i - 1) / 4];
+    S.heap[i] = (struct dslot){e, b};
+}
+
+/* The earliest event in flight (S.heap[0].e) leaves. */
+static struct devent direct_pop(void)
+{
+    struct devent top = S.heap[0].e;
+    int b = S.heap[0].b, k = S.bk[b].head;
+
+    S.bk[b].head = S.nodes[k].next;
+    S.nodes[k].next = S.freenode - 1;
+    S.freenode = k + 1;
+    if (S.bk[b].head >= 0) {
+        S.heap[0].e.key = S.nodes[S.bk[b].head].key;
+    } else {
+        S.bk[b].live = 0;
+        S.bk[b].head = S.freebk - 1;
+        S.freebk = b + 1;
+        S.heap[0] = S.heap[--S.nheap];
+    }
+    if (S.nheap > 0)
+        direct_sift_down(0);
     return top;
 }
 
@@ -1220,13 +1319,14 @@ static void run_tb(struct tbstate *ts)
 static int direct_advance(void)
 {
     direct_solve();
-    while (S.nheap > 0 && direct_stale(&S.heap[0]))
+    while (S.nheap > 0 && direct_stale(&S.heap[0].e))
         direct_pop();
     if (S.nheap == 0)
         return 0;
-    S.now = S.now + (S.heap[0].at - S.now);
-    while (S.nheap > 0 && (S.heap[0].at <= S.now ||
-                           (devent_xfer(&S.heap[0]) && S.heap[0].at - S.now < SIM_PRECISION_S))) {
+    S.now = S.now + (devent_at(&S.heap[0].e) - S.now);
+    while (S.nheap > 0 &&
+           (devent_at(&S.heap[0].e) <= S.now ||
+            (devent_xfer(&S.heap[0].e) && devent_at(&S.heap[0].e) - S.now < SIM_PRECISION_S))) {
         struct devent e = direct_pop();
 
         if (direct_stale(&e))
