@@ -45,7 +45,9 @@ struct vctx {
     int32_t *signal; /* per step: first real hasdep step at or after it in its tb, or -1 */
     int32_t *indeg;  /* per step: unmet predecessors left after the topological sort */
     int32_t *order;  /* real steps in an order that respects every wait; norder entries */
-    int32_t *order2; /* another such order (depth first, last tb first), for races */
+    /* per step: its place in another such order (depth first, last tb first), -1 for a nop;
+     * the race search's, and the second execution's order */
+    int32_t *pos2;
     int32_t norder;
     int32_t *dep_off; /* dependents of each step (CSR): the steps waiting on its signal */
     int32_t *dep_list;
@@ -769,7 +771,7 @@ static void check_signals(struct vctx *v)
  * receive, FIFO slots freed) is met by an earlier step; report a cycle when there is none. */
 static void check_deadlock(struct vctx *v)
 {
-    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL;
+    int32_t *fill = NULL, *indeg0 = NULL, *stack = NULL, *order2 = NULL;
 
     index_waits(v);
     if (!v->oom)
@@ -809,12 +811,21 @@ static void check_deadlock(struct vctx *v)
     v->norder = topo_sort(v, v->indeg, v->order, NULL);
     if (v->norder < v->nreal)
         report_cycle(v);
-    else if (indeg0 != NULL &&
-             (v->order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
-             (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL)
-        topo_sort(v, indeg0, v->order2, stack);
+    else if (indeg0 != NULL && (order2 = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL &&
+             (stack = xcalloc(v, (size_t)v->nreal, sizeof(int32_t))) != NULL) {
+        int32_t n2 = topo_sort(v, indeg0, order2, stack);
+
+        /* kept as each step's place (in indeg0's room, spent by the sort): an order costs the
+         * data check no more room while the first execution runs */
+        for (int32_t id = 0; id < v->nsteps; id++)
+            indeg0[id] = -1;
+        for (int32_t k = 0; k < n2; k++)
+            indeg0[order2[k]] = k;
+        v->pos2 = indeg0;
+        indeg0 = NULL;
+    }
 out:
-    cs_free_each(3, fill, indeg0, stack);
+    cs_free_each(4, fill, indeg0, stack, order2);
 }
 
 /* ---- data: symbolic execution ------------------------------------------------------------- */
@@ -839,8 +850,7 @@ struct node {
 /* The output chunks' final values of one execution (rank-major), for the second execution to
  * compare its own with. */
 struct outvals {
-    uint64_t *h;     /* fingerprint (h1, h2) of each, when a value */
-    uint32_t *n;     /* its leaves, when a value */
+    uint64_t *h;     /* a digest of its fingerprint and leaves (value_digest), when a value */
     int32_t *writer; /* last step that wrote it, -1 for none */
     uint8_t *state;  /* OUT_UNSET, OUT_POISON or OUT_VALUE, | OUT_RIGHT when it is what the
                       * collective requires */
@@ -858,14 +868,14 @@ struct dctx {
     int inplace;
     const char *mode; /* "" or " (in-place call)" / " (out-of-place call)" */
     int N, C, in_n, out_n;
-    uint32_t sum0;      /* the first sum's id: POISON + 1 + the leaves */
-    struct node *nodes; /* the sums, from id sum0 */
-    uint32_t nnodes;    /* ids in use, leaves included */
-    uint32_t cap_nodes; /* sums the array holds */
-    long *base;         /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
-    uint32_t *val;      /* node id per chunk */
-    int32_t *wr;        /* last writer step per chunk, -1 for the initial input */
-    int32_t *pos2;      /* per step: its place in the second order (NULL: no race search) */
+    uint32_t sum0;       /* the first sum's id: POISON + 1 + the leaves */
+    struct node *nodes;  /* the sums, from id sum0 */
+    uint32_t nnodes;     /* ids in use, leaves included */
+    uint32_t cap_nodes;  /* sums the array holds */
+    long *base;          /* per (buffer - 1, rank), rank fastest: its first chunk in val and wr */
+    uint32_t *val;       /* node id per chunk */
+    int32_t *wr;         /* last writer step per chunk, -1 for the initial input */
+    const int32_t *pos2; /* per step: its place in the second order (NULL: no race search) */
     int32_t *rdr;       /* per chunk: since its last write, the reader latest in the second order */
     uint32_t *prev;     /* per chunk: its value before the last write (with pos2) */
     int32_t race_step;  /* the step being executed has reported a race (one per step) */
@@ -898,6 +908,14 @@ static void leaf_hash(uint32_t rank, uint32_t chunk, uint64_t *h1, uint64_t *h2)
 
     *h1 = mix64(k ^ 0x243f6a8885a308d3ULL);
     *h2 = mix64(mix64(k) ^ 0x13198a2e03707344ULL);
+}
+
+/* One word for a value's fingerprint and leaf count, all the second execution compares an
+ * output with: two values that differ share it with odds of about 2^-64, and every output
+ * the first execution finds wrong is reported from the whole fingerprint. */
+static uint64_t value_digest(uint64_t h1, uint64_t h2, uint32_t n)
+{
+    return mix64(h1 ^ mix64(h2 ^ ((uint64_t)n << 32 | n)));
 }
 
 /* The id of input chunk `chunk` of rank `rank`. */
@@ -1384,7 +1402,7 @@ static void compare_output(struct dctx *d, size_t i, int r, long k, uint32_t val
         if ((x & 3) != OUT_VALUE)
             return;
         fingerprint(d, val, &h1, &h2, &n);
-        if (ref->h[2 * i] == h1 && ref->h[2 * i + 1] == h2 && ref->n[i] == n)
+        if (ref->h[i] == value_digest(h1, h2, n))
             return;
     }
     v->res->norder_outputs++;
@@ -1416,9 +1434,7 @@ static void check_outputs(struct dctx *d)
             if (state == OUT_VALUE && h1 == x.h1 && h2 == x.h2 && n == x.n)
                 state |= OUT_RIGHT;
             if (d->rec != NULL) {
-                d->rec->h[2 * o] = h1;
-                d->rec->h[2 * o + 1] = h2;
-                d->rec->n[o] = n;
+                d->rec->h[o] = value_digest(h1, h2, n);
                 d->rec->writer[o] = d->wr[i];
                 d->rec->state[o] = state;
             }
@@ -1482,13 +1498,11 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
         (d.colsum = xcalloc(v, 2 * (size_t)d.N, sizeof(uint64_t))) == NULL)
         goto out;
     /* Races: accesses the second order runs the other way round (check_data's first run). */
-    if (!quiet && v->order2 != NULL) {
-        if ((d.pos2 = xnone(v, (size_t)v->nsteps)) == NULL ||
-            (d.rdr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
+    if (!quiet && v->pos2 != NULL) {
+        d.pos2 = v->pos2;
+        if ((d.rdr = xnone(v, (size_t)d.base[3 * G])) == NULL ||
             (d.prev = xcalloc(v, (size_t)d.base[3 * G], sizeof(uint32_t))) == NULL)
             goto out;
-        for (int32_t k = 0; k < v->norder; k++)
-            d.pos2[v->order2[k]] = k;
     }
     for (long c = 0; c < d.N; c++)
         for (int r = 0; r < G; r++) {
@@ -1506,8 +1520,8 @@ static void run_data(struct vctx *v, int inplace, const char *mode, const int32_
     if (!v->oom)
         check_outputs(&d);
 out:
-    cs_free_each(11, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr, d.pos2,
-                 d.rdr, d.prev);
+    cs_free_each(10, d.sent_off, d.sent, d.nodes, d.mult, d.colsum, d.base, d.val, d.wr, d.rdr,
+                 d.prev);
 }
 
 /* Execute the schedule in two orders that both respect every wait; outputs that differ betray a
@@ -1517,19 +1531,26 @@ static void check_data(struct vctx *v, int inplace, const char *mode)
     int in_n, out_n;
     size_t n;
     struct outvals a = {0};
+    int32_t *order2 = NULL;
 
     coll_chunks(v->sc, &in_n, &out_n);
     n = (size_t)v->ngpus * (size_t)out_n;
-    if ((a.h = xcalloc(v, 2 * n, sizeof(*a.h))) == NULL ||
-        (a.n = xcalloc(v, n, sizeof(*a.n))) == NULL ||
+    if ((a.h = xcalloc(v, n, sizeof(*a.h))) == NULL ||
         (a.writer = xcalloc(v, n, sizeof(*a.writer))) == NULL ||
         (a.state = xcalloc(v, n, sizeof(*a.state))) == NULL)
         goto out;
     run_data(v, inplace, mode, v->order, 0, &a, NULL);
-    if (!v->oom && v->order2 != NULL)
-        run_data(v, inplace, mode, v->order2, 1, NULL, &a);
+    /* the second order, from each step's place in it (a sort of the same graph as the first:
+     * norder steps too) */
+    if (!v->oom && v->pos2 != NULL &&
+        (order2 = xcalloc(v, (size_t)v->norder, sizeof(int32_t))) != NULL) {
+        for (int32_t id = 0; id < v->nsteps; id++)
+            if (v->pos2[id] >= 0)
+                order2[v->pos2[id]] = id;
+        run_data(v, inplace, mode, order2, 1, NULL, &a);
+    }
 out:
-    cs_free_each(4, a.h, a.n, a.writer, a.state);
+    cs_free_each(4, a.h, a.writer, a.state, order2);
 }
 
 /* Buffer sizes the runtime gives each collective, against what the gpus declare. */
@@ -1736,7 +1757,7 @@ static void vctx_cleanup(struct vctx *v)
 {
     void *owned[] = {v->gpu,      v->gtb0,        v->tb,        v->tb_gpu,   v->step0,
                      v->step_tb,  v->send_to,     v->recv_from, v->wait_off, v->wait,
-                     v->signal,   v->indeg,       v->order,     v->order2,   v->dep_off,
+                     v->signal,   v->indeg,       v->order,     v->pos2,     v->dep_off,
                      v->dep_list, v->credit_from, v->credit_to};
 
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
