@@ -340,7 +340,9 @@ static void case_heading(FILE *md, const struct cs_valid_case *c)
         fprintf(md, " The schedule at each size and protocol is what `collsim gen nccl` writes "
                     "there: NCCL's ring, or across nodes its tree where NCCL's tuning model picks "
                     "it (the tree's LL threshold is 8 B, not 8 B x ranks).");
-    if (c->has_fit) {
+    if (c->has_fit && !(c->fit_min > 0) && !isfinite(c->fit_max)) {
+        fprintf(md, " Every row was used to fit the platform: none is held out.");
+    } else if (c->has_fit) {
         char hi[64] = "up";
 
         if (isfinite(c->fit_max))

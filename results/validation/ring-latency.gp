@@ -9,4 +9,4 @@ set title "ring-latency: measured vs predicted" noenhanced
 set xlabel 'GPUs'
 set ylabel 'time (us)'
 plot 'ring-latency.csv' skip 1 using 1:2 with linespoints title 'measured', \
-     'ring-latency.csv' skip 1 using 1:3 with linespoints title 'predicted (LL)'
+     'ring-latency.csv' skip 1 using 1:3 with linespoints title 'predicted (NCCL''s protocol)'
