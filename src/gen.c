@@ -1125,8 +1125,15 @@ static void tree_build(struct nccl_tree *t, int G, int M, int k)
 /* AllReduce on K tree channels, channel k over chunks k*G .. k*G+G-1 of the buffer (one step
  * moves them all; the executor's loop pipelines): up the tree, each GPU receives and reduces its
  * children's sums, then sends its own to its parent; the root holds the sum and it comes down
- * again, each GPU receiving from its parent and sending to its children. A GPU has one tb per
- * peer and channel, which receives from and sends to that peer only. */
+ * again, each GPU receiving from its parent and sending to its children. The threadblocks are
+ * laid out so that a GPU forwards as NCCL's tree kernel does, in one fused step per direction
+ * (recvReduceSend up, recvCopySend down): its up tb receives from its last child and sends to
+ * its parent (rrs; the root's sends to its first child, rrcs where it has one child), its down
+ * tb receives from its parent and sends to its first child (rcs); a tb per other child receives
+ * from that child (rrc, before the last child's) and sends to the next child. A chain inside a
+ * node thus streams hop by hop (LL, LL128: line by line; Simple: slice by slice) instead of
+ * waiting at each GPU for its whole share. Slots of tb[r]: 0 up, 1 down, 2.. the other
+ * children; a leaf's up tb also receives from its parent. */
 static int nccl_tree(const struct cs_gen_opts *o, struct cs_sched **out, struct cs_error *err)
 {
     int G = o->gpus, K = o->channels, rc;
@@ -1154,25 +1161,32 @@ static int nccl_tree(const struct cs_gen_opts *o, struct cs_sched **out, struct 
     }
     for (int k = 0; k < K; k++) {
         tree_build(&t, G, o->nodes, k);
-        for (int r = 0; r < G; r++) /* slot 0 the parent, 1.. the children */
-            for (int s = 0; s < 4; s++)
-                tb[r][s] = s == 0 ? (t.parent[r] >= 0 ? next_tb[r]++ : -1)
-                                  : (s <= t.nchild[r] ? next_tb[r]++ : -1);
-        for (int i = G - 1; i >= 0; i--) { /* children before parents */
-            int v = t.order[i];
+        for (int r = 0; r < G; r++) {
+            int m = t.nchild[r];
 
-            for (int c = 0; c < t.nchild[v]; c++)
+            tb[r][0] = next_tb[r]++;
+            tb[r][1] = t.parent[r] >= 0 && m > 0 ? next_tb[r]++ : -1;
+            for (int s = 2; s < 4; s++)
+                tb[r][s] = s - 1 < m ? next_tb[r]++ : -1;
+        }
+        for (int i = G - 1; i >= 0; i--) { /* children before parents */
+            int v = t.order[i], m = t.nchild[v];
+
+            for (int c = 0; c < m; c++)
                 cs_prog_reduce(prog, ref(v, CS_BUF_INPUT, k * G, G),
                                ref(t.child[v][c], CS_BUF_INPUT, k * G, G), tb[t.child[v][c]][0],
-                               tb[v][1 + c], k);
+                               c == m - 1 ? tb[v][0] : tb[v][2 + c], k);
         }
         for (int i = 0; i < G; i++) { /* parents before children */
             int v = t.order[i];
 
-            for (int c = 0; c < t.nchild[v]; c++)
-                cs_prog_copy(prog, ref(v, CS_BUF_INPUT, k * G, G),
-                             ref(t.child[v][c], CS_BUF_INPUT, k * G, G), tb[v][1 + c],
-                             tb[t.child[v][c]][0], k);
+            for (int c = 0; c < t.nchild[v]; c++) {
+                int w = t.child[v][c];
+                int from = c > 0 ? tb[v][1 + c] : t.parent[v] >= 0 ? tb[v][1] : tb[v][0];
+
+                cs_prog_copy(prog, ref(v, CS_BUF_INPUT, k * G, G), ref(w, CS_BUF_INPUT, k * G, G),
+                             from, tb[w][1] >= 0 ? tb[w][1] : tb[w][0], k);
+            }
         }
     }
     rc = finish(prog, o, out, err);

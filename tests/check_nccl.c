@@ -432,6 +432,59 @@ START_TEST(test_nccl_gen_tree)
 }
 END_TEST
 
+/* The tree forwards as NCCL's kernel does, one fused step per direction: on one node of 8 GPUs
+ * (channel 0: the chain 0 - 1 - ... - 7, GPU 0 its root), GPU 0 reduces and sends back down in
+ * one rrcs, each inner GPU r streams up (rrs: from r + 1 to r - 1) and down (rcs: from r - 1 to
+ * r + 1), and the tail sends up and receives its result (s, r). */
+START_TEST(test_nccl_gen_tree_fused)
+{
+    struct cs_gen_opts o = {.gpus = 8,
+                            .channels = 1,
+                            .nodes = 1,
+                            .size_bytes = 1 << 20,
+                            .proto = CS_PROTO_LL,
+                            .nccl_algo = CS_NCCL_ALGO_TREE};
+    struct cs_sched *s = NULL;
+    struct cs_nccl_width w;
+    struct cs_error err;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_gen_nccl(&o, &s, &w, &err) == 0, "%s", err.msg);
+    for (int r = 0; r < 8; r++) {
+        const struct cs_gpu *g = cs_sched_find_gpu(s, r);
+        int up = 0, down = 0;
+
+        ck_assert_ptr_nonnull(g);
+        ck_assert_int_eq(g->ntbs, r == 0 || r == 7 ? 1 : 2);
+        for (int t = 0; t < g->ntbs; t++) {
+            const struct cs_tb *tb = &g->tbs[t];
+
+            for (int i = 0; i < tb->nsteps; i++) {
+                enum cs_step_type ty = tb->steps[i].type;
+
+                if (r == 0) {
+                    ck_assert(ty == CS_STEP_RRCS && tb->recv == 1 && tb->send == 1);
+                    up++, down++;
+                } else if (r == 7) {
+                    ck_assert(tb->recv == 6 && tb->send == 6);
+                    ck_assert_int_eq(ty, i == 0 ? CS_STEP_S : CS_STEP_R);
+                    i == 0 ? up++ : down++;
+                } else if (ty == CS_STEP_RRS) {
+                    ck_assert(tb->recv == r + 1 && tb->send == r - 1);
+                    up++;
+                } else {
+                    ck_assert_int_eq(ty, CS_STEP_RCS);
+                    ck_assert(tb->recv == r - 1 && tb->send == r + 1);
+                    down++;
+                }
+            }
+        }
+        ck_assert_msg(up == 1 && down == 1, "gpu %d: %d up and %d down steps", r, up, down);
+    }
+    cs_sched_free(s);
+}
+END_TEST
+
 /* The tree is for AllReduce, and gen nccl picks it where the model does. */
 START_TEST(test_nccl_gen_choice)
 {
@@ -460,17 +513,10 @@ END_TEST
 int main(void)
 {
     const struct test_case tests[] = {
-        {test_nccl_width, 1},
-        {test_nccl_window, 1},
-        {test_nccl_version_name, 1},
-        {test_nccl_tree_width, 1},
-        {test_nccl_dtree, 1},
-        {test_nccl_model_worked_example, 1},
-        {test_nccl_pick_algo, 1},
-        {test_nccl_gen_tree, 1},
-        {test_nccl_gen_choice, 1},
-        {test_nccl_pick, 1},
-        {NULL, 0},
+        {test_nccl_width, 1},      {test_nccl_window, 1},   {test_nccl_version_name, 1},
+        {test_nccl_tree_width, 1}, {test_nccl_dtree, 1},    {test_nccl_model_worked_example, 1},
+        {test_nccl_pick_algo, 1},  {test_nccl_gen_tree, 1}, {test_nccl_gen_tree_fused, 1},
+        {test_nccl_gen_choice, 1}, {test_nccl_pick, 1},     {NULL, 0},
     };
 
     return test_run("nccl", 0, tests, NULL);
