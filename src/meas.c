@@ -116,7 +116,7 @@ int cs_meas_infer_ranks(const struct cs_csv *t, enum cs_meas_coll c)
 
 /* Columns of a measurement table; -1 when absent. */
 struct cols {
-    int size, time, busbw, ngpus, placement;
+    int size, time, busbw, ngpus, placement, algbw;
 };
 
 /* Row r's size, or its GPU count in a table of time against GPU count. */
@@ -159,12 +159,33 @@ static int row_time(const struct cs_csv *t, const struct cols *c, int r, double 
     return 0;
 }
 
+/* Row r's time against its algbw, where it has both (nccl-tests prints algbw = S / t in GB/s, to
+ * two decimals): 0, or CS_ERR_INVALID when they disagree by more than 10% and the rounding, the
+ * mark of a time that is not in microseconds (a table converted from ms or s) or of a column
+ * that holds something else. An algbw of 0 (what a table that does not give it may hold) is not
+ * checked. */
+static int row_algbw(const struct cs_csv *t, const struct cols *c, int r, double size, double us,
+                     struct cs_error *err)
+{
+    double alg, own;
+
+    if (c->algbw < 0 || size <= 0 || !(us > 0) || cs_csv_get_double(t, r, c->algbw, &alg, NULL))
+        return 0;
+    own = size / us * 1e-3;
+    if (!(alg > 0) || fabs(own - alg) <= 0.0051 + 0.1 * alg)
+        return 0;
+    return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                         "size %g B in %g us is %.3g GB/s, but algbw_GBps says %g: time_us must be "
+                         "the time in microseconds (nccl-tests: algbw = size / time)",
+                         size, us, own, alg);
+}
+
 int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_meas_row **rows,
                       int *n, int *derived, struct cs_error *err)
 {
     struct cols c = {cs_csv_col_find(t, "size_bytes"), cs_csv_col_find(t, "time_us"),
                      cs_csv_col_find(t, "busbw_GBps"), cs_csv_col_find(t, "n_gpus"),
-                     cs_csv_col_find(t, "placement")};
+                     cs_csv_col_find(t, "placement"),  cs_csv_col_find(t, "algbw_GBps")};
     struct cs_meas_row *v;
     int any = 0, rc = 0;
 
@@ -175,14 +196,18 @@ int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_m
         return CS_ERR_NOMEM;
     for (int r = 0; r < t->nrows && rc == 0; r++) {
         double us = 0;
+        int der = 0;
 
         v[r].line = t->lines[r];
         rc = row_size(t, &c, r, &v[r], err);
         if (rc == 0)
-            rc = row_time(t, &c, r, v[r].size_bytes, nsteps, ranks, &us, &any, err);
+            rc = row_time(t, &c, r, v[r].size_bytes, nsteps, ranks, &us, &der, err);
+        any |= der;
         if (rc == 0 && ((v[r].ngpus == 0 && v[r].size_bytes <= 0) || us <= 0))
             rc = cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
                                "size %g B, time %g us: both must be positive", v[r].size_bytes, us);
+        if (rc == 0 && !der)
+            rc = row_algbw(t, &c, r, v[r].size_bytes, us, err);
         v[r].time_s = us * 1e-6;
         if (c.placement >= 0) {
             const char *pl = cs_csv_cell(t, r, c.placement);

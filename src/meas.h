@@ -85,7 +85,8 @@ size_t cs_meas_line_body(const char *line, size_t len);
  * be NULL). *rows is new (caller frees), *n its length. CS_ERR_PARSE (no size_bytes or time_us
  * column, a cell that is not a number) or CS_ERR_INVALID (an empty size outside a GPU-count
  * table, a size that is not a whole number of bytes up to CS_MEAS_MAX_SIZE, a count < 2, no
- * time, a size or time not positive), with file:line; CS_ERR_NOMEM. */
+ * time, a size or time not positive, a time_us that disagrees with the row's nonzero algbw_GBps
+ * by more than 10% and its rounding: not microseconds), with file:line; CS_ERR_NOMEM. */
 int cs_meas_read_rows(const struct cs_csv *t, int nsteps, int ranks, struct cs_meas_row **rows,
                       int *n, int *derived, struct cs_error *err);
 

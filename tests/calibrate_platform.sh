@@ -139,8 +139,9 @@ grep -q '^### nccl$' "$tmp/cases.md" && grep -q '^### ap$' "$tmp/cases.md" &&
 # and the report say so; the pre-2.9 code form (2804) reads as 2.8.4. The table is the LL rows of
 # n1.csv (NCCL 2.12.12's rule, the same as 2.18's there) in nccl-tests' layout.
 awk -F, 'NR == 1 { print "size_bytes,time_us,algbw_GBps,busbw_GBps,placement"; next }
-         { print $8 "," $4 ",0,0,out_of_place"; print $8 "," $4 ",0,0,in_place" }' "$tmp/n1.csv" |
-    sed 's/,0,0,/,1,1,/' >"$tmp/n1s.csv"
+         { a = sprintf("%.2f,%.2f", $8 / $4 / 1e3, $8 / $4 / 1e3 * 1.75)
+           print $8 "," $4 "," a ",out_of_place"; print $8 "," $4 "," a ",in_place" }' \
+    "$tmp/n1.csv" >"$tmp/n1s.csv"
 for lib in 22105 2804; do
     { echo "# nccl-tests version 2.13.9 nccl-headers=$lib nccl-library=$lib"
       sh "$CS_SRCDIR/tests/data/nccl-tests/to-nccl-tests.sh" "$tmp/n1s.csv"; } >"$tmp/raw$lib.out"
