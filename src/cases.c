@@ -418,7 +418,7 @@ static int add_case(struct cs_case *cases, int *ncases, char *buf, int allow_das
 int cs_cases_read(const char *path, int allow_dash, struct cs_case **out, int *nout,
                   struct cs_error *err)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = cs_fopen_read(path);
     struct cs_case *cases;
     char buf[8192];
     int line = 0, rc = 0, n = 0;

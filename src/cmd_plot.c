@@ -143,7 +143,7 @@ static int image_complete(const char *path, const char *name)
                                                         : "IEND";
     char tail[64];
     size_t n;
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = cs_fopen_read(path);
 
     if (fp == NULL)
         return 0;

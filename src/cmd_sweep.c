@@ -120,7 +120,7 @@ static int manifest_has(const char *dir, const char *name)
     int found = 0;
 
     snprintf(mp, sizeof(mp), "%s/" MANIFEST, dir);
-    if ((fp = fopen(mp, "re")) == NULL)
+    if ((fp = cs_fopen_read(mp)) == NULL)
         return 0;
     while (!found && fgets(line, sizeof(line), fp) != NULL) {
         line[strcspn(line, "\n")] = '\0';
@@ -375,7 +375,7 @@ static int check_signature(const struct cs_sweep *sw, const char *dir)
         fclose(fp);
     }
     snprintf(path, sizeof(path), "%s/sweep.sig", dir);
-    if ((fp = fopen(path, "re")) == NULL && foreign_entries(dir) != 0)
+    if ((fp = cs_fopen_read(path)) == NULL && foreign_entries(dir) != 0)
         return CS_EXIT_USAGE;
     if (fp != NULL) {
         have[fread(have, 1, sizeof(have) - 1, fp)] = '\0';

@@ -187,7 +187,7 @@ static const char *plan_path(const struct tune_args *a, char *buf, size_t len)
  * their count, 0 when there is no plan there. */
 static int plan_files(const char *plan, char (*names)[CS_TUNE_DESC_LEN], int max)
 {
-    FILE *fp = fopen(plan, "r");
+    FILE *fp = cs_fopen_read(plan);
     char line[8192];
     int n = 0;
 

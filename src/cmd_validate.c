@@ -113,7 +113,7 @@ static void plot_script(FILE *fp, const struct cs_case *c, int by_n, const char 
  * cut file). */
 static int svg_complete(const char *path)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = cs_fopen_read(path);
     char tail[64] = "";
     size_t n = 0;
 

@@ -91,7 +91,7 @@ static const char *from_machine(const char *path)
     const char *dir = getenv("TMPDIR");
     char head[65536];
     size_t n = 0;
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = cs_fopen_read(path);
     int fd;
 
     if (fp != NULL) {

@@ -136,11 +136,27 @@ static int is_input(const struct stat *st)
     return 0;
 }
 
+FILE *cs_fopen_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), fl, e;
+    FILE *fp;
+
+    if (fd < 0)
+        return NULL;
+    if ((fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
+        (fp = fdopen(fd, "rb")) != NULL)
+        return fp;
+    e = errno;
+    close(fd);
+    errno = e;
+    return NULL;
+}
+
 int cs_file_read(const char *path, long max_bytes, char **buf, size_t *len, struct cs_error *err)
 {
     int is_stdin = strcmp(path, "-") == 0, rc;
     const char *name = is_stdin ? "<stdin>" : path;
-    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    FILE *fp = is_stdin ? stdin : cs_fopen_read(path);
     char *b;
     size_t n;
 

@@ -16,6 +16,11 @@ int cs_fd_write_all(int fd, const void *buf, size_t len);
 /* Read exactly len bytes, retrying on EINTR and short reads. 0, or -1 on error or early EOF. */
 int cs_fd_read_all(int fd, void *buf, size_t len);
 
+/* Open path for reading as fopen(path, "r") does, but without blocking on a FIFO that no
+ * process writes to (opened non-blocking, then set back to blocking reads: such a FIFO reads as
+ * empty, where fopen waits for a writer forever). NULL with errno on failure. */
+FILE *cs_fopen_read(const char *path);
+
 /* Read the whole file at path ("-" is stdin, named "<stdin>" in messages) into a new buffer with
  * a NUL after its len bytes (free it). 0, or CS_ERR_IO ("cannot open: ...", "read error: ..."),
  * CS_ERR_INVALID when it holds more than max_bytes ("file is larger than N bytes"), or

@@ -477,7 +477,7 @@ static int props_line(struct cs_params *p, char *s, char *pending, size_t size, 
 int cs_params_read_props(struct cs_params *p, const char *path, struct cs_param_notes *notes,
                          struct cs_error *err)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = cs_fopen_read(path);
     char line[1024], pending[512] = "";
     int lineno = 0, rc = 0;
 

@@ -659,7 +659,7 @@ int cs_sched_read_xml_tap(const char *path, void (*tap)(void *ctx, const char *p
 {
     int is_stdin = strcmp(path, "-") == 0, rc;
     const char *name = is_stdin ? "<stdin>" : path;
-    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    FILE *fp = is_stdin ? stdin : cs_fopen_read(path);
     struct stat st;
 
     if (fp == NULL)

@@ -155,10 +155,12 @@ expect2 "point 0:" sweep broken.sweep --point 0 --out keep.csv
 [ "$(cat keep.csv)" = old ] || bad "a failed point replaced its output: $(cat keep.csv)"
 no_temp .
 
-# 8. killed while writing: a point blocked opening its platform (a FIFO nobody opens), once alone
-# and once in a sweep (its worker), leaves no temporary file or work directory after SIGTERM or
-# SIGINT; the old output is untouched
+# 8. killed while writing: a point blocked reading its platform (a FIFO this shell holds open for
+# writing and never writes: collsim opens a FIFO without waiting for a writer, so one nobody
+# opens reads as empty), once alone and once in a sweep (its worker), leaves no temporary file or
+# work directory after SIGTERM or SIGINT; the old output is untouched
 mkfifo block.xml
+exec 8<>block.xml
 sed "s|^platform = .*|platform = $tmp/block.xml|" s.sweep >block.sweep
 # wait_temp DIR: until a temporary file appears in DIR (the point runs), at most 30 s
 wait_temp() {
@@ -204,11 +206,14 @@ for sig in $sigs; do
     [ ! -e "k$sig.csv" ] || bad "a killed sweep wrote its output"
 done
 
+exec 8>&-
+
 # regress: a worker blocked on its platform (a FIFO) and regress killed: its folder of worker
 # CSVs in $TMPDIR goes with it
 mkdir reg regtmp
 cp "$sched" reg/s.xml
 mkfifo reg/block.xml
+exec 9<>reg/block.xml
 printf 'schedule,platform,protocol,size_bytes,time_us,busbw_GBps,status\n' >reg/base.csv
 printf 's.xml,block.xml,LL,1024,1.0,1.0,ok\n' >>reg/base.csv
 for sig in $sigs; do
@@ -225,6 +230,7 @@ for sig in $sigs; do
     bg=""
     [ -z "$(ls -A regtmp)" ] || bad "a killed regress (SIG$sig) left $(ls -AR regtmp)"
 done
+exec 9>&-
 
 # 9. gen -o, plot -o and validate -o go through the same rules: a full device fails with its
 # name (the old file kept, no temporary file), a null device stays one, a file is replaced whole.
