@@ -49,7 +49,7 @@ double cs_busbw_factor(enum cs_coll coll, int n)
 
 long long cs_plan_round_size(const struct cs_sched *sched, long long size_bytes, int type_bytes)
 {
-    long long unit = (long long)sched->nchunksperloop * type_bytes;
+    long long unit = (long long)(sched->nccl_kernel ? 1 : sched->nchunksperloop) * type_bytes;
 
     if (unit <= 0)
         return size_bytes;
@@ -335,6 +335,22 @@ int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long 
     return 0;
 }
 
+int cs_plan_sizing_sched(struct cs_plan_sizing *sz, const struct cs_sched *sched, int proto,
+                         long long size_bytes, int type_bytes, struct cs_error *err)
+{
+    long long unit = (long long)sched->nchunksperloop * type_bytes, up = size_bytes;
+    int rc;
+
+    if (sched->nccl_kernel && type_bytes > 0 && unit > 0 && size_bytes > 0 &&
+        size_bytes % type_bytes == 0)
+        up = (size_bytes + unit - 1) / unit * unit;
+    if ((rc = cs_plan_sizing_init(sz, sched->nchunksperloop, proto, up, type_bytes, 0, err)) != 0)
+        return rc;
+    sz->size_bytes = size_bytes;
+    sz->count = size_bytes / type_bytes;
+    return 0;
+}
+
 int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_bytes,
                   enum cs_proto proto, struct cs_plan **out, struct cs_error *err)
 {
@@ -342,8 +358,8 @@ int cs_plan_build(const struct cs_sched *sched, long long size_bytes, int type_b
     struct cs_plan *p;
     int rc;
 
-    if ((rc = cs_plan_sizing_init(&sz, sched->nchunksperloop, proto != 0 ? proto : sched->proto,
-                                  size_bytes, type_bytes, 0, err)) != 0 ||
+    if ((rc = cs_plan_sizing_sched(&sz, sched, proto != 0 ? proto : sched->proto, size_bytes,
+                                   type_bytes, err)) != 0 ||
         (rc = cs_plan_compile(sched, proto, &p, err)) != 0)
         return rc;
     cs_plan_resize(p, &sz, type_bytes);
@@ -356,10 +372,53 @@ long long cs_plan_iter_elems(const struct cs_plan *plan, int iter)
     return cs_proto_iter_elems((long)plan->sz.chunk_elems, (long)plan->sz.loop_elems, iter);
 }
 
+/* Elements of chunk j (channel-major: channel j / per, its chunk j % per) in NCCL's own ring
+ * AllReduce (a chunk per rank and channel) run in one loop iteration: each channel's part of
+ * the count, then each chunk's, the quotient rounded up to CS_NCCL_CHUNK_ALIGN bytes, the
+ * chunks in order until the count runs out, the rest empty (NCCL's ring kernels: chunkCount =
+ * alignUp(divUp(remCount, nranks), 16 / sizeof(T)), nelem = min(chunkCount, remCount -
+ * chunkOffset)); -1 where the plan is not one such (another collective or algorithm, or
+ * several iterations). */
+static long long nccl_chunk_elems(const struct cs_plan *plan, int j)
+{
+    int nc = plan->nchannels > 0 ? plan->nchannels : 1, per = plan->nchunksperloop / nc;
+    long long a = CS_NCCL_CHUNK_ALIGN / plan->type_bytes, part, mine, chunk;
+
+    if (!plan->nccl_kernel || plan->coll != CS_COLL_ALLREDUCE || plan->sz.niter != 1 ||
+        per != plan->ngpus || per * nc != plan->nchunksperloop || j < 0 ||
+        j >= plan->nchunksperloop)
+        return -1;
+    if (a < 1)
+        a = 1;
+    part = (plan->sz.count + nc - 1) / nc;
+    part = (part + a - 1) / a * a;
+    mine = plan->sz.count - (long long)(j / per) * part;
+    mine = mine < 0 ? 0 : mine < part ? mine : part;
+    chunk = (mine + per - 1) / per;
+    chunk = (chunk + a - 1) / a * a;
+    mine -= (long long)(j % per) * chunk;
+    return mine < 0 ? 0 : mine < chunk ? mine : chunk;
+}
+
+int cs_plan_chunks_even(const struct cs_plan *plan)
+{
+    long long first = nccl_chunk_elems(plan, 0);
+
+    for (int j = 1; first >= 0 && j < plan->nchunksperloop; j++)
+        if (nccl_chunk_elems(plan, j) != first)
+            return 0;
+    return 1;
+}
+
 long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op *op, int iter,
                              int call)
 {
     long start, len;
+    int chunk = cs_step_reads_src(op->type) ? op->srcoff[0] : op->dstoff;
+    long long n = op->cnt == 1 ? nccl_chunk_elems(plan, chunk) : -1;
+
+    if (n >= 0)
+        return n;
 
     cs_proto_call_region((long)plan->sz.chunk_elems, (long)plan->sz.loop_elems,
                          plan->sz.max_allowed, iter, 0, op->cnt, call, &start, &len);

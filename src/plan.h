@@ -82,6 +82,13 @@ struct cs_plan {
 int cs_plan_sizing_init(struct cs_plan_sizing *sz, int nchunks, int proto, long long size_bytes,
                         int type_bytes, long loop_bytes, struct cs_error *err);
 
+/* cs_plan_sizing_init for sched at size_bytes: NCCL's own kernel (sched->nccl_kernel) runs any
+ * whole count of elements, sized as the next multiple of nchunksperloop elements with the count
+ * kept, its chunks filled as NCCL fills them (cs_plan_call_elems); the MSCCL executor only
+ * whole chunks. */
+int cs_plan_sizing_sched(struct cs_plan_sizing *sz, const struct cs_sched *sched, int proto,
+                         long long size_bytes, int type_bytes, struct cs_error *err);
+
 /* Compile a schedule, size-independently, for protocol proto (0: the schedule's own): nops folded
  * into the next transmission's dependencies, consecutive re fused, as the executor's parser does
  * (msccl.md 2.1, 2.2). The sizing fields stay 0 and every op's ncalls 0. On success stores a new
@@ -116,9 +123,15 @@ long long cs_plan_round_size(const struct cs_sched *sched, long long size_bytes,
 long long cs_plan_iter_elems(const struct cs_plan *plan, int iter);
 
 /* Elements moved by call `call` (0-based) of op in iteration iter:
- * min(max_allowed, cnt - call x max_allowed) x iter elements. */
+ * min(max_allowed, cnt - call x max_allowed) x iter elements; in NCCL's own kernel run in one
+ * iteration, a one-chunk op's chunk as NCCL fills it (the count from the first chunk on, in
+ * chunks rounded up to CS_NCCL_CHUNK_ALIGN bytes: the last ones may be short or empty). */
 long long cs_plan_call_elems(const struct cs_plan *plan, const struct cs_plan_op *op, int iter,
                              int call);
+
+/* 0 where NCCL's own kernel fills its chunks unevenly at the plan's count (cs_plan_call_elems),
+ * so that ranks doing the same steps move different amounts; else 1. */
+int cs_plan_chunks_even(const struct cs_plan *plan);
 
 /* Split a call of `elems` elements into its transfer units (the two Simple slices, or the one
  * LL/LL128 call); writes units_per_call byte counts of data to unit_bytes. Simple's first slice

@@ -112,8 +112,10 @@ static long long gcd(long long a, long long b)
 
 long long cs_predict_granularity(const struct cs_sched *sched, int type_bytes)
 {
+    /* NCCL's own kernel (gen nccl) runs any count */
     long long exec =
-        (long long)(sched->nchunksperloop > 0 ? sched->nchunksperloop : 1) * type_bytes;
+        (long long)(sched->nchunksperloop > 0 && !sched->nccl_kernel ? sched->nchunksperloop : 1) *
+        type_bytes;
     long long step = type_bytes;
 
     /* nccl-tests' sizes are the multiples of its smallest nonzero one */
@@ -777,7 +779,7 @@ static int size_plan(const struct cs_sched *sched, struct cs_plan *plan, int crc
                      enum cs_proto proto, struct cs_error *why)
 {
     struct cs_plan_sizing sz;
-    int rc = cs_plan_sizing_init(&sz, sched->nchunksperloop, proto, size, type_bytes, 0, why);
+    int rc = cs_plan_sizing_sched(&sz, sched, proto, size, type_bytes, why);
 
     if (rc != 0)
         return rc;
@@ -786,6 +788,39 @@ static int size_plan(const struct cs_sched *sched, struct cs_plan *plan, int crc
         return crc;
     }
     cs_plan_resize(plan, &sz, type_bytes);
+    return 0;
+}
+
+/* nccl-tests runs the collective back to back, and with a process per GPU nothing holds a GPU
+ * whose part ended early from starting the next one: where the GPUs of one replay end apart
+ * (by more than CS_B2B_SPREAD of it), res becomes the replay of CS_B2B_COLLS collectives back
+ * to back (cs_replay_opts.back_to_back). Where they end together each collective is the last
+ * one shifted, as is the time. Not for a plan long enough to extrapolate (its loop of
+ * 2 x CS_EXTRAP_SHORT iterations or more), so that a size has one time whichever way it is
+ * replayed: a GPU gains at most the tail of its last iterations there. Not beyond CS_B2B_CALLS
+ * calls. One process driving several GPUs (-g) launches their kernels in turn, which paces
+ * each collective (replay.c): kept as one. */
+#define CS_B2B_COLLS 4
+#define CS_B2B_SPREAD 1e-4
+#define CS_B2B_CALLS 2000000LL
+static int back_to_back(const struct cs_plan *plan, const struct cs_platform *plat,
+                        const struct cs_replay_opts *ropts, struct cs_replay_result *res,
+                        struct cs_error *err)
+{
+    struct cs_replay_opts o = *ropts;
+    struct cs_replay_result b2b;
+    int rc;
+
+    if (res->status != CS_REPLAY_OK || ropts->timeline != NULL || ropts->back_to_back > 1 ||
+        plat->params.gpus_per_process > 1 || !(res->spread_s > CS_B2B_SPREAD * res->sim_s) ||
+        plan->sz.niter >= 2 * CS_EXTRAP_SHORT || res->ncalls * CS_B2B_COLLS > CS_B2B_CALLS)
+        return 0;
+    o.back_to_back = CS_B2B_COLLS;
+    o.period = NULL;
+    if ((rc = cs_replay_run(plan, plat, &o, &b2b, err)) != 0)
+        return rc;
+    cs_replay_result_cleanup(res);
+    *res = b2b;
     return 0;
 }
 
@@ -838,6 +873,8 @@ static int predict_one(const struct cs_sched *sched, struct cs_plan *plan, int c
         cs_replay_cancel(&full);
     if (rc == 1)
         rc = 0;
+    if (rc == 0 && !row->replayed_iters)
+        rc = back_to_back(plan, plat, ropts, &row->res, err);
     if (rc != 0)
         return rc;
     row->niter = plan->sz.niter;

@@ -67,6 +67,12 @@ static inline CS_HOST_DEVICE unsigned long long cs_proto_flag(unsigned work, int
 #define CS_NCCL_LL_THREADS 512
 #define CS_MSCCL_LL_THREADS 640
 
+/* NCCL's own ring kernels cut a loop of fewer elements than a full one into chunks of
+ * ceil(count / chunks) rounded up to 16 bytes (all_reduce.h runRing: alignUp(divUp(remCount,
+ * nranks), 16 / sizeof(T))), the chunks past the count empty: at 8 B on 8 ranks one chunk has
+ * the data and seven none. */
+#define CS_NCCL_CHUNK_ALIGN 16
+
 /* Simple calls: ProtoSimple<2,2>, 2 slices of 2 steps each (executor msccl_kernel.cu:332); a loop
  * chunk is MSCCL_CHUNKSTEPS steps (:181); slices are multiples of 16 elements and at least
  * stepSize x SLICESTEPS / 32 (prims_simple.h:211-212). */

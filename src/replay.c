@@ -38,7 +38,13 @@
  *  - cpy costs 2 x bytes / cs.copy_Bps, a fused re of n sources (n + 2) x bytes / cs.reduce_Bps;
  *  - a throughput parameter of 0 means unlimited (no cost);
  *  - the collective adds cs.launch_s + cs.deploy_s; a process driving cs.gpus_per_process GPUs
- *    starts the kernel of its k-th one k x cs.launch_gpu_s late (nccl-tests -g).
+ *    starts the kernel of its k-th one k x cs.launch_gpu_s late (nccl-tests -g);
+ *  - back to back (cs_replay_opts.back_to_back, asked by predict where one replay's GPUs end
+ *    apart): nccl-tests times 20 collectives launched with no sync between them (calibration.md
+ *    1.3), so a GPU whose part ended early starts its next kernel cs.launch_s after it, its
+ *    connections as the last one left them; the time is nccl-tests' mean over the ranks of
+ *    (cs.launch_s + the end of the 20th) / 20. Where every GPU ends together that is
+ *    cs.launch_s + the makespan, as alone.
  * SimGrid keeps one engine per process whose clock never resets, so each replay runs in a forked
  * child (cs_replay_run) that pipes its result back.
  *
@@ -294,6 +300,11 @@ static struct sim {
     int nleft;
     int idle;
     sg_sem_t wakeup;
+    /* Per GPU (of plan): its tbs not done in the collective it runs, the collectives it has
+     * finished, and ends[c * ngpus + g], when it finished collective c; ncoll collectives run
+     * back to back (cs_replay_opts.back_to_back), each GPU's next cs.launch_s after its last. */
+    int ncoll, *gpu_left, *gpu_coll;
+    double *ends;
     /* Non-NULL: a folded replay (fold.h): plan holds ranks 0..shift-1 and each connection is the
      * one of its orbit sent from them. */
     const struct cs_fold *fold;
@@ -1206,11 +1217,36 @@ static void local_end(struct tbstate *ts)
     ts->phase = PH_OP_END;
 }
 
+/* GPU g's next collective: its tbs start again cs.launch_s from now (its stream's next kernel),
+ * their step tables and flags fresh, their connections where the last one left them. */
+static void relaunch(int g)
+{
+    for (int t = S.plan->gpu_tb0[g]; t < S.plan->gpu_tb0[g + 1]; t++) {
+        struct tbstate *ts = &S.tbs[t];
+
+        ts->done = 0;
+        ts->iter = ts->op = ts->dep = 0;
+        ts->flag_iter = ts->flag_step = -1;
+        ts->wait = W_NONE;
+        ts->blocked = 0;
+        S.nleft++;
+        S.gpu_left[g]++;
+        nap(ts, S.par.launch_s, CS_TL_LAUNCH, -1, PH_START);
+    }
+}
+
 static void tb_done(struct tbstate *ts)
 {
+    int g = ts->tb->gpu;
+
     ts->phase = PH_DONE;
     ts->done = 1;
     S.nleft--;
+    if (--S.gpu_left[g] > 0)
+        return;
+    S.ends[(size_t)S.gpu_coll[g] * (size_t)S.plan->ngpus + (size_t)g] = sim_now();
+    if (++S.gpu_coll[g] < S.ncoll)
+        relaunch(g);
 }
 
 /* The tb's next op, the next iteration's first, or its end. */
@@ -1261,6 +1297,13 @@ static int op_phase(struct tbstate *ts)
     case PH_CALL:
         ts->call_t0 = now;
         ts->elems = cs_plan_call_elems(S.plan, op, ts->iter, ts->call);
+        if (ts->elems == 0 && S.plan->nccl_kernel && S.plan->proto != CS_PROTO_SIMPLE) {
+            /* NCCL's LL and LL128 primitives read and write no line of an empty chunk, so
+             * nothing waits (Simple still posts and waits for its step) */
+            S.ncalls++;
+            ts->phase = ++ts->call >= op->ncalls ? PH_OP_END : PH_CALL;
+            return 1;
+        }
         cs_plan_call_units(S.plan, ts->elems, ts->units);
         ts->unit = 0;
         ts->phase = PH_TAKE;
@@ -1274,7 +1317,7 @@ static int op_phase(struct tbstate *ts)
         if (op->hasdep)
             publish(ts, ts->iter, op->step);
         next_op(ts);
-        return ts->phase != PH_DONE;
+        return !ts->done && !ts->napping; /* done, or relaunched for the next collective */
     default:
         return unit_phase(ts, op);
     }
@@ -1708,6 +1751,46 @@ static void start_actor(void)
     sg_actor_create_("replay", S.hosts[0], replay_main, 0, NULL);
 }
 
+/* How far apart the GPUs finished their first collective (those with tbs). */
+static void end_spread(const struct cs_plan *plan, struct cs_replay_result *res)
+{
+    double lo = INFINITY, hi = -INFINITY;
+
+    for (int g = 0; g < plan->ngpus; g++)
+        if (plan->gpu_tb0[g + 1] > plan->gpu_tb0[g]) {
+            lo = fmin(lo, S.ends[g]);
+            hi = fmax(hi, S.ends[g]);
+        }
+    res->spread_s = hi > lo ? hi - lo : 0;
+}
+
+/* The ranks' times are summed in whole femtoseconds, exactly, so that a folded replay's
+ * representatives give the mean of every rank to the digit (a rank's time under 9000 s). */
+#define B2B_QUANTUM_S 1e-15
+
+/* nccl-tests' time of one collective among CS_NCCLTESTS_ITERS back to back (its -n), each GPU's
+ * kernel launch_s after its last: per rank, (launch_s + the end of its last) / iterations,
+ * averaged over the ranks (nccl-tests' -a 1). The replay ran S.ncoll of them; from there each
+ * GPU's collectives end a period apart: over its last two (a cycle of 1 or 2 kernels). */
+static double back_to_back_time(const struct cs_plan *plan, double launch_s)
+{
+    int k = S.ncoll, n = CS_NCCLTESTS_ITERS > k ? CS_NCCLTESTS_ITERS : k, m = 0;
+    int p = k >= 3 ? 2 : 1;
+    size_t ng = (size_t)plan->ngpus;
+    __int128 sum = 0;
+
+    for (int g = 0; g < plan->ngpus; g++) {
+        double last = S.ends[(size_t)(k - 1) * ng + (size_t)g], period;
+
+        if (plan->gpu_tb0[g + 1] == plan->gpu_tb0[g])
+            continue;
+        period = (last - S.ends[(size_t)(k - 1 - p) * ng + (size_t)g]) / p;
+        sum += (__int128)llround((launch_s + last + (n - k) * period) / n / B2B_QUANTUM_S);
+        m++;
+    }
+    return m > 0 ? (double)((long double)sum / m) * B2B_QUANTUM_S : 0;
+}
+
 /* After simgrid_run: the status and time, or the deadlock's report (returned, malloc'd); the
  * timeline closes with the waits that never ended. */
 static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
@@ -1744,6 +1827,10 @@ static char *collect(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     res->status = CS_REPLAY_OK;
     res->time_s = res->sim_s + fixed_s;
+    end_spread(plan, res);
+    if (S.ncoll > 1)
+        res->time_s = plat->params.deploy_s + back_to_back_time(plan, plat->params.launch_s);
+    res->colls = S.ncoll;
     return NULL;
 }
 
@@ -2131,6 +2218,16 @@ static int simulate(const struct cs_plan *plan, const struct cs_platform *plat,
     if (!wr.error[0] && build_conns(plan, wr.error, sizeof(wr.error)) != 0 && !wr.error[0])
         snprintf(wr.error, sizeof(wr.error), "out of memory");
     if (!wr.error[0]) {
+        S.ncoll = opts->back_to_back > 1 && S.tl == NULL && S.pd == NULL ? opts->back_to_back : 1;
+        S.gpu_left = calloc((size_t)plan->ngpus + 1, sizeof(*S.gpu_left));
+        S.gpu_coll = calloc((size_t)plan->ngpus + 1, sizeof(*S.gpu_coll));
+        S.ends = calloc((size_t)S.ncoll * (size_t)plan->ngpus + 1, sizeof(*S.ends));
+        if (S.gpu_left == NULL || S.gpu_coll == NULL || S.ends == NULL)
+            snprintf(wr.error, sizeof(wr.error), "out of memory");
+        for (int g = 0; S.gpu_left != NULL && g < plan->ngpus; g++)
+            S.gpu_left[g] = plan->gpu_tb0[g + 1] - plan->gpu_tb0[g];
+    }
+    if (!wr.error[0]) {
         zero_link_latencies();
         build_tbs(plan);
         if (opts->timeline && timeline_routes() != 0)
@@ -2300,6 +2397,10 @@ static int try_fold(const struct cs_plan *plan, const struct cs_platform *plat,
     }
     if (plan->ngpus < 2)
         return 0;
+    if (!cs_plan_chunks_even(plan)) {
+        snprintf(note, len, "not folded: NCCL's chunks at this count are not all the same size");
+        return 0;
+    }
     if (plat->varying_line > 0) {
         snprintf(note, len,
                  "not folded: a link at %.100s:%d changes in time or is a WIFI link, which the "

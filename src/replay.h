@@ -39,7 +39,15 @@ struct cs_replay_opts {
      * connections and events only (their routes are their images', class for class, by the
      * fold's proof). For a plan of representatives (plan.h rep_gpus), which has no full replay. */
     int fold_timeline;
+    /* N > 1: N collectives back to back, as nccl-tests times them (one process per GPU): each
+     * GPU launches its next kernel cs.launch_s after its last one ended, its connections as the
+     * last one left them, and time_s is nccl-tests' mean of CS_NCCLTESTS_ITERS of them (the
+     * later ones a period apart, from the last of the N). Not with a timeline or a period. */
+    int back_to_back;
 };
+
+/* nccl-tests' timed iterations (-n, its default; calibration.md 3.2). */
+#define CS_NCCLTESTS_ITERS 20
 
 struct cs_replay_result {
     enum cs_replay_status status;
@@ -55,7 +63,9 @@ struct cs_replay_result {
      * fold_order (1 and 0: every rank replayed); fold says which, or why none (may be ""). */
     int fold_shift, fold_order;
     char fold[240];
-    int direct; /* 1: replayed without SimGrid's engine (its own events, cs_replay_opts) */
+    int direct;      /* 1: replayed without SimGrid's engine (its own events, cs_replay_opts) */
+    double spread_s; /* the latest GPU's end of the first collective less the earliest's */
+    int colls;       /* collectives replayed back to back (cs_replay_opts.back_to_back) */
 };
 
 /* Check that a plan can run on a platform: enough GPU hosts, peers and dependencies in range,

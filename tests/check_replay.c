@@ -534,6 +534,146 @@ START_TEST(test_ring_closed_form)
 }
 END_TEST
 
+/* nccl-tests' loop, back to back (cs_replay_opts.back_to_back): gpu0 sends S bytes to gpu1
+ * each collective. Alone, gpu0 ends when its bytes are on the wire (W = S x wire / BW) and gpu1
+ * a hop later; the collective takes L + W + HOP. Back to back, each GPU's next kernel L after
+ * its last: gpu0's collectives end L + W apart, gpu1's each HOP after gpu0's (its data is
+ * there by then). Over 20 of them, rank 0 takes L + W each and rank 1 HOP / 20 more: the mean
+ * is L + W + HOP / 40, the same with 2 to 6 collectives replayed (periodic from the first). The
+ * symmetric ring ends every GPU together, so back to back it takes what one collective takes. */
+START_TEST(test_back_to_back)
+{
+    struct cs_platform *plat = column(4, 1);
+    struct cs_sched *s = new_sched(2, 1), *ring = NULL;
+    const double L = 5e-6, W = 32768 * 2.0 / BW;
+    struct cs_replay_opts o = {0};
+    struct cs_plan *plan = NULL;
+    struct cs_replay_result r, one;
+
+    plat->params.launch_s = L;
+    add_step(add_tb(&s->gpus[0], 1, -1), CS_STEP_S, 1, -1, -1, 0);
+    add_step(add_tb(&s->gpus[1], -1, 0), CS_STEP_R, 1, -1, -1, 0);
+    ck_assert_int_eq(cs_plan_build(s, 32768, 4, CS_PROTO_LL, &plan, NULL), 0);
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &one, NULL), 0);
+    assert_rel(one.time_s, L + W + HOP);
+    assert_rel(one.spread_s, HOP);
+    ck_assert_int_eq(one.colls, 1);
+    for (int k = 2; k <= 6; k++) {
+        o.back_to_back = k;
+        ck_assert_int_eq(cs_replay_run(plan, plat, &o, &r, NULL), 0);
+        ck_assert_int_eq(r.status, CS_REPLAY_OK);
+        ck_assert_int_eq(r.colls, k);
+        ck_assert_int_eq(r.ncalls, 2 * k);
+        assert_rel(r.time_s, L + W + HOP / 40);
+        o.no_direct = 1; /* SimGrid's engine: the same */
+        ck_assert_int_eq(cs_replay_run(plan, plat, &o, &r, NULL), 0);
+        ck_assert_int_eq(r.direct, 0);
+        assert_rel(r.time_s, L + W + HOP / 40);
+        o.no_direct = 0;
+    }
+    cs_plan_free(plan);
+    ck_assert_int_eq(
+        cs_sched_read_xml(test_data("msccl-xml/simple_allreduce_ring.4gpu.1inst.xml"), &ring, NULL),
+        0);
+    ck_assert_int_eq(cs_plan_build(ring, 65536, 4, CS_PROTO_LL, &plan, NULL), 0);
+    o.back_to_back = 1;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &one, NULL), 0);
+    ck_assert(one.spread_s == 0);
+    o.back_to_back = 4;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &r, NULL), 0);
+    assert_rel(r.time_s, one.time_s);
+    cs_plan_free(plan);
+    cs_sched_free(ring);
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
+/* NCCL's own kernel below a loop (cs_plan_call_elems): each chunk ceil(count / chunks) rounded
+ * up to 16 bytes, filled in order, the chunks past the count empty; its LL primitives read and
+ * write no line of an empty chunk, so nothing waits on one. The 2-GPU ring (1 channel) at 16 B:
+ * chunk 0 holds the 4 floats, chunk 1 none. gpu1 sends chunk 0, gpu0 reduces it in and sends it
+ * back, gpu1 receives it; the other three steps are empty. Alone, with a unit's wire time
+ * w = 32 B / BW: gpu0 ends at HOP + w (it streams the lines on as they land, the protocol's
+ * pass costing nothing here), gpu1 at 2 HOP + w, the collective L + 2 HOP + w. Back to back
+ * every collective starts and ends on gpu1, L later: 20 of them take L + 2 HOP + w each on
+ * gpu1 and HOP / 20 less on gpu0, L + 2 HOP + w - HOP / 40 on average. */
+START_TEST(test_nccl_sparse_chunks)
+{
+    struct cs_platform *plat = column(2, 1);
+    struct cs_gen_opts g = {.gpus = 2, .channels = 1, .nodes = 1, .size_bytes = 16};
+    const double L = 5e-6, w = 32 / BW;
+    struct cs_replay_opts o = {0};
+    struct cs_sched *s = NULL, *eight = NULL;
+    struct cs_plan *plan = NULL;
+    struct cs_replay_result one, r;
+    struct cs_error err;
+    struct {
+        int gpus, channels;
+        long long bytes;
+        long long want[8];
+    } fill[] = {
+        {8, 1, 8, {2, 0, 0, 0, 0, 0, 0, 0}},   /* 2 floats: the first 16-B chunk */
+        {8, 1, 64, {4, 4, 4, 4, 0, 0, 0, 0}},  /* 16 floats: 4 chunks of 16 B */
+        {8, 1, 100, {4, 4, 4, 4, 4, 4, 1, 0}}, /* 25 floats: ceil(25 / 8) = 4 */
+        /* 8202 floats on 2 channels (NCCL's width at 32 KiB on 4 ranks): 4104 (4101 rounded up
+         * to 16 B) and 4098; their chunks of 1028 (1026 rounded) and 1028 (1025 rounded) */
+        {4, 2, 32808, {1028, 1028, 1028, 1020, 1028, 1028, 1028, 1014}},
+        {4, 2, 32768, {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}}, /* the MSCCL split */
+    };
+
+    cs_error_init(&err);
+    for (unsigned i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
+        struct cs_gen_opts f = {.gpus = fill[i].gpus,
+                                .channels = fill[i].channels,
+                                .nodes = 1,
+                                .size_bytes = fill[i].bytes,
+                                .proto = CS_PROTO_LL,
+                                .nccl_algo = CS_NCCL_ALGO_RING};
+        int chunks[8] = {0}, seen = 0;
+
+        ck_assert_msg(cs_gen_nccl(&f, &eight, NULL, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(eight->nchannels, fill[i].channels); /* NCCL's width at the size */
+        ck_assert_msg(cs_plan_build(eight, fill[i].bytes, 4, 0, &plan, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(plan->sz.niter, 1);
+        for (int t = 0; t < plan->ntbs; t++)
+            for (int k = 0; k < plan->tbs[t].nops; k++) {
+                const struct cs_plan_op *op = &plan->tbs[t].ops[k];
+                long long n = cs_plan_call_elems(plan, op, 0, 0);
+
+                int c = cs_step_reads_src(op->type) ? op->srcoff[0] : op->dstoff;
+
+                ck_assert(c >= 0 && c < 8);
+                ck_assert_msg(n == fill[i].want[c], "%lld B, chunk %d: %lld, want %lld",
+                              fill[i].bytes, c, n, fill[i].want[c]);
+                chunks[c] = 1;
+                seen++;
+            }
+        for (int c = 0; c < fill[i].gpus * fill[i].channels; c++)
+            ck_assert(chunks[c]); /* every chunk is some op's */
+        ck_assert(seen > 0);
+        cs_plan_free(plan);
+        cs_sched_free(eight);
+    }
+    g.proto = CS_PROTO_LL;
+    g.nccl_algo = CS_NCCL_ALGO_RING;
+    ck_assert_msg(cs_gen_nccl(&g, &s, NULL, &err) == 0, "%s", err.msg);
+    plat->params.launch_s = L;
+    ck_assert_msg(cs_plan_build(s, 16, 4, 0, &plan, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &one, NULL), 0);
+    ck_assert_int_eq(one.status, CS_REPLAY_OK);
+    ck_assert_int_eq(one.ntransfers, 2);
+    assert_rel(one.time_s, L + 2 * HOP + w);
+    assert_rel(one.spread_s, HOP);
+    o.back_to_back = 4;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &r, NULL), 0);
+    assert_rel(r.time_s, L + 2 * HOP + w - HOP / 40);
+    cs_plan_free(plan);
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
 /* The direct replay and SimGrid's engine give the same times to the last bit: a ring of one tb
  * a GPU at every size and protocol; two senders into one GPU, whose transfers share its link; a
  * ring whose tbs all receive first deadlocks the same way both ways. */
@@ -975,6 +1115,8 @@ int main(void)
         {test_rate_cap, 1},
         {test_direct, 1},
         {test_ring_closed_form, 1},
+        {test_back_to_back, 1},
+        {test_nccl_sparse_chunks, 1},
         {test_gen_ring_closed_form, 1},
         {test_credits_block, 1},
         {test_net_window, 1},
