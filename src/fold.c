@@ -134,6 +134,18 @@ static int launch_slot(const struct cs_params *par, int r)
     return par->launch_gpu_s > 0 ? r % per : 0;
 }
 
+/* Whether the shift by k maps every process's GPUs (cs.gpus_per_process in rank order) onto one
+ * process: NCCL's own Simple kernels receive in place between GPUs of one process (replay.c's
+ * direct_recv), so a fold keeps which pairs share one. */
+static int keeps_processes(const struct cs_plan *plan, const struct cs_params *par, int k)
+{
+    int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1, n = plan->ngpus;
+
+    if (!plan->nccl_kernel || plan->proto != CS_PROTO_SIMPLE || per <= 1 || per >= n)
+        return 1;
+    return n % per == 0 && k % per == 0;
+}
+
 /* Scratch room for match_tbs over the tbs of any one GPU. */
 struct scratch {
     int *m, *mi;
@@ -168,6 +180,11 @@ static int plan_shifts_by(const struct cs_plan *plan, const struct cs_params *pa
 {
     int n = plan->ngpus;
 
+    if (!keeps_processes(plan, par, k)) {
+        say(why, len, "the shift by %d splits the processes of %d GPUs", k,
+            (int)par->gpus_per_process);
+        return 0;
+    }
     for (int r = 0; r < n; r++) {
         int q = (r + k) % n, a0 = plan->gpu_tb0[r], b0 = plan->gpu_tb0[q];
         int na = plan->gpu_tb0[r + 1] - a0;
@@ -208,7 +225,7 @@ static int rep_shifts(const struct cs_plan *plan, const struct cs_params *par, i
 
     for (int k = plan->rep_shift; k < n && k <= plan->rep_gpus && count < nmax;
          k += plan->rep_shift) {
-        int ok = n % k == 0;
+        int ok = n % k == 0 && keeps_processes(plan, par, k);
 
         for (int r = 0; ok && r < n; r++)
             ok = launch_slot(par, r) == launch_slot(par, (r + k) % n);

@@ -27,6 +27,8 @@
  *    latency after the slice was posted;
  *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
  *    by a unit in flight, only by its slots and its own rate;
+ *  - NCCL's own Simple kernels between GPUs of one process over P2P (nccl-tests -g) receive in
+ *    place: the chunk's last receive waits for its data and copies nothing (direct_recv);
  *  - on the MSCCL executor (not NCCL's own kernels, gen nccl): each threadblock pays
  *    cs.prologue_s before its first step (its step table into shared memory), a transmission
  *    that waited on dependency flags cs.dep_s (the last poll) and cs.barrier_s (the block
@@ -1084,12 +1086,31 @@ static void send_unit(struct tbstate *ts, long long bytes, int staged)
         cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire, bound, ts->index);
 }
 
-/* The time a unit of b data bytes of op takes at least: one CTA's rate, local memory traffic. */
-static double unit_need(const struct cs_plan_op *op, double b)
+/* Whether ts's op is a receive its sender already wrote in place: NCCL's own Simple kernels
+ * between two GPUs of one process (nccl-tests -g; cs.gpus_per_process GPUs in rank order) over
+ * P2P, not the network, use the peer's user buffers (P2P/direct pointer), so the sender's stores
+ * land in the receiver's output and the chunk's last receive (directRecv) copies nothing: it
+ * waits for the data and frees the slots. Across processes the data lands in the FIFO and the
+ * receive copies it out. LL and LL128 always go through the FIFO's flagged lines. */
+static int direct_recv(const struct tbstate *ts, const struct cs_plan_op *op)
+{
+    int per = S.par.gpus_per_process >= 1 ? (int)S.par.gpus_per_process : 1;
+
+    return op->type == CS_STEP_R && S.plan->nccl_kernel && S.plan->proto == CS_PROTO_SIMPLE &&
+           per > 1 && ts->in != NULL && ts->in->cls != CS_LINK_NET &&
+           ts->tb->gpu / per == ts->tb->recv / per;
+}
+
+/* The time a unit of b data bytes of ts's op takes at least: one CTA's rate, local memory
+ * traffic; nothing for a receive written in place. */
+static double unit_need(const struct tbstate *ts, const struct cs_plan_op *op, double b)
 {
     const struct cs_params *par = &S.par;
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
     double need = rate_time(b, cs_params_cta_Bps(par, S.plan->proto));
+
+    if (direct_recv(ts, op))
+        return 0;
 
     if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
         need = rate_time(b * mem_factor(op->type), mem_Bps);
@@ -1154,8 +1175,8 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
          * reduce, store), then the lines cross the links; nothing within one pass overlaps. */
         ts->t0 = now;
         ts->phase = PH_XFER;
-        if (staged(op, b) && unit_need(op, b) > 0)
-            return nap(ts, unit_need(op, b), 0, -1, PH_XFER);
+        if (staged(op, b) && unit_need(ts, op, b) > 0)
+            return nap(ts, unit_need(ts, op, b), 0, -1, PH_XFER);
         return 1;
     case PH_XFER:
         ts->phase = PH_SENT;
@@ -1169,10 +1190,10 @@ static int unit_phase(struct tbstate *ts, const struct cs_plan_op *op)
     case PH_SENT:
         cs_sg_transfer_free(ts->xfer);
         ts->xfer = NULL;
-        ts->took = now - ts->t0 - (staged(op, b) ? unit_need(op, b) : 0);
+        ts->took = now - ts->t0 - (staged(op, b) ? unit_need(ts, op, b) : 0);
         ts->phase = PH_FINISH;
-        if (!staged(op, b) && unit_need(op, b) > ts->took)
-            return nap(ts, unit_need(op, b) - ts->took, 0, -1, PH_FINISH);
+        if (!staged(op, b) && unit_need(ts, op, b) > ts->took)
+            return nap(ts, unit_need(ts, op, b) - ts->took, 0, -1, PH_FINISH);
         return 1;
     case PH_FINISH:
         return receive(ts, recvs, 1, PH_UNIT_END);

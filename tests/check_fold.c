@@ -74,6 +74,23 @@ START_TEST(test_plan_shifts)
     plan->tbs[plan->gpu_tb0[3]].ops[1].hasdep ^= 1;
     ck_assert_int_eq(cs_fold_plan_shifts(plan, &par, ks, 16, NULL, 0), 0);
     cs_plan_free(plan);
+    /* NCCL's Simple kernels receive in place within a process (replay.c): with 4 GPUs a process
+     * and no launch delay, shifts by multiples of 4 only; with all 16 in one, every divisor */
+    plan = ring_plan(16, "Simple", 1 << 20);
+    plan->nccl_kernel = 1;
+    par.gpus_per_process = 4;
+    par.launch_gpu_s = 0;
+    n = cs_fold_plan_shifts(plan, &par, ks, 16, why, sizeof(why));
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(ks[0], 4);
+    ck_assert_int_eq(cs_fold_plan_shifts(plan, &par, ks, 1, why, sizeof(why)), 1);
+    par.gpus_per_process = 16;
+    ck_assert_int_eq(cs_fold_plan_shifts(plan, &par, ks, 16, why, sizeof(why)), 4);
+    par.gpus_per_process = 4;
+    plan->nccl_kernel = 0; /* the MSCCL executor copies either way */
+    n = cs_fold_plan_shifts(plan, &par, ks, 16, why, sizeof(why));
+    ck_assert_msg(n == 4, "%d: %s", n, why);
+    cs_plan_free(plan);
 }
 END_TEST
 

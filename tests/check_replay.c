@@ -674,6 +674,60 @@ START_TEST(test_nccl_sparse_chunks)
 }
 END_TEST
 
+/* NCCL's Simple ring between the GPUs of one process receives in place. On 2 GPUs the AllGather
+ * is one tb a GPU: a send of its half, two slices of Q bytes at the CTA's rate T, then a receive
+ * of the other's. In one process the receive only waits for the peer's last slice: HOP + 2Q/T.
+ * Across processes it copies both slices out of the FIFO, which arrived during the send, at T
+ * after the send: 4Q/T. */
+START_TEST(test_nccl_direct_recv)
+{
+    struct cs_platform *plat = column(2, 1);
+    struct cs_gen_opts g = {.gpus = 2,
+                            .channels = 1,
+                            .nodes = 1,
+                            .size_bytes = 1 << 20,
+                            .proto = CS_PROTO_SIMPLE,
+                            .coll = CS_COLL_ALLGATHER,
+                            .nccl_algo = CS_NCCL_ALGO_RING};
+    const double T = 5e9;
+    struct cs_replay_opts o = {.no_direct = 1};
+    struct cs_sched *s = NULL;
+    struct cs_plan *plan = NULL;
+    struct cs_replay_result apart, one, sg;
+    struct cs_error err;
+    long long units[2];
+    double Q;
+
+    cs_error_init(&err);
+    ck_assert_msg(cs_gen_nccl(&g, &s, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_msg(cs_plan_build(s, 1 << 20, 4, 0, &plan, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(plan->sz.niter, 1);
+    ck_assert(plan->nccl_kernel);
+    cs_plan_call_units(plan, (1 << 20) / 2 / 4, units);
+    ck_assert(units[0] == units[1]); /* two equal slices of the half */
+    Q = (double)units[1];            /* bytes */
+    plat->params.tb_Bps[CS_PROTO_SIMPLE] = T;
+    plat->params.gpus_per_process = 1;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &apart, NULL), 0);
+    plat->params.gpus_per_process = 2;
+    plat->params.launch_gpu_s = 0;
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &one, NULL), 0);
+    ck_assert_int_eq(apart.status, CS_REPLAY_OK);
+    ck_assert_int_eq(one.status, CS_REPLAY_OK);
+    assert_rel(one.time_s, HOP + 2 * Q / T);
+    assert_rel(apart.time_s, 4 * Q / T);
+    o.no_direct = 0; /* the direct engine agrees */
+    ck_assert_int_eq(cs_replay_run(plan, plat, &o, &sg, NULL), 0);
+    assert_rel(sg.time_s, one.time_s);
+    cs_replay_result_cleanup(&apart);
+    cs_replay_result_cleanup(&one);
+    cs_replay_result_cleanup(&sg);
+    cs_plan_free(plan);
+    cs_sched_free(s);
+    drop(plat);
+}
+END_TEST
+
 /* The direct replay and SimGrid's engine give the same times to the last bit: a ring of one tb
  * a GPU at every size and protocol; two senders into one GPU, whose transfers share its link; a
  * ring whose tbs all receive first deadlocks the same way both ways. */
@@ -1117,6 +1171,7 @@ int main(void)
         {test_ring_closed_form, 1},
         {test_back_to_back, 1},
         {test_nccl_sparse_chunks, 1},
+        {test_nccl_direct_recv, 1},
         {test_gen_ring_closed_form, 1},
         {test_credits_block, 1},
         {test_net_window, 1},
