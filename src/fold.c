@@ -129,17 +129,17 @@ static int match_tbs(const struct cs_plan *plan, int r, int q, int k, int *m, in
 /* The launch delay of rank r's kernel (replay.c's run_tb): its place among its process's GPUs. */
 static int launch_slot(const struct cs_params *par, int r)
 {
-    int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1;
+    int per = cs_params_gpus_per_process(par);
 
     return par->launch_gpu_s > 0 ? r % per : 0;
 }
 
 /* Whether the shift by k maps every process's GPUs (cs.gpus_per_process in rank order) onto one
  * process: NCCL's own Simple kernels receive in place between GPUs of one process (replay.c's
- * direct_recv), so a fold keeps which pairs share one. */
+ * in_place), so a fold keeps which pairs share one. */
 static int keeps_processes(const struct cs_plan *plan, const struct cs_params *par, int k)
 {
-    int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1, n = plan->ngpus;
+    int per = cs_params_gpus_per_process(par), n = plan->ngpus;
 
     if (!plan->nccl_kernel || plan->proto != CS_PROTO_SIMPLE || per <= 1 || per >= n)
         return 1;
@@ -182,7 +182,7 @@ static int plan_shifts_by(const struct cs_plan *plan, const struct cs_params *pa
 
     if (!keeps_processes(plan, par, k)) {
         say(why, len, "the shift by %d splits the processes of %d GPUs", k,
-            (int)par->gpus_per_process);
+            cs_params_gpus_per_process(par));
         return 0;
     }
     for (int r = 0; r < n; r++) {

@@ -164,6 +164,11 @@ void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max
     p->pass_bytes[q] *= f;
 }
 
+int cs_params_gpus_per_process(const struct cs_params *p)
+{
+    return p->gpus_per_process >= 1 ? (int)p->gpus_per_process : 1;
+}
+
 double cs_params_cta_Bps(const struct cs_params *p, enum cs_proto q)
 {
     double tb = p->tb_Bps[q], pb = p->pass_bytes[q], ps = p->pass_s[q];

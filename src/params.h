@@ -103,6 +103,10 @@ void cs_params_init(struct cs_params *p);
  * blocks: fewer warps leave some idle), the passes' latency setting the rest of the rate. */
 void cs_params_narrow(struct cs_params *p, enum cs_proto q, int threads, int max_threads);
 
+/* The GPUs one process drives (cs.gpus_per_process, at least 1): the process of GPU g is
+ * g / that, in rank order. */
+int cs_params_gpus_per_process(const struct cs_params *p);
+
 /* A CTA's data rate with protocol q (B/s): 1 / (1/tb_Bps + pass_s / pass_bytes), tb_Bps when
  * the pass has no fixed part or no size; 0 when tb_Bps is 0 (unlimited). */
 double cs_params_cta_Bps(const struct cs_params *p, enum cs_proto q);

@@ -28,7 +28,7 @@
  *  - the receiver frees the slots when it has consumed the unit; the sender is never held back
  *    by a unit in flight, only by its slots and its own rate;
  *  - NCCL's own Simple kernels between GPUs of one process over P2P (nccl-tests -g) receive in
- *    place: the chunk's last receive waits for its data and copies nothing (direct_recv);
+ *    place: the chunk's last receive waits for its data and copies nothing (in_place);
  *  - on the MSCCL executor (not NCCL's own kernels, gen nccl): each threadblock pays
  *    cs.prologue_s before its first step (its step table into shared memory), a transmission
  *    that waited on dependency flags cs.dep_s (the last poll) and cs.barrier_s (the block
@@ -218,6 +218,7 @@ struct conn {
     int sender;   /* global tb index, or -1 */
     int receiver; /* global tb index, or -1 */
     enum cs_link_class cls;
+    int in_place;   /* a Simple receive copies nothing out of it (in_place, below) */
     double lat_s;   /* the hop latency: the sum of its route's link latencies in the platform */
     double Bps;     /* a direct replay's rate of a lone transfer: its route's slowest link */
     double fat_Bps; /* the slowest of its route's links that do not share (0: none) */
@@ -1086,19 +1087,19 @@ static void send_unit(struct tbstate *ts, long long bytes, int staged)
         cs_sg_transfer_start(S.hosts[ts->tb->gpu], S.hosts[ts->tb->send], wire, bound, ts->index);
 }
 
-/* Whether ts's op is a receive its sender already wrote in place: NCCL's own Simple kernels
- * between two GPUs of one process (nccl-tests -g; cs.gpus_per_process GPUs in rank order) over
- * P2P, not the network, use the peer's user buffers (P2P/direct pointer), so the sender's stores
- * land in the receiver's output and the chunk's last receive (directRecv) copies nothing: it
- * waits for the data and frees the slots. Across processes the data lands in the FIFO and the
- * receive copies it out. LL and LL128 always go through the FIFO's flagged lines. */
-static int direct_recv(const struct tbstate *ts, const struct cs_plan_op *op)
+/* Whether connection c is written in place: NCCL's own Simple kernels between two GPUs of one
+ * process (nccl-tests -g; cs.gpus_per_process GPUs in rank order) over P2P, not the network, use
+ * the peer's user buffers (P2P/direct pointer), so the sender's stores land in the receiver's
+ * output and the chunk's last receive (directRecv) copies nothing: it waits for the data and
+ * frees the slots. Across processes the data lands in the FIFO and the receive copies it out.
+ * LL and LL128 always go through the FIFO's flagged lines. A folded replay keeps each process's
+ * GPUs together (fold.c), so c's orbit agrees. */
+static int in_place(const struct conn *c)
 {
-    int per = S.par.gpus_per_process >= 1 ? (int)S.par.gpus_per_process : 1;
+    int per = cs_params_gpus_per_process(&S.par);
 
-    return op->type == CS_STEP_R && S.plan->nccl_kernel && S.plan->proto == CS_PROTO_SIMPLE &&
-           per > 1 && ts->in != NULL && ts->in->cls != CS_LINK_NET &&
-           ts->tb->gpu / per == ts->tb->recv / per;
+    return S.plan->nccl_kernel && S.plan->proto == CS_PROTO_SIMPLE && per > 1 &&
+           c->cls != CS_LINK_NET && c->key.src / per == c->key.dst / per;
 }
 
 /* The time a unit of b data bytes of ts's op takes at least: one CTA's rate, local memory
@@ -1107,11 +1108,11 @@ static double unit_need(const struct tbstate *ts, const struct cs_plan_op *op, d
 {
     const struct cs_params *par = &S.par;
     double mem_Bps = cs_step_reduces(op->type) ? par->reduce_Bps : par->copy_Bps;
-    double need = rate_time(b, cs_params_cta_Bps(par, S.plan->proto));
+    double need;
 
-    if (direct_recv(ts, op))
+    if (op->type == CS_STEP_R && ts->in->in_place)
         return 0;
-
+    need = rate_time(b, cs_params_cta_Bps(par, S.plan->proto));
     if (rate_time(b * mem_factor(op->type), mem_Bps) > need)
         need = rate_time(b * mem_factor(op->type), mem_Bps);
     return need;
@@ -1348,7 +1349,7 @@ static int op_phase(struct tbstate *ts)
 static void run_tb(struct tbstate *ts)
 {
     const struct cs_params *par = &S.par;
-    int per = par->gpus_per_process >= 1 ? (int)par->gpus_per_process : 1;
+    int per = cs_params_gpus_per_process(par);
 
     if (ts->napping) {
         ts->napping = 0;
@@ -1723,6 +1724,7 @@ static int build_conns(const struct cs_plan *plan, char *msg, size_t len)
             }
             c->window = CS_NCCL_STEPS + (c->cls == CS_LINK_NET ? CS_NET_PROXY_DEPTH : 0);
             c->credit = c->window;
+            c->in_place = in_place(c);
         }
     free(keys);
     qsort(S.conns, (size_t)S.nconns, sizeof(*S.conns), conn_cmp);
