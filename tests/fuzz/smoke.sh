@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 secs=${1:-${FUZZ_SECONDS:-30}}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-"sched platform csv table sweep topoxml smitopo ncclinfo meas trace props"}
+targets=${FUZZ_TARGETS:-"sched platform csv table sweep topoxml smitopo ncclinfo meas trace props cases"}
 keep=${FUZZ_OUT:+yes}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/collsim-fuzz.XXXXXX")}
 mkdir -p "$out/obj" "$out/bin" || exit 1
@@ -50,13 +50,28 @@ for s in $srcs; do
     fi
     objs="$objs $o"
 done
+# SimGrid's rate callbacks (src/libsgrate.a: C++), for targets that reach the replay
+# (fuzz_cases: a case file's readers link the predictor); no -I src, as in Makefile.am: src/sched.h
+# would shadow the C library's <sched.h>
+cxx=${CXX:-clang++}
+for s in $(awk '/^src_libsgrate_a_SOURCES/ { for (i = 3; i <= NF; i++) if ($i ~ /\.cc$/) print $i }' \
+    "$top/Makefile.am"); do
+    o="$out/obj/$(echo "$s" | tr / _).o"
+    if ! "$cxx" -std=c++17 -g -O1 $san -fno-sanitize=vptr,function -fsanitize=fuzzer-no-link $pkg_cflags \
+        -c "$top/$s" -o "$o" 2>"$o.log"; then
+        echo "smoke.sh: cannot compile $s:" >&2
+        cat "$o.log" >&2
+        exit 1
+    fi
+    objs="$objs $o"
+done
 rm -f "$out/libcollsim-fuzz.a"
 ar cr "$out/libcollsim-fuzz.a" $objs || exit 1
 
 status=0
 for t in $targets; do
     bin="$out/bin/fuzz_$t"
-    if ! "$cc" $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" "$out/libcollsim-fuzz.a" $pkg_libs -lm \
+    if ! "$cc" $cflags -fsanitize=fuzzer "$here/fuzz_$t.c" "$out/libcollsim-fuzz.a" $pkg_libs -lstdc++ -lm \
         -o "$bin" 2>"$out/build_$t.log"; then
         echo "fuzz_$t: BUILD FAILED"
         cat "$out/build_$t.log" >&2
