@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fdio.h"
 #include "gen.h"
@@ -306,6 +307,11 @@ int cs_case_parse(struct cs_case *c, char **f, int nf, int allow_dash, const cha
     if (f[0][strspn(f[0], "-_.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")])
         return cs_error_fail(err, CS_ERR_PARSE, file, line,
                              "case name '%s': letters, digits, . _ - only", f[0]);
+    if (f[0][0] == '.')
+        return cs_error_fail(err, CS_ERR_PARSE, file, line,
+                             "case name '%s': it names the case's output files, so it cannot "
+                             "start with '.'",
+                             f[0]);
     snprintf(c->vc.name, sizeof(c->vc.name), "%s", f[0]);
     snprintf(c->vc.meas_label, sizeof(c->vc.meas_label), "%s", f[1]);
     if (strncmp(f[1], "shared:", 7) == 0)
@@ -347,6 +353,14 @@ int cs_case_parse(struct cs_case *c, char **f, int nf, int allow_dash, const cha
 
         if (eq != NULL) {
             *eq = '\0';
+            /* each option once, but set= and params=, applied in turn */
+            for (int j = 5; j < i && strcmp(f[i], "set") != 0 && strcmp(f[i], "params") != 0; j++)
+                if (strncmp(f[j], f[i], (size_t)(eq - f[i])) == 0 && f[j][eq - f[i]] == '=') {
+                    *eq = '=';
+                    return cs_error_fail(err, CS_ERR_PARSE, file, line,
+                                         "case option '%.*s' given twice ('%s', then '%s')",
+                                         (int)(eq - f[i]), f[i], f[j], f[i]);
+                }
             rc = parse_option(c, f[i], eq + 1, file, line, err);
             *eq = '=';
         }
@@ -450,6 +464,83 @@ int cs_cases_read(const char *path, int allow_dash, struct cs_case **out, int *n
     }
     *out = cases;
     *nout = n;
+    return 0;
+}
+
+/* Whether path can be read as a file: 0, or CS_ERR_IO with err at the case's line. */
+static int check_input(const struct cs_case *c, const char *what, const char *path,
+                       const char *file, struct cs_error *err)
+{
+    struct stat st;
+    FILE *fp;
+
+    if (stat(path, &st) != 0)
+        return cs_error_fail(err, CS_ERR_IO, file, c->line, "case %s: %s %s: %s", c->vc.name, what,
+                             path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return cs_error_fail(err, CS_ERR_IO, file, c->line, "case %s: %s %s: a directory",
+                             c->vc.name, what, path);
+    if ((fp = fopen(path, "r")) == NULL)
+        return cs_error_fail(err, CS_ERR_IO, file, c->line, "case %s: %s %s: %s", c->vc.name, what,
+                             path, strerror(errno));
+    fclose(fp);
+    return 0;
+}
+
+/* The value of key in a generator spec ("ring:k=v,..." or "nccl:k=v,..."), "" when absent. */
+static void spec_str(const char *spec, const char *key, char *out, size_t len)
+{
+    size_t klen = strlen(key);
+    const char *p = strchr(spec, ':');
+
+    out[0] = '\0';
+    while (p != NULL) {
+        p++;
+        if (strncmp(p, key, klen) == 0 && p[klen] == '=')
+            snprintf(out, len, "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
+        p = strchr(p, ',');
+    }
+}
+
+int cs_cases_check(const struct cs_case *cases, int n, const char *file, struct cs_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        const struct cs_case *c = &cases[i];
+        const char *s = c->vc.sched;
+        struct cs_valid_point *p = NULL;
+        char path[1200], coll[64];
+        int np = 0, rc;
+
+        if ((rc = check_input(c, "measurement", c->meas, file, err)) != 0)
+            return rc;
+        if ((rc = cs_case_read_points(c, &p, &np, err)) != 0) {
+            char where[sizeof(err->msg) + sizeof(err->file) + 16];
+
+            /* the table's own file:line, after the case's */
+            cs_error_format(err, where, sizeof(where));
+            cs_error_init(err);
+            return cs_error_fail(err, rc, file, c->line, "case %.100s: %.900s", c->vc.name, where);
+        }
+        free(p);
+        if (strncmp(s, "gen:", 4) == 0) {
+            spec_str(s + 4, "coll", coll, sizeof(coll));
+            if (cs_meas_coll_parse(coll[0] ? coll : "allreduce") != cs_meas_coll_parse(c->coll))
+                return cs_error_fail(err, CS_ERR_INVALID, file, c->line,
+                                     "case %s: the schedule is %s, the case compares %s (its "
+                                     "coll=)",
+                                     c->vc.name, coll[0] ? coll : "allreduce", c->coll);
+        } else if (strstr(s, "{n}") == NULL) {
+            snprintf(path, sizeof(path), "%s%s%s",
+                     strncmp(s, "shared:", 7) == 0 ? shared_dir() : "",
+                     strncmp(s, "shared:", 7) == 0 ? "/msccl-xml/" : "",
+                     s + (strncmp(s, "shared:", 7) == 0 ? 7 : 0));
+            if ((rc = check_input(c, "schedule", path, file, err)) != 0)
+                return rc;
+        }
+        if (strcmp(c->vc.platform, "-") != 0 && strstr(c->vc.platform, "{n}") == NULL &&
+            (rc = check_input(c, "platform", c->vc.platform, file, err)) != 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -622,6 +713,7 @@ static int load_and_predict(const struct cs_case *c, const char *sched_s, const 
     struct cs_predict_input in = {0};
     struct cs_sched *sched = NULL;
     struct cs_platform *plat = NULL;
+    const char *coll;
     int rc;
 
     if (strncmp(sched_s, "gen:", 4) == 0)
@@ -632,7 +724,13 @@ static int load_and_predict(const struct cs_case *c, const char *sched_s, const 
     rc = cs_predict_load(&in, &sched, &plat, err);
     if (rc != 0)
         return rc;
-    rc = cs_case_apply_params(c, &plat->params, err);
+    coll = cs_coll_name(sched->coll);
+    if (coll == NULL || cs_meas_coll_parse(coll) != cs_meas_coll_parse(c->coll))
+        rc = cs_error_fail(err, CS_ERR_INVALID, sched_s, 0,
+                           "the schedule is %s, the case compares %s (its coll=)",
+                           coll ? coll : "of no known collective", c->coll);
+    if (rc == 0)
+        rc = cs_case_apply_params(c, &plat->params, err);
     if (only >= 0 && w != NULL) {
         sched->nccl_kernel = 1;
         sched->nccl_threads = w->threads;

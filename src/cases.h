@@ -60,6 +60,12 @@ int cs_cases_read(const char *path, int allow_dash, struct cs_case **cases, int 
                   struct cs_error *err);
 void cs_cases_free(struct cs_case *cases, int n);
 
+/* Before anything is predicted: every case's measurement, schedule file and platform file can
+ * be read (a gen: schedule's coll= and the table's collective column are the case's coll=), and
+ * its table has sizes in range. 0, or CS_ERR_IO / CS_ERR_INVALID / CS_ERR_PARSE with err at
+ * file (the case file) and the case's line. */
+int cs_cases_check(const struct cs_case *cases, int n, const char *file, struct cs_error *err);
+
 /* One case from its fields (a case line split at blanks; file and line name it in errors): 0,
  * or CS_ERR_PARSE with err set. *c is overwritten; cs_case_cleanup frees what it holds. */
 int cs_case_parse(struct cs_case *c, char **f, int nf, int allow_dash, const char *file, int line,

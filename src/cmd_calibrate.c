@@ -880,6 +880,20 @@ static int write_outputs(struct state *st, const char *repbuf, size_t replen)
     struct cs_error err;
 
     cs_error_init(&err);
+    /* a value no platform takes is not written: what the fit made of the tables is no GPU's */
+    for (int k = 0; k < st->cal.nkeys; k++) {
+        const struct cs_calib_key *f = &st->cal.keys[k];
+        double v = cs_calib_value(f);
+
+        if (!cs_params_in_range(f->key, v)) {
+            fprintf(stderr,
+                    "collsim: calibrate fit: %s = %.6g, outside what the hardware allows (%s), "
+                    "from %s: the tables' times are not those of a GPU collective; nothing "
+                    "written\n",
+                    f->key, v, cs_params_range(f->key), f->how);
+            return CS_EXIT_USAGE;
+        }
+    }
     for (int f = 0; f < st->o.nfiles; f++)
         snprintf(files + strlen(files), sizeof(files) - strlen(files), "%s%s", f ? " " : "",
                  st->o.files[f]);

@@ -521,6 +521,10 @@ static int read_tables(const struct popts *o, struct tables *T)
                                      cases[i].vc.platform);
                 break;
             }
+        if (rc == 0 && cs_cases_check(cases, n, o->cases, &err) != 0) {
+            cmd_print_error(&err);
+            rc = CS_EXIT_USAGE;
+        }
         for (int i = 0; i < n; i++) {
             if (rc == 0 && T->n < CS_CASES_MAX) {
                 int g = case_gpus(&cases[i]);

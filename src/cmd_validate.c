@@ -382,7 +382,8 @@ int cmd_validate(int argc, char **argv)
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    if (cs_cases_read(cases_path, 0, &cases, &ncases, &err) != 0) {
+    if (cs_cases_read(cases_path, 0, &cases, &ncases, &err) != 0 ||
+        cs_cases_check(cases, ncases, cases_path, &err) != 0) {
         cmd_print_error(&err);
         rc = CS_EXIT_USAGE;
         goto done;

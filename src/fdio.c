@@ -421,6 +421,8 @@ int cs_outfile_open(struct cs_outfile *out, const char *path, struct cs_error *e
     const char *why = NULL;
 
     memset(out, 0, sizeof(*out));
+    if (path[0] == '\0') /* as -o "": no file to name in the message */
+        return cs_error_fail(err, CS_ERR_IO, NULL, 0, "cannot write: the output path is empty");
     if ((out->name = strdup(to_stdout ? "<stdout>" : path)) == NULL)
         return cs_error_fail(err, CS_ERR_NOMEM, path, 0, "out of memory");
     if (to_stdout) {

@@ -1530,6 +1530,12 @@ static int spec_option(const char *spec, const char *kv, const char *v, struct c
         return usage(err, "generator spec '%s': unknown key '%s'", spec, kv);
     if (cs_parse_int(v, 0, 1000000, dst) != 0)
         return usage(err, "generator spec '%s': %s=%s is not a count", spec, kv, v);
+    if (*dst == 0 && (dst == &o->gpus || dst == &o->columns || dst == &o->channels ||
+                      dst == &o->per_node || dst == &o->nodes))
+        return usage(err,
+                     "generator spec '%s': %s=0: must be at least 1 (leave it out for the "
+                     "default)",
+                     spec, kv);
     if (dst == &o->instances && o->instances == 0)
         o->instances = -1; /* explicit 0 is an error, not the default */
     if (dst == &o->sms && o->sms == 0)
@@ -1580,7 +1586,8 @@ static int run_generator(const char *spec, const char *name, const struct cs_gen
 static int spec_parse(const char *spec, char *buf, struct cs_gen_opts *o, struct cs_error *err)
 {
     char *rest, *kv, *save = NULL;
-    int rc;
+    const char *keys[256]; /* a spec is under 512 bytes: fewer keys than this */
+    int rc, nkeys = 0;
 
     memset(o, 0, sizeof(*o));
     if (spec == NULL || strlen(spec) >= 512)
@@ -1589,12 +1596,22 @@ static int spec_parse(const char *spec, char *buf, struct cs_gen_opts *o, struct
     rest = strchr(buf, ':');
     if (rest)
         *rest++ = '\0';
+    if (strcmp(buf, "gen") == 0)
+        return usage(err,
+                     "generator spec '%s': without 'gen:' here ('gen:SPEC' is how case files, "
+                     "sweeps and baselines name a spec; --gen takes SPEC)",
+                     spec);
     for (kv = rest ? strtok_r(rest, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
 
         if (v == NULL)
             return usage(err, "generator spec '%s': '%s' is not key=value", spec, kv);
         *v++ = '\0';
+        for (int k = 0; k < nkeys; k++) /* each key once */
+            if (strcmp(keys[k], kv) == 0)
+                return usage(err, "generator spec '%s': key '%s' given twice", spec, kv);
+        if (nkeys < (int)(sizeof(keys) / sizeof(keys[0])))
+            keys[nkeys++] = kv;
         if ((rc = spec_option(spec, kv, v, o, err)) != 0)
             return rc;
     }

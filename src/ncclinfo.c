@@ -179,6 +179,17 @@ static void read_version(struct rd *r, const char *v)
     r->log->version_line = r->line;
 }
 
+/* Whether msg holds word followed by a blank (as word_int reads it). */
+static int has_word(const char *msg, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (const char *p = msg; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == msg || p[-1] == ' ') && p[n] == ' ')
+            return 1;
+    return 0;
+}
+
 /* The value after word in the blank-separated msg ("rank 3 nranks 16"): 0 and *out, or -1. */
 static int word_int(const char *msg, const char *word, long lo, long hi, int *out)
 {
@@ -493,20 +504,25 @@ static int read_trees(struct rd *r, const char *msg)
 
 /* "comm 0x... rank R nRanks N nNodes M localRanks L localRank l" (2.12 on) and "comm 0x... rank
  * R nranks N cudaDev D [nvmlDev X] busId B ... Init COMPLETE". */
-static void read_comm(struct rd *r, const char *msg)
+static int read_comm(struct rd *r, const char *msg)
 {
     struct cs_ncclinfo *log = r->log;
     int rank, n, v;
     struct cs_ncclinfo_rank *rk;
     const char *b;
+    const char *nw = has_word(msg, "nRanks") ? "nRanks" : "nranks";
 
-    if (word_int(msg, "rank", 0, CS_NCCLINFO_MAX_RANKS, &rank) != 0 ||
-        (word_int(msg, "nRanks", 1, CS_NCCLINFO_MAX_RANKS, &n) != 0 &&
-         word_int(msg, "nranks", 1, CS_NCCLINFO_MAX_RANKS, &n) != 0))
-        return;
+    if (!has_word(msg, "rank") || !has_word(msg, nw))
+        return 0;
+    if (word_int(msg, "rank", 0, CS_NCCLINFO_MAX_RANKS - 1, &rank) != 0 ||
+        word_int(msg, nw, 1, CS_NCCLINFO_MAX_RANKS, &n) != 0)
+        return fail(r, "a communicator's rank or %s is not a count (ranks 0 to %d)", nw,
+                    CS_NCCLINFO_MAX_RANKS - 1);
+    if (rank >= n)
+        return fail(r, "rank %d in a communicator of %d ranks", rank, n);
     if (n != log->nranks || (rk = rank_of(log, rank)) == NULL) {
         log->other_lines++;
-        return;
+        return 0;
     }
     if (log->comm_line == 0)
         log->comm_line = r->line;
@@ -524,6 +540,7 @@ static void read_comm(struct rd *r, const char *msg)
         if (busid_from_hex(b, strcspn(b, " \t\r"), busid) == 0)
             set_busid(rk, busid);
     }
+    return 0;
 }
 
 /* "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ...", "NET/Socket : Using
@@ -645,7 +662,7 @@ static int read_message(struct rd *r, const char *msg)
     if (starts(msg, "NCCL version "))
         read_version(r, msg + 13);
     else if (starts(msg, "comm 0x"))
-        read_comm(r, msg);
+        return read_comm(r, msg);
     else if (starts(msg, "Channel ") || starts(msg, "Ring "))
         return read_channel(r, msg);
     else if (starts(msg, "Trees "))

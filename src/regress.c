@@ -112,8 +112,8 @@ static int check_header(const struct cs_table *t, const char *path, struct cs_er
 }
 
 /* Check one row's recorded prediction: a known status (empty until the first --update), and
- * time_us and busbw_GBps numbers >= 0 where given, time_us given when the status is ok. Anything
- * else would be compared as a move. */
+ * time_us and busbw_GBps numbers >= 0 where given, time_us given and > 0 when the status is
+ * ok. Anything else would be compared as a move. */
 static int check_result(const struct cs_regress_base *b, long r, struct cs_error *err)
 {
     static const char *const statuses[] = {"", "ok", "deadlock", "hang", "unsupported"};
@@ -138,6 +138,12 @@ static int check_result(const struct cs_regress_base *b, long r, struct cs_error
         if (cell[0] != '\0' && cs_parse_double(cell, 0, HUGE_VAL, &v) != 0)
             return cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
                                  "%s '%s' is not a number >= 0", cols[c], cell);
+        /* a collective that finished took some time: a change from 0 has no size */
+        if (cell[0] != '\0' && c == CS_REGRESS_TIME && strcmp(status, "ok") == 0 && !(v > 0))
+            return cs_error_fail(err, CS_ERR_PARSE, row_path(b, r), t->lines[r],
+                                 "status ok with time_us %s: a finished collective takes more "
+                                 "than 0 us",
+                                 cell);
     }
     return 0;
 }

@@ -166,7 +166,7 @@ static int point_input(const struct cs_sweep *sw, const char *const *vals, const
 static int predict_item(const struct cs_sweep *sw, long k, int shard, const char *const *vals,
                         const struct cs_sweep_size *z, const struct cs_sched *sched,
                         const struct cs_platform *plat, const struct cs_predict_opts *opts,
-                        const char *dtype, FILE *fp, struct cs_error *err)
+                        const char *dtype, FILE *fp, int *nrows, struct cs_error *err)
 {
     struct cs_predict_row *rows = NULL;
     struct cs_predict_opts o = *opts;
@@ -180,6 +180,8 @@ static int predict_item(const struct cs_sweep *sw, long k, int shard, const char
     o.nominal = nominal; /* the sweep's sizes, before alignment: nominal_bytes */
     if (rc == 0)
         rc = cs_predict_run(sched, plat, &o, sizes, n, rows, err);
+    if (rc == 0)
+        *nrows += n;
     for (int r = 0; rc == 0 && r < n; r++) {
         fprintf(fp, "%ld", k);
         if (shard)
@@ -212,7 +214,7 @@ static int run_point(const struct cs_sweep *sw, long k, int shard, const char *t
     struct cs_predict_opts opts = {0};
     struct cs_sched *sched = NULL;
     struct cs_platform *plat = NULL;
-    int rc;
+    int rc, nrows = 0;
 
     if (cs_sweep_point(sw, k, vals) != 0)
         return cs_error_fail(err, CS_ERR_USAGE, sw->path, 0, "no point %ld", k);
@@ -227,7 +229,16 @@ static int run_point(const struct cs_sweep *sw, long k, int shard, const char *t
     if (rc == 0)
         header(sw, shard, fp);
     for (int z = 0; rc == 0 && z < sw->nsizes; z++)
-        rc = predict_item(sw, k, shard, vals, &sw->sizes[z], sched, plat, &opts, dtype, fp, err);
+        rc = predict_item(sw, k, shard, vals, &sw->sizes[z], sched, plat, &opts, dtype, fp, &nrows,
+                          err);
+    if (rc == 0 && nrows == 0) {
+        char note[256];
+
+        /* as predict refuses -b/-e: no size of sizes= is a whole element of the schedule */
+        cs_predict_sizes_note(sched, opts.type_bytes, 0, note, sizeof(note));
+        rc = cs_error_fail(err, CS_ERR_USAGE, sw->path, 0,
+                           "every size of sizes= aligns down to 0: %s", note);
+    }
     cs_platform_free(plat);
     cs_sched_free(sched);
     return rc;

@@ -221,7 +221,7 @@ static int observe(struct cs_tune_sweep *sw, const char *name, long r, int v, st
     const struct cs_table *t = sw->t;
     int c_nom = cs_table_find_col(t, "nominal_bytes");
     const char *size = cs_table_get(t, r, cs_table_find_col(t, "size_bytes"));
-    const char *time = cs_table_get(t, r, cs_table_find_col(t, "time_us"));
+    const char *time = cs_table_get(t, r, cs_table_find_col(t, "time_us")), *status;
     struct cs_tune_obs *o = &sw->obs[sw->nobs];
 
     o->variant = v;
@@ -231,7 +231,14 @@ static int observe(struct cs_tune_sweep *sw, const char *name, long r, int v, st
     if (c_nom >= 0 && cs_parse_ll(cs_table_get(t, r, c_nom), 1, LLONG_MAX, &o->nominal_bytes) != 0)
         return cs_error_fail(err, CS_ERR_PARSE, name, t->lines[r], "bad nominal_bytes '%s'",
                              cs_table_get(t, r, c_nom));
-    o->ok = strcmp(cs_table_get(t, r, cs_table_find_col(t, "status")), "ok") == 0;
+    status = cs_table_get(t, r, cs_table_find_col(t, "status"));
+    if (strcmp(status, "ok") != 0 && strcmp(status, "deadlock") != 0 &&
+        strcmp(status, "hang") != 0 && strcmp(status, "unsupported") != 0)
+        return cs_error_fail(err, CS_ERR_PARSE, name, t->lines[r],
+                             "bad status '%s' (ok, deadlock, hang or unsupported, as predict "
+                             "writes it)",
+                             status);
+    o->ok = strcmp(status, "ok") == 0;
     o->time_us = 0;
     if (o->ok && cs_parse_double(time, -HUGE_VAL, HUGE_VAL, &o->time_us) != 0)
         return cs_error_fail(err, CS_ERR_PARSE, name, t->lines[r], "bad time_us '%s'", time);

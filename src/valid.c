@@ -117,6 +117,23 @@ void cs_valid_contradiction_text(const struct cs_valid_point *p, int n, int i, c
     }
 }
 
+/* A table whose collective column names another collective than c (each row's, where given) is
+ * not a measurement of what the case predicts: CS_ERR_INVALID at that row's line. */
+static int check_collective(const struct cs_csv *t, enum cs_meas_coll c, struct cs_error *err)
+{
+    int cc = cs_csv_col_find(t, "collective");
+
+    for (int r = 0; cc >= 0 && r < t->nrows; r++) {
+        const char *v = cs_csv_cell(t, r, cc);
+
+        if (v[0] != '\0' && cs_meas_coll_parse(v) != c)
+            return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                                 "the table measures '%s', the case predicts %s (its coll=)", v,
+                                 cs_meas_coll_name(c));
+    }
+    return 0;
+}
+
 int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
                               struct cs_valid_point **out, int *nout, struct cs_error *err)
 {
@@ -131,6 +148,7 @@ int cs_valid_read_measurement(const char *path, const char *coll, int ranks,
     if (c == 0 || c == CS_MEAS_SENDRECV) {
         cs_error_set(err, t->name, 0, "unknown collective '%s'", coll);
         rc = CS_ERR_INVALID;
+    } else if ((rc = check_collective(t, c, err)) != 0) {
     } else {
         rc = cs_meas_read_rows(t, cs_meas_ring_steps(c, ranks), ranks, &rows, &n, NULL, err);
     }
