@@ -44,8 +44,10 @@ int cmd_calibrate_platform(int argc, char **argv);
     "physical ranges, to minimise the squared ln(predicted / measured) of every size of every\n"   \
     "table plus one prior term per key (ln(value / prior) over its prior's width), by\n"           \
     "Levenberg-Marquardt on the replay (each iteration predicts every table once per key), then\n" \
-    "reweighted towards the largest errors while that lowers the largest; --jobs N (default\n"     \
-    "the CPUs, at most 8) predicts that many of an iteration's keys at once. The report gives\n"   \
+    "reweighted towards the largest errors while that lowers the largest (up to 4 rounds);\n"      \
+    "--max-iter N (default 30) bounds the iterations of each pass, the first and each round,\n"    \
+    "so the report's count of all of them may be more; --jobs N (default the CPUs, at most\n"      \
+    "8) predicts that many of an iteration's keys at once. The report gives\n"                     \
     "each key's prior, fitted value and 95% interval, and whether the data identified it\n"        \
     "(their information on it exceeds the prior's), it stayed at its prior, or it is at the\n"     \
     "edge of its range; and the pairs of keys the data cannot tell apart (correlation beyond\n"    \

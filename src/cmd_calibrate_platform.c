@@ -688,10 +688,12 @@ static void report_keys(FILE *rep, const struct cs_mfit_key *keys, int nkeys,
         fprintf(rep, ".\n");
     }
     fprintf(rep,
-            "\n%d iteration%s of Levenberg-Marquardt, %d predictions of the tables, %s; "
+            "\n%d iteration%s of Levenberg-Marquardt in all its passes, %d predictions of the "
+            "tables, %s; "
             "residual scale %.2f%% (ln units), %d degrees of freedom.\n",
             res->iters, res->iters == 1 ? "" : "s", res->evals,
-            res->converged ? "converged" : "stopped at --max-iter", 100 * res->sigma, res->dof);
+            res->converged ? "converged" : "its last pass stopped at --max-iter", 100 * res->sigma,
+            res->dof);
 }
 
 /* One table's sizes and statistics. */
