@@ -343,6 +343,11 @@ static int read_cpu(struct xr *x, const struct cs_xml_elem *e)
         (rc = int_attr(x, e, "modelid", -1, 1 << 20, &d.cpu_model)) != 0)
         return rc;
     snprintf(d.vendor, sizeof(d.vendor), "%s", vendor ? vendor : "");
+    for (int i = 0; i < x->t->ndev && d.numa >= 0; i++) /* one machine: one CPU per NUMA node */
+        if (x->t->dev[i].kind == CS_TOPO_CPU && x->t->dev[i].file == x->file &&
+            x->t->dev[i].numa == d.numa)
+            return bad(x, e, CS_ERR_INVALID, "numaid=\"%d\" is given twice (line %d)", d.numa,
+                       x->t->dev[i].line);
     if ((k = add(x, e, &d)) < 0)
         return k;
     return read_children(x, e, k);
