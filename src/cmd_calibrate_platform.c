@@ -18,6 +18,7 @@
 #include "nccl.h"
 #include "ncclinfo.h"
 #include "params.h"
+#include "parse.h"
 #include "platform.h"
 #include "refit.h"
 
@@ -217,6 +218,11 @@ static int platform_args(int argc, char **argv, struct popts *o)
                                "-o PLATFORM.xml");
     if (o->sched && o->gen)
         return cmd_usage_error("--schedule and --gen exclude each other");
+    for (int i = 0; i < o->nfit; i++)
+        for (int j = 0; j < o->nfix; j++)
+            if (strcmp(o->fit[i], o->fix[j]) == 0)
+                return cmd_usage_error("%s is given to both --fit and --fix: fit it or keep it",
+                                       o->fit[i]);
     if (o->cases &&
         (o->sched || o->gen || o->protocols || o->nccl[0] || o->channels || o->coll || o->ranks))
         return cmd_usage_error("--cases names each case's schedule, protocol and options; "
@@ -246,23 +252,51 @@ static int platform_args(int argc, char **argv, struct popts *o)
  * log_of read as log_version, 0 for none, or nccl-tests' nccl-library= header; 2.8 or later), ""
  * when none. 0, or an exit code. */
 static int table_info(const struct popts *o, const char *path, int hint, int log_version,
-                      int *ranks, char *ver, size_t len)
+                      int *ranks, int *tnodes, char *ver, size_t len)
 {
     struct cs_csv *t = NULL;
     struct cs_error err;
     enum cs_meas_coll coll = o->coll ? o->coll : CS_MEAS_ALLREDUCE;
-    int vc, gc, code;
+    int vc, gc, nc, code, g = 0;
 
     cs_error_init(&err);
     ver[0] = '\0';
+    *tnodes = 0;
     if (cs_meas_read(path, &t, &err) != 0) {
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
     *ranks = o->ranks ? o->ranks : hint ? hint : cs_meas_infer_ranks(t, coll);
+    /* the table's own gpus and nodes columns (the shared schema), where it has them: what it
+     * says of its run is checked against what its numbers and the options say */
     gc = cs_csv_col_find(t, "gpus");
-    if (*ranks < 2 && gc >= 0 && t->nrows > 0)
-        *ranks = atoi(cs_csv_cell(t, 0, gc));
+    nc = cs_csv_col_find(t, "nodes");
+    if (gc >= 0 && t->nrows > 0 && cs_csv_cell(t, 0, gc)[0] != '\0' &&
+        cs_parse_int(cs_csv_cell(t, 0, gc), 1, CS_NCCLINFO_MAX_RANKS, &g) != 0) {
+        code = cmd_usage_error("%s:%d: gpus '%s' is not a count", path, t->lines[0],
+                               cs_csv_cell(t, 0, gc));
+        cs_csv_free(t);
+        return code;
+    }
+    if (nc >= 0 && t->nrows > 0 && cs_csv_cell(t, 0, nc)[0] != '\0' &&
+        cs_parse_int(cs_csv_cell(t, 0, nc), 1, CS_NCCLINFO_MAX_RANKS, tnodes) != 0) {
+        code = cmd_usage_error("%s:%d: nodes '%s' is not a count", path, t->lines[0],
+                               cs_csv_cell(t, 0, nc));
+        cs_csv_free(t);
+        return code;
+    }
+    if (*ranks < 2 && g > 0)
+        *ranks = g;
+    if (g > 0 && *ranks != g) {
+        code =
+            cmd_usage_error("%s:%d: its gpus column says %d ranks, but %s %d", path, t->lines[0], g,
+                            o->ranks ? "--ranks says"
+                            : hint   ? "its log says"
+                                     : "busbw/algbw say",
+                            *ranks);
+        cs_csv_free(t);
+        return code;
+    }
     vc = cs_csv_col_find(t, "nccl_version");
     if (vc >= 0 && t->nrows > 0 && cs_nccl_version_parse(cs_csv_cell(t, 0, vc), &code, NULL) == 0)
         snprintf(ver, len, "%s", cs_csv_cell(t, 0, vc));
@@ -364,16 +398,32 @@ static int table_case(const struct popts *o, const char *path, int k, struct cs_
     char shared[1100];
     char *f[10];
     int ranks, nodes, nf = 5, rc, gpt = cs_meas_gpus_per_thread(path), given = 0;
-    int is_log, lranks = 0, lnodes = 0, lversion = 0;
+    int is_log, lranks = 0, lnodes = 0, lversion = 0, tnodes = 0;
     const char *v;
     struct cs_error err;
 
     is_log = log_of(o, path, &lranks, &lnodes, &lversion);
-    if ((rc = table_info(o, path, lranks, lversion, &ranks, ver, sizeof(ver))) != 0)
+    if ((rc = table_info(o, path, lranks, lversion, &ranks, &tnodes, ver, sizeof(ver))) != 0)
         return rc;
     case_name(path, name, sizeof(name) - 8);
     snprintf(name + strlen(name), 8, "-%d", (k + 1) % 100);
-    nodes = lnodes > 1 ? lnodes : family_nodes(o, ranks);
+    if (o->nodes && tnodes && o->nodes != tnodes)
+        return cmd_usage_error("%s: its nodes column says %d nodes, --nodes %d", path, tnodes,
+                               o->nodes);
+    nodes = lnodes > 1 ? lnodes : o->nodes ? o->nodes : tnodes ? tnodes : family_nodes(o, ranks);
+    /* the family's machine must be the run's: DGX nodes of 8 GPUs, servers of one card, one
+     * PCIe machine (else the fit would put network data on NVLink, or the reverse) */
+    if (!o->sched && !o->gen &&
+        ((o->fam == CS_FAM_DGX && nodes > 1 && ranks != 8 * nodes) ||
+         (o->fam == CS_FAM_PCIE_NET && ranks != nodes) ||
+         (o->fam != CS_FAM_DGX && o->fam != CS_FAM_PCIE_NET && nodes > 1)))
+        return cmd_usage_error(
+            "%s: %d ranks on %d node%s is not a machine of --family %s (%s); give a table of "
+            "such a run, or --gen/--schedule with the run's own layout",
+            path, ranks, nodes, nodes == 1 ? "" : "s", o->fam_name,
+            o->fam == CS_FAM_DGX        ? "8 GPUs a node"
+            : o->fam == CS_FAM_PCIE_NET ? "one GPU a server"
+                                        : "one machine");
     sched[0] = '\0';
     /* the version named (--nccl), else the log's own (gen nccl reads it), else the table's */
     v = o->nccl[0] ? o->nccl : is_log && lversion != 0 ? "" : ver;
@@ -539,7 +589,7 @@ static int read_tables(const struct popts *o, struct tables *T)
     }
     for (int k = 0; k < o->nfiles + o->nheld && rc == 0; k++) {
         struct cs_case c;
-        int nodes, ranks;
+        int nodes = 0, ranks = 0;
 
         rc = table_case(o, k < o->nfiles ? o->files[k] : o->held[k - o->nfiles], k, &c, &nodes,
                         &ranks);

@@ -75,9 +75,10 @@ static void print_diag(const char *name, const struct cs_verify_diag *d)
         fprintf(stderr, "%s: %s%s\n", name, sev[d->severity], d->msg);
 }
 
-/* With a platform, an LL128 schedule whose connections cross PCIe within a node: a warning, an
- * error of the executor's report with --runtime executor, added to res. Without a platform, a note
- * under --runtime executor. 0, or an exit code after printing why the check failed. */
+/* With a platform, a schedule of more GPUs than it has: refused; an LL128 schedule whose
+ * connections cross PCIe within a node: a warning, an error of the executor's report with
+ * --runtime executor, added to res. Without a platform, a note under --runtime executor. 0, or
+ * an exit code after printing why the check failed. */
 static int check_ll128(const char *name, const struct cs_sched *sched,
                        const struct cs_platform *plat, enum cs_verify_runtime runtime,
                        struct cs_verify_result *res)
@@ -88,6 +89,11 @@ static int check_ll128(const char *name, const struct cs_sched *sched,
     char *msg = NULL, buf[2048];
     int rc;
 
+    if (plat != NULL && sched->ngpus > plat->ngpus) { /* any protocol: no GPU to run on */
+        fprintf(stderr, "%s: the schedule needs %d GPUs but %s has %d\n", name, sched->ngpus,
+                plat->path, plat->ngpus);
+        return CS_EXIT_USAGE;
+    }
     if (sched->proto != CS_PROTO_LL128 || res->verdict == CS_VERIFY_INVALID)
         return 0;
     if (plat == NULL) {
@@ -96,11 +102,6 @@ static int check_ll128(const char *name, const struct cs_sched *sched,
                                          "platform whose links the connections use")
                   : 0;
         return rc == 0 ? 0 : CS_EXIT_USAGE;
-    }
-    if (sched->ngpus > plat->ngpus) {
-        fprintf(stderr, "%s: the schedule needs %d GPUs but %s has %d\n", name, sched->ngpus,
-                plat->path, plat->ngpus);
-        return CS_EXIT_USAGE;
     }
     cs_error_init(&err);
     rc = cs_plan_build(sched, cs_plan_round_size(sched, 1, 4), 4, CS_PROTO_LL128, &plan, &err);

@@ -319,6 +319,10 @@ int cs_nccl_model_time(int version, const struct cs_nccl_machine *m, enum cs_col
     int a = algo == CS_NCCL_ALGO_TREE ? M_TREE : M_RING, p = (int)proto - CS_PROTO_LL, lg;
     double bw, lat;
 
+    if (nranks >= 2 && nnodes >= 1 && nranks % nnodes != 0)
+        return cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                             "NCCL's model: %d ranks do not split evenly over %d nodes", nranks,
+                             nnodes);
     if (version < CS_NCCL_RULE_MIN || version >= CS_NCCL_VERSION_END || m == NULL ||
         (algo != CS_NCCL_ALGO_RING && algo != CS_NCCL_ALGO_TREE) || proto < CS_PROTO_LL ||
         proto > CS_PROTO_SIMPLE || nbytes < 0 || nranks < 2 || nnodes < 1 || nranks % nnodes != 0 ||

@@ -30,6 +30,8 @@ struct rd {
     int dev;  /* the current line's [dev], -1 if none */
     int naff;
     struct affinity *aff;
+    char using_net[64]; /* the first "Using network X" line's X, and its line */
+    int using_line;
 };
 
 static int fail(struct rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -161,22 +163,29 @@ static int busid_from_hex(const char *hex, size_t n, char busid[16])
 }
 
 /* "NCCL version 2.9.9+cuda11.2" */
-static void read_version(struct rd *r, const char *v)
+static int read_version(struct rd *r, const char *v)
 {
     int maj, min, patch = 0;
     const char *p = skip_blank(v);
     size_t n = strcspn(p, " \t\r");
 
-    if (r->log->version != 0 || take_int(&p, 1, 99, &maj) != 0 || *p++ != '.' ||
-        take_int(&p, 0, 99, &min) != 0)
-        return;
+    if (take_int(&p, 1, 99, &maj) != 0 || *p++ != '.' || take_int(&p, 0, 99, &min) != 0)
+        return 0;
     if (*p == '.' && (p++, take_int(&p, 0, 99, &patch)) != 0)
-        return;
+        return 0;
+    if (r->log->version != 0) /* every rank prints it: one version, or two runs joined */
+        return r->log->version == maj * 10000 + min * 100 + patch
+                   ? 0
+                   : fail(r,
+                          "NCCL %d.%d.%d, after NCCL %s on line %d: the logs of two runs; "
+                          "give one run's",
+                          maj, min, patch, r->log->version_text, r->log->version_line);
     r->log->version = maj * 10000 + min * 100 + patch;
     snprintf(r->log->version_text, sizeof(r->log->version_text), "%.*s",
              (int)(n < sizeof(r->log->version_text) ? n : sizeof(r->log->version_text) - 1),
              skip_blank(v));
     r->log->version_line = r->line;
+    return 0;
 }
 
 /* Whether msg holds word followed by a blank (as word_int reads it). */
@@ -537,8 +546,13 @@ static int read_comm(struct rd *r, const char *msg)
         char busid[16];
 
         b = skip_blank(b + 7);
-        if (busid_from_hex(b, strcspn(b, " \t\r"), busid) == 0)
+        if (busid_from_hex(b, strcspn(b, " \t\r"), busid) == 0) {
+            /* the rank's own line names its GPU: its channels must have said the same */
+            if (rk->busid[0] != '\0' && strcmp(rk->busid, busid) != 0)
+                return fail(r, "rank %d's busId %s, where its channels say %s", rank, busid,
+                            rk->busid);
             set_busid(rk, busid);
+        }
     }
     return 0;
 }
@@ -660,7 +674,7 @@ static int read_message(struct rd *r, const char *msg)
 
     log->info_lines++;
     if (starts(msg, "NCCL version "))
-        read_version(r, msg + 13);
+        return read_version(r, msg + 13);
     else if (starts(msg, "comm 0x"))
         return read_comm(r, msg);
     else if (starts(msg, "Channel ") || starts(msg, "Ring "))
@@ -669,10 +683,23 @@ static int read_message(struct rd *r, const char *msg)
         return read_trees(r, msg);
     else if (starts(msg, "NET/"))
         read_nets(r, msg);
-    else if (starts(msg, "Using network ") && log->network[0] == '\0')
-        snprintf(log->network, sizeof(log->network), "%.*s", (int)strcspn(msg + 14, "\r"),
-                 msg + 14);
-    else if (starts(msg, "Setting affinity for GPU "))
+    else if (starts(msg, "Using network ")) {
+        char net[64];
+
+        snprintf(net, sizeof(net), "%.*s", (int)strcspn(msg + 14, "\r"), msg + 14);
+        if (r->using_net[0] == '\0') {
+            snprintf(r->using_net, sizeof(r->using_net), "%s", net);
+            r->using_line = r->line;
+        } else if (strcmp(r->using_net, net) != 0) { /* every rank says it: one network */
+            return fail(r,
+                        "network %s, after %s on line %d: the logs of two runs; give one "
+                        "run's",
+                        net, r->using_net, r->using_line);
+        }
+        if (log->network[0] == '\0')
+            snprintf(log->network, sizeof(log->network), "%.*s", (int)strcspn(msg + 14, "\r"),
+                     msg + 14);
+    } else if (starts(msg, "Setting affinity for GPU "))
         return add_affinity(r, msg);
     else if (strstr(msg, "NVLS multicast support is available"))
         log->nvls = 1;
@@ -701,7 +728,7 @@ static int read_line(struct rd *r, char *line, size_t len)
     body = skip_blank(body);
     if (starts(body, "NCCL version ")) {
         r->log->info_lines++;
-        read_version(r, body + 13);
+        return read_version(r, body + 13);
     } else if (body[0] == '#') {
         read_banner(r, body);
     }
@@ -773,7 +800,7 @@ int cs_ncclinfo_read_mem(const char *text, size_t len, const char *name, struct 
                          struct cs_error *err)
 {
     struct cs_ncclinfo *log = calloc(1, sizeof(*log));
-    struct rd r = {log, name ? name : "<memory>", err, 0, -1, -1, 0, NULL};
+    struct rd r = {log, name ? name : "<memory>", err, 0, -1, -1, 0, NULL, "", 0};
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;

@@ -1276,6 +1276,47 @@ static int meas_points(const struct meas_sample *v, int n, struct cs_predict_mea
     return 0;
 }
 
+/* Whether table t measured the schedule's collective over its ngpus: its collective and gpus
+ * columns where given, and the busbw/algbw ratio (nccl-tests' factor of the collective). 0, or
+ * CS_ERR_INVALID with err at the table. */
+static int meas_matches(const struct cs_csv *t, enum cs_coll coll, int ngpus, struct cs_error *err)
+{
+    const char *cname = cs_coll_name(coll);
+    enum cs_meas_coll mc = cname ? cs_meas_coll_parse(cname) : 0;
+    int cc = cs_csv_col_find(t, "collective"), gc = cs_csv_col_find(t, "gpus");
+    int ca = cs_csv_col_find(t, "algbw_GBps"), cb = cs_csv_col_find(t, "busbw_GBps"), n;
+
+    for (int r = 0; r < t->nrows; r++) {
+        const char *v = cs_csv_cell(t, r, cc), *g = cs_csv_cell(t, r, gc);
+        double a, b;
+
+        if (cc >= 0 && v[0] != '\0' && cs_meas_coll_parse(v) != mc)
+            return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                                 "the table measures '%s', the schedule is %s", v,
+                                 cname ? cname : "another collective");
+        if (gc >= 0 && g[0] != '\0' && atoi(g) != ngpus)
+            return cs_error_fail(err, CS_ERR_INVALID, t->name, t->lines[r],
+                                 "the table ran on %s GPUs, the schedule on %d", g, ngpus);
+        /* a ratio to check: nccl-tests' factors exist for these collectives */
+        if (mc != 0 && mc != CS_MEAS_SENDRECV && ca >= 0 && cb >= 0 && r == 0) {
+            n = cs_meas_infer_ranks(t, mc);
+            for (int q = 0; q < t->nrows && n != ngpus; q++)
+                if (cs_csv_get_double(t, q, ca, &a, NULL) == 0 &&
+                    cs_csv_get_double(t, q, cb, &b, NULL) == 0 && a > 1 && b > 0)
+                    return n >= 2 ? cs_error_fail(err, CS_ERR_INVALID, t->name, 0,
+                                                  "its busbw/algbw is an %s over %d ranks, the "
+                                                  "schedule's over %d GPUs",
+                                                  cname, n, ngpus)
+                                  : cs_error_fail(err, CS_ERR_INVALID, t->name, 0,
+                                                  "its busbw/algbw is an %s over no whole rank "
+                                                  "count (another collective?), not over the "
+                                                  "schedule's %d GPUs",
+                                                  cname, ngpus);
+        }
+    }
+    return 0;
+}
+
 int cs_predict_meas_read(const char *path, enum cs_coll coll, int ngpus,
                          struct cs_predict_meas **out, struct cs_error *err)
 {
@@ -1286,6 +1327,8 @@ int cs_predict_meas_read(const char *path, enum cs_coll coll, int ngpus,
     int n = 0, nsteps = (int)lround(cs_busbw_factor(coll, ngpus) * ngpus);
     int rc = cs_meas_read(path, &t, err);
 
+    if (rc == 0)
+        rc = meas_matches(t, coll, ngpus, err);
     if (rc == 0)
         rc = cs_meas_read_rows(t, nsteps, ngpus, &rows, &n, NULL, err);
     if (rc == 0 && n == 0)

@@ -302,8 +302,11 @@ static void worker(const struct model *m, const double *theta, int n, int k, int
     snprintf(path, sizeof(path), "%s.w%d", m->r->plat_path, k);
     r.plat_path = path;
     cs_error_init(&a.err);
-    a.rc = pred == NULL ? CS_ERR_NOMEM : predict_at(m, &r, theta, pred, n, &a.err);
+    /* a signal to the fit (its process group) removes this child's platform file too */
+    a.rc = pred == NULL || cs_cleanup_add(path) != 0 ? CS_ERR_NOMEM
+                                                     : predict_at(m, &r, theta, pred, n, &a.err);
     unlink(path);
+    cs_cleanup_drop(path);
     if (cs_fd_write_all(fd, &a, sizeof(a)) != 0 ||
         (a.rc == 0 && cs_fd_write_all(fd, pred, (size_t)n * sizeof(*pred)) != 0))
         _exit(3);
@@ -321,7 +324,10 @@ static int batch_fn(void *ctx, const double *thetas, int mcount, int nkeys, doub
     for (int j0 = 0; j0 < mcount && rc == 0; j0 += w) {
         int nj = mcount - j0 < w ? mcount - j0 : w, fds[64];
         pid_t pids[64];
+        static char wpath[64][1100]; /* each worker's platform file, removed on a signal */
 
+        for (int j = 0; j < nj; j++)
+            wpath[j][0] = '\0';
         for (int j = 0; j < nj; j++) {
             int pfd[2];
 
@@ -329,6 +335,14 @@ static int batch_fn(void *ctx, const double *thetas, int mcount, int nkeys, doub
             fds[j] = -1;
             if (pipe(pfd) != 0) {
                 rc = cs_error_fail(err, CS_ERR_SIM, NULL, 0, "cannot make a pipe");
+                break;
+            }
+            snprintf(wpath[j], sizeof(wpath[j]), "%s.w%d", m->r->plat_path, j0 + j);
+            if (cs_cleanup_add(wpath[j]) != 0) {
+                close(pfd[0]);
+                close(pfd[1]);
+                wpath[j][0] = '\0';
+                rc = cs_error_fail(err, CS_ERR_NOMEM, NULL, 0, "out of memory");
                 break;
             }
             fflush(NULL);
@@ -363,6 +377,10 @@ static int batch_fn(void *ctx, const double *thetas, int mcount, int nkeys, doub
             }
             if (pids[j] > 0)
                 waitpid(pids[j], NULL, 0);
+            if (wpath[j][0] != '\0') {
+                unlink(wpath[j]); /* the worker's own unlink, should it have died first */
+                cs_cleanup_drop(wpath[j]);
+            }
         }
     }
     return rc;

@@ -582,6 +582,11 @@ int cs_trace_compare(const struct cs_step_trace *a, const struct cs_step_trace *
             r->iter = x->iter;
             r->step = x->step;
             memcpy(r->type, x->type[0] ? x->type : y->type, sizeof(r->type));
+            if (x->type[0] && y->type[0] && strcmp(x->type, y->type) != 0 &&
+                out->type_diff++ == 0) {
+                out->first_diff = *r;
+                snprintf(out->first_diff_b, sizeof(out->first_diff_b), "%s", y->type);
+            }
             r->a_start_us = x->t0_us;
             r->a_dur_us = x->t1_us - x->t0_us;
             r->b_start_us = y->t0_us;

@@ -58,6 +58,9 @@ struct cs_trace_cmp {
     double med_abs_us, max_abs_us; /* |b_dur - a_dur| over matched steps */
     double med_rel, max_rel;       /* |b_dur - a_dur| / a_dur, steps with a_dur > 0 */
     struct cs_trace_cmp_row *rows; /* matched, by decreasing |b_dur - a_dur| */
+    long type_diff;                /* matched steps whose types both traces name, differently */
+    struct cs_trace_cmp_row first_diff; /* the first of them (its type: a's) */
+    char first_diff_b[24];              /* and b's type there */
 };
 
 /* Compare a (measured) with b (predicted), both sorted as cs_step_trace_read leaves them. 0, or

@@ -392,7 +392,7 @@ int cs_tune_check_credits(struct cs_tune_sweep *sw, const char *sched_dir, int n
 /* The sweep's platform: the file its platform column names (relative to dir), or the one its
  * family keys describe, written to the temporary file tmp (a mkstemp template; replays load it,
  * so the caller removes it when tmp[0] is not '\0' after use). */
-static int sweep_platform(const struct cs_tune_sweep *sw, const char *dir, char *tmp,
+static int sweep_platform(const struct cs_tune_sweep *sw, const char *dir, char *tmp, int *made,
                           struct cs_platform **out, struct cs_error *err)
 {
     const struct cs_table *t = sw->t;
@@ -415,10 +415,10 @@ static int sweep_platform(const struct cs_tune_sweep *sw, const char *dir, char 
                  : cs_error_fail(err, CS_ERR_USAGE, NULL, 0, "platform path too long");
     } else if (cs_sweep_value(ks, vals, "platform.family") == NULL) {
         rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0, "no platform or platform.family column");
-    } else if ((fd = mkstemp(tmp)) < 0) {
-        tmp[0] = '\0';
+    } else if ((fd = cs_cleanup_mkstemps(tmp, 0)) < 0) { /* removed on a signal too */
         rc = cs_error_fail(err, CS_ERR_IO, NULL, 0, "temporary platform file: %s", strerror(errno));
     } else {
+        *made = 1;
         close(fd);
         if ((rc = cs_sweeprun_platform(ks, vals, &spec, &params, err)) == 0 &&
             (rc = cs_platform_write(&spec, &params, tmp, err)) == 0)
@@ -462,19 +462,21 @@ int cs_tune_check_ll128(struct cs_tune_sweep *sw, const char *sched_dir, struct 
 {
     struct cs_platform *plat = NULL;
     char tmp[] = "/tmp/collsim-tune-XXXXXX";
-    int rc = 0, any = 0;
+    int rc = 0, any = 0, made = 0;
 
     for (int v = 0; v < sw->nvar; v++)
         any |= strstr(sw->var[v].desc, "LL128") != NULL;
     if (!any)
         return 0;
-    if ((rc = sweep_platform(sw, sched_dir, tmp, &plat, err)) == 0)
+    if ((rc = sweep_platform(sw, sched_dir, tmp, &made, &plat, err)) == 0)
         for (int v = 0; v < sw->nvar && rc == 0; v++)
             if (!sw->var[v].unchecked)
                 rc = variant_ll128(sw, v, plat, sched_dir, err);
     cs_platform_free(plat);
-    if (strchr(tmp, 'X') == NULL && tmp[0] != '\0')
+    if (made) { /* mkstemp may well write an X into the name: whether it made one decides */
         unlink(tmp);
+        cs_cleanup_drop(tmp);
+    }
     return rc;
 }
 
@@ -513,7 +515,7 @@ int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const
     char tmp[] = "/tmp/collsim-tune-XXXXXX";
     long long *sizes = NULL;
     long n = 0;
-    int v = 0, rc;
+    int v = 0, rc, made = 0;
 
     if (plat == NULL && cs_table_find_col(sw->t, "platform") < 0 &&
         cs_table_find_col(sw->t, "platform.family") < 0) {
@@ -528,7 +530,7 @@ int cs_tune_nccl_baseline(struct cs_tune_sweep *sw, const char *sched_dir, const
                              "NCCL's baseline needs a variant's schedule (--schedule-dir), or "
                              "--no-nccl");
     if ((rc = plat ? cs_platform_read(plat, &p, err)
-                   : sweep_platform(sw, sched_dir, tmp, &p, err)) ||
+                   : sweep_platform(sw, sched_dir, tmp, &made, &p, err)) ||
         (rc = cs_tune_variant_sched(sw, v, sched_dir, &s, err)) ||
         (rc = sweep_sizes(sw, &sizes, &n)) ||
         ((sw->nccl = calloc((size_t)n, sizeof(*sw->nccl))) == NULL && (rc = CS_ERR_NOMEM)))
@@ -557,8 +559,10 @@ done:
     free(sizes);
     cs_sched_free(s);
     cs_platform_free(p);
-    if (strchr(tmp, 'X') == NULL && tmp[0] != '\0')
+    if (made) { /* mkstemp may well write an X into the name: whether it made one decides */
         unlink(tmp);
+        cs_cleanup_drop(tmp);
+    }
     return rc == CS_ERR_NOMEM ? cs_error_fail(err, rc, NULL, 0, "out of memory") : rc;
 }
 
