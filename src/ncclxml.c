@@ -142,6 +142,13 @@ static int pci_attrs(struct xr *x, const struct cs_xml_elem *e, struct cs_topo_d
         return rc;
     if (d->pci_vendor == 0xffff) /* a vendor skeleton's switch: no real device */
         d->pci_vendor = d->pci_device = 0;
+    /* the widths PCIe defines (0: not given, as skeletons leave it) */
+    if (d->link_width > 0 && d->link_width != 1 && d->link_width != 2 && d->link_width != 4 &&
+        d->link_width != 8 && d->link_width != 12 && d->link_width != 16 && d->link_width != 32)
+        return bad(x, e, CS_ERR_INVALID,
+                   "link_width=\"%d\" is not a PCIe link's lanes (1, 2, 4, 8, "
+                   "12, 16 or 32)",
+                   d->link_width);
     for (int i = 0; i < x->t->ndev && d->busid[0]; i++)
         if (strcmp(x->t->dev[i].busid, d->busid) == 0)
             return bad(x, e, CS_ERR_INVALID, "bus id %s is given twice (line %d)", d->busid,
