@@ -16,12 +16,15 @@ int cmd_calibrate_platform(int argc, char **argv);
     "Fit a family's platform to measured tables through the model, and write it. Each TABLE\n"     \
     "(a measurement table or raw nccl-tests output, as `calibrate fit` reads them) is one case:\n" \
     "by default the schedule NCCL runs, gen:nccl:gpus=N,nodes=M,channels=C (N the table's\n"       \
-    "ranks; --nccl, else the table's nccl_version column, else 2.12.12; --channels, else the\n"    \
-    "family's), each size predicted on NCCL's channels and threads at that size, with the\n"       \
-    "protocol NCCL's own tuning model of that version picks there (--protocols nccl) when the\n"   \
-    "version is known, else the fastest of LL, LL128 and Simple (NCCL's choice then being\n"       \
-    "unknown, the fit finds where each protocol runs); --schedule FILE or --gen SPEC with\n"       \
-    "--protocols LIST predicts the fastest of LIST instead. An NCCL_DEBUG=INFO log given as a\n"   \
+    "ranks: --ranks, else busbw/algbw, else its gpus column, which must agree; M: --nodes, else\n" \
+    "its nodes column, else the family's, and a run that is not the family's machine, as 4\n"      \
+    "ranks on 2 DGX nodes, is refused; --nccl, else the table's nccl_version column, else\n"       \
+    "2.12.12; --channels, else the family's), each size predicted on NCCL's channels and\n"        \
+    "threads at that size, with the protocol NCCL's own tuning model of that version picks\n"      \
+    "there (--protocols nccl) when the version is known, else the fastest of LL, LL128 and\n"      \
+    "Simple (NCCL's choice then being unknown, the fit finds where each protocol runs);\n"         \
+    "--schedule FILE or --gen SPEC with --protocols LIST predicts the fastest of LIST\n"           \
+    "instead. An NCCL_DEBUG=INFO log given as a\n"                                                 \
     "TABLE (its nccl-tests table inside) also gives what a user would: the ranks and nodes\n"      \
     "where --ranks and --nodes do not, and the schedule NCCL ran, gen:nccl:log=TABLE (its\n"       \
     "version, channels and ring orders; `collsim nccl-log TABLE` shows what was read), with\n"     \
