@@ -207,6 +207,11 @@ static int check_generator_opts(const char *name, const struct cs_gen_opts *o)
         return cmd_usage_error("gen nccl: --size is required (NCCL's choice depends on it)");
     if (strcmp(name, "hierarchical") == 0 && o->coll && o->coll != CS_COLL_ALLREDUCE)
         return cmd_usage_error("gen hierarchical writes allreduce only (see --coll)");
+    /* written on purpose (what msccl-tools' lowering with its nops gives), but said */
+    if (strcmp(name, "hierarchical") == 0 && o->variant == 1 && o->nops == 1 && !o->compat)
+        fprintf(stderr, "collsim: gen hierarchical: warning: --variant v1 with --dependence-nops "
+                        "on has a dependency cycle: the schedule deadlocks at every size (collsim "
+                        "verify shows it)\n");
     return 0;
 }
 

@@ -278,6 +278,10 @@ static int make_spec(const struct platform_args *a, const char *name, struct cs_
                                "(h100-pcie, h100-pcie-nvbridge) only");
     if (a->gpus_per_node && fam == CS_FAM_HIER)
         return cmd_usage_error("a100-hier takes --rows and --columns");
+    if (a->between && fam != CS_FAM_HIER)
+        return cmd_usage_error("--between applies to a100-hier only (what joins its columns)");
+    if (a->gpus_per_node && fam == CS_FAM_VIRTUAL)
+        return cmd_usage_error("virtual takes --ranks (its ranks share one GPU)");
     cs_platform_spec_init(spec, fam);
     spec->nodes = a->nodes ? a->nodes : spec->nodes;
     spec->gpus_per_node = a->gpus_per_node ? a->gpus_per_node : spec->gpus_per_node;

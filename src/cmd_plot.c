@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -55,9 +56,20 @@ static int parse_args(int argc, char **argv, struct cs_plot_opts *o, const char 
             return cmd_usage_error("plot: --busbw-scale takes linear or log");
         if (c == 'W' && (o->nwhere == MAX_WHERE || strchr(optarg, '=') == NULL))
             return cmd_usage_error("plot: --where takes KEY=VALUE (at most %d)", MAX_WHERE);
-        if (c == 'o')
+        if (c == 'o') {
+            const char *dot = strrchr(optarg, '.');
+            struct stat st;
+
+            /* a device or FIFO (as /dev/null) takes PNG, as the help says of no extension */
+            if ((dot == NULL || strchr(dot, '/') != NULL ||
+                 (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0 &&
+                  strcmp(dot, ".pdf") != 0)) &&
+                !(stat(optarg, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+                return cmd_usage_error("plot: -o %s: the image's extension says its format: .png, "
+                                       ".svg or .pdf",
+                                       optarg);
             o->out = optarg;
-        else if (c == 'B')
+        } else if (c == 'B')
             o->best = optarg;
         else if (c == 'M')
             o->metric = optarg;

@@ -17,6 +17,7 @@
 
 #include "cmd.h"
 #include "fdio.h"
+#include "predict.h"
 #include "progress.h"
 #include "report.h"
 #include "spawn.h"
@@ -357,38 +358,144 @@ static int foreign_entries(const char *dir)
     return rc;
 }
 
+/* The finished points of dir that read the file of key = val: removed, to be run again (their
+ * rows were made from what the file held before). The count removed. */
+static long drop_points_of(const struct cs_sweep *sw, const char *dir, const char *key,
+                           const char *val)
+{
+    const char *vals[CS_SWEEP_MAX_KEYS], *v;
+    char path[PATH_LEN + 32];
+    long n = 0;
+
+    for (long k = 0; k < sw->npoints; k++) {
+        if (cs_sweep_point(sw, k, vals) != 0 || (v = cs_sweep_value(sw, vals, key)) == NULL ||
+            strcmp(v, val) != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/point-%ld.csv", dir, k);
+        n += unlink(path) == 0;
+    }
+    return n;
+}
+
 /* Whether dir holds results of this sweep: its sweep.sig (the CSV header and the sizes, written
- * by the first run) must match. 0, or an exit code after a message. */
+ * by the first run) must match; after them it lists each schedule and platform file by content
+ * (FNV-1a), and the finished points that read a file changed since are removed, to run again.
+ * 0, or an exit code after a message. */
 static int check_signature(const struct cs_sweep *sw, const char *dir)
 {
-    char want[8192] = "", have[8192] = "", path[PATH_LEN + 16];
-    FILE *fp = fmemopen(want, sizeof(want), "w");
+    char *want = NULL, *have = NULL, path[PATH_LEN + 16];
+    size_t wlen = 0, hlen = 0, head;
+    FILE *fp = open_memstream(&want, &wlen);
     struct cs_outfile of;
+    struct cs_error e;
+    long dropped = 0;
+    int same;
 
-    if (fp != NULL) {
-        cs_sweeprun_header(sw, fp);
-        fputs("sizes", fp);
-        for (int z = 0; z < sw->nsizes; z++)
-            fprintf(fp, " %lld..%lldx%g", sw->sizes[z].min_bytes, sw->sizes[z].max_bytes,
-                    sw->sizes[z].factor);
-        fputc('\n', fp);
-        fclose(fp);
+    if (fp == NULL)
+        return cmd_usage_error("out of memory");
+    cs_sweeprun_header(sw, fp);
+    fputs("sizes", fp);
+    for (int z = 0; z < sw->nsizes; z++)
+        fprintf(fp, " %lld..%lldx%g", sw->sizes[z].min_bytes, sw->sizes[z].max_bytes,
+                sw->sizes[z].factor);
+    fputc('\n', fp);
+    fflush(fp);
+    head = wlen; /* what must match; the file lines after it say which points to run again */
+    for (int a = 0; a < sw->naxes; a++)
+        for (int j = 0; j < sw->axes[a].nkeys; j++) {
+            const char *key = sw->keys[sw->axes[a].keys[j]];
+
+            if (strcmp(key, "schedule") != 0 && strcmp(key, "platform") != 0)
+                continue;
+            for (int v = 0; v < sw->axes[a].nvals; v++) {
+                const char *val = sw->axes[a].vals[v * sw->axes[a].nkeys + j];
+                char file[PATH_LEN], hex[17];
+                struct stat st;
+
+                cs_error_init(&e);
+                if (strcmp(val, "-") == 0 || cs_sweep_path(sw, val, file, sizeof(file)) != 0)
+                    continue;
+                /* a FIFO or device reads once: it is not hashed, its points never dropped */
+                if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+                    snprintf(hex, sizeof(hex), "-");
+                else if (cs_predict_file_hash(file, hex, &e) != 0)
+                    snprintf(hex, sizeof(hex), "-");
+                fprintf(fp, "file %s %s %s\n", key, val, hex);
+            }
+        }
+    if (fclose(fp) != 0 || want == NULL) {
+        free(want);
+        return cmd_usage_error("out of memory");
     }
     snprintf(path, sizeof(path), "%s/sweep.sig", dir);
-    if ((fp = cs_fopen_read(path)) == NULL && foreign_entries(dir) != 0)
+    if ((fp = cs_fopen_read(path)) == NULL && foreign_entries(dir) != 0) {
+        free(want);
         return CS_EXIT_USAGE;
-    if (fp != NULL) {
-        have[fread(have, 1, sizeof(have) - 1, fp)] = '\0';
-        fclose(fp);
-        return strcmp(have, want) == 0 ? 0
-                                       : cmd_usage_error("%s holds results of a sweep with other "
-                                                         "keys or sizes; give another --results "
-                                                         "directory or remove it",
-                                                         dir);
     }
-    if (open_output(&of, path) != 0)
+    if (fp != NULL) {
+        /* read as the sweep's own state, not as an input (it is rewritten below) */
+        FILE *hm = open_memstream(&have, &hlen);
+        char buf[8192];
+        size_t got;
+
+        while (hm != NULL && (got = fread(buf, 1, sizeof(buf), fp)) > 0)
+            fwrite(buf, 1, got, hm);
+        fclose(fp);
+        if (hm == NULL || fclose(hm) != 0 || have == NULL) {
+            free(want);
+            return cmd_usage_error("out of memory");
+        }
+        if (hlen < head || memcmp(have, want, head) != 0 ||
+            (hlen > head && strncmp(have + head, "file ", 5) != 0)) {
+            free(have);
+            free(want);
+            return cmd_usage_error("%s holds results of a sweep with other keys or sizes; give "
+                                   "another --results directory or remove it",
+                                   dir);
+        }
+        /* each file line of this run against the first run's: a file whose content changed
+         * (or that the first run did not list) drops the finished points that read it */
+        for (const char *l = want + head; *l != '\0';) {
+            const char *end = strchr(l, '\n'), *hash, *h;
+            size_t kl, ll;
+
+            end = end ? end : l + strlen(l);
+            ll = (size_t)(end - l);
+            for (hash = end; hash > l && hash[-1] != ' ';)
+                hash--;
+            kl = (size_t)(hash - l); /* "file KEY VAL " */
+            for (h = have + head; *h != '\0' && strncmp(h, l, kl) != 0;) {
+                const char *n = strchr(h, '\n');
+
+                h = n ? n + 1 : h + strlen(h);
+            }
+            if (*hash != '-' &&
+                (*h == '\0' || strncmp(h, l, ll) != 0 || (h[ll] != '\n' && h[ll] != '\0'))) {
+                char key[64], val[PATH_LEN];
+
+                if (sscanf(l, "file %63s %4095s", key, val) == 2)
+                    dropped += drop_points_of(sw, dir, key, val);
+            }
+            l = *end ? end + 1 : end;
+        }
+        same = hlen == wlen && memcmp(have, want, wlen) == 0;
+        free(have);
+        if (dropped > 0)
+            fprintf(stderr,
+                    "collsim: sweep: %ld finished point%s read a schedule or platform that has "
+                    "changed since: %s run again\n",
+                    dropped, dropped == 1 ? "" : "s", dropped == 1 ? "it is" : "they are");
+        if (same) {
+            free(want);
+            return 0;
+        }
+    }
+    if (open_output(&of, path) != 0) {
+        free(want);
         return CS_EXIT_USAGE;
-    fputs(want, of.fp); /* a failed write fails the close */
+    }
+    fwrite(want, 1, wlen, of.fp); /* a failed write fails the close */
+    free(want);
     return close_output(&of);
 }
 
@@ -751,13 +858,17 @@ static const struct option sweep_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+static int jobs_given; /* -j on the command line */
+
 /* One option into a; 0, or an exit code. */
 static int take_option(void *ctx, int c, const char *v)
 {
     struct sweep_args *a = ctx;
 
-    if (c == 'j')
+    if (c == 'j') {
+        jobs_given = 1;
         return cmd_opt_ll("-j", v, 1, 1024, &a->jobs, "a number of processes in 1..1024");
+    }
     if (c == OPT_POINT)
         return cmd_opt_ll("--point", v, 0, CS_SWEEP_MAX_POINTS, &a->point, "a point number");
     if (c == 'q')
@@ -789,7 +900,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     a->shard_dir = ".";
     a->point = -1;
     a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    quiet = 0;
+    quiet = jobs_given = 0;
     if ((rc = cmd_getopts(argc, argv, "j:qo:", sweep_opts, take_option, a)) != 0)
         return rc;
     if (a->merge)
@@ -804,6 +915,9 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     a->spec = argv[optind];
     if ((a->point >= 0) != (a->point_out != NULL))
         return cmd_usage_error("sweep: --point K and --out FILE go together");
+    if (a->point >= 0 && (strcmp(a->out, "-") != 0 || a->results != NULL || jobs_given || a->list))
+        return cmd_usage_error("sweep: --point K --out FILE runs one point into FILE; -o, "
+                               "--results, -j and --list are for the whole sweep");
     if (a->jobs < 1)
         a->jobs = 1;
     return 0;
@@ -827,6 +941,32 @@ static int check_files(const struct cs_sweep *sw, const char *spec)
                                            strerror(errno));
             }
         }
+    return 0;
+}
+
+/* Every point's platform keys, before any point runs: a key that does not apply to its family
+ * (or an unknown family) fails the sweep once, not once per point. */
+static int check_platform_keys(const struct cs_sweep *sw)
+{
+    const char *vals[CS_SWEEP_MAX_KEYS];
+
+    if (cs_sweep_find_key(sw, "platform.family") < 0)
+        return 0;
+    for (long k = 0; k < sw->npoints; k++) {
+        struct cs_platform_spec spec;
+        struct cs_params params;
+        struct cs_error err;
+
+        cs_error_init(&err);
+        if (cs_sweep_point(sw, k, vals) != 0 ||
+            cs_sweeprun_platform(sw, vals, &spec, &params, &err) != 0) {
+            char buf[2048];
+
+            fprintf(stderr, "collsim: %s (point %ld; no point was run)\n",
+                    cs_error_format(&err, buf, sizeof(buf)), k);
+            return CS_EXIT_USAGE;
+        }
+    }
     return 0;
 }
 
@@ -859,7 +999,7 @@ int cmd_sweep(int argc, char **argv)
         cmd_print_error(&err);
         return CS_EXIT_USAGE;
     }
-    if (check_files(sw, a.spec) != 0) {
+    if (check_files(sw, a.spec) != 0 || check_platform_keys(sw) != 0) {
         rc = CS_EXIT_USAGE;
     } else if (a.list) {
         rc = list_points(sw, a.spec, a.shard_dir);

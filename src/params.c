@@ -207,7 +207,7 @@ static const struct param {
     {FIELD(deploy_s), 0, "per-system deployment overhead; 0 for bare metal"},
     {FIELD(launch_gpu_s), 0,
      "-g 8 against one process per GPU, same A100 machine: (39 - 21) us / 7 (thanos-notes)"},
-    {FIELD(gpus_per_process), 0, "deployment: GPUs one process drives (nccl-tests -g); 1"},
+    {FIELD(gpus_per_process), WHOLE, "deployment: GPUs one process drives (nccl-tests -g); 1"},
     {FIELD(call_s), BY_PROTO | BY_LINK,
      "NCCL Ring hwLat of the protocol less that of LL (tuning.cc hwLatencies); hbm: NVLink's"},
     {FIELD(prologue_s), 0,

@@ -485,10 +485,27 @@ static int add_host_id(struct reader *r, const xmlNode *n, const char *id)
     return 0;
 }
 
+/* A host's or cluster's core="N": SimGrid aborts on anything but a whole number >= 1. */
+static int check_cores(struct reader *r, const xmlNode *n, const char *what, const char *id)
+{
+    char *v = attr(n, "core");
+    int cores, rc = 0;
+
+    if (v != NULL && cs_parse_int(v, 1, 1 << 20, &cores) != 0)
+        rc = cs_error_fail(r->err, CS_ERR_INVALID, r->path, xmlGetLineNo(n),
+                           "%s '%s': core=\"%.40s\" is not a whole number of cores from 1", what,
+                           id ? id : "", v);
+    xmlFree(v);
+    return rc;
+}
+
 static int add_host(struct reader *r, const xmlNode *n)
 {
     char *id = attr(n, "id");
     int rc = id ? check_quantity(r, n, "host", id, "speed", 0) : 0;
+
+    if (rc == 0)
+        rc = check_cores(r, n, "host", id);
 
     if (rc == 0 && id != NULL)
         rc = add_host_id(r, n, id);
@@ -635,7 +652,7 @@ static int check_cluster_attrs(struct reader *r, const xmlNode *n, const char *i
             rc = check_quantity(r, n, "cluster", id, qty[i].name, qty[i].nonneg);
         xmlFree(v);
     }
-    return rc;
+    return rc == 0 ? check_cores(r, n, "cluster", id) : rc;
 }
 
 /* A <cluster>: its hosts (gpuN among them are GPUs) and a class for every link it creates, its

@@ -344,23 +344,33 @@ int cs_regress_geometric(const long long *sizes, int n, long long *factor)
 /* The sizes to predict for g, as predict -b -e -f would visit them (one run when geometric, else
  * one per size), rounded as predict rounds them. */
 static int group_sizes(const struct cs_sched *sched, int type_bytes,
-                       const struct cs_regress_group *g, long long **sizes, int *n)
+                       const struct cs_regress_group *g, long long **sizes, long long **nominal,
+                       int *n)
 {
-    long long f, *v;
+    long long f, *v, *w;
     int k = 0;
 
+    *nominal = NULL;
     if (cs_regress_geometric(g->sizes, g->n, &f))
         return cs_predict_sizes(sched, type_bytes, g->sizes[0], g->sizes[g->n - 1], f, sizes, n,
                                 NULL);
-    if ((v = malloc(sizeof(*v) * (size_t)g->n)) == NULL)
+    v = malloc(sizeof(*v) * (size_t)g->n);
+    w = malloc(sizeof(*w) * (size_t)g->n);
+    if (v == NULL || w == NULL) {
+        free(v);
+        free(w);
         return CS_ERR_NOMEM;
+    }
     for (int i = 0; i < g->n; i++) {
         long long r = cs_plan_round_size(sched, g->sizes[i], type_bytes);
 
-        if (k == 0 || v[k - 1] != r)
+        if (k == 0 || v[k - 1] != r) {
+            w[k] = g->sizes[i]; /* the row's size, which the comparison looks up */
             v[k++] = r;
+        }
     }
     *sizes = v;
+    *nominal = w;
     *n = k;
     return 0;
 }
@@ -376,7 +386,7 @@ int cs_regress_predict(const struct cs_regress_base *b, const struct cs_regress_
     struct cs_sched *s = NULL;
     struct cs_platform *p = NULL;
     struct cs_predict_row *r = NULL;
-    long long *sizes = NULL;
+    long long *sizes = NULL, *nominal = NULL;
     int ns = 0, rc;
 
     if (strncmp(sched, "gen:", 4) == 0)
@@ -390,7 +400,8 @@ int cs_regress_predict(const struct cs_regress_base *b, const struct cs_regress_
     opts.type_bytes = cs_dtype_bytes("float");
     if ((rc = cs_predict_load(&in, &s, &p, err)) != 0)
         return rc;
-    rc = group_sizes(s, opts.type_bytes, g, &sizes, &ns);
+    rc = group_sizes(s, opts.type_bytes, g, &sizes, &nominal, &ns);
+    opts.nominal = nominal;
     if (rc == 0 && (r = calloc((size_t)ns, sizeof(*r))) == NULL)
         rc = CS_ERR_NOMEM;
     if (rc == 0 && (rc = cs_predict_run(s, p, &opts, sizes, ns, r, err)) == 0) {
@@ -400,6 +411,7 @@ int cs_regress_predict(const struct cs_regress_base *b, const struct cs_regress_
         free(r);
     }
     free(sizes);
+    free(nominal);
     cs_sched_free(s);
     cs_platform_free(p);
     return rc;
@@ -410,19 +422,26 @@ void cs_regress_compare(const struct cs_regress_base *b, long row, const struct 
 {
     const char *os = cs_table_get(b->t, row, CS_REGRESS_STATUS);
     const char *ot = cs_table_get(b->t, row, CS_REGRESS_TIME);
+    /* a row's size is the size asked for, nominal_bytes where it has one (a size the schedule
+     * does not divide runs aligned, and its row keeps the size asked there), else size_bytes */
     int cs = res ? cs_table_find_col(res, "size_bytes") : -1;
+    int cn = res ? cs_table_find_col(res, "nominal_bytes") : -1;
     char s[32];
 
     memset(out, 0, sizeof(*out));
     out->row = row;
     cs_parse_ll(cs_table_get(b->t, row, CS_REGRESS_SIZE), 1, (1LL << 62), &out->size_bytes);
     snprintf(s, sizeof(s), "%lld", out->size_bytes);
-    for (long r = 0; cs >= 0 && r < res->nrows && out->time_us == NULL; r++)
-        if (strcmp(cs_table_get(res, r, cs), s) == 0) {
+    for (long r = 0; cs >= 0 && r < res->nrows && out->time_us == NULL; r++) {
+        const char *nom = cn >= 0 ? cs_table_get(res, r, cn) : "";
+        const char *at = nom[0] != '\0' && strcmp(nom, "0") != 0 ? nom : cs_table_get(res, r, cs);
+
+        if (strcmp(at, s) == 0) {
             out->time_us = cs_table_get(res, r, cs_table_find_col(res, "time_us"));
             out->busbw_GBps = cs_table_get(res, r, cs_table_find_col(res, "busbw_GBps"));
             out->status = cs_table_get(res, r, cs_table_find_col(res, "status"));
         }
+    }
     if (out->time_us == NULL) {
         out->moved = 1;
         snprintf(out->change, sizeof(out->change), "missing");

@@ -106,6 +106,9 @@ int cs_sweeprun_platform(const struct cs_sweep *sw, const char *const *vals,
     cs_platform_spec_init(spec, fam);
     cs_params_init(params);
     spec->gpu = cs_platform_family_gpu(name);
+    if (between != NULL && fam != CS_FAM_HIER)
+        return cs_error_fail(err, CS_ERR_INVALID, sw->path, 0,
+                             "platform.between does not apply to %s (a100-hier only)", name);
     if (between != NULL)
         spec->between = cs_link_class_parse(between);
     if ((rc = family_counts(sw, vals, spec, err)) != 0)

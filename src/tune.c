@@ -754,6 +754,24 @@ int cs_tune_write_schedules(const struct cs_tune_sweep *sw, const struct cs_tune
 
     if ((rc = cs_tune_check_runtime(nr, rt, err)) != 0)
         return rc;
+    /* one plan serves one communicator: a window of another GPU count would never run (checked
+     * before anything is written) */
+    for (int i = 0, ngpus = 0; i < nr && rc == 0; i++) {
+        struct cs_sched *s = NULL;
+
+        if ((rc = cs_tune_variant_sched(sw, r[i].variant, sched_dir, &s, err)) != 0)
+            return rc;
+        if (i > 0 && s->ngpus != ngpus)
+            rc = cs_error_fail(err, CS_ERR_INVALID, NULL, 0,
+                               "window %d's schedule (%s) is for %d GPUs, window 0's for %d: one "
+                               "plan serves one communicator size (is --schedule-dir the folder "
+                               "the sweep read?)",
+                               i, sw->var[r[i].variant].desc, s->ngpus, ngpus);
+        ngpus = s->ngpus;
+        cs_sched_free(s);
+    }
+    if (rc != 0)
+        return rc;
     if (mkdir(outdir, 0755) != 0 && errno != EEXIST)
         return cs_error_fail(err, CS_ERR_IO, outdir, 0, "cannot create: %s", strerror(errno));
     for (int i = 0; i < nr && rc == 0; i++) {

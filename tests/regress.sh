@@ -123,5 +123,12 @@ printf '%s\ngen:ring:gpus=4,platforms/copy.xml,LL,1024,12.5,1,fine\n' "$h" >"$b"
 printf '%s\n' "$h" >"$b"
 "$cs" regress "$b" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "baseline.csv: no rows" "$tmp/err" || fail "header-only baseline: $(cat "$tmp/err")"
+# a size the schedule does not divide (run aligned): --update settles it, the next run passes
+printf '%s\ngen:ring:gpus=4,platforms/copy.xml,LL,1024,10,1,ok\ngen:ring:gpus=4,platforms/copy.xml,LL,3000,10,1,ok\n' "$h" >"$b"
+"$cs" regress "$b" --update -j 1 --quiet >/dev/null 2>"$tmp/err" ||
+    fail "--update with an unaligned size: $(cat "$tmp/err")"
+"$cs" regress "$b" -j 1 --quiet >"$tmp/out" 2>"$tmp/err" ||
+    fail "after --update, an unaligned size still moves: $(cat "$tmp/out" "$tmp/err")"
+grep -q ',3000,10,1,ok' "$b" && fail "--update left the unaligned size's row as it was"
 [ "$fails" -eq 0 ] || exit 1
 echo "regress: ok"
