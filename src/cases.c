@@ -160,25 +160,31 @@ static void subst_n(char *out, size_t len, const char *in, int n)
     out[k] = '\0';
 }
 
+/* The value of key in a generator spec ("ring:k=v,..." or "nccl:k=v,...") into out: 1 when
+ * the spec has the key, else 0 and "". */
+static int spec_str(const char *spec, const char *key, char *out, size_t len)
+{
+    size_t klen = strlen(key);
+
+    out[0] = '\0';
+    for (const char *p = strchr(spec, ':'); p != NULL; p = strchr(p, ',')) {
+        p++;
+        if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+            snprintf(out, len, "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The integer value of key in a gen:ring spec ("ring:k=v,k=v..."), dflt when absent: 0, or -1
  * when the value is not a count. */
 static int spec_int(const char *spec, const char *key, int dflt, int *out)
 {
-    size_t klen = strlen(key);
-    const char *p = strchr(spec, ':');
+    char v[32];
 
     *out = dflt;
-    while (p != NULL) {
-        p++;
-        if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
-            char v[32];
-
-            snprintf(v, sizeof(v), "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
-            return cs_parse_int(v, 0, 1000000, out);
-        }
-        p = strchr(p, ',');
-    }
-    return 0;
+    return spec_str(spec, key, v, sizeof(v)) ? cs_parse_int(v, 0, 1000000, out) : 0;
 }
 
 /* nccl=VERSION: a version the rule is sourced for, on a gen:ring schedule of one instance with
@@ -485,21 +491,6 @@ static int check_input(const struct cs_case *c, const char *what, const char *pa
                              path, strerror(errno));
     fclose(fp);
     return 0;
-}
-
-/* The value of key in a generator spec ("ring:k=v,..." or "nccl:k=v,..."), "" when absent. */
-static void spec_str(const char *spec, const char *key, char *out, size_t len)
-{
-    size_t klen = strlen(key);
-    const char *p = strchr(spec, ':');
-
-    out[0] = '\0';
-    while (p != NULL) {
-        p++;
-        if (strncmp(p, key, klen) == 0 && p[klen] == '=')
-            snprintf(out, len, "%.*s", (int)strcspn(p + klen + 1, ","), p + klen + 1);
-        p = strchr(p, ',');
-    }
 }
 
 int cs_cases_check(const struct cs_case *cases, int n, const char *file, struct cs_error *err)
