@@ -2,6 +2,7 @@
  * predict --trace), and a measured trace compared with a predicted one step by step. */
 #include "tracecmp.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,36 +114,88 @@ static int eat(struct jp *j, char c)
     return 0;
 }
 
-/* A string into out (size bytes, truncated; out may be NULL). An escape stands for the character
- * it names; a \uXXXX escape, which neither collsim's nor the harness's traces write (their names
- * are ASCII), is read as '?': names are only shown and compared, never decoded further. */
+/* Four hex digits of a \uXXXX escape at j->p: the code unit, or -1. */
+static long hex4(struct jp *j)
+{
+    long v = 0;
+
+    for (int k = 0; k < 4; k++, j->p++) {
+        const char *d = j->p < j->end && *j->p != '\0'
+                            ? strchr("0123456789abcdef", tolower((unsigned char)*j->p))
+                            : NULL;
+
+        if (d == NULL)
+            return -1;
+        v = v * 16 + (d - "0123456789abcdef");
+    }
+    return v;
+}
+
+/* A string into out (size bytes, truncated at a whole character; out may be NULL). An escape
+ * stands for the character it names: \uXXXX (and a surrogate pair) as UTF-8, a control
+ * character (\n, \t, \u0001...) as '?'. */
 static int jstring(struct jp *j, char *out, size_t size)
 {
     size_t n = 0;
+    int full = 0;
 
     if (!eat(j, '"'))
         return jp_fail(j, "expected a string");
     while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
+        char c = *j->p++, u[4];
+        int nu = 1;
 
         if ((unsigned char)c < 0x20)
             return jp_fail(j, "control character in a string");
+        u[0] = c;
         if (c == '\\') {
+            const char *esc = "\"\\/bfnrt", *lit = "\"\\/\b\f\n\r\t", *e;
+            long cp;
+
             if (j->p >= j->end)
                 break;
             c = *j->p++;
             if (c == 'u') {
-                for (int k = 0; k < 4; k++, j->p++)
-                    if (j->p >= j->end || strchr("0123456789abcdefABCDEF", *j->p) == NULL ||
-                        *j->p == '\0')
+                if ((cp = hex4(j)) < 0 || (cp >= 0xdc00 && cp <= 0xdfff))
+                    return jp_fail(j, "bad \\u escape in a string");
+                if (cp >= 0xd800 && cp <= 0xdbff) { /* a pair: the low half follows */
+                    long lo;
+
+                    if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
                         return jp_fail(j, "bad \\u escape in a string");
-                c = '?';
-            } else if (strchr("\"\\/bfnrt", c) == NULL) {
+                    j->p += 2;
+                    if ((lo = hex4(j)) < 0xdc00 || lo > 0xdfff)
+                        return jp_fail(j, "bad \\u escape in a string");
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                }
+                if (cp == 0)
+                    return jp_fail(j, "\\u0000 in a string");
+                if (cp < 0x80) {
+                    u[0] = (char)cp;
+                } else if (cp < 0x800) {
+                    u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f)), nu = 2;
+                } else if (cp < 0x10000) {
+                    u[0] = (char)(0xe0 | cp >> 12), u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+                    u[2] = (char)(0x80 | (cp & 0x3f)), nu = 3;
+                } else {
+                    u[0] = (char)(0xf0 | cp >> 18), u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+                    u[2] = (char)(0x80 | (cp >> 6 & 0x3f)), u[3] = (char)(0x80 | (cp & 0x3f));
+                    nu = 4;
+                }
+            } else if ((e = strchr(esc, c)) != NULL && c != '\0') {
+                u[0] = lit[e - esc];
+            } else {
                 return jp_fail(j, "bad escape in a string");
             }
         }
-        if (out != NULL && n + 1 < size)
-            out[n++] = c;
+        if (nu == 1 && (unsigned char)u[0] < 0x20)
+            u[0] = '?'; /* a name is printed in tables and CSV: no control character */
+        if (out != NULL && !full && n + (size_t)nu < size) {
+            memcpy(out + n, u, (size_t)nu);
+            n += (size_t)nu;
+        } else {
+            full = 1; /* truncated before a character that does not fit, and nothing after */
+        }
     }
     if (out != NULL && size > 0)
         out[n] = '\0';

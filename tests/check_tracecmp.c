@@ -93,7 +93,8 @@ END_TEST
 START_TEST(predicted_union)
 {
     static const char text[] =
-        "{\"otherData\":{\"collective\":\"allgather\",\"protocol\":\"Simple\",\"gpus\":2,"
+        "{\"otherData\":{\"collective\":\"all\\u0067ather\",\"protocol\":\"Simple\",\"gpus\":2,"
+        "\"source\":\"h\\u00e9 \\ud83d\\ude00\\nx\","
         "\"size_bytes\":4096,\"iterations\":1,\"status\":\"ok\",\"predicted_us\":null},"
         "\"traceEvents\":[\n"
         "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"gpu "
@@ -124,6 +125,7 @@ START_TEST(predicted_union)
     ck_assert_msg(cs_step_trace_read(path, &t, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(t.n, 2);
     ck_assert_str_eq(t.coll, "allgather");
+    ck_assert_str_eq(t.source, "h\xc3\xa9 \xf0\x9f\x98\x80?x"); /* \u escapes as UTF-8 */
     /* rank 0 step 0 at 9 .. 10; rank 1 step 1 from its wait at 10 to its last call's end 15.5 */
     ck_assert_int_eq(t.spans[0].rank, 0);
     ck_assert_double_eq_tol(t.spans[0].t0_us, 0, 1e-12);
@@ -187,6 +189,9 @@ START_TEST(bad_traces)
         {"{\"traceEvents\":[]} x", "trailing content", 1},
         {"[1,2]", "expected an object", 1},
         {"{\"a\":\"\\q\"}", "bad escape", 1},
+        {"{\"a\":\"\\udc00\"}", "bad \\u escape", 1},  /* a low surrogate alone */
+        {"{\"a\":\"\\ud83dx\"}", "bad \\u escape", 1}, /* a high one without its pair */
+        {"{\"a\":\"\\u12g4\"}", "bad \\u escape", 1},
         {"{\"traceEvents\":[{\"ts\":1e999}]}", "expected a number", 1},
     };
     struct cs_step_trace t;
